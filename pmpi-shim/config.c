@@ -1,0 +1,68 @@
+/* config.c: the library's settings, read once from MPIWATCH_* environment variables.
+ *
+ * DESIGN: the library lives inside someone else's program, so its only configuration is the
+ * environment; a value that does not parse or is out of range falls back to the default
+ * (and says so with MPIWATCH_VERBOSE=1) rather than failing the application.
+ */
+#include "shim.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned env_uint(const char *name, unsigned def, unsigned lo, unsigned hi)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return def;
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*end || v < lo || v > hi) {
+        mw__log("%s=%s is not in [%u, %u]; using %u", name, s, lo, hi, def);
+        return def;
+    }
+    return (unsigned)v;
+}
+
+static unsigned pow2_at_least(unsigned v)
+{
+    unsigned p = 1;
+    while (p < v)
+        p <<= 1;
+    return p;
+}
+
+void mw__config_read(mw_config_t *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->verbose = (int)env_uint("MPIWATCH_VERBOSE", 0, 0, 9);
+    const char *d = getenv("MPIWATCH_DISABLE");
+    cfg->disable = d && *d && strcmp(d, "0") != 0;
+    const char *c = getenv("MPIWATCH_COLLECTOR");
+    snprintf(cfg->collector, sizeof cfg->collector, "%s",
+             c && *c ? c : "tcp://127.0.0.1:7811");
+    cfg->window_ms = env_uint("MPIWATCH_WINDOW_MS", 100, 1, 60000);
+    cfg->subslots = env_uint("MPIWATCH_SUBSLOTS", 10, 1, MW_MAX_SUBSLOTS);
+    cfg->longest = env_uint("MPIWATCH_LONGEST", 16, 1, 1024);
+    cfg->max_threads = env_uint("MPIWATCH_MAX_THREADS", 64, 1, 4096);
+    cfg->rows = env_uint("MPIWATCH_ROWS", 32, 1, 255);
+    cfg->peers = pow2_at_least(env_uint("MPIWATCH_PEERS", 256, 1, 1u << 20));
+    cfg->sndhwm = env_uint("MPIWATCH_SNDHWM", 64, 1, 100000);
+    cfg->linger_ms = env_uint("MPIWATCH_LINGER_MS", 200, 0, 10000);
+    cfg->sync_rounds = env_uint("MPIWATCH_SYNC_ROUNDS", 16, 1, 1000);
+    const char *t = getenv("MPIWATCH_TIMER");
+    cfg->timer = !t ? 0 : strcmp(t, "tsc") == 0 ? 1 : strcmp(t, "clock") == 0 ? 2 : 0;
+}
+
+void mw__log(const char *fmt, ...)
+{
+    if (!mw__g.cfg.verbose)
+        return;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "mpiwatch[%d]: %s\n", mw__g.rank, buf);
+}

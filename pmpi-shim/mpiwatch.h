@@ -1,0 +1,32 @@
+/* mpiwatch.h: the public C API of mpiwatch for applications that want to talk to it.
+ *
+ * Nothing here is needed to monitor a program: libmpiwatch.so is preloaded into unmodified
+ * MPI programs. The standard MPI_Pcontrol() also steers it: MPI_Pcontrol(0) pauses recording
+ * on the calling rank and MPI_Pcontrol(1) resumes it.
+ *
+ * Every function is declared weak, so a program built against this header still links and
+ * runs without the library: check the function pointer before calling, e.g.
+ *     if (mw_active) printf("monitored: %d\n", mw_active());
+ */
+#ifndef MPIWATCH_H
+#define MPIWATCH_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPIWATCH_VERSION_MAJOR 0
+#define MPIWATCH_VERSION_MINOR 1
+
+/* 1 while this rank records MPI calls (after MPI_Init, before MPI_Finalize, not paused, not
+ * disabled), 0 otherwise. */
+int mw_active(void) __attribute__((weak));
+
+/* The library's version string, e.g. "0.1.0". */
+const char *mw_version(void) __attribute__((weak));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

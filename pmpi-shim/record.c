@@ -1,0 +1,318 @@
+/* record.c: the hot path. One call of mw__record() per timed MPI call.
+ *
+ * DESIGN: a call belongs to the window in which it ends. The calling thread finds that
+ * window's slot in its own ring (ring index = window mod MW_RING) and updates it: exact
+ * per-function totals, the peer table for sends, the K longest calls, and, for the first
+ * `rows` distinct functions of the window, a log2 duration histogram, time inside the function
+ * per sub-slot (occupancy, split across sub-slots and across windows that are still open),
+ * and call density by start and by end. A call that ends in a window the sender has already
+ * collected goes into the next open window and is counted as late, so counts stay exact.
+ * Nothing here locks, allocates, logs or enters the kernel; the `busy` counter brackets the
+ * writes for the sender (see shim.h).
+ */
+#include "shim.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+mw_global_t mw__g;
+__thread unsigned mw__depth __attribute__((tls_model("initial-exec")));
+__thread mw_thread_t *mw__tls __attribute__((tls_model("initial-exec")));
+static __thread int tls_refused __attribute__((tls_model("initial-exec")));
+
+static size_t round64(size_t n)
+{
+    return (n + 63u) & ~(size_t)63u;
+}
+
+/* Computes the memory layout from the configuration and maps the thread arena. Pages are
+ * touched only by threads that record, so an unused thread block costs no memory. */
+int mw__alloc(void)
+{
+    const mw_config_t *c = &mw__g.cfg;
+    size_t sub = c->subslots;
+    mw__g.row_occ = 8 + MW_NBINS * sizeof(uint32_t);
+    mw__g.row_dens_end = mw__g.row_occ + sub * sizeof(uint64_t);
+    mw__g.row_dens_start = mw__g.row_dens_end + sub * MW_NBINS * sizeof(uint32_t);
+    mw__g.row_bytes = round64(mw__g.row_dens_start + 2 * sub * MW_NBINS * sizeof(uint32_t));
+    mw__g.slot_longest = round64(sizeof(mw_slot_t));
+    mw__g.slot_peers = mw__g.slot_longest + round64(c->longest * sizeof(mw_call_t));
+    mw__g.slot_rows = mw__g.slot_peers + round64(c->peers * sizeof(mw_peer_t));
+    mw__g.slot_bytes = round64(mw__g.slot_rows + c->rows * mw__g.row_bytes);
+    mw__g.thread_bytes = round64(sizeof(mw_thread_t)) + MW_RING * mw__g.slot_bytes;
+    size_t total = mw__g.thread_bytes * c->max_threads;
+    void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    mw__g.arena = p;
+    return 0;
+}
+
+mw_thread_t *mw__thread_attach(void)
+{
+    if (tls_refused)
+        return NULL;
+    unsigned i = atomic_fetch_add(&mw__g.nthreads, 1);
+    if (i >= mw__g.cfg.max_threads) {
+        atomic_fetch_sub(&mw__g.nthreads, 1);
+        atomic_fetch_add(&mw__g.threads_dropped, 1);
+        tls_refused = 1;
+        return NULL;
+    }
+    /* The block is zero (fresh mapping): every slot is free, no window is cached. */
+    mw_thread_t *t = mw__thread(i);
+    t->cw_start = 1;
+    t->cw_end = 0;
+    mw__tls = t;
+    return t;
+}
+
+/* Zeroes what a collected slot used, leaving untouched pages untouched. */
+void mw__slot_reset(mw_slot_t *s)
+{
+    for (uint32_t r = 0; r < s->nrows; r++) {
+        unsigned char *row = mw__slot_row(s, r);
+        uint32_t fn = *(uint32_t *)row;
+        s->row_of[fn] = 0;
+        memset(row, 0, mw__g.row_bytes);
+    }
+    if (s->npeers)
+        memset(mw__slot_peers(s), 0, mw__g.cfg.peers * sizeof(mw_peer_t));
+    memset(mw__slot_longest(s), 0, s->nlong * sizeof(mw_call_t));
+    for (unsigned f = 1; f < MW_FN_COUNT; f++)
+        if (s->fn[f].count)
+            memset(&s->fn[f], 0, sizeof s->fn[f]);
+    s->dropped = s->late = s->calls = 0;
+    s->nrows = s->nlong = s->long_min_i = s->npeers = 0;
+    s->long_min = 0;
+    atomic_store_explicit(&s->tag, 0, memory_order_release);
+}
+
+/* Slow path: the call ended outside the cached window; find its window and bounds. */
+static void window_locate(mw_thread_t *t, uint64_t t1)
+{
+    uint64_t g = mw__global_ns(t1);
+    int64_t w = (int64_t)(g / mw__g.window_ns);
+    t->cw = w;
+    t->cw_start = mw__global_to_ticks((uint64_t)w * mw__g.window_ns);
+    t->cw_end = mw__global_to_ticks((uint64_t)(w + 1) * mw__g.window_ns);
+    if (t->cw_end <= t->cw_start)
+        t->cw_end = t->cw_start + 1;
+}
+
+/* The slot of window w, claimed for this thread, or NULL when the sender still owns it. */
+static mw_slot_t *slot_get(mw_thread_t *t, int64_t w)
+{
+    mw_slot_t *s = mw__slot(t, (uint64_t)w);
+    uint64_t tag = atomic_load_explicit(&s->tag, memory_order_acquire);
+    if (tag == (uint64_t)w + 1)
+        return s;
+    if (tag != 0)
+        return NULL;
+    atomic_store_explicit(&s->tag, (uint64_t)w + 1, memory_order_relaxed);
+    return s;
+}
+
+static unsigned char *row_get(mw_slot_t *s, unsigned fn)
+{
+    unsigned r = s->row_of[fn];
+    if (__builtin_expect(r != 0, 1))
+        return mw__slot_row(s, r - 1);
+    if (s->nrows >= mw__g.cfg.rows)
+        return NULL;
+    r = s->nrows++;
+    s->row_of[fn] = (uint8_t)(r + 1);
+    unsigned char *row = mw__slot_row(s, r);
+    *(uint32_t *)row = fn;
+    return row;
+}
+
+static inline unsigned sub_of(uint64_t off_ticks)
+{
+    unsigned sub = (unsigned)((off_ticks * mw__g.sub_mult) >> 32);
+    return sub < mw__g.cfg.subslots ? sub : mw__g.cfg.subslots - 1;
+}
+
+/* Adds the time [a, b) (ticks, inside the window that starts at wstart) to a row's
+ * occupancy, split at sub-slot boundaries. */
+static void occupy(unsigned char *row, uint64_t wstart, uint64_t a, uint64_t b)
+{
+    uint64_t *occ = mw__row_occ(row);
+    unsigned sa = sub_of(a - wstart), sb = sub_of(b - wstart);
+    if (sa == sb) {
+        occ[sa] += b - a;
+        return;
+    }
+    uint64_t wt = mw__g.window_ticks, n = mw__g.cfg.subslots;
+    for (unsigned s = sa; s <= sb; s++) {
+        uint64_t lo = wstart + s * wt / n, hi = wstart + (s + 1) * wt / n;
+        uint64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
+        if (y > x)
+            occ[s] += y - x;
+    }
+}
+
+/* Occupancy of the part of a call that lies in earlier windows that are still open. */
+static void occupy_earlier(mw_thread_t *t, unsigned fn, uint64_t t0, int64_t w, int64_t closed)
+{
+    int64_t first = (int64_t)(mw__global_ns(t0) / mw__g.window_ns);
+    if (first <= closed)
+        first = closed + 1;
+    if (first < w - (int64_t)MW_RING + 1)
+        first = w - (int64_t)MW_RING + 1;
+    for (int64_t v = first; v < w; v++) {
+        mw_slot_t *s = slot_get(t, v);
+        unsigned char *row = s ? row_get(s, fn) : NULL;
+        if (!row) {
+            if (s)
+                s->dropped++;
+            continue;
+        }
+        uint64_t lo = mw__global_to_ticks((uint64_t)v * mw__g.window_ns);
+        uint64_t hi = mw__global_to_ticks((uint64_t)(v + 1) * mw__g.window_ns);
+        uint64_t a = t0 > lo ? t0 : lo;
+        if (hi > a)
+            occupy(row, lo, a, hi);
+    }
+}
+
+static void longest_add(mw_slot_t *s, unsigned fn, uint64_t t0, uint64_t d, uint64_t bytes,
+                        int peer)
+{
+    mw_call_t *l = mw__slot_longest(s);
+    unsigned k = mw__g.cfg.longest, i;
+    if (s->nlong < k) {
+        i = s->nlong++;
+    } else {
+        if (d <= s->long_min)
+            return;
+        i = s->long_min_i;
+    }
+    l[i] = (mw_call_t){.fn = fn, .peer = peer, .start_ns = mw__global_ns(t0),
+                       .duration_ns = d, .bytes = bytes};
+    if (s->nlong == k) {
+        unsigned m = 0;
+        for (unsigned j = 1; j < k; j++)
+            if (l[j].duration_ns < l[m].duration_ns)
+                m = j;
+        s->long_min_i = m;
+        s->long_min = l[m].duration_ns;
+    }
+}
+
+static void peer_add(mw_slot_t *s, int peer, uint64_t bytes)
+{
+    mw_peer_t *p = mw__slot_peers(s);
+    uint32_t mask = mw__g.cfg.peers - 1, key = (uint32_t)peer + 1;
+    uint32_t h = (key * 2654435761u) & mask;
+    for (unsigned probe = 0; probe < 16; probe++, h = (h + 1) & mask) {
+        if (p[h].key == (int32_t)key) {
+            p[h].messages++;
+            p[h].bytes += bytes;
+            return;
+        }
+        if (p[h].key == 0) {
+            p[h].key = (int32_t)key;
+            p[h].messages = 1;
+            p[h].bytes = bytes;
+            s->npeers++;
+            return;
+        }
+    }
+    s->dropped++;
+}
+
+void mw__record(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t bytes, int peer)
+{
+    uint64_t b = t->busy_local + 1;
+    atomic_store_explicit(&t->busy, b, memory_order_relaxed);
+    if (__builtin_expect(mw__g.need_fence, 0))
+        atomic_thread_fence(memory_order_seq_cst);
+    else
+        atomic_signal_fence(memory_order_seq_cst); /* membarrier() orders it for the sender */
+    atomic_store_explicit(&t->inflight_fn, 0, memory_order_relaxed);
+
+    if (__builtin_expect(t1 < t0, 0))
+        t1 = t0;
+    if (__builtin_expect(t1 - t->cw_start >= t->cw_end - t->cw_start, 0))
+        window_locate(t, t1);
+    int64_t w = t->cw;
+    int64_t closed = atomic_load_explicit(&mw__g.closed_upto, memory_order_relaxed);
+    uint64_t d = mw__ticks_to_ns(t1 - t0);
+    int late = w <= closed;
+    mw_slot_t *s = slot_get(t, late ? closed + 1 : w);
+    if (__builtin_expect(s == NULL, 0)) {
+        atomic_fetch_add_explicit(&mw__g.calls_dropped, 1, memory_order_relaxed);
+        goto out;
+    }
+    mw_fnstat_t *f = &s->fn[fn];
+    if (f->count == 0 || d < f->min_ns)
+        f->min_ns = d;
+    if (d > f->max_ns)
+        f->max_ns = d;
+    f->count++;
+    f->total_ns += d;
+    f->bytes += bytes;
+    s->calls++;
+    if (peer >= 0)
+        peer_add(s, peer, bytes);
+    if (d > s->long_min || s->nlong < mw__g.cfg.longest)
+        longest_add(s, fn, t0, d, bytes, peer);
+    if (__builtin_expect(late, 0)) {
+        s->late++;
+        goto out;
+    }
+    unsigned char *row = row_get(s, fn);
+    if (__builtin_expect(row == NULL, 0)) {
+        s->dropped++;
+        goto out;
+    }
+    unsigned bin = mw__bin(d), n = mw__g.cfg.subslots;
+    mw__row_hist(row)[bin]++;
+    unsigned se = sub_of(t1 - t->cw_start);
+    mw__row_dens_end(row)[se * MW_NBINS + bin]++;
+    if (__builtin_expect(t0 >= t->cw_start, 1)) {
+        unsigned ss = sub_of(t0 - t->cw_start);
+        mw__row_dens_start(row)[(n + ss) * MW_NBINS + bin]++;
+        if (ss == se)
+            mw__row_occ(row)[se] += t1 - t0;
+        else
+            occupy(row, t->cw_start, t0, t1);
+    } else {
+        /* Started in an earlier window: density index counts whole sub-slots back. */
+        uint64_t back = t->cw_start - t0;
+        uint64_t subs = ((back * mw__g.sub_mult) >> 32) + 1;
+        unsigned idx = subs >= n ? 0 : n - (unsigned)subs;
+        mw__row_dens_start(row)[idx * MW_NBINS + bin]++;
+        occupy(row, t->cw_start, t->cw_start, t1);
+        occupy_earlier(t, fn, t0, w, closed);
+    }
+out:
+    t->busy_local = b + 1;
+    atomic_store_explicit(&t->busy, b + 1, memory_order_release);
+}
+
+/* Local queries: counted, not timed, so they cost one timestamp and a counter. */
+void mw__count(mw_thread_t *t, unsigned fn)
+{
+    uint64_t now = mw__now();
+    uint64_t b = t->busy_local + 1;
+    atomic_store_explicit(&t->busy, b, memory_order_relaxed);
+    if (__builtin_expect(mw__g.need_fence, 0))
+        atomic_thread_fence(memory_order_seq_cst);
+    else
+        atomic_signal_fence(memory_order_seq_cst);
+    if (__builtin_expect(now - t->cw_start >= t->cw_end - t->cw_start, 0))
+        window_locate(t, now);
+    int64_t closed = atomic_load_explicit(&mw__g.closed_upto, memory_order_relaxed);
+    mw_slot_t *s = slot_get(t, t->cw <= closed ? closed + 1 : t->cw);
+    if (s) {
+        s->fn[fn].count++;
+        s->calls++;
+    } else {
+        atomic_fetch_add_explicit(&mw__g.calls_dropped, 1, memory_order_relaxed);
+    }
+    t->busy_local = b + 1;
+    atomic_store_explicit(&t->busy, b + 1, memory_order_release);
+}

@@ -1,0 +1,626 @@
+/* sender.c: the one thread per rank that owns the ZeroMQ socket.
+ *
+ * DESIGN: the thread sleeps until window k is over (plus a small grace, so calls that ended
+ * in k have been recorded), collects k from every recording thread (see shim.h for the
+ * hand-over), merges those slots into one per-rank sample, encodes it with protobuf-c into a
+ * buffer allocated at start, and sends it with ZMQ_DONTWAIT on a PUSH socket with a small
+ * high-water mark and ZMQ_IMMEDIATE: when the collector is absent, slow or gone the send fails
+ * at once, the sample is dropped and counted, and the count travels in the next sample that
+ * gets through. A sample is sent every window, empty or not, so the collector can tell a quiet
+ * rank from a dead one. The hello is re-sent whenever the socket (re)connects, so a collector
+ * started late or restarted still learns who this rank is. All signals are blocked in this
+ * thread (and so in ZeroMQ's I/O thread, created from it): the application's signals keep
+ * going to the application's threads.
+ */
+#include "shim.h"
+
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+/* The per-rank merge of all threads' slots for one window. */
+typedef struct {
+    mw_fnstat_t fn[MW_FN_COUNT];
+    uint16_t row_of[MW_FN_COUNT];
+    unsigned nrows, rows_cap;
+    unsigned char *rows;
+    mw_call_t *longest;
+    unsigned nlong;
+    uint64_t *peer_messages, *peer_bytes; /* dense by world rank */
+    uint32_t *peer_list;                  /* ranks with a message this window */
+    unsigned npeers;
+    uint64_t dropped, late, calls;
+} acc_t;
+
+/* Preallocated protobuf-c message storage. */
+typedef struct {
+    Mpiwatch__FunctionStat fs[MW_FN_COUNT];
+    Mpiwatch__FunctionStat *fsp[MW_FN_COUNT];
+    uint64_t *pmsg, *pbytes;
+    uint32_t *occ_fn, *occ_sub;
+    uint64_t *occ_ns;
+    size_t occ_cap;
+    uint32_t *d_fn, *d_bin, *d_end;
+    int32_t *d_sub;
+    uint64_t *d_count;
+    size_t d_cap;
+    Mpiwatch__Call *calls;
+    Mpiwatch__Call **callp;
+    uint8_t *buf;
+    size_t buf_cap;
+} enc_t;
+
+static struct {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int stop;
+    int started;
+    mw_hello_info_t info;
+    void *ctx, *push, *monitor;
+    int hello_pending;
+    uint64_t seq;
+    uint64_t samples_dropped_total, records_dropped_total, calls_total, windows_sent;
+    uint64_t last_calls_dropped, last_threads_dropped;
+    int64_t next; /* next window to collect */
+    acc_t acc;
+    enc_t enc;
+} S = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int alloc_buffers(void)
+{
+    const mw_config_t *c = &mw__g.cfg;
+    acc_t *a = &S.acc;
+    enc_t *e = &S.enc;
+    size_t size = (size_t)mw__g.size;
+    a->rows_cap = c->rows * 4u < MW_FN_COUNT ? c->rows * 4u : MW_FN_COUNT;
+    a->rows = calloc(a->rows_cap, mw__g.row_bytes);
+    a->longest = calloc(c->longest, sizeof *a->longest);
+    a->peer_messages = calloc(size, sizeof(uint64_t));
+    a->peer_bytes = calloc(size, sizeof(uint64_t));
+    a->peer_list = calloc(size, sizeof(uint32_t));
+    e->pmsg = calloc(size, sizeof(uint64_t));
+    e->pbytes = calloc(size, sizeof(uint64_t));
+    e->occ_cap = (size_t)a->rows_cap * c->subslots;
+    e->occ_fn = calloc(e->occ_cap, sizeof(uint32_t));
+    e->occ_sub = calloc(e->occ_cap, sizeof(uint32_t));
+    e->occ_ns = calloc(e->occ_cap, sizeof(uint64_t));
+    e->d_cap = (size_t)a->rows_cap * 3u * c->subslots * MW_NBINS;
+    e->d_fn = calloc(e->d_cap, sizeof(uint32_t));
+    e->d_bin = calloc(e->d_cap, sizeof(uint32_t));
+    e->d_end = calloc(e->d_cap, sizeof(uint32_t));
+    e->d_sub = calloc(e->d_cap, sizeof(int32_t));
+    e->d_count = calloc(e->d_cap, sizeof(uint64_t));
+    e->calls = calloc(c->longest, sizeof *e->calls);
+    e->callp = calloc(c->longest, sizeof *e->callp);
+    e->buf_cap = MW_MAX_MESSAGE_BYTES;
+    e->buf = malloc(e->buf_cap);
+    if (!a->rows || !a->longest || !a->peer_messages || !a->peer_bytes || !a->peer_list ||
+        !e->pmsg || !e->pbytes || !e->occ_fn || !e->occ_sub || !e->occ_ns || !e->d_fn ||
+        !e->d_bin || !e->d_end || !e->d_sub || !e->d_count || !e->calls || !e->callp || !e->buf)
+        return -1;
+    return 0;
+}
+
+static unsigned char *acc_row(acc_t *a, unsigned fn)
+{
+    unsigned r = a->row_of[fn];
+    if (r)
+        return a->rows + (size_t)(r - 1) * mw__g.row_bytes;
+    if (a->nrows >= a->rows_cap)
+        return NULL;
+    r = a->nrows++;
+    a->row_of[fn] = (uint16_t)(r + 1);
+    unsigned char *row = a->rows + (size_t)r * mw__g.row_bytes;
+    *(uint32_t *)row = fn;
+    return row;
+}
+
+static void acc_longest(acc_t *a, const mw_call_t *c)
+{
+    unsigned k = mw__g.cfg.longest;
+    if (a->nlong < k) {
+        a->longest[a->nlong++] = *c;
+        return;
+    }
+    unsigned m = 0;
+    for (unsigned j = 1; j < k; j++)
+        if (a->longest[j].duration_ns < a->longest[m].duration_ns)
+            m = j;
+    if (c->duration_ns > a->longest[m].duration_ns)
+        a->longest[m] = *c;
+}
+
+static void acc_peer(acc_t *a, int32_t rank, uint64_t messages, uint64_t bytes)
+{
+    if (rank < 0 || rank >= mw__g.size)
+        return;
+    if (a->peer_messages[rank] == 0)
+        a->peer_list[a->npeers++] = (uint32_t)rank;
+    a->peer_messages[rank] += messages;
+    a->peer_bytes[rank] += bytes;
+}
+
+/* Adds one thread's slot to the rank's accumulator. */
+static void acc_merge(acc_t *a, mw_slot_t *s)
+{
+    for (unsigned f = 1; f < MW_FN_COUNT; f++) {
+        const mw_fnstat_t *x = &s->fn[f];
+        if (!x->count)
+            continue;
+        mw_fnstat_t *y = &a->fn[f];
+        if (y->count == 0 || x->min_ns < y->min_ns)
+            y->min_ns = x->min_ns;
+        if (x->max_ns > y->max_ns)
+            y->max_ns = x->max_ns;
+        y->count += x->count;
+        y->total_ns += x->total_ns;
+        y->bytes += x->bytes;
+    }
+    size_t n32 = MW_NBINS + 3u * mw__g.cfg.subslots * MW_NBINS, nocc = mw__g.cfg.subslots;
+    for (uint32_t r = 0; r < s->nrows; r++) {
+        unsigned char *src = mw__slot_row(s, r);
+        unsigned char *dst = acc_row(a, *(uint32_t *)src);
+        if (!dst) {
+            a->dropped++;
+            continue;
+        }
+        uint32_t *h0 = mw__row_hist(src), *h1 = mw__row_hist(dst);
+        for (unsigned i = 0; i < MW_NBINS; i++)
+            h1[i] += h0[i];
+        uint64_t *o0 = mw__row_occ(src), *o1 = mw__row_occ(dst);
+        for (size_t i = 0; i < nocc; i++)
+            o1[i] += o0[i];
+        uint32_t *d0 = mw__row_dens_end(src), *d1 = mw__row_dens_end(dst);
+        for (size_t i = 0; i < n32 - MW_NBINS; i++) /* dens_end and dens_start are contiguous */
+            d1[i] += d0[i];
+    }
+    mw_peer_t *p = mw__slot_peers(s);
+    if (s->npeers)
+        for (unsigned i = 0; i < mw__g.cfg.peers; i++)
+            if (p[i].key)
+                acc_peer(a, p[i].key - 1, p[i].messages, p[i].bytes);
+    mw_call_t *l = mw__slot_longest(s);
+    for (unsigned i = 0; i < s->nlong; i++)
+        acc_longest(a, &l[i]);
+    a->dropped += s->dropped;
+    a->late += s->late;
+    a->calls += s->calls;
+}
+
+static void acc_clear(acc_t *a)
+{
+    for (unsigned r = 0; r < a->nrows; r++) {
+        unsigned char *row = a->rows + (size_t)r * mw__g.row_bytes;
+        a->row_of[*(uint32_t *)row] = 0;
+        memset(row, 0, mw__g.row_bytes);
+    }
+    for (unsigned i = 0; i < a->npeers; i++) {
+        a->peer_messages[a->peer_list[i]] = 0;
+        a->peer_bytes[a->peer_list[i]] = 0;
+    }
+    memset(a->fn, 0, sizeof a->fn);
+    a->nrows = a->nlong = a->npeers = 0;
+    a->dropped = a->late = a->calls = 0;
+}
+
+/* Waits until thread t is not inside mw__record(). The wait is the length of one record call
+ * unless the thread was descheduled in it; after ~50 ms the slot is left for the next round. */
+static int wait_quiet(mw_thread_t *t)
+{
+    for (int i = 0; i < 5000; i++) {
+        if ((atomic_load_explicit(&t->busy, memory_order_acquire) & 1u) == 0)
+            return 0;
+        if (i > 100) {
+            struct timespec ts = {0, 10000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return -1;
+}
+
+/* Collects window k (and any slot left behind from before it) from every thread. */
+static void collect(int64_t k)
+{
+    atomic_store(&mw__g.closed_upto, k);
+    if (!mw__g.need_fence)
+        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+    unsigned n = atomic_load(&mw__g.nthreads);
+    if (n > mw__g.cfg.max_threads)
+        n = mw__g.cfg.max_threads;
+    uint64_t wstart = (uint64_t)k * mw__g.window_ns;
+    uint64_t lo = mw__global_to_ticks(wstart), hi = mw__global_to_ticks(wstart + mw__g.window_ns);
+    for (unsigned i = 0; i < n; i++) {
+        mw_thread_t *t = mw__thread(i);
+        if (wait_quiet(t) != 0)
+            continue;
+        for (unsigned r = 0; r < MW_RING; r++) {
+            mw_slot_t *s = mw__slot(t, r);
+            uint64_t tag = atomic_load_explicit(&s->tag, memory_order_acquire);
+            if (tag == 0 || (int64_t)(tag - 1) > k)
+                continue;
+            acc_merge(&S.acc, s);
+            mw__slot_reset(s);
+        }
+        /* A call still in progress occupies its function up to the end of this window. */
+        unsigned fn = atomic_load_explicit(&t->inflight_fn, memory_order_acquire);
+        uint64_t t0 = atomic_load_explicit(&t->inflight_t0, memory_order_relaxed);
+        if (fn && fn < MW_FN_COUNT && t0 < hi) {
+            unsigned char *row = acc_row(&S.acc, fn);
+            uint64_t a = t0 > lo ? t0 : lo;
+            if (row) {
+                uint64_t *occ = mw__row_occ(row);
+                uint64_t wt = hi - lo, ns = mw__g.cfg.subslots;
+                for (unsigned sub = 0; sub < ns; sub++) {
+                    uint64_t b0 = lo + sub * wt / ns, b1 = lo + (sub + 1) * wt / ns;
+                    uint64_t x = a > b0 ? a : b0;
+                    if (b1 > x)
+                        occ[sub] += b1 - x;
+                }
+            }
+        }
+    }
+    uint64_t cd = atomic_load(&mw__g.calls_dropped), td = atomic_load(&mw__g.threads_dropped);
+    S.acc.dropped += (cd - S.last_calls_dropped) + (td - S.last_threads_dropped);
+    S.last_calls_dropped = cd;
+    S.last_threads_dropped = td;
+}
+
+static int send_envelope(Mpiwatch__Envelope *env)
+{
+    env->version = MW_PROTO_VERSION;
+    env->job = S.info.job.job;
+    env->rank = (uint32_t)mw__g.rank;
+    env->seq = S.seq;
+    size_t len = mpiwatch__envelope__get_packed_size(env);
+    if (len > S.enc.buf_cap || !S.push)
+        return -1;
+    mpiwatch__envelope__pack(env, S.enc.buf);
+    if (zmq_send(S.push, S.enc.buf, len, ZMQ_DONTWAIT) < 0)
+        return -1;
+    S.seq++;
+    return 0;
+}
+
+static void send_hello(void)
+{
+    static mw_place_t place;
+    static int placed;
+    if (!placed) {
+        mw__topology_place(&place, S.info.pu);
+        placed = 1;
+    }
+    Mpiwatch__Hello h = MPIWATCH__HELLO__INIT;
+    h.size = (uint32_t)mw__g.size;
+    h.host = place.host;
+    h.pid = (uint32_t)getpid();
+    h.binding = place.binding;
+    h.cpuset = place.cpuset;
+    h.pu = place.pu;
+    h.core = place.core;
+    h.package = place.package;
+    h.mpi_library = S.info.mpi_library;
+    h.clock_offset_ns = mw__g.offset_ns;
+    h.clock_error_ns = mw__g.clock_error_ns;
+    h.window_ns = mw__g.window_ns;
+    h.subslots = mw__g.cfg.subslots;
+    h.duration_bins = MW_NBINS;
+    h.function_count = MW_FN_COUNT - 1;
+    h.function_table_hash = mw_fn_table_hash();
+    h.timer = mw__g.use_tsc ? "tsc" : "clock_gettime";
+    h.start_ns = mw__global_ns(mw__now());
+    h.program = S.info.program;
+    h.thread_level = S.info.thread_level;
+    Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
+    env.body_case = MPIWATCH__ENVELOPE__BODY_HELLO;
+    env.hello = &h;
+    if (send_envelope(&env) == 0)
+        S.hello_pending = 0;
+}
+
+/* Encodes the accumulator as window k's sample and sends it. */
+static void send_sample(int64_t k)
+{
+    acc_t *a = &S.acc;
+    enc_t *e = &S.enc;
+    Mpiwatch__Sample smp = MPIWATCH__SAMPLE__INIT;
+    smp.window = (uint64_t)k;
+    size_t nf = 0;
+    for (unsigned f = 1; f < MW_FN_COUNT; f++) {
+        const mw_fnstat_t *x = &a->fn[f];
+        if (!x->count)
+            continue;
+        Mpiwatch__FunctionStat *fs = &e->fs[nf];
+        mpiwatch__function_stat__init(fs);
+        fs->fn = f;
+        fs->count = x->count;
+        fs->total_ns = x->total_ns;
+        fs->min_ns = x->min_ns;
+        fs->max_ns = x->max_ns;
+        fs->bytes = x->bytes;
+        if (a->row_of[f]) {
+            uint32_t *h = mw__row_hist(a->rows + (size_t)(a->row_of[f] - 1) * mw__g.row_bytes);
+            unsigned lo = 0, hi = MW_NBINS;
+            while (lo < hi && h[lo] == 0)
+                lo++;
+            while (hi > lo && h[hi - 1] == 0)
+                hi--;
+            fs->hist_first = lo;
+            fs->n_hist = hi - lo;
+            fs->hist = h + lo;
+        }
+        e->fsp[nf++] = fs;
+    }
+    smp.n_functions = nf;
+    smp.functions = e->fsp;
+    for (unsigned i = 0; i < a->npeers; i++) {
+        e->pmsg[i] = a->peer_messages[a->peer_list[i]];
+        e->pbytes[i] = a->peer_bytes[a->peer_list[i]];
+    }
+    smp.n_peer_rank = smp.n_peer_messages = smp.n_peer_bytes = a->npeers;
+    smp.peer_rank = a->peer_list;
+    smp.peer_messages = e->pmsg;
+    smp.peer_bytes = e->pbytes;
+    size_t no = 0, nd = 0;
+    unsigned ns = mw__g.cfg.subslots;
+    for (unsigned r = 0; r < a->nrows; r++) {
+        unsigned char *row = a->rows + (size_t)r * mw__g.row_bytes;
+        uint32_t fn = *(uint32_t *)row;
+        uint64_t *occ = mw__row_occ(row);
+        for (unsigned sub = 0; sub < ns; sub++) {
+            if (!occ[sub] || no >= e->occ_cap)
+                continue;
+            e->occ_fn[no] = fn;
+            e->occ_sub[no] = sub;
+            e->occ_ns[no++] = mw__ticks_to_ns(occ[sub]);
+        }
+        uint32_t *de = mw__row_dens_end(row), *ds = mw__row_dens_start(row);
+        for (unsigned sub = 0; sub < ns; sub++)
+            for (unsigned b = 0; b < MW_NBINS; b++)
+                if (de[sub * MW_NBINS + b] && nd < e->d_cap) {
+                    e->d_fn[nd] = fn;
+                    e->d_sub[nd] = (int32_t)sub;
+                    e->d_bin[nd] = b;
+                    e->d_end[nd] = 1;
+                    e->d_count[nd++] = de[sub * MW_NBINS + b];
+                }
+        for (unsigned idx = 0; idx < 2 * ns; idx++)
+            for (unsigned b = 0; b < MW_NBINS; b++)
+                if (ds[idx * MW_NBINS + b] && nd < e->d_cap) {
+                    e->d_fn[nd] = fn;
+                    e->d_sub[nd] = (int32_t)idx - (int32_t)ns;
+                    e->d_bin[nd] = b;
+                    e->d_end[nd] = 0;
+                    e->d_count[nd++] = ds[idx * MW_NBINS + b];
+                }
+    }
+    smp.n_occ_fn = smp.n_occ_sub = smp.n_occ_ns = no;
+    smp.occ_fn = e->occ_fn;
+    smp.occ_sub = e->occ_sub;
+    smp.occ_ns = e->occ_ns;
+    smp.n_density_fn = smp.n_density_sub = smp.n_density_bin = smp.n_density_end =
+        smp.n_density_count = nd;
+    smp.density_fn = e->d_fn;
+    smp.density_sub = e->d_sub;
+    smp.density_bin = e->d_bin;
+    smp.density_end = e->d_end;
+    smp.density_count = e->d_count;
+    for (unsigned i = 0; i < a->nlong; i++) {
+        Mpiwatch__Call *c = &e->calls[i];
+        mpiwatch__call__init(c);
+        c->fn = a->longest[i].fn;
+        c->start_ns = a->longest[i].start_ns;
+        c->duration_ns = a->longest[i].duration_ns;
+        c->bytes = a->longest[i].bytes;
+        c->peer = a->longest[i].peer;
+        e->callp[i] = c;
+    }
+    smp.n_longest = a->nlong;
+    smp.longest = e->callp;
+    smp.records_dropped = a->dropped;
+    smp.calls_late = a->late;
+    smp.samples_dropped_total = S.samples_dropped_total;
+    smp.sent_ns = mw__global_ns(mw__now());
+    S.records_dropped_total += a->dropped;
+    S.calls_total += a->calls;
+
+    Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
+    env.body_case = MPIWATCH__ENVELOPE__BODY_SAMPLE;
+    env.sample = &smp;
+    if (S.hello_pending || send_envelope(&env) != 0)
+        S.samples_dropped_total++;
+    else
+        S.windows_sent++;
+    acc_clear(a);
+}
+
+static void send_bye(void)
+{
+    Mpiwatch__Bye b = MPIWATCH__BYE__INIT;
+    b.windows_sent = S.windows_sent;
+    b.samples_dropped_total = S.samples_dropped_total;
+    b.records_dropped_total = S.records_dropped_total;
+    b.calls_total = S.calls_total;
+    Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
+    env.body_case = MPIWATCH__ENVELOPE__BODY_BYE;
+    env.bye = &b;
+    if (!S.hello_pending)
+        send_envelope(&env);
+}
+
+/* Reads socket events without waiting: every (re)connection gets a fresh hello. */
+static void poll_monitor(void)
+{
+    if (!S.monitor)
+        return;
+    for (;;) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, S.monitor, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&m);
+            return;
+        }
+        uint16_t event = 0;
+        if (zmq_msg_size(&m) >= 2)
+            memcpy(&event, zmq_msg_data(&m), 2);
+        int more = zmq_msg_more(&m);
+        zmq_msg_close(&m);
+        while (more) { /* the second frame is the endpoint */
+            zmq_msg_init(&m);
+            if (zmq_msg_recv(&m, S.monitor, ZMQ_DONTWAIT) < 0) {
+                zmq_msg_close(&m);
+                break;
+            }
+            more = zmq_msg_more(&m);
+            zmq_msg_close(&m);
+        }
+        if (event == ZMQ_EVENT_CONNECTED)
+            S.hello_pending = 1;
+    }
+}
+
+static void socket_open(void)
+{
+    S.ctx = zmq_ctx_new();
+    if (!S.ctx)
+        return;
+    zmq_ctx_set(S.ctx, ZMQ_IO_THREADS, 1);
+    S.push = zmq_socket(S.ctx, ZMQ_PUSH);
+    if (!S.push)
+        return;
+    int hwm = (int)mw__g.cfg.sndhwm, one = 1, zero = 0;
+    zmq_setsockopt(S.push, ZMQ_SNDHWM, &hwm, sizeof hwm);
+    zmq_setsockopt(S.push, ZMQ_IMMEDIATE, &one, sizeof one);
+    zmq_setsockopt(S.push, ZMQ_LINGER, &zero, sizeof zero);
+    char ep[64];
+    snprintf(ep, sizeof ep, "inproc://mpiwatch-monitor-%ld", (long)getpid());
+    if (zmq_socket_monitor(S.push, ep, ZMQ_EVENT_CONNECTED) == 0) {
+        S.monitor = zmq_socket(S.ctx, ZMQ_PAIR);
+        if (S.monitor) {
+            zmq_setsockopt(S.monitor, ZMQ_LINGER, &zero, sizeof zero);
+            if (zmq_connect(S.monitor, ep) != 0) {
+                zmq_close(S.monitor);
+                S.monitor = NULL;
+            }
+        }
+    }
+    if (zmq_connect(S.push, mw__g.cfg.collector) != 0) {
+        mw__log("cannot connect to %s: %s", mw__g.cfg.collector, zmq_strerror(zmq_errno()));
+        zmq_close(S.push);
+        S.push = NULL;
+    }
+}
+
+static void socket_close(void)
+{
+    if (S.push) {
+        int linger = (int)mw__g.cfg.linger_ms;
+        zmq_setsockopt(S.push, ZMQ_LINGER, &linger, sizeof linger);
+        zmq_socket_monitor(S.push, NULL, 0);
+        zmq_close(S.push);
+    }
+    if (S.monitor)
+        zmq_close(S.monitor);
+    if (S.ctx)
+        zmq_ctx_term(S.ctx);
+    S.push = S.monitor = S.ctx = NULL;
+}
+
+/* Global ns now, on the same clock the recording threads use. */
+static uint64_t global_now(void)
+{
+    return mw__global_ns(mw__now());
+}
+
+static void *sender_main(void *arg)
+{
+    (void)arg;
+    socket_open();
+    S.hello_pending = 1;
+    uint64_t grace = mw__g.window_ns / 10;
+    if (grace < 1000000)
+        grace = 1000000;
+    pthread_mutex_lock(&S.lock);
+    while (!S.stop) {
+        uint64_t due = (uint64_t)(S.next + 1) * mw__g.window_ns + grace, now = global_now();
+        if (now < due) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            uint64_t wake = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + due - now;
+            ts.tv_sec = (time_t)(wake / 1000000000ull);
+            ts.tv_nsec = (long)(wake % 1000000000ull);
+            pthread_cond_timedwait(&S.cond, &S.lock, &ts);
+            continue;
+        }
+        pthread_mutex_unlock(&S.lock);
+        poll_monitor();
+        if (S.hello_pending)
+            send_hello();
+        /* If this thread fell far behind, skip ahead: those windows are counted as dropped. */
+        int64_t current = (int64_t)(now / mw__g.window_ns);
+        collect(S.next);
+        send_sample(S.next);
+        S.next++;
+        if (current - S.next > (int64_t)MW_RING) {
+            S.samples_dropped_total += (uint64_t)(current - 1 - S.next);
+            S.next = current - 1;
+        }
+        pthread_mutex_lock(&S.lock);
+    }
+    pthread_mutex_unlock(&S.lock);
+    /* Finalize: the application thread is in MPI_Finalize, recording is off. Flush every
+     * window up to the current one, then say bye. */
+    poll_monitor();
+    if (S.hello_pending)
+        send_hello();
+    int64_t last = (int64_t)(global_now() / mw__g.window_ns);
+    for (; S.next <= last; S.next++) {
+        collect(S.next);
+        send_sample(S.next);
+    }
+    send_bye();
+    socket_close();
+    return NULL;
+}
+
+int mw__sender_start(const mw_hello_info_t *info)
+{
+    S.info = *info;
+    if (alloc_buffers() != 0)
+        return -1;
+    S.next = atomic_load(&mw__g.closed_upto) + 1;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&S.cond, &ca);
+    pthread_condattr_destroy(&ca);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&S.thread, NULL, sender_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return -1;
+    S.started = 1;
+    return 0;
+}
+
+void mw__sender_stop(void)
+{
+    if (!S.started)
+        return;
+    pthread_mutex_lock(&S.lock);
+    S.stop = 1;
+    pthread_cond_signal(&S.cond);
+    pthread_mutex_unlock(&S.lock);
+    pthread_join(S.thread, NULL);
+    S.started = 0;
+}

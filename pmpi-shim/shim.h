@@ -1,0 +1,282 @@
+/* shim.h: internal interface of libmpiwatch (the preloaded PMPI library).
+ *
+ * DESIGN: every wrapper calls mw__self() to get the calling thread's state (NULL means "do not
+ * record": the library is inert, the call is nested inside another MPI call, or the thread has
+ * no state), takes two timestamps around PMPI_X and calls mw__record() once. Everything a
+ * thread records goes into its own ring of per-window slots, indexed by window number, so the
+ * hot path takes no lock, allocates nothing and makes no system call. The sender thread
+ * collects window k from every thread's ring once k is over: it publishes k as closed,
+ * issues one membarrier() so that every thread either sees the new value or has its "busy"
+ * sequence number visible, waits for busy threads to finish their record, and then owns the
+ * slot. All memory is allocated once at MPI_Init from sizes in the configuration.
+ */
+#ifndef MW_SHIM_H
+#define MW_SHIM_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "mw_proto.h"
+
+#define MW_NBINS 40u  /* log2 duration bins; bin 39 holds everything >= 2^39 ns (~9 min) */
+#define MW_RING 4u    /* windows a thread may run ahead of the sender before it drops */
+
+/* Settings, read once from MPIWATCH_* variables (config.c). */
+typedef struct {
+    int disable;
+    char collector[256];
+    unsigned window_ms;
+    unsigned subslots;
+    unsigned longest;     /* K longest calls kept per window */
+    unsigned max_threads; /* threads that can record; more are counted as dropped */
+    unsigned rows;        /* distinct timed functions per window and thread with histograms */
+    unsigned peers;       /* distinct destination ranks per window and thread */
+    unsigned sndhwm;
+    unsigned linger_ms; /* bounded wait for the last samples at MPI_Finalize */
+    unsigned sync_rounds;
+    int timer; /* 0 auto, 1 tsc, 2 clock_gettime */
+    int verbose;
+} mw_config_t;
+
+typedef struct {
+    uint64_t count, total_ns, min_ns, max_ns, bytes;
+} mw_fnstat_t;
+
+typedef struct {
+    int32_t key; /* world rank + 1, 0 empty */
+    uint32_t messages;
+    uint64_t bytes;
+} mw_peer_t;
+
+typedef struct {
+    uint32_t fn;
+    int32_t peer;
+    uint64_t start_ns; /* global time */
+    uint64_t duration_ns;
+    uint64_t bytes;
+} mw_call_t;
+
+_Static_assert(sizeof(mw_fnstat_t) == 40, "fnstat is a fixed-size record");
+_Static_assert(sizeof(mw_peer_t) == 16, "peer is a fixed-size record");
+_Static_assert(sizeof(mw_call_t) == 32, "call is a fixed-size record");
+
+/* One thread's data for one window. The per-function totals are dense by function id and
+ * always exact; histograms, occupancy and density live in "rows" handed out to the first
+ * `rows` distinct timed functions of the window (row_of[fn] = row index + 1). */
+typedef struct {
+    _Atomic uint64_t tag; /* window index + 1; 0 when the slot is free */
+    uint64_t dropped;     /* entries not recorded in full (rows or peers full) */
+    uint64_t late;        /* calls that ended in an already collected window */
+    uint64_t calls;
+    uint32_t nrows;
+    uint32_t nlong;
+    uint32_t long_min_i; /* index of the shortest kept call once nlong == K */
+    uint32_t npeers;
+    uint64_t long_min; /* its duration */
+    uint8_t row_of[MW_FN_COUNT];
+    mw_fnstat_t fn[MW_FN_COUNT] __attribute__((aligned(64)));
+    /* followed by: K mw_call_t, cfg.peers mw_peer_t (open addressing, rank + 1 as key),
+     * cfg.rows rows of mw__g.row_bytes. All-zero memory is an empty slot. */
+} mw_slot_t;
+
+/* Per-thread state; lives in one block allocated at init. */
+typedef struct {
+    _Atomic uint64_t busy;       /* odd while the owner writes a slot */
+    _Atomic uint32_t inflight_fn; /* function the thread is inside, 0 none */
+    _Atomic uint64_t inflight_t0; /* its start, in ticks */
+    uint64_t busy_local;
+    int64_t cw;                  /* cached window index of the last record */
+    uint64_t cw_start, cw_end;   /* its bounds, in ticks */
+    /* followed by MW_RING slots of mw__g.slot_bytes each */
+} mw_thread_t;
+
+/* Process-wide state (record.c). */
+typedef struct {
+    mw_config_t cfg;
+    _Atomic int active;          /* 1 between a successful init and finalize */
+    _Atomic int paused;          /* MPI_Pcontrol(0) */
+    _Atomic int64_t closed_upto; /* last window the sender collected */
+    int need_fence;              /* no membarrier: threads pay a full fence instead */
+    int rank, size;
+    uint64_t window_ns;
+    /* timer: ns = base_ns + ((ticks - base_ticks) * mult) >> 32 */
+    int use_tsc;
+    uint64_t base_ticks, base_ns, mult;
+    uint64_t window_ticks; /* window length in ticks (rounded) */
+    uint64_t sub_mult;     /* sub-slot of an offset in ticks: (off * sub_mult) >> 32 */
+    int64_t offset_ns;     /* global = local monotonic ns + offset_ns */
+    uint64_t clock_error_ns;
+    /* memory layout, fixed at init */
+    size_t row_bytes, row_occ, row_dens_end, row_dens_start;
+    size_t slot_longest, slot_peers, slot_rows, slot_bytes, thread_bytes;
+    unsigned char *arena; /* max_threads thread blocks, mapped at init, touched on use */
+    _Atomic unsigned nthreads;
+    _Atomic uint64_t threads_dropped; /* calls from threads beyond max_threads */
+    _Atomic uint64_t calls_dropped;   /* calls whose window slot was still owned by the sender */
+} mw_global_t;
+
+extern mw_global_t mw__g;
+extern __thread unsigned mw__depth __attribute__((tls_model("initial-exec")));
+extern __thread mw_thread_t *mw__tls __attribute__((tls_model("initial-exec")));
+
+/* config.c */
+void mw__config_read(mw_config_t *cfg);
+
+/* timer.c */
+int mw__timer_init(int want);
+static inline uint64_t mw__now(void)
+{
+    if (__builtin_expect(mw__g.use_tsc, 1))
+        return __builtin_ia32_rdtsc();
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+static inline uint64_t mw__ticks_to_ns(uint64_t ticks)
+{
+    return (uint64_t)(((unsigned __int128)ticks * mw__g.mult) >> 32);
+}
+uint64_t mw__ns_to_ticks(uint64_t ns);
+/* Local monotonic ns of a tick value, and global ns (rank 0's realtime base). */
+static inline uint64_t mw__local_ns(uint64_t ticks)
+{
+    return mw__g.base_ns + mw__ticks_to_ns(ticks - mw__g.base_ticks);
+}
+static inline uint64_t mw__global_ns(uint64_t ticks)
+{
+    return (uint64_t)((int64_t)mw__local_ns(ticks) + mw__g.offset_ns);
+}
+uint64_t mw__global_to_ticks(uint64_t global_ns);
+uint64_t mw__monotonic_ns(void);
+
+/* record.c: hot path */
+mw_thread_t *mw__thread_attach(void);
+void mw__record(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t bytes, int peer);
+void mw__count(mw_thread_t *t, unsigned fn);
+int mw__alloc(void);
+void mw__slot_reset(mw_slot_t *s);
+static inline mw_thread_t *mw__thread(unsigned i)
+{
+    return (mw_thread_t *)(mw__g.arena + (size_t)i * mw__g.thread_bytes);
+}
+static inline mw_slot_t *mw__slot(mw_thread_t *t, uint64_t window)
+{
+    return (mw_slot_t *)((unsigned char *)t + ((sizeof(mw_thread_t) + 63u) & ~(size_t)63u) +
+                         (size_t)(window & (MW_RING - 1)) * mw__g.slot_bytes);
+}
+static inline mw_call_t *mw__slot_longest(mw_slot_t *s)
+{
+    return (mw_call_t *)((unsigned char *)s + mw__g.slot_longest);
+}
+static inline mw_peer_t *mw__slot_peers(mw_slot_t *s)
+{
+    return (mw_peer_t *)((unsigned char *)s + mw__g.slot_peers);
+}
+static inline unsigned char *mw__slot_row(mw_slot_t *s, unsigned r)
+{
+    return (unsigned char *)s + mw__g.slot_rows + (size_t)r * mw__g.row_bytes;
+}
+static inline uint32_t *mw__row_hist(unsigned char *row)
+{
+    return (uint32_t *)(row + 8);
+}
+static inline uint64_t *mw__row_occ(unsigned char *row)
+{
+    return (uint64_t *)(row + mw__g.row_occ);
+}
+static inline uint32_t *mw__row_dens_end(unsigned char *row)
+{
+    return (uint32_t *)(row + mw__g.row_dens_end);
+}
+static inline uint32_t *mw__row_dens_start(unsigned char *row)
+{
+    return (uint32_t *)(row + mw__g.row_dens_start);
+}
+static inline unsigned mw__bin(uint64_t ns)
+{
+    unsigned b = ns ? 63u - (unsigned)__builtin_clzll(ns) : 0u;
+    return b < MW_NBINS ? b : MW_NBINS - 1;
+}
+
+/* The thread state to record into, or NULL when this call must not be recorded. */
+static inline mw_thread_t *mw__self(void)
+{
+    if (__builtin_expect(mw__depth != 0 || !atomic_load_explicit(&mw__g.active,
+                                                                 memory_order_relaxed), 0))
+        return NULL;
+    mw_thread_t *t = mw__tls;
+    if (__builtin_expect(t == NULL, 0))
+        t = mw__thread_attach();
+    if (t == NULL || atomic_load_explicit(&mw__g.paused, memory_order_relaxed))
+        return NULL;
+    return t;
+}
+
+/* Marks the thread as inside fn from t0 (read by the sender for occupancy of long calls). */
+static inline uint64_t mw__begin(mw_thread_t *t, unsigned fn)
+{
+    uint64_t t0 = mw__now();
+    mw__depth++;
+    atomic_store_explicit(&t->inflight_t0, t0, memory_order_relaxed);
+    atomic_store_explicit(&t->inflight_fn, fn, memory_order_release);
+    return t0;
+}
+
+static inline void mw__end(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t bytes, int peer)
+{
+    uint64_t t1 = mw__now();
+    mw__record(t, fn, t0, t1, bytes, peer);
+    mw__depth--;
+}
+
+/* Bytes and peers, evaluated after a successful call (record.c). */
+uint64_t mw__bytes(MPI_Aint count, MPI_Datatype type);
+uint64_t mw__bytes_ip(const void *sendbuf, int scount, MPI_Datatype stype, int rcount,
+                      MPI_Datatype rtype);
+uint64_t mw__bytes_v(const int counts[], MPI_Datatype type, MPI_Comm comm);
+uint64_t mw__bytes_w(const int counts[], const MPI_Datatype types[], MPI_Comm comm);
+uint64_t mw__bytes_n(int count, MPI_Datatype type, MPI_Comm comm);
+int mw__peer(int rank, MPI_Comm comm);
+uint64_t mw__fbytes(const MPI_Fint *count, const MPI_Fint *type);
+int mw__fpeer(const MPI_Fint *rank, const MPI_Fint *comm);
+void mw__comm_forget(MPI_Comm comm);
+
+/* clocksync.c: collective over a private duplicate of MPI_COMM_WORLD. */
+typedef struct {
+    char job[64];
+    uint64_t window_ns;
+    uint32_t subslots;
+} mw_jobinfo_t;
+int mw__clocksync(MPI_Comm comm, int rounds, mw_jobinfo_t *info);
+
+/* topology.c */
+typedef struct {
+    char host[256];
+    char binding[256];
+    char cpuset[128];
+    int pu, core, package;
+} mw_place_t;
+void mw__topology_place(mw_place_t *place, int pu_at_init);
+
+/* sender.c */
+typedef struct {
+    mw_jobinfo_t job;
+    char mpi_library[256];
+    char program[128];
+    int thread_level;
+    int pu; /* sched_getcpu() on the application thread in MPI_Init */
+} mw_hello_info_t;
+int mw__sender_start(const mw_hello_info_t *info);
+void mw__sender_stop(void);
+
+/* special.c */
+int mw__init_common(int thread_level);
+void mw__finalize_common(void);
+
+/* Diagnostics: only at init and finalize, only with MPIWATCH_VERBOSE, to stderr. */
+void mw__log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,360 @@
+/* special.c: the hand-written wrappers, and the library's start and end.
+ *
+ * DESIGN: MPI_Init / MPI_Init_thread (C and Fortran) call the real init first and then
+ * mw__init_common(), which is collective over a private duplicate of MPI_COMM_WORLD (clock
+ * offsets, job identity and window settings from rank 0) and then purely local (memory, the
+ * sender thread). Every failure after the collective part leaves this rank inert, never the
+ * application broken. MPI_Finalize stops recording, lets the sender flush the last windows
+ * and say bye (bounded by MPIWATCH_LINGER_MS), and only then calls the real finalize.
+ * MPI_Pcontrol(0) pauses recording and MPI_Pcontrol(1) resumes it, as in mpiP.
+ */
+#include "shim.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static int init_done;
+static uint64_t init_t0_tsc, init_t0_ns;
+
+static void atfork_child(void)
+{
+    /* The child has none of the parent's threads, and its MPI calls are not the job's. */
+    atomic_store(&mw__g.active, 0);
+}
+
+static void init_clock_start(void)
+{
+    init_t0_tsc = __builtin_ia32_rdtsc();
+    init_t0_ns = mw__monotonic_ns();
+}
+
+static int membarrier_setup(void)
+{
+    long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (q < 0 || !(q & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
+        return -1;
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 ? 0 : -1;
+}
+
+int mw__init_common(int thread_level)
+{
+    if (init_done)
+        return 0;
+    init_done = 1;
+    mw__config_read(&mw__g.cfg);
+    if (mw__g.cfg.disable)
+        return 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &mw__g.rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &mw__g.size);
+    mw__timer_init(mw__g.cfg.timer);
+
+    mw_hello_info_t hi;
+    memset(&hi, 0, sizeof hi);
+    hi.job.window_ns = (uint64_t)mw__g.cfg.window_ms * 1000000ull;
+    hi.job.subslots = mw__g.cfg.subslots;
+    MPI_Comm sync;
+    if (PMPI_Comm_dup(MPI_COMM_WORLD, &sync) != MPI_SUCCESS)
+        return -1;
+    PMPI_Comm_set_errhandler(sync, MPI_ERRORS_RETURN);
+    int rc = mw__clocksync(sync, (int)mw__g.cfg.sync_rounds, &hi.job);
+    PMPI_Comm_free(&sync);
+    if (rc != 0) {
+        mw__log("clock synchronisation failed; this rank stays inert");
+        return -1;
+    }
+    /* From here on everything is local to this rank. */
+    mw__g.window_ns = hi.job.window_ns;
+    mw__g.cfg.subslots = hi.job.subslots;
+    mw__g.window_ticks = mw__ns_to_ticks(mw__g.window_ns);
+    if (mw__g.window_ticks == 0)
+        mw__g.window_ticks = 1;
+    mw__g.sub_mult = (uint64_t)(((unsigned __int128)mw__g.cfg.subslots << 32) / mw__g.window_ticks);
+    if (mw__alloc() != 0) {
+        mw__log("cannot map %u thread blocks; inert", mw__g.cfg.max_threads);
+        return -1;
+    }
+    mw__g.need_fence = membarrier_setup() != 0;
+    uint64_t now_g = mw__global_ns(mw__now());
+    atomic_store(&mw__g.closed_upto, (int64_t)(now_g / mw__g.window_ns) - 1);
+
+    int len = 0;
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    if (PMPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
+        lib[len < (int)sizeof lib ? len : (int)sizeof lib - 1] = 0;
+        lib[strcspn(lib, "\n")] = 0;
+        snprintf(hi.mpi_library, sizeof hi.mpi_library, "%s", lib);
+    }
+    snprintf(hi.program, sizeof hi.program, "%s", program_invocation_short_name);
+    hi.thread_level = thread_level;
+    hi.pu = sched_getcpu();
+    if (mw__sender_start(&hi) != 0) {
+        mw__log("cannot start the sender; inert");
+        return -1;
+    }
+    static int atfork_registered;
+    if (!atfork_registered++)
+        pthread_atfork(NULL, NULL, atfork_child);
+    atomic_store(&mw__g.active, 1);
+    mw__log("recording: window %llu ns, timer %s, clock offset %lld ns +- %llu ns",
+            (unsigned long long)mw__g.window_ns, mw__g.use_tsc ? "tsc" : "clock_gettime",
+            (long long)mw__g.offset_ns, (unsigned long long)mw__g.clock_error_ns);
+    return 0;
+}
+
+/* Records the init call itself once recording is on; its start predates the clock setup. */
+static void record_init(unsigned fn)
+{
+    mw_thread_t *t = mw__self();
+    if (!t)
+        return;
+    uint64_t t0 = mw__g.use_tsc ? init_t0_tsc : init_t0_ns;
+    mw__depth++;
+    mw__record(t, fn, t0, mw__now(), 0, -1);
+    mw__depth--;
+}
+
+void mw__finalize_common(void)
+{
+    if (!atomic_load(&mw__g.active))
+        return;
+    mw_thread_t *t = mw__self();
+    if (t)
+        mw__count(t, MW_ID_Finalize);
+    atomic_store(&mw__g.active, 0);
+    mw__sender_stop();
+}
+
+static int provided_level(void)
+{
+    int level = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&level);
+    return level;
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    init_clock_start();
+    mw__depth++;
+    int rc = PMPI_Init(argc, argv);
+    mw__depth--;
+    if (rc == MPI_SUCCESS && mw__init_common(provided_level()) == 0)
+        record_init(MW_ID_Init);
+    return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    init_clock_start();
+    mw__depth++;
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    mw__depth--;
+    if (rc == MPI_SUCCESS && mw__init_common(provided ? *provided : provided_level()) == 0)
+        record_init(MW_ID_Init_thread);
+    return rc;
+}
+
+int MPI_Finalize(void)
+{
+    mw__finalize_common();
+    return PMPI_Finalize();
+}
+
+int MPI_Pcontrol(const int level, ...)
+{
+    mw_thread_t *t = mw__self();
+    if (t)
+        mw__count(t, MW_ID_Pcontrol);
+    atomic_store(&mw__g.paused, level == 0);
+    return PMPI_Pcontrol(level);
+}
+
+/* Freeing a communicator invalidates the cached group used to translate its ranks. */
+static int comm_release(MPI_Comm *comm, unsigned fn, int (*real)(MPI_Comm *))
+{
+    MPI_Comm c = comm ? *comm : MPI_COMM_NULL;
+    mw_thread_t *t = mw__self();
+    if (!t) {
+        int rc = real(comm);
+        if (rc == MPI_SUCCESS && c != MPI_COMM_NULL)
+            mw__comm_forget(c);
+        return rc;
+    }
+    uint64_t t0 = mw__begin(t, fn);
+    int rc = real(comm);
+    uint64_t t1 = mw__now();
+    if (rc == MPI_SUCCESS && c != MPI_COMM_NULL)
+        mw__comm_forget(c);
+    mw__record(t, fn, t0, t1, 0, -1);
+    mw__depth--;
+    return rc;
+}
+
+int MPI_Comm_free(MPI_Comm *comm)
+{
+    return comm_release(comm, MW_ID_Comm_free, PMPI_Comm_free);
+}
+
+int MPI_Comm_disconnect(MPI_Comm *comm)
+{
+    return comm_release(comm, MW_ID_Comm_disconnect, PMPI_Comm_disconnect);
+}
+
+#ifdef MW_HAVE_FORTRAN
+/* Fortran entry points of the same functions. Weak: present only in Fortran programs. */
+extern void pmpi_init_(MPI_Fint *ierr) __attribute__((weak));
+extern void pmpi_init_f08_(MPI_Fint *ierr) __attribute__((weak));
+extern void pmpi_init_thread_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr) __attribute__((weak));
+extern void pmpi_init_thread_f08_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr)
+    __attribute__((weak));
+extern void pmpi_finalize_(MPI_Fint *ierr) __attribute__((weak));
+extern void pmpi_finalize_f08_(MPI_Fint *ierr) __attribute__((weak));
+extern void pmpi_pcontrol_(MPI_Fint *level) __attribute__((weak));
+extern void pmpi_pcontrol_f08_(MPI_Fint *level) __attribute__((weak));
+extern void pmpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+extern void pmpi_comm_free_f08_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+extern void pmpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+extern void pmpi_comm_disconnect_f08_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+
+#define MW_FALIAS(target, name) __typeof__(target) name __attribute__((alias(#target)));
+#define MW_FALIASES3(target, a, b, c) MW_FALIAS(target, a) MW_FALIAS(target, b) MW_FALIAS(target, c)
+
+static void f_init(void (*real)(MPI_Fint *), MPI_Fint *ierr)
+{
+    init_clock_start();
+    if (!real)
+        return;
+    mw__depth++;
+    real(ierr);
+    mw__depth--;
+    if ((!ierr || *ierr == MPI_SUCCESS) && mw__init_common(provided_level()) == 0)
+        record_init(MW_ID_Init);
+}
+
+void mpi_init_(MPI_Fint *ierr);
+void mpi_init_(MPI_Fint *ierr)
+{
+    f_init(pmpi_init_, ierr);
+}
+MW_FALIASES3(mpi_init_, mpi_init, mpi_init__, MPI_INIT)
+void mpi_init_f08_(MPI_Fint *ierr);
+void mpi_init_f08_(MPI_Fint *ierr)
+{
+    f_init(pmpi_init_f08_, ierr);
+}
+
+static void f_init_thread(void (*real)(MPI_Fint *, MPI_Fint *, MPI_Fint *), MPI_Fint *req,
+                          MPI_Fint *prov, MPI_Fint *ierr)
+{
+    init_clock_start();
+    if (!real)
+        return;
+    mw__depth++;
+    real(req, prov, ierr);
+    mw__depth--;
+    if ((!ierr || *ierr == MPI_SUCCESS) &&
+        mw__init_common(prov ? (int)*prov : provided_level()) == 0)
+        record_init(MW_ID_Init_thread);
+}
+
+void mpi_init_thread_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr);
+void mpi_init_thread_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr)
+{
+    f_init_thread(pmpi_init_thread_, req, prov, ierr);
+}
+MW_FALIASES3(mpi_init_thread_, mpi_init_thread, mpi_init_thread__, MPI_INIT_THREAD)
+void mpi_init_thread_f08_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr);
+void mpi_init_thread_f08_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr)
+{
+    f_init_thread(pmpi_init_thread_f08_, req, prov, ierr);
+}
+
+void mpi_finalize_(MPI_Fint *ierr);
+void mpi_finalize_(MPI_Fint *ierr)
+{
+    mw__finalize_common();
+    if (pmpi_finalize_)
+        pmpi_finalize_(ierr);
+}
+MW_FALIASES3(mpi_finalize_, mpi_finalize, mpi_finalize__, MPI_FINALIZE)
+void mpi_finalize_f08_(MPI_Fint *ierr);
+void mpi_finalize_f08_(MPI_Fint *ierr)
+{
+    mw__finalize_common();
+    if (pmpi_finalize_f08_)
+        pmpi_finalize_f08_(ierr);
+}
+
+static void f_pcontrol(void (*real)(MPI_Fint *), MPI_Fint *level)
+{
+    mw_thread_t *t = mw__self();
+    if (t)
+        mw__count(t, MW_ID_Pcontrol);
+    if (level)
+        atomic_store(&mw__g.paused, *level == 0);
+    if (real)
+        real(level);
+}
+
+void mpi_pcontrol_(MPI_Fint *level);
+void mpi_pcontrol_(MPI_Fint *level)
+{
+    f_pcontrol(pmpi_pcontrol_, level);
+}
+MW_FALIASES3(mpi_pcontrol_, mpi_pcontrol, mpi_pcontrol__, MPI_PCONTROL)
+void mpi_pcontrol_f08_(MPI_Fint *level);
+void mpi_pcontrol_f08_(MPI_Fint *level)
+{
+    f_pcontrol(pmpi_pcontrol_f08_, level);
+}
+
+static void f_comm_release(void (*real)(MPI_Fint *, MPI_Fint *), unsigned fn, MPI_Fint *comm,
+                           MPI_Fint *ierr)
+{
+    if (!real)
+        return;
+    MPI_Comm c = comm ? PMPI_Comm_f2c(*comm) : MPI_COMM_NULL;
+    mw_thread_t *t = mw__self();
+    uint64_t t0 = t ? mw__begin(t, fn) : 0;
+    if (!t)
+        mw__depth++;
+    real(comm, ierr);
+    uint64_t t1 = mw__now();
+    if ((!ierr || *ierr == MPI_SUCCESS) && c != MPI_COMM_NULL)
+        mw__comm_forget(c);
+    if (t)
+        mw__record(t, fn, t0, t1, 0, -1);
+    mw__depth--;
+}
+
+void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr);
+void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+    f_comm_release(pmpi_comm_free_, MW_ID_Comm_free, comm, ierr);
+}
+MW_FALIASES3(mpi_comm_free_, mpi_comm_free, mpi_comm_free__, MPI_COMM_FREE)
+void mpi_comm_free_f08_(MPI_Fint *comm, MPI_Fint *ierr);
+void mpi_comm_free_f08_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+    f_comm_release(pmpi_comm_free_f08_, MW_ID_Comm_free, comm, ierr);
+}
+
+void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr);
+void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+    f_comm_release(pmpi_comm_disconnect_, MW_ID_Comm_disconnect, comm, ierr);
+}
+MW_FALIASES3(mpi_comm_disconnect_, mpi_comm_disconnect, mpi_comm_disconnect__,
+             MPI_COMM_DISCONNECT)
+void mpi_comm_disconnect_f08_(MPI_Fint *comm, MPI_Fint *ierr);
+void mpi_comm_disconnect_f08_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+    f_comm_release(pmpi_comm_disconnect_f08_, MW_ID_Comm_disconnect, comm, ierr);
+}
+#endif /* MW_HAVE_FORTRAN */

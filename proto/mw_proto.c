@@ -1,0 +1,113 @@
+/* mw_proto.c: the function table's names and kinds, and the decoding arena.
+ *
+ * DESIGN: the names and kinds are static arrays expanded from the same X-macro table as the
+ * wrappers, so an id means the same function in every component built from one tree; the
+ * table hash travels in each hello to catch components built from different trees.
+ */
+#include "mw_proto.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const fn_names[MW_FN_COUNT] = {
+    [MW_ID_NONE] = NULL,
+#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran) [MW_ID_##name] = "MPI_" #name,
+#include "mpi_functions.def"
+#undef MW_FN
+};
+
+static const unsigned char fn_kinds[MW_FN_COUNT] = {
+    [MW_ID_NONE] = MW_KIND_OTHER,
+#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran) [MW_ID_##name] = MW_KIND_##kind,
+#include "mpi_functions.def"
+#undef MW_FN
+};
+
+static const char *const kind_names[MW_KIND_COUNT] = {
+    "send", "recv", "collective", "wait", "rma", "io", "query", "other", "special",
+};
+
+const char *mw_fn_name(unsigned id)
+{
+    return id > 0 && id < MW_FN_COUNT ? fn_names[id] : NULL;
+}
+
+unsigned mw_fn_id(const char *name)
+{
+    for (unsigned id = 1; id < MW_FN_COUNT; id++)
+        if (strcmp(fn_names[id], name) == 0)
+            return id;
+    return 0;
+}
+
+mw_kind_t mw_fn_kind(unsigned id)
+{
+    return id < MW_FN_COUNT ? (mw_kind_t)fn_kinds[id] : MW_KIND_OTHER;
+}
+
+const char *mw_kind_name(mw_kind_t kind)
+{
+    return (unsigned)kind < MW_KIND_COUNT ? kind_names[kind] : "?";
+}
+
+uint64_t mw_fn_table_hash(void)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned id = 1; id < MW_FN_COUNT; id++) {
+        for (const char *p = fn_names[id]; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ull;
+        h = (h ^ 0xffu) * 1099511628211ull; /* separator, so "ab","c" differs from "a","bc" */
+    }
+    return h;
+}
+
+static void *arena_alloc(void *data, size_t size)
+{
+    mw_arena_t *a = data;
+    size_t off = (a->used + 15u) & ~(size_t)15u;
+    if (size > a->size || off > a->size - size) {
+        a->failed++;
+        return NULL;
+    }
+    a->used = off + size;
+    return a->base + off;
+}
+
+static void arena_free(void *data, void *ptr)
+{
+    (void)data; /* everything is released at once by mw_arena_reset() */
+    (void)ptr;
+}
+
+int mw_arena_init(mw_arena_t *arena, size_t size)
+{
+    memset(arena, 0, sizeof *arena);
+    arena->base = malloc(size);
+    if (!arena->base)
+        return -1;
+    arena->size = size;
+    arena->allocator.alloc = arena_alloc;
+    arena->allocator.free = arena_free;
+    arena->allocator.allocator_data = arena;
+    return 0;
+}
+
+void mw_arena_reset(mw_arena_t *arena)
+{
+    arena->used = 0;
+    arena->failed = 0;
+}
+
+void mw_arena_free(mw_arena_t *arena)
+{
+    free(arena->base);
+    memset(arena, 0, sizeof *arena);
+}
+
+Mpiwatch__Envelope *mw_envelope_decode(mw_arena_t *arena, const void *data, size_t len)
+{
+    if (len > MW_MAX_MESSAGE_BYTES)
+        return NULL;
+    mw_arena_reset(arena);
+    return mpiwatch__envelope__unpack(&arena->allocator, len, data);
+}

@@ -1,0 +1,72 @@
+/* mw_proto.h: what every mpiwatch component shares about the wire.
+ *
+ * The protocol version, the size cap of one message, the MPI function table (ids, names and
+ * kinds, expanded from pmpi-shim/mpi_functions.def so that the library, the collector and the
+ * viewer agree on every id) and an arena allocator that lets protobuf-c unpack a message
+ * without one malloc per field.
+ */
+#ifndef MW_PROTO_H
+#define MW_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpiwatch.pb-c.h"
+
+#define MW_PROTO_VERSION 1u
+#define MW_MAX_MESSAGE_BYTES (8u << 20) /* one envelope; larger frames are rejected unread */
+#define MW_MAX_DURATION_BINS 48u        /* log2 bins: 1 ns .. ~3 days */
+#define MW_MAX_SUBSLOTS 64u
+
+/* What kind of MPI call a function is; drives how bytes and peers are counted. */
+typedef enum {
+    MW_KIND_SEND,    /* point-to-point send (blocking or posted) */
+    MW_KIND_RECV,    /* point-to-point receive or probe */
+    MW_KIND_COLL,    /* collective, blocking or nonblocking */
+    MW_KIND_WAIT,    /* completion: Wait*, Test* */
+    MW_KIND_RMA,     /* one-sided */
+    MW_KIND_IO,      /* MPI-IO */
+    MW_KIND_QUERY,   /* local query, counted without timing */
+    MW_KIND_OTHER,   /* everything else: setup, datatypes, communicators, ... */
+    MW_KIND_SPECIAL, /* hand-written wrapper (Init, Finalize, Pcontrol, ...) */
+    MW_KIND_COUNT
+} mw_kind_t;
+
+/* Function ids: MW_ID_<Name> for MPI_<Name>, from 1; MW_FN_COUNT is the largest id + 1. */
+enum {
+    MW_ID_NONE = 0,
+#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran) MW_ID_##name,
+#include "mpi_functions.def"
+#undef MW_FN
+    MW_FN_COUNT
+};
+
+/* Name of function id ("MPI_Allreduce"), or NULL when the id is out of range. */
+const char *mw_fn_name(unsigned id);
+/* Id of an MPI function name, or 0 when it is not in the table. */
+unsigned mw_fn_id(const char *name);
+mw_kind_t mw_fn_kind(unsigned id);
+const char *mw_kind_name(mw_kind_t kind);
+/* FNV-1a hash of the table's names in id order: both ends of a connection must agree on it. */
+uint64_t mw_fn_table_hash(void);
+
+/* A bump allocator for protobuf-c unpacking. Memory comes from one block allocated at init;
+ * mw_arena_reset() frees everything at once. When a message does not fit, allocation fails
+ * and protobuf-c reports the message as undecodable, which is what an oversized message is. */
+typedef struct {
+    ProtobufCAllocator allocator; /* pass &arena->allocator to *_unpack() */
+    unsigned char *base;
+    size_t size;
+    size_t used;
+    size_t failed; /* allocations refused since the last reset */
+} mw_arena_t;
+
+int mw_arena_init(mw_arena_t *arena, size_t size);
+void mw_arena_reset(mw_arena_t *arena);
+void mw_arena_free(mw_arena_t *arena);
+
+/* Unpacks one envelope from a frame into the arena (resetting it first). Returns NULL when the
+ * frame is larger than MW_MAX_MESSAGE_BYTES or is not a valid encoding. */
+Mpiwatch__Envelope *mw_envelope_decode(mw_arena_t *arena, const void *data, size_t len);
+
+#endif
