@@ -60,10 +60,9 @@ mw_thread_t *mw__thread_attach(void)
         tls_refused = 1;
         return NULL;
     }
-    /* The block is zero (fresh mapping): every slot is free, no window is cached. */
+    /* The block is zero (fresh mapping): every slot is free, and the cached window is empty
+     * (cw_start == cw_end), so the first record locates its window. */
     mw_thread_t *t = mw__thread(i);
-    t->cw_start = 1;
-    t->cw_end = 0;
     mw__tls = t;
     return t;
 }

@@ -1,8 +1,8 @@
 /* sender.c: the one thread per rank that owns the ZeroMQ socket.
  *
  * DESIGN: the thread sleeps until window k is over (plus a small grace, so calls that ended
- * in k have been recorded), collects k from every recording thread (see shim.h for the
- * hand-over), merges those slots into one per-rank sample, encodes it with protobuf-c into a
+ * in k have been recorded), collects k from every recording thread into one per-rank
+ * accumulator (window.c), encodes it with protobuf-c into a
  * buffer allocated at start, and sends it with ZMQ_DONTWAIT on a PUSH socket with a small
  * high-water mark and ZMQ_IMMEDIATE: when the collector is absent, slow or gone the send fails
  * at once, the sample is dropped and counted, and the count travels in the next sample that
@@ -15,8 +15,6 @@
 #include "shim.h"
 
 #include <errno.h>
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,20 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
-
-/* The per-rank merge of all threads' slots for one window. */
-typedef struct {
-    mw_fnstat_t fn[MW_FN_COUNT];
-    uint16_t row_of[MW_FN_COUNT];
-    unsigned nrows, rows_cap;
-    unsigned char *rows;
-    mw_call_t *longest;
-    unsigned nlong;
-    uint64_t *peer_messages, *peer_bytes; /* dense by world rank */
-    uint32_t *peer_list;                  /* ranks with a message this window */
-    unsigned npeers;
-    uint64_t dropped, late, calls;
-} acc_t;
 
 /* Preallocated protobuf-c message storage. */
 typedef struct {
@@ -69,7 +53,6 @@ static struct {
     int hello_pending;
     uint64_t seq;
     uint64_t samples_dropped_total, records_dropped_total, calls_total, windows_sent;
-    uint64_t last_calls_dropped, last_threads_dropped;
     int64_t next; /* next window to collect */
     acc_t acc;
     enc_t enc;
@@ -81,12 +64,8 @@ static int alloc_buffers(void)
     acc_t *a = &S.acc;
     enc_t *e = &S.enc;
     size_t size = (size_t)mw__g.size;
-    a->rows_cap = c->rows * 4u < MW_FN_COUNT ? c->rows * 4u : MW_FN_COUNT;
-    a->rows = calloc(a->rows_cap, mw__g.row_bytes);
-    a->longest = calloc(c->longest, sizeof *a->longest);
-    a->peer_messages = calloc(size, sizeof(uint64_t));
-    a->peer_bytes = calloc(size, sizeof(uint64_t));
-    a->peer_list = calloc(size, sizeof(uint32_t));
+    if (mw__acc_init(a) != 0)
+        return -1;
     e->pmsg = calloc(size, sizeof(uint64_t));
     e->pbytes = calloc(size, sizeof(uint64_t));
     e->occ_cap = (size_t)a->rows_cap * c->subslots;
@@ -103,175 +82,10 @@ static int alloc_buffers(void)
     e->callp = calloc(c->longest, sizeof *e->callp);
     e->buf_cap = MW_MAX_MESSAGE_BYTES;
     e->buf = malloc(e->buf_cap);
-    if (!a->rows || !a->longest || !a->peer_messages || !a->peer_bytes || !a->peer_list ||
-        !e->pmsg || !e->pbytes || !e->occ_fn || !e->occ_sub || !e->occ_ns || !e->d_fn ||
+    if (!e->pmsg || !e->pbytes || !e->occ_fn || !e->occ_sub || !e->occ_ns || !e->d_fn ||
         !e->d_bin || !e->d_end || !e->d_sub || !e->d_count || !e->calls || !e->callp || !e->buf)
         return -1;
     return 0;
-}
-
-static unsigned char *acc_row(acc_t *a, unsigned fn)
-{
-    unsigned r = a->row_of[fn];
-    if (r)
-        return a->rows + (size_t)(r - 1) * mw__g.row_bytes;
-    if (a->nrows >= a->rows_cap)
-        return NULL;
-    r = a->nrows++;
-    a->row_of[fn] = (uint16_t)(r + 1);
-    unsigned char *row = a->rows + (size_t)r * mw__g.row_bytes;
-    *(uint32_t *)row = fn;
-    return row;
-}
-
-static void acc_longest(acc_t *a, const mw_call_t *c)
-{
-    unsigned k = mw__g.cfg.longest;
-    if (a->nlong < k) {
-        a->longest[a->nlong++] = *c;
-        return;
-    }
-    unsigned m = 0;
-    for (unsigned j = 1; j < k; j++)
-        if (a->longest[j].duration_ns < a->longest[m].duration_ns)
-            m = j;
-    if (c->duration_ns > a->longest[m].duration_ns)
-        a->longest[m] = *c;
-}
-
-static void acc_peer(acc_t *a, int32_t rank, uint64_t messages, uint64_t bytes)
-{
-    if (rank < 0 || rank >= mw__g.size)
-        return;
-    if (a->peer_messages[rank] == 0)
-        a->peer_list[a->npeers++] = (uint32_t)rank;
-    a->peer_messages[rank] += messages;
-    a->peer_bytes[rank] += bytes;
-}
-
-/* Adds one thread's slot to the rank's accumulator. */
-static void acc_merge(acc_t *a, mw_slot_t *s)
-{
-    for (unsigned f = 1; f < MW_FN_COUNT; f++) {
-        const mw_fnstat_t *x = &s->fn[f];
-        if (!x->count)
-            continue;
-        mw_fnstat_t *y = &a->fn[f];
-        if (y->count == 0 || x->min_ns < y->min_ns)
-            y->min_ns = x->min_ns;
-        if (x->max_ns > y->max_ns)
-            y->max_ns = x->max_ns;
-        y->count += x->count;
-        y->total_ns += x->total_ns;
-        y->bytes += x->bytes;
-    }
-    size_t n32 = MW_NBINS + 3u * mw__g.cfg.subslots * MW_NBINS, nocc = mw__g.cfg.subslots;
-    for (uint32_t r = 0; r < s->nrows; r++) {
-        unsigned char *src = mw__slot_row(s, r);
-        unsigned char *dst = acc_row(a, *(uint32_t *)src);
-        if (!dst) {
-            a->dropped++;
-            continue;
-        }
-        uint32_t *h0 = mw__row_hist(src), *h1 = mw__row_hist(dst);
-        for (unsigned i = 0; i < MW_NBINS; i++)
-            h1[i] += h0[i];
-        uint64_t *o0 = mw__row_occ(src), *o1 = mw__row_occ(dst);
-        for (size_t i = 0; i < nocc; i++)
-            o1[i] += o0[i];
-        uint32_t *d0 = mw__row_dens_end(src), *d1 = mw__row_dens_end(dst);
-        for (size_t i = 0; i < n32 - MW_NBINS; i++) /* dens_end and dens_start are contiguous */
-            d1[i] += d0[i];
-    }
-    mw_peer_t *p = mw__slot_peers(s);
-    if (s->npeers)
-        for (unsigned i = 0; i < mw__g.cfg.peers; i++)
-            if (p[i].key)
-                acc_peer(a, p[i].key - 1, p[i].messages, p[i].bytes);
-    mw_call_t *l = mw__slot_longest(s);
-    for (unsigned i = 0; i < s->nlong; i++)
-        acc_longest(a, &l[i]);
-    a->dropped += s->dropped;
-    a->late += s->late;
-    a->calls += s->calls;
-}
-
-static void acc_clear(acc_t *a)
-{
-    for (unsigned r = 0; r < a->nrows; r++) {
-        unsigned char *row = a->rows + (size_t)r * mw__g.row_bytes;
-        a->row_of[*(uint32_t *)row] = 0;
-        memset(row, 0, mw__g.row_bytes);
-    }
-    for (unsigned i = 0; i < a->npeers; i++) {
-        a->peer_messages[a->peer_list[i]] = 0;
-        a->peer_bytes[a->peer_list[i]] = 0;
-    }
-    memset(a->fn, 0, sizeof a->fn);
-    a->nrows = a->nlong = a->npeers = 0;
-    a->dropped = a->late = a->calls = 0;
-}
-
-/* Waits until thread t is not inside mw__record(). The wait is the length of one record call
- * unless the thread was descheduled in it; after ~50 ms the slot is left for the next round. */
-static int wait_quiet(mw_thread_t *t)
-{
-    for (int i = 0; i < 5000; i++) {
-        if ((atomic_load_explicit(&t->busy, memory_order_acquire) & 1u) == 0)
-            return 0;
-        if (i > 100) {
-            struct timespec ts = {0, 10000};
-            nanosleep(&ts, NULL);
-        }
-    }
-    return -1;
-}
-
-/* Collects window k (and any slot left behind from before it) from every thread. */
-static void collect(int64_t k)
-{
-    atomic_store(&mw__g.closed_upto, k);
-    if (!mw__g.need_fence)
-        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
-    unsigned n = atomic_load(&mw__g.nthreads);
-    if (n > mw__g.cfg.max_threads)
-        n = mw__g.cfg.max_threads;
-    uint64_t wstart = (uint64_t)k * mw__g.window_ns;
-    uint64_t lo = mw__global_to_ticks(wstart), hi = mw__global_to_ticks(wstart + mw__g.window_ns);
-    for (unsigned i = 0; i < n; i++) {
-        mw_thread_t *t = mw__thread(i);
-        if (wait_quiet(t) != 0)
-            continue;
-        for (unsigned r = 0; r < MW_RING; r++) {
-            mw_slot_t *s = mw__slot(t, r);
-            uint64_t tag = atomic_load_explicit(&s->tag, memory_order_acquire);
-            if (tag == 0 || (int64_t)(tag - 1) > k)
-                continue;
-            acc_merge(&S.acc, s);
-            mw__slot_reset(s);
-        }
-        /* A call still in progress occupies its function up to the end of this window. */
-        unsigned fn = atomic_load_explicit(&t->inflight_fn, memory_order_acquire);
-        uint64_t t0 = atomic_load_explicit(&t->inflight_t0, memory_order_relaxed);
-        if (fn && fn < MW_FN_COUNT && t0 < hi) {
-            unsigned char *row = acc_row(&S.acc, fn);
-            uint64_t a = t0 > lo ? t0 : lo;
-            if (row) {
-                uint64_t *occ = mw__row_occ(row);
-                uint64_t wt = hi - lo, ns = mw__g.cfg.subslots;
-                for (unsigned sub = 0; sub < ns; sub++) {
-                    uint64_t b0 = lo + sub * wt / ns, b1 = lo + (sub + 1) * wt / ns;
-                    uint64_t x = a > b0 ? a : b0;
-                    if (b1 > x)
-                        occ[sub] += b1 - x;
-                }
-            }
-        }
-    }
-    uint64_t cd = atomic_load(&mw__g.calls_dropped), td = atomic_load(&mw__g.threads_dropped);
-    S.acc.dropped += (cd - S.last_calls_dropped) + (td - S.last_threads_dropped);
-    S.last_calls_dropped = cd;
-    S.last_threads_dropped = td;
 }
 
 static int send_envelope(Mpiwatch__Envelope *env)
@@ -439,7 +253,7 @@ static void send_sample(int64_t k)
         S.samples_dropped_total++;
     else
         S.windows_sent++;
-    acc_clear(a);
+    mw__acc_clear(a);
 }
 
 static void send_bye(void)
@@ -566,7 +380,7 @@ static void *sender_main(void *arg)
             send_hello();
         /* If this thread fell far behind, skip ahead: those windows are counted as dropped. */
         int64_t current = (int64_t)(now / mw__g.window_ns);
-        collect(S.next);
+        mw__collect(&S.acc, S.next);
         send_sample(S.next);
         S.next++;
         if (current - S.next > (int64_t)MW_RING) {
@@ -583,7 +397,7 @@ static void *sender_main(void *arg)
         send_hello();
     int64_t last = (int64_t)(global_now() / mw__g.window_ns);
     for (; S.next <= last; S.next++) {
-        collect(S.next);
+        mw__collect(&S.acc, S.next);
         send_sample(S.next);
     }
     send_bye();

@@ -244,6 +244,27 @@ uint64_t mw__fbytes(const MPI_Fint *count, const MPI_Fint *type);
 int mw__fpeer(const MPI_Fint *rank, const MPI_Fint *comm);
 void mw__comm_forget(MPI_Comm comm);
 
+/* The per-rank merge of all threads' slots for one window. */
+typedef struct {
+    mw_fnstat_t fn[MW_FN_COUNT];
+    uint16_t row_of[MW_FN_COUNT];
+    unsigned nrows, rows_cap;
+    unsigned char *rows;
+    mw_call_t *longest;
+    unsigned nlong;
+    uint64_t *peer_messages, *peer_bytes; /* dense by world rank */
+    uint32_t *peer_list;                  /* ranks with a message this window */
+    unsigned npeers;
+    uint64_t dropped, late, calls;
+    uint64_t seen_calls_dropped, seen_threads_dropped; /* global counters already reported */
+} acc_t;
+
+int mw__acc_init(acc_t *a);
+unsigned char *mw__acc_row(acc_t *a, unsigned fn);
+void mw__acc_clear(acc_t *a);
+/* Takes window k (and anything older still in a slot) from every thread into `acc`. */
+void mw__collect(acc_t *acc, int64_t k);
+
 /* clocksync.c: collective over a private duplicate of MPI_COMM_WORLD. */
 typedef struct {
     char job[64];

@@ -1,0 +1,290 @@
+/* test_record.c: the recorder's accounting, window by window.
+ *
+ * The timer is put in clock_gettime mode with a zero offset, so ticks, local ns and global
+ * ns are the same numbers and the tests can place calls at exact times. The multi-threaded
+ * test uses the real clock and a real collecting thread to check the hand-over protocol:
+ * every call is counted exactly once, whatever window edge it lands on.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+#define W 1000000ull /* 1 ms windows */
+static acc_t acc;
+
+static void setup_recorder(unsigned window_ns, unsigned subslots)
+{
+    static int mapped;
+    if (!mapped) {
+        memset(&mw__g, 0, sizeof mw__g);
+        mw__config_read(&mw__g.cfg);
+        mw__g.cfg.subslots = subslots;
+        mw__g.cfg.longest = 4;
+        mw__g.cfg.max_threads = 8;
+        mw__g.size = 8;
+        mw__timer_init(2);
+        mw__g.offset_ns = 0;
+        mw__g.need_fence = 1;
+        assert_int_equal(mw__alloc(), 0);
+        assert_int_equal(mw__acc_init(&acc), 0);
+        mapped = 1;
+    }
+    mw__g.window_ns = window_ns;
+    mw__g.window_ticks = window_ns;
+    mw__g.sub_mult = (uint64_t)(((unsigned __int128)subslots << 32) / window_ns);
+    atomic_store(&mw__g.active, 1);
+    mw__acc_clear(&acc);
+}
+
+static mw_thread_t *self(void)
+{
+    mw_thread_t *t = mw__self();
+    assert_non_null(t);
+    return t;
+}
+
+/* Collects every window up to and including k. */
+static void collect_to(int64_t from, int64_t k)
+{
+    for (int64_t w = from; w <= k; w++)
+        mw__collect(&acc, w);
+}
+
+static uint64_t occ_of(unsigned fn, unsigned sub)
+{
+    unsigned char *row = mw__acc_row(&acc, fn);
+    assert_non_null(row);
+    return mw__row_occ(row)[sub];
+}
+
+static void test_exact_totals(void **state)
+{
+    (void)state;
+    setup_recorder(W, 10);
+    int64_t w = 1000;
+    atomic_store(&mw__g.closed_upto, w - 1);
+    mw_thread_t *t = self();
+    uint64_t base = (uint64_t)w * W, total = 0;
+    for (uint64_t d = 1; d <= 1000; d++) {
+        mw__record(t, MW_ID_Allreduce, base + 100, base + 100 + d, 8, -1);
+        total += d;
+    }
+    mw__collect(&acc, w);
+    mw_fnstat_t *f = &acc.fn[MW_ID_Allreduce];
+    assert_int_equal(f->count, 1000);
+    assert_int_equal(f->total_ns, total);
+    assert_int_equal(f->min_ns, 1);
+    assert_int_equal(f->max_ns, 1000);
+    assert_int_equal(f->bytes, 8000);
+    uint32_t *h = mw__row_hist(mw__acc_row(&acc, MW_ID_Allreduce));
+    uint64_t sum = 0;
+    for (unsigned b = 0; b < MW_NBINS; b++)
+        sum += h[b];
+    assert_int_equal(sum, 1000);
+    assert_int_equal(h[0], 1);   /* d = 1 */
+    assert_int_equal(h[9], 489); /* 512..1000 */
+    assert_int_equal(acc.late, 0);
+    assert_int_equal(acc.dropped, 0);
+}
+
+static void test_occupancy_split(void **state)
+{
+    (void)state;
+    setup_recorder(W, 10);
+    int64_t w = 2000;
+    atomic_store(&mw__g.closed_upto, w - 1);
+    mw_thread_t *t = self();
+    uint64_t base = (uint64_t)w * W, sub = W / 10;
+    /* From the middle of sub-slot 2 to the middle of sub-slot 4. */
+    mw__record(t, MW_ID_Barrier, base + 2 * sub + sub / 2, base + 4 * sub + sub / 2, 0, -1);
+    mw__collect(&acc, w);
+    assert_int_equal(occ_of(MW_ID_Barrier, 2), sub / 2);
+    assert_int_equal(occ_of(MW_ID_Barrier, 3), sub);
+    assert_int_equal(occ_of(MW_ID_Barrier, 4), sub / 2);
+    assert_int_equal(occ_of(MW_ID_Barrier, 5), 0);
+}
+
+static void test_call_spanning_windows(void **state)
+{
+    (void)state;
+    setup_recorder(W, 10);
+    int64_t w = 3000;
+    atomic_store(&mw__g.closed_upto, w - 1);
+    mw_thread_t *t = self();
+    uint64_t base = (uint64_t)w * W, sub = W / 10;
+    /* Starts in sub-slot 9 of window w, ends in sub-slot 1 of window w + 1. */
+    mw__record(t, MW_ID_Recv, base + 9 * sub, base + W + sub + sub / 2, 0, -1);
+    mw__collect(&acc, w);
+    assert_int_equal(acc.fn[MW_ID_Recv].count, 0); /* belongs to the window it ends in */
+    assert_int_equal(occ_of(MW_ID_Recv, 9), sub);
+    mw__acc_clear(&acc);
+    mw__collect(&acc, w + 1);
+    assert_int_equal(acc.fn[MW_ID_Recv].count, 1);
+    assert_int_equal(occ_of(MW_ID_Recv, 0), sub);
+    assert_int_equal(occ_of(MW_ID_Recv, 1), sub / 2);
+    /* density by start: one sub-slot before the window */
+    uint32_t *ds = mw__row_dens_start(mw__acc_row(&acc, MW_ID_Recv));
+    unsigned bin = mw__bin(W / 10 + W / 10 + W / 20);
+    assert_int_equal(ds[(10 - 1) * MW_NBINS + bin], 1);
+}
+
+static void test_late_call_counted_next_window(void **state)
+{
+    (void)state;
+    setup_recorder(W, 10);
+    int64_t w = 4000;
+    atomic_store(&mw__g.closed_upto, w); /* the sender already took window w */
+    mw_thread_t *t = self();
+    uint64_t base = (uint64_t)w * W;
+    mw__record(t, MW_ID_Send, base + 10, base + 20, 80, 3);
+    mw__collect(&acc, w + 1);
+    assert_int_equal(acc.fn[MW_ID_Send].count, 1);
+    assert_int_equal(acc.fn[MW_ID_Send].bytes, 80);
+    assert_int_equal(acc.late, 1);
+    assert_int_equal(acc.npeers, 1);
+    assert_int_equal(acc.peer_list[0], 3);
+    assert_int_equal(acc.peer_messages[3], 1);
+    assert_int_equal(acc.peer_bytes[3], 80);
+}
+
+static void test_peers_and_longest(void **state)
+{
+    (void)state;
+    setup_recorder(W, 10);
+    int64_t w = 5000;
+    atomic_store(&mw__g.closed_upto, w - 1);
+    mw_thread_t *t = self();
+    uint64_t base = (uint64_t)w * W;
+    for (int i = 0; i < 30; i++)
+        mw__record(t, MW_ID_Isend, base + 1000, base + 1000 + 10 + (uint64_t)i, 100,
+                   1 + i % 3);
+    mw__collect(&acc, w);
+    assert_int_equal(acc.npeers, 3);
+    for (int p = 1; p <= 3; p++) {
+        assert_int_equal(acc.peer_messages[p], 10);
+        assert_int_equal(acc.peer_bytes[p], 1000);
+    }
+    /* K = 4 longest: durations 39, 38, 37, 36 */
+    assert_int_equal(acc.nlong, 4);
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < acc.nlong; i++)
+        sum += acc.longest[i].duration_ns;
+    assert_int_equal(sum, 39 + 38 + 37 + 36);
+}
+
+static void test_inflight_occupancy(void **state)
+{
+    (void)state;
+    setup_recorder(W, 10);
+    int64_t w = 6000;
+    atomic_store(&mw__g.closed_upto, w - 1);
+    mw_thread_t *t = self();
+    uint64_t base = (uint64_t)w * W, sub = W / 10;
+    /* A call that began in sub-slot 5 and has not ended when window w is collected. */
+    atomic_store(&t->inflight_t0, base + 5 * sub);
+    atomic_store(&t->inflight_fn, MW_ID_Wait);
+    mw__collect(&acc, w);
+    assert_int_equal(occ_of(MW_ID_Wait, 4), 0);
+    for (unsigned s = 5; s < 10; s++)
+        assert_int_equal(occ_of(MW_ID_Wait, s), sub);
+    /* When it ends in window w + 1, only the part after w's end is added there. */
+    mw__acc_clear(&acc);
+    mw__record(t, MW_ID_Wait, base + 5 * sub, base + W + sub, 0, -1);
+    mw__collect(&acc, w + 1);
+    assert_int_equal(occ_of(MW_ID_Wait, 0), sub);
+    assert_int_equal(occ_of(MW_ID_Wait, 1), 0);
+    assert_int_equal(acc.fn[MW_ID_Wait].total_ns, 6 * sub);
+}
+
+static void test_slot_still_owned_is_dropped(void **state)
+{
+    (void)state;
+    setup_recorder(W, 10);
+    int64_t w = 7000;
+    atomic_store(&mw__g.closed_upto, w - 1);
+    mw_thread_t *t = self();
+    uint64_t base = (uint64_t)w * W;
+    mw__record(t, MW_ID_Barrier, base + 1, base + 2, 0, -1);
+    /* MW_RING windows later the same slot is still uncollected: the call is dropped. */
+    uint64_t before = atomic_load(&mw__g.calls_dropped);
+    mw__record(t, MW_ID_Barrier, base + MW_RING * W + 1, base + MW_RING * W + 2, 0, -1);
+    assert_int_equal(atomic_load(&mw__g.calls_dropped), before + 1);
+    collect_to(w, w + MW_RING);
+    assert_int_equal(acc.fn[MW_ID_Barrier].count, 1);
+    assert_int_equal(acc.dropped, 1);
+}
+
+/* Threads record with the real clock while the main thread collects windows as they end. */
+#define STRESS_THREADS 3
+#define STRESS_CALLS 300000
+static _Atomic int stress_done;
+
+static void *stress_thread(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < STRESS_CALLS; i++) {
+        mw_thread_t *t = mw__self();
+        if (!t)
+            continue;
+        uint64_t t0 = mw__begin(t, MW_ID_Iprobe);
+        mw__end(t, MW_ID_Iprobe, t0, 0, -1);
+    }
+    atomic_fetch_add(&stress_done, 1);
+    return NULL;
+}
+
+static void test_threads_counted_exactly(void **state)
+{
+    (void)state;
+    setup_recorder(2000000, 10); /* 2 ms windows: many edges during the run */
+    int64_t next = (int64_t)(mw__global_ns(mw__now()) / mw__g.window_ns);
+    atomic_store(&mw__g.closed_upto, next - 1);
+    uint64_t dropped0 = atomic_load(&mw__g.calls_dropped);
+    pthread_t th[STRESS_THREADS];
+    for (int i = 0; i < STRESS_THREADS; i++)
+        pthread_create(&th[i], NULL, stress_thread, NULL);
+    uint64_t counted = 0;
+    while (atomic_load(&stress_done) < STRESS_THREADS) {
+        int64_t now = (int64_t)(mw__global_ns(mw__now()) / mw__g.window_ns);
+        while (next < now) {
+            mw__collect(&acc, next++);
+            counted += acc.fn[MW_ID_Iprobe].count;
+            mw__acc_clear(&acc);
+        }
+    }
+    for (int i = 0; i < STRESS_THREADS; i++)
+        pthread_join(th[i], NULL);
+    int64_t now = (int64_t)(mw__global_ns(mw__now()) / mw__g.window_ns);
+    while (next <= now + 1) {
+        mw__collect(&acc, next++);
+        counted += acc.fn[MW_ID_Iprobe].count;
+        mw__acc_clear(&acc);
+    }
+    uint64_t dropped = atomic_load(&mw__g.calls_dropped) - dropped0;
+    print_message("counted %llu, dropped %llu\n", (unsigned long long)counted,
+                  (unsigned long long)dropped);
+    assert_int_equal(counted + dropped, (uint64_t)STRESS_THREADS * STRESS_CALLS);
+    assert_true(counted > dropped); /* drops only when the collector falls MW_RING behind */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exact_totals),
+        cmocka_unit_test(test_occupancy_split),
+        cmocka_unit_test(test_call_spanning_windows),
+        cmocka_unit_test(test_late_call_counted_next_window),
+        cmocka_unit_test(test_peers_and_longest),
+        cmocka_unit_test(test_inflight_occupancy),
+        cmocka_unit_test(test_slot_still_owned_is_dropped),
+        cmocka_unit_test(test_threads_counted_exactly),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
