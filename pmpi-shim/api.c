@@ -2,12 +2,12 @@
 #include "mpiwatch.h"
 #include "shim.h"
 
-int mw_active(void)
+MW_EXPORT int mw_active(void)
 {
-    return atomic_load(&mw__g.active) && !atomic_load(&mw__g.paused);
+    return atomic_load(&mw__g.recording);
 }
 
-const char *mw_version(void)
+MW_EXPORT const char *mw_version(void)
 {
     return MW_VERSION_STRING;
 }

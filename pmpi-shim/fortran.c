@@ -106,13 +106,13 @@
     gen(name, mpi_##lower##_f08_, pmpi_##lower##_f08_, n, fb, fp)
 
 #define MW_FALIASES(target, n, a1, a2, a3)                                                         \
-    void a1(MW_FP_##n) __attribute__((alias(#target)));                                            \
-    void a2(MW_FP_##n) __attribute__((alias(#target)));                                            \
-    void a3(MW_FP_##n) __attribute__((alias(#target)));
+    MW_EXPORT void a1(MW_FP_##n) __attribute__((alias(#target)));                                  \
+    MW_EXPORT void a2(MW_FP_##n) __attribute__((alias(#target)));                                  \
+    MW_EXPORT void a3(MW_FP_##n) __attribute__((alias(#target)));
 
 #define MW_FTIMED(name, sym, psym, n, fb, fp)                                                      \
     extern void psym(MW_FP_##n) __attribute__((weak));                                             \
-    void sym(MW_FP_##n);                                                                           \
+    MW_EXPORT void sym(MW_FP_##n);                                                                 \
     void sym(MW_FP_##n)                                                                            \
     {                                                                                              \
         mw_thread_t *mw_t = mw__self();                                                            \
@@ -133,7 +133,7 @@
 
 #define MW_FCOUNTED(name, sym, psym, n, fb, fp)                                                    \
     extern void psym(MW_FP_##n) __attribute__((weak));                                             \
-    void sym(MW_FP_##n);                                                                           \
+    MW_EXPORT void sym(MW_FP_##n);                                                                 \
     void sym(MW_FP_##n)                                                                            \
     {                                                                                              \
         mw_thread_t *mw_t = mw__self();                                                            \

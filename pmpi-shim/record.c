@@ -31,10 +31,10 @@ int mw__alloc(void)
 {
     const mw_config_t *c = &mw__g.cfg;
     size_t sub = c->subslots;
-    mw__g.row_occ = 8 + MW_NBINS * sizeof(uint32_t);
-    mw__g.row_dens_end = mw__g.row_occ + sub * sizeof(uint64_t);
-    mw__g.row_dens_start = mw__g.row_dens_end + sub * MW_NBINS * sizeof(uint32_t);
-    mw__g.row_bytes = round64(mw__g.row_dens_start + 2 * sub * MW_NBINS * sizeof(uint32_t));
+    mw__g.row_same = 8 + sub * sizeof(uint64_t);
+    mw__g.row_end_x = mw__g.row_same + sub * MW_NBINS * sizeof(uint32_t);
+    mw__g.row_start_x = mw__g.row_end_x + sub * MW_NBINS * sizeof(uint32_t);
+    mw__g.row_bytes = round64(mw__g.row_start_x + 2 * sub * MW_NBINS * sizeof(uint32_t));
     mw__g.slot_longest = round64(sizeof(mw_slot_t));
     mw__g.slot_peers = mw__g.slot_longest + round64(c->longest * sizeof(mw_call_t));
     mw__g.slot_rows = mw__g.slot_peers + round64(c->peers * sizeof(mw_peer_t));
@@ -82,14 +82,44 @@ void mw__slot_reset(mw_slot_t *s)
     for (unsigned f = 1; f < MW_FN_COUNT; f++)
         if (s->fn[f].count)
             memset(&s->fn[f], 0, sizeof s->fn[f]);
-    s->dropped = s->late = s->calls = 0;
+    s->dropped = s->late = 0;
     s->nrows = s->nlong = s->long_min_i = s->npeers = 0;
     s->long_min = 0;
     atomic_store_explicit(&s->tag, 0, memory_order_release);
 }
 
+void mw__grid_init(uint64_t window_ns, unsigned subslots)
+{
+    mw__g.window_ns = window_ns;
+    mw__g.cfg.subslots = subslots;
+    mw__g.window_ticks = mw__ns_to_ticks(window_ns);
+    if (mw__g.window_ticks < subslots)
+        mw__g.window_ticks = subslots;
+    mw__g.sub_ticks = mw__g.window_ticks / subslots;
+    mw__g.sub_mult = (uint64_t)(((unsigned __int128)1 << 32) / mw__g.sub_ticks);
+}
+
+unsigned mw__sub_of(uint64_t off)
+{
+    uint64_t i = (uint64_t)(((unsigned __int128)off * mw__g.sub_mult) >> 32);
+    uint64_t n = mw__g.cfg.subslots;
+    if (i >= n)
+        return (unsigned)n - 1;
+    if (off >= (i + 1) * mw__g.sub_ticks && i + 1 < n)
+        i++;
+    else if (off < i * mw__g.sub_ticks)
+        i--;
+    return (unsigned)i;
+}
+
+/* Start of sub-slot i of the window that starts at wstart; sub-slot n is the window's end. */
+static inline uint64_t sub_start(uint64_t wstart, uint64_t wend, unsigned i)
+{
+    return i >= mw__g.cfg.subslots ? wend : wstart + i * mw__g.sub_ticks;
+}
+
 /* Slow path: the call ended outside the cached window; find its window and bounds. */
-static void window_locate(mw_thread_t *t, uint64_t t1)
+void mw__window_locate(mw_thread_t *t, uint64_t t1)
 {
     uint64_t g = mw__global_ns(t1);
     int64_t w = (int64_t)(g / mw__g.window_ns);
@@ -98,6 +128,8 @@ static void window_locate(mw_thread_t *t, uint64_t t1)
     t->cw_end = mw__global_to_ticks((uint64_t)(w + 1) * mw__g.window_ns);
     if (t->cw_end <= t->cw_start)
         t->cw_end = t->cw_start + 1;
+    t->cslot = mw__slot(t, (uint64_t)w);
+    t->sub_lo = t->sub_hi = 0;
 }
 
 /* The slot of window w, claimed for this thread, or NULL when the sender still owns it. */
@@ -113,7 +145,7 @@ static mw_slot_t *slot_get(mw_thread_t *t, int64_t w)
     return s;
 }
 
-static unsigned char *row_get(mw_slot_t *s, unsigned fn)
+unsigned char *mw__row_get(mw_slot_t *s, unsigned fn)
 {
     unsigned r = s->row_of[fn];
     if (__builtin_expect(r != 0, 1))
@@ -127,25 +159,14 @@ static unsigned char *row_get(mw_slot_t *s, unsigned fn)
     return row;
 }
 
-static inline unsigned sub_of(uint64_t off_ticks)
-{
-    unsigned sub = (unsigned)((off_ticks * mw__g.sub_mult) >> 32);
-    return sub < mw__g.cfg.subslots ? sub : mw__g.cfg.subslots - 1;
-}
-
-/* Adds the time [a, b) (ticks, inside the window that starts at wstart) to a row's
- * occupancy, split at sub-slot boundaries. */
-static void occupy(unsigned char *row, uint64_t wstart, uint64_t a, uint64_t b)
+/* Adds the time [a, b) (ticks, inside the window [wstart, wend)) to a row's occupancy,
+ * split at sub-slot boundaries. */
+static void occupy(unsigned char *row, uint64_t wstart, uint64_t wend, uint64_t a, uint64_t b)
 {
     uint64_t *occ = mw__row_occ(row);
-    unsigned sa = sub_of(a - wstart), sb = sub_of(b - wstart);
-    if (sa == sb) {
-        occ[sa] += b - a;
-        return;
-    }
-    uint64_t wt = mw__g.window_ticks, n = mw__g.cfg.subslots;
+    unsigned sa = mw__sub_of(a - wstart), sb = mw__sub_of(b - wstart);
     for (unsigned s = sa; s <= sb; s++) {
-        uint64_t lo = wstart + s * wt / n, hi = wstart + (s + 1) * wt / n;
+        uint64_t lo = sub_start(wstart, wend, s), hi = sub_start(wstart, wend, s + 1);
         uint64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
         if (y > x)
             occ[s] += y - x;
@@ -162,7 +183,7 @@ static void occupy_earlier(mw_thread_t *t, unsigned fn, uint64_t t0, int64_t w, 
         first = w - (int64_t)MW_RING + 1;
     for (int64_t v = first; v < w; v++) {
         mw_slot_t *s = slot_get(t, v);
-        unsigned char *row = s ? row_get(s, fn) : NULL;
+        unsigned char *row = s ? mw__row_get(s, fn) : NULL;
         if (!row) {
             if (s)
                 s->dropped++;
@@ -172,11 +193,11 @@ static void occupy_earlier(mw_thread_t *t, unsigned fn, uint64_t t0, int64_t w, 
         uint64_t hi = mw__global_to_ticks((uint64_t)(v + 1) * mw__g.window_ns);
         uint64_t a = t0 > lo ? t0 : lo;
         if (hi > a)
-            occupy(row, lo, a, hi);
+            occupy(row, lo, hi, a, hi);
     }
 }
 
-static void longest_add(mw_slot_t *s, unsigned fn, uint64_t t0, uint64_t d, uint64_t bytes,
+void mw__longest_add(mw_slot_t *s, unsigned fn, uint64_t t0, uint64_t d, uint64_t bytes,
                         int peer)
 {
     mw_call_t *l = mw__slot_longest(s);
@@ -200,7 +221,7 @@ static void longest_add(mw_slot_t *s, unsigned fn, uint64_t t0, uint64_t d, uint
     }
 }
 
-static void peer_add(mw_slot_t *s, int peer, uint64_t bytes)
+void mw__peer_add(mw_slot_t *s, int peer, uint64_t bytes)
 {
     mw_peer_t *p = mw__slot_peers(s);
     uint32_t mask = mw__g.cfg.peers - 1, key = (uint32_t)peer + 1;
@@ -222,96 +243,68 @@ static void peer_add(mw_slot_t *s, int peer, uint64_t bytes)
     s->dropped++;
 }
 
-void mw__record(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t bytes, int peer)
+void mw__sub_locate(mw_thread_t *t, uint64_t t1)
 {
-    uint64_t b = t->busy_local + 1;
-    atomic_store_explicit(&t->busy, b, memory_order_relaxed);
-    if (__builtin_expect(mw__g.need_fence, 0))
-        atomic_thread_fence(memory_order_seq_cst);
-    else
-        atomic_signal_fence(memory_order_seq_cst); /* membarrier() orders it for the sender */
-    atomic_store_explicit(&t->inflight_fn, 0, memory_order_relaxed);
+    t->sub_i = mw__sub_of(t1 - t->cw_start);
+    t->sub_lo = sub_start(t->cw_start, t->cw_end, t->sub_i);
+    t->sub_hi = sub_start(t->cw_start, t->cw_end, t->sub_i + 1);
+}
 
-    if (__builtin_expect(t1 < t0, 0))
-        t1 = t0;
-    if (__builtin_expect(t1 - t->cw_start >= t->cw_end - t->cw_start, 0))
-        window_locate(t, t1);
-    int64_t w = t->cw;
-    int64_t closed = atomic_load_explicit(&mw__g.closed_upto, memory_order_relaxed);
-    uint64_t d = mw__ticks_to_ns(t1 - t0);
-    int late = w <= closed;
-    mw_slot_t *s = slot_get(t, late ? closed + 1 : w);
-    if (__builtin_expect(s == NULL, 0)) {
-        atomic_fetch_add_explicit(&mw__g.calls_dropped, 1, memory_order_relaxed);
-        goto out;
-    }
-    mw_fnstat_t *f = &s->fn[fn];
-    if (f->count == 0 || d < f->min_ns)
-        f->min_ns = d;
-    if (d > f->max_ns)
-        f->max_ns = d;
-    f->count++;
-    f->total_ns += d;
-    f->bytes += bytes;
-    s->calls++;
-    if (peer >= 0)
-        peer_add(s, peer, bytes);
-    if (d > s->long_min || s->nlong < mw__g.cfg.longest)
-        longest_add(s, fn, t0, d, bytes, peer);
-    if (__builtin_expect(late, 0)) {
-        s->late++;
-        goto out;
-    }
-    unsigned char *row = row_get(s, fn);
-    if (__builtin_expect(row == NULL, 0)) {
-        s->dropped++;
-        goto out;
-    }
-    unsigned bin = mw__bin(d), n = mw__g.cfg.subslots;
-    mw__row_hist(row)[bin]++;
-    unsigned se = sub_of(t1 - t->cw_start);
-    mw__row_dens_end(row)[se * MW_NBINS + bin]++;
-    if (__builtin_expect(t0 >= t->cw_start, 1)) {
-        unsigned ss = sub_of(t0 - t->cw_start);
-        mw__row_dens_start(row)[(n + ss) * MW_NBINS + bin]++;
-        if (ss == se)
-            mw__row_occ(row)[se] += t1 - t0;
-        else
-            occupy(row, t->cw_start, t0, t1);
+void mw__detail_spanning(mw_thread_t *t, unsigned char *row, unsigned fn, uint64_t t0,
+                         uint64_t t1, unsigned bin, int64_t closed)
+{
+    unsigned se = t->sub_i, n = mw__g.cfg.subslots;
+    mw__row_end_x(row)[se * MW_NBINS + bin]++;
+    if (t0 >= t->cw_start) {
+        unsigned ss = mw__sub_of(t0 - t->cw_start);
+        mw__row_start_x(row)[(n + ss) * MW_NBINS + bin]++;
+        occupy(row, t->cw_start, t->cw_end, t0, t1);
     } else {
         /* Started in an earlier window: density index counts whole sub-slots back. */
         uint64_t back = t->cw_start - t0;
-        uint64_t subs = ((back * mw__g.sub_mult) >> 32) + 1;
+        uint64_t subs = (back + mw__g.sub_ticks - 1) / mw__g.sub_ticks;
         unsigned idx = subs >= n ? 0 : n - (unsigned)subs;
-        mw__row_dens_start(row)[idx * MW_NBINS + bin]++;
-        occupy(row, t->cw_start, t->cw_start, t1);
-        occupy_earlier(t, fn, t0, w, closed);
+        mw__row_start_x(row)[idx * MW_NBINS + bin]++;
+        occupy(row, t->cw_start, t->cw_end, t->cw_start, t1);
+        occupy_earlier(t, fn, t0, t->cw, closed);
     }
-out:
-    t->busy_local = b + 1;
-    atomic_store_explicit(&t->busy, b + 1, memory_order_release);
+}
+
+/* Everything but the common case: a late call, the first call of a window, a slot the sender
+ * has not given back. Kept out of line so the common path stays short. */
+void mw__record_slow(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t d,
+                      uint64_t bytes, int peer, int64_t closed)
+{
+    int late = t->cw <= closed;
+    mw_slot_t *s = slot_get(t, late ? closed + 1 : t->cw);
+    if (s == NULL) {
+        atomic_fetch_add_explicit(&mw__g.calls_dropped, 1, memory_order_relaxed);
+        return;
+    }
+    mw__totals_add(s, fn, d, bytes);
+    if (peer >= 0)
+        mw__peer_add(s, peer, bytes);
+    if (d > s->long_min || s->nlong < mw__g.cfg.longest)
+        mw__longest_add(s, fn, t0, d, bytes, peer);
+    if (late)
+        s->late++;
+    else
+        mw__detail_add(t, s, fn, t0, t1, d, closed);
 }
 
 /* Local queries: counted, not timed, so they cost one timestamp and a counter. */
 void mw__count(mw_thread_t *t, unsigned fn)
 {
     uint64_t now = mw__now();
-    uint64_t b = t->busy_local + 1;
-    atomic_store_explicit(&t->busy, b, memory_order_relaxed);
-    if (__builtin_expect(mw__g.need_fence, 0))
-        atomic_thread_fence(memory_order_seq_cst);
-    else
-        atomic_signal_fence(memory_order_seq_cst);
+    mw__busy_enter(t);
     if (__builtin_expect(now - t->cw_start >= t->cw_end - t->cw_start, 0))
-        window_locate(t, now);
+        mw__window_locate(t, now);
     int64_t closed = atomic_load_explicit(&mw__g.closed_upto, memory_order_relaxed);
     mw_slot_t *s = slot_get(t, t->cw <= closed ? closed + 1 : t->cw);
     if (s) {
         s->fn[fn].count++;
-        s->calls++;
     } else {
         atomic_fetch_add_explicit(&mw__g.calls_dropped, 1, memory_order_relaxed);
     }
-    t->busy_local = b + 1;
-    atomic_store_explicit(&t->busy, b + 1, memory_order_release);
+    mw__busy_leave(t);
 }

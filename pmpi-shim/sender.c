@@ -27,6 +27,7 @@
 /* Preallocated protobuf-c message storage. */
 typedef struct {
     Mpiwatch__FunctionStat fs[MW_FN_COUNT];
+    uint32_t hist[MW_FN_COUNT][MW_NBINS];
     Mpiwatch__FunctionStat *fsp[MW_FN_COUNT];
     uint64_t *pmsg, *pbytes;
     uint32_t *occ_fn, *occ_sub;
@@ -160,8 +161,10 @@ static void send_sample(int64_t k)
         fs->min_ns = x->min_ns;
         fs->max_ns = x->max_ns;
         fs->bytes = x->bytes;
+        S.calls_total += x->count;
         if (a->row_of[f]) {
-            uint32_t *h = mw__row_hist(a->rows + (size_t)(a->row_of[f] - 1) * mw__g.row_bytes);
+            uint32_t *h = e->hist[f];
+            mw__row_hist(a->rows + (size_t)(a->row_of[f] - 1) * mw__g.row_bytes, h);
             unsigned lo = 0, hi = MW_NBINS;
             while (lo < hi && h[lo] == 0)
                 lo++;
@@ -196,25 +199,21 @@ static void send_sample(int64_t k)
             e->occ_sub[no] = sub;
             e->occ_ns[no++] = mw__ticks_to_ns(occ[sub]);
         }
-        uint32_t *de = mw__row_dens_end(row), *ds = mw__row_dens_start(row);
-        for (unsigned sub = 0; sub < ns; sub++)
-            for (unsigned b = 0; b < MW_NBINS; b++)
-                if (de[sub * MW_NBINS + b] && nd < e->d_cap) {
-                    e->d_fn[nd] = fn;
-                    e->d_sub[nd] = (int32_t)sub;
-                    e->d_bin[nd] = b;
-                    e->d_end[nd] = 1;
-                    e->d_count[nd++] = de[sub * MW_NBINS + b];
-                }
-        for (unsigned idx = 0; idx < 2 * ns; idx++)
-            for (unsigned b = 0; b < MW_NBINS; b++)
-                if (ds[idx * MW_NBINS + b] && nd < e->d_cap) {
-                    e->d_fn[nd] = fn;
-                    e->d_sub[nd] = (int32_t)idx - (int32_t)ns;
-                    e->d_bin[nd] = b;
-                    e->d_end[nd] = 0;
-                    e->d_count[nd++] = ds[idx * MW_NBINS + b];
-                }
+        for (unsigned idx = 0; idx < 3 * ns; idx++) {
+            /* idx < ns: by end, sub-slot idx; then by start, sub-slots -ns .. ns-1 */
+            int end = idx < ns;
+            int32_t sub = end ? (int32_t)idx : (int32_t)(idx - ns) - (int32_t)ns;
+            for (unsigned b = 0; b < MW_NBINS; b++) {
+                uint32_t c = end ? mw__row_end(row, idx, b) : mw__row_start(row, idx - ns, b);
+                if (!c || nd >= e->d_cap)
+                    continue;
+                e->d_fn[nd] = fn;
+                e->d_sub[nd] = sub;
+                e->d_bin[nd] = b;
+                e->d_end[nd] = (uint32_t)end;
+                e->d_count[nd++] = c;
+            }
+        }
     }
     smp.n_occ_fn = smp.n_occ_sub = smp.n_occ_ns = no;
     smp.occ_fn = e->occ_fn;
@@ -244,7 +243,6 @@ static void send_sample(int64_t k)
     smp.samples_dropped_total = S.samples_dropped_total;
     smp.sent_ns = mw__global_ns(mw__now());
     S.records_dropped_total += a->dropped;
-    S.calls_total += a->calls;
 
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
     env.body_case = MPIWATCH__ENVELOPE__BODY_SAMPLE;

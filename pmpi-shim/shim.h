@@ -21,6 +21,10 @@
 
 #include "mw_proto.h"
 
+/* Symbols the application must see (MPI_*, mpi_*_, mw_*); everything else is hidden, so
+ * calls inside the library are direct calls, not PLT calls. */
+#define MW_EXPORT __attribute__((visibility("default")))
+
 #define MW_NBINS 40u  /* log2 duration bins; bin 39 holds everything >= 2^39 ns (~9 min) */
 #define MW_RING 4u    /* windows a thread may run ahead of the sender before it drops */
 
@@ -70,7 +74,6 @@ typedef struct {
     _Atomic uint64_t tag; /* window index + 1; 0 when the slot is free */
     uint64_t dropped;     /* entries not recorded in full (rows or peers full) */
     uint64_t late;        /* calls that ended in an already collected window */
-    uint64_t calls;
     uint32_t nrows;
     uint32_t nlong;
     uint32_t long_min_i; /* index of the shortest kept call once nlong == K */
@@ -90,6 +93,9 @@ typedef struct {
     uint64_t busy_local;
     int64_t cw;                  /* cached window index of the last record */
     uint64_t cw_start, cw_end;   /* its bounds, in ticks */
+    mw_slot_t *cslot;            /* its slot */
+    uint64_t sub_lo, sub_hi;     /* cached sub-slot of the last record, in ticks */
+    unsigned sub_i;
     /* followed by MW_RING slots of mw__g.slot_bytes each */
 } mw_thread_t;
 
@@ -98,6 +104,7 @@ typedef struct {
     mw_config_t cfg;
     _Atomic int active;          /* 1 between a successful init and finalize */
     _Atomic int paused;          /* MPI_Pcontrol(0) */
+    _Atomic int recording;       /* active && !paused: the one flag the wrappers read */
     _Atomic int64_t closed_upto; /* last window the sender collected */
     int need_fence;              /* no membarrier: threads pay a full fence instead */
     int rank, size;
@@ -106,11 +113,12 @@ typedef struct {
     int use_tsc;
     uint64_t base_ticks, base_ns, mult;
     uint64_t window_ticks; /* window length in ticks (rounded) */
-    uint64_t sub_mult;     /* sub-slot of an offset in ticks: (off * sub_mult) >> 32 */
+    uint64_t sub_ticks;    /* sub-slot length in ticks; the last sub-slot takes the rest */
+    uint64_t sub_mult;     /* approximate sub-slot of an offset: (off * sub_mult) >> 32 */
     int64_t offset_ns;     /* global = local monotonic ns + offset_ns */
     uint64_t clock_error_ns;
     /* memory layout, fixed at init */
-    size_t row_bytes, row_occ, row_dens_end, row_dens_start;
+    size_t row_bytes, row_same, row_end_x, row_start_x;
     size_t slot_longest, slot_peers, slot_rows, slot_bytes, thread_bytes;
     unsigned char *arena; /* max_threads thread blocks, mapped at init, touched on use */
     _Atomic unsigned nthreads;
@@ -127,7 +135,7 @@ void mw__config_read(mw_config_t *cfg);
 
 /* timer.c */
 int mw__timer_init(int want);
-static inline uint64_t mw__now(void)
+static inline __attribute__((always_inline)) uint64_t mw__now(void)
 {
     if (__builtin_expect(mw__g.use_tsc, 1))
         return __builtin_ia32_rdtsc();
@@ -154,9 +162,12 @@ uint64_t mw__monotonic_ns(void);
 
 /* record.c: hot path */
 mw_thread_t *mw__thread_attach(void);
-void mw__record(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t bytes, int peer);
 void mw__count(mw_thread_t *t, unsigned fn);
 int mw__alloc(void);
+/* Sets the window grid: length in ns and sub-slots per window (after the timer). */
+void mw__grid_init(uint64_t window_ns, unsigned subslots);
+/* Sub-slot of an offset (ticks) from a window's start, exact against sub_ticks boundaries. */
+unsigned mw__sub_of(uint64_t off_ticks);
 void mw__slot_reset(mw_slot_t *s);
 static inline mw_thread_t *mw__thread(unsigned i)
 {
@@ -179,22 +190,30 @@ static inline unsigned char *mw__slot_row(mw_slot_t *s, unsigned r)
 {
     return (unsigned char *)s + mw__g.slot_rows + (size_t)r * mw__g.row_bytes;
 }
-static inline uint32_t *mw__row_hist(unsigned char *row)
-{
-    return (uint32_t *)(row + 8);
-}
+/* A row: u32 fn, u32 pad, then occupancy (ticks per sub-slot, u64), then call density as u32
+ * counts [sub-slot][bin]: `same` for calls that start and end in one sub-slot (the common
+ * case costs one increment), `end_x` and `start_x` for the others, by end and by start;
+ * start_x has 2n sub-slots, n..2n-1 being this window's and 0..n-1 the ones before it. */
 static inline uint64_t *mw__row_occ(unsigned char *row)
 {
-    return (uint64_t *)(row + mw__g.row_occ);
+    return (uint64_t *)(row + 8);
 }
-static inline uint32_t *mw__row_dens_end(unsigned char *row)
+static inline uint32_t *mw__row_same(unsigned char *row)
 {
-    return (uint32_t *)(row + mw__g.row_dens_end);
+    return (uint32_t *)(row + mw__g.row_same);
 }
-static inline uint32_t *mw__row_dens_start(unsigned char *row)
+static inline uint32_t *mw__row_end_x(unsigned char *row)
 {
-    return (uint32_t *)(row + mw__g.row_dens_start);
+    return (uint32_t *)(row + mw__g.row_end_x);
 }
+static inline uint32_t *mw__row_start_x(unsigned char *row)
+{
+    return (uint32_t *)(row + mw__g.row_start_x);
+}
+/* Derived views of a row (window.c). */
+uint32_t mw__row_end(unsigned char *row, unsigned sub, unsigned bin);
+uint32_t mw__row_start(unsigned char *row, unsigned idx, unsigned bin);
+void mw__row_hist(unsigned char *row, uint32_t hist[MW_NBINS]);
 static inline unsigned mw__bin(uint64_t ns)
 {
     unsigned b = ns ? 63u - (unsigned)__builtin_clzll(ns) : 0u;
@@ -202,21 +221,20 @@ static inline unsigned mw__bin(uint64_t ns)
 }
 
 /* The thread state to record into, or NULL when this call must not be recorded. */
-static inline mw_thread_t *mw__self(void)
+static inline __attribute__((always_inline)) mw_thread_t *mw__self(void)
 {
-    if (__builtin_expect(mw__depth != 0 || !atomic_load_explicit(&mw__g.active,
-                                                                 memory_order_relaxed), 0))
+    if (__builtin_expect(mw__depth != 0 ||
+                             !atomic_load_explicit(&mw__g.recording, memory_order_relaxed),
+                         0))
         return NULL;
     mw_thread_t *t = mw__tls;
     if (__builtin_expect(t == NULL, 0))
         t = mw__thread_attach();
-    if (t == NULL || atomic_load_explicit(&mw__g.paused, memory_order_relaxed))
-        return NULL;
     return t;
 }
 
 /* Marks the thread as inside fn from t0 (read by the sender for occupancy of long calls). */
-static inline uint64_t mw__begin(mw_thread_t *t, unsigned fn)
+static inline __attribute__((always_inline)) uint64_t mw__begin(mw_thread_t *t, unsigned fn)
 {
     uint64_t t0 = mw__now();
     mw__depth++;
@@ -225,7 +243,9 @@ static inline uint64_t mw__begin(mw_thread_t *t, unsigned fn)
     return t0;
 }
 
-static inline void mw__end(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t bytes, int peer)
+#include "record_fast.h"
+
+static inline __attribute__((always_inline)) void mw__end(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t bytes, int peer)
 {
     uint64_t t1 = mw__now();
     mw__record(t, fn, t0, t1, bytes, peer);
@@ -255,7 +275,7 @@ typedef struct {
     uint64_t *peer_messages, *peer_bytes; /* dense by world rank */
     uint32_t *peer_list;                  /* ranks with a message this window */
     unsigned npeers;
-    uint64_t dropped, late, calls;
+    uint64_t dropped, late;
     uint64_t seen_calls_dropped, seen_threads_dropped; /* global counters already reported */
 } acc_t;
 
@@ -294,6 +314,7 @@ int mw__sender_start(const mw_hello_info_t *info);
 void mw__sender_stop(void);
 
 /* special.c */
+void mw__set_state(int active, int paused); /* -1 leaves a flag as it is */
 int mw__init_common(int thread_level);
 void mw__finalize_common(void);
 

@@ -23,10 +23,19 @@
 static int init_done;
 static uint64_t init_t0_tsc, init_t0_ns;
 
+void mw__set_state(int active, int paused)
+{
+    if (active >= 0)
+        atomic_store(&mw__g.active, active);
+    if (paused >= 0)
+        atomic_store(&mw__g.paused, paused);
+    atomic_store(&mw__g.recording, atomic_load(&mw__g.active) && !atomic_load(&mw__g.paused));
+}
+
 static void atfork_child(void)
 {
     /* The child has none of the parent's threads, and its MPI calls are not the job's. */
-    atomic_store(&mw__g.active, 0);
+    mw__set_state(0, -1);
 }
 
 static void init_clock_start(void)
@@ -70,12 +79,7 @@ int mw__init_common(int thread_level)
         return -1;
     }
     /* From here on everything is local to this rank. */
-    mw__g.window_ns = hi.job.window_ns;
-    mw__g.cfg.subslots = hi.job.subslots;
-    mw__g.window_ticks = mw__ns_to_ticks(mw__g.window_ns);
-    if (mw__g.window_ticks == 0)
-        mw__g.window_ticks = 1;
-    mw__g.sub_mult = (uint64_t)(((unsigned __int128)mw__g.cfg.subslots << 32) / mw__g.window_ticks);
+    mw__grid_init(hi.job.window_ns, hi.job.subslots);
     if (mw__alloc() != 0) {
         mw__log("cannot map %u thread blocks; inert", mw__g.cfg.max_threads);
         return -1;
@@ -101,7 +105,7 @@ int mw__init_common(int thread_level)
     static int atfork_registered;
     if (!atfork_registered++)
         pthread_atfork(NULL, NULL, atfork_child);
-    atomic_store(&mw__g.active, 1);
+    mw__set_state(1, -1);
     mw__log("recording: window %llu ns, timer %s, clock offset %lld ns +- %llu ns",
             (unsigned long long)mw__g.window_ns, mw__g.use_tsc ? "tsc" : "clock_gettime",
             (long long)mw__g.offset_ns, (unsigned long long)mw__g.clock_error_ns);
@@ -127,7 +131,7 @@ void mw__finalize_common(void)
     mw_thread_t *t = mw__self();
     if (t)
         mw__count(t, MW_ID_Finalize);
-    atomic_store(&mw__g.active, 0);
+    mw__set_state(0, -1);
     mw__sender_stop();
 }
 
@@ -138,7 +142,7 @@ static int provided_level(void)
     return level;
 }
 
-int MPI_Init(int *argc, char ***argv)
+MW_EXPORT int MPI_Init(int *argc, char ***argv)
 {
     init_clock_start();
     mw__depth++;
@@ -149,7 +153,7 @@ int MPI_Init(int *argc, char ***argv)
     return rc;
 }
 
-int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+MW_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     init_clock_start();
     mw__depth++;
@@ -160,18 +164,18 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     return rc;
 }
 
-int MPI_Finalize(void)
+MW_EXPORT int MPI_Finalize(void)
 {
     mw__finalize_common();
     return PMPI_Finalize();
 }
 
-int MPI_Pcontrol(const int level, ...)
+MW_EXPORT int MPI_Pcontrol(const int level, ...)
 {
     mw_thread_t *t = mw__self();
     if (t)
         mw__count(t, MW_ID_Pcontrol);
-    atomic_store(&mw__g.paused, level == 0);
+    mw__set_state(-1, level == 0);
     return PMPI_Pcontrol(level);
 }
 
@@ -196,12 +200,12 @@ static int comm_release(MPI_Comm *comm, unsigned fn, int (*real)(MPI_Comm *))
     return rc;
 }
 
-int MPI_Comm_free(MPI_Comm *comm)
+MW_EXPORT int MPI_Comm_free(MPI_Comm *comm)
 {
     return comm_release(comm, MW_ID_Comm_free, PMPI_Comm_free);
 }
 
-int MPI_Comm_disconnect(MPI_Comm *comm)
+MW_EXPORT int MPI_Comm_disconnect(MPI_Comm *comm)
 {
     return comm_release(comm, MW_ID_Comm_disconnect, PMPI_Comm_disconnect);
 }
@@ -222,7 +226,7 @@ extern void pmpi_comm_free_f08_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((w
 extern void pmpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
 extern void pmpi_comm_disconnect_f08_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
 
-#define MW_FALIAS(target, name) __typeof__(target) name __attribute__((alias(#target)));
+#define MW_FALIAS(target, name) MW_EXPORT __typeof__(target) name __attribute__((alias(#target)));
 #define MW_FALIASES3(target, a, b, c) MW_FALIAS(target, a) MW_FALIAS(target, b) MW_FALIAS(target, c)
 
 static void f_init(void (*real)(MPI_Fint *), MPI_Fint *ierr)
@@ -237,13 +241,13 @@ static void f_init(void (*real)(MPI_Fint *), MPI_Fint *ierr)
         record_init(MW_ID_Init);
 }
 
-void mpi_init_(MPI_Fint *ierr);
+MW_EXPORT void mpi_init_(MPI_Fint *ierr);
 void mpi_init_(MPI_Fint *ierr)
 {
     f_init(pmpi_init_, ierr);
 }
 MW_FALIASES3(mpi_init_, mpi_init, mpi_init__, MPI_INIT)
-void mpi_init_f08_(MPI_Fint *ierr);
+MW_EXPORT void mpi_init_f08_(MPI_Fint *ierr);
 void mpi_init_f08_(MPI_Fint *ierr)
 {
     f_init(pmpi_init_f08_, ierr);
@@ -263,19 +267,19 @@ static void f_init_thread(void (*real)(MPI_Fint *, MPI_Fint *, MPI_Fint *), MPI_
         record_init(MW_ID_Init_thread);
 }
 
-void mpi_init_thread_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr);
+MW_EXPORT void mpi_init_thread_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr);
 void mpi_init_thread_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr)
 {
     f_init_thread(pmpi_init_thread_, req, prov, ierr);
 }
 MW_FALIASES3(mpi_init_thread_, mpi_init_thread, mpi_init_thread__, MPI_INIT_THREAD)
-void mpi_init_thread_f08_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr);
+MW_EXPORT void mpi_init_thread_f08_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr);
 void mpi_init_thread_f08_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr)
 {
     f_init_thread(pmpi_init_thread_f08_, req, prov, ierr);
 }
 
-void mpi_finalize_(MPI_Fint *ierr);
+MW_EXPORT void mpi_finalize_(MPI_Fint *ierr);
 void mpi_finalize_(MPI_Fint *ierr)
 {
     mw__finalize_common();
@@ -283,7 +287,7 @@ void mpi_finalize_(MPI_Fint *ierr)
         pmpi_finalize_(ierr);
 }
 MW_FALIASES3(mpi_finalize_, mpi_finalize, mpi_finalize__, MPI_FINALIZE)
-void mpi_finalize_f08_(MPI_Fint *ierr);
+MW_EXPORT void mpi_finalize_f08_(MPI_Fint *ierr);
 void mpi_finalize_f08_(MPI_Fint *ierr)
 {
     mw__finalize_common();
@@ -297,18 +301,18 @@ static void f_pcontrol(void (*real)(MPI_Fint *), MPI_Fint *level)
     if (t)
         mw__count(t, MW_ID_Pcontrol);
     if (level)
-        atomic_store(&mw__g.paused, *level == 0);
+        mw__set_state(-1, *level == 0);
     if (real)
         real(level);
 }
 
-void mpi_pcontrol_(MPI_Fint *level);
+MW_EXPORT void mpi_pcontrol_(MPI_Fint *level);
 void mpi_pcontrol_(MPI_Fint *level)
 {
     f_pcontrol(pmpi_pcontrol_, level);
 }
 MW_FALIASES3(mpi_pcontrol_, mpi_pcontrol, mpi_pcontrol__, MPI_PCONTROL)
-void mpi_pcontrol_f08_(MPI_Fint *level);
+MW_EXPORT void mpi_pcontrol_f08_(MPI_Fint *level);
 void mpi_pcontrol_f08_(MPI_Fint *level)
 {
     f_pcontrol(pmpi_pcontrol_f08_, level);
@@ -333,26 +337,26 @@ static void f_comm_release(void (*real)(MPI_Fint *, MPI_Fint *), unsigned fn, MP
     mw__depth--;
 }
 
-void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr);
+MW_EXPORT void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr);
 void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)
 {
     f_comm_release(pmpi_comm_free_, MW_ID_Comm_free, comm, ierr);
 }
 MW_FALIASES3(mpi_comm_free_, mpi_comm_free, mpi_comm_free__, MPI_COMM_FREE)
-void mpi_comm_free_f08_(MPI_Fint *comm, MPI_Fint *ierr);
+MW_EXPORT void mpi_comm_free_f08_(MPI_Fint *comm, MPI_Fint *ierr);
 void mpi_comm_free_f08_(MPI_Fint *comm, MPI_Fint *ierr)
 {
     f_comm_release(pmpi_comm_free_f08_, MW_ID_Comm_free, comm, ierr);
 }
 
-void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr);
+MW_EXPORT void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr);
 void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr)
 {
     f_comm_release(pmpi_comm_disconnect_, MW_ID_Comm_disconnect, comm, ierr);
 }
 MW_FALIASES3(mpi_comm_disconnect_, mpi_comm_disconnect, mpi_comm_disconnect__,
              MPI_COMM_DISCONNECT)
-void mpi_comm_disconnect_f08_(MPI_Fint *comm, MPI_Fint *ierr);
+MW_EXPORT void mpi_comm_disconnect_f08_(MPI_Fint *comm, MPI_Fint *ierr);
 void mpi_comm_disconnect_f08_(MPI_Fint *comm, MPI_Fint *ierr)
 {
     f_comm_release(pmpi_comm_disconnect_f08_, MW_ID_Comm_disconnect, comm, ierr);

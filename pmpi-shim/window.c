@@ -16,6 +16,27 @@
 #include <time.h>
 #include <unistd.h>
 
+uint32_t mw__row_end(unsigned char *row, unsigned sub, unsigned bin)
+{
+    return mw__row_same(row)[sub * MW_NBINS + bin] + mw__row_end_x(row)[sub * MW_NBINS + bin];
+}
+
+uint32_t mw__row_start(unsigned char *row, unsigned idx, unsigned bin)
+{
+    unsigned n = mw__g.cfg.subslots;
+    uint32_t same = idx >= n ? mw__row_same(row)[(idx - n) * MW_NBINS + bin] : 0;
+    return same + mw__row_start_x(row)[idx * MW_NBINS + bin];
+}
+
+void mw__row_hist(unsigned char *row, uint32_t hist[MW_NBINS])
+{
+    for (unsigned b = 0; b < MW_NBINS; b++)
+        hist[b] = 0;
+    for (unsigned sub = 0; sub < mw__g.cfg.subslots; sub++)
+        for (unsigned b = 0; b < MW_NBINS; b++)
+            hist[b] += mw__row_end(row, sub, b);
+}
+
 int mw__acc_init(acc_t *a)
 {
     const mw_config_t *c = &mw__g.cfg;
@@ -87,7 +108,7 @@ static void acc_merge(acc_t *a, mw_slot_t *s)
         y->total_ns += x->total_ns;
         y->bytes += x->bytes;
     }
-    size_t n32 = MW_NBINS + 3u * mw__g.cfg.subslots * MW_NBINS, nocc = mw__g.cfg.subslots;
+    size_t n32 = 4u * mw__g.cfg.subslots * MW_NBINS, nocc = mw__g.cfg.subslots;
     for (uint32_t r = 0; r < s->nrows; r++) {
         unsigned char *src = mw__slot_row(s, r);
         unsigned char *dst = mw__acc_row(a, *(uint32_t *)src);
@@ -95,14 +116,11 @@ static void acc_merge(acc_t *a, mw_slot_t *s)
             a->dropped++;
             continue;
         }
-        uint32_t *h0 = mw__row_hist(src), *h1 = mw__row_hist(dst);
-        for (unsigned i = 0; i < MW_NBINS; i++)
-            h1[i] += h0[i];
         uint64_t *o0 = mw__row_occ(src), *o1 = mw__row_occ(dst);
         for (size_t i = 0; i < nocc; i++)
             o1[i] += o0[i];
-        uint32_t *d0 = mw__row_dens_end(src), *d1 = mw__row_dens_end(dst);
-        for (size_t i = 0; i < n32 - MW_NBINS; i++) /* dens_end and dens_start are contiguous */
+        uint32_t *d0 = mw__row_same(src), *d1 = mw__row_same(dst);
+        for (size_t i = 0; i < n32; i++) /* same, end_x and start_x are contiguous */
             d1[i] += d0[i];
     }
     mw_peer_t *p = mw__slot_peers(s);
@@ -115,7 +133,6 @@ static void acc_merge(acc_t *a, mw_slot_t *s)
         acc_longest(a, &l[i]);
     a->dropped += s->dropped;
     a->late += s->late;
-    a->calls += s->calls;
 }
 
 void mw__acc_clear(acc_t *a)
@@ -131,7 +148,7 @@ void mw__acc_clear(acc_t *a)
     }
     memset(a->fn, 0, sizeof a->fn);
     a->nrows = a->nlong = a->npeers = 0;
-    a->dropped = a->late = a->calls = 0;
+    a->dropped = a->late = 0;
 }
 
 /* Waits until thread t is not inside mw__record(). The wait is the length of one record call
@@ -180,9 +197,10 @@ void mw__collect(acc_t *acc, int64_t k)
             uint64_t a = t0 > lo ? t0 : lo;
             if (row) {
                 uint64_t *occ = mw__row_occ(row);
-                uint64_t wt = hi - lo, ns = mw__g.cfg.subslots;
+                unsigned ns = mw__g.cfg.subslots;
                 for (unsigned sub = 0; sub < ns; sub++) {
-                    uint64_t b0 = lo + sub * wt / ns, b1 = lo + (sub + 1) * wt / ns;
+                    uint64_t b0 = lo + sub * mw__g.sub_ticks;
+                    uint64_t b1 = sub + 1 < ns ? b0 + mw__g.sub_ticks : hi;
                     uint64_t x = a > b0 ? a : b0;
                     if (b1 > x)
                         occ[sub] += b1 - x;

@@ -17,7 +17,7 @@
 #define MW_PEER(r, comm) mw__peer((r), (comm))
 
 #define MW_WRAP_TIMED(name, ret, params, args, bytes, peer)                                       \
-    ret MPI_##name params                                                                          \
+    MW_EXPORT ret MPI_##name params                                                                \
     {                                                                                              \
         mw_thread_t *mw_t = mw__self();                                                            \
         if (!mw_t)                                                                                 \
@@ -37,7 +37,7 @@
     }
 
 #define MW_WRAP_COUNTED(name, ret, params, args, bytes, peer)                                     \
-    ret MPI_##name params                                                                          \
+    MW_EXPORT ret MPI_##name params                                                                \
     {                                                                                              \
         mw_thread_t *mw_t = mw__self();                                                            \
         if (mw_t)                                                                                  \

@@ -36,10 +36,8 @@ static void setup_recorder(unsigned window_ns, unsigned subslots)
         assert_int_equal(mw__acc_init(&acc), 0);
         mapped = 1;
     }
-    mw__g.window_ns = window_ns;
-    mw__g.window_ticks = window_ns;
-    mw__g.sub_mult = (uint64_t)(((unsigned __int128)subslots << 32) / window_ns);
-    atomic_store(&mw__g.active, 1);
+    mw__grid_init(window_ns, subslots);
+    mw__set_state(1, 0);
     mw__acc_clear(&acc);
 }
 
@@ -83,7 +81,8 @@ static void test_exact_totals(void **state)
     assert_int_equal(f->min_ns, 1);
     assert_int_equal(f->max_ns, 1000);
     assert_int_equal(f->bytes, 8000);
-    uint32_t *h = mw__row_hist(mw__acc_row(&acc, MW_ID_Allreduce));
+    uint32_t h[MW_NBINS];
+    mw__row_hist(mw__acc_row(&acc, MW_ID_Allreduce), h);
     uint64_t sum = 0;
     for (unsigned b = 0; b < MW_NBINS; b++)
         sum += h[b];
@@ -98,7 +97,20 @@ static void test_occupancy_split(void **state)
 {
     (void)state;
     setup_recorder(W, 10);
-    int64_t w = 2000;
+    int64_t w = 1500;
+    atomic_store(&mw__g.closed_upto, w - 1);
+    mw_thread_t *t0 = self();
+    uint64_t b0 = (uint64_t)w * W;
+    /* One call inside sub-slot 3: density by start and by end both in sub-slot 3. */
+    mw__record(t0, MW_ID_Bcast, b0 + 3 * W / 10 + 5, b0 + 3 * W / 10 + 500, 0, -1);
+    mw__collect(&acc, w);
+    unsigned char *r0 = mw__acc_row(&acc, MW_ID_Bcast);
+    assert_int_equal(mw__row_end(r0, 3, mw__bin(495)), 1);
+    assert_int_equal(mw__row_start(r0, 10 + 3, mw__bin(495)), 1);
+    assert_int_equal(mw__row_start(r0, 3, mw__bin(495)), 0);
+    assert_int_equal(occ_of(MW_ID_Bcast, 3), 495);
+    mw__acc_clear(&acc);
+    w = 2000;
     atomic_store(&mw__g.closed_upto, w - 1);
     mw_thread_t *t = self();
     uint64_t base = (uint64_t)w * W, sub = W / 10;
@@ -130,9 +142,10 @@ static void test_call_spanning_windows(void **state)
     assert_int_equal(occ_of(MW_ID_Recv, 0), sub);
     assert_int_equal(occ_of(MW_ID_Recv, 1), sub / 2);
     /* density by start: one sub-slot before the window */
-    uint32_t *ds = mw__row_dens_start(mw__acc_row(&acc, MW_ID_Recv));
+    unsigned char *row = mw__acc_row(&acc, MW_ID_Recv);
     unsigned bin = mw__bin(W / 10 + W / 10 + W / 20);
-    assert_int_equal(ds[(10 - 1) * MW_NBINS + bin], 1);
+    assert_int_equal(mw__row_start(row, 10 - 1, bin), 1);
+    assert_int_equal(mw__row_end(row, 1, bin), 1);
 }
 
 static void test_late_call_counted_next_window(void **state)

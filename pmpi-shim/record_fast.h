@@ -1,0 +1,111 @@
+/* record_fast.h: the common path of recording one call, inlined into every wrapper.
+ *
+ * DESIGN: the common case (the call ends in the thread's cached window, whose slot it owns,
+ * the function already has a row, and the call lies in one sub-slot) is a few dozen
+ * instructions with no call: inlining it saves the call and the register spills of a
+ * function that also holds the rare paths. Everything rare is out of line in record.c.
+ */
+#ifndef MW_RECORD_FAST_H
+#define MW_RECORD_FAST_H
+
+/* record.c: the rare paths */
+void mw__window_locate(mw_thread_t *t, uint64_t t1);
+void mw__record_slow(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t d,
+                     uint64_t bytes, int peer, int64_t closed);
+unsigned char *mw__row_get(mw_slot_t *s, unsigned fn);
+void mw__peer_add(mw_slot_t *s, int peer, uint64_t bytes);
+void mw__longest_add(mw_slot_t *s, unsigned fn, uint64_t t0, uint64_t d, uint64_t bytes,
+                     int peer);
+void mw__sub_locate(mw_thread_t *t, uint64_t t1);
+void mw__detail_spanning(mw_thread_t *t, unsigned char *row, unsigned fn, uint64_t t0,
+                         uint64_t t1, unsigned bin, int64_t closed);
+
+static inline __attribute__((always_inline)) void mw__busy_enter(mw_thread_t *t)
+{
+    atomic_store_explicit(&t->busy, t->busy_local + 1, memory_order_relaxed);
+    if (__builtin_expect(mw__g.need_fence, 0))
+        atomic_thread_fence(memory_order_seq_cst);
+    else
+        atomic_signal_fence(memory_order_seq_cst); /* membarrier() orders it for the sender */
+}
+
+static inline __attribute__((always_inline)) void mw__busy_leave(mw_thread_t *t)
+{
+    t->busy_local += 2;
+    atomic_store_explicit(&t->busy, t->busy_local, memory_order_release);
+}
+
+static inline __attribute__((always_inline)) void mw__totals_add(mw_slot_t *s, unsigned fn, uint64_t d, uint64_t bytes)
+{
+    mw_fnstat_t *f = &s->fn[fn];
+    if (f->count == 0 || d < f->min_ns)
+        f->min_ns = d;
+    if (d > f->max_ns)
+        f->max_ns = d;
+    f->count++;
+    f->total_ns += d;
+    f->bytes += bytes;
+}
+
+/* Density and occupancy of a call that ends in the thread's current window; the histogram is
+ * the density by end summed over sub-slots, so it costs nothing here. */
+static inline __attribute__((always_inline)) void mw__detail_add(mw_thread_t *t, mw_slot_t *s,
+                                                                 unsigned fn, uint64_t t0,
+                                                                 uint64_t t1, uint64_t d,
+                                                                 int64_t closed)
+{
+    unsigned r = s->row_of[fn];
+    unsigned char *row;
+    if (__builtin_expect(r != 0, 1)) {
+        row = mw__slot_row(s, r - 1);
+    } else {
+        row = mw__row_get(s, fn);
+        if (row == NULL) {
+            s->dropped++;
+            return;
+        }
+    }
+    unsigned bin = mw__bin(d);
+    if (__builtin_expect(t1 - t->sub_lo >= t->sub_hi - t->sub_lo, 0))
+        mw__sub_locate(t, t1);
+    if (__builtin_expect(t0 >= t->sub_lo, 1)) {
+        /* The common case: the whole call lies in one sub-slot. */
+        mw__row_same(row)[t->sub_i * MW_NBINS + bin]++;
+        mw__row_occ(row)[t->sub_i] += t1 - t0;
+        return;
+    }
+    mw__detail_spanning(t, row, fn, t0, t1, bin, closed);
+}
+
+static inline __attribute__((always_inline)) void mw__record(mw_thread_t *t, unsigned fn,
+                                                             uint64_t t0, uint64_t t1,
+                                                             uint64_t bytes, int peer)
+{
+    mw__busy_enter(t);
+    atomic_store_explicit(&t->inflight_fn, 0, memory_order_relaxed);
+    if (__builtin_expect(t1 < t0, 0))
+        t1 = t0;
+    uint64_t dt = t1 - t0;
+    /* Durations under 2^32 ticks (seconds) convert with one 64-bit multiply. */
+    uint64_t d = dt < (1ull << 32) ? (dt * mw__g.mult) >> 32 : mw__ticks_to_ns(dt);
+    if (__builtin_expect(t1 - t->cw_start >= t->cw_end - t->cw_start, 0))
+        mw__window_locate(t, t1);
+    int64_t closed = atomic_load_explicit(&mw__g.closed_upto, memory_order_relaxed);
+    mw_slot_t *s = t->cslot;
+    if (__builtin_expect(t->cw <= closed ||
+                             atomic_load_explicit(&s->tag, memory_order_relaxed) !=
+                                 (uint64_t)t->cw + 1,
+                         0)) {
+        mw__record_slow(t, fn, t0, t1, d, bytes, peer, closed);
+    } else {
+        mw__totals_add(s, fn, d, bytes);
+        if (peer >= 0)
+            mw__peer_add(s, peer, bytes);
+        if (__builtin_expect(d > s->long_min || s->nlong < mw__g.cfg.longest, 0))
+            mw__longest_add(s, fn, t0, d, bytes, peer);
+        mw__detail_add(t, s, fn, t0, t1, d, closed);
+    }
+    mw__busy_leave(t);
+}
+
+#endif
