@@ -151,7 +151,9 @@ uint64_t mw__ns_to_ticks(uint64_t ns);
 /* Local monotonic ns of a tick value, and global ns (rank 0's realtime base). */
 static inline uint64_t mw__local_ns(uint64_t ticks)
 {
-    return mw__g.base_ns + mw__ticks_to_ns(ticks - mw__g.base_ticks);
+    if (ticks >= mw__g.base_ticks)
+        return mw__g.base_ns + mw__ticks_to_ns(ticks - mw__g.base_ticks);
+    return mw__g.base_ns - mw__ticks_to_ns(mw__g.base_ticks - ticks); /* before calibration */
 }
 static inline uint64_t mw__global_ns(uint64_t ticks)
 {

@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 static int init_done;
-static uint64_t init_t0_tsc, init_t0_ns;
 
 void mw__set_state(int active, int paused)
 {
@@ -36,12 +35,6 @@ static void atfork_child(void)
 {
     /* The child has none of the parent's threads, and its MPI calls are not the job's. */
     mw__set_state(0, -1);
-}
-
-static void init_clock_start(void)
-{
-    init_t0_tsc = __builtin_ia32_rdtsc();
-    init_t0_ns = mw__monotonic_ns();
 }
 
 static int membarrier_setup(void)
@@ -112,16 +105,14 @@ int mw__init_common(int thread_level)
     return 0;
 }
 
-/* Records the init call itself once recording is on; its start predates the clock setup. */
+/* Counts the init call once recording is on. Like MPI_Finalize it is counted, not timed:
+ * monitoring starts inside it, and its duration (process start-up, the clock
+ * synchronisation) is not time the application spends communicating. */
 static void record_init(unsigned fn)
 {
     mw_thread_t *t = mw__self();
-    if (!t)
-        return;
-    uint64_t t0 = mw__g.use_tsc ? init_t0_tsc : init_t0_ns;
-    mw__depth++;
-    mw__record(t, fn, t0, mw__now(), 0, -1);
-    mw__depth--;
+    if (t)
+        mw__count(t, fn);
 }
 
 void mw__finalize_common(void)
@@ -144,7 +135,6 @@ static int provided_level(void)
 
 MW_EXPORT int MPI_Init(int *argc, char ***argv)
 {
-    init_clock_start();
     mw__depth++;
     int rc = PMPI_Init(argc, argv);
     mw__depth--;
@@ -155,7 +145,6 @@ MW_EXPORT int MPI_Init(int *argc, char ***argv)
 
 MW_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    init_clock_start();
     mw__depth++;
     int rc = PMPI_Init_thread(argc, argv, required, provided);
     mw__depth--;
@@ -231,7 +220,6 @@ extern void pmpi_comm_disconnect_f08_(MPI_Fint *comm, MPI_Fint *ierr) __attribut
 
 static void f_init(void (*real)(MPI_Fint *), MPI_Fint *ierr)
 {
-    init_clock_start();
     if (!real)
         return;
     mw__depth++;
@@ -256,7 +244,6 @@ void mpi_init_f08_(MPI_Fint *ierr)
 static void f_init_thread(void (*real)(MPI_Fint *, MPI_Fint *, MPI_Fint *), MPI_Fint *req,
                           MPI_Fint *prov, MPI_Fint *ierr)
 {
-    init_clock_start();
     if (!real)
         return;
     mw__depth++;
