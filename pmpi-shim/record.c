@@ -272,14 +272,38 @@ void mw__detail_spanning(mw_thread_t *t, unsigned char *row, unsigned fn, uint64
 
 /* Everything but the common case: a late call, the first call of a window, a slot the sender
  * has not given back. Kept out of line so the common path stays short. */
+/* Any slot of the ring this thread may still write: one holding a window the sender has not
+ * closed, or a free one, claimed for the first window above `closed` that maps to it. A slot
+ * whose window is closed but not yet reset belongs to the sender. */
+static mw_slot_t *slot_any(mw_thread_t *t, int64_t closed)
+{
+    for (int64_t v = closed + 1; v < closed + 1 + (int64_t)MW_RING; v++) {
+        mw_slot_t *s = mw__slot(t, (uint64_t)v);
+        uint64_t tag = atomic_load_explicit(&s->tag, memory_order_acquire);
+        if (tag != 0 && (int64_t)(tag - 1) > closed)
+            return s;
+        if (tag == 0) {
+            atomic_store_explicit(&s->tag, (uint64_t)v + 1, memory_order_relaxed);
+            return s;
+        }
+    }
+    return NULL;
+}
+
 void mw__record_slow(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t d,
                       uint64_t bytes, int peer, int64_t closed)
 {
     int late = t->cw <= closed;
     mw_slot_t *s = slot_get(t, late ? closed + 1 : t->cw);
     if (s == NULL) {
-        atomic_fetch_add_explicit(&mw__g.calls_dropped, 1, memory_order_relaxed);
-        return;
+        /* The sender is MW_RING windows behind: count the call in another window rather than
+         * lose it. */
+        s = slot_any(t, closed);
+        if (s == NULL) {
+            atomic_fetch_add_explicit(&mw__g.calls_dropped, 1, memory_order_relaxed);
+            return;
+        }
+        late = 1;
     }
     mw__totals_add(s, fn, d, bytes);
     if (peer >= 0)
@@ -301,6 +325,8 @@ void mw__count(mw_thread_t *t, unsigned fn)
         mw__window_locate(t, now);
     int64_t closed = atomic_load_explicit(&mw__g.closed_upto, memory_order_relaxed);
     mw_slot_t *s = slot_get(t, t->cw <= closed ? closed + 1 : t->cw);
+    if (!s)
+        s = slot_any(t, closed);
     if (s) {
         s->fn[fn].count++;
     } else {

@@ -24,6 +24,10 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#define MW_BACKLOG 64
+#define MW_BACKLOG_BYTES (4u << 20)
+enum { LINK_CONNECTING, LINK_UP, LINK_DOWN };
+
 /* Preallocated protobuf-c message storage. */
 typedef struct {
     Mpiwatch__FunctionStat fs[MW_FN_COUNT];
@@ -52,6 +56,14 @@ static struct {
     mw_hello_info_t info;
     void *ctx, *push, *monitor;
     int hello_pending;
+    int link;              /* LINK_*: what the socket monitor last said */
+    uint64_t retry_ns;     /* wait between send retries while something is pending */
+    /* Messages that could not be sent yet, oldest first: sent before anything newer once the
+     * collector takes them, dropped oldest-first (and counted) beyond MW_BACKLOG entries or
+     * MW_BACKLOG_BYTES. */
+    zmq_msg_t backlog[MW_BACKLOG];
+    unsigned bl_head, bl_count;
+    size_t bl_bytes;
     uint64_t seq;
     uint64_t samples_dropped_total, records_dropped_total, calls_total, windows_sent;
     int64_t next; /* next window to collect */
@@ -89,20 +101,75 @@ static int alloc_buffers(void)
     return 0;
 }
 
-static int send_envelope(Mpiwatch__Envelope *env)
+/* Fills in the envelope and encodes it into the send buffer; returns its length, 0 if it
+ * does not fit. */
+static size_t encode(Mpiwatch__Envelope *env)
 {
     env->version = MW_PROTO_VERSION;
     env->job = S.info.job.job;
     env->rank = (uint32_t)mw__g.rank;
-    env->seq = S.seq;
+    env->seq = S.seq++;
     size_t len = mpiwatch__envelope__get_packed_size(env);
-    if (len > S.enc.buf_cap || !S.push)
-        return -1;
-    mpiwatch__envelope__pack(env, S.enc.buf);
-    if (zmq_send(S.push, S.enc.buf, len, ZMQ_DONTWAIT) < 0)
-        return -1;
-    S.seq++;
-    return 0;
+    if (len > S.enc.buf_cap)
+        return 0;
+    return mpiwatch__envelope__pack(env, S.enc.buf);
+}
+
+static void backlog_drop_oldest(void)
+{
+    zmq_msg_t *m = &S.backlog[S.bl_head];
+    S.bl_bytes -= zmq_msg_size(m);
+    zmq_msg_close(m);
+    S.bl_head = (S.bl_head + 1) % MW_BACKLOG;
+    S.bl_count--;
+    S.samples_dropped_total++;
+}
+
+static void backlog_push(const void *data, size_t len)
+{
+    if (len > MW_BACKLOG_BYTES) {
+        S.samples_dropped_total++;
+        return;
+    }
+    while (S.bl_count == MW_BACKLOG || S.bl_bytes + len > MW_BACKLOG_BYTES)
+        backlog_drop_oldest();
+    zmq_msg_t *m = &S.backlog[(S.bl_head + S.bl_count) % MW_BACKLOG];
+    if (zmq_msg_init_size(m, len) != 0) {
+        S.samples_dropped_total++;
+        return;
+    }
+    memcpy(zmq_msg_data(m), data, len);
+    S.bl_count++;
+    S.bl_bytes += len;
+}
+
+/* Sends what the backlog holds, oldest first, until the socket would block. */
+static void backlog_flush(void)
+{
+    while (S.bl_count && S.push) {
+        zmq_msg_t *m = &S.backlog[S.bl_head];
+        size_t len = zmq_msg_size(m);
+        if (zmq_msg_send(m, S.push, ZMQ_DONTWAIT) < 0)
+            return;
+        zmq_msg_close(m);
+        S.bl_bytes -= len;
+        S.bl_head = (S.bl_head + 1) % MW_BACKLOG;
+        S.bl_count--;
+    }
+}
+
+/* Sends a sample or bye now if nothing is waiting before it, otherwise queues it. */
+static void send_or_queue(Mpiwatch__Envelope *env)
+{
+    size_t len = encode(env);
+    if (len == 0) {
+        S.samples_dropped_total++;
+        return;
+    }
+    if (!S.hello_pending && S.bl_count == 0 && S.push &&
+        zmq_send(S.push, S.enc.buf, len, ZMQ_DONTWAIT) >= 0)
+        return;
+    backlog_push(S.enc.buf, len);
 }
 
 static void send_hello(void)
@@ -137,7 +204,8 @@ static void send_hello(void)
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
     env.body_case = MPIWATCH__ENVELOPE__BODY_HELLO;
     env.hello = &h;
-    if (send_envelope(&env) == 0)
+    size_t len = encode(&env);
+    if (len && S.push && zmq_send(S.push, S.enc.buf, len, ZMQ_DONTWAIT) >= 0)
         S.hello_pending = 0;
 }
 
@@ -247,10 +315,8 @@ static void send_sample(int64_t k)
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
     env.body_case = MPIWATCH__ENVELOPE__BODY_SAMPLE;
     env.sample = &smp;
-    if (S.hello_pending || send_envelope(&env) != 0)
-        S.samples_dropped_total++;
-    else
-        S.windows_sent++;
+    send_or_queue(&env);
+    S.windows_sent++;
     mw__acc_clear(a);
 }
 
@@ -264,8 +330,7 @@ static void send_bye(void)
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
     env.body_case = MPIWATCH__ENVELOPE__BODY_BYE;
     env.bye = &b;
-    if (!S.hello_pending)
-        send_envelope(&env);
+    send_or_queue(&env);
 }
 
 /* Reads socket events without waiting: every (re)connection gets a fresh hello. */
@@ -294,8 +359,15 @@ static void poll_monitor(void)
             more = zmq_msg_more(&m);
             zmq_msg_close(&m);
         }
-        if (event == ZMQ_EVENT_CONNECTED)
-            S.hello_pending = 1;
+        if (event == ZMQ_EVENT_CONNECTED) {
+            S.hello_pending = 1; /* maybe a new collector: it must hear who we are first */
+            S.link = LINK_UP;
+            S.retry_ns = 0;
+        } else if (event == ZMQ_EVENT_DISCONNECTED || event == ZMQ_EVENT_CONNECT_RETRIED) {
+            S.link = LINK_DOWN;
+        } else if (event == ZMQ_EVENT_CONNECT_DELAYED && S.link != LINK_UP) {
+            S.link = LINK_CONNECTING;
+        }
     }
 }
 
@@ -314,7 +386,9 @@ static void socket_open(void)
     zmq_setsockopt(S.push, ZMQ_LINGER, &zero, sizeof zero);
     char ep[64];
     snprintf(ep, sizeof ep, "inproc://mpiwatch-monitor-%ld", (long)getpid());
-    if (zmq_socket_monitor(S.push, ep, ZMQ_EVENT_CONNECTED) == 0) {
+    if (zmq_socket_monitor(S.push, ep,
+                           ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED |
+                               ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_CONNECT_DELAYED) == 0) {
         S.monitor = zmq_socket(S.ctx, ZMQ_PAIR);
         if (S.monitor) {
             zmq_setsockopt(S.monitor, ZMQ_LINGER, &zero, sizeof zero);
@@ -331,10 +405,13 @@ static void socket_open(void)
     }
 }
 
-static void socket_close(void)
+/* Closes the socket, letting ZeroMQ deliver what it already took for at most linger_ms. */
+static void socket_close(uint64_t linger_ms)
 {
+    while (S.bl_count)
+        backlog_drop_oldest();
     if (S.push) {
-        int linger = (int)mw__g.cfg.linger_ms;
+        int linger = (int)linger_ms;
         zmq_setsockopt(S.push, ZMQ_LINGER, &linger, sizeof linger);
         zmq_socket_monitor(S.push, NULL, 0);
         zmq_close(S.push);
@@ -352,11 +429,46 @@ static uint64_t global_now(void)
     return mw__global_ns(mw__now());
 }
 
+/* Socket chores of every wake-up: link events, the hello, the backlog. */
+static void tick_io(void)
+{
+    poll_monitor();
+    if (S.hello_pending)
+        send_hello();
+    if (!S.hello_pending)
+        backlog_flush();
+}
+
+/* Whether something waits to be sent; retries back off from 2 ms to one window. */
+static int pending(void)
+{
+    return S.hello_pending || S.bl_count > 0;
+}
+
+static void wait_until(uint64_t due_global, uint64_t now_global)
+{
+    uint64_t delay = due_global - now_global;
+    if (pending()) {
+        S.retry_ns = S.retry_ns ? S.retry_ns * 2 : 2000000;
+        if (S.retry_ns > mw__g.window_ns)
+            S.retry_ns = mw__g.window_ns;
+        if (S.retry_ns < delay)
+            delay = S.retry_ns;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t wake = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + delay;
+    ts.tv_sec = (time_t)(wake / 1000000000ull);
+    ts.tv_nsec = (long)(wake % 1000000000ull);
+    pthread_cond_timedwait(&S.cond, &S.lock, &ts);
+}
+
 static void *sender_main(void *arg)
 {
     (void)arg;
     socket_open();
     S.hello_pending = 1;
+    S.link = LINK_CONNECTING;
     uint64_t grace = mw__g.window_ns / 10;
     if (grace < 1000000)
         grace = 1000000;
@@ -364,42 +476,43 @@ static void *sender_main(void *arg)
     while (!S.stop) {
         uint64_t due = (uint64_t)(S.next + 1) * mw__g.window_ns + grace, now = global_now();
         if (now < due) {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            uint64_t wake = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + due - now;
-            ts.tv_sec = (time_t)(wake / 1000000000ull);
-            ts.tv_nsec = (long)(wake % 1000000000ull);
-            pthread_cond_timedwait(&S.cond, &S.lock, &ts);
+            wait_until(due, now);
+            pthread_mutex_unlock(&S.lock);
+            tick_io();
+            pthread_mutex_lock(&S.lock);
             continue;
         }
+        /* Window S.next is over. When this thread was starved it catches up one window per
+         * turn, without sleeping, so nothing is skipped. */
         pthread_mutex_unlock(&S.lock);
-        poll_monitor();
-        if (S.hello_pending)
-            send_hello();
-        /* If this thread fell far behind, skip ahead: those windows are counted as dropped. */
-        int64_t current = (int64_t)(now / mw__g.window_ns);
+        tick_io();
         mw__collect(&S.acc, S.next);
         send_sample(S.next);
         S.next++;
-        if (current - S.next > (int64_t)MW_RING) {
-            S.samples_dropped_total += (uint64_t)(current - 1 - S.next);
-            S.next = current - 1;
-        }
         pthread_mutex_lock(&S.lock);
     }
     pthread_mutex_unlock(&S.lock);
     /* Finalize: the application thread is in MPI_Finalize, recording is off. Flush every
-     * window up to the current one, then say bye. */
-    poll_monitor();
-    if (S.hello_pending)
-        send_hello();
+     * window up to the current one and say bye; if the collector is there (or still being
+     * connected to) give it up to MPIWATCH_LINGER_MS to take what is queued. A collector that
+     * is absent or gone costs nothing here. */
+    tick_io();
     int64_t last = (int64_t)(global_now() / mw__g.window_ns);
     for (; S.next <= last; S.next++) {
         mw__collect(&S.acc, S.next);
         send_sample(S.next);
     }
     send_bye();
-    socket_close();
+    uint64_t deadline = mw__monotonic_ns() + (uint64_t)mw__g.cfg.linger_ms * 1000000ull;
+    for (;;) {
+        tick_io();
+        if (!pending() || S.link == LINK_DOWN || mw__monotonic_ns() >= deadline)
+            break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    uint64_t now = mw__monotonic_ns();
+    socket_close(S.link == LINK_DOWN || now >= deadline ? 0 : (deadline - now) / 1000000ull);
     return NULL;
 }
 

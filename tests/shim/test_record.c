@@ -216,7 +216,7 @@ static void test_inflight_occupancy(void **state)
     assert_int_equal(acc.fn[MW_ID_Wait].total_ns, 6 * sub);
 }
 
-static void test_slot_still_owned_is_dropped(void **state)
+static void test_sender_behind_counts_in_older_slot(void **state)
 {
     (void)state;
     setup_recorder(W, 10);
@@ -225,13 +225,21 @@ static void test_slot_still_owned_is_dropped(void **state)
     mw_thread_t *t = self();
     uint64_t base = (uint64_t)w * W;
     mw__record(t, MW_ID_Barrier, base + 1, base + 2, 0, -1);
-    /* MW_RING windows later the same slot is still uncollected: the call is dropped. */
+    /* MW_RING windows later the same slot still holds window w (the sender is behind): the
+     * call is counted there, as late, not lost. */
     uint64_t before = atomic_load(&mw__g.calls_dropped);
     mw__record(t, MW_ID_Barrier, base + MW_RING * W + 1, base + MW_RING * W + 2, 0, -1);
-    assert_int_equal(atomic_load(&mw__g.calls_dropped), before + 1);
-    collect_to(w, w + MW_RING);
+    assert_int_equal(atomic_load(&mw__g.calls_dropped), before);
+    mw__collect(&acc, w);
+    assert_int_equal(acc.fn[MW_ID_Barrier].count, 2);
+    assert_int_equal(acc.late, 1);
+    /* Once window w is collected and the ring has moved on, an old slot is never written. */
+    mw__acc_clear(&acc);
+    atomic_store(&mw__g.closed_upto, w + MW_RING);
+    mw__record(t, MW_ID_Barrier, base + MW_RING * W + 3, base + MW_RING * W + 4, 0, -1);
+    collect_to(w + MW_RING + 1, w + MW_RING + 1);
     assert_int_equal(acc.fn[MW_ID_Barrier].count, 1);
-    assert_int_equal(acc.dropped, 1);
+    assert_int_equal(acc.late, 1);
 }
 
 /* Threads record with the real clock while the main thread collects windows as they end. */
@@ -284,7 +292,9 @@ static void test_threads_counted_exactly(void **state)
     print_message("counted %llu, dropped %llu\n", (unsigned long long)counted,
                   (unsigned long long)dropped);
     assert_int_equal(counted + dropped, (uint64_t)STRESS_THREADS * STRESS_CALLS);
-    assert_true(counted > dropped); /* drops only when the collector falls MW_RING behind */
+    /* A collector that falls behind delays calls into later windows; only when all MW_RING
+     * slots are being handed back at once can one be lost, and then it is counted. */
+    assert_true(dropped * 1000 < (uint64_t)STRESS_THREADS * STRESS_CALLS);
 }
 
 int main(void)
@@ -296,7 +306,7 @@ int main(void)
         cmocka_unit_test(test_late_call_counted_next_window),
         cmocka_unit_test(test_peers_and_longest),
         cmocka_unit_test(test_inflight_occupancy),
-        cmocka_unit_test(test_slot_still_owned_is_dropped),
+        cmocka_unit_test(test_sender_behind_counts_in_older_slot),
         cmocka_unit_test(test_threads_counted_exactly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

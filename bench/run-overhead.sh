@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# run-overhead.sh: measures what libmpiwatch costs an MPI program, with and without, in one run.
+#
+# DESIGN: the machines this runs on are shared and noisy, so absolute figures mean little and
+# only ratios measured side by side do (STYLE 19). The driver runs bench/overhead.c in pairs,
+# once without and once with the library preloaded (and a real collector listening on a
+# private ipc endpoint, so the sender thread really encodes and sends), alternating which of
+# the two goes first (ABBA) so that a drift of the machine's load hits both alike. Two jobs per
+# run: 2 ranks (Iprobe cost, ping-pong) and 4 ranks (allreduce). It prints every run's
+# figures, then the medians side by side with their difference or ratio and the target. It is
+# a benchmark: it prints figures and exits 0 whatever they are; it fails only when a run
+# fails. See docs/overhead.md.
+#
+# usage: run-overhead.sh [--mpirun PATH] BUILD_DIR
+#        run-overhead.sh [--mpirun PATH] --bench PATH --lib PATH [--collector PATH|none]
+# knobs (environment): MW_BENCH_PAIRS (5), MW_BENCH_NP (2), MW_BENCH_NP_ALLREDUCE (4),
+#   MW_BENCH_IPROBE_CALLS (2000000), MW_BENCH_IPROBE_REPS (5), MW_BENCH_PINGPONG_ITERS (5000),
+#   MW_BENCH_PINGPONG_REPS (11), MW_BENCH_ALLREDUCE_ITERS (2000), MW_BENCH_ALLREDUCE_REPS (11),
+#   MW_BENCH_WARMUP_S (1), MW_BENCH_COLLECTOR=none (no collector: the library's samples are
+#   dropped at once), MW_BENCH_KEEP=1 (keep the temporary directory), MPIWATCH_WINDOW_MS.
+set -u
+argv=("$@")
+
+usage() {
+    sed -n 's/^# \{0,1\}//; /^usage:/,/^knobs/p' "$0" | sed '$d' >&2
+    exit 2
+}
+
+bench='' lib='' collector='' mpirun=${MPIRUN:-mpirun} build=''
+while [ $# -gt 0 ]; do
+    case $1 in
+        --bench) bench=$2; shift 2 ;;
+        --lib) lib=$2; shift 2 ;;
+        --collector) collector=$2; shift 2 ;;
+        --mpirun) mpirun=$2; shift 2 ;;
+        -h|--help) usage ;;
+        -*) echo "run-overhead.sh: unknown option $1" >&2; usage ;;
+        *) [ -z "$build" ] || usage; build=$1; shift ;;
+    esac
+done
+if [ -n "$build" ]; then
+    bench=${bench:-$build/bench/mw-bench-overhead}
+    lib=${lib:-$build/pmpi-shim/libmpiwatch.so}
+    collector=${collector:-$build/collector/mpiwatch-collector}
+fi
+[ -n "$bench" ] && [ -n "$lib" ] || usage
+collector=${MW_BENCH_COLLECTOR:-$collector}
+[ -x "$bench" ] || { echo "run-overhead.sh: no benchmark program at $bench" >&2; exit 1; }
+[ -r "$lib" ] || { echo "run-overhead.sh: no library at $lib" >&2; exit 1; }
+if [ "$collector" != none ] && [ ! -x "$collector" ]; then
+    echo "run-overhead.sh: no collector at '$collector' (build mpiwatch-collector, or set" \
+        "MW_BENCH_COLLECTOR=none to measure with nothing listening)" >&2
+    exit 1
+fi
+lib=$(readlink -f "$lib")
+command -v "$mpirun" >/dev/null || { echo "run-overhead.sh: no mpirun ($mpirun)" >&2; exit 1; }
+
+pairs=${MW_BENCH_PAIRS:-5}
+np=${MW_BENCH_NP:-2}
+np_coll=${MW_BENCH_NP_ALLREDUCE:-4}
+common=(--iprobe-calls "${MW_BENCH_IPROBE_CALLS:-2000000}" --iprobe-reps "${MW_BENCH_IPROBE_REPS:-5}"
+    --pingpong-iters "${MW_BENCH_PINGPONG_ITERS:-5000}" --pingpong-reps "${MW_BENCH_PINGPONG_REPS:-11}"
+    --allreduce-iters "${MW_BENCH_ALLREDUCE_ITERS:-2000}"
+    --allreduce-reps "${MW_BENCH_ALLREDUCE_REPS:-11}" --warmup-s "${MW_BENCH_WARMUP_S:-1}")
+
+# A private directory for Open MPI's session files and the collector's endpoint; short, since
+# a unix socket path is limited to 107 bytes.
+T=$(mktemp -d /tmp/mwbench.XXXXXX) || exit 1
+cpid=''
+cleanup() {
+    if [ -n "$cpid" ] && kill -0 "$cpid" 2>/dev/null; then
+        kill -KILL "$cpid" 2>/dev/null
+        wait "$cpid" 2>/dev/null
+    fi
+    if [ "${MW_BENCH_KEEP:-0}" = 1 ]; then echo "kept $T" >&2; else rm -rf -- "$T"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+mkdir -p "$T/ompi"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_orte_tmpdir_base=$T/ompi
+unset LD_PRELOAD MPIWATCH_COLLECTOR MPIWATCH_DISABLE MPIWATCH_VERBOSE
+window_x=()
+[ -n "${MPIWATCH_WINDOW_MS-}" ] && window_x=(-x MPIWATCH_WINDOW_MS)
+
+: >"$T/results"
+run_no=0
+
+# run_one MODE NP TESTS: one job; appends "MODE NP NAME VALUE" lines to $T/results.
+run_one() {
+    local mode=$1 n=$2 tests=$3 rc ep accepted=-
+    run_no=$((run_no + 1))
+    local out=$T/run$run_no.out err=$T/run$run_no.err
+    local cmd=("$mpirun" --oversubscribe -np "$n")
+    if [ "$mode" = with ]; then
+        ep="ipc://$T/c$run_no"
+        if [ "$collector" != none ]; then
+            "$collector" --listen "$ep" --exit-after-job --quiet --stats-json "$T/stats$run_no.json" \
+                </dev/null >/dev/null 2>"$T/collector$run_no.err" &
+            cpid=$!
+            local i
+            for ((i = 0; i < 200 && ! -S $T/c$run_no; i++)); do
+                kill -0 "$cpid" 2>/dev/null || break
+                sleep 0.05
+            done
+            if [ ! -S "$T/c$run_no" ]; then
+                echo "run-overhead.sh: the collector did not start listening on $ep:" >&2
+                cat "$T/collector$run_no.err" >&2
+                exit 1
+            fi
+        fi
+        cmd+=(-x LD_PRELOAD="$lib" -x MPIWATCH_COLLECTOR="$ep" "${window_x[@]}")
+    fi
+    cmd+=("$bench" --tests "$tests" "${common[@]}")
+    [ -n "${shown[$mode$n]-}" ] || { shown[$mode$n]=1; echo "  [$mode, $n ranks] ${cmd[*]}"; }
+    "${cmd[@]}" </dev/null >"$out" 2>"$err"
+    rc=$?
+    if [ "$rc" != 0 ]; then
+        echo "run-overhead.sh: run $run_no ($mode, $n ranks) exited with status $rc:" >&2
+        cat "$out" "$err" >&2
+        exit 1
+    fi
+    if [ "$mode" = with ] && [ -n "$cpid" ]; then
+        # --exit-after-job: the collector leaves once every rank said bye; a collector that
+        # lost a bye would wait for its silence timeout, which a benchmark need not.
+        for ((i = 0; i < 50; i++)); do
+            kill -0 "$cpid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -TERM "$cpid" 2>/dev/null
+        wait "$cpid" 2>/dev/null
+        cpid=''
+        accepted=$(sed -n 's/^ *"accepted": *\([0-9]*\).*/\1/p' "$T/stats$run_no.json" 2>/dev/null)
+        echo "$mode $n accepted ${accepted:-0}" >>"$T/results"
+    fi
+    sed -n "s/^result \([a-z_]*\) \([-0-9.]*\)\$/$mode $n \1 \2/p" "$out" >>"$T/results"
+    printf '  run %2d %-7s %d ranks: %s%s\n' "$run_no" "$mode" "$n" \
+        "$(sed -n 's/^result \([a-z_]*\) \(.*\)/\1=\2/p' "$out" | grep -v _min | tr '\n' ' ')" \
+        "$([ "$accepted" != - ] && echo "collector accepted=${accepted:-0}")"
+}
+
+declare -A shown
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+echo "mpiwatch overhead benchmark"
+echo "command:  $0${argv[*]+ ${argv[*]}}"
+env | grep -E '^MW_BENCH_|^MPIWATCH_WINDOW_MS=' | sort | sed 's/^/          env /'
+echo "machine:  $(hostname), nproc $(nproc), $cpu, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "          $(uname -sr), $("$mpirun" --version 2>/dev/null | head -1)"
+echo "library:  $lib"
+echo "collector: $collector"
+echo "pairs:    $pairs (order alternates), ${np} ranks for Iprobe / ping-pong, ${np_coll} for allreduce"
+echo "runs:"
+start=$(date +%s)
+for ((p = 1; p <= pairs; p++)); do
+    if ((p % 2)); then order=(without with); else order=(with without); fi
+    for mode in "${order[@]}"; do
+        run_one "$mode" "$np" iprobe,pingpong
+        run_one "$mode" "$np_coll" allreduce
+    done
+done
+echo "elapsed:  $(($(date +%s) - start)) s"
+
+# median MODE NP NAME
+median() {
+    awk -v m="$1" -v n="$2" -v k="$3" '$1 == m && $2 == n && $3 == k { print $4 }' "$T/results" |
+        sort -g | awk '{ v[NR] = $1 } END {
+            if (NR == 0) { print "nan"; exit }
+            if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+maximum() {
+    awk -v m="$1" -v k="$2" '$1 == m && $3 == k { if (!s || $4 > x) x = $4; s = 1 }
+        END { print s ? x : "nan" }' "$T/results"
+}
+
+# row LABEL WITHOUT WITH HOW TARGET DECIMALS: HOW is "diff" (with - without) or "ratio".
+row() {
+    awk -v l="$1" -v a="$2" -v b="$3" -v how="$4" -v t="$5" -v p="${6:-1}" 'BEGIN {
+        if (a == "nan" || b == "nan") { printf "%-36s %10s %10s %12s\n", l, a, b, "n/a"; exit }
+        if (how == "diff") { d = b - a; c = sprintf("%+.*f", p, d); ok = d <= t; tt = sprintf("<= %g", t) }
+        else { d = a > 0 ? b / a : 0; c = sprintf("%.3fx", d); ok = d <= t; tt = sprintf("<= %.2fx", t) }
+        if (t == "") { tt = ""; v = "" } else v = ok ? "ok" : "ABOVE TARGET"
+        printf "%-36s %10.*f %10.*f %12s  %-9s %s\n", l, p, a, p, b, c, tt, v }'
+}
+
+echo
+printf '%-36s %10s %10s %12s  %-9s %s\n' "medians over $pairs pairs" without with difference \
+    target verdict
+row "MPI_Iprobe, nothing pending (ns)" "$(median without "$np" iprobe_ns)" \
+    "$(median with "$np" iprobe_ns)" diff 25
+row "MPI_Comm_rank, counted (ns)" "$(median without "$np" comm_rank_ns)" \
+    "$(median with "$np" comm_rank_ns)" diff ""
+row "ping-pong 0 B, half RTT (us)" "$(median without "$np" pingpong_us)" \
+    "$(median with "$np" pingpong_us)" ratio 1.15 3
+row "allreduce 8 B, $np_coll ranks (us)" "$(median without "$np_coll" allreduce_us)" \
+    "$(median with "$np_coll" allreduce_us)" ratio 1.10 3
+row "RSS after MPI_Init, $np ranks (kB)" "$(median without "$np" rss_init_kb)" \
+    "$(median with "$np" rss_init_kb)" diff "" 0
+row "RSS after warm-up, $np ranks (kB)" "$(median without "$np" rss_warm_kb)" \
+    "$(median with "$np" rss_warm_kb)" diff "" 0
+row "RSS growth after warm-up, max (kB)" "$(maximum without rss_growth_kb)" \
+    "$(maximum with rss_growth_kb)" diff 0 0
+if [ "$collector" != none ]; then
+    echo "collector: median messages accepted per run: $(median with "$np" accepted) ($np ranks)," \
+        "$(median with "$np_coll" accepted) ($np_coll ranks)"
+else
+    echo "collector: none (MW_BENCH_COLLECTOR=none): every sample was dropped at the socket"
+fi
+echo "(Iprobe and Comm_rank: best of ${MW_BENCH_IPROBE_REPS:-5} loops of" \
+    "${MW_BENCH_IPROBE_CALLS:-2000000} calls per run; latencies: median of the repetitions;" \
+    "RSS growth: end minus after warm-up, worst rank and worst run)"

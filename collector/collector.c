@@ -1,0 +1,230 @@
+/* collector.c: the collector's state and its event handlers, without any socket.
+ *
+ * DESIGN: the socket loop (server.c) only receives frames, reads the clocks and sleeps in
+ * zmq_poll; everything that happens is one of three calls here: a frame arrived
+ * (mw_collector_frame), time passed (mw_collector_tick), or the run is over
+ * (mw_collector_finish). Time is always passed in, which is what makes the whole collector,
+ * job end and deadlines included, testable with crafted messages and a fake clock.
+ *
+ * A job ends when every rank of its size has said bye, or when no accepted message has
+ * arrived for --silence-timeout-ms (the ranks that did not say bye are then declared dead).
+ * At the end every window still open is closed in order, the report and the JSON files are
+ * written, and with --exit-after-job the loop is asked to stop. Without it the job's state
+ * stays (for the live view) until a hello starts the next job.
+ */
+#include "collector.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void mw_clock_now(mw_clock_t *now)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now->mono_ns = (uint64_t)ts.tv_sec * MW_NS_PER_S + (uint64_t)ts.tv_nsec;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    now->real_ns = (uint64_t)ts.tv_sec * MW_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+const char *mw_reject_name(mw_reject_t reason)
+{
+    static const char *const names[MW_REJECT_COUNT] = {"accepted",
+#define MW_X(id, name) name,
+                                                       MW_REJECT_REASONS(MW_X)
+#undef MW_X
+    };
+    return (unsigned)reason < MW_REJECT_COUNT ? names[reason] : "?";
+}
+
+static int job_open(const mw_collector_t *c)
+{
+    return c->job.active && c->job.ended == MW_END_NONE;
+}
+
+/* Every closed window passes here first: counters, the live view, then other consumers. */
+static void collector_on_window(const mw_window_t *w, void *user)
+{
+    mw_collector_t *c = user;
+    c->job.windows++;
+    c->stats.windows++;
+    if (w->ranks_missing) {
+        c->job.partial_windows++;
+        c->stats.partial_windows++;
+    }
+    mw_live_window(&c->live, w);
+    if (c->on_window)
+        c->on_window(w, c->on_window_user);
+}
+
+int mw_collector_init(mw_collector_t *c, const mw_options_t *opt)
+{
+    memset(c, 0, sizeof *c);
+    c->opt = opt;
+    /* protobuf-c's unpacked structs take a few times the wire size (pointers per repeated
+     * message, 8-byte slots for varints): a cap of 4x keeps any frame under the limit
+     * decodable, and a frame that needs more is reported as undecodable. */
+    if (mw_arena_init(&c->arena, 4 * (size_t)MW_MAX_MESSAGE_BYTES) < 0) {
+        MW_LOG(MW_LOG_ERROR, "cannot allocate the %u MiB decoding arena",
+               4 * MW_MAX_MESSAGE_BYTES >> 20);
+        return -1;
+    }
+    mw_live_init(&c->live, stderr, !opt->quiet);
+    return 0;
+}
+
+void mw_collector_free(mw_collector_t *c)
+{
+    if (c->merge_ready)
+        mw_merge_free(&c->merge);
+    mw__job_free(&c->job);
+    mw_arena_free(&c->arena);
+    memset(c, 0, sizeof *c);
+}
+
+int mw__collector_job_begin(mw_collector_t *c, const Mpiwatch__Envelope *env, uint64_t now_ns)
+{
+    const Mpiwatch__Hello *h = env->hello;
+    if (c->merge_ready) {
+        mw_merge_free(&c->merge);
+        c->merge_ready = 0;
+    }
+    MW_TRY(mw__job_begin(&c->job, env, now_ns));
+    if (mw_merge_init(&c->merge, h->size, h->window_ns, h->subslots, h->duration_bins,
+                      c->opt->lateness_ms * MW_NS_PER_MS, collector_on_window, c) < 0) {
+        MW_LOG(MW_LOG_ERROR, "cannot allocate the windows of a %u-rank job", h->size);
+        mw__job_free(&c->job);
+        return -1;
+    }
+    c->merge_ready = 1;
+    c->outputs_written = 0;
+    c->stats.jobs++;
+    memset(c->live.recent_ns, 0, sizeof c->live.recent_ns);
+    c->live.have_window = 0;
+    MW_LOG(MW_LOG_INFO, "job '%s' started: %u ranks, %.3g ms windows, program '%s'", c->job.job,
+           h->size, (double)h->window_ns / 1e6, c->job.program);
+    return 0;
+}
+
+static void collector_end_job(mw_collector_t *c, mw_end_t why, uint64_t now_ns)
+{
+    /* Close the windows before declaring ranks dead, so that the windows they did not
+     * report count them as missing. */
+    mw_merge_close_all(&c->merge);
+    uint32_t dead = why == MW_END_SILENCE ? mw__job_declare_dead(&c->job) : 0;
+    c->job.ended = why;
+    c->job.ended_ns = now_ns;
+    if (dead)
+        MW_LOG(MW_LOG_WARN, "job '%s': %u rank(s) silent for %llu ms, declared dead", c->job.job,
+               dead, (unsigned long long)c->opt->silence_timeout_ms);
+    MW_LOG(MW_LOG_INFO, "job '%s' ended (%s): %llu windows, %llu partial", c->job.job,
+           mw_end_name(why), (unsigned long long)c->job.windows,
+           (unsigned long long)c->job.partial_windows);
+    mw_collector_write_outputs(c, 1);
+    c->outputs_written = 1;
+    if (c->opt->exit_after_job)
+        c->exit_requested = 1;
+}
+
+mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, int parts,
+                               const mw_clock_t *now)
+{
+    mw_reject_t r;
+    const Mpiwatch__Envelope *env = NULL;
+    if (parts > 1) {
+        r = MW_REJECT_MULTIPART;
+    } else if (len > MW_MAX_MESSAGE_BYTES) {
+        r = MW_REJECT_TOO_LARGE;
+    } else {
+        env = mw_envelope_decode(&c->arena, data, len);
+        r = env ? mw__ingest(c, env, now) : MW_REJECT_DECODE;
+    }
+    if (r == MW_ACCEPTED) {
+        c->stats.accepted++;
+    } else {
+        c->stats.rejected[r]++;
+        if (env)
+            MW_LOG(MW_LOG_DEBUG, "rejected a %zu-byte %s from rank %u: %s", len,
+                   env->body_case == MPIWATCH__ENVELOPE__BODY_HELLO    ? "hello"
+                   : env->body_case == MPIWATCH__ENVELOPE__BODY_SAMPLE ? "sample"
+                   : env->body_case == MPIWATCH__ENVELOPE__BODY_BYE    ? "bye"
+                                                                       : "envelope",
+                   env->rank, mw_reject_name(r));
+        else
+            MW_LOG(MW_LOG_DEBUG, "rejected a %zu-byte message: %s", len, mw_reject_name(r));
+    }
+    if (job_open(c) && c->job.byes == c->job.size)
+        collector_end_job(c, MW_END_COMPLETE, now->mono_ns);
+    return r;
+}
+
+void mw_collector_tick(mw_collector_t *c, const mw_clock_t *now)
+{
+    if (job_open(c)) {
+        mw_merge_tick(&c->merge, now->mono_ns);
+        if (now->mono_ns - c->job.last_activity_ns >= c->opt->silence_timeout_ms * MW_NS_PER_MS)
+            collector_end_job(c, MW_END_SILENCE, now->mono_ns);
+    }
+    mw_live_tick(&c->live, c, now->mono_ns);
+}
+
+long mw_collector_timeout_ms(const mw_collector_t *c, const mw_clock_t *now)
+{
+    uint64_t next = UINT64_MAX;
+    if (job_open(c)) {
+        next = mw_merge_next_deadline(&c->merge);
+        uint64_t silent = c->job.last_activity_ns + c->opt->silence_timeout_ms * MW_NS_PER_MS;
+        if (silent < next)
+            next = silent;
+    }
+    if (c->live.enabled && c->live.next_ns < next)
+        next = c->live.next_ns;
+    if (next == UINT64_MAX)
+        return -1;
+    if (next <= now->mono_ns)
+        return 0;
+    uint64_t ms = (next - now->mono_ns + MW_NS_PER_MS - 1) / MW_NS_PER_MS; /* never wake early */
+    return ms > INT_MAX ? INT_MAX : (long)ms;
+}
+
+void mw_collector_finish(mw_collector_t *c, const mw_clock_t *now)
+{
+    if (job_open(c)) {
+        mw_merge_close_all(&c->merge);
+        c->job.ended = MW_END_SIGNAL;
+        c->job.ended_ns = now->mono_ns;
+    }
+    /* A job that ended already has its report on screen: only refresh the files. */
+    mw_collector_write_outputs(c, !c->outputs_written);
+    c->outputs_written = 1;
+}
+
+int mw_collector_write_outputs(mw_collector_t *c, int with_report)
+{
+    int rc = 0;
+    mw_live_release(&c->live);
+    if (with_report) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        if (mem) {
+            mw_report_write(c, mem);
+            if (fclose(mem) == 0 && text) {
+                fputs(text, stderr);
+                fflush(stderr);
+                if (c->opt->report && mw__write_file(c->opt->report, text) < 0)
+                    rc = -1;
+            }
+            free(text);
+        } else {
+            MW_LOG(MW_LOG_ERROR, "cannot build the report: out of memory");
+            rc = -1;
+        }
+    }
+    if (c->opt->summary_json && mw_summary_write(c, c->opt->summary_json) < 0)
+        rc = -1;
+    if (c->opt->stats_json && mw_stats_write(c, c->opt->stats_json) < 0)
+        rc = -1;
+    return rc;
+}

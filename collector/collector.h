@@ -1,0 +1,314 @@
+/* collector.h: the mpiwatch collector's internal interface.
+ *
+ * The collector is split so that everything except the socket loop is plain logic on decoded
+ * messages with the time passed in, testable without ZeroMQ:
+ *   options.c    the option table (flags now, INI and environment later) and its parser
+ *   ingest.c     decode, validate (reject by reason) and apply one message
+ *   job.c        the job: per-rank state, lifecycle and the exact cumulative totals
+ *   merge.c      the window ring (merge.h)
+ *   collector.c  ties them together: window callbacks, timers, job end, outputs
+ *   summary.c    the summary and stats JSON files
+ *   report.c     the end-of-run text report
+ *   live.c       the live terminal view
+ *   server.c     the zmq_poll loop (only in the executable)
+ */
+#ifndef MW_COLLECTOR_H
+#define MW_COLLECTOR_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "index.h"
+#include "merge.h"
+#include "mw_proto.h"
+
+/* ---- logging ------------------------------------------------------------------------------ */
+
+typedef enum { MW_LOG_ERROR, MW_LOG_WARN, MW_LOG_INFO, MW_LOG_DEBUG } mw_log_level_t;
+
+extern int mw__log_level;
+extern unsigned long mw__log_lines; /* lines logged so far: the live view redraws below them */
+
+void mw__log(mw_log_level_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Costs one comparison when the level is filtered out. */
+#define MW_LOG(level, ...)                                                                         \
+    do {                                                                                           \
+        if ((int)(level) <= mw__log_level)                                                         \
+            mw__log((level), __VA_ARGS__);                                                         \
+    } while (0)
+
+#define MW_TRY(expr)                                                                               \
+    do {                                                                                           \
+        if ((expr) < 0)                                                                            \
+            return -1;                                                                             \
+    } while (0)
+
+/* ---- time --------------------------------------------------------------------------------- */
+
+/* The collector's two clocks, read once per batch of messages: monotonic for every timer
+ * (lateness, silence, refresh), real time for checking rank timestamps. */
+typedef struct {
+    uint64_t mono_ns;
+    uint64_t real_ns;
+} mw_clock_t;
+
+void mw_clock_now(mw_clock_t *now);
+
+#define MW_NS_PER_MS 1000000ull
+#define MW_NS_PER_S 1000000000ull
+#define MW_TIMESTAMP_TOLERANCE_NS (86400ull * MW_NS_PER_S) /* timestamps within a day of now */
+#define MW_MAX_WINDOW_NS (60ull * MW_NS_PER_S)
+#define MW_MAX_RANKS (1u << 20)
+#define MW_MAX_STRING 1024u /* longest string field accepted (host, job, program, ...) */
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+#define MW_MAX_LISTEN 8
+
+typedef struct {
+    char *listen[MW_MAX_LISTEN]; /* endpoints the PULL socket binds */
+    unsigned n_listen;
+    char *summary_json;
+    char *report;
+    char *stats_json;
+    uint64_t lateness_ms;
+    uint64_t silence_timeout_ms;
+    int exit_after_job;
+    int quiet;
+    int verbose;
+    int help;
+    int version;
+} mw_options_t;
+
+void mw_options_defaults(mw_options_t *o);
+void mw_options_free(mw_options_t *o);
+/* Sets option `name` (its long name, without dashes) from a string, as a flag, an INI key or
+ * an environment variable would. `value` is NULL for a flag given without one. Returns 0, or
+ * -1 with a message in err. */
+int mw_options_set(mw_options_t *o, const char *name, const char *value, char *err, size_t errlen);
+/* Parses argv. Returns 0, or -1 with a message in err. */
+int mw_options_parse(mw_options_t *o, int argc, char **argv, char *err, size_t errlen);
+/* Checks what the options need together (an endpoint unless --help / --version). */
+int mw_options_check(const mw_options_t *o, char *err, size_t errlen);
+void mw_options_usage(FILE *out, const char *prog);
+
+/* ---- rejection reasons -------------------------------------------------------------------- */
+
+#define MW_REJECT_REASONS(X)                                                                       \
+    X(MULTIPART, "multipart")                                                                      \
+    X(TOO_LARGE, "too_large")                                                                      \
+    X(DECODE, "decode")                                                                            \
+    X(VERSION, "version")                                                                          \
+    X(NO_BODY, "no_body")                                                                          \
+    X(JOB_MISMATCH, "job_mismatch")                                                                \
+    X(TABLE_MISMATCH, "table_mismatch")                                                            \
+    X(RANK_RANGE, "rank_range")                                                                    \
+    X(NO_HELLO, "no_hello")                                                                        \
+    X(DUPLICATE, "duplicate")                                                                      \
+    X(TIMESTAMP, "timestamp")                                                                      \
+    X(BAD_FIELD, "bad_field")                                                                      \
+    X(DUPLICATE_HELLO, "duplicate_hello")
+
+typedef enum {
+    MW_ACCEPTED = 0,
+#define MW_X(id, name) MW_REJECT_##id,
+    MW_REJECT_REASONS(MW_X)
+#undef MW_X
+        MW_REJECT_COUNT
+} mw_reject_t;
+
+/* "decode", ... for a reason; "accepted" for MW_ACCEPTED. */
+const char *mw_reject_name(mw_reject_t reason);
+
+/* ---- the job ------------------------------------------------------------------------------ */
+
+typedef enum { MW_RANK_PENDING, MW_RANK_LIVE, MW_RANK_DONE, MW_RANK_DEAD } mw_rank_state_t;
+
+typedef enum { MW_END_NONE, MW_END_COMPLETE, MW_END_SILENCE, MW_END_SIGNAL } mw_end_t;
+
+typedef struct {
+    uint8_t state; /* mw_rank_state_t */
+    uint8_t said_hello;
+    uint32_t pid;
+    uint32_t host; /* index into job.hosts */
+    int32_t pu, core, package;
+    uint64_t clock_error_ns;
+    uint64_t last_seen_ns; /* collector monotonic */
+    uint64_t samples;
+    int64_t first_window, last_window; /* -1 before the first sample */
+    uint64_t calls;
+    uint64_t mpi_time_ns;
+    uint64_t samples_dropped;     /* largest samples_dropped_total reported (sample or bye) */
+    uint64_t records_dropped;     /* sum of records_dropped over its samples */
+    uint64_t records_dropped_bye; /* records_dropped_total from its bye */
+    uint64_t calls_late;
+    uint32_t rank_fn_first; /* position + 1 of its first entry in job.rank_fn (0: none) */
+    uint32_t pairs_first;   /* ... in job.pairs */
+} mw_rank_t;
+
+/* Cumulative totals of one function (job-wide). */
+typedef struct {
+    uint64_t count;
+    uint64_t total_ns;
+    uint64_t min_ns;
+    uint64_t max_ns;
+    uint64_t bytes;
+} mw_fn_total_t;
+
+/* Cumulative totals of one function on one rank. */
+typedef struct {
+    uint32_t rank;
+    uint32_t fn;
+    uint64_t count;
+    uint64_t time_ns;
+    uint64_t bytes;
+} mw_rank_fn_t;
+
+#define MW_JOB_MAX_RANK_FN (1u << 26)
+#define MW_JOB_MAX_PAIRS (1u << 25)
+
+typedef struct {
+    int active; /* a hello started it */
+    mw_end_t ended;
+    char job[MW_MAX_STRING + 1];
+    char program[MW_MAX_STRING + 1];
+    char mpi_library[MW_MAX_STRING + 1];
+    uint32_t size;
+    uint64_t window_ns;
+    uint32_t subslots;
+    uint32_t duration_bins;
+
+    mw_rank_t *ranks; /* [size] */
+    uint32_t hellos, byes, dead;
+
+    char **hosts; /* distinct host names, interned */
+    uint64_t *host_hash;
+    uint32_t n_hosts, cap_hosts;
+
+    mw_fn_total_t fn[MW_FN_COUNT];
+    mw__index_t rank_fn; /* (rank << 32 | fn) -> mw_rank_fn_t */
+    mw__index_t pairs;   /* (src << 32 | dst) -> mw_pair_sum_t */
+    uint64_t overflow;   /* per-rank function or pair totals that did not fit */
+
+    uint64_t samples;
+    uint64_t late;
+    uint64_t windows; /* merged windows closed */
+    uint64_t partial_windows;
+    int64_t min_window, max_window; /* -1 before the first sample */
+    uint64_t max_clock_error_ns;
+
+    uint64_t started_ns;       /* collector monotonic time of the first hello */
+    uint64_t last_activity_ns; /* ... of the last accepted message */
+    uint64_t ended_ns;
+} mw_job_t;
+
+/* Starts a job from its first hello (allocates per-rank state). Returns 0, or -1. */
+int mw__job_begin(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns);
+void mw__job_free(mw_job_t *job);
+void mw__job_hello(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns);
+/* Adds a sample to the exact totals; returns the increase of the rank's dropped samples. */
+uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns);
+void mw__job_bye(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns);
+/* Marks every rank that has neither said bye nor died as dead; returns how many. */
+uint32_t mw__job_declare_dead(mw_job_t *job);
+/* The summary's "dropped": rank-side dropped samples plus dropped records, all ranks. */
+uint64_t mw_job_dropped(const mw_job_t *job);
+const char *mw_job_host(const mw_job_t *job, uint32_t rank);
+/* A rank's time in MPI over the span of the windows it reported, 0..1 (-1 when none). */
+double mw_job_rank_fraction(const mw_job_t *job, uint32_t rank);
+const char *mw_end_name(mw_end_t end);
+
+/* ---- the collector ------------------------------------------------------------------------ */
+
+typedef struct {
+    uint64_t accepted;
+    uint64_t rejected[MW_REJECT_COUNT];
+    uint64_t late;
+    uint64_t windows;
+    uint64_t partial_windows;
+    uint64_t jobs;
+} mw_stats_t;
+
+/* The live terminal view's state (live.c). */
+typedef struct {
+    int enabled;
+    int tty;
+    FILE *out;
+    uint64_t next_ns;              /* monotonic time of the next refresh */
+    int lines_drawn;               /* lines of the block on screen, for redrawing in place */
+    unsigned long log_mark;        /* mw__log_lines when the block was drawn */
+    double recent_ns[MW_FN_COUNT]; /* decaying time per function over the last seconds */
+    double last_fraction;
+    uint32_t last_reporting;
+    int have_window;
+} mw_live_t;
+
+typedef struct mw_collector {
+    const mw_options_t *opt;
+    mw_arena_t arena;
+    mw_job_t job;
+    mw_merge_t merge;
+    int merge_ready;
+    mw_stats_t stats;
+    mw_live_t live;
+    int outputs_written;           /* the current job's report and summary have been written */
+    int exit_requested;            /* --exit-after-job and the job has ended */
+    uint32_t fn_seen[MW_FN_COUNT]; /* validation scratch: fn_seen[fn] == gen, seen in sample */
+    uint32_t fn_seen_gen;
+    mw_window_fn on_window; /* extra consumer of closed windows (tests, later outputs) */
+    void *on_window_user;
+} mw_collector_t;
+
+/* Prepares a collector (allocates the decoding arena). Returns 0, or -1 with a message. */
+int mw_collector_init(mw_collector_t *c, const mw_options_t *opt);
+void mw_collector_free(mw_collector_t *c);
+
+/* Takes one received message: `parts` is the number of frames it had. Returns MW_ACCEPTED or
+ * the reason it was rejected (already counted). Handles a job that ends with this message. */
+mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, int parts,
+                               const mw_clock_t *now);
+/* Runs the timers due at `now`: window deadlines, the silence timeout, the live view. */
+void mw_collector_tick(mw_collector_t *c, const mw_clock_t *now);
+/* Milliseconds until the next timer (for zmq_poll), -1 when none. */
+long mw_collector_timeout_ms(const mw_collector_t *c, const mw_clock_t *now);
+/* Ends the run (SIGINT / SIGTERM): closes open windows and writes whatever is not written. */
+void mw_collector_finish(mw_collector_t *c, const mw_clock_t *now);
+/* Writes the summary, stats and report. Returns 0, or -1 when a file could not be written. */
+int mw_collector_write_outputs(mw_collector_t *c, int with_report);
+
+/* Validates and applies a decoded envelope (ingest.c). */
+mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const mw_clock_t *now);
+/* Starts a job for `env`'s hello, resetting the previous one (collector.c). Returns 0, or -1. */
+int mw__collector_job_begin(mw_collector_t *c, const Mpiwatch__Envelope *env, uint64_t now_ns);
+
+/* ---- outputs ------------------------------------------------------------------------------ */
+
+/* Writes the summary JSON (via FILE.tmp and rename). Returns 0, or -1 with a log message. */
+int mw_summary_write(const mw_collector_t *c, const char *path);
+/* The summary as a string (caller frees), or NULL. */
+char *mw_summary_json(const mw_collector_t *c);
+int mw_stats_write(const mw_collector_t *c, const char *path);
+char *mw_stats_json(const mw_collector_t *c);
+/* Writes the end-of-run report. */
+void mw_report_write(const mw_collector_t *c, FILE *out);
+/* Writes `path` atomically: `text` to path.tmp, then rename. Returns 0, or -1 logged. */
+int mw__write_file(const char *path, const char *text);
+
+void mw_live_init(mw_live_t *live, FILE *out, int enabled);
+void mw_live_window(mw_live_t *live, const mw_window_t *w);
+/* Redraws when due; returns the monotonic time of the next refresh (UINT64_MAX: never). */
+uint64_t mw_live_tick(mw_live_t *live, const mw_collector_t *c, uint64_t now_ns);
+/* Forgets the block on screen so that what follows is not overwritten (before the report). */
+void mw_live_release(mw_live_t *live);
+/* The view's text for the current state; `block` selects the multi-line form. */
+size_t mw_live_format(const mw_live_t *live, const mw_collector_t *c, int block, char *buf,
+                      size_t len);
+
+/* ---- the socket loop (server.c, in the executable only) ----------------------------------- */
+
+/* Binds the ingest socket and runs the zmq_poll loop until a signal or, with
+ * --exit-after-job, the end of the job. Returns 0, or -1 with a logged message. */
+int mw_server_run(mw_collector_t *c);
+
+#endif

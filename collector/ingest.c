@@ -1,0 +1,264 @@
+/* ingest.c: validating a decoded envelope against the job, then applying it.
+ *
+ * DESIGN: every message is checked completely before anything is changed, so a rejected
+ * message leaves no trace except its counter. The checks are cheap (O(1) per field, no
+ * allocation) because they run on every message at full ingest rate; they follow the order in
+ * which a reader of the message would need each fact: version, body, which job, which rank,
+ * whether that rank may send this now, timestamps, then every index that would be used to
+ * address an array. Anything that addresses memory (function ids, bins, sub-slots, peers) is
+ * bounded here, which is what lets merge.c and job.c index without checking.
+ *
+ * Strings end up in the report, the summary JSON and the terminal, so they must be short,
+ * valid UTF-8 and free of control characters (protobuf-c does not check UTF-8).
+ */
+#include "collector.h"
+
+#include <string.h>
+
+static const char *str_or_empty(const char *s)
+{
+    return s ? s : "";
+}
+
+/* Valid UTF-8, no control characters, at most MW_MAX_STRING bytes. */
+static int text_ok(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)str_or_empty(s);
+    size_t n = 0;
+    while (*p) {
+        unsigned c = *p, extra;
+        uint32_t cp;
+        if (c < 0x20 || c == 0x7f)
+            return 0;
+        if (c < 0x80) {
+            extra = 0;
+            cp = c;
+        } else if ((c & 0xe0) == 0xc0) {
+            extra = 1;
+            cp = c & 0x1f;
+        } else if ((c & 0xf0) == 0xe0) {
+            extra = 2;
+            cp = c & 0x0f;
+        } else if ((c & 0xf8) == 0xf0) {
+            extra = 3;
+            cp = c & 0x07;
+        } else {
+            return 0;
+        }
+        for (unsigned i = 1; i <= extra; i++) {
+            if ((p[i] & 0xc0) != 0x80)
+                return 0;
+            cp = cp << 6 | (p[i] & 0x3f);
+        }
+        static const uint32_t min_cp[] = {0, 0x80, 0x800, 0x10000};
+        if (cp < min_cp[extra] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return 0;
+        if (cp >= 0x80 && cp < 0xa0) /* C1 controls */
+            return 0;
+        p += extra + 1;
+        n += extra + 1;
+        if (n > MW_MAX_STRING)
+            return 0;
+    }
+    return 1;
+}
+
+/* A global timestamp within a day of the collector's real-time clock. */
+static int time_ok(uint64_t ts, uint64_t now_real)
+{
+    return ts > now_real ? ts - now_real <= MW_TIMESTAMP_TOLERANCE_NS
+                         : now_real - ts <= MW_TIMESTAMP_TOLERANCE_NS;
+}
+
+static int fn_ok(uint32_t fn)
+{
+    return fn > 0 && fn < MW_FN_COUNT;
+}
+
+/* Whether the collector is taking messages for c->job (a hello started it, it has not ended). */
+static int job_open(const mw_collector_t *c)
+{
+    return c->job.active && c->job.ended == MW_END_NONE;
+}
+
+/* The table hash walks every function name: compute it once, not per hello. */
+static uint64_t table_hash(void)
+{
+    static uint64_t hash;
+    if (!hash)
+        hash = mw_fn_table_hash();
+    return hash;
+}
+
+static mw_reject_t check_hello(mw_collector_t *c, const Mpiwatch__Envelope *env,
+                               const mw_clock_t *now)
+{
+    const Mpiwatch__Hello *h = env->hello;
+    int fresh = !job_open(c); /* this hello would start a new job */
+    if (!h)
+        return MW_REJECT_NO_BODY;
+    if (!fresh && strcmp(str_or_empty(env->job), c->job.job) != 0)
+        return MW_REJECT_JOB_MISMATCH;
+    if (h->function_count != MW_FN_COUNT - 1 || h->function_table_hash != table_hash())
+        return MW_REJECT_TABLE_MISMATCH;
+    if (h->size == 0 || h->size > MW_MAX_RANKS || env->rank >= h->size)
+        return MW_REJECT_RANK_RANGE;
+    if (!fresh && h->size != c->job.size)
+        return MW_REJECT_RANK_RANGE;
+    if (!text_ok(env->job) || !text_ok(h->host) || !text_ok(h->binding) || !text_ok(h->cpuset) ||
+        !text_ok(h->mpi_library) || !text_ok(h->timer) || !text_ok(h->program))
+        return MW_REJECT_BAD_FIELD;
+    if (h->window_ns == 0 || h->window_ns > MW_MAX_WINDOW_NS || h->subslots == 0 ||
+        h->subslots > MW_MAX_SUBSLOTS || h->duration_bins == 0 ||
+        h->duration_bins > MW_MAX_DURATION_BINS || h->pu < -1 || h->core < -1 || h->package < -1)
+        return MW_REJECT_BAD_FIELD;
+    /* The grid and the shapes of the merged arrays are the job's: every rank must agree. */
+    if (!fresh && (h->window_ns != c->job.window_ns || h->subslots != c->job.subslots ||
+                   h->duration_bins != c->job.duration_bins))
+        return MW_REJECT_BAD_FIELD;
+    if (!time_ok(h->start_ns, now->real_ns))
+        return MW_REJECT_TIMESTAMP;
+    if (!fresh) {
+        const mw_rank_t *r = &c->job.ranks[env->rank];
+        if (r->state != MW_RANK_PENDING && r->pid != h->pid)
+            return MW_REJECT_DUPLICATE_HELLO;
+    }
+    return MW_ACCEPTED;
+}
+
+/* Common checks of samples and byes: the job is open, the rank is in it and has said hello. */
+static mw_reject_t check_sender(const mw_collector_t *c, const Mpiwatch__Envelope *env)
+{
+    if (!job_open(c))
+        return MW_REJECT_NO_HELLO;
+    if (strcmp(str_or_empty(env->job), c->job.job) != 0)
+        return MW_REJECT_JOB_MISMATCH;
+    if (env->rank >= c->job.size)
+        return MW_REJECT_RANK_RANGE;
+    uint8_t state = c->job.ranks[env->rank].state;
+    if (state == MW_RANK_DONE)
+        return env->body_case == MPIWATCH__ENVELOPE__BODY_BYE ? MW_REJECT_DUPLICATE
+                                                              : MW_REJECT_NO_HELLO;
+    if (state != MW_RANK_LIVE)
+        return MW_REJECT_NO_HELLO;
+    return MW_ACCEPTED;
+}
+
+/* Marks fn as seen in this sample; returns 0 when it already was. */
+static int fn_first_time(mw_collector_t *c, uint32_t fn)
+{
+    if (c->fn_seen[fn] == c->fn_seen_gen)
+        return 0;
+    c->fn_seen[fn] = c->fn_seen_gen;
+    return 1;
+}
+
+static mw_reject_t check_sample(mw_collector_t *c, const Mpiwatch__Envelope *env,
+                                const mw_clock_t *now)
+{
+    const Mpiwatch__Sample *s = env->sample;
+    const mw_job_t *job = &c->job;
+    mw_reject_t r = check_sender(c, env);
+    if (r != MW_ACCEPTED)
+        return r;
+    if (!s)
+        return MW_REJECT_NO_BODY;
+
+    if (!time_ok(s->sent_ns, now->real_ns))
+        return MW_REJECT_TIMESTAMP;
+    /* The window's start must be a sane time too; divide first, the product could wrap. */
+    if (s->window > (now->real_ns + MW_TIMESTAMP_TOLERANCE_NS) / job->window_ns ||
+        !time_ok(s->window * job->window_ns, now->real_ns))
+        return MW_REJECT_TIMESTAMP;
+    if ((int64_t)s->window <= mw_merge_last_window(&c->merge, env->rank))
+        return MW_REJECT_DUPLICATE;
+
+    if (++c->fn_seen_gen == 0) { /* wrapped: forget every old mark */
+        memset(c->fn_seen, 0, sizeof c->fn_seen);
+        c->fn_seen_gen = 1;
+    }
+    for (size_t i = 0; i < s->n_functions; i++) {
+        const Mpiwatch__FunctionStat *f = s->functions[i];
+        if (!f || !fn_ok(f->fn) || !fn_first_time(c, f->fn))
+            return MW_REJECT_BAD_FIELD;
+        if (f->count && f->min_ns > f->max_ns)
+            return MW_REJECT_BAD_FIELD;
+        if (f->n_hist &&
+            (f->hist_first >= job->duration_bins || f->n_hist > job->duration_bins - f->hist_first))
+            return MW_REJECT_BAD_FIELD;
+    }
+
+    if (s->n_peer_messages != s->n_peer_rank || s->n_peer_bytes != s->n_peer_rank)
+        return MW_REJECT_BAD_FIELD;
+    for (size_t i = 0; i < s->n_peer_rank; i++)
+        if (s->peer_rank[i] >= job->size)
+            return MW_REJECT_BAD_FIELD;
+
+    if (s->n_occ_sub != s->n_occ_fn || s->n_occ_ns != s->n_occ_fn)
+        return MW_REJECT_BAD_FIELD;
+    for (size_t i = 0; i < s->n_occ_fn; i++)
+        if (!fn_ok(s->occ_fn[i]) || s->occ_sub[i] >= job->subslots)
+            return MW_REJECT_BAD_FIELD;
+
+    size_t nd = s->n_density_fn;
+    if (s->n_density_sub != nd || s->n_density_bin != nd || s->n_density_end != nd ||
+        s->n_density_count != nd)
+        return MW_REJECT_BAD_FIELD;
+    for (size_t i = 0; i < nd; i++)
+        if (!fn_ok(s->density_fn[i]) || s->density_sub[i] >= (int32_t)job->subslots ||
+            s->density_bin[i] >= job->duration_bins || s->density_end[i] > 1)
+            return MW_REJECT_BAD_FIELD;
+
+    for (size_t i = 0; i < s->n_longest; i++) {
+        const Mpiwatch__Call *call = s->longest[i];
+        if (!call || !fn_ok(call->fn) || call->peer < -1 ||
+            (call->peer >= 0 && (uint32_t)call->peer >= job->size))
+            return MW_REJECT_BAD_FIELD;
+        if (!time_ok(call->start_ns, now->real_ns))
+            return MW_REJECT_TIMESTAMP;
+    }
+    return MW_ACCEPTED;
+}
+
+mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const mw_clock_t *now)
+{
+    mw_reject_t r;
+    if (env->version != MW_PROTO_VERSION)
+        return MW_REJECT_VERSION;
+
+    switch (env->body_case) {
+    case MPIWATCH__ENVELOPE__BODY_HELLO:
+        r = check_hello(c, env, now);
+        if (r != MW_ACCEPTED)
+            return r;
+        if (!job_open(c) && mw__collector_job_begin(c, env, now->mono_ns) < 0)
+            return MW_REJECT_RANK_RANGE; /* no memory for a job this size */
+        mw__job_hello(&c->job, env, now->mono_ns);
+        return MW_ACCEPTED;
+
+    case MPIWATCH__ENVELOPE__BODY_SAMPLE: {
+        r = check_sample(c, env, now);
+        if (r != MW_ACCEPTED)
+            return r;
+        uint64_t dropped = mw__job_sample(&c->job, env, now->mono_ns);
+        if (mw_merge_add(&c->merge, env->rank, env->sample, dropped, now->mono_ns)) {
+            c->job.late++;
+            c->stats.late++;
+        }
+        return MW_ACCEPTED;
+    }
+
+    case MPIWATCH__ENVELOPE__BODY_BYE:
+        r = check_sender(c, env);
+        if (r != MW_ACCEPTED)
+            return r;
+        if (!env->bye)
+            return MW_REJECT_NO_BODY;
+        mw__job_bye(&c->job, env, now->mono_ns);
+        mw_merge_leave(&c->merge, env->rank);
+        return MW_ACCEPTED;
+
+    default:
+        return MW_REJECT_NO_BODY;
+    }
+}

@@ -1,0 +1,31 @@
+/* log.c: the collector's log lines, on stderr.
+ *
+ * DESIGN: one function behind the MW_LOG macro, which filters by level before any argument is
+ * formatted. Each line is counted so that the live view, which redraws a block in place on a
+ * terminal, knows not to move the cursor up over a line logged since its last refresh.
+ */
+#include "collector.h"
+
+#include <stdarg.h>
+#include <time.h>
+
+int mw__log_level = MW_LOG_INFO;
+unsigned long mw__log_lines;
+
+void mw__log(mw_log_level_t level, const char *fmt, ...)
+{
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+    char stamp[32] = "";
+    time_t t = time(NULL);
+    struct tm tm;
+    if (localtime_r(&t, &tm))
+        strftime(stamp, sizeof stamp, "%H:%M:%S", &tm);
+
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "mpiwatch-collector %s %s: ", stamp, names[level]);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    mw__log_lines++;
+}

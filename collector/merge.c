@@ -1,0 +1,422 @@
+/* merge.c: the ring of open windows and the merge of rank samples into them.
+ *
+ * DESIGN: open windows live in a power-of-two ring indexed by window number, so finding the
+ * window of a sample is one mask. Everything a window holds is preallocated or kept across
+ * reuse (dense per-function arrays, an occupancy matrix, a fixed-size heap of long calls, and
+ * two hash indexes that keep their capacity), so merging costs O(1) per function summary, per
+ * peer, per occupancy or density entry, and allocates nothing once the tables are warm.
+ *
+ * Deciding when a window is complete without scanning ranks: every expected rank (no bye, not
+ * declared dead) is counted either in `behind` (its last window is before `head`, the oldest
+ * open window) or in `at[slot]` (its last window is that open window). A rank's windows only
+ * increase (duplicates are rejected before they get here), so a rank that reports window j has
+ * nothing more to say about any window <= j. Hence `head` can close as soon as `behind` is
+ * zero, and closing it moves the ranks counted at it into `behind`: all O(1) per event. The
+ * ranks still behind when a window closes (at its deadline) are its missing ranks.
+ *
+ * Deadlines are the arrival time of a window's first sample plus the lateness allowance, in
+ * the collector's monotonic clock, so a rank with a skewed clock cannot close windows early
+ * and a window nobody reports never needs a timer. Windows close in index order: a window
+ * whose deadline passed closes every older one first. A sample too far ahead for the ring
+ * closes (evicts) the oldest windows to make room, which bounds memory whatever ranks send.
+ */
+#include "merge.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t merge_ring_size(uint64_t window_ns, uint64_t lateness_ns)
+{
+    uint64_t want = lateness_ns / window_ns + 8; /* every window within the allowance, + slack */
+    uint32_t cap = MW_MERGE_RING_MIN;
+    while (cap < want && cap < MW_MERGE_RING_MAX)
+        cap <<= 1;
+    return cap;
+}
+
+static int window_alloc(mw_window_t *w, uint32_t subslots)
+{
+    memset(w, 0, sizeof *w);
+    w->fn = calloc(MW_FN_COUNT, sizeof *w->fn);
+    w->fn_used = calloc(MW_FN_COUNT, sizeof *w->fn_used);
+    w->fn_mark = calloc(MW_FN_COUNT, 1);
+    w->occ_ns = calloc((size_t)MW_FN_COUNT * subslots, sizeof *w->occ_ns);
+    w->longest = calloc(MW_MERGE_LONGEST, sizeof *w->longest);
+    if (!w->fn || !w->fn_used || !w->fn_mark || !w->occ_ns || !w->longest)
+        return -1;
+    if (mw__index_init(&w->density, sizeof(mw_density_cell_t), 256, MW_MERGE_MAX_DENSITY) < 0)
+        return -1;
+    if (mw__index_init(&w->pairs, sizeof(mw_pair_sum_t), 64, MW_MERGE_MAX_PAIRS) < 0)
+        return -1;
+    return 0;
+}
+
+static void window_release(mw_window_t *w)
+{
+    free(w->fn);
+    free(w->fn_used);
+    free(w->fn_mark);
+    free(w->occ_ns);
+    free(w->longest);
+    mw__index_free(&w->density);
+    mw__index_free(&w->pairs);
+    memset(w, 0, sizeof *w);
+}
+
+/* Empties a closed window for reuse, touching only what was used. */
+static void window_clear(mw_window_t *w)
+{
+    for (uint32_t i = 0; i < w->n_fn_used; i++) {
+        uint32_t fn = w->fn_used[i];
+        memset(&w->fn[fn], 0, sizeof w->fn[fn]);
+        memset(&w->occ_ns[(size_t)fn * w->subslots], 0, w->subslots * sizeof *w->occ_ns);
+        w->fn_mark[fn] = 0;
+    }
+    w->n_fn_used = 0;
+    w->n_longest = 0;
+    mw__index_clear(&w->density);
+    mw__index_clear(&w->pairs);
+    w->ranks_reporting = w->ranks_missing = 0;
+    w->mpi_time_ns = w->occ_total_ns = 0;
+    w->mpi_fraction = w->occ_fraction = 0;
+    w->records_dropped = w->samples_dropped = w->calls_late = w->overflow = 0;
+    w->open = 0;
+}
+
+int mw_merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t subslots,
+                  uint32_t duration_bins, uint64_t lateness_ns, mw_window_fn on_close, void *user)
+{
+    memset(m, 0, sizeof *m);
+    m->size = size;
+    m->window_ns = window_ns;
+    m->subslots = subslots;
+    m->duration_bins = duration_bins;
+    m->lateness_ns = lateness_ns;
+    m->on_close = on_close;
+    m->user = user;
+    m->cap = merge_ring_size(window_ns, lateness_ns);
+    m->mask = m->cap - 1;
+    m->ring = calloc(m->cap, sizeof *m->ring);
+    m->at = calloc(m->cap, sizeof *m->at);
+    m->last = malloc((size_t)size * sizeof *m->last);
+    m->expected = malloc(size);
+    if (!m->ring || !m->at || !m->last || !m->expected) {
+        mw_merge_free(m);
+        return -1;
+    }
+    for (uint32_t i = 0; i < m->cap; i++) {
+        if (window_alloc(&m->ring[i], subslots) < 0) {
+            mw_merge_free(m);
+            return -1;
+        }
+        m->ring[i].window_ns = window_ns;
+        m->ring[i].subslots = subslots;
+        m->ring[i].duration_bins = duration_bins;
+    }
+    for (uint32_t r = 0; r < size; r++)
+        m->last[r] = -1;
+    memset(m->expected, 1, size);
+    m->behind = size;
+    return 0;
+}
+
+void mw_merge_free(mw_merge_t *m)
+{
+    if (m->ring)
+        for (uint32_t i = 0; i < m->cap; i++)
+            window_release(&m->ring[i]);
+    free(m->ring);
+    free(m->at);
+    free(m->last);
+    free(m->expected);
+    memset(m, 0, sizeof *m);
+}
+
+int64_t mw_merge_last_window(const mw_merge_t *m, uint32_t rank)
+{
+    return rank < m->size ? m->last[rank] : -1;
+}
+
+/* Moves an expected rank out of the count for its last window `last` ... */
+static void merge_uncount(mw_merge_t *m, int64_t last)
+{
+    if (last < 0 || !m->started || last < m->head)
+        m->behind--;
+    else
+        m->at[last & m->mask]--;
+}
+
+/* ... and into the count for window `w`. */
+static void merge_count(mw_merge_t *m, int64_t w)
+{
+    if (w < m->head)
+        m->behind++;
+    else
+        m->at[w & m->mask]++;
+}
+
+static int call_shorter(const mw_call_t *a, const mw_call_t *b)
+{
+    return a->duration_ns < b->duration_ns;
+}
+
+static int cmp_call_desc(const void *pa, const void *pb)
+{
+    const mw_call_t *a = pa, *b = pb;
+    if (a->duration_ns != b->duration_ns)
+        return a->duration_ns > b->duration_ns ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
+}
+
+/* Keeps the MW_MERGE_LONGEST longest calls in a min-heap: O(log K) per call. */
+static void longest_push(mw_window_t *w, const mw_call_t *c)
+{
+    mw_call_t *h = w->longest;
+    uint32_t i;
+    if (w->n_longest < MW_MERGE_LONGEST) {
+        i = w->n_longest++;
+        while (i > 0 && call_shorter(c, &h[(i - 1) / 2])) {
+            h[i] = h[(i - 1) / 2];
+            i = (i - 1) / 2;
+        }
+        h[i] = *c;
+        return;
+    }
+    if (!call_shorter(&h[0], c))
+        return;
+    i = 0;
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, s = i;
+        const mw_call_t *smallest = c;
+        if (l < w->n_longest && call_shorter(&h[l], smallest)) {
+            s = l;
+            smallest = &h[l];
+        }
+        if (r < w->n_longest && call_shorter(&h[r], smallest))
+            s = r;
+        if (s == i)
+            break;
+        h[i] = h[s];
+        i = s;
+    }
+    h[i] = *c;
+}
+
+static void window_mark(mw_window_t *w, uint32_t fn)
+{
+    if (!w->fn_mark[fn]) {
+        w->fn_mark[fn] = 1;
+        w->fn_used[w->n_fn_used++] = fn;
+    }
+}
+
+static void window_add(mw_window_t *w, uint32_t rank, const Mpiwatch__Sample *s,
+                       uint64_t samples_dropped)
+{
+    w->ranks_reporting++;
+    w->records_dropped += s->records_dropped;
+    w->calls_late += s->calls_late;
+    w->samples_dropped += samples_dropped;
+
+    for (size_t i = 0; i < s->n_functions; i++) {
+        const Mpiwatch__FunctionStat *f = s->functions[i];
+        mw_fn_sum_t *sum = &w->fn[f->fn];
+        window_mark(w, f->fn);
+        if (f->count) {
+            if (sum->count == 0 || f->min_ns < sum->min_ns)
+                sum->min_ns = f->min_ns;
+            if (f->max_ns > sum->max_ns)
+                sum->max_ns = f->max_ns;
+        }
+        sum->count += f->count;
+        sum->total_ns += f->total_ns;
+        sum->bytes += f->bytes;
+        w->mpi_time_ns += f->total_ns;
+        for (size_t b = 0; b < f->n_hist; b++)
+            sum->hist[f->hist_first + b] += f->hist[b];
+    }
+
+    for (size_t i = 0; i < s->n_occ_fn; i++) {
+        window_mark(w, s->occ_fn[i]);
+        w->occ_ns[(size_t)s->occ_fn[i] * w->subslots + s->occ_sub[i]] += s->occ_ns[i];
+        w->occ_total_ns += s->occ_ns[i];
+    }
+
+    for (size_t i = 0; i < s->n_density_fn; i++) {
+        uint64_t key = (uint64_t)(uint32_t)s->density_sub[i] << 32 |
+                       (uint64_t)s->density_fn[i] << 9 | (uint64_t)s->density_bin[i] << 1 |
+                       s->density_end[i];
+        int created;
+        mw_density_cell_t *cell = mw__index_get(&w->density, key, &created);
+        if (!cell) {
+            w->overflow++;
+            continue;
+        }
+        if (created) {
+            cell->fn = s->density_fn[i];
+            cell->sub = s->density_sub[i];
+            cell->bin = s->density_bin[i];
+            cell->end = s->density_end[i];
+        }
+        cell->count += s->density_count[i];
+    }
+
+    for (size_t i = 0; i < s->n_peer_rank; i++) {
+        int created;
+        mw_pair_sum_t *p =
+            mw__index_get(&w->pairs, (uint64_t)rank << 32 | s->peer_rank[i], &created);
+        if (!p) {
+            w->overflow++;
+            continue;
+        }
+        if (created) {
+            p->src = rank;
+            p->dst = s->peer_rank[i];
+        }
+        p->messages += s->peer_messages[i];
+        p->bytes += s->peer_bytes[i];
+    }
+
+    for (size_t i = 0; i < s->n_longest; i++) {
+        const Mpiwatch__Call *c = s->longest[i];
+        mw_call_t call = {.rank = rank,
+                          .fn = c->fn,
+                          .peer = c->peer,
+                          .start_ns = c->start_ns,
+                          .duration_ns = c->duration_ns,
+                          .bytes = c->bytes};
+        longest_push(w, &call);
+    }
+}
+
+/* Closes the window at head (reporting it if it has data) and moves head forward. */
+static void merge_advance(mw_merge_t *m, int evicting)
+{
+    uint32_t slot = (uint32_t)(m->head & m->mask);
+    mw_window_t *w = &m->ring[slot];
+    if (w->open) {
+        w->ranks_missing = m->behind > UINT32_MAX ? UINT32_MAX : (uint32_t)m->behind;
+        double capacity = (double)w->window_ns * (double)w->ranks_reporting;
+        w->mpi_fraction = capacity > 0 ? (double)w->mpi_time_ns / capacity : 0.0;
+        w->occ_fraction = capacity > 0 ? (double)w->occ_total_ns / capacity : 0.0;
+        qsort(w->longest, w->n_longest, sizeof *w->longest, cmp_call_desc);
+        m->closed++;
+        if (w->ranks_missing)
+            m->partial++;
+        if (evicting)
+            m->evicted++;
+        if (m->on_close)
+            m->on_close(w, m->user);
+        window_clear(w);
+    }
+    m->behind += m->at[slot];
+    m->at[slot] = 0;
+    m->head++;
+    m->frozen = 1;
+}
+
+/* Closes head windows for as long as no expected rank is still behind. */
+static void merge_close_ready(mw_merge_t *m)
+{
+    while (m->started && m->head <= m->max_seen && m->behind == 0)
+        merge_advance(m, 0);
+}
+
+int mw_merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint64_t samples_dropped,
+                 uint64_t now_ns)
+{
+    int64_t w = (int64_t)s->window;
+    int64_t last = m->last[rank];
+
+    if (!m->started) {
+        m->started = 1;
+        m->head = m->max_seen = w;
+    } else if (w < m->head && !m->frozen && m->max_seen - w < (int64_t)m->cap) {
+        /* Nothing has closed yet: a rank that started one window earlier than the first
+         * sample seen moves the start back instead of being late. No rank can be counted in
+         * [w, head) since no sample for those windows arrived. */
+        m->head = w;
+    }
+    if (w >= m->head && w - m->head >= (int64_t)m->cap) {
+        int64_t target = w - (int64_t)m->cap + 1;
+        while (m->head < target) {
+            if (m->head > m->max_seen) {
+                /* Nothing open and no rank counted in the ring: jump, however far. */
+                m->head = target;
+                m->frozen = 1;
+                break;
+            }
+            merge_advance(m, 1);
+        }
+    }
+
+    if (m->expected[rank]) {
+        merge_uncount(m, last);
+        merge_count(m, w);
+    }
+    m->last[rank] = w;
+
+    if (w < m->head) {
+        m->late++;
+        m->frozen = 1;
+        merge_close_ready(m);
+        return 1;
+    }
+
+    mw_window_t *win = &m->ring[w & m->mask];
+    if (!win->open) {
+        win->open = 1;
+        win->index = (uint64_t)w;
+        win->first_arrival_ns = now_ns;
+    }
+    window_add(win, rank, s, samples_dropped);
+    if (w > m->max_seen)
+        m->max_seen = w;
+    merge_close_ready(m);
+    return 0;
+}
+
+void mw_merge_leave(mw_merge_t *m, uint32_t rank)
+{
+    if (rank >= m->size || !m->expected[rank])
+        return;
+    merge_uncount(m, m->last[rank]);
+    m->expected[rank] = 0;
+    merge_close_ready(m);
+}
+
+void mw_merge_tick(mw_merge_t *m, uint64_t now_ns)
+{
+    if (!m->started)
+        return;
+    int64_t due = -1;
+    for (int64_t k = m->head; k <= m->max_seen; k++) {
+        const mw_window_t *w = &m->ring[k & m->mask];
+        if (w->open && w->first_arrival_ns + m->lateness_ns <= now_ns)
+            due = k;
+    }
+    while (m->head <= due)
+        merge_advance(m, 0);
+    merge_close_ready(m);
+}
+
+void mw_merge_close_all(mw_merge_t *m)
+{
+    while (m->started && m->head <= m->max_seen)
+        merge_advance(m, 0);
+}
+
+uint64_t mw_merge_next_deadline(const mw_merge_t *m)
+{
+    uint64_t next = UINT64_MAX;
+    if (!m->started)
+        return next;
+    for (int64_t k = m->head; k <= m->max_seen; k++) {
+        const mw_window_t *w = &m->ring[k & m->mask];
+        if (w->open && w->first_arrival_ns + m->lateness_ns < next)
+            next = w->first_arrival_ns + m->lateness_ns;
+    }
+    return next;
+}

@@ -1,0 +1,167 @@
+/* merge.h: merged windows, the collector's unit of output, and the ring that builds them.
+ *
+ * A rank sends one Sample per window of the global grid (window k covers global time
+ * [k * window_ns, (k + 1) * window_ns)). The merge adds every accepted sample into the open
+ * window of the same index and closes windows strictly in index order, each exactly once, when
+ * every expected rank has reported it or when its lateness deadline has passed. A closed
+ * window is handed to a callback as an `mw_window_t`; that struct is what later outputs (the
+ * PUB socket for viewers, the recording file, exports, rules) consume, so it is described
+ * here in full. It is only valid during the callback.
+ */
+#ifndef MW_COLLECTOR_MERGE_H
+#define MW_COLLECTOR_MERGE_H
+
+#include <stdint.h>
+
+#include "index.h"
+#include "mw_proto.h"
+
+#define MW_MERGE_LONGEST 32u            /* longest calls kept per merged window */
+#define MW_MERGE_RING_MIN 16u           /* open windows kept at least ... */
+#define MW_MERGE_RING_MAX 256u          /* ... and at most (power of two) */
+#define MW_MERGE_MAX_DENSITY (1u << 20) /* density cells per window */
+#define MW_MERGE_MAX_PAIRS (1u << 22)   /* communicating pairs per window */
+
+/* One function summed over the ranks that reported a window. min/max are meaningful only when
+ * count > 0. */
+typedef struct {
+    uint64_t count;
+    uint64_t total_ns;
+    uint64_t min_ns;
+    uint64_t max_ns;
+    uint64_t bytes;
+    uint64_t hist[MW_MAX_DURATION_BINS]; /* hist[b]: calls lasting [2^b, 2^(b+1)) ns */
+} mw_fn_sum_t;
+
+/* Point-to-point traffic from world rank src to world rank dst. */
+typedef struct {
+    uint32_t src;
+    uint32_t dst;
+    uint64_t messages;
+    uint64_t bytes;
+} mw_pair_sum_t;
+
+/* Calls of function fn whose start (end = 0) or end (end = 1) fell in sub-slot `sub` of the
+ * window (negative: a start in an earlier window) with log2 duration bin `bin`. */
+typedef struct {
+    uint32_t fn;
+    int32_t sub;
+    uint32_t bin;
+    uint32_t end;
+    uint64_t count;
+} mw_density_cell_t;
+
+/* One explicitly recorded long call. */
+typedef struct {
+    uint32_t rank;
+    uint32_t fn;
+    int32_t peer;      /* world rank, -1 none */
+    uint64_t start_ns; /* global time */
+    uint64_t duration_ns;
+    uint64_t bytes;
+} mw_call_t;
+
+/* A merged window. Fractions are left to the reader because they need the divisor that fits
+ * the question asked:
+ *   fraction of ranks inside fn during sub-slot s = occ_ns[fn * subslots + s]
+ *                                                 / (window_ns / subslots * ranks_reporting)
+ *   MPI time fraction = mpi_time_ns / (window_ns * ranks_reporting)   (also in mpi_fraction)
+ *                     or, by occupancy, occ_total_ns / (window_ns * ranks_reporting) */
+typedef struct {
+    uint64_t index; /* k: the window covers [k * window_ns, (k + 1) * window_ns) global ns */
+    uint64_t window_ns;
+    uint32_t subslots;
+    uint32_t duration_bins;
+    uint32_t ranks_reporting; /* ranks whose sample for this window was merged */
+    uint32_t ranks_missing;   /* expected ranks that had not reported it when it closed */
+    uint64_t mpi_time_ns;     /* sum of total_ns over functions and ranks */
+    double mpi_fraction;      /* mpi_time_ns / (window_ns * ranks_reporting); 0 if none */
+    /* mpi_time_ns counts a call in the window where it ends, so a long call can push
+     * mpi_fraction above 1; occupancy splits calls across windows, which keeps this one a
+     * true share of the window (per thread): sum of occ_ns / (window_ns * ranks_reporting). */
+    uint64_t occ_total_ns;
+    double occ_fraction;
+    /* Losses reported by the ranks in this window's samples. */
+    uint64_t records_dropped; /* entries of the window a rank could not record in full */
+    uint64_t samples_dropped; /* increase of the ranks' dropped-sample counters */
+    uint64_t calls_late;      /* calls that ended in an earlier, already sent window */
+    uint64_t overflow;        /* density cells or pairs lost because a table was full */
+
+    mw_fn_sum_t *fn;   /* [MW_FN_COUNT], dense by function id; zero where unused */
+    uint32_t *fn_used; /* ids that have data (stats or occupancy), in first-seen order */
+    uint32_t n_fn_used;
+    uint64_t *occ_ns;   /* [MW_FN_COUNT * subslots]: ns inside fn during each sub-slot, all ranks */
+    mw_call_t *longest; /* the longest calls across ranks, longest first */
+    uint32_t n_longest;
+    mw__index_t density; /* values: mw_density_cell_t, see MW__INDEX_AT */
+    mw__index_t pairs;   /* values: mw_pair_sum_t */
+
+    /* Merge bookkeeping. */
+    uint64_t first_arrival_ns; /* collector monotonic time of the first sample */
+    unsigned char *fn_mark;    /* [MW_FN_COUNT]: 1 when listed in fn_used */
+    int open;
+} mw_window_t;
+
+/* Called once per closed window, in index order. */
+typedef void (*mw_window_fn)(const mw_window_t *w, void *user);
+
+typedef struct {
+    uint32_t size; /* ranks of the job */
+    uint64_t window_ns;
+    uint64_t lateness_ns;
+    uint32_t subslots;
+    uint32_t duration_bins;
+
+    mw_window_t *ring; /* [cap], window k lives in ring[k & mask] */
+    uint32_t *at;      /* [cap]: expected ranks whose last window is that slot's window */
+    uint32_t cap;
+    uint32_t mask;
+
+    int64_t *last;           /* [size]: last window index each rank sent, -1 none */
+    unsigned char *expected; /* [size]: 1 until the rank says bye or is declared dead */
+    uint64_t behind;         /* expected ranks whose last window is before head */
+
+    int started;      /* a sample has been merged; head and max_seen are valid */
+    int frozen;       /* head may no longer move back (a window closed or a sample was late) */
+    int64_t head;     /* oldest window not yet closed */
+    int64_t max_seen; /* newest window that received data */
+
+    uint64_t closed;  /* windows closed with data */
+    uint64_t partial; /* ... of which with ranks missing */
+    uint64_t late;    /* samples for windows already closed */
+    uint64_t evicted; /* windows closed early to make room in the ring */
+
+    mw_window_fn on_close;
+    void *user;
+} mw_merge_t;
+
+/* Prepares a merge for `size` ranks on the given grid. Every rank starts expected: a window
+ * waits for ranks whose hello has not arrived yet (until its deadline), so the first window
+ * does not close as soon as the first rank reports it. Returns 0, or -1 when out of memory. */
+int mw_merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t subslots,
+                  uint32_t duration_bins, uint64_t lateness_ns, mw_window_fn on_close, void *user);
+void mw_merge_free(mw_merge_t *m);
+
+/* Last window index `rank` sent, or -1. */
+int64_t mw_merge_last_window(const mw_merge_t *m, uint32_t rank);
+
+/* Merges a validated sample of `rank` (its window must be after the rank's last one).
+ * `samples_dropped` is the increase of the rank's dropped-sample counter it reports. Returns 0
+ * when merged, 1 when the window had already closed (the sample is late: it is not merged into
+ * any window, but the rank's progress is recorded). */
+int mw_merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint64_t samples_dropped,
+                 uint64_t now_ns);
+
+/* The rank will send nothing more (bye, or declared dead): windows stop waiting for it. */
+void mw_merge_leave(mw_merge_t *m, uint32_t rank);
+
+/* Closes the windows whose deadline has passed at `now_ns`, and every window before them. */
+void mw_merge_tick(mw_merge_t *m, uint64_t now_ns);
+
+/* Closes every window that has data (job end). */
+void mw_merge_close_all(mw_merge_t *m);
+
+/* Collector monotonic time of the next deadline, or UINT64_MAX when no window is open. */
+uint64_t mw_merge_next_deadline(const mw_merge_t *m);
+
+#endif

@@ -1,0 +1,261 @@
+/* report.c: the end-of-run text report, in the spirit of mpiP.
+ *
+ * DESIGN: everything comes from the exact job totals (job.c) and the collector's counters, so
+ * the report agrees with the summary JSON to the nanosecond. The layout is fixed-width text
+ * for a terminal or a log; sections that would be long at scale (per-rank, pairs) show a
+ * summary plus the extremes instead of every rank: selecting them is O(ranks) and O(pairs)
+ * with small fixed top-N arrays, with no sort of the whole set.
+ */
+#include "collector.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REPORT_ALL_RANKS 16 /* up to this many ranks, list every one */
+#define REPORT_EXTREMES 5   /* otherwise, this many at each end */
+#define REPORT_PAIRS 10
+#define REPORT_HOSTS 8
+
+static double ns_to_s(uint64_t ns)
+{
+    return (double)ns / 1e9;
+}
+
+static double ns_to_us(uint64_t ns)
+{
+    return (double)ns / 1e3;
+}
+
+static int cmp_fn_time_desc(const void *pa, const void *pb)
+{
+    const mw_fn_total_t *a = *(const mw_fn_total_t *const *)pa;
+    const mw_fn_total_t *b = *(const mw_fn_total_t *const *)pb;
+    if (a->total_ns != b->total_ns)
+        return a->total_ns > b->total_ns ? -1 : 1;
+    return a->count > b->count ? -1 : a->count < b->count;
+}
+
+static void report_header(const mw_collector_t *c, FILE *out)
+{
+    const mw_job_t *job = &c->job;
+    fprintf(out, "job          %s (%s)\n", job->job[0] ? job->job : "(unnamed)",
+            mw_end_name(job->ended));
+    fprintf(out, "program      %s\n", job->program[0] ? job->program : "?");
+    if (job->mpi_library[0])
+        fprintf(out, "MPI library  %s\n", job->mpi_library);
+    fprintf(out, "ranks        %u (%u said hello, %u said bye, %u declared dead)\n", job->size,
+            job->hellos, job->byes, job->dead);
+
+    /* Host 0 is the "" placeholder for ranks that did not name theirs. */
+    uint32_t hosts = job->n_hosts > 0 ? job->n_hosts - 1 : 0;
+    fprintf(out, "hosts        %u", hosts);
+    for (uint32_t i = 1; i < job->n_hosts && i <= REPORT_HOSTS; i++)
+        fprintf(out, "%s%s", i == 1 ? ": " : ", ", job->hosts[i]);
+    if (hosts > REPORT_HOSTS)
+        fprintf(out, ", ... (%u more)", hosts - REPORT_HOSTS);
+    fputc('\n', out);
+
+    uint64_t span = job->min_window >= 0
+                        ? (uint64_t)(job->max_window - job->min_window + 1) * job->window_ns
+                        : 0;
+    uint64_t end = job->ended_ns ? job->ended_ns : job->last_activity_ns;
+    fprintf(out, "duration     %.3f s of windows (%.3g ms each), %.3f s of collection\n",
+            ns_to_s(span), (double)job->window_ns / 1e6, ns_to_s(end - job->started_ns));
+    fprintf(out, "windows      %" PRIu64 " merged, %" PRIu64 " partial (ranks missing)\n",
+            job->windows, job->partial_windows);
+    fprintf(out, "clock sync   max estimated error %.3f us\n", ns_to_us(job->max_clock_error_ns));
+}
+
+static void report_functions(const mw_job_t *job, FILE *out)
+{
+    const mw_fn_total_t *rows[MW_FN_COUNT];
+    unsigned ids[MW_FN_COUNT];
+    unsigned n = 0;
+    uint64_t mpi_ns = 0;
+    for (unsigned fn = 1; fn < MW_FN_COUNT; fn++) {
+        if (job->fn[fn].count) {
+            rows[n++] = &job->fn[fn];
+            mpi_ns += job->fn[fn].total_ns;
+        }
+    }
+    qsort(rows, n, sizeof *rows, cmp_fn_time_desc);
+    for (unsigned i = 0; i < n; i++)
+        ids[i] = (unsigned)(rows[i] - job->fn);
+
+    fprintf(out, "\nMPI functions by time (all ranks)\n");
+    fprintf(out, "  %-24s %12s %14s %7s %11s %11s %11s %14s\n", "function", "calls", "time (s)",
+            "%MPI", "avg (us)", "min (us)", "max (us)", "bytes");
+    if (n == 0)
+        fprintf(out, "  (no calls recorded)\n");
+    for (unsigned i = 0; i < n; i++) {
+        const mw_fn_total_t *t = rows[i];
+        fprintf(out, "  %-24s %12" PRIu64 " %14.6f %7.2f %11.3f %11.3f %11.3f %14" PRIu64 "\n",
+                mw_fn_name(ids[i]), t->count, ns_to_s(t->total_ns),
+                mpi_ns ? 100.0 * (double)t->total_ns / (double)mpi_ns : 0.0,
+                ns_to_us(t->total_ns) / (double)t->count, ns_to_us(t->min_ns), ns_to_us(t->max_ns),
+                t->bytes);
+    }
+}
+
+/* Inserts rank r into a sorted top list (by fraction, descending when `high`). */
+static void top_insert(uint32_t *list, double *val, unsigned *n, unsigned cap, uint32_t r, double v,
+                       int high)
+{
+    unsigned i = *n < cap ? (*n)++ : cap;
+    if (i == cap) {
+        if (high ? v <= val[cap - 1] : v >= val[cap - 1])
+            return;
+        i = cap - 1;
+    }
+    while (i > 0 && (high ? v > val[i - 1] : v < val[i - 1])) {
+        list[i] = list[i - 1];
+        val[i] = val[i - 1];
+        i--;
+    }
+    list[i] = r;
+    val[i] = v;
+}
+
+static void report_rank_row(const mw_job_t *job, uint32_t r, FILE *out)
+{
+    const mw_rank_t *rk = &job->ranks[r];
+    fprintf(out, "  %8u %-20.20s %7.2f %14.6f %12" PRIu64 " %9" PRIu64 "\n", r, mw_job_host(job, r),
+            100.0 * mw_job_rank_fraction(job, r), ns_to_s(rk->mpi_time_ns), rk->calls, rk->samples);
+}
+
+static void report_ranks(const mw_job_t *job, FILE *out)
+{
+    fprintf(out, "\nMPI time per rank (time in MPI / wall time of the rank's windows)\n");
+    uint32_t lo[REPORT_EXTREMES], hi[REPORT_EXTREMES];
+    double lov[REPORT_EXTREMES], hiv[REPORT_EXTREMES];
+    unsigned nlo = 0, nhi = 0;
+    uint32_t counted = 0;
+    double sum = 0;
+    for (uint32_t r = 0; r < job->size; r++) {
+        double f = mw_job_rank_fraction(job, r);
+        if (f < 0)
+            continue;
+        counted++;
+        sum += f;
+        top_insert(lo, lov, &nlo, REPORT_EXTREMES, r, f, 0);
+        top_insert(hi, hiv, &nhi, REPORT_EXTREMES, r, f, 1);
+    }
+    if (counted == 0) {
+        fprintf(out, "  (no rank reported a window)\n");
+        return;
+    }
+    double mean = sum / counted;
+    fprintf(out,
+            "  min %.2f%% (rank %u)   mean %.2f%%   max %.2f%% (rank %u)   max/mean %.2f"
+            "   (%u of %u ranks reported)\n",
+            100.0 * lov[0], lo[0], 100.0 * mean, 100.0 * hiv[0], hi[0],
+            mean > 0 ? hiv[0] / mean : 0.0, counted, job->size);
+    fprintf(out, "  %8s %-20s %7s %14s %12s %9s\n", "rank", "host", "MPI %", "MPI time (s)",
+            "calls", "windows");
+    if (job->size <= REPORT_ALL_RANKS) {
+        for (uint32_t r = 0; r < job->size; r++)
+            if (mw_job_rank_fraction(job, r) >= 0)
+                report_rank_row(job, r, out);
+        return;
+    }
+    fprintf(out, "  highest:\n");
+    for (unsigned i = 0; i < nhi; i++)
+        report_rank_row(job, hi[i], out);
+    fprintf(out, "  lowest:\n");
+    for (unsigned i = 0; i < nlo; i++)
+        report_rank_row(job, lo[i], out);
+}
+
+static int pair_before(const mw_pair_sum_t *a, const mw_pair_sum_t *b)
+{
+    if (a->bytes != b->bytes)
+        return a->bytes > b->bytes;
+    if (a->messages != b->messages)
+        return a->messages > b->messages;
+    return a->src != b->src ? a->src < b->src : a->dst < b->dst;
+}
+
+static void report_pairs(const mw_job_t *job, FILE *out)
+{
+    const mw_pair_sum_t *top[REPORT_PAIRS];
+    unsigned n = 0;
+    for (uint32_t i = 0; i < job->pairs.n; i++) {
+        const mw_pair_sum_t *p = MW__INDEX_AT(&job->pairs, const mw_pair_sum_t, i);
+        unsigned k = n < REPORT_PAIRS ? n++ : REPORT_PAIRS;
+        if (k == REPORT_PAIRS) {
+            if (!pair_before(p, top[REPORT_PAIRS - 1]))
+                continue;
+            k = REPORT_PAIRS - 1;
+        }
+        while (k > 0 && pair_before(p, top[k - 1])) {
+            top[k] = top[k - 1];
+            k--;
+        }
+        top[k] = p;
+    }
+    fprintf(out, "\nTop communicating pairs (point-to-point, by bytes; %u pairs in all)\n",
+            job->pairs.n);
+    if (n == 0) {
+        fprintf(out, "  (none)\n");
+        return;
+    }
+    fprintf(out, "  %8s %8s %14s %16s\n", "src", "dst", "messages", "bytes");
+    for (unsigned i = 0; i < n; i++)
+        fprintf(out, "  %8u %8u %14" PRIu64 " %16" PRIu64 "\n", top[i]->src, top[i]->dst,
+                top[i]->messages, top[i]->bytes);
+}
+
+static void report_losses(const mw_collector_t *c, FILE *out)
+{
+    const mw_job_t *job = &c->job;
+    uint64_t samples = 0, records = 0, calls_late = 0;
+    for (uint32_t r = 0; r < job->size; r++) {
+        const mw_rank_t *rk = &job->ranks[r];
+        samples += rk->samples_dropped;
+        records += rk->records_dropped_bye > rk->records_dropped ? rk->records_dropped_bye
+                                                                 : rk->records_dropped;
+        calls_late += rk->calls_late;
+    }
+    fprintf(out, "\nLosses\n");
+    fprintf(out,
+            "  dropped on the ranks: %" PRIu64 " samples, %" PRIu64 " records; %" PRIu64
+            " calls counted in a later window\n",
+            samples, records, calls_late);
+    fprintf(out,
+            "  late at the collector: %" PRIu64 " samples (in the totals, not in their window)\n",
+            job->late);
+    if (c->merge_ready && c->merge.evicted)
+        fprintf(out, "  windows closed early to bound memory: %" PRIu64 "\n", c->merge.evicted);
+    if (job->overflow)
+        fprintf(out, "  totals that did not fit their table: %" PRIu64 "\n", job->overflow);
+
+    uint64_t rejected = 0;
+    for (int r = 1; r < MW_REJECT_COUNT; r++)
+        rejected += c->stats.rejected[r];
+    fprintf(out, "  rejected messages: %" PRIu64, rejected);
+    const char *sep = " (";
+    for (int r = 1; r < MW_REJECT_COUNT; r++) {
+        if (c->stats.rejected[r]) {
+            fprintf(out, "%s%s %" PRIu64, sep, mw_reject_name((mw_reject_t)r),
+                    c->stats.rejected[r]);
+            sep = ", ";
+        }
+    }
+    fprintf(out, "%s\n", rejected ? ")" : "");
+}
+
+void mw_report_write(const mw_collector_t *c, FILE *out)
+{
+    fprintf(out, "\n== mpiwatch report ==================================================\n");
+    if (!c->job.active) {
+        fprintf(out, "no job: no valid hello was received\n");
+        report_losses(c, out);
+        return;
+    }
+    report_header(c, out);
+    report_functions(&c->job, out);
+    report_ranks(&c->job, out);
+    report_pairs(&c->job, out);
+    report_losses(c, out);
+}

@@ -1,0 +1,226 @@
+/* server.c: the collector's one zmq_poll loop.
+ *
+ * DESIGN: a single thread waits in zmq_poll on the ingest PULL socket and the read end of a
+ * self-pipe, with the timeout set to the next timer the collector asks for (window deadline,
+ * silence timeout, live view refresh); there is no sleep anywhere. Each wakeup drains the
+ * socket with ZMQ_DONTWAIT in a bounded batch (so timers are never starved by a flood), reading
+ * the clocks once per batch. Signal handlers only write the signal number into the pipe; the
+ * loop reads it and finishes cleanly (windows closed, report and files written, exit 0).
+ *
+ * ZMQ_MAXMSGSIZE makes libzmq drop an oversized frame (and the connection that sent it)
+ * before it is ever buffered; the collector's own size check is the second line of defence.
+ * ZMQ_ZAP_DOMAIN is set although no ZAP handler exists (so ZMTP/3 peers with the NULL
+ * mechanism are admitted exactly as before) because it makes libzmq refuse unversioned
+ * ZMTP/1.0 peers: without it, any bytes sent to the TCP port (a port scanner, an HTTP
+ * request) are parsed as ZMTP/1.0 frames and arrive here as messages.
+ */
+#define _GNU_SOURCE /* pipe2 */
+#include "collector.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#define SERVER_BATCH 4096    /* messages per wakeup before timers run again */
+#define SERVER_RCVHWM 100000 /* queued messages: ~10 windows of a 10k-rank job */
+
+static int sig_pipe[2] = {-1, -1};
+
+static void server_on_signal(int sig)
+{
+    int saved = errno;
+    unsigned char b = (unsigned char)sig;
+    ssize_t n = write(sig_pipe[1], &b, 1); /* a full pipe already holds a wakeup */
+    (void)n;
+    errno = saved;
+}
+
+static int server_signals(void)
+{
+    if (pipe2(sig_pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
+        MW_LOG(MW_LOG_ERROR, "pipe2: %s", strerror(errno));
+        return -1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = server_on_signal;
+    if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0) {
+        MW_LOG(MW_LOG_ERROR, "sigaction: %s", strerror(errno));
+        return -1;
+    }
+    sa.sa_handler = SIG_IGN; /* a vanished reader of a report pipe is not fatal */
+    if (sigaction(SIGPIPE, &sa, NULL) < 0) {
+        MW_LOG(MW_LOG_ERROR, "sigaction: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void server_signals_close(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    for (int i = 0; i < 2; i++) {
+        if (sig_pipe[i] >= 0)
+            close(sig_pipe[i]);
+        sig_pipe[i] = -1;
+    }
+}
+
+/* Reads every pending signal; returns 1 when one of them asks the collector to stop. */
+static int server_read_signals(void)
+{
+    unsigned char buf[64];
+    int stop = 0;
+    ssize_t n;
+    while ((n = read(sig_pipe[0], buf, sizeof buf)) > 0)
+        for (ssize_t i = 0; i < n; i++)
+            if (buf[i] == SIGINT || buf[i] == SIGTERM)
+                stop = 1;
+    return stop;
+}
+
+static int server_setopt(void *sock, int opt, const void *val, size_t len, const char *name)
+{
+    if (zmq_setsockopt(sock, opt, val, len) != 0) {
+        MW_LOG(MW_LOG_ERROR, "zmq_setsockopt(%s): %s", name, zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    return 0;
+}
+
+static int server_socket(void *sock, const mw_options_t *o)
+{
+    int64_t maxmsg = MW_MAX_MESSAGE_BYTES;
+    int hwm = SERVER_RCVHWM, linger = 0;
+    MW_TRY(server_setopt(sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg, "ZMQ_MAXMSGSIZE"));
+    MW_TRY(server_setopt(sock, ZMQ_RCVHWM, &hwm, sizeof hwm, "ZMQ_RCVHWM"));
+    MW_TRY(server_setopt(sock, ZMQ_LINGER, &linger, sizeof linger, "ZMQ_LINGER"));
+    MW_TRY(server_setopt(sock, ZMQ_ZAP_DOMAIN, "mpiwatch", 8, "ZMQ_ZAP_DOMAIN"));
+    for (unsigned i = 0; i < o->n_listen; i++) {
+        if (zmq_bind(sock, o->listen[i]) != 0) {
+            MW_LOG(MW_LOG_ERROR, "cannot listen on %s: %s", o->listen[i],
+                   zmq_strerror(zmq_errno()));
+            return -1;
+        }
+        MW_LOG(MW_LOG_INFO, "listening on %s", o->listen[i]);
+    }
+    return 0;
+}
+
+static int server_msg_close(zmq_msg_t *msg)
+{
+    if (zmq_msg_close(msg) != 0) {
+        MW_LOG(MW_LOG_ERROR, "zmq_msg_close: %s", zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    return 0;
+}
+
+/* Receives up to SERVER_BATCH messages without blocking. Returns 0, or -1 on a socket error. */
+static int server_drain(mw_collector_t *c, void *sock)
+{
+    mw_clock_t now;
+    mw_clock_now(&now);
+    for (int i = 0; i < SERVER_BATCH && !c->exit_requested; i++) {
+        zmq_msg_t msg;
+        if (zmq_msg_init(&msg) != 0) {
+            MW_LOG(MW_LOG_ERROR, "zmq_msg_init: %s", zmq_strerror(zmq_errno()));
+            return -1;
+        }
+        if (zmq_msg_recv(&msg, sock, ZMQ_DONTWAIT) < 0) {
+            int err = zmq_errno();
+            MW_TRY(server_msg_close(&msg));
+            if (err == EAGAIN || err == EINTR)
+                return 0;
+            MW_LOG(MW_LOG_ERROR, "zmq_msg_recv: %s", zmq_strerror(err));
+            return -1;
+        }
+        /* A multipart message arrives whole; skip to its last frame and reject it once. */
+        int parts = 1;
+        while (zmq_msg_more(&msg)) {
+            MW_TRY(server_msg_close(&msg));
+            if (zmq_msg_init(&msg) != 0) {
+                MW_LOG(MW_LOG_ERROR, "zmq_msg_init: %s", zmq_strerror(zmq_errno()));
+                return -1;
+            }
+            if (zmq_msg_recv(&msg, sock, ZMQ_DONTWAIT) < 0) {
+                MW_LOG(MW_LOG_ERROR, "zmq_msg_recv (part %d): %s", parts + 1,
+                       zmq_strerror(zmq_errno()));
+                server_msg_close(&msg);
+                return -1;
+            }
+            parts++;
+        }
+        mw_collector_frame(c, zmq_msg_data(&msg), zmq_msg_size(&msg), parts, &now);
+        MW_TRY(server_msg_close(&msg));
+    }
+    return 0;
+}
+
+static int server_loop(mw_collector_t *c, void *sock)
+{
+    for (;;) {
+        mw_clock_t now;
+        mw_clock_now(&now);
+        mw_collector_tick(c, &now);
+        if (c->exit_requested)
+            return 0;
+
+        zmq_pollitem_t items[2] = {
+            {.socket = sock, .events = ZMQ_POLLIN},
+            {.socket = NULL, .fd = sig_pipe[0], .events = ZMQ_POLLIN},
+        };
+        if (zmq_poll(items, 2, mw_collector_timeout_ms(c, &now)) < 0) {
+            if (zmq_errno() == EINTR)
+                continue; /* the signal's byte is in the pipe */
+            MW_LOG(MW_LOG_ERROR, "zmq_poll: %s", zmq_strerror(zmq_errno()));
+            return -1;
+        }
+        if ((items[1].revents & ZMQ_POLLIN) && server_read_signals()) {
+            MW_LOG(MW_LOG_INFO, "stopping on signal");
+            mw_clock_now(&now);
+            mw_collector_finish(c, &now);
+            return 0;
+        }
+        if ((items[0].revents & ZMQ_POLLIN) && server_drain(c, sock) < 0)
+            return -1;
+    }
+}
+
+int mw_server_run(mw_collector_t *c)
+{
+    int rc = -1;
+    void *sock = NULL;
+    void *ctx = zmq_ctx_new();
+    if (!ctx) {
+        MW_LOG(MW_LOG_ERROR, "zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    sock = zmq_socket(ctx, ZMQ_PULL);
+    if (!sock) {
+        MW_LOG(MW_LOG_ERROR, "zmq_socket: %s", zmq_strerror(zmq_errno()));
+        goto out;
+    }
+    if (server_socket(sock, c->opt) < 0 || server_signals() < 0)
+        goto out;
+    rc = server_loop(c, sock);
+out:
+    if (sock && zmq_close(sock) != 0)
+        MW_LOG(MW_LOG_ERROR, "zmq_close: %s", zmq_strerror(zmq_errno()));
+    while (zmq_ctx_term(ctx) != 0) {
+        if (zmq_errno() != EINTR) {
+            MW_LOG(MW_LOG_ERROR, "zmq_ctx_term: %s", zmq_strerror(zmq_errno()));
+            break;
+        }
+    }
+    server_signals_close();
+    return rc;
+}

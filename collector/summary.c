@@ -1,0 +1,227 @@
+/* summary.c: the job summary JSON and the ingest statistics JSON.
+ *
+ * DESIGN: both documents are built with cJSON from the exact job totals (job.c) and the
+ * collector's counters, and written atomically (FILE.tmp, then rename) so a reader never
+ * sees half a file. Counters are uint64; cJSON keeps numbers as doubles and would print large
+ * ones as 1.2e+16, so every integer is inserted as a raw, exactly formatted token instead.
+ * The key set is fixed: tools and tests depend on it.
+ */
+#include "collector.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+int mw__write_file(const char *path, const char *text)
+{
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 5);
+    if (!tmp) {
+        MW_LOG(MW_LOG_ERROR, "cannot write %s: out of memory", path);
+        return -1;
+    }
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".tmp", 5);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        MW_LOG(MW_LOG_ERROR, "cannot write %s: %s", tmp, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    size_t len = strlen(text);
+    int failed = fwrite(text, 1, len, f) != len;
+    if (len && text[len - 1] != '\n')
+        failed |= fputc('\n', f) == EOF;
+    failed |= fclose(f) != 0;
+    if (failed || rename(tmp, path) != 0) {
+        MW_LOG(MW_LOG_ERROR, "cannot write %s: %s", path, strerror(errno));
+        remove(tmp);
+        free(tmp);
+        return -1;
+    }
+    free(tmp);
+    return 0;
+}
+
+/* Adds "key": v as an exact integer. Returns 0, or -1 when out of memory. */
+static int json_u64(cJSON *obj, const char *key, uint64_t v)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "%" PRIu64, v);
+    return cJSON_AddRawToObject(obj, key, buf) ? 0 : -1;
+}
+
+/* {"count": n, "time_ns": n, "bytes": n} under obj[name]. */
+static int json_fn(cJSON *obj, unsigned fn, uint64_t count, uint64_t time_ns, uint64_t bytes)
+{
+    cJSON *o = cJSON_AddObjectToObject(obj, mw_fn_name(fn));
+    if (!o)
+        return -1;
+    MW_TRY(json_u64(o, "count", count));
+    MW_TRY(json_u64(o, "time_ns", time_ns));
+    return json_u64(o, "bytes", bytes);
+}
+
+static int cmp_rank_fn(const void *pa, const void *pb)
+{
+    const mw_rank_fn_t *a = *(const mw_rank_fn_t *const *)pa, *b = *(const mw_rank_fn_t *const *)pb;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return a->fn < b->fn ? -1 : a->fn > b->fn;
+}
+
+static int cmp_pair(const void *pa, const void *pb)
+{
+    const mw_pair_sum_t *a = *(const mw_pair_sum_t *const *)pa,
+                        *b = *(const mw_pair_sum_t *const *)pb;
+    if (a->src != b->src)
+        return a->src < b->src ? -1 : 1;
+    return a->dst < b->dst ? -1 : a->dst > b->dst;
+}
+
+static int summary_per_rank(const mw_job_t *job, cJSON *root)
+{
+    cJSON *arr = cJSON_AddArrayToObject(root, "per_rank");
+    if (!arr)
+        return -1;
+    uint32_t n = job->rank_fn.n;
+    const mw_rank_fn_t **sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (!sorted)
+        return -1;
+    for (uint32_t i = 0; i < n; i++)
+        sorted[i] = MW__INDEX_AT(&job->rank_fn, const mw_rank_fn_t, i);
+    qsort(sorted, n, sizeof *sorted, cmp_rank_fn);
+
+    int rc = 0;
+    uint32_t next = 0;
+    for (uint32_t rank = 0; rank < job->size && rc == 0; rank++) {
+        if (!job->ranks[rank].said_hello) /* nothing known about it */
+            continue;
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(arr, o)) {
+            cJSON_Delete(o);
+            rc = -1;
+            break;
+        }
+        cJSON *fns = NULL;
+        if (json_u64(o, "rank", rank) < 0 ||
+            !cJSON_AddStringToObject(o, "host", mw_job_host(job, rank)) ||
+            json_u64(o, "mpi_time_ns", job->ranks[rank].mpi_time_ns) < 0 ||
+            !(fns = cJSON_AddObjectToObject(o, "functions"))) {
+            rc = -1;
+            break;
+        }
+        while (next < n && sorted[next]->rank < rank)
+            next++;
+        for (; next < n && sorted[next]->rank == rank; next++) {
+            const mw_rank_fn_t *rf = sorted[next];
+            if (rf->count && json_fn(fns, rf->fn, rf->count, rf->time_ns, rf->bytes) < 0) {
+                rc = -1;
+                break;
+            }
+        }
+    }
+    free(sorted);
+    return rc;
+}
+
+static int summary_pairs(const mw_job_t *job, cJSON *root)
+{
+    cJSON *arr = cJSON_AddArrayToObject(root, "pairs");
+    if (!arr)
+        return -1;
+    uint32_t n = job->pairs.n;
+    const mw_pair_sum_t **sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (!sorted)
+        return -1;
+    for (uint32_t i = 0; i < n; i++)
+        sorted[i] = MW__INDEX_AT(&job->pairs, const mw_pair_sum_t, i);
+    qsort(sorted, n, sizeof *sorted, cmp_pair);
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(arr, o)) {
+            cJSON_Delete(o);
+            rc = -1;
+            break;
+        }
+        if (json_u64(o, "src", sorted[i]->src) < 0 || json_u64(o, "dst", sorted[i]->dst) < 0 ||
+            json_u64(o, "messages", sorted[i]->messages) < 0 ||
+            json_u64(o, "bytes", sorted[i]->bytes) < 0)
+            rc = -1;
+    }
+    free(sorted);
+    return rc;
+}
+
+char *mw_summary_json(const mw_collector_t *c)
+{
+    const mw_job_t *job = &c->job;
+    cJSON *root = cJSON_CreateObject();
+    cJSON *fns = NULL;
+    char *text = NULL;
+    if (!root)
+        return NULL;
+    if (json_u64(root, "ranks", job->size) < 0 || json_u64(root, "windows", job->windows) < 0 ||
+        json_u64(root, "dropped", mw_job_dropped(job)) < 0 ||
+        json_u64(root, "late", job->late) < 0 ||
+        !(fns = cJSON_AddObjectToObject(root, "functions")))
+        goto out;
+    for (unsigned fn = 1; fn < MW_FN_COUNT; fn++) {
+        const mw_fn_total_t *t = &job->fn[fn];
+        if (t->count && json_fn(fns, fn, t->count, t->total_ns, t->bytes) < 0)
+            goto out;
+    }
+    if (summary_per_rank(job, root) < 0 || summary_pairs(job, root) < 0)
+        goto out;
+    text = cJSON_Print(root);
+out:
+    cJSON_Delete(root);
+    return text;
+}
+
+char *mw_stats_json(const mw_collector_t *c)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *rej = NULL;
+    char *text = NULL;
+    if (!root)
+        return NULL;
+    if (json_u64(root, "accepted", c->stats.accepted) < 0 ||
+        !(rej = cJSON_AddObjectToObject(root, "rejected")))
+        goto out;
+    for (int r = 1; r < MW_REJECT_COUNT; r++)
+        if (json_u64(rej, mw_reject_name((mw_reject_t)r), c->stats.rejected[r]) < 0)
+            goto out;
+    if (json_u64(root, "late", c->stats.late) < 0 ||
+        json_u64(root, "windows", c->stats.windows) < 0 ||
+        json_u64(root, "partial_windows", c->stats.partial_windows) < 0)
+        goto out;
+    text = cJSON_Print(root);
+out:
+    cJSON_Delete(root);
+    return text;
+}
+
+static int write_json(char *text, const char *path)
+{
+    if (!text) {
+        MW_LOG(MW_LOG_ERROR, "cannot build %s: out of memory", path);
+        return -1;
+    }
+    int rc = mw__write_file(path, text);
+    cJSON_free(text);
+    return rc;
+}
+
+int mw_summary_write(const mw_collector_t *c, const char *path)
+{
+    return write_json(mw_summary_json(c), path);
+}
+
+int mw_stats_write(const mw_collector_t *c, const char *path)
+{
+    return write_json(mw_stats_json(c), path);
+}

@@ -1,0 +1,110 @@
+#!/bin/bash
+# badinput.sh COLLECTOR MW_BADINPUT: the collector survives bad input and still does its job.
+#
+# Starts mpiwatch-collector on a private ipc:// endpoint (in a temp dir) and a tcp://127.0.0.1
+# port, throws bad input at it (mw-badinput bad: garbage, truncated, oversized, multipart,
+# wrong version, bogus fields, ... over ZeroMQ, and bytes that are not ZeroMQ at all over
+# plain TCP), checks it is still alive, then sends a valid 1-rank job (mw-badinput job) and
+# checks that the collector exits 0 after the job (--exit-after-job), that its stats JSON
+# counts every rejection by reason exactly as mw-badinput says it should, and that the valid
+# data is in the summary JSON.
+set -u
+collector=$1
+badinput=$2
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+
+dir=$(mktemp -d /tmp/mw-badinput.XXXXXX)
+pid=
+cleanup() {
+    if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null; fi
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() {
+    echo "FAIL: $*" >&2
+    if [ -f "$dir/collector.log" ]; then sed 's/^/  collector: /' "$dir/collector.log" >&2; fi
+    exit 1
+}
+
+port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+ipc="ipc://$dir/collector.ipc"
+"$collector" --listen "tcp://127.0.0.1:$port" --listen "$ipc" --exit-after-job --quiet \
+    --summary-json "$dir/summary.json" --stats-json "$dir/stats.json" \
+    --report "$dir/report.txt" --silence-timeout-ms 30000 2>"$dir/collector.log" &
+pid=$!
+for _ in $(seq 200); do
+    [ -S "$dir/collector.ipc" ] && break
+    kill -0 "$pid" 2>/dev/null || fail "collector exited at start"
+    sleep 0.05
+done
+[ -S "$dir/collector.ipc" ] || fail "collector did not bind $ipc"
+
+"$badinput" bad "$ipc" 127.0.0.1 "$port" >"$dir/bad.json" || fail "mw-badinput bad failed"
+sleep 1
+kill -0 "$pid" 2>/dev/null || fail "collector died on bad input"
+[ -e "$dir/summary.json" ] && fail "summary written before the job ended"
+
+"$badinput" job "$ipc" >"$dir/job.json" || fail "mw-badinput job failed"
+for _ in $(seq 300); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+done
+kill -0 "$pid" 2>/dev/null && fail "collector still running 15 s after the job ended"
+wait "$pid"
+rc=$?
+pid=
+[ "$rc" -eq 0 ] || fail "collector exit status $rc"
+
+"$python" - "$dir" <<'PY' || fail "output check"
+import json, sys
+
+d = sys.argv[1]
+load = lambda name: json.load(open(f"{d}/{name}"))
+bad, job, stats, summary = load("bad.json"), load("job.json"), load("stats.json"), load("summary.json")
+errors = []
+def check(what, got, want):
+    if got != want:
+        errors.append(f"{what}: got {got!r}, want {want!r}")
+
+# Every reason is present, and each is counted exactly as often as it was provoked.
+check("stats keys", sorted(stats), sorted(["accepted", "rejected", "late", "windows", "partial_windows"]))
+check("reasons", sorted(stats["rejected"]), sorted(bad["rejected"]))
+for reason, n in bad["rejected"].items():
+    check(f"rejected[{reason}]", stats["rejected"].get(reason), n + job["rejected"][reason])
+provoked = [r for r, n in bad["rejected"].items() if n]
+# too_large: libzmq drops oversized frames itself (ZMQ_MAXMSGSIZE), so only the other 12.
+check("reasons provoked", len(provoked), 12)
+check("accepted", stats["accepted"], bad["accepted"] + job["accepted"])
+samples = bad["samples"] + job["samples"]
+check("stats windows", stats["windows"], samples)
+check("stats late", stats["late"], 0)
+check("stats partial", stats["partial_windows"], 0)
+
+# The valid job is in the summary, exactly.
+check("summary keys", sorted(summary), sorted(["ranks", "windows", "dropped", "late", "functions", "per_rank", "pairs"]))
+check("ranks", summary["ranks"], 1)
+check("windows", summary["windows"], samples)
+check("dropped", summary["dropped"], 0)
+check("late", summary["late"], 0)
+want_fns = {f: {k: v * samples for k, v in c.items()} for f, c in bad["per_sample"].items()}
+check("functions", summary["functions"], want_fns)
+check("per_rank count", len(summary["per_rank"]), 1)
+r0 = summary["per_rank"][0]
+check("per_rank keys", sorted(r0), sorted(["rank", "host", "mpi_time_ns", "functions"]))
+check("per_rank[0].rank", r0["rank"], 0)
+check("per_rank[0].host", r0["host"], "node0")
+check("per_rank[0].functions", r0["functions"], want_fns)
+check("per_rank[0].mpi_time_ns", r0["mpi_time_ns"], sum(f["time_ns"] for f in want_fns.values()))
+p = bad["pair_per_sample"]
+check("pairs", summary["pairs"], [{"src": p["src"], "dst": p["dst"],
+                                   "messages": p["messages"] * samples, "bytes": p["bytes"] * samples}])
+report = open(f"{d}/report.txt").read()
+for needle in ("MPI_Allreduce", "badinput", "rejected messages"):
+    if needle not in report:
+        errors.append(f"report lacks {needle!r}")
+for e in errors:
+    print("  " + e, file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
+echo "badinput: ok ($(grep -c . "$dir/collector.log") collector log lines)"

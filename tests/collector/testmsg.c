@@ -1,0 +1,171 @@
+/* testmsg.c: the envelope builder of testmsg.h.
+ *
+ * DESIGN: the protobuf-c structs are initialised with their generated INIT macros and point
+ * into arrays inside the same tm_msg_t, so a message needs no allocation until it is packed.
+ */
+#include "testmsg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint64_t tm_window_of(uint64_t now_ns)
+{
+    return now_ns / TM_WINDOW_NS;
+}
+
+uint32_t tm_bin(uint64_t ns)
+{
+    uint32_t b = 0;
+    while (ns > 1) {
+        ns >>= 1;
+        b++;
+    }
+    return b;
+}
+
+static void tm_envelope(tm_msg_t *m, const char *job, uint32_t rank)
+{
+    memset(m, 0, sizeof *m);
+    mpiwatch__envelope__init(&m->env);
+    snprintf(m->job, sizeof m->job, "%s", job);
+    m->env.version = MW_PROTO_VERSION;
+    m->env.job = m->job;
+    m->env.rank = rank;
+}
+
+void tm_hello(tm_msg_t *m, const char *job, uint32_t rank, uint32_t size, uint64_t now_ns)
+{
+    tm_envelope(m, job, rank);
+    Mpiwatch__Hello *h = &m->hello;
+    mpiwatch__hello__init(h);
+    snprintf(m->host, sizeof m->host, "node%u", rank / 2);
+    h->size = size;
+    h->host = m->host;
+    h->pid = 1000 + rank;
+    h->binding = "unbound";
+    h->cpuset = "0-1";
+    h->pu = h->core = h->package = -1;
+    h->mpi_library = "Open MPI v4.1";
+    h->clock_error_ns = 500;
+    h->window_ns = TM_WINDOW_NS;
+    h->subslots = TM_SUBSLOTS;
+    h->duration_bins = TM_BINS;
+    h->function_count = MW_FN_COUNT - 1;
+    h->function_table_hash = mw_fn_table_hash();
+    h->timer = "clock_gettime";
+    h->start_ns = now_ns;
+    h->program = "testprog";
+    m->env.body_case = MPIWATCH__ENVELOPE__BODY_HELLO;
+    m->env.hello = h;
+}
+
+void tm_sample(tm_msg_t *m, const char *job, uint32_t rank, uint64_t window, uint64_t now_ns)
+{
+    tm_envelope(m, job, rank);
+    Mpiwatch__Sample *s = &m->sample;
+    mpiwatch__sample__init(s);
+    s->window = window;
+    s->sent_ns = now_ns;
+    s->functions = m->fsp;
+    s->peer_rank = m->peer_rank;
+    s->peer_messages = m->peer_messages;
+    s->peer_bytes = m->peer_bytes;
+    s->occ_fn = m->occ_fn;
+    s->occ_sub = m->occ_sub;
+    s->occ_ns = m->occ_ns;
+    s->density_fn = m->density_fn;
+    s->density_sub = m->density_sub;
+    s->density_bin = m->density_bin;
+    s->density_end = m->density_end;
+    s->density_count = m->density_count;
+    s->longest = m->callp;
+    m->env.body_case = MPIWATCH__ENVELOPE__BODY_SAMPLE;
+    m->env.sample = s;
+}
+
+void tm_bye(tm_msg_t *m, const char *job, uint32_t rank)
+{
+    tm_envelope(m, job, rank);
+    mpiwatch__bye__init(&m->bye);
+    m->env.body_case = MPIWATCH__ENVELOPE__BODY_BYE;
+    m->env.bye = &m->bye;
+}
+
+Mpiwatch__FunctionStat *tm_add_fn(tm_msg_t *m, uint32_t fn, uint64_t count, uint64_t total_ns,
+                                  uint64_t min_ns, uint64_t max_ns, uint64_t bytes)
+{
+    size_t i = m->sample.n_functions++;
+    Mpiwatch__FunctionStat *f = &m->fs[i];
+    mpiwatch__function_stat__init(f);
+    f->fn = fn;
+    f->count = count;
+    f->total_ns = total_ns;
+    f->min_ns = min_ns;
+    f->max_ns = max_ns;
+    f->bytes = bytes;
+    f->hist_first = tm_bin(max_ns);
+    f->hist = m->hist[i];
+    f->hist[0] = (uint32_t)count;
+    f->n_hist = count ? 1 : 0;
+    m->fsp[i] = f;
+    return f;
+}
+
+void tm_add_peer(tm_msg_t *m, uint32_t peer, uint64_t messages, uint64_t bytes)
+{
+    size_t i = m->sample.n_peer_rank++;
+    m->sample.n_peer_messages++;
+    m->sample.n_peer_bytes++;
+    m->peer_rank[i] = peer;
+    m->peer_messages[i] = messages;
+    m->peer_bytes[i] = bytes;
+}
+
+void tm_add_occ(tm_msg_t *m, uint32_t fn, uint32_t sub, uint64_t ns)
+{
+    size_t i = m->sample.n_occ_fn++;
+    m->sample.n_occ_sub++;
+    m->sample.n_occ_ns++;
+    m->occ_fn[i] = fn;
+    m->occ_sub[i] = sub;
+    m->occ_ns[i] = ns;
+}
+
+void tm_add_density(tm_msg_t *m, uint32_t fn, int32_t sub, uint32_t bin, uint32_t end,
+                    uint64_t count)
+{
+    size_t i = m->sample.n_density_fn++;
+    m->sample.n_density_sub++;
+    m->sample.n_density_bin++;
+    m->sample.n_density_end++;
+    m->sample.n_density_count++;
+    m->density_fn[i] = fn;
+    m->density_sub[i] = sub;
+    m->density_bin[i] = bin;
+    m->density_end[i] = end;
+    m->density_count[i] = count;
+}
+
+void tm_add_call(tm_msg_t *m, uint32_t fn, uint64_t start_ns, uint64_t duration_ns, uint64_t bytes,
+                 int32_t peer)
+{
+    size_t i = m->sample.n_longest++;
+    Mpiwatch__Call *c = &m->calls[i];
+    mpiwatch__call__init(c);
+    c->fn = fn;
+    c->start_ns = start_ns;
+    c->duration_ns = duration_ns;
+    c->bytes = bytes;
+    c->peer = peer;
+    m->callp[i] = c;
+}
+
+size_t tm_pack(const tm_msg_t *m, uint8_t **out)
+{
+    size_t n = mpiwatch__envelope__get_packed_size(&m->env);
+    *out = malloc(n ? n : 1);
+    if (!*out)
+        abort();
+    return mpiwatch__envelope__pack(&m->env, *out);
+}

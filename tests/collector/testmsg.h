@@ -1,0 +1,67 @@
+/* testmsg.h: building mpiwatch envelopes by hand, for the collector's tests and mw-badinput.
+ *
+ * A tm_msg_t holds one envelope and all the storage its body points into, so a test fills
+ * one on the stack, breaks exactly one field, packs it and checks the collector's verdict.
+ * Defaults describe a well-formed message for the current function table and clock.
+ */
+#ifndef MW_TESTMSG_H
+#define MW_TESTMSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mw_proto.h"
+
+#define TM_WINDOW_NS 100000000ull /* 100 ms windows */
+#define TM_SUBSLOTS 16u
+#define TM_BINS 32u
+#define TM_MAX 32 /* entries of each repeated field */
+
+typedef struct {
+    Mpiwatch__Envelope env;
+    Mpiwatch__Hello hello;
+    Mpiwatch__Sample sample;
+    Mpiwatch__Bye bye;
+    char job[64];
+    char host[64];
+    Mpiwatch__FunctionStat fs[TM_MAX];
+    Mpiwatch__FunctionStat *fsp[TM_MAX];
+    uint32_t hist[TM_MAX][TM_BINS];
+    Mpiwatch__Call calls[TM_MAX];
+    Mpiwatch__Call *callp[TM_MAX];
+    uint32_t peer_rank[TM_MAX];
+    uint64_t peer_messages[TM_MAX], peer_bytes[TM_MAX];
+    uint32_t occ_fn[TM_MAX], occ_sub[TM_MAX];
+    uint64_t occ_ns[TM_MAX];
+    uint32_t density_fn[TM_MAX], density_bin[TM_MAX], density_end[TM_MAX];
+    int32_t density_sub[TM_MAX];
+    uint64_t density_count[TM_MAX];
+} tm_msg_t;
+
+/* The window index on the TM_WINDOW_NS grid that contains real time `now_ns`. */
+uint64_t tm_window_of(uint64_t now_ns);
+
+/* A valid hello of `rank` in a `size`-rank job, host "node<rank/2>", pid 1000 + rank. */
+void tm_hello(tm_msg_t *m, const char *job, uint32_t rank, uint32_t size, uint64_t now_ns);
+/* A valid, empty sample of `rank` for `window`, sent at now_ns. */
+void tm_sample(tm_msg_t *m, const char *job, uint32_t rank, uint64_t window, uint64_t now_ns);
+void tm_bye(tm_msg_t *m, const char *job, uint32_t rank);
+
+/* Adds a function summary: count calls, total ns between min and max; the histogram puts
+ * every call in the bin of max_ns. Returns the entry for further changes. */
+Mpiwatch__FunctionStat *tm_add_fn(tm_msg_t *m, uint32_t fn, uint64_t count, uint64_t total_ns,
+                                  uint64_t min_ns, uint64_t max_ns, uint64_t bytes);
+void tm_add_peer(tm_msg_t *m, uint32_t peer, uint64_t messages, uint64_t bytes);
+void tm_add_occ(tm_msg_t *m, uint32_t fn, uint32_t sub, uint64_t ns);
+void tm_add_density(tm_msg_t *m, uint32_t fn, int32_t sub, uint32_t bin, uint32_t end,
+                    uint64_t count);
+void tm_add_call(tm_msg_t *m, uint32_t fn, uint64_t start_ns, uint64_t duration_ns, uint64_t bytes,
+                 int32_t peer);
+
+/* Packs the envelope into a malloc'd buffer; returns its size. */
+size_t tm_pack(const tm_msg_t *m, uint8_t **out);
+
+/* log2 bin of a duration (bin b: [2^b, 2^(b+1)) ns). */
+uint32_t tm_bin(uint64_t ns);
+
+#endif

@@ -1,0 +1,25 @@
+#!/bin/bash
+# known.sh PROGRAM N: run tests/programs/PROGRAM (known_c, known_cxx, known_fh, known_fmpi,
+# known_f08, known_py) on 4 ranks with the library preloaded by hand (mpirun -x), and check
+# that the collector's summary has exactly the counts, bytes and pairs of the known pattern:
+# each call counted once, under its C name, also for Fortran and Python.
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+prog=$1
+n=$2
+# Short windows: the run then spans tens of windows, so the exact totals also check that
+# the library hands over and the collector merges many windows without losing a call.
+export MPIWATCH_WINDOW_MS=${MPIWATCH_WINDOW_MS:-10}
+mw_setup "$prog"
+case $prog in
+    known_py)
+        py=${MW_PYTHON:-/usr/bin/python3}
+        [ -x "$py" ] || mw_skip "no interpreter $py"
+        "$py" -c 'import mpi4py, numpy' 2>/dev/null ||
+            mw_skip "$py lacks mpi4py or numpy (Debian: python3-mpi4py python3-numpy)"
+        mw_run_known known_py "$n" "$py" "$MW_PROGRAMS_SRC/known_py.py"
+        ;;
+    *)
+        [ -x "$MW_PROGRAMS/$prog" ] || mw_fail "program not built: $MW_PROGRAMS/$prog"
+        mw_run_known "$prog" "$n"
+        ;;
+esac

@@ -1,0 +1,68 @@
+#!/bin/bash
+# launcher_run.sh: `mpiwatch run` returns the application's exit code, keeps stdout the
+# application's alone, cleans up its temporary directory, and puts the library into the MPI
+# ranks only. tests/programs/preload_probe reports, from inside each rank, whether the rank
+# has libmpiwatch mapped and which of its ancestors (mpirun, shells, the launcher) have it.
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+mw_setup launcher_run
+mw_require MW_LAUNCHER
+probe=$MW_PROGRAMS/preload_probe
+[ -x "$probe" ] || mw_fail "program not built: $probe"
+
+# expect_probe_output FILE ANCESTORS: stdout must be exactly one probe line per rank, each
+# with the library mapped in the rank and ANCESTORS ("none", or a pattern) as its ancestors.
+expect_probe_output() {
+    local file=$1 ancestors=$2 r line
+    local lines
+    lines=$(wc -l <"$file")
+    [ "$lines" = "$MW_NP" ] || mw_fail "stdout has $lines lines, expected only the $MW_NP probe lines: $(cat "$file")"
+    for ((r = 0; r < MW_NP; r++)); do
+        line=$(grep "^probe rank $r " "$file") || mw_fail "no probe line from rank $r in: $(cat "$file")"
+        case $line in
+            "probe rank $r self=1 ancestors="$ancestors) ;;
+            *) mw_fail "rank $r: expected 'self=1 ancestors=$ancestors', got '$line'" ;;
+        esac
+    done
+}
+
+# run_case NAME EXPECTED_RC ANCESTORS LAUNCHER_ARGS...
+run_case() {
+    local name=$1 want_rc=$2 ancestors=$3 rc
+    shift 3
+    mw_log "case $name: mpiwatch run $*"
+    rm -f "$MW_T/summary.json"
+    MW_FAILURE_LOG=$MW_T/$name.err
+    "$MW_LAUNCHER" run --summary-json "$MW_T/summary.json" --window-ms 50 "$@" \
+        >"$MW_T/$name.out" 2>"$MW_T/$name.err"
+    rc=$?
+    cat "$MW_T/$name.out"
+    if [ "$rc" != "$want_rc" ]; then
+        mw_fail "case $name: mpiwatch run returned $rc, expected the application's $want_rc"
+    fi
+    expect_probe_output "$MW_T/$name.out" "$ancestors"
+    # Exactly the 4 ranks said hello: nothing else (mpirun, a shell) was counted as a rank.
+    mw_check --pattern ranks --label "mpiwatch run ($name)" || exit 1
+    local left
+    left=$(find "$MW_T" -maxdepth 1 -name 'mpiwatch.*' | head -n 1)
+    [ -z "$left" ] || mw_fail "case $name: the launcher left its temporary directory $left"
+}
+
+# The common case: mpirun directly; the library travels in OMPI_MCA_mca_base_env_list.
+run_case direct 3 none -- "$MW_MPIRUN" --oversubscribe -np "$MW_NP" "$probe" 3
+
+# A command line that uses -x: Open MPI refuses -x together with mca_base_env_list, so the
+# launcher must add -x options instead; the application's own -x must still work.
+MW_PROBE_MARK=1 run_case with_x 5 none -- "$MW_MPIRUN" --oversubscribe -x MW_PROBE_MARK \
+    -np "$MW_NP" "$probe" 5
+
+# mpirun started by a shell: the shell must not load the library either.
+run_case via_shell 0 none -- sh -c '"$0" --oversubscribe -np "$1" "$2" 0' \
+    "$MW_MPIRUN" "$MW_NP" "$probe"
+
+# --preload-all: every process gets LD_PRELOAD (so mpirun and the shell have the library
+# mapped) but the library stays inert outside the ranks: still exactly 4 ranks, same result.
+mpirun_comm=${MW_MPIRUN##*/}
+run_case preload_all 4 "${mpirun_comm:0:15}(*),sh(*)" --preload-all -- sh -c '"$0" --oversubscribe -np "$1" "$2" 4' \
+    "$MW_MPIRUN" "$MW_NP" "$probe"
+
+mw_log "ok"

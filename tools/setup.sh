@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Sets mpiwatch up on a Debian 12 machine: installs the Debian packages that are missing,
+# configures, builds and installs into PREFIX (default: ./out). Safe to run again; it only
+# installs what is missing and rebuilds what changed.
+#   tools/setup.sh            # everything
+#   PREFIX=/opt/mpiwatch tools/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pkgs=(build-essential cmake pkg-config gfortran g++
+      libopenmpi-dev openmpi-bin libzmq3-dev libprotobuf-c-dev protobuf-c-compiler
+      libhwloc-dev hwloc libcjson-dev libinih-dev libcmocka-dev
+      python3 python3-mpi4py python3-numpy)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "mpiwatch setup: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -q >&2
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends \
+    "${missing[@]}" >&2
+fi
+
+build=${BUILD_DIR:-build}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMW_WERROR="${MW_WERROR:-ON}" >&2
+cmake --build "$build" -j"$(nproc)" >&2
+cmake --install "$build" --prefix "${PREFIX:-$PWD/out}" >&2
+echo "mpiwatch setup: installed into ${PREFIX:-$PWD/out}" >&2
