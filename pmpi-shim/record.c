@@ -316,21 +316,14 @@ void mw__record_slow(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint
         mw__detail_add(t, s, fn, t0, t1, d, closed);
 }
 
-/* Local queries: counted, not timed, so they cost one timestamp and a counter. */
-void mw__count(mw_thread_t *t, unsigned fn)
+/* A counted call whose thread's cached window is closed or not yet claimed. */
+void mw__count_slow(mw_thread_t *t, unsigned fn, int64_t closed)
 {
-    uint64_t now = mw__now();
-    mw__busy_enter(t);
-    if (__builtin_expect(now - t->cw_start >= t->cw_end - t->cw_start, 0))
-        mw__window_locate(t, now);
-    int64_t closed = atomic_load_explicit(&mw__g.closed_upto, memory_order_relaxed);
-    mw_slot_t *s = slot_get(t, t->cw <= closed ? closed + 1 : t->cw);
+    mw_slot_t *s = slot_get(t, t->cw > closed ? t->cw : closed + 1);
     if (!s)
         s = slot_any(t, closed);
-    if (s) {
+    if (s)
         s->fn[fn].count++;
-    } else {
+    else
         atomic_fetch_add_explicit(&mw__g.calls_dropped, 1, memory_order_relaxed);
-    }
-    mw__busy_leave(t);
 }

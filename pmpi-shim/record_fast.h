@@ -17,6 +17,7 @@ void mw__peer_add(mw_slot_t *s, int peer, uint64_t bytes);
 void mw__longest_add(mw_slot_t *s, unsigned fn, uint64_t t0, uint64_t d, uint64_t bytes,
                      int peer);
 void mw__sub_locate(mw_thread_t *t, uint64_t t1);
+void mw__count_slow(mw_thread_t *t, unsigned fn, int64_t closed);
 void mw__detail_spanning(mw_thread_t *t, unsigned char *row, unsigned fn, uint64_t t0,
                          uint64_t t1, unsigned bin, int64_t closed);
 
@@ -105,6 +106,24 @@ static inline __attribute__((always_inline)) void mw__record(mw_thread_t *t, uns
             mw__longest_add(s, fn, t0, d, bytes, peer);
         mw__detail_add(t, s, fn, t0, t1, d, closed);
     }
+    mw__busy_leave(t);
+}
+
+/* Local queries are counted, not timed, and read no clock: the count goes to the window of
+ * the thread's last timed call (or the first open window), which is exact in total and off
+ * by at most the time since that call in its placement. */
+static inline __attribute__((always_inline)) void mw__count(mw_thread_t *t, unsigned fn)
+{
+    mw__busy_enter(t);
+    int64_t closed = atomic_load_explicit(&mw__g.closed_upto, memory_order_relaxed);
+    mw_slot_t *s = t->cslot;
+    if (__builtin_expect(t->cw > closed && s &&
+                             atomic_load_explicit(&s->tag, memory_order_relaxed) ==
+                                 (uint64_t)t->cw + 1,
+                         1))
+        s->fn[fn].count++;
+    else
+        mw__count_slow(t, fn, closed);
     mw__busy_leave(t);
 }
 

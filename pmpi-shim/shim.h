@@ -164,7 +164,6 @@ uint64_t mw__monotonic_ns(void);
 
 /* record.c: hot path */
 mw_thread_t *mw__thread_attach(void);
-void mw__count(mw_thread_t *t, unsigned fn);
 int mw__alloc(void);
 /* Sets the window grid: length in ns and sub-slots per window (after the timer). */
 void mw__grid_init(uint64_t window_ns, unsigned subslots);

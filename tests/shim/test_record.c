@@ -242,6 +242,27 @@ static void test_sender_behind_counts_in_older_slot(void **state)
     assert_int_equal(acc.late, 1);
 }
 
+static void test_counted_calls_use_last_window(void **state)
+{
+    (void)state;
+    setup_recorder(W, 10);
+    int64_t w = 8000;
+    atomic_store(&mw__g.closed_upto, w - 1);
+    mw_thread_t *t = self();
+    uint64_t base = (uint64_t)w * W;
+    mw__record(t, MW_ID_Barrier, base + 1, base + 2, 0, -1);
+    for (int i = 0; i < 5; i++)
+        mw__count(t, MW_ID_Comm_rank); /* no clock read: the window of the last timed call */
+    mw__collect(&acc, w);
+    assert_int_equal(acc.fn[MW_ID_Comm_rank].count, 5);
+    assert_int_equal(acc.fn[MW_ID_Comm_rank].total_ns, 0);
+    /* The cached window is now closed: counts go to the first open one. */
+    mw__acc_clear(&acc);
+    mw__count(t, MW_ID_Comm_rank);
+    mw__collect(&acc, w + 1);
+    assert_int_equal(acc.fn[MW_ID_Comm_rank].count, 1);
+}
+
 /* Threads record with the real clock while the main thread collects windows as they end. */
 #define STRESS_THREADS 3
 #define STRESS_CALLS 300000
@@ -307,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_peers_and_longest),
         cmocka_unit_test(test_inflight_occupancy),
         cmocka_unit_test(test_sender_behind_counts_in_older_slot),
+        cmocka_unit_test(test_counted_calls_use_last_window),
         cmocka_unit_test(test_threads_counted_exactly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
