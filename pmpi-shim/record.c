@@ -118,20 +118,6 @@ static inline uint64_t sub_start(uint64_t wstart, uint64_t wend, unsigned i)
     return i >= mw__g.cfg.subslots ? wend : wstart + i * mw__g.sub_ticks;
 }
 
-/* Slow path: the call ended outside the cached window; find its window and bounds. */
-void mw__window_locate(mw_thread_t *t, uint64_t t1)
-{
-    uint64_t g = mw__global_ns(t1);
-    int64_t w = (int64_t)(g / mw__g.window_ns);
-    t->cw = w;
-    t->cw_start = mw__global_to_ticks((uint64_t)w * mw__g.window_ns);
-    t->cw_end = mw__global_to_ticks((uint64_t)(w + 1) * mw__g.window_ns);
-    if (t->cw_end <= t->cw_start)
-        t->cw_end = t->cw_start + 1;
-    t->cslot = mw__slot(t, (uint64_t)w);
-    t->sub_lo = t->sub_hi = 0;
-}
-
 /* The slot of window w, claimed for this thread, or NULL when the sender still owns it. */
 static mw_slot_t *slot_get(mw_thread_t *t, int64_t w)
 {
@@ -144,6 +130,24 @@ static mw_slot_t *slot_get(mw_thread_t *t, int64_t w)
     atomic_store_explicit(&s->tag, (uint64_t)w + 1, memory_order_relaxed);
     return s;
 }
+
+/* Slow path: the call ended outside the cached window; find its window and bounds. */
+void mw__window_locate(mw_thread_t *t, uint64_t t1)
+{
+    uint64_t g = mw__global_ns(t1);
+    int64_t w = (int64_t)(g / mw__g.window_ns);
+    t->cw = w;
+    t->cw_start = mw__global_to_ticks((uint64_t)w * mw__g.window_ns);
+    t->cw_end = mw__global_to_ticks((uint64_t)(w + 1) * mw__g.window_ns);
+    if (t->cw_end <= t->cw_start)
+        t->cw_end = t->cw_start + 1;
+    t->sub_lo = t->sub_hi = 0;
+    /* Claim the slot now, so the common path needs no tag check; a window the sender has
+     * already collected is recorded as late by the slow path instead. */
+    int64_t closed = atomic_load_explicit(&mw__g.closed_upto, memory_order_relaxed);
+    t->cslot = w > closed ? slot_get(t, w) : NULL;
+}
+
 
 unsigned char *mw__row_get(mw_slot_t *s, unsigned fn)
 {
@@ -295,6 +299,8 @@ void mw__record_slow(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint
 {
     int late = t->cw <= closed;
     mw_slot_t *s = slot_get(t, late ? closed + 1 : t->cw);
+    if (s && !late)
+        t->cslot = s;
     if (s == NULL) {
         /* The sender is MW_RING windows behind: count the call in another window rather than
          * lose it. */
@@ -308,7 +314,7 @@ void mw__record_slow(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint
     mw__totals_add(s, fn, d, bytes);
     if (peer >= 0)
         mw__peer_add(s, peer, bytes);
-    if (d > s->long_min || s->nlong < mw__g.cfg.longest)
+    if (d > s->long_min)
         mw__longest_add(s, fn, t0, d, bytes, peer);
     if (late)
         s->late++;
@@ -326,4 +332,7 @@ void mw__count_slow(mw_thread_t *t, unsigned fn, int64_t closed)
         s->fn[fn].count++;
     else
         atomic_fetch_add_explicit(&mw__g.calls_dropped, 1, memory_order_relaxed);
+    if (s && t->cw > closed &&
+        atomic_load_explicit(&s->tag, memory_order_relaxed) == (uint64_t)t->cw + 1)
+        t->cslot = s;
 }

@@ -226,7 +226,7 @@ static void send_sample(int64_t k)
         fs->fn = f;
         fs->count = x->count;
         fs->total_ns = x->total_ns;
-        fs->min_ns = x->min_ns;
+        fs->min_ns = mw__fn_min(x);
         fs->max_ns = x->max_ns;
         fs->bytes = x->bytes;
         S.calls_total += x->count;

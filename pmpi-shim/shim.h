@@ -46,8 +46,15 @@ typedef struct {
 } mw_config_t;
 
 typedef struct {
-    uint64_t count, total_ns, min_ns, max_ns, bytes;
+    uint64_t count, total_ns;
+    uint64_t min_inv; /* ~minimum duration: 0 when unset, and one compare updates it */
+    uint64_t max_ns, bytes;
 } mw_fnstat_t;
+
+static inline uint64_t mw__fn_min(const mw_fnstat_t *f)
+{
+    return f->count ? ~f->min_inv : 0;
+}
 
 typedef struct {
     int32_t key; /* world rank + 1, 0 empty */
@@ -78,7 +85,7 @@ typedef struct {
     uint32_t nlong;
     uint32_t long_min_i; /* index of the shortest kept call once nlong == K */
     uint32_t npeers;
-    uint64_t long_min; /* its duration */
+    uint64_t long_min; /* its duration; 0 until K calls are kept */
     uint8_t row_of[MW_FN_COUNT];
     mw_fnstat_t fn[MW_FN_COUNT] __attribute__((aligned(64)));
     /* followed by: K mw_call_t, cfg.peers mw_peer_t (open addressing, rank + 1 as key),
@@ -93,7 +100,7 @@ typedef struct {
     uint64_t busy_local;
     int64_t cw;                  /* cached window index of the last record */
     uint64_t cw_start, cw_end;   /* its bounds, in ticks */
-    mw_slot_t *cslot;            /* its slot */
+    mw_slot_t *cslot;            /* its slot, claimed; NULL when it could not be */
     uint64_t sub_lo, sub_hi;     /* cached sub-slot of the last record, in ticks */
     unsigned sub_i;
     /* followed by MW_RING slots of mw__g.slot_bytes each */

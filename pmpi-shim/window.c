@@ -100,8 +100,8 @@ static void acc_merge(acc_t *a, mw_slot_t *s)
         if (!x->count)
             continue;
         mw_fnstat_t *y = &a->fn[f];
-        if (y->count == 0 || x->min_ns < y->min_ns)
-            y->min_ns = x->min_ns;
+        if (x->min_inv > y->min_inv)
+            y->min_inv = x->min_inv;
         if (x->max_ns > y->max_ns)
             y->max_ns = x->max_ns;
         y->count += x->count;
