@@ -53,7 +53,7 @@ typedef struct {
 
 static inline uint64_t mw__fn_min(const mw_fnstat_t *f)
 {
-    return f->count ? ~f->min_inv : 0;
+    return f->min_inv ? ~f->min_inv : 0; /* counted-only functions have no durations */
 }
 
 typedef struct {

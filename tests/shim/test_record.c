@@ -256,6 +256,7 @@ static void test_counted_calls_use_last_window(void **state)
     mw__collect(&acc, w);
     assert_int_equal(acc.fn[MW_ID_Comm_rank].count, 5);
     assert_int_equal(acc.fn[MW_ID_Comm_rank].total_ns, 0);
+    assert_int_equal(mw__fn_min(&acc.fn[MW_ID_Comm_rank]), 0); /* min <= max on the wire */
     /* The cached window is now closed: counts go to the first open one. */
     mw__acc_clear(&acc);
     mw__count(t, MW_ID_Comm_rank);
