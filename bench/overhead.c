@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 typedef struct {
-    long iprobe_calls;   /* calls per Iprobe repetition */
+    long iprobe_calls; /* calls per Iprobe repetition */
     int iprobe_reps;
     long pingpong_iters; /* round trips per repetition */
     int pingpong_reps;
@@ -157,18 +157,24 @@ static void warmup(int rank, int size, double warmup_s)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: mw-bench-overhead [--tests iprobe,pingpong,allreduce] [--iprobe-calls N]\n"
-            "         [--iprobe-reps R] [--pingpong-iters N] [--pingpong-reps R]\n"
-            "         [--allreduce-iters N] [--allreduce-reps R] [--warmup-s S]\n"
-            "Prints 'result NAME VALUE' lines on rank 0. Ping-pong needs 2 ranks or more.\n");
+    fprintf(f, "usage: mw-bench-overhead [--tests iprobe,pingpong,allreduce] [--iprobe-calls N]\n"
+               "         [--iprobe-reps R] [--pingpong-iters N] [--pingpong-reps R]\n"
+               "         [--allreduce-iters N] [--allreduce-reps R] [--warmup-s S]\n"
+               "Prints 'result NAME VALUE' lines on rank 0. Ping-pong needs 2 ranks or more.\n");
 }
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    *o = (opts_t){.iprobe_calls = 2000000, .iprobe_reps = 5, .pingpong_iters = 5000,
-                  .pingpong_reps = 11, .allreduce_iters = 2000, .allreduce_reps = 11,
-                  .warmup_s = 1.0, .do_iprobe = 1, .do_pingpong = 1, .do_allreduce = 1};
+    *o = (opts_t){.iprobe_calls = 2000000,
+                  .iprobe_reps = 5,
+                  .pingpong_iters = 5000,
+                  .pingpong_reps = 11,
+                  .allreduce_iters = 2000,
+                  .allreduce_reps = 11,
+                  .warmup_s = 1.0,
+                  .do_iprobe = 1,
+                  .do_pingpong = 1,
+                  .do_allreduce = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -200,8 +206,7 @@ static int parse(int argc, char **argv, opts_t *o)
         }
     }
     if (o->iprobe_calls < 1 || o->iprobe_reps < 1 || o->pingpong_iters < 1 ||
-        o->pingpong_reps < 1 || o->allreduce_iters < 1 || o->allreduce_reps < 1 ||
-        o->warmup_s < 0)
+        o->pingpong_reps < 1 || o->allreduce_iters < 1 || o->allreduce_reps < 1 || o->warmup_s < 0)
         return -1;
     return 0;
 }

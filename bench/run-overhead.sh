@@ -22,7 +22,7 @@ set -u
 argv=("$@")
 
 usage() {
-    sed -n 's/^# \{0,1\}//; /^usage:/,/^knobs/p' "$0" | sed '$d' >&2
+    sed -n '/^# usage:/,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -43,7 +43,7 @@ if [ -n "$build" ]; then
     lib=${lib:-$build/pmpi-shim/libmpiwatch.so}
     collector=${collector:-$build/collector/mpiwatch-collector}
 fi
-[ -n "$bench" ] && [ -n "$lib" ] || usage
+if [ -z "$bench" ] || [ -z "$lib" ]; then usage; fi
 collector=${MW_BENCH_COLLECTOR:-$collector}
 [ -x "$bench" ] || { echo "run-overhead.sh: no benchmark program at $bench" >&2; exit 1; }
 [ -r "$lib" ] || { echo "run-overhead.sh: no library at $lib" >&2; exit 1; }
@@ -100,7 +100,8 @@ run_one() {
                 </dev/null >/dev/null 2>"$T/collector$run_no.err" &
             cpid=$!
             local i
-            for ((i = 0; i < 200 && ! -S $T/c$run_no; i++)); do
+            for ((i = 0; i < 200; i++)); do
+                [ -S "$T/c$run_no" ] && break
                 kill -0 "$cpid" 2>/dev/null || break
                 sleep 0.05
             done
@@ -131,7 +132,7 @@ run_one() {
         kill -TERM "$cpid" 2>/dev/null
         wait "$cpid" 2>/dev/null
         cpid=''
-        accepted=$(sed -n 's/^ *"accepted": *\([0-9]*\).*/\1/p' "$T/stats$run_no.json" 2>/dev/null)
+        accepted=$(sed -n 's/^[[:space:]]*"accepted":[[:space:]]*\([0-9]*\).*/\1/p' "$T/stats$run_no.json" 2>/dev/null)
         echo "$mode $n accepted ${accepted:-0}" >>"$T/results"
     fi
     sed -n "s/^result \([a-z_]*\) \([-0-9.]*\)\$/$mode $n \1 \2/p" "$out" >>"$T/results"

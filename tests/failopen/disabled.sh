@@ -12,7 +12,7 @@ fo_start_collector --quiet
 fo_lib "$FO_EP"
 fo_run with env MPIWATCH_DISABLE=1 "${FO_LIB[@]}" -x MPIWATCH_DISABLE "${app[@]}"
 sleep 0.5 # anything the ranks might have sent has arrived by now
-fo_stop_collector
+fo_stop_collector 0
 fo_same with base
 fo_nothing_received
 fo_log "ok"

@@ -11,7 +11,7 @@ FINALIZE_BOUND_MS=${FO_FINALIZE_BOUND_MS:-2000}
 fo_run base env FAILOPEN_TIMING="$FO_T/base.fin" "${FO_MPI[@]}" -x FAILOPEN_TIMING "${app[@]}"
 fo_expect_status base 3
 
-fo_start_collector
+fo_start_collector --quiet
 fo_lib "$FO_EP"
 fo_start_bg with env FAILOPEN_MARK="$FO_T/half" FAILOPEN_TIMING="$FO_T/with.fin" "${FO_LIB[@]}" \
     -x FAILOPEN_MARK -x FAILOPEN_TIMING "${app[@]}"
@@ -24,5 +24,5 @@ fo_log "collector killed half way through the job"
 fo_wait_bg
 fo_same with base
 fo_finalize_bounded base 100000
-fo_finalize_bounded with $FINALIZE_BOUND_MS
+fo_finalize_bounded with "$FINALIZE_BOUND_MS"
 fo_log "ok"

@@ -11,10 +11,12 @@
 #   MW_MPIRUN     mpirun                MW_PYTHON     python3 (JSON checks)
 # Set MW_KEEP_TMP=1 to keep the directory of a run. A test fails by calling fo_fail.
 
+# The variables set here are used by the scripts that source this file.
+# shellcheck disable=SC2034,SC2119
 set -u
 
 FO_NP=${FO_NP:-4}
-FO_HANG_S=${FO_HANG_S:-90} # a run still going after this long is a hang: killed, test failed
+FO_HANG_S=${FO_HANG_S:-60} # a run still going after this long is a hang: killed, test failed
 FO_T=''
 FO_CPID=''
 FO_EP=''

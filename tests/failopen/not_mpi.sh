@@ -8,6 +8,7 @@ fo_setup failopen_not_mpi needs-collector
 
 fo_start_collector --quiet
 lib_env=(env LD_PRELOAD="$MW_LIB" MPIWATCH_COLLECTOR="$FO_EP")
+# shellcheck disable=SC2016 # $0 and $1 are the inner shell's
 sh_cmd=(/bin/sh -c 'echo "out: $0 $1"; echo "err: to stderr" >&2; exit 4' a b)
 fo_run sh_base "${sh_cmd[@]}"
 fo_expect_status sh_base 4
@@ -19,7 +20,7 @@ fo_run echo_with "${lib_env[@]}" /bin/echo hello from echo
 fo_same echo_with echo_base
 fo_same_stderr echo_base echo_with
 sleep 0.5
-fo_stop_collector
+fo_stop_collector 0
 fo_nothing_received
 
 # mpirun started with the library in its own environment.

@@ -17,6 +17,7 @@ FINALIZE_BOUND_MS=${FO_FINALIZE_BOUND_MS:-2000}
 fo_run base env FAILOPEN_TIMING="$FO_T/base.fin" "${FO_MPI[@]}" -x FAILOPEN_TIMING "${app[@]}"
 fo_expect_status base 3
 
+# shellcheck disable=SC2034 # FO_STOPPED tells lib.sh's cleanup to SIGCONT the collector
 fo_start_collector --quiet
 fo_lib "$FO_EP"
 fo_start_bg with env FAILOPEN_MARK="$FO_T/half" FAILOPEN_TIMING="$FO_T/with.fin" "${FO_LIB[@]}" \
@@ -34,5 +35,5 @@ wait "$FO_CPID" 2>/dev/null
 FO_CPID=''
 fo_same with base
 fo_finalize_bounded base 100000
-fo_finalize_bounded with $FINALIZE_BOUND_MS
+fo_finalize_bounded with "$FINALIZE_BOUND_MS"
 fo_log "ok"
