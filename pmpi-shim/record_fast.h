@@ -83,7 +83,7 @@ static inline __attribute__((always_inline)) void mw__record(mw_thread_t *t, uns
                                                              uint64_t bytes, int peer)
 {
     mw__busy_enter(t);
-    atomic_store_explicit(&t->inflight_fn, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->inflight, 0, memory_order_relaxed);
     if (__builtin_expect(t1 < t0, 0))
         t1 = t0;
     uint64_t dt = t1 - t0;

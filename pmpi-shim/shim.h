@@ -92,11 +92,23 @@ typedef struct {
      * cfg.rows rows of mw__g.row_bytes. All-zero memory is an empty slot. */
 } mw_slot_t;
 
+/* The in-progress marker packs the start's low 54 bits with the function id in one store; the
+ * reader restores the high bits from its own clock (a call would have to last 2^54 ticks,
+ * months, to be misplaced). */
+#define MW_INFLIGHT_FN_BITS 10u
+_Static_assert(MW_FN_COUNT < (1u << MW_INFLIGHT_FN_BITS), "function ids fit the marker");
+
+static inline uint64_t mw__inflight_start(uint64_t marker, uint64_t now)
+{
+    const uint64_t low_bits = 64u - MW_INFLIGHT_FN_BITS, mask = (1ull << low_bits) - 1;
+    uint64_t t0 = (now & ~mask) | (marker >> MW_INFLIGHT_FN_BITS);
+    return t0 > now ? t0 - (1ull << low_bits) : t0;
+}
+
 /* Per-thread state; lives in one block allocated at init. */
 typedef struct {
     _Atomic uint64_t busy;       /* odd while the owner writes a slot */
-    _Atomic uint32_t inflight_fn; /* function the thread is inside, 0 none */
-    _Atomic uint64_t inflight_t0; /* its start, in ticks */
+    _Atomic uint64_t inflight;   /* call in progress: start ticks << 10 | fn; 0 none */
     uint64_t busy_local;
     int64_t cw;                  /* cached window index of the last record */
     uint64_t cw_start, cw_end;   /* its bounds, in ticks */
@@ -246,8 +258,7 @@ static inline __attribute__((always_inline)) uint64_t mw__begin(mw_thread_t *t, 
 {
     uint64_t t0 = mw__now();
     mw__depth++;
-    atomic_store_explicit(&t->inflight_t0, t0, memory_order_relaxed);
-    atomic_store_explicit(&t->inflight_fn, fn, memory_order_release);
+    atomic_store_explicit(&t->inflight, t0 << MW_INFLIGHT_FN_BITS | fn, memory_order_relaxed);
     return t0;
 }
 

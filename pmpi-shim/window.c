@@ -190,8 +190,9 @@ void mw__collect(acc_t *acc, int64_t k)
             mw__slot_reset(s);
         }
         /* A call still in progress occupies its function up to the end of this window. */
-        unsigned fn = atomic_load_explicit(&t->inflight_fn, memory_order_acquire);
-        uint64_t t0 = atomic_load_explicit(&t->inflight_t0, memory_order_relaxed);
+        uint64_t marker = atomic_load_explicit(&t->inflight, memory_order_acquire);
+        unsigned fn = (unsigned)(marker & ((1u << MW_INFLIGHT_FN_BITS) - 1));
+        uint64_t t0 = mw__inflight_start(marker, mw__now());
         if (fn && fn < MW_FN_COUNT && t0 < hi) {
             unsigned char *row = mw__acc_row(acc, fn);
             uint64_t a = t0 > lo ? t0 : lo;

@@ -201,8 +201,7 @@ static void test_inflight_occupancy(void **state)
     mw_thread_t *t = self();
     uint64_t base = (uint64_t)w * W, sub = W / 10;
     /* A call that began in sub-slot 5 and has not ended when window w is collected. */
-    atomic_store(&t->inflight_t0, base + 5 * sub);
-    atomic_store(&t->inflight_fn, MW_ID_Wait);
+    atomic_store(&t->inflight, (base + 5 * sub) << MW_INFLIGHT_FN_BITS | MW_ID_Wait);
     mw__collect(&acc, w);
     assert_int_equal(occ_of(MW_ID_Wait, 4), 0);
     for (unsigned s = 5; s < 10; s++)
@@ -214,6 +213,19 @@ static void test_inflight_occupancy(void **state)
     assert_int_equal(occ_of(MW_ID_Wait, 0), sub);
     assert_int_equal(occ_of(MW_ID_Wait, 1), 0);
     assert_int_equal(acc.fn[MW_ID_Wait].total_ns, 6 * sub);
+}
+
+static void test_inflight_marker_restores_start(void **state)
+{
+    (void)state;
+    const uint64_t span = 1ull << (64 - MW_INFLIGHT_FN_BITS);
+    uint64_t now = 5 * span + 100, t0s[] = {5 * span + 10, 5 * span - 50, 3 * span + 7};
+    for (unsigned i = 0; i < 3; i++) {
+        uint64_t m = t0s[i] << MW_INFLIGHT_FN_BITS | MW_ID_Wait;
+        assert_int_equal(m & ((1u << MW_INFLIGHT_FN_BITS) - 1), MW_ID_Wait);
+        /* exact within one span of the reader's clock; older starts alias, by design */
+        assert_int_equal(mw__inflight_start(m, now), i < 2 ? t0s[i] : 5 * span + 7);
+    }
 }
 
 static void test_sender_behind_counts_in_older_slot(void **state)
@@ -328,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_late_call_counted_next_window),
         cmocka_unit_test(test_peers_and_longest),
         cmocka_unit_test(test_inflight_occupancy),
+        cmocka_unit_test(test_inflight_marker_restores_start),
         cmocka_unit_test(test_sender_behind_counts_in_older_slot),
         cmocka_unit_test(test_counted_calls_use_last_window),
         cmocka_unit_test(test_threads_counted_exactly),
