@@ -6,9 +6,9 @@
  * every Fortran argument is a pointer, plus one hidden length per CHARACTER argument, so a
  * wrapper only needs the argument count (from the table) to forward the call untouched to
  * pmpi_x_ / pmpi_x_f08_. Those are weak references: they resolve when the program loaded the
- * Fortran bindings, which is the only way the wrappers can be reached. The C wrappers
- * increment the same nesting depth, so a binding that calls MPI_X internally is counted once,
- * under its MPI name. All four name manglings of mpif.h (mpi_x_, mpi_x, mpi_x__, MPI_X) are
+ * Fortran bindings, which is the only way the wrappers can be reached. A wrapper marks the
+ * thread as inside a call, which the C wrappers check, so a binding that calls MPI_X
+ * internally is counted once, under its MPI name. All four name manglings of mpif.h (mpi_x_, mpi_x, mpi_x__, MPI_X) are
  * aliases of one wrapper.
  */
 #include "shim.h"
@@ -128,7 +128,6 @@
         uint64_t mw_b = (uint64_t)(fb);                                                            \
         int mw_p = (fp);                                                                           \
         mw__record(mw_t, MW_ID_##name, mw_t0, mw_t1, mw_b, mw_p);                                  \
-        mw__depth--;                                                                               \
     }
 
 #define MW_FCOUNTED(name, sym, psym, n, fb, fp)                                                    \
@@ -137,12 +136,14 @@
     void sym(MW_FP_##n)                                                                            \
     {                                                                                              \
         mw_thread_t *mw_t = mw__self();                                                            \
-        if (mw_t)                                                                                  \
+        if (mw_t) {                                                                                \
             mw__count(mw_t, MW_ID_##name);                                                         \
-        mw__depth++;                                                                               \
+            atomic_store_explicit(&mw_t->inflight, MW_INFLIGHT_NESTED, memory_order_relaxed);      \
+        }                                                                                          \
         if (psym)                                                                                  \
             psym(MW_FA_##n);                                                                       \
-        mw__depth--;                                                                               \
+        if (mw_t)                                                                                  \
+            atomic_store_explicit(&mw_t->inflight, 0, memory_order_relaxed);                       \
     }
 
 #define MW_FK_SEND(...) MW_FALL(MW_FTIMED, __VA_ARGS__)

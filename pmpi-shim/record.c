@@ -16,7 +16,6 @@
 #include <sys/mman.h>
 
 mw_global_t mw__g;
-__thread unsigned mw__depth __attribute__((tls_model("initial-exec")));
 __thread mw_thread_t *mw__tls __attribute__((tls_model("initial-exec")));
 static __thread int tls_refused __attribute__((tls_model("initial-exec")));
 

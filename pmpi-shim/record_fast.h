@@ -84,12 +84,18 @@ static inline __attribute__((always_inline)) void mw__record(mw_thread_t *t, uns
 {
     mw__busy_enter(t);
     atomic_store_explicit(&t->inflight, 0, memory_order_relaxed);
-    if (__builtin_expect(t1 < t0, 0))
-        t1 = t0;
     uint64_t dt = t1 - t0;
-    /* Durations under 2^32 ticks (seconds) convert with one 64-bit multiply. */
-    uint64_t d = __builtin_expect(dt < (1ull << 32), 1) ? (dt * mw__g.mult) >> 32
-                                                         : mw__ticks_to_ns(dt);
+    uint64_t d;
+    /* Durations under 2^32 ticks (seconds) convert with one 64-bit multiply; a clock that
+     * went backwards (t1 < t0, a huge dt) is taken as a zero-length call. */
+    if (__builtin_expect(dt < (1ull << 32), 1)) {
+        d = (dt * mw__g.mult) >> 32;
+    } else if (t1 < t0) {
+        t1 = t0;
+        dt = d = 0;
+    } else {
+        d = mw__ticks_to_ns(dt);
+    }
     if (__builtin_expect(t1 - t->cw_start >= t->cw_end - t->cw_start, 0))
         mw__window_locate(t, t1);
     int64_t closed = atomic_load_explicit(&mw__g.closed_upto, memory_order_relaxed);

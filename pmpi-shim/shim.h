@@ -146,7 +146,6 @@ typedef struct {
 } mw_global_t;
 
 extern mw_global_t mw__g;
-extern __thread unsigned mw__depth __attribute__((tls_model("initial-exec")));
 extern __thread mw_thread_t *mw__tls __attribute__((tls_model("initial-exec")));
 
 /* config.c */
@@ -240,24 +239,31 @@ static inline unsigned mw__bin(uint64_t ns)
     return b < MW_NBINS ? b : MW_NBINS - 1;
 }
 
-/* The thread state to record into, or NULL when this call must not be recorded. */
+/* The thread state to record into, or NULL when this call must not be recorded: the library
+ * is not recording, or the thread is already inside a recorded call (an MPI implementation or
+ * a Fortran binding calling MPI_X itself), which the in-progress marker tells. */
 static inline __attribute__((always_inline)) mw_thread_t *mw__self(void)
 {
-    if (__builtin_expect(mw__depth != 0 ||
-                             !atomic_load_explicit(&mw__g.recording, memory_order_relaxed),
-                         0))
+    if (__builtin_expect(!atomic_load_explicit(&mw__g.recording, memory_order_relaxed), 0))
         return NULL;
     mw_thread_t *t = mw__tls;
     if (__builtin_expect(t == NULL, 0))
         t = mw__thread_attach();
+    if (__builtin_expect(t == NULL ||
+                             atomic_load_explicit(&t->inflight, memory_order_relaxed) != 0,
+                         0))
+        return NULL;
     return t;
 }
+
+/* Marker for "inside an untimed wrapper": nested calls are not recorded, and its function id
+ * 0 tells the sender there is no time to account. */
+#define MW_INFLIGHT_NESTED (1ull << MW_INFLIGHT_FN_BITS)
 
 /* Marks the thread as inside fn from t0 (read by the sender for occupancy of long calls). */
 static inline __attribute__((always_inline)) uint64_t mw__begin(mw_thread_t *t, unsigned fn)
 {
     uint64_t t0 = mw__now();
-    mw__depth++;
     atomic_store_explicit(&t->inflight, t0 << MW_INFLIGHT_FN_BITS | fn, memory_order_relaxed);
     return t0;
 }
@@ -268,7 +274,6 @@ static inline __attribute__((always_inline)) void mw__end(mw_thread_t *t, unsign
 {
     uint64_t t1 = mw__now();
     mw__record(t, fn, t0, t1, bytes, peer);
-    mw__depth--;
 }
 
 /* Bytes and peers, evaluated after a successful call (record.c). */

@@ -135,9 +135,7 @@ static int provided_level(void)
 
 MW_EXPORT int MPI_Init(int *argc, char ***argv)
 {
-    mw__depth++;
-    int rc = PMPI_Init(argc, argv);
-    mw__depth--;
+    int rc = PMPI_Init(argc, argv); /* not recording yet: nothing inside it is counted */
     if (rc == MPI_SUCCESS && mw__init_common(provided_level()) == 0)
         record_init(MW_ID_Init);
     return rc;
@@ -145,9 +143,7 @@ MW_EXPORT int MPI_Init(int *argc, char ***argv)
 
 MW_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    mw__depth++;
     int rc = PMPI_Init_thread(argc, argv, required, provided);
-    mw__depth--;
     if (rc == MPI_SUCCESS && mw__init_common(provided ? *provided : provided_level()) == 0)
         record_init(MW_ID_Init_thread);
     return rc;
@@ -185,7 +181,6 @@ static int comm_release(MPI_Comm *comm, unsigned fn, int (*real)(MPI_Comm *))
     if (rc == MPI_SUCCESS && c != MPI_COMM_NULL)
         mw__comm_forget(c);
     mw__record(t, fn, t0, t1, 0, -1);
-    mw__depth--;
     return rc;
 }
 
@@ -222,9 +217,7 @@ static void f_init(void (*real)(MPI_Fint *), MPI_Fint *ierr)
 {
     if (!real)
         return;
-    mw__depth++;
     real(ierr);
-    mw__depth--;
     if ((!ierr || *ierr == MPI_SUCCESS) && mw__init_common(provided_level()) == 0)
         record_init(MW_ID_Init);
 }
@@ -246,9 +239,7 @@ static void f_init_thread(void (*real)(MPI_Fint *, MPI_Fint *, MPI_Fint *), MPI_
 {
     if (!real)
         return;
-    mw__depth++;
     real(req, prov, ierr);
-    mw__depth--;
     if ((!ierr || *ierr == MPI_SUCCESS) &&
         mw__init_common(prov ? (int)*prov : provided_level()) == 0)
         record_init(MW_ID_Init_thread);
@@ -313,15 +304,12 @@ static void f_comm_release(void (*real)(MPI_Fint *, MPI_Fint *), unsigned fn, MP
     MPI_Comm c = comm ? PMPI_Comm_f2c(*comm) : MPI_COMM_NULL;
     mw_thread_t *t = mw__self();
     uint64_t t0 = t ? mw__begin(t, fn) : 0;
-    if (!t)
-        mw__depth++;
     real(comm, ierr);
     uint64_t t1 = mw__now();
     if ((!ierr || *ierr == MPI_SUCCESS) && c != MPI_COMM_NULL)
         mw__comm_forget(c);
     if (t)
         mw__record(t, fn, t0, t1, 0, -1);
-    mw__depth--;
 }
 
 MW_EXPORT void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr);

@@ -32,7 +32,6 @@
             mw_p = (peer);                                                                         \
         }                                                                                          \
         mw__record(mw_t, MW_ID_##name, mw_t0, mw_t1, mw_b, mw_p);                                  \
-        mw__depth--;                                                                               \
         return mw_rc;                                                                              \
     }
 
