@@ -148,13 +148,7 @@ typedef struct {
 } mw_rank_t;
 
 /* Cumulative totals of one function (job-wide). */
-typedef struct {
-    uint64_t count;
-    uint64_t total_ns;
-    uint64_t min_ns;
-    uint64_t max_ns;
-    uint64_t bytes;
-} mw_fn_total_t;
+typedef mw_fn_stats_t mw_fn_total_t;
 
 /* Cumulative totals of one function on one rank. */
 typedef struct {

@@ -174,16 +174,7 @@ uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t n
     uint32_t pos = r->rank_fn_first ? r->rank_fn_first - 1 : UINT32_MAX;
     for (size_t i = 0; i < s->n_functions; i++) {
         const Mpiwatch__FunctionStat *f = s->functions[i];
-        mw_fn_total_t *t = &job->fn[f->fn];
-        if (f->count) {
-            if (t->count == 0 || f->min_ns < t->min_ns)
-                t->min_ns = f->min_ns;
-            if (f->max_ns > t->max_ns)
-                t->max_ns = f->max_ns;
-        }
-        t->count += f->count;
-        t->total_ns += f->total_ns;
-        t->bytes += f->bytes;
+        mw_fn_stats_add(&job->fn[f->fn], f);
         r->calls += f->count;
         r->mpi_time_ns += f->total_ns;
 

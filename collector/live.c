@@ -36,7 +36,7 @@ void mw_live_window(mw_live_t *live, const mw_window_t *w)
     for (unsigned fn = 1; fn < MW_FN_COUNT; fn++)
         live->recent_ns[fn] *= keep;
     for (uint32_t i = 0; i < w->n_fn_used; i++)
-        live->recent_ns[w->fn_used[i]] += (double)w->fn[w->fn_used[i]].total_ns;
+        live->recent_ns[w->fn_used[i]] += (double)w->fn[w->fn_used[i]].s.total_ns;
     /* Occupancy is the honest share of the window when the ranks report it. */
     live->last_fraction = w->occ_total_ns ? w->occ_fraction : w->mpi_fraction;
     live->last_reporting = w->ranks_reporting;

@@ -25,6 +25,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+void mw_fn_stats_add(mw_fn_stats_t *t, const Mpiwatch__FunctionStat *f)
+{
+    if (f->count) {
+        if (t->count == 0 || f->min_ns < t->min_ns)
+            t->min_ns = f->min_ns;
+        if (f->max_ns > t->max_ns)
+            t->max_ns = f->max_ns;
+    }
+    t->count += f->count;
+    t->total_ns += f->total_ns;
+    t->bytes += f->bytes;
+}
+
 static uint32_t merge_ring_size(uint64_t window_ns, uint64_t lateness_ns)
 {
     uint64_t want = lateness_ns / window_ns + 8; /* every window within the allowance, + slack */
@@ -224,15 +237,7 @@ static void window_add(mw_window_t *w, uint32_t rank, const Mpiwatch__Sample *s,
         const Mpiwatch__FunctionStat *f = s->functions[i];
         mw_fn_sum_t *sum = &w->fn[f->fn];
         window_mark(w, f->fn);
-        if (f->count) {
-            if (sum->count == 0 || f->min_ns < sum->min_ns)
-                sum->min_ns = f->min_ns;
-            if (f->max_ns > sum->max_ns)
-                sum->max_ns = f->max_ns;
-        }
-        sum->count += f->count;
-        sum->total_ns += f->total_ns;
-        sum->bytes += f->bytes;
+        mw_fn_stats_add(&sum->s, f);
         w->mpi_time_ns += f->total_ns;
         for (size_t b = 0; b < f->n_hist; b++)
             sum->hist[f->hist_first + b] += f->hist[b];

@@ -22,7 +22,7 @@
 #define MW_MERGE_MAX_DENSITY (1u << 20) /* density cells per window */
 #define MW_MERGE_MAX_PAIRS (1u << 22)   /* communicating pairs per window */
 
-/* One function summed over the ranks that reported a window. min/max are meaningful only when
+/* Totals of one function: calls, time, extremes, bytes. min/max are meaningful only when
  * count > 0. */
 typedef struct {
     uint64_t count;
@@ -30,6 +30,14 @@ typedef struct {
     uint64_t min_ns;
     uint64_t max_ns;
     uint64_t bytes;
+} mw_fn_stats_t;
+
+/* Adds one rank's figures for one window to a total (a window's sum or the job's totals). */
+void mw_fn_stats_add(mw_fn_stats_t *t, const Mpiwatch__FunctionStat *f);
+
+/* One function summed over the ranks that reported a window. */
+typedef struct {
+    mw_fn_stats_t s;
     uint64_t hist[MW_MAX_DURATION_BINS]; /* hist[b]: calls lasting [2^b, 2^(b+1)) ns */
 } mw_fn_sum_t;
 

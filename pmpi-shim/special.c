@@ -213,6 +213,21 @@ extern void pmpi_comm_disconnect_f08_(MPI_Fint *comm, MPI_Fint *ierr) __attribut
 #define MW_FALIAS(target, name) MW_EXPORT __typeof__(target) name __attribute__((alias(#target)));
 #define MW_FALIASES3(target, a, b, c) MW_FALIAS(target, a) MW_FALIAS(target, b) MW_FALIAS(target, c)
 
+/* Defines mpi_<lower>_ with its three other manglings, and mpi_<lower>_f08_, each calling
+ * helper() with the matching real entry point and the arguments. */
+#define MW_FSPECIAL(lower, UPPER, params, helper, ...)                                             \
+    MW_EXPORT void mpi_##lower##_ params;                                                          \
+    void mpi_##lower##_ params                                                                     \
+    {                                                                                              \
+        helper(pmpi_##lower##_, __VA_ARGS__);                                                      \
+    }                                                                                              \
+    MW_FALIASES3(mpi_##lower##_, mpi_##lower, mpi_##lower##__, MPI_##UPPER)                        \
+    MW_EXPORT void mpi_##lower##_f08_ params;                                                      \
+    void mpi_##lower##_f08_ params                                                                 \
+    {                                                                                              \
+        helper(pmpi_##lower##_f08_, __VA_ARGS__);                                                  \
+    }
+
 static void f_init(void (*real)(MPI_Fint *), MPI_Fint *ierr)
 {
     if (!real)
@@ -220,18 +235,6 @@ static void f_init(void (*real)(MPI_Fint *), MPI_Fint *ierr)
     real(ierr);
     if ((!ierr || *ierr == MPI_SUCCESS) && mw__init_common(provided_level()) == 0)
         record_init(MW_ID_Init);
-}
-
-MW_EXPORT void mpi_init_(MPI_Fint *ierr);
-void mpi_init_(MPI_Fint *ierr)
-{
-    f_init(pmpi_init_, ierr);
-}
-MW_FALIASES3(mpi_init_, mpi_init, mpi_init__, MPI_INIT)
-MW_EXPORT void mpi_init_f08_(MPI_Fint *ierr);
-void mpi_init_f08_(MPI_Fint *ierr)
-{
-    f_init(pmpi_init_f08_, ierr);
 }
 
 static void f_init_thread(void (*real)(MPI_Fint *, MPI_Fint *, MPI_Fint *), MPI_Fint *req,
@@ -245,32 +248,11 @@ static void f_init_thread(void (*real)(MPI_Fint *, MPI_Fint *, MPI_Fint *), MPI_
         record_init(MW_ID_Init_thread);
 }
 
-MW_EXPORT void mpi_init_thread_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr);
-void mpi_init_thread_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr)
-{
-    f_init_thread(pmpi_init_thread_, req, prov, ierr);
-}
-MW_FALIASES3(mpi_init_thread_, mpi_init_thread, mpi_init_thread__, MPI_INIT_THREAD)
-MW_EXPORT void mpi_init_thread_f08_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr);
-void mpi_init_thread_f08_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr)
-{
-    f_init_thread(pmpi_init_thread_f08_, req, prov, ierr);
-}
-
-MW_EXPORT void mpi_finalize_(MPI_Fint *ierr);
-void mpi_finalize_(MPI_Fint *ierr)
+static void f_finalize(void (*real)(MPI_Fint *), MPI_Fint *ierr)
 {
     mw__finalize_common();
-    if (pmpi_finalize_)
-        pmpi_finalize_(ierr);
-}
-MW_FALIASES3(mpi_finalize_, mpi_finalize, mpi_finalize__, MPI_FINALIZE)
-MW_EXPORT void mpi_finalize_f08_(MPI_Fint *ierr);
-void mpi_finalize_f08_(MPI_Fint *ierr)
-{
-    mw__finalize_common();
-    if (pmpi_finalize_f08_)
-        pmpi_finalize_f08_(ierr);
+    if (real)
+        real(ierr);
 }
 
 static void f_pcontrol(void (*real)(MPI_Fint *), MPI_Fint *level)
@@ -282,18 +264,6 @@ static void f_pcontrol(void (*real)(MPI_Fint *), MPI_Fint *level)
         mw__set_state(-1, *level == 0);
     if (real)
         real(level);
-}
-
-MW_EXPORT void mpi_pcontrol_(MPI_Fint *level);
-void mpi_pcontrol_(MPI_Fint *level)
-{
-    f_pcontrol(pmpi_pcontrol_, level);
-}
-MW_FALIASES3(mpi_pcontrol_, mpi_pcontrol, mpi_pcontrol__, MPI_PCONTROL)
-MW_EXPORT void mpi_pcontrol_f08_(MPI_Fint *level);
-void mpi_pcontrol_f08_(MPI_Fint *level)
-{
-    f_pcontrol(pmpi_pcontrol_f08_, level);
 }
 
 static void f_comm_release(void (*real)(MPI_Fint *, MPI_Fint *), unsigned fn, MPI_Fint *comm,
@@ -312,28 +282,15 @@ static void f_comm_release(void (*real)(MPI_Fint *, MPI_Fint *), unsigned fn, MP
         mw__record(t, fn, t0, t1, 0, -1);
 }
 
-MW_EXPORT void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr);
-void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)
-{
-    f_comm_release(pmpi_comm_free_, MW_ID_Comm_free, comm, ierr);
-}
-MW_FALIASES3(mpi_comm_free_, mpi_comm_free, mpi_comm_free__, MPI_COMM_FREE)
-MW_EXPORT void mpi_comm_free_f08_(MPI_Fint *comm, MPI_Fint *ierr);
-void mpi_comm_free_f08_(MPI_Fint *comm, MPI_Fint *ierr)
-{
-    f_comm_release(pmpi_comm_free_f08_, MW_ID_Comm_free, comm, ierr);
-}
+#define f_comm_free(real, comm, ierr) f_comm_release(real, MW_ID_Comm_free, comm, ierr)
+#define f_comm_disconnect(real, comm, ierr) f_comm_release(real, MW_ID_Comm_disconnect, comm, ierr)
 
-MW_EXPORT void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr);
-void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr)
-{
-    f_comm_release(pmpi_comm_disconnect_, MW_ID_Comm_disconnect, comm, ierr);
-}
-MW_FALIASES3(mpi_comm_disconnect_, mpi_comm_disconnect, mpi_comm_disconnect__,
-             MPI_COMM_DISCONNECT)
-MW_EXPORT void mpi_comm_disconnect_f08_(MPI_Fint *comm, MPI_Fint *ierr);
-void mpi_comm_disconnect_f08_(MPI_Fint *comm, MPI_Fint *ierr)
-{
-    f_comm_release(pmpi_comm_disconnect_f08_, MW_ID_Comm_disconnect, comm, ierr);
-}
+MW_FSPECIAL(init, INIT, (MPI_Fint * ierr), f_init, ierr)
+MW_FSPECIAL(init_thread, INIT_THREAD, (MPI_Fint * req, MPI_Fint * prov, MPI_Fint * ierr),
+            f_init_thread, req, prov, ierr)
+MW_FSPECIAL(finalize, FINALIZE, (MPI_Fint * ierr), f_finalize, ierr)
+MW_FSPECIAL(pcontrol, PCONTROL, (MPI_Fint * level), f_pcontrol, level)
+MW_FSPECIAL(comm_free, COMM_FREE, (MPI_Fint * comm, MPI_Fint * ierr), f_comm_free, comm, ierr)
+MW_FSPECIAL(comm_disconnect, COMM_DISCONNECT, (MPI_Fint * comm, MPI_Fint * ierr),
+            f_comm_disconnect, comm, ierr)
 #endif /* MW_HAVE_FORTRAN */

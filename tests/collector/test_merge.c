@@ -53,15 +53,15 @@ static void test_close_when_all_reported(void **state)
     assert_int_equal(w->index, FX_W0);
     assert_int_equal(w->reporting, 3);
     assert_int_equal(w->missing, 0);
-    assert_int_equal(w->fn[0].count, 10 + 11 + 12);
-    assert_int_equal(w->fn[0].total_ns, 6000);
-    assert_int_equal(w->fn[0].min_ns, 50);
-    assert_int_equal(w->fn[0].max_ns, 402);
-    assert_int_equal(w->fn[0].bytes, 240);
+    assert_int_equal(w->fn[0].s.count, 10 + 11 + 12);
+    assert_int_equal(w->fn[0].s.total_ns, 6000);
+    assert_int_equal(w->fn[0].s.min_ns, 50);
+    assert_int_equal(w->fn[0].s.max_ns, 402);
+    assert_int_equal(w->fn[0].s.bytes, 240);
     assert_int_equal(w->fn[0].hist[5], 9);
     assert_int_equal(w->fn[0].hist[6], 7 + 8 + 9);
-    assert_int_equal(w->fn[1].count, 3);
-    assert_int_equal(w->fn[1].bytes, 3072);
+    assert_int_equal(w->fn[1].s.count, 3);
+    assert_int_equal(w->fn[1].s.bytes, 3072);
     assert_int_equal(w->mpi_time_ns, 6300);
     assert_true(w->mpi_fraction > 6300.0 / (3.0 * TM_WINDOW_NS) * 0.999 &&
                 w->mpi_fraction < 6300.0 / (3.0 * TM_WINDOW_NS) * 1.001);
@@ -373,7 +373,7 @@ static void test_totals_exact(void **state)
     for (unsigned i = 0; i < f->n_closed; i++) {
         assert_int_equal(f->closed[i].index, FX_W0 + i); /* in order, each once */
         for (int j = 0; j < FNS; j++)
-            window_count[j] += f->closed[i].fn[j].count;
+            window_count[j] += f->closed[i].fn[j].s.count;
     }
     for (int i = 0; i < FNS; i++) {
         const mw_fn_total_t *t = &job->fn[fx_fn(i)];
