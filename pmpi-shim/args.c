@@ -26,8 +26,10 @@ static MPI_Group world_group = MPI_GROUP_NULL;
 uint64_t mw__bytes(MPI_Aint count, MPI_Datatype type)
 {
     int size = 0;
-    if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS ||
-        size <= 0)
+    /* A Fortran handle that names no datatype converts to a null pointer in Open MPI, and
+     * MPI_Type_size would hand that to the fatal error handler. */
+    if (count <= 0 || !type || type == MPI_DATATYPE_NULL ||
+        PMPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0)
         return 0;
     return (uint64_t)count * (uint64_t)size;
 }
@@ -151,9 +153,13 @@ void mw__comm_forget(MPI_Comm comm)
     pthread_mutex_unlock(&comms_lock);
 }
 
-uint64_t mw__fbytes(const MPI_Fint *count, const MPI_Fint *type)
+/* Open MPI's Fortran MPI_IN_PLACE is the address of this common block; with it the count and
+ * type next to the buffer are ignored by MPI and may be anything. */
+extern char mpi_fortran_in_place_ __attribute__((weak));
+
+uint64_t mw__fbytes(const void *buf, const MPI_Fint *count, const MPI_Fint *type)
 {
-    if (!count || !type)
+    if (!count || !type || (&mpi_fortran_in_place_ && buf == &mpi_fortran_in_place_))
         return 0;
     return mw__bytes(*count, PMPI_Type_f2c(*type));
 }

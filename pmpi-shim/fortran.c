@@ -83,8 +83,43 @@
 #define MW_FA_31 a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30
 #define MW_FA_32 a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31
 
+/* The argument before a count is its buffer, which may be Fortran's MPI_IN_PLACE. */
+#define MW_FPREV_1 a0
+#define MW_FPREV_2 a1
+#define MW_FPREV_3 a2
+#define MW_FPREV_4 a3
+#define MW_FPREV_5 a4
+#define MW_FPREV_6 a5
+#define MW_FPREV_7 a6
+#define MW_FPREV_8 a7
+#define MW_FPREV_9 a8
+#define MW_FPREV_10 a9
+#define MW_FPREV_11 a10
+#define MW_FPREV_12 a11
+#define MW_FPREV_13 a12
+#define MW_FPREV_14 a13
+#define MW_FPREV_15 a14
+#define MW_FPREV_16 a15
+#define MW_FPREV_17 a16
+#define MW_FPREV_18 a17
+#define MW_FPREV_19 a18
+#define MW_FPREV_20 a19
+#define MW_FPREV_21 a20
+#define MW_FPREV_22 a21
+#define MW_FPREV_23 a22
+#define MW_FPREV_24 a23
+#define MW_FPREV_25 a24
+#define MW_FPREV_26 a25
+#define MW_FPREV_27 a26
+#define MW_FPREV_28 a27
+#define MW_FPREV_29 a28
+#define MW_FPREV_30 a29
+#define MW_FPREV_31 a30
+#define MW_FPREV_32 a31
+
 #define MW_FNOBYTES 0
-#define MW_FBYTES(ic, it) mw__fbytes((const MPI_Fint *)a##ic, (const MPI_Fint *)a##it)
+#define MW_FBYTES(ic, it)                                                                          \
+    mw__fbytes(MW_FPREV_##ic, (const MPI_Fint *)a##ic, (const MPI_Fint *)a##it)
 #define MW_FNOPEER (-1)
 #define MW_FPEER(ir, icomm) mw__fpeer((const MPI_Fint *)a##ir, (const MPI_Fint *)a##icomm)
 

@@ -284,7 +284,7 @@ uint64_t mw__bytes_v(const int counts[], MPI_Datatype type, MPI_Comm comm);
 uint64_t mw__bytes_w(const int counts[], const MPI_Datatype types[], MPI_Comm comm);
 uint64_t mw__bytes_n(int count, MPI_Datatype type, MPI_Comm comm);
 int mw__peer(int rank, MPI_Comm comm);
-uint64_t mw__fbytes(const MPI_Fint *count, const MPI_Fint *type);
+uint64_t mw__fbytes(const void *buf, const MPI_Fint *count, const MPI_Fint *type);
 int mw__fpeer(const MPI_Fint *rank, const MPI_Fint *comm);
 void mw__comm_forget(MPI_Comm comm);
 
