@@ -20,6 +20,10 @@
 #   dropped at once), MW_BENCH_KEEP=1 (keep the temporary directory), MPIWATCH_WINDOW_MS.
 set -u
 argv=("$@")
+# The temporary directory, the Open MPI environment and the collector's start and stop are
+# those of the tests; bench/ is only ever run from the source tree, beside tests/.
+# shellcheck source=../tests/lib/common.sh
+. "$(dirname "$0")/../tests/lib/common.sh"
 
 usage() {
     sed -n '/^# usage:/,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
@@ -63,55 +67,30 @@ common=(--iprobe-calls "${MW_BENCH_IPROBE_CALLS:-2000000}" --iprobe-reps "${MW_B
     --allreduce-iters "${MW_BENCH_ALLREDUCE_ITERS:-2000}"
     --allreduce-reps "${MW_BENCH_ALLREDUCE_REPS:-11}" --warmup-s "${MW_BENCH_WARMUP_S:-1}")
 
-# A private directory for Open MPI's session files and the collector's endpoint; short, since
-# a unix socket path is limited to 107 bytes.
-T=$(mktemp -d /tmp/mwbench.XXXXXX) || exit 1
-cpid=''
-cleanup() {
-    if [ -n "$cpid" ] && kill -0 "$cpid" 2>/dev/null; then
-        kill -KILL "$cpid" 2>/dev/null
-        wait "$cpid" 2>/dev/null
-    fi
-    if [ "${MW_BENCH_KEEP:-0}" = 1 ]; then echo "kept $T" >&2; else rm -rf -- "$T"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-mkdir -p "$T/ompi"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_orte_tmpdir_base=$T/ompi
-unset LD_PRELOAD MPIWATCH_COLLECTOR MPIWATCH_DISABLE MPIWATCH_VERBOSE
+# A private directory MW_T for Open MPI's session files, the collector's endpoint MW_EP and
+# every run's output; the library's window is its default unless MPIWATCH_WINDOW_MS is set.
+MW_KEEP_TMP=${MW_BENCH_KEEP:-0}
+MW_COLLECTOR=$collector
+mw_init bench
+mw_mpi_env
+unset MPIWATCH_VERBOSE
 window_x=()
 [ -n "${MPIWATCH_WINDOW_MS-}" ] && window_x=(-x MPIWATCH_WINDOW_MS)
 
-: >"$T/results"
+: >"$MW_T/results"
 run_no=0
 
-# run_one MODE NP TESTS: one job; appends "MODE NP NAME VALUE" lines to $T/results.
+# run_one MODE NP TESTS: one job; appends "MODE NP NAME VALUE" lines to $MW_T/results.
 run_one() {
-    local mode=$1 n=$2 tests=$3 rc ep accepted=-
+    local mode=$1 n=$2 tests=$3 rc accepted=-
     run_no=$((run_no + 1))
-    local out=$T/run$run_no.out err=$T/run$run_no.err
+    local out=$MW_T/run$run_no.out err=$MW_T/run$run_no.err
     local cmd=("$mpirun" --oversubscribe -np "$n")
     if [ "$mode" = with ]; then
-        ep="ipc://$T/c$run_no"
         if [ "$collector" != none ]; then
-            "$collector" --listen "$ep" --exit-after-job --quiet --stats-json "$T/stats$run_no.json" \
-                </dev/null >/dev/null 2>"$T/collector$run_no.err" &
-            cpid=$!
-            local i
-            for ((i = 0; i < 200; i++)); do
-                [ -S "$T/c$run_no" ] && break
-                kill -0 "$cpid" 2>/dev/null || break
-                sleep 0.05
-            done
-            if [ ! -S "$T/c$run_no" ]; then
-                echo "run-overhead.sh: the collector did not start listening on $ep:" >&2
-                cat "$T/collector$run_no.err" >&2
-                exit 1
-            fi
+            mw_start_collector --exit-after-job --quiet --stats-json "$MW_T/stats$run_no.json"
         fi
-        cmd+=(-x LD_PRELOAD="$lib" -x MPIWATCH_COLLECTOR="$ep" "${window_x[@]}")
+        cmd+=(-x LD_PRELOAD="$lib" -x MPIWATCH_COLLECTOR="$MW_EP" "${window_x[@]}")
     fi
     cmd+=("$bench" --tests "$tests" "${common[@]}")
     [ -n "${shown[$mode$n]-}" ] || { shown[$mode$n]=1; echo "  [$mode, $n ranks] ${cmd[*]}"; }
@@ -122,20 +101,14 @@ run_one() {
         cat "$out" "$err" >&2
         exit 1
     fi
-    if [ "$mode" = with ] && [ -n "$cpid" ]; then
+    if [ "$mode" = with ] && [ -n "$MW_CPID" ]; then
         # --exit-after-job: the collector leaves once every rank said bye; a collector that
         # lost a bye would wait for its silence timeout, which a benchmark need not.
-        for ((i = 0; i < 50; i++)); do
-            kill -0 "$cpid" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -TERM "$cpid" 2>/dev/null
-        wait "$cpid" 2>/dev/null
-        cpid=''
-        accepted=$(sed -n 's/^[[:space:]]*"accepted":[[:space:]]*\([0-9]*\).*/\1/p' "$T/stats$run_no.json" 2>/dev/null)
-        echo "$mode $n accepted ${accepted:-0}" >>"$T/results"
+        mw_stop_collector 5
+        accepted=$(sed -n 's/^[[:space:]]*"accepted":[[:space:]]*\([0-9]*\).*/\1/p' "$MW_T/stats$run_no.json" 2>/dev/null)
+        echo "$mode $n accepted ${accepted:-0}" >>"$MW_T/results"
     fi
-    sed -n "s/^result \([a-z_]*\) \([-0-9.]*\)\$/$mode $n \1 \2/p" "$out" >>"$T/results"
+    sed -n "s/^result \([a-z_]*\) \([-0-9.]*\)\$/$mode $n \1 \2/p" "$out" >>"$MW_T/results"
     printf '  run %2d %-7s %d ranks: %s%s\n' "$run_no" "$mode" "$n" \
         "$(sed -n 's/^result \([a-z_]*\) \(.*\)/\1=\2/p' "$out" | grep -v _min | tr '\n' ' ')" \
         "$([ "$accepted" != - ] && echo "collector accepted=${accepted:-0}")"
@@ -164,14 +137,14 @@ echo "elapsed:  $(($(date +%s) - start)) s"
 
 # median MODE NP NAME
 median() {
-    awk -v m="$1" -v n="$2" -v k="$3" '$1 == m && $2 == n && $3 == k { print $4 }' "$T/results" |
+    awk -v m="$1" -v n="$2" -v k="$3" '$1 == m && $2 == n && $3 == k { print $4 }' "$MW_T/results" |
         sort -g | awk '{ v[NR] = $1 } END {
             if (NR == 0) { print "nan"; exit }
             if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 maximum() {
     awk -v m="$1" -v k="$2" '$1 == m && $3 == k { if (!s || $4 > x) x = $4; s = 1 }
-        END { print s ? x : "nan" }' "$T/results"
+        END { print s ? x : "nan" }' "$MW_T/results"
 }
 
 # row LABEL WITHOUT WITH HOW TARGET DECIMALS: HOW is "diff" (with - without) or "ratio".

@@ -1,62 +1,36 @@
 #!/bin/bash
 # badinput.sh COLLECTOR MW_BADINPUT: the collector survives bad input and still does its job.
 #
-# Starts mpiwatch-collector on a private ipc:// endpoint (in a temp dir) and a tcp://127.0.0.1
-# port, throws bad input at it (mw-badinput bad: garbage, truncated, oversized, multipart,
-# wrong version, bogus fields, ... over ZeroMQ, and bytes that are not ZeroMQ at all over
-# plain TCP), checks it is still alive, then sends a valid 1-rank job (mw-badinput job) and
+# Starts mpiwatch-collector on a private ipc:// endpoint (tests/lib/common.sh) and a
+# tcp://127.0.0.1 port, throws bad input at it (mw-badinput bad: garbage, truncated, oversized,
+# multipart, wrong version, bogus fields, ... over ZeroMQ, and bytes that are not ZeroMQ at all
+# over plain TCP), checks it is still alive, then sends a valid 1-rank job (mw-badinput job) and
 # checks that the collector exits 0 after the job (--exit-after-job), that its stats JSON
 # counts every rejection by reason exactly as mw-badinput says it should, and that the valid
 # data is in the summary JSON.
-set -u
-collector=$1
+# shellcheck source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+MW_COLLECTOR=$1
 badinput=$2
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
-
-dir=$(mktemp -d /tmp/mw-badinput.XXXXXX)
-pid=
-cleanup() {
-    if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null; fi
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() {
-    echo "FAIL: $*" >&2
-    if [ -f "$dir/collector.log" ]; then sed 's/^/  collector: /' "$dir/collector.log" >&2; fi
-    exit 1
-}
+mw_init collector_badinput
+dir=$MW_T
 
 port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-ipc="ipc://$dir/collector.ipc"
-"$collector" --listen "tcp://127.0.0.1:$port" --listen "$ipc" --exit-after-job --quiet \
+mw_start_collector --listen "tcp://127.0.0.1:$port" --exit-after-job --quiet \
     --summary-json "$dir/summary.json" --stats-json "$dir/stats.json" \
-    --report "$dir/report.txt" --silence-timeout-ms 30000 2>"$dir/collector.log" &
-pid=$!
-for _ in $(seq 200); do
-    [ -S "$dir/collector.ipc" ] && break
-    kill -0 "$pid" 2>/dev/null || fail "collector exited at start"
-    sleep 0.05
-done
-[ -S "$dir/collector.ipc" ] || fail "collector did not bind $ipc"
+    --report "$dir/report.txt" --silence-timeout-ms 30000
 
-"$badinput" bad "$ipc" 127.0.0.1 "$port" >"$dir/bad.json" || fail "mw-badinput bad failed"
+"$badinput" bad "$MW_EP" 127.0.0.1 "$port" >"$dir/bad.json" || mw_fail "mw-badinput bad failed"
 sleep 1
-kill -0 "$pid" 2>/dev/null || fail "collector died on bad input"
-[ -e "$dir/summary.json" ] && fail "summary written before the job ended"
+kill -0 "$MW_CPID" 2>/dev/null || mw_fail "collector died on bad input"
+[ -e "$dir/summary.json" ] && mw_fail "summary written before the job ended"
 
-"$badinput" job "$ipc" >"$dir/job.json" || fail "mw-badinput job failed"
-for _ in $(seq 300); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-done
-kill -0 "$pid" 2>/dev/null && fail "collector still running 15 s after the job ended"
-wait "$pid"
-rc=$?
-pid=
-[ "$rc" -eq 0 ] || fail "collector exit status $rc"
+"$badinput" job "$MW_EP" >"$dir/job.json" || mw_fail "mw-badinput job failed"
+mw_collector_exits 15 # --exit-after-job, with status 0
 
-"$python" - "$dir" <<'PY' || fail "output check"
+"$python" - "$dir" <<'PY' || mw_fail "output check"
 import json, sys
 
 d = sys.argv[1]
@@ -107,4 +81,4 @@ for e in errors:
     print("  " + e, file=sys.stderr)
 sys.exit(1 if errors else 0)
 PY
-echo "badinput: ok ($(grep -c . "$dir/collector.log") collector log lines)"
+echo "badinput: ok ($(grep -c . "$dir/collector.err") collector log lines)"

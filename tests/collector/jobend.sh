@@ -6,56 +6,31 @@
 #               report, and exit 0.
 # MODE silence: with --exit-after-job and --silence-timeout-ms 500, the same job must end by
 #               itself (the rank declared dead) and the collector exit 0.
-set -u
-collector=$1
+# shellcheck source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+MW_COLLECTOR=$1
 badinput=$2
 mode=$3
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
+mw_init "collector_jobend_$mode"
+dir=$MW_T
 
-dir=$(mktemp -d /tmp/mw-jobend.XXXXXX)
-pid=
-cleanup() {
-    if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null; fi
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() {
-    echo "FAIL ($mode): $*" >&2
-    if [ -f "$dir/collector.log" ]; then sed 's/^/  collector: /' "$dir/collector.log" >&2; fi
-    exit 1
-}
-
-ipc="ipc://$dir/collector.ipc"
 extra=()
 if [ "$mode" = silence ]; then extra=(--exit-after-job --silence-timeout-ms 500); fi
-"$collector" --listen "$ipc" --summary-json "$dir/summary.json" --stats-json "$dir/stats.json" \
-    --report "$dir/report.txt" "${extra[@]}" 2>"$dir/collector.log" &
-pid=$!
-for _ in $(seq 200); do
-    [ -S "$dir/collector.ipc" ] && break
-    sleep 0.05
-done
-[ -S "$dir/collector.ipc" ] || fail "collector did not bind $ipc"
-"$badinput" partial "$ipc" >"$dir/job.json" || fail "mw-badinput partial failed"
+mw_start_collector --summary-json "$dir/summary.json" --stats-json "$dir/stats.json" \
+    --report "$dir/report.txt" "${extra[@]}"
+"$badinput" partial "$MW_EP" >"$dir/job.json" || mw_fail "mw-badinput partial failed"
 
 if [ "$mode" = signal ]; then
     sleep 0.5
-    kill -0 "$pid" 2>/dev/null || fail "collector exited before the signal"
-    [ -e "$dir/summary.json" ] && fail "summary written before the job ended"
-    kill -TERM "$pid"
+    kill -0 "$MW_CPID" 2>/dev/null || mw_fail "collector exited before the signal"
+    [ -e "$dir/summary.json" ] && mw_fail "summary written before the job ended"
+    kill -TERM "$MW_CPID"
 fi
-for _ in $(seq 200); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-done
-kill -0 "$pid" 2>/dev/null && fail "collector still running"
-wait "$pid"
-rc=$?
-pid=
-[ "$rc" -eq 0 ] || fail "collector exit status $rc"
+mw_collector_exits 10
 
-"$python" - "$dir" "$mode" <<'PY' || fail "output check"
+"$python" - "$dir" "$mode" <<'PY' || mw_fail "output check"
 import json, sys
 
 d, mode = sys.argv[1], sys.argv[2]

@@ -9,10 +9,10 @@ app=("$MW_FO_BIN/failopen_app" 3 100)
 fo_run base "${FO_MPI[@]}" "${app[@]}"
 fo_expect_status base 3
 fo_start_collector --quiet
-fo_lib "$FO_EP"
+fo_lib "$MW_EP"
 fo_run with env MPIWATCH_DISABLE=1 "${FO_LIB[@]}" -x MPIWATCH_DISABLE "${app[@]}"
 sleep 0.5 # anything the ranks might have sent has arrived by now
-fo_stop_collector 0
+mw_stop_collector 0
 fo_same with base
 fo_nothing_received
-fo_log "ok"
+mw_log "ok"

@@ -9,27 +9,25 @@ iters=100
 
 fo_run base "${FO_MPI[@]}" "$MW_FO_BIN/fork_app" "$iters"
 fo_expect_status base 0
-grep -q '^child-output$' "$FO_T/base.out" || fo_fail "the baseline lacks the system() output"
-grep -q '^batch of forks: .*, 0 problems$' "$FO_T/base.out" || fo_fail "the baseline failed"
+grep -q '^child-output$' "$MW_T/base.out" || mw_fail "the baseline lacks the system() output"
+grep -q '^batch of forks: .*, 0 problems$' "$MW_T/base.out" || mw_fail "the baseline failed"
 
 fo_start_collector --quiet --exit-after-job
-fo_lib "$FO_EP"
+fo_lib "$MW_EP"
 fo_run with "${FO_LIB[@]}" "$MW_FO_BIN/fork_app" "$iters"
 fo_same with base
-fo_stop_collector 15
-ranks=$(fo_json "$FO_T/summary.json" 'j["ranks"]')
-[ "$ranks" = "$FO_NP" ] || fo_fail "the collector saw $ranks rank(s), expected $FO_NP"
-rejected=$(fo_json "$FO_T/stats.json" 'sum(j["rejected"].values())')
-[ "$rejected" = 0 ] || fo_fail "the collector rejected messages (a child said hello?): $(cat "$FO_T/stats.json")"
+mw_stop_collector 15
+fo_ranks_reported
+fo_nothing_rejected "a child"
 # The parents' counts are exact: each rank made $iters MPI_Allreduce and one MPI_Comm_rank
 # (the children's query calls must not show up anywhere).
 count() {
-    fo_json "$FO_T/summary.json" "next((v['count'] for k, v in j['functions'].items() if k in ('$1', 'MPI_$1')), 0)"
+    fo_json "$MW_T/summary.json" "next((v['count'] for k, v in j['functions'].items() if k in ('$1', 'MPI_$1')), 0)"
 }
 n=$(count Allreduce)
-[ "$n" = $((FO_NP * iters)) ] || fo_fail "MPI_Allreduce counted $n times, expected $((FO_NP * iters))"
+[ "$n" = $((FO_NP * iters)) ] || mw_fail "MPI_Allreduce counted $n times, expected $((FO_NP * iters))"
 n=$(count Comm_rank)
-[ "$n" = "$FO_NP" ] || fo_fail "MPI_Comm_rank counted $n times, expected $FO_NP (children counted?)"
+[ "$n" = "$FO_NP" ] || mw_fail "MPI_Comm_rank counted $n times, expected $FO_NP (children counted?)"
 n=$(count Initialized)
-[ "$n" = 0 ] || fo_fail "MPI_Initialized (called only by children) counted $n times"
-fo_log "ok"
+[ "$n" = 0 ] || mw_fail "MPI_Initialized (called only by children) counted $n times"
+mw_log "ok"

@@ -8,11 +8,11 @@ app=("$MW_FO_BIN/failopen_app" 3)
 
 fo_run base "${FO_MPI[@]}" "${app[@]}"
 fo_expect_status base 3
-fo_lib "ipc://$FO_T/nobody-listens-here"
+fo_lib "ipc://$MW_T/nobody-listens-here"
 fo_run ipc "${FO_LIB[@]}" "${app[@]}"
 fo_same ipc base
-[ -e "$FO_T/nobody-listens-here" ] && fo_fail "something created the collector's endpoint"
+[ -e "$MW_T/nobody-listens-here" ] && mw_fail "something created the collector's endpoint"
 fo_lib "tcp://127.0.0.1:1"
 fo_run tcp "${FO_LIB[@]}" "${app[@]}"
 fo_same tcp base
-fo_log "ok"
+mw_log "ok"

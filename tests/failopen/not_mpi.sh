@@ -7,7 +7,7 @@
 fo_setup failopen_not_mpi needs-collector
 
 fo_start_collector --quiet
-lib_env=(env LD_PRELOAD="$MW_LIB" MPIWATCH_COLLECTOR="$FO_EP")
+lib_env=(env LD_PRELOAD="$MW_LIB" MPIWATCH_COLLECTOR="$MW_EP")
 # shellcheck disable=SC2016 # $0 and $1 are the inner shell's
 sh_cmd=(/bin/sh -c 'echo "out: $0 $1"; echo "err: to stderr" >&2; exit 4' a b)
 fo_run sh_base "${sh_cmd[@]}"
@@ -20,7 +20,7 @@ fo_run echo_with "${lib_env[@]}" /bin/echo hello from echo
 fo_same echo_with echo_base
 fo_same_stderr echo_base echo_with
 sleep 0.5
-fo_stop_collector 0
+mw_stop_collector 0
 fo_nothing_received
 
 # mpirun started with the library in its own environment.
@@ -28,12 +28,10 @@ app=("$MW_FO_BIN/failopen_app" 3 100)
 fo_run base "${FO_MPI[@]}" "${app[@]}"
 fo_expect_status base 3
 fo_start_collector --quiet --exit-after-job
-fo_run with env LD_PRELOAD="$MW_LIB" MPIWATCH_COLLECTOR="$FO_EP" "$MW_MPIRUN" --oversubscribe \
+fo_run with env LD_PRELOAD="$MW_LIB" MPIWATCH_COLLECTOR="$MW_EP" "$MW_MPIRUN" --oversubscribe \
     -np "$FO_NP" "${app[@]}"
 fo_same with base
-fo_stop_collector 15
-ranks=$(fo_json "$FO_T/summary.json" 'j["ranks"]')
-[ "$ranks" = "$FO_NP" ] || fo_fail "the collector saw $ranks rank(s), expected the job's $FO_NP"
-rejected=$(fo_json "$FO_T/stats.json" 'sum(j["rejected"].values())')
-[ "$rejected" = 0 ] || fo_fail "the collector rejected messages (mpirun or orted said hello?): $(cat "$FO_T/stats.json")"
-fo_log "ok"
+mw_stop_collector 15
+fo_ranks_reported
+fo_nothing_rejected "mpirun or orted"
+mw_log "ok"

@@ -9,31 +9,12 @@ fo_setup failopen_stopped needs-collector
 # the sends really fail and MPI_Finalize meets a full queue (it then waits the linger, about
 # 200 ms, printed below, instead of about nothing).
 export MPIWATCH_WINDOW_MS=5
-app=("$MW_FO_BIN/failopen_app" 3)
-# The library waits at most MPIWATCH_LINGER_MS (200 ms) in MPI_Finalize; the bound is generous
-# because the machines are shared and noisy, and only catches a wait that is not bounded.
-FINALIZE_BOUND_MS=${FO_FINALIZE_BOUND_MS:-2000}
 
-fo_run base env FAILOPEN_TIMING="$FO_T/base.fin" "${FO_MPI[@]}" -x FAILOPEN_TIMING "${app[@]}"
-fo_expect_status base 3
-
-# shellcheck disable=SC2034 # FO_STOPPED tells lib.sh's cleanup to SIGCONT the collector
-fo_start_collector --quiet
-fo_lib "$FO_EP"
-fo_start_bg with env FAILOPEN_MARK="$FO_T/half" FAILOPEN_TIMING="$FO_T/with.fin" "${FO_LIB[@]}" \
-    -x FAILOPEN_MARK -x FAILOPEN_TIMING "${app[@]}"
-fo_wait_file "$FO_T/half" 60
-fo_collector_saw_job
-kill -STOP "$FO_CPID"
-FO_STOPPED=1
-fo_log "collector stopped half way through the job"
+fo_half_way_start
+# A stopped collector is sent SIGCONT by mw_kill_collector, or by the cleanup on failure.
+kill -STOP "$MW_CPID"
+mw_log "collector stopped half way through the job"
 fo_wait_bg
-kill -CONT "$FO_CPID"
-FO_STOPPED=''
-kill -KILL "$FO_CPID"
-wait "$FO_CPID" 2>/dev/null
-FO_CPID=''
-fo_same with base
-fo_finalize_bounded base 100000
-fo_finalize_bounded with "$FINALIZE_BOUND_MS"
-fo_log "ok"
+mw_kill_collector
+fo_half_way_same
+mw_log "ok"

@@ -5,16 +5,7 @@
 n=$1
 mw_setup launcher_exec
 mw_require MW_LAUNCHER
-mw_start_collector
-"$MW_MPIRUN" --oversubscribe -np "$MW_NP" -x MPIWATCH_COLLECTOR="$MW_EP" -x MPIWATCH_WINDOW_MS \
-    "$MW_LAUNCHER" exec "$MW_PROGRAMS/known_c" "$n" >"$MW_T/app.out" 2>"$MW_T/app.err"
-rc=$?
-cat "$MW_T/app.out"
-if [ "$rc" != 0 ]; then
-    cat "$MW_T/app.err" >&2
-    mw_fail "mpirun ... mpiwatch exec known_c exited with status $rc"
-fi
-grep -q "^known_c: $MW_NP ranks, N=$n, pattern ok" "$MW_T/app.out" ||
-    mw_fail "the program did not report success"
-mw_wait_collector 30
+mw_run_job "^known_c: $MW_NP ranks, N=$n, pattern ok" \
+    "$MW_MPIRUN" --oversubscribe -np "$MW_NP" -x MPIWATCH_COLLECTOR="$MW_EP" -x MPIWATCH_WINDOW_MS \
+    "$MW_LAUNCHER" exec "$MW_PROGRAMS/known_c" "$n"
 mw_check --pattern known --n "$n" --label "mpiwatch exec known_c"
