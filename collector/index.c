@@ -111,15 +111,22 @@ void mw__index_clear(mw__index_t *ix)
     ix->n = 0;
 }
 
-void *mw__index_find(const mw__index_t *ix, uint64_t key)
+/* Probes for key: returns its value, or NULL with *slot set to the free slot where it would
+ * go. */
+static void *index_probe(const mw__index_t *ix, uint64_t key, uint32_t *slot)
 {
-    if (!ix->slots)
-        return NULL;
     uint32_t s = (uint32_t)index_hash(key) & ix->mask;
     for (uint32_t e; (e = ix->slots[s]) != 0; s = (s + 1) & ix->mask)
         if (ix->keys[e - 1] == key)
             return (char *)ix->vals + (size_t)(e - 1) * ix->elem;
+    *slot = s;
     return NULL;
+}
+
+void *mw__index_find(const mw__index_t *ix, uint64_t key)
+{
+    uint32_t s;
+    return ix->slots ? index_probe(ix, key, &s) : NULL;
 }
 
 void *mw__index_get(mw__index_t *ix, uint64_t key, int *created)
@@ -128,10 +135,10 @@ void *mw__index_get(mw__index_t *ix, uint64_t key, int *created)
         *created = 0;
     if (!ix->slots)
         return NULL;
-    uint32_t s = (uint32_t)index_hash(key) & ix->mask;
-    for (uint32_t e; (e = ix->slots[s]) != 0; s = (s + 1) & ix->mask)
-        if (ix->keys[e - 1] == key)
-            return (char *)ix->vals + (size_t)(e - 1) * ix->elem;
+    uint32_t s;
+    void *found = index_probe(ix, key, &s);
+    if (found)
+        return found;
     if (ix->n == ix->cap) {
         if (index_grow(ix) < 0)
             return NULL;

@@ -203,12 +203,7 @@ uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t n
             job->overflow++;
             continue;
         }
-        if (created) {
-            p->src = rank;
-            p->dst = s->peer_rank[i];
-        }
-        p->messages += s->peer_messages[i];
-        p->bytes += s->peer_bytes[i];
+        mw_pair_add(p, created, rank, s->peer_rank[i], s->peer_messages[i], s->peer_bytes[i]);
     }
 
     r->records_dropped += s->records_dropped;

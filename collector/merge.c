@@ -276,12 +276,7 @@ static void window_add(mw_window_t *w, uint32_t rank, const Mpiwatch__Sample *s,
             w->overflow++;
             continue;
         }
-        if (created) {
-            p->src = rank;
-            p->dst = s->peer_rank[i];
-        }
-        p->messages += s->peer_messages[i];
-        p->bytes += s->peer_bytes[i];
+        mw_pair_add(p, created, rank, s->peer_rank[i], s->peer_messages[i], s->peer_bytes[i]);
     }
 
     for (size_t i = 0; i < s->n_longest; i++) {

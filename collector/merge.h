@@ -49,6 +49,18 @@ typedef struct {
     uint64_t bytes;
 } mw_pair_sum_t;
 
+/* Adds messages and bytes from src to dst to a pair entry (fresh when `created`). */
+static inline void mw_pair_add(mw_pair_sum_t *p, int created, uint32_t src, uint32_t dst,
+                               uint64_t messages, uint64_t bytes)
+{
+    if (created) {
+        p->src = src;
+        p->dst = dst;
+    }
+    p->messages += messages;
+    p->bytes += bytes;
+}
+
 /* Calls of function fn whose start (end = 0) or end (end = 1) fell in sub-slot `sub` of the
  * window (negative: a start in an earlier window) with log2 duration bin `bin`. */
 typedef struct {
