@@ -83,8 +83,14 @@ uint64_t mw__bytes_n(int count, MPI_Datatype type, MPI_Comm comm)
     return mw__bytes(count, type) * (uint64_t)comm_size_of(comm);
 }
 
+/* The communicator of this thread's last send, so a loop of sends skips the scan. */
+static __thread comm_entry_t *last_entry __attribute__((tls_model("initial-exec")));
+
 static comm_entry_t *comm_lookup(MPI_Comm comm)
 {
+    comm_entry_t *e = last_entry;
+    if (e && atomic_load_explicit(&e->state, memory_order_acquire) == 1 && e->comm == comm)
+        return e;
     for (int i = 0; i < MW_COMMS; i++)
         if (atomic_load_explicit(&comms[i].state, memory_order_acquire) == 1 &&
             comms[i].comm == comm)
@@ -129,6 +135,7 @@ int mw__peer(int rank, MPI_Comm comm)
         e = comm_insert(comm);
     if (!e)
         return -1;
+    last_entry = e;
     if (world_group == MPI_GROUP_NULL) {
         pthread_mutex_lock(&comms_lock);
         if (world_group == MPI_GROUP_NULL)
