@@ -23,7 +23,8 @@ void mw__detail_spanning(mw_thread_t *t, unsigned char *row, unsigned fn, uint64
 
 static inline __attribute__((always_inline)) void mw__busy_enter(mw_thread_t *t)
 {
-    atomic_store_explicit(&t->busy, t->busy_local + 1, memory_order_relaxed);
+    /* Replaces the in-call marker too: the call is over. */
+    atomic_store_explicit(&t->inflight, MW_INFLIGHT_BUSY, memory_order_relaxed);
     if (__builtin_expect(mw__g.need_fence, 0))
         atomic_thread_fence(memory_order_seq_cst);
     else
@@ -32,8 +33,7 @@ static inline __attribute__((always_inline)) void mw__busy_enter(mw_thread_t *t)
 
 static inline __attribute__((always_inline)) void mw__busy_leave(mw_thread_t *t)
 {
-    t->busy_local += 2;
-    atomic_store_explicit(&t->busy, t->busy_local, memory_order_release);
+    atomic_store_explicit(&t->inflight, 0, memory_order_release);
 }
 
 static inline __attribute__((always_inline)) void mw__totals_add(mw_slot_t *s, unsigned fn, uint64_t d, uint64_t bytes)
@@ -83,7 +83,6 @@ static inline __attribute__((always_inline)) void mw__record(mw_thread_t *t, uns
                                                              uint64_t bytes, int peer)
 {
     mw__busy_enter(t);
-    atomic_store_explicit(&t->inflight, 0, memory_order_relaxed);
     uint64_t dt = t1 - t0;
     uint64_t d;
     /* Durations under 2^32 ticks (seconds) convert with one 64-bit multiply; a clock that

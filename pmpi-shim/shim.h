@@ -7,8 +7,7 @@
  * hot path takes no lock, allocates nothing and makes no system call. The sender thread
  * collects window k from every thread's ring once k is over: it publishes k as closed,
  * issues one membarrier() so that every thread either sees the new value or has its "busy"
- * sequence number visible, waits for busy threads to finish their record, and then owns the
- * slot. All memory is allocated once at MPI_Init from sizes in the configuration.
+ * mark visible, waits for busy threads to finish their record, and then owns the slot. All memory is allocated once at MPI_Init from sizes in the configuration.
  */
 #ifndef MW_SHIM_H
 #define MW_SHIM_H
@@ -107,9 +106,9 @@ static inline uint64_t mw__inflight_start(uint64_t marker, uint64_t now)
 
 /* Per-thread state; lives in one block allocated at init. */
 typedef struct {
-    _Atomic uint64_t busy;       /* odd while the owner writes a slot */
-    _Atomic uint64_t inflight;   /* call in progress: start ticks << 10 | fn; 0 none */
-    uint64_t busy_local;
+    /* One word the sender reads: 0 idle; MW_INFLIGHT_BUSY while the owner writes a slot; in
+     * a timed call, its start ticks << 10 | fn; MW_INFLIGHT_NESTED in an untimed wrapper. */
+    _Atomic uint64_t inflight;
     int64_t cw;                  /* cached window index of the last record */
     uint64_t cw_start, cw_end;   /* its bounds, in ticks */
     mw_slot_t *cslot;            /* its slot, claimed; NULL when it could not be */
@@ -256,9 +255,10 @@ static inline __attribute__((always_inline)) mw_thread_t *mw__self(void)
     return t;
 }
 
-/* Marker for "inside an untimed wrapper": nested calls are not recorded, and its function id
- * 0 tells the sender there is no time to account. */
+/* Markers with function id 0, which tells the sender there is no time to account: inside an
+ * untimed wrapper (nested calls are not recorded), and inside mw__record (the sender waits). */
 #define MW_INFLIGHT_NESTED (1ull << MW_INFLIGHT_FN_BITS)
+#define MW_INFLIGHT_BUSY (2ull << MW_INFLIGHT_FN_BITS)
 
 /* Marks the thread as inside fn from t0 (read by the sender for occupancy of long calls). */
 static inline __attribute__((always_inline)) uint64_t mw__begin(mw_thread_t *t, unsigned fn)

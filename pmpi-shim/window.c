@@ -156,7 +156,7 @@ void mw__acc_clear(acc_t *a)
 static int wait_quiet(mw_thread_t *t)
 {
     for (int i = 0; i < 5000; i++) {
-        if ((atomic_load_explicit(&t->busy, memory_order_acquire) & 1u) == 0)
+        if (atomic_load_explicit(&t->inflight, memory_order_acquire) != MW_INFLIGHT_BUSY)
             return 0;
         if (i > 100) {
             struct timespec ts = {0, 10000};
