@@ -20,7 +20,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -q >&2
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends \
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q \
     "${missing[@]}" >&2
 fi
 
