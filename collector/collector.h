@@ -2,7 +2,7 @@
  *
  * The collector is split so that everything except the socket loop is plain logic on decoded
  * messages with the time passed in, testable without ZeroMQ:
- *   options.c    the option table (flags now, INI and environment later) and its parser
+ *   options.c    the option table, its command-line parser and the INI file (--config)
  *   ingest.c     decode, validate (reject by reason) and apply one message
  *   job.c        the job: per-rank state, lifecycle and the exact cumulative totals
  *   merge.c      the window ring (merge.h)
@@ -79,6 +79,9 @@ typedef struct {
     int verbose;
     int help;
     int version;
+    char *config;      /* --config FILE: INI file loaded after the command line */
+    int print_config;  /* --print-config: print the effective settings as INI and exit */
+    uint64_t from_cmdline; /* bit i: row i of the option table was given on the command line */
 } mw_options_t;
 
 void mw_options_defaults(mw_options_t *o);
@@ -89,7 +92,16 @@ void mw_options_free(mw_options_t *o);
 int mw_options_set(mw_options_t *o, const char *name, const char *value, char *err, size_t errlen);
 /* Parses argv. Returns 0, or -1 with a message in err. */
 int mw_options_parse(mw_options_t *o, int argc, char **argv, char *err, size_t errlen);
-/* Checks what the options need together (an endpoint unless --help / --version). */
+/* Loads the [collector] section of an INI file: every key is the long name of an option and
+ * goes through mw_options_set(). Options given on the command line (from_cmdline) keep their
+ * value; their keys in the file are still checked. Returns 0, or -1 with "FILE:LINE: message"
+ * (or "FILE: message" when it cannot be read) in err. */
+int mw_options_load(mw_options_t *o, const char *path, char *err, size_t errlen);
+/* Prints every setting that the INI file accepts, as a [collector] section that
+ * mw_options_load() reads back to the same settings. */
+void mw_options_print(FILE *out, const mw_options_t *o);
+/* Checks what the options need together (an endpoint unless --help, --version or
+ * --print-config). */
 int mw_options_check(const mw_options_t *o, char *err, size_t errlen);
 void mw_options_usage(FILE *out, const char *prog);
 

@@ -1,7 +1,9 @@
 /* main.c: mpiwatch-collector's entry point.
  *
- * DESIGN: parse the options (exit status 2 on a usage error), set up the collector state, run
- * the socket loop. Exit status 0 after a signal or --exit-after-job, 1 when the collector
+ * DESIGN: parse the command line, then load --config FILE (which leaves the options given on
+ * the command line alone, so flags win whatever their order), check the result (exit status 2
+ * on any usage or configuration error, before anything starts), set up the collector state,
+ * run the socket loop. Exit status 0 after a signal or --exit-after-job, 1 when the collector
  * could not start or its socket failed. Everything else lives in the other files.
  */
 #include "collector.h"
@@ -17,8 +19,18 @@ int main(int argc, char **argv)
     mw_options_t opt;
     char err[256];
     mw_options_defaults(&opt);
-    if (mw_options_parse(&opt, argc, argv, err, sizeof err) < 0 ||
-        mw_options_check(&opt, err, sizeof err) < 0) {
+    if (mw_options_parse(&opt, argc, argv, err, sizeof err) < 0) {
+        fprintf(stderr, "mpiwatch-collector: %s (try --help)\n", err);
+        mw_options_free(&opt);
+        return 2;
+    }
+    if (opt.config && !opt.help && !opt.version &&
+        mw_options_load(&opt, opt.config, err, sizeof err) < 0) {
+        fprintf(stderr, "mpiwatch-collector: %s\n", err);
+        mw_options_free(&opt);
+        return 2;
+    }
+    if (mw_options_check(&opt, err, sizeof err) < 0) {
         fprintf(stderr, "mpiwatch-collector: %s (try --help)\n", err);
         mw_options_free(&opt);
         return 2;
@@ -31,6 +43,11 @@ int main(int argc, char **argv)
                    MW_PROTO_VERSION, (unsigned)MW_FN_COUNT - 1);
         mw_options_free(&opt);
         return 0;
+    }
+    if (opt.print_config) {
+        mw_options_print(stdout, &opt);
+        mw_options_free(&opt);
+        return fflush(stdout) == 0 ? 0 : 1;
     }
 
     if (opt.verbose)

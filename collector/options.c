@@ -1,13 +1,17 @@
 /* options.c: the collector's settings, described once in a table.
  *
  * DESIGN: each setting is one row (long name, type, where it lives in mw_options_t, bounds,
- * help). The command line, and later the INI file and MPIWATCH_* environment variables, all
- * go through mw_options_set(name, value), so a new source of settings is a loop over the same
- * table and `--help` can never disagree with what is parsed.
+ * help). The command line and the INI file (--config, read with inih) both go through
+ * mw_options_set(name, value), so `--help`, the file keys and --print-config can never
+ * disagree with what is parsed. Flags win over the file whatever their order: the command
+ * line is parsed first and marks the rows it set (from_cmdline); the file then skips those
+ * rows (after checking their value on a scratch copy, so a bad file is still reported).
  */
 #include "collector.h"
 
 #include <errno.h>
+#include <ini.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +36,7 @@ typedef struct {
 } opt_desc_t;
 
 #define OPT_AT(o, d, type) ((type *)((char *)(o) + (d)->offset))
+#define OPT_AT_CONST(o, d, type) ((const type *)((const char *)(o) + (d)->offset))
 
 static const opt_desc_t opt_table[] = {
     {"listen", 'l', OPT_LIST, offsetof(mw_options_t, listen), "ENDPOINT", 0, 0,
@@ -56,9 +61,22 @@ static const opt_desc_t opt_table[] = {
     {"help", 'h', OPT_ACTION, offsetof(mw_options_t, help), NULL, 0, 0, "print this help and exit"},
     {"version", 'V', OPT_ACTION, offsetof(mw_options_t, version), NULL, 0, 0,
      "print the version and exit"},
+    {"config", 0, OPT_STRING, offsetof(mw_options_t, config), "FILE", 0, 0,
+     "read settings from the [collector] section of INI FILE (key = long option name); "
+     "options on the command line override it"},
+    {"print-config", 0, OPT_ACTION, offsetof(mw_options_t, print_config), NULL, 0, 0,
+     "print the effective settings as an INI file and exit"},
 };
 
 #define OPT_COUNT (sizeof opt_table / sizeof opt_table[0])
+_Static_assert(OPT_COUNT <= 64, "mw_options_t.from_cmdline has one bit per option");
+
+/* Whether the row has a key in the INI file: actions and --config itself (a file naming
+ * another file would only add an include mechanism nobody asked for) are command-line only. */
+static int opt_in_file(const opt_desc_t *d)
+{
+    return d->type != OPT_ACTION && d->offset != offsetof(mw_options_t, config);
+}
 
 void mw_options_defaults(mw_options_t *o)
 {
@@ -74,6 +92,7 @@ void mw_options_free(mw_options_t *o)
     free(o->summary_json);
     free(o->report);
     free(o->stats_json);
+    free(o->config);
     mw_options_defaults(o);
 }
 
@@ -89,13 +108,19 @@ static int opt_add_listen(mw_options_t *o, const char *value, char *err, size_t 
 {
     const char *p = value;
     for (;;) {
+        /* Blanks around an endpoint are dropped: "a, b" in a file means "a" and "b". */
+        while (*p == ' ' || *p == '\t')
+            p++;
         size_t len = strcspn(p, ",");
-        if (len > 0) {
+        size_t end = len;
+        while (end > 0 && (p[end - 1] == ' ' || p[end - 1] == '\t'))
+            end--;
+        if (end > 0) {
             if (o->n_listen == MW_MAX_LISTEN) {
                 snprintf(err, errlen, "--listen: at most %d endpoints", MW_MAX_LISTEN);
                 return -1;
             }
-            char *ep = strndup(p, len);
+            char *ep = strndup(p, end);
             if (!ep) {
                 snprintf(err, errlen, "out of memory");
                 return -1;
@@ -131,9 +156,10 @@ static int opt_apply(mw_options_t *o, const opt_desc_t *d, const char *value, ch
 {
     switch (d->type) {
     case OPT_STRING: {
+        /* An empty value means "none", which is how --print-config writes an unset file. */
         char **slot = OPT_AT(o, d, char *);
-        char *copy = strdup(value);
-        if (!copy) {
+        char *copy = value[0] ? strdup(value) : NULL;
+        if (value[0] && !copy) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
@@ -220,13 +246,151 @@ int mw_options_parse(mw_options_t *o, int argc, char **argv, char *err, size_t e
             value = argv[++i];
         }
         MW_TRY(opt_apply(o, d, value, err, errlen));
+        o->from_cmdline |= 1ull << (d - opt_table);
     }
     return 0;
 }
 
+/* ---- INI file ----------------------------------------------------------------------------- */
+
+typedef struct {
+    mw_options_t *o;
+    mw_options_t scratch; /* receives the keys that the command line overrides, to check them */
+    FILE *f;
+    int line;      /* lines handed to inih so far: the line the handler is looking at */
+    int err_line;  /* first error found here rather than by inih (0: none) */
+    char err[256];
+} ini_ctx_t;
+
+static void ini_error(ini_ctx_t *x, const char *fmt, const char *arg)
+{
+    if (x->err_line)
+        return; /* the first error is the one reported */
+    x->err_line = x->line;
+    snprintf(x->err, sizeof x->err, fmt, arg);
+}
+
+/* An fgets() for inih that counts lines, so the handler knows the line of a bad key or value
+ * (inih only passes line numbers to handlers when built with INI_HANDLER_LINENO, which Debian's
+ * is not). A line too long for inih's buffer is reported and dropped instead of being split
+ * into pieces that would be parsed as lines of their own. */
+static char *ini_read_line(char *str, int num, void *stream)
+{
+    ini_ctx_t *x = stream;
+    if (!fgets(str, num, x->f))
+        return NULL;
+    x->line++;
+    size_t len = strlen(str);
+    if (len == (size_t)num - 1 && str[len - 1] != '\n') {
+        int c = fgetc(x->f);
+        if (c != EOF && c != '\n') {
+            while (c != EOF && c != '\n')
+                c = fgetc(x->f);
+            char limit[16];
+            snprintf(limit, sizeof limit, "%d", num - 3);
+            ini_error(x, "line longer than %s characters", limit);
+            str[0] = '\0';
+        }
+    }
+    return str;
+}
+
+static int ini_on_key(void *user, const char *section, const char *name, const char *value)
+{
+    ini_ctx_t *x = user;
+    if (strcmp(section, "collector") != 0) {
+        if (section[0])
+            ini_error(x, "section [%s] is unknown (settings go in [collector])", section);
+        else
+            ini_error(x, "key '%s' is outside the [collector] section", name);
+        return 0;
+    }
+    const opt_desc_t *d = opt_find(name, strlen(name));
+    if (!d || !opt_in_file(d)) {
+        ini_error(x, "unknown key '%s'", name);
+        return 0;
+    }
+    int overridden = (x->o->from_cmdline >> (d - opt_table)) & 1;
+    char msg[200];
+    if (mw_options_set(overridden ? &x->scratch : x->o, name, value, msg, sizeof msg) < 0) {
+        /* The setter's messages name the flag ("--lateness-ms: ..."); in a file, the key. */
+        ini_error(x, "%s", msg[0] == '-' && msg[1] == '-' ? msg + 2 : msg);
+        return 0;
+    }
+    return 1;
+}
+
+int mw_options_load(mw_options_t *o, const char *path, char *err, size_t errlen)
+{
+    ini_ctx_t x = {.o = o};
+    mw_options_defaults(&x.scratch);
+    x.f = fopen(path, "r");
+    if (!x.f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = ini_parse_stream(ini_read_line, &x, ini_on_key, &x);
+    int read_errno = ferror(x.f) ? (errno ? errno : EIO) : 0; /* e.g. EISDIR */
+    fclose(x.f);
+    mw_options_free(&x.scratch);
+    if (read_errno) {
+        snprintf(err, errlen, "%s: %s", path, strerror(read_errno));
+        return -1;
+    }
+    if (rc == -2) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    /* inih returns the line of the first error, ours or its own (a line that is neither a
+     * section nor key = value); ours has a message, its own is a syntax error. */
+    if (x.err_line && (rc == 0 || rc >= x.err_line)) {
+        snprintf(err, errlen, "%s:%d: %s", path, x.err_line, x.err);
+        return -1;
+    }
+    if (rc != 0) {
+        snprintf(err, errlen, "%s:%d: syntax error (expected '[section]' or 'key = value')",
+                 path, rc);
+        return -1;
+    }
+    return 0;
+}
+
+void mw_options_print(FILE *out, const mw_options_t *o)
+{
+    fprintf(out, "; mpiwatch-collector settings (--print-config); load with --config FILE\n"
+                 "[collector]\n");
+    for (size_t i = 0; i < OPT_COUNT; i++) {
+        const opt_desc_t *d = &opt_table[i];
+        if (!opt_in_file(d))
+            continue;
+        fprintf(out, "%s =", d->name);
+        switch (d->type) {
+        case OPT_STRING: {
+            const char *v = *OPT_AT_CONST(o, d, char *);
+            if (v)
+                fprintf(out, " %s", v);
+            break;
+        }
+        case OPT_LIST:
+            for (unsigned k = 0; k < o->n_listen; k++)
+                fprintf(out, "%s%s", k ? "," : " ", o->listen[k]);
+            break;
+        case OPT_FLAG:
+            fprintf(out, " %s", *OPT_AT_CONST(o, d, int) ? "true" : "false");
+            break;
+        case OPT_UINT:
+            fprintf(out, " %" PRIu64, *OPT_AT_CONST(o, d, uint64_t));
+            break;
+        case OPT_ACTION:
+            break;
+        }
+        fputc('\n', out);
+    }
+}
+
 int mw_options_check(const mw_options_t *o, char *err, size_t errlen)
 {
-    if (o->help || o->version)
+    if (o->help || o->version || o->print_config)
         return 0;
     if (o->n_listen == 0) {
         snprintf(err, errlen, "--listen ENDPOINT is required");

@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 pkgs=(build-essential cmake pkg-config gfortran g++
       libopenmpi-dev openmpi-bin libzmq3-dev libprotobuf-c-dev protobuf-c-compiler
       libhwloc-dev hwloc libcjson-dev libinih-dev libcmocka-dev
-      python3 python3-mpi4py python3-numpy)
+      python3 python3-mpi4py python3-numpy
+      clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

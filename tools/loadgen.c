@@ -1,0 +1,734 @@
+/* loadgen.c: mpiwatch-loadgen, a load generator that emulates the ranks of one MPI job.
+ *
+ * It sends a collector exactly the messages libmpiwatch.so sends (proto/mpiwatch.proto): one
+ * hello per rank, then one sample per rank per window on the global grid, then one bye per
+ * rank, with plausible hosts, bindings, function statistics, peers, occupancy, call density
+ * and long calls. The scale tests, the collector benchmarks and the viewer's large-scale tests
+ * use it instead of a real job with thousands of ranks.
+ *
+ * DESIGN: one thread. Windows are paced on the real-time grid the library uses (window k =
+ * [k * window_ns, (k + 1) * window_ns) of CLOCK_REALTIME): the library sends window k when it
+ * closes, so the generator sleeps until the end of window k and then sends window k for every
+ * rank. Unlike the library (which drops rather than block the application), the generator must
+ * never lose a message, so its PUSH sockets have a huge SNDHWM and send blocking; when the
+ * collector cannot keep up, the generator falls behind schedule and says by how much.
+ * Every random number comes from a generator seeded by (--seed, rank, window ordinal), so the
+ * content of a run (everything except the window indices and timestamps, which follow the
+ * clock) is the same for the same seed. The exact totals it sent are printed on stderr and,
+ * with --totals-json, written as JSON, so a test can compare them with the collector's summary.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#include "mw_proto.h"
+
+#define LG_SUBSLOTS 10u
+#define LG_BINS 40u
+#define LG_LONGEST 4u
+#define LG_MAX_PEERS 6u
+#define LG_DENSITY_FNS 3u /* functions with call-density entries */
+#define LG_OCC_FNS 4u     /* functions with occupancy entries */
+#define LG_RANKS_PER_SOCKET_DEFAULT 1024u
+
+/* One emulated MPI function: its name, calls per second on one rank, the log2 bin of a
+ * typical duration, and the bytes of one call (0: none counted). The order is roughly by how
+ * common the function is in real applications; --functions F takes the first F. */
+typedef struct {
+    const char *name;
+    double calls_per_s;
+    unsigned bin;
+    uint64_t bytes;
+} lg_fn_model_t;
+
+static const lg_fn_model_t FN_MODELS[] = {
+    {"MPI_Allreduce", 2000, 13, 8},     {"MPI_Isend", 20000, 9, 65536},
+    {"MPI_Irecv", 20000, 8, 65536},     {"MPI_Waitall", 10000, 14, 0},
+    {"MPI_Bcast", 200, 12, 4096},       {"MPI_Barrier", 50, 16, 0},
+    {"MPI_Send", 5000, 11, 16384},      {"MPI_Recv", 5000, 13, 16384},
+    {"MPI_Reduce", 100, 13, 1024},      {"MPI_Allgather", 100, 14, 512},
+    {"MPI_Alltoall", 50, 17, 262144},   {"MPI_Wait", 5000, 10, 0},
+    {"MPI_Test", 10000, 7, 0},          {"MPI_Sendrecv", 1000, 12, 8192},
+    {"MPI_Gather", 50, 14, 2048},       {"MPI_Scatter", 50, 14, 2048},
+    {"MPI_Iallreduce", 500, 10, 64},    {"MPI_Waitany", 2000, 12, 0},
+    {"MPI_Alltoallv", 20, 18, 1048576}, {"MPI_Allgatherv", 50, 15, 8192},
+    {"MPI_Iprobe", 5000, 7, 0},         {"MPI_Reduce_scatter", 20, 15, 16384},
+    {"MPI_Ibcast", 100, 10, 4096},      {"MPI_Scan", 20, 13, 64},
+    {"MPI_Testall", 3000, 8, 0},        {"MPI_Probe", 500, 12, 0},
+    {"MPI_Comm_rank", 10, 5, 0},        {"MPI_Comm_size", 10, 5, 0},
+};
+#define LG_MAX_FUNCTIONS ((unsigned)(sizeof FN_MODELS / sizeof FN_MODELS[0]))
+
+typedef struct {
+    const char *endpoint;
+    unsigned ranks, functions, nodes, sockets;
+    double rate, seconds;
+    const char *job;
+    uint64_t seed;
+    const char *totals_json;
+} lg_opts_t;
+
+/* Job totals by function index, exactly what was sent. */
+typedef struct {
+    uint64_t count, time_ns, bytes;
+} lg_total_t;
+
+/* Everything the run keeps: one private state struct. */
+static struct {
+    lg_opts_t o;
+    unsigned fn_id[LG_MAX_FUNCTIONS];
+    unsigned char is_send[LG_MAX_FUNCTIONS]; /* its calls are the peer messages */
+    uint64_t window_ns;
+    unsigned per_node;
+    void *ctx;
+    void **socks;
+    unsigned char *buf;
+    size_t buf_cap;
+    uint64_t *seq, *calls;
+    lg_total_t tot[LG_MAX_FUNCTIONS];
+    uint64_t hellos, samples, byes, fn_summaries, bytes_sent, peer_messages;
+} G;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Small helpers                                                                            */
+
+static uint64_t now_ns(clockid_t clk)
+{
+    struct timespec ts;
+    clock_gettime(clk, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* splitmix64: a tiny, good, seedable generator; the state is derived per (rank, window). */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t rng_seed(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t s = a * 0x100000001b3ull ^ 0xcbf29ce484222325ull;
+    s ^= rng_next(&s) + b;
+    s ^= rng_next(&s) + c;
+    rng_next(&s);
+    return s;
+}
+
+/* Uniform in [0, n), n > 0. */
+static uint64_t rng_below(uint64_t *s, uint64_t n)
+{
+    return rng_next(s) % n;
+}
+
+/* Uniform in [0, 1). */
+static double rng_unit(uint64_t *s)
+{
+    return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Sending                                                                                  */
+
+/* Fills in the envelope header, encodes it and sends it blocking on the socket of the rank. */
+static int send_envelope(Mpiwatch__Envelope *env, unsigned rank)
+{
+    env->version = MW_PROTO_VERSION;
+    env->job = (char *)G.o.job;
+    env->rank = rank;
+    env->seq = G.seq[rank]++;
+    size_t len = mpiwatch__envelope__get_packed_size(env);
+    if (len > G.buf_cap) {
+        fprintf(stderr, "mpiwatch-loadgen: message of %zu bytes is too large\n", len);
+        return -1;
+    }
+    mpiwatch__envelope__pack(env, G.buf);
+    void *sock = G.socks[rank % G.o.sockets];
+    while (zmq_send(sock, G.buf, len, 0) < 0) {
+        if (errno == EINTR)
+            continue;
+        fprintf(stderr, "mpiwatch-loadgen: zmq_send: %s\n", zmq_strerror(errno));
+        return -1;
+    }
+    G.bytes_sent += len;
+    return 0;
+}
+
+static int send_hello(unsigned rank)
+{
+    unsigned node = rank / G.per_node, slot = rank % G.per_node;
+    /* Two packages per node, one rank per core, the PU's OS index equal to the core's. */
+    unsigned cores_per_pkg = (G.per_node + 1) / 2;
+    char host[32], binding[96], cpuset[32], prog[] = "mpiwatch-loadgen";
+    char lib[] = "Open MPI v4.1.4 (emulated by mpiwatch-loadgen)", timer[] = "tsc";
+    snprintf(host, sizeof host, "node%03u", node);
+    snprintf(binding, sizeof binding, "pu %u core %u package %u", slot, slot, slot / cores_per_pkg);
+    snprintf(cpuset, sizeof cpuset, "%u", slot);
+    uint64_t rs = rng_seed(G.o.seed, rank, UINT64_MAX);
+
+    Mpiwatch__Hello h = MPIWATCH__HELLO__INIT;
+    h.size = G.o.ranks;
+    h.host = host;
+    h.pid = 10000u + slot * 7u + (unsigned)rng_below(&rs, 5);
+    h.binding = binding;
+    h.cpuset = cpuset;
+    h.pu = (int32_t)slot;
+    h.core = (int32_t)slot;
+    h.package = (int32_t)(slot / cores_per_pkg);
+    h.mpi_library = lib;
+    h.clock_offset_ns = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
+    h.clock_error_ns = 500 + rng_below(&rs, 4000);
+    h.window_ns = G.window_ns;
+    h.subslots = LG_SUBSLOTS;
+    h.duration_bins = LG_BINS;
+    h.function_count = MW_FN_COUNT - 1;
+    h.function_table_hash = mw_fn_table_hash();
+    h.timer = timer;
+    h.start_ns = now_ns(CLOCK_REALTIME);
+    h.program = prog;
+    h.thread_level = 0;
+
+    Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
+    env.body_case = MPIWATCH__ENVELOPE__BODY_HELLO;
+    env.hello = &h;
+    if (send_envelope(&env, rank) != 0)
+        return -1;
+    G.hellos++;
+    return 0;
+}
+
+/* Per-sample scratch, sized once for the largest sample. */
+static struct {
+    Mpiwatch__FunctionStat fs[LG_MAX_FUNCTIONS];
+    Mpiwatch__FunctionStat *fsp[LG_MAX_FUNCTIONS];
+    uint32_t hist[LG_MAX_FUNCTIONS][LG_BINS];
+    uint32_t peer_rank[LG_MAX_PEERS];
+    uint64_t peer_msg[LG_MAX_PEERS], peer_bytes[LG_MAX_PEERS];
+    uint32_t occ_fn[LG_OCC_FNS * LG_SUBSLOTS], occ_sub[LG_OCC_FNS * LG_SUBSLOTS];
+    uint64_t occ_ns[LG_OCC_FNS * LG_SUBSLOTS];
+    uint32_t d_fn[LG_DENSITY_FNS * 16], d_bin[LG_DENSITY_FNS * 16], d_end[LG_DENSITY_FNS * 16];
+    int32_t d_sub[LG_DENSITY_FNS * 16];
+    uint64_t d_count[LG_DENSITY_FNS * 16];
+    Mpiwatch__Call calls[LG_LONGEST];
+    Mpiwatch__Call *callp[LG_LONGEST];
+} W;
+
+/* The peers of a rank: its ring neighbours and up to four fixed random partners. */
+static unsigned rank_peers(unsigned rank, uint32_t *peers)
+{
+    unsigned n = 0, size = G.o.ranks;
+    if (size < 2)
+        return 0;
+    uint64_t rs = rng_seed(G.o.seed, rank, UINT64_MAX - 1);
+    uint32_t cand[LG_MAX_PEERS] = {(rank + 1) % size, (rank + size - 1) % size};
+    for (unsigned i = 2; i < LG_MAX_PEERS; i++)
+        cand[i] = (uint32_t)rng_below(&rs, size);
+    for (unsigned i = 0; i < LG_MAX_PEERS; i++) {
+        int dup = cand[i] == rank;
+        for (unsigned j = 0; j < n && !dup; j++)
+            dup = peers[j] == cand[i];
+        if (!dup)
+            peers[n++] = cand[i];
+    }
+    return n;
+}
+
+/* Builds and sends the sample of window `k` (the `ordinal`-th window of the run) of `rank`.
+ * Counts, histogram, time, min and max of each function agree with each other: every call is
+ * drawn into a log2 bin, time is the sum of per-bin durations inside their bins, min and max
+ * lie in the lowest and highest non-empty bins. */
+static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
+{
+    uint64_t rs = rng_seed(G.o.seed, rank, ordinal);
+    double wsec = (double)G.window_ns * 1e-9;
+    unsigned nf = G.o.functions;
+    uint64_t wstart = k * G.window_ns;
+    uint64_t sends = 0, send_bytes = 0;
+    unsigned order[LG_MAX_FUNCTIONS]; /* function indices by time, descending */
+
+    for (unsigned i = 0; i < nf; i++) {
+        const lg_fn_model_t *m = &FN_MODELS[i];
+        Mpiwatch__FunctionStat *f = &W.fs[i];
+        mpiwatch__function_stat__init(f);
+        uint64_t count = (uint64_t)(m->calls_per_s * wsec * (0.7 + 0.6 * rng_unit(&rs)));
+        if (count == 0)
+            count = 1;
+        /* Spread the calls over bins bin-2 .. bin+3 with weights 1 2 4 2 1 1 (of 11). */
+        static const unsigned wt[6] = {1, 2, 4, 2, 1, 1};
+        unsigned lo = m->bin >= 2 ? m->bin - 2 : 0, nb = 6;
+        if (lo + nb > LG_BINS)
+            nb = LG_BINS - lo;
+        uint64_t left = count, total = 0, mn = 0, mx = 0;
+        int first = -1, last = -1;
+        for (unsigned b = 0; b < nb; b++) {
+            uint64_t c = b + 1 == nb ? left : count * wt[b] / 11;
+            if (c > left)
+                c = left;
+            left -= c;
+            W.hist[i][b] = (uint32_t)c;
+            if (!c)
+                continue;
+            uint64_t base = 1ull << (lo + b);
+            uint64_t avg = base + rng_below(&rs, base); /* mean duration inside the bin */
+            total += c * avg;
+            if (first < 0)
+                mn = c > 1 ? base + (avg - base) / 2 : avg, first = (int)b;
+            mx = c > 1 ? avg + (2 * base - 1 - avg) / 2 : avg;
+            last = (int)b;
+        }
+        f->fn = G.fn_id[i];
+        f->count = count;
+        f->total_ns = total;
+        f->min_ns = mn;
+        f->max_ns = mx;
+        f->bytes = count * m->bytes;
+        f->hist_first = lo + (unsigned)first;
+        f->n_hist = (size_t)(last - first + 1);
+        f->hist = &W.hist[i][first];
+        W.fsp[i] = f;
+
+        G.tot[i].count += count;
+        G.tot[i].time_ns += total;
+        G.tot[i].bytes += f->bytes;
+        G.calls[rank] += count;
+        if (G.is_send[i])
+            sends += count, send_bytes += f->bytes;
+
+        order[i] = i;
+        for (unsigned j = i; j > 0 && W.fs[order[j]].total_ns > W.fs[order[j - 1]].total_ns; j--) {
+            unsigned t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    }
+
+    Mpiwatch__Sample s = MPIWATCH__SAMPLE__INIT;
+    s.window = k;
+    s.n_functions = nf;
+    s.functions = W.fsp;
+
+    /* Point-to-point: the sends of the window split over the peers, the ring neighbours
+     * getting the larger share (a halo exchange plus some irregular traffic). */
+    unsigned np = rank_peers(rank, W.peer_rank);
+    if (sends && np) {
+        uint64_t ml = sends, bl = send_bytes;
+        for (unsigned p = 0; p < np; p++) {
+            uint64_t m = p + 1 == np ? ml : (p < 2 ? sends / 3 : sends / (6 * (np - 2) + 1));
+            if (m > ml)
+                m = ml;
+            uint64_t b = p + 1 == np ? bl : (sends ? send_bytes / sends * m : 0);
+            if (b > bl)
+                b = bl;
+            W.peer_msg[p] = m;
+            W.peer_bytes[p] = b;
+            ml -= m;
+            bl -= b;
+        }
+        s.n_peer_rank = s.n_peer_messages = s.n_peer_bytes = np;
+        s.peer_rank = W.peer_rank;
+        s.peer_messages = W.peer_msg;
+        s.peer_bytes = W.peer_bytes;
+        G.peer_messages += sends;
+    }
+
+    /* Occupancy of the functions with most time: their time spread over the sub-slots,
+     * never more than a sub-slot holds. */
+    uint64_t slot_ns = G.window_ns / LG_SUBSLOTS;
+    size_t no = 0;
+    for (unsigned r = 0; r < nf && r < LG_OCC_FNS; r++) {
+        const Mpiwatch__FunctionStat *f = &W.fs[order[r]];
+        uint64_t t = f->total_ns < G.window_ns / 2 ? f->total_ns : G.window_ns / 2;
+        for (unsigned sub = 0; sub < LG_SUBSLOTS; sub++) {
+            uint64_t share = t / LG_SUBSLOTS;
+            uint64_t v = share / 2 + rng_below(&rs, share + 1);
+            if (v > slot_ns)
+                v = slot_ns;
+            if (!v)
+                continue;
+            W.occ_fn[no] = f->fn;
+            W.occ_sub[no] = sub;
+            W.occ_ns[no++] = v;
+        }
+    }
+    s.n_occ_fn = s.n_occ_sub = s.n_occ_ns = no;
+    s.occ_fn = W.occ_fn;
+    s.occ_sub = W.occ_sub;
+    s.occ_ns = W.occ_ns;
+
+    /* Call density of the busiest functions: each histogram bin's calls end in one or two
+     * sub-slots (end = 1), so the density of a function sums to its histogram. */
+    size_t nd = 0;
+    for (unsigned r = 0; r < nf && r < LG_DENSITY_FNS; r++) {
+        const Mpiwatch__FunctionStat *f = &W.fs[order[r]];
+        for (size_t b = 0; b < f->n_hist && nd + 2 <= LG_DENSITY_FNS * 16; b++) {
+            uint64_t c = f->hist[b];
+            if (!c)
+                continue;
+            uint64_t half = c / 2;
+            uint64_t parts[2] = {c - half, half};
+            for (unsigned p = 0; p < 2; p++) {
+                if (!parts[p])
+                    continue;
+                W.d_fn[nd] = f->fn;
+                W.d_sub[nd] = (int32_t)rng_below(&rs, LG_SUBSLOTS);
+                W.d_bin[nd] = f->hist_first + (uint32_t)b;
+                W.d_end[nd] = 1;
+                W.d_count[nd++] = parts[p];
+            }
+        }
+    }
+    s.n_density_fn = s.n_density_sub = s.n_density_bin = s.n_density_end = s.n_density_count = nd;
+    s.density_fn = W.d_fn;
+    s.density_sub = W.d_sub;
+    s.density_bin = W.d_bin;
+    s.density_end = W.d_end;
+    s.density_count = W.d_count;
+
+    /* The longest calls: the maximum of each of the functions with the longest maximum,
+     * ending inside this window. */
+    unsigned used[LG_LONGEST], nl = 0;
+    for (; nl < LG_LONGEST && nl < nf; nl++) {
+        unsigned best = nf;
+        for (unsigned i = 0; i < nf; i++) {
+            int taken = 0;
+            for (unsigned j = 0; j < nl; j++)
+                taken |= used[j] == i;
+            if (!taken && (best == nf || W.fs[i].max_ns > W.fs[best].max_ns))
+                best = i;
+        }
+        used[nl] = best;
+        const Mpiwatch__FunctionStat *f = &W.fs[best];
+        Mpiwatch__Call *c = &W.calls[nl];
+        mpiwatch__call__init(c);
+        uint64_t end = wstart + rng_below(&rs, G.window_ns);
+        c->fn = f->fn;
+        c->duration_ns = f->max_ns;
+        c->start_ns = end > f->max_ns ? end - f->max_ns : 0;
+        c->bytes = FN_MODELS[best].bytes;
+        mw_kind_t kind = mw_fn_kind(f->fn);
+        c->peer =
+            (kind == MW_KIND_SEND || kind == MW_KIND_RECV) && np ? (int32_t)W.peer_rank[0] : -1;
+        W.callp[nl] = c;
+    }
+    s.n_longest = nl;
+    s.longest = W.callp;
+    s.sent_ns = now_ns(CLOCK_REALTIME);
+
+    Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
+    env.body_case = MPIWATCH__ENVELOPE__BODY_SAMPLE;
+    env.sample = &s;
+    if (send_envelope(&env, rank) != 0)
+        return -1;
+    G.samples++;
+    G.fn_summaries += nf;
+    return 0;
+}
+
+static int send_bye(unsigned rank, uint64_t windows)
+{
+    Mpiwatch__Bye b = MPIWATCH__BYE__INIT;
+    b.windows_sent = windows;
+    b.calls_total = G.calls[rank];
+    Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
+    env.body_case = MPIWATCH__ENVELOPE__BODY_BYE;
+    env.bye = &b;
+    if (send_envelope(&env, rank) != 0)
+        return -1;
+    G.byes++;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Setup, pacing, report                                                                    */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: mpiwatch-loadgen --connect ENDPOINT --ranks N --rate HZ --functions F\n"
+            "                        --seconds S [--nodes K] [--job NAME] [--seed X]\n"
+            "                        [--sockets M] [--totals-json FILE]\n"
+            "Emulates N ranks of one MPI job sending hellos, one sample per window (HZ windows\n"
+            "per second, F functions each) for S seconds, and byes, to a collector.\n"
+            "F is at most %u. Default nodes N/16 (at least 1), sockets one per %u ranks.\n",
+            LG_MAX_FUNCTIONS, LG_RANKS_PER_SOCKET_DEFAULT);
+}
+
+static int parse_uint(const char *s, const char *what, unsigned lo, unsigned hi, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || *end || end == s || v < lo || v > hi) {
+        fprintf(stderr, "mpiwatch-loadgen: %s must be an integer in %u..%u\n", what, lo, hi);
+        return -1;
+    }
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int parse_double(const char *s, const char *what, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || end == s || !(v >= lo && v <= hi)) {
+        fprintf(stderr, "mpiwatch-loadgen: %s must be a number in %g..%g\n", what, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Returns 0, -1 on a usage error, 1 after --help. */
+static int parse_args(int argc, char **argv, lg_opts_t *o)
+{
+    static const struct option longopts[] = {
+        {"connect", required_argument, 0, 'c'}, {"ranks", required_argument, 0, 'n'},
+        {"rate", required_argument, 0, 'r'},    {"functions", required_argument, 0, 'f'},
+        {"seconds", required_argument, 0, 's'}, {"nodes", required_argument, 0, 'k'},
+        {"job", required_argument, 0, 'j'},     {"seed", required_argument, 0, 'x'},
+        {"sockets", required_argument, 0, 'm'}, {"totals-json", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    unsigned seed = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:h", longopts, NULL)) != -1) {
+        int rc = 0;
+        switch (c) {
+        case 'c':
+            o->endpoint = optarg;
+            break;
+        case 'n':
+            rc = parse_uint(optarg, "--ranks", 1, 1u << 20, &o->ranks);
+            break;
+        case 'r':
+            rc = parse_double(optarg, "--rate", 1.0 / 60, 1000, &o->rate);
+            break;
+        case 'f':
+            rc = parse_uint(optarg, "--functions", 1, LG_MAX_FUNCTIONS, &o->functions);
+            break;
+        case 's':
+            rc = parse_double(optarg, "--seconds", 0, 1e6, &o->seconds);
+            break;
+        case 'k':
+            rc = parse_uint(optarg, "--nodes", 1, 1u << 20, &o->nodes);
+            break;
+        case 'j':
+            o->job = optarg;
+            break;
+        case 'x':
+            rc = parse_uint(optarg, "--seed", 0, UINT32_MAX, &seed);
+            break;
+        case 'm':
+            rc = parse_uint(optarg, "--sockets", 1, 1024, &o->sockets);
+            break;
+        case 't':
+            o->totals_json = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 1;
+        default:
+            usage(stderr);
+            return -1;
+        }
+        if (rc)
+            return -1;
+    }
+    if (optind < argc || !o->endpoint || !o->ranks || !o->functions || o->rate == 0 ||
+        o->seconds == 0) {
+        fprintf(stderr, "mpiwatch-loadgen: --connect, --ranks, --rate, --functions and "
+                        "--seconds are required\n");
+        usage(stderr);
+        return -1;
+    }
+    o->seed = seed;
+    if (!o->nodes)
+        o->nodes = o->ranks / 16 ? o->ranks / 16 : 1;
+    if (o->nodes > o->ranks)
+        o->nodes = o->ranks;
+    if (!o->sockets)
+        o->sockets = (o->ranks + LG_RANKS_PER_SOCKET_DEFAULT - 1) / LG_RANKS_PER_SOCKET_DEFAULT;
+    if (o->sockets > o->ranks)
+        o->sockets = o->ranks;
+    return 0;
+}
+
+static int setup(void)
+{
+    for (unsigned i = 0; i < G.o.functions; i++) {
+        G.fn_id[i] = mw_fn_id(FN_MODELS[i].name);
+        G.is_send[i] =
+            G.fn_id[i] == MW_ID_Isend || G.fn_id[i] == MW_ID_Send || G.fn_id[i] == MW_ID_Sendrecv;
+        if (!G.fn_id[i]) {
+            fprintf(stderr, "mpiwatch-loadgen: %s is not in the function table\n",
+                    FN_MODELS[i].name);
+            return -1;
+        }
+    }
+    G.window_ns = (uint64_t)llround(1e9 / G.o.rate);
+    G.per_node = (G.o.ranks + G.o.nodes - 1) / G.o.nodes;
+    G.buf_cap = MW_MAX_MESSAGE_BYTES;
+    G.buf = malloc(G.buf_cap);
+    G.seq = calloc(G.o.ranks, sizeof *G.seq);
+    G.calls = calloc(G.o.ranks, sizeof *G.calls);
+    G.socks = calloc(G.o.sockets, sizeof *G.socks);
+    if (!G.buf || !G.seq || !G.calls || !G.socks) {
+        fprintf(stderr, "mpiwatch-loadgen: out of memory\n");
+        return -1;
+    }
+    G.ctx = zmq_ctx_new();
+    if (!G.ctx) {
+        fprintf(stderr, "mpiwatch-loadgen: zmq_ctx_new: %s\n", zmq_strerror(errno));
+        return -1;
+    }
+    /* One I/O thread per socket up to 4: encoding and I/O then overlap on several cores. */
+    zmq_ctx_set(G.ctx, ZMQ_IO_THREADS, G.o.sockets < 4 ? (int)G.o.sockets : 4);
+    for (unsigned i = 0; i < G.o.sockets; i++) {
+        void *s = zmq_socket(G.ctx, ZMQ_PUSH);
+        /* Never drop: a huge HWM and blocking sends. Linger long enough to deliver the
+         * queue at exit, but do not hang forever when no collector ever shows up. */
+        int hwm = 10 * 1000 * 1000, linger = 60000;
+        if (!s || zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
+            zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
+            zmq_connect(s, G.o.endpoint) != 0) {
+            fprintf(stderr, "mpiwatch-loadgen: socket for %s: %s\n", G.o.endpoint,
+                    zmq_strerror(errno));
+            if (s)
+                zmq_close(s);
+            return -1;
+        }
+        G.socks[i] = s;
+    }
+    return 0;
+}
+
+static void sleep_until_realtime(uint64_t t)
+{
+    struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+    while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
+static int write_totals_json(const char *path, uint64_t windows, double elapsed)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fprintf(stderr, "mpiwatch-loadgen: %s: %s\n", tmp, strerror(errno));
+        return -1;
+    }
+    fprintf(f,
+            "{\"job\": \"%s\", \"ranks\": %u, \"nodes\": %u, \"window_ns\": %" PRIu64
+            ", \"windows\": %" PRIu64 ", \"hellos\": %" PRIu64 ", \"samples\": %" PRIu64
+            ", \"byes\": %" PRIu64 ", \"function_summaries\": %" PRIu64 ", \"bytes\": %" PRIu64
+            ", \"peer_messages\": %" PRIu64 ", \"elapsed_s\": %.3f,\n \"functions\": {",
+            G.o.job, G.o.ranks, G.o.nodes, G.window_ns, windows, G.hellos, G.samples, G.byes,
+            G.fn_summaries, G.bytes_sent, G.peer_messages, elapsed);
+    for (unsigned i = 0; i < G.o.functions; i++)
+        fprintf(f,
+                "%s\n  \"%s\": {\"count\": %" PRIu64 ", \"time_ns\": %" PRIu64
+                ", \"bytes\": %" PRIu64 "}",
+                i ? "," : "", FN_MODELS[i].name, G.tot[i].count, G.tot[i].time_ns, G.tot[i].bytes);
+    fprintf(f, "}}\n");
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        fprintf(stderr, "mpiwatch-loadgen: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int rc = parse_args(argc, argv, &G.o);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+    char jobbuf[64];
+    if (!G.o.job) {
+        snprintf(jobbuf, sizeof jobbuf, "loadgen-%ld-%" PRIu64, (long)getpid(), G.o.seed);
+        G.o.job = jobbuf;
+    }
+    if (setup() != 0)
+        return 1;
+
+    uint64_t nwin = (uint64_t)llround(G.o.seconds * G.o.rate);
+    if (!nwin)
+        nwin = 1;
+    uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+    for (unsigned r = 0; r < G.o.ranks; r++)
+        if (send_hello(r) != 0)
+            return 1;
+
+    /* The first window is the one after the hellos; window k is sent when it closes, at
+     * (k + 1) * window_ns, like the library does. */
+    uint64_t k0 = now_ns(CLOCK_REALTIME) / G.window_ns + 1;
+    uint64_t max_lag = 0, sum_lag = 0, late_windows = 0;
+    uint64_t send_ns_max = 0, send_ns_sum = 0, last_done = 0;
+    for (uint64_t w = 0; w < nwin; w++) {
+        uint64_t k = k0 + w, due = (k + 1) * G.window_ns;
+        sleep_until_realtime(due);
+        uint64_t start = now_ns(CLOCK_REALTIME);
+        for (unsigned r = 0; r < G.o.ranks; r++)
+            if (send_sample(r, k, w) != 0)
+                return 1;
+        uint64_t done = now_ns(CLOCK_REALTIME);
+        last_done = done;
+        /* Behind schedule: how far past its deadline the batch of this window finished
+         * beyond one window length (what the collector sees as a rank sending late). */
+        uint64_t lag = start > due ? start - due : 0;
+        sum_lag += lag;
+        if (lag > max_lag)
+            max_lag = lag;
+        if (done > due + G.window_ns)
+            late_windows++;
+        send_ns_sum += done - start;
+        if (done - start > send_ns_max)
+            send_ns_max = done - start;
+    }
+    for (unsigned r = 0; r < G.o.ranks; r++)
+        if (send_bye(r, nwin) != 0)
+            return 1;
+    /* Achieved rate: windows over the time from the start of the first window to the end of
+     * the last batch (nwin windows should take nwin window lengths plus one batch). */
+    double span = (double)(last_done - k0 * G.window_ns) * 1e-9;
+    for (unsigned i = 0; i < G.o.sockets; i++)
+        zmq_close(G.socks[i]);
+    zmq_ctx_term(G.ctx); /* waits (up to the linger) until every queued message is out */
+    uint64_t t_end = now_ns(CLOCK_MONOTONIC);
+
+    double elapsed = (double)(t_end - t0) * 1e-9;
+    fprintf(stderr,
+            "loadgen: job %s ranks %u nodes %u sockets %u window %.3f ms functions %u seed %" PRIu64
+            "\n"
+            "loadgen: sent hellos %" PRIu64 " samples %" PRIu64 " byes %" PRIu64
+            " function_summaries %" PRIu64 " bytes %" PRIu64 " peer_messages %" PRIu64 "\n"
+            "loadgen: windows %" PRIu64
+            " in %.3f s (run %.3f s with hellos and delivery): achieved %.2f "
+            "windows/s for %.2f requested, %.0f samples/s, %.0f function summaries/s\n"
+            "loadgen: behind schedule: window start lag max %.3f ms mean %.3f ms; batch send "
+            "time max %.3f ms mean %.3f ms; %" PRIu64 " windows finished more than a window "
+            "late\n",
+            G.o.job, G.o.ranks, G.o.nodes, G.o.sockets, (double)G.window_ns * 1e-6, G.o.functions,
+            G.o.seed, G.hellos, G.samples, G.byes, G.fn_summaries, G.bytes_sent, G.peer_messages,
+            nwin, span, elapsed, (double)nwin / span, G.o.rate, (double)G.samples / span,
+            (double)G.fn_summaries / span, (double)max_lag * 1e-6,
+            (double)sum_lag * 1e-6 / (double)nwin, (double)send_ns_max * 1e-6,
+            (double)send_ns_sum * 1e-6 / (double)nwin, late_windows);
+    for (unsigned i = 0; i < G.o.functions; i++)
+        fprintf(stderr,
+                "loadgen: total %s count=%" PRIu64 " time_ns=%" PRIu64 " bytes=%" PRIu64 "\n",
+                FN_MODELS[i].name, G.tot[i].count, G.tot[i].time_ns, G.tot[i].bytes);
+    if (G.o.totals_json && write_totals_json(G.o.totals_json, nwin, elapsed) != 0)
+        return 1;
+    return 0;
+}
