@@ -11,6 +11,7 @@
  *   report.c     the end-of-run text report
  *   live.c       the live terminal view
  *   server.c     the zmq_poll loop (only in the executable)
+ *   metrics.c    the Prometheus endpoint, served by libmicrohttpd (only in the executable)
  */
 #ifndef MW_COLLECTOR_H
 #define MW_COLLECTOR_H
@@ -74,6 +75,7 @@ typedef struct {
     char *stats_json;
     uint64_t lateness_ms;
     uint64_t silence_timeout_ms;
+    uint64_t metrics_port; /* --metrics-port: Prometheus HTTP on 127.0.0.1 (0: off) */
     int exit_after_job;
     int quiet;
     int verbose;
@@ -316,5 +318,19 @@ size_t mw_live_format(const mw_live_t *live, const mw_collector_t *c, int block,
 /* Binds the ingest socket and runs the zmq_poll loop until a signal or, with
  * --exit-after-job, the end of the job. Returns 0, or -1 with a logged message. */
 int mw_server_run(mw_collector_t *c);
+
+/* ---- the Prometheus endpoint (metrics.c, in the executable only) -------------------------- */
+
+typedef struct mw_metrics mw_metrics_t;
+
+/* Serves GET /metrics on 127.0.0.1:port from its own thread, starting with a snapshot of `c`.
+ * Returns the endpoint, or NULL with a logged message. */
+mw_metrics_t *mw_metrics_start(const mw_collector_t *c, unsigned port);
+/* Called by the loop after every wakeup: republishes the snapshot when the counters changed
+ * (at most every 500 ms, at once when the job has ended). Returns the milliseconds until a
+ * pending change may be published (for the poll timeout), -1 when none is pending. */
+long mw_metrics_update(mw_metrics_t *m, const mw_collector_t *c, uint64_t now_ns);
+/* Stops the HTTP thread and frees everything; NULL is ignored. */
+void mw_metrics_stop(mw_metrics_t *m);
 
 #endif

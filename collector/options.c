@@ -55,6 +55,8 @@ static const opt_desc_t opt_table[] = {
      "(default 1000)"},
     {"silence-timeout-ms", 0, OPT_UINT, offsetof(mw_options_t, silence_timeout_ms), "N", 1,
      86400000, "end the job when no live rank has sent anything for N ms (default 10000)"},
+    {"metrics-port", 0, OPT_UINT, offsetof(mw_options_t, metrics_port), "N", 0, 65535,
+     "serve Prometheus metrics at http://127.0.0.1:N/metrics (0: off, the default)"},
     {"quiet", 'q', OPT_FLAG, offsetof(mw_options_t, quiet), NULL, 0, 0, "no live view on stderr"},
     {"verbose", 'v', OPT_FLAG, offsetof(mw_options_t, verbose), NULL, 0, 0,
      "log every rejected message (with its reason) on stderr"},

@@ -6,6 +6,8 @@
  * socket with ZMQ_DONTWAIT in a bounded batch (so timers are never starved by a flood), reading
  * the clocks once per batch. Signal handlers only write the signal number into the pipe; the
  * loop reads it and finishes cleanly (windows closed, report and files written, exit 0).
+ * With --metrics-port, each wakeup also hands the collector to mw_metrics_update(), which
+ * publishes a snapshot for the HTTP thread (metrics.c) and may shorten the poll timeout.
  *
  * ZMQ_MAXMSGSIZE makes libzmq drop an oversized frame (and the connection that sent it)
  * before it is ever buffered; the collector's own size check is the second line of defence.
@@ -165,12 +167,23 @@ static int server_drain(mw_collector_t *c, void *sock)
     return 0;
 }
 
-static int server_loop(mw_collector_t *c, void *sock)
+/* The earlier of two poll timeouts in ms, where -1 means none. */
+static long server_earlier(long a, long b)
+{
+    if (a < 0)
+        return b;
+    if (b < 0)
+        return a;
+    return a < b ? a : b;
+}
+
+static int server_loop(mw_collector_t *c, void *sock, mw_metrics_t *metrics)
 {
     for (;;) {
         mw_clock_t now;
         mw_clock_now(&now);
         mw_collector_tick(c, &now);
+        long metrics_ms = metrics ? mw_metrics_update(metrics, c, now.mono_ns) : -1;
         if (c->exit_requested)
             return 0;
 
@@ -178,7 +191,8 @@ static int server_loop(mw_collector_t *c, void *sock)
             {.socket = sock, .events = ZMQ_POLLIN},
             {.socket = NULL, .fd = sig_pipe[0], .events = ZMQ_POLLIN},
         };
-        if (zmq_poll(items, 2, mw_collector_timeout_ms(c, &now)) < 0) {
+        long timeout = server_earlier(mw_collector_timeout_ms(c, &now), metrics_ms);
+        if (zmq_poll(items, 2, timeout) < 0) {
             if (zmq_errno() == EINTR)
                 continue; /* the signal's byte is in the pipe */
             MW_LOG(MW_LOG_ERROR, "zmq_poll: %s", zmq_strerror(zmq_errno()));
@@ -199,6 +213,7 @@ int mw_server_run(mw_collector_t *c)
 {
     int rc = -1;
     void *sock = NULL;
+    mw_metrics_t *metrics = NULL;
     void *ctx = zmq_ctx_new();
     if (!ctx) {
         MW_LOG(MW_LOG_ERROR, "zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
@@ -211,8 +226,11 @@ int mw_server_run(mw_collector_t *c)
     }
     if (server_socket(sock, c->opt) < 0 || server_signals() < 0)
         goto out;
-    rc = server_loop(c, sock);
+    if (c->opt->metrics_port && !(metrics = mw_metrics_start(c, (unsigned)c->opt->metrics_port)))
+        goto out;
+    rc = server_loop(c, sock, metrics);
 out:
+    mw_metrics_stop(metrics);
     if (sock && zmq_close(sock) != 0)
         MW_LOG(MW_LOG_ERROR, "zmq_close: %s", zmq_strerror(zmq_errno()));
     while (zmq_ctx_term(ctx) != 0) {

@@ -44,11 +44,12 @@ expect_line "$dir/p1.ini" "quiet = true"
 expect_line "$dir/p1.ini" "summary-json = $dir/a-summary.json"
 expect_line "$dir/p1.ini" "silence-timeout-ms = 10000"
 expect_line "$dir/p1.ini" "verbose = false"
+expect_line "$dir/p1.ini" "metrics-port = 0"
 expect_line "$dir/p1.ini" "report ="
 # Every key the file accepts is printed, and nothing that is command-line only.
 keys=$(grep -E '^[a-z-]+ =' "$dir/p1.ini" | cut -d' ' -f1 | tr '\n' ' ')
 [ "$keys" = "listen summary-json report stats-json exit-after-job lateness-ms \
-silence-timeout-ms quiet verbose " ] || mw_fail "printed keys: $keys"
+silence-timeout-ms metrics-port quiet verbose " ] || mw_fail "printed keys: $keys"
 
 # 2. Flags win over the file, before or after --config.
 for order in before after; do

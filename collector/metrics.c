@@ -1,0 +1,314 @@
+/* metrics.c: the Prometheus endpoint (--metrics-port N): GET /metrics over HTTP.
+ *
+ * DESIGN: libmicrohttpd runs its own internal polling thread, bound to 127.0.0.1 only. That
+ * thread never reads collector state: the collector's loop (server.c) formats the whole
+ * exposition text (format 0.0.4) into a fresh buffer at most every METRICS_PERIOD_NS, and at
+ * once when the job ends, then swaps it in under a mutex. The HTTP handler only copies the
+ * current buffer out under that mutex, so a scrape costs the loop nothing and a slow client
+ * can hold the lock no longer than one memcpy. Between rebuilds the loop keeps a cheap
+ * signature of the counters; a rebuild happens only when it changed, and mw_metrics_update()
+ * tells the poll how long to wait for the next allowed rebuild, so no change stays unpublished
+ * for more than METRICS_PERIOD_NS even when no other timer is pending.
+ */
+#include "collector.h"
+
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define METRICS_PERIOD_NS (500ull * MW_NS_PER_MS)
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+struct mw_metrics {
+    struct MHD_Daemon *daemon;
+    pthread_mutex_t lock; /* guards text and len: the only state the HTTP thread reads */
+    char *text;
+    size_t len;
+    /* Loop side only. */
+    uint64_t next_ns;   /* monotonic time before which no rebuild happens */
+    uint64_t signature; /* of the counters at the last rebuild */
+    mw_end_t ended;     /* job.ended at the last rebuild ... */
+    uint64_t jobs;      /* ... and stats.jobs, so that each job's end is published at once */
+    int built;
+};
+
+/* A growing text buffer; on allocation failure it stays failed and the rebuild is skipped. */
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    int failed;
+} metrics_buf_t;
+
+static void metrics_put(metrics_buf_t *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void metrics_put(metrics_buf_t *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->failed = 1;
+            return;
+        }
+        if ((size_t)n < b->cap - b->len) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap * 2 > b->len + (size_t)n + 1 ? b->cap * 2 : b->len + (size_t)n + 1;
+        char *p = realloc(b->buf, cap);
+        if (!p) {
+            b->failed = 1;
+            return;
+        }
+        b->buf = p;
+        b->cap = cap;
+    }
+}
+
+static void metrics_head(metrics_buf_t *b, const char *name, const char *type, const char *help)
+{
+    metrics_put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* One line per function that was called in the current job. `what` selects the field. */
+static void metrics_per_fn(metrics_buf_t *b, const mw_job_t *job, const char *name, int what)
+{
+    for (unsigned fn = 1; fn < MW_FN_COUNT; fn++) {
+        const mw_fn_total_t *t = &job->fn[fn];
+        if (!job->active || t->count == 0)
+            continue;
+        if (what == 1)
+            metrics_put(b, "%s{function=\"%s\"} %.9f\n", name, mw_fn_name(fn),
+                        (double)t->total_ns / 1e9);
+        else
+            metrics_put(b, "%s{function=\"%s\"} %" PRIu64 "\n", name, mw_fn_name(fn),
+                        what == 0 ? t->count : t->bytes);
+    }
+}
+
+static void metrics_scalar(metrics_buf_t *b, const char *name, const char *type, const char *help,
+                           uint64_t value)
+{
+    metrics_head(b, name, type, help);
+    metrics_put(b, "%s %" PRIu64 "\n", name, value);
+}
+
+/* Formats the exposition text of the collector's current state. Returns it (caller frees) with
+ * its length, or NULL when out of memory. */
+static char *metrics_format(const mw_collector_t *c, size_t *len)
+{
+    metrics_buf_t b = {.cap = 4096};
+    b.buf = malloc(b.cap);
+    if (!b.buf)
+        return NULL;
+    const mw_job_t *job = &c->job;
+    uint32_t live = 0;
+    uint64_t dropped = 0;
+    if (job->active) {
+        for (uint32_t r = 0; r < job->size; r++) {
+            live += job->ranks[r].state == MW_RANK_LIVE;
+            dropped += job->ranks[r].samples_dropped;
+        }
+    }
+
+    metrics_head(&b, "mpiwatch_calls_total", "counter",
+                 "MPI calls made by the ranks of the current job, by function.");
+    metrics_per_fn(&b, job, "mpiwatch_calls_total", 0);
+    metrics_head(&b, "mpiwatch_call_seconds_total", "counter",
+                 "Seconds spent inside MPI calls by all ranks of the current job, by function.");
+    metrics_per_fn(&b, job, "mpiwatch_call_seconds_total", 1);
+    metrics_head(&b, "mpiwatch_bytes_total", "counter",
+                 "Bytes passed to MPI calls by the ranks of the current job, by function.");
+    metrics_per_fn(&b, job, "mpiwatch_bytes_total", 2);
+    metrics_scalar(&b, "mpiwatch_ranks_reporting", "gauge",
+                   "Ranks of the current job that said hello and have neither said bye nor "
+                   "been declared dead.",
+                   live);
+    metrics_scalar(&b, "mpiwatch_ranks", "gauge", "Size of the current job (0: no job yet).",
+                   job->active ? job->size : 0);
+    metrics_scalar(&b, "mpiwatch_windows_closed_total", "counter",
+                   "Merged windows closed since the collector started.", c->stats.windows);
+    metrics_scalar(&b, "mpiwatch_windows_partial_total", "counter",
+                   "Merged windows closed with ranks missing since the collector started.",
+                   c->stats.partial_windows);
+    metrics_scalar(&b, "mpiwatch_samples_dropped_total", "counter",
+                   "Samples the ranks of the current job dropped before sending (queue full).",
+                   dropped);
+    metrics_scalar(&b, "mpiwatch_samples_late_total", "counter",
+                   "Samples that arrived after their window had closed, since the collector "
+                   "started.",
+                   c->stats.late);
+    metrics_scalar(&b, "mpiwatch_messages_accepted_total", "counter",
+                   "Messages accepted since the collector started.", c->stats.accepted);
+    metrics_head(&b, "mpiwatch_messages_rejected_total", "counter",
+                 "Messages rejected since the collector started, by reason.");
+    for (int r = 1; r < MW_REJECT_COUNT; r++)
+        metrics_put(&b, "mpiwatch_messages_rejected_total{reason=\"%s\"} %" PRIu64 "\n",
+                    mw_reject_name((mw_reject_t)r), c->stats.rejected[r]);
+    if (b.failed) {
+        free(b.buf);
+        return NULL;
+    }
+    *len = b.len;
+    return b.buf;
+}
+
+/* Changes whenever anything the text shows may have changed: every accepted message (which
+ * is what moves job totals and rank states), rejection, window, late sample or new job. */
+static uint64_t metrics_signature(const mw_collector_t *c)
+{
+    uint64_t s = c->stats.accepted + c->stats.late + c->stats.windows + c->stats.partial_windows +
+                 c->stats.jobs + c->job.dead;
+    for (int r = 0; r < MW_REJECT_COUNT; r++)
+        s += c->stats.rejected[r];
+    return s;
+}
+
+static void metrics_publish(mw_metrics_t *m, const mw_collector_t *c)
+{
+    size_t len = 0;
+    char *text = metrics_format(c, &len);
+    if (!text) {
+        MW_LOG(MW_LOG_WARN, "metrics: out of memory; serving the previous snapshot");
+        return;
+    }
+    pthread_mutex_lock(&m->lock);
+    char *old = m->text;
+    m->text = text;
+    m->len = len;
+    pthread_mutex_unlock(&m->lock);
+    free(old);
+}
+
+static enum MHD_Result metrics_reply(struct MHD_Connection *conn, unsigned status, char *body,
+                                     size_t len, const char *type)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(
+        len, body, body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    if (!resp) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    enum MHD_Result rc = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return rc;
+}
+
+/* Runs on libmicrohttpd's thread: reads nothing but the published snapshot. */
+static enum MHD_Result metrics_handler(void *cls, struct MHD_Connection *conn, const char *url,
+                                       const char *method, const char *version,
+                                       const char *upload_data, size_t *upload_data_size,
+                                       void **con_cls)
+{
+    (void)version;
+    (void)upload_data;
+    (void)con_cls;
+    mw_metrics_t *m = cls;
+    if (*upload_data_size != 0) {
+        *upload_data_size = 0; /* a body is ignored */
+        return MHD_YES;
+    }
+    static char not_found[] = "not found: the metrics are at /metrics\n";
+    static char not_allowed[] = "only GET is served\n";
+    if (strcmp(url, "/metrics") != 0) {
+        struct MHD_Response *resp = MHD_create_response_from_buffer(sizeof not_found - 1, not_found,
+                                                                    MHD_RESPMEM_PERSISTENT);
+        if (!resp)
+            return MHD_NO;
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");
+        enum MHD_Result rc = MHD_queue_response(conn, MHD_HTTP_NOT_FOUND, resp);
+        MHD_destroy_response(resp);
+        return rc;
+    }
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
+        struct MHD_Response *resp = MHD_create_response_from_buffer(
+            sizeof not_allowed - 1, not_allowed, MHD_RESPMEM_PERSISTENT);
+        if (!resp)
+            return MHD_NO;
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+        enum MHD_Result rc = MHD_queue_response(conn, MHD_HTTP_METHOD_NOT_ALLOWED, resp);
+        MHD_destroy_response(resp);
+        return rc;
+    }
+    pthread_mutex_lock(&m->lock);
+    size_t len = m->len;
+    char *body = malloc(len ? len : 1);
+    if (body)
+        memcpy(body, m->text, len);
+    pthread_mutex_unlock(&m->lock);
+    if (!body)
+        return MHD_NO;
+    return metrics_reply(conn, MHD_HTTP_OK, body, len, METRICS_CONTENT_TYPE);
+}
+
+mw_metrics_t *mw_metrics_start(const mw_collector_t *c, unsigned port)
+{
+    mw_metrics_t *m = calloc(1, sizeof *m);
+    if (!m) {
+        MW_LOG(MW_LOG_ERROR, "metrics: out of memory");
+        return NULL;
+    }
+    pthread_mutex_init(&m->lock, NULL);
+    metrics_publish(m, c); /* a scrape before the first update already gets a valid page */
+    if (!m->text) {
+        mw_metrics_stop(m);
+        return NULL;
+    }
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((uint16_t)port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    m->daemon = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, (uint16_t)port, NULL, NULL,
+        metrics_handler, m, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+    if (!m->daemon) {
+        MW_LOG(MW_LOG_ERROR, "metrics: cannot serve HTTP on 127.0.0.1:%u (port in use?)", port);
+        mw_metrics_stop(m);
+        return NULL;
+    }
+    MW_LOG(MW_LOG_INFO, "metrics on http://127.0.0.1:%u/metrics", port);
+    return m;
+}
+
+long mw_metrics_update(mw_metrics_t *m, const mw_collector_t *c, uint64_t now_ns)
+{
+    uint64_t sig = metrics_signature(c);
+    int changed = !m->built || sig != m->signature;
+    int job_ended =
+        c->job.ended != MW_END_NONE && (c->job.ended != m->ended || c->stats.jobs != m->jobs);
+    if (!changed && !job_ended)
+        return -1;
+    if (!job_ended && now_ns < m->next_ns)
+        return (long)((m->next_ns - now_ns + MW_NS_PER_MS - 1) / MW_NS_PER_MS);
+    metrics_publish(m, c);
+    m->built = 1;
+    m->signature = sig;
+    m->ended = c->job.ended;
+    m->jobs = c->stats.jobs;
+    m->next_ns = now_ns + METRICS_PERIOD_NS;
+    return -1;
+}
+
+void mw_metrics_stop(mw_metrics_t *m)
+{
+    if (!m)
+        return;
+    if (m->daemon)
+        MHD_stop_daemon(m->daemon); /* joins the HTTP thread: nothing reads text after this */
+    pthread_mutex_destroy(&m->lock);
+    free(m->text);
+    free(m);
+}

@@ -1,0 +1,131 @@
+#!/bin/bash
+# metrics.sh COLLECTOR LOADGEN: --metrics-port serves the Prometheus text format.
+#
+# A collector with --metrics-port on a free loopback port receives a 16-rank loadgen job (and
+# stays up: no --exit-after-job). GET /metrics must then carry HELP and TYPE lines for every
+# metric, the job's exact call counts (compared with what the loadgen says it sent), a
+# rejected line for every reason, the 0.0.4 content type; /other must be 404. When promtool is
+# installed, `promtool check metrics` must accept the body. SIGTERM must still exit 0.
+# shellcheck source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+MW_COLLECTOR=$1
+loadgen=$2
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+mw_init collector_metrics
+dir=$MW_T
+
+# A port that was free a moment ago; a collector that cannot bind it exits 1 and fails here.
+port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
+    mw_fail "no free port"
+mw_start_collector --quiet --metrics-port "$port"
+
+"$loadgen" --connect "$MW_EP" --ranks 16 --rate 10 --functions 4 --seconds 1 --nodes 2 \
+    --totals-json "$dir/totals.json" 2>"$dir/loadgen.err" || {
+    MW_FAILURE_LOG=$dir/loadgen.err
+    mw_fail "mpiwatch-loadgen failed"
+}
+
+"$python" - "$port" "$dir" <<'PY' || mw_fail "metrics check"
+import json, re, sys, time, urllib.error, urllib.request
+
+port, d = sys.argv[1], sys.argv[2]
+base = f"http://127.0.0.1:{port}"
+totals = json.load(open(f"{d}/totals.json"))
+errors = []
+
+def scrape():
+    with urllib.request.urlopen(base + "/metrics", timeout=5) as r:
+        return r.status, r.headers.get("Content-Type", ""), r.read().decode()
+
+def parse(body):
+    values = {}
+    for line in body.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?) (\S+)', line)
+        if not m:
+            errors.append(f"malformed sample line: {line!r}")
+            continue
+        values[m.group(1)] = float(m.group(2))
+    return values
+
+# The snapshot is republished at most every 500 ms: wait until it shows the whole job.
+want_calls = totals["functions"]["MPI_Allreduce"]["count"]
+key = 'mpiwatch_calls_total{function="MPI_Allreduce"}'
+deadline = time.time() + 10
+while True:
+    status, ctype, body = scrape()
+    values = parse(body)
+    if values.get(key) == want_calls and values.get("mpiwatch_ranks_reporting") == 0:
+        break
+    if time.time() > deadline:
+        errors.append(f"{key} = {values.get(key)!r} and ranks_reporting = "
+                      f"{values.get('mpiwatch_ranks_reporting')!r} after 10 s, "
+                      f"want {want_calls} and 0")
+        break
+    time.sleep(0.2)
+
+if status != 200:
+    errors.append(f"status {status}")
+if not ctype.startswith("text/plain; version=0.0.4"):
+    errors.append(f"Content-Type {ctype!r}")
+
+types = {"mpiwatch_calls_total": "counter", "mpiwatch_call_seconds_total": "counter",
+         "mpiwatch_bytes_total": "counter", "mpiwatch_ranks_reporting": "gauge",
+         "mpiwatch_ranks": "gauge", "mpiwatch_windows_closed_total": "counter",
+         "mpiwatch_windows_partial_total": "counter",
+         "mpiwatch_samples_dropped_total": "counter",
+         "mpiwatch_samples_late_total": "counter",
+         "mpiwatch_messages_accepted_total": "counter",
+         "mpiwatch_messages_rejected_total": "counter"}
+for name, t in types.items():
+    if not re.search(rf"^# HELP {name} \S", body, re.M):
+        errors.append(f"no HELP for {name}")
+    if f"# TYPE {name} {t}\n" not in body:
+        errors.append(f"no '# TYPE {name} {t}'")
+
+def check(what, got, want):
+    if got != want:
+        errors.append(f"{what}: got {got!r}, want {want!r}")
+
+for fn, t in totals["functions"].items():
+    if t["count"] == 0:
+        continue
+    check(f"calls {fn}", values.get(f'mpiwatch_calls_total{{function="{fn}"}}'), t["count"])
+    check(f"bytes {fn}", values.get(f'mpiwatch_bytes_total{{function="{fn}"}}'), t["bytes"])
+    got = values.get(f'mpiwatch_call_seconds_total{{function="{fn}"}}')
+    if got is None or abs(got - t["time_ns"] / 1e9) > 1e-6:
+        errors.append(f"seconds {fn}: got {got!r}, want {t['time_ns'] / 1e9}")
+check("ranks", values.get("mpiwatch_ranks"), totals["ranks"])
+check("accepted", values.get("mpiwatch_messages_accepted_total"),
+      totals["hellos"] + totals["samples"] + totals["byes"])
+check("windows closed", values.get("mpiwatch_windows_closed_total"), totals["windows"])
+reasons = ["multipart", "too_large", "decode", "version", "no_body", "job_mismatch",
+           "table_mismatch", "rank_range", "no_hello", "duplicate", "timestamp", "bad_field",
+           "duplicate_hello"]
+for r in reasons:
+    check(f"rejected {r}", values.get(f'mpiwatch_messages_rejected_total{{reason="{r}"}}'), 0)
+with open(f"{d}/metrics.txt", "w") as f:
+    f.write(body)
+
+try:
+    urllib.request.urlopen(base + "/other", timeout=5)
+    errors.append("/other did not answer 404")
+except urllib.error.HTTPError as e:
+    check("/other status", e.code, 404)
+
+for e in errors:
+    print("  " + e, file=sys.stderr)
+sys.exit(1 if errors else 0)
+PY
+
+if command -v promtool >/dev/null 2>&1; then
+    promtool check metrics <"$dir/metrics.txt" || mw_fail "promtool check metrics rejected the page"
+else
+    mw_log "promtool not installed: format checked by this script only"
+fi
+
+kill -TERM "$MW_CPID"
+mw_collector_exits 10
+echo "metrics: ok"
