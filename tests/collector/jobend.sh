@@ -11,8 +11,7 @@
 MW_COLLECTOR=$1
 badinput=$2
 mode=$3
-python=/usr/bin/python3
-[ -x "$python" ] || python=python3
+python=$MW_PYTHON
 mw_init "collector_jobend_$mode"
 dir=$MW_T
 

@@ -10,8 +10,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 MW_COLLECTOR=$1
 loadgen=$2
-python=/usr/bin/python3
-[ -x "$python" ] || python=python3
+python=$MW_PYTHON
 mw_init collector_metrics
 dir=$MW_T
 

@@ -20,6 +20,11 @@ MW_EP=''
 MW_CPID=''
 MW_FAILURE_LOG='' # a log file to show (tail) when the script fails, besides the collector's
 
+# The interpreter for the JSON checks: Debian's python3 (the one with mpi4py), else the first
+# python3 on PATH.
+MW_PYTHON=${MW_PYTHON:-/usr/bin/python3}
+[ -x "$MW_PYTHON" ] || MW_PYTHON=python3
+
 mw_log() { printf '%s: %s\n' "$MW_TEST" "$*" >&2; }
 
 mw_fail() {
