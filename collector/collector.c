@@ -54,6 +54,18 @@ static void collector_on_window(const mw_window_t *w, void *user)
         c->stats.partial_windows++;
     }
     mw_live_window(&c->live, w);
+    if (c->record || c->feed) {
+        size_t len = mw__window_pack(&c->enc, w, c->now.real_ns);
+        if (len == 0) {
+            MW_LOG(MW_LOG_ERROR, "window %llu: out of memory encoding it",
+                   (unsigned long long)w->index);
+        } else {
+            if (c->record)
+                mw__record_window(c->record, &c->now, w->index, c->enc.out, len);
+            if (c->feed)
+                mw__feed_window(c->feed, w->index, c->enc.out, len);
+        }
+    }
     if (c->on_window)
         c->on_window(w, c->on_window_user);
 }
@@ -74,12 +86,40 @@ int mw_collector_init(mw_collector_t *c, const mw_options_t *opt)
     return 0;
 }
 
+/* Hands the job description to the recording and the feed: at the job's start, once every
+ * rank has said hello, and at its end. */
+static void collector_publish_job(mw_collector_t *c)
+{
+    c->job_published_hellos = c->job.hellos;
+    if (!c->record && !c->feed)
+        return;
+    size_t len = mw__jobinfo_pack(&c->enc, &c->job, mw_fn_table_hash());
+    if (len == 0) {
+        MW_LOG(MW_LOG_ERROR, "job '%s': out of memory encoding it", c->job.job);
+        return;
+    }
+    if (c->record)
+        mw__record_job(c->record, &c->now, c->enc.out, len);
+    if (c->feed)
+        mw__feed_job(c->feed, c->enc.out, len);
+}
+
+/* Records and publishes a job event. */
+static void collector_event(mw_collector_t *c, const char *kind, const char *detail)
+{
+    if (c->record)
+        mw__record_event(c->record, &c->now, kind, c->job.job, detail);
+    if (c->feed)
+        mw__feed_event(c->feed, kind, c->job.job, detail, c->now.real_ns);
+}
+
 void mw_collector_free(mw_collector_t *c)
 {
     if (c->merge_ready)
         mw_merge_free(&c->merge);
     mw__job_free(&c->job);
     mw_arena_free(&c->arena);
+    mw__pb_encoder_free(&c->enc);
     memset(c, 0, sizeof *c);
 }
 
@@ -104,6 +144,10 @@ int mw__collector_job_begin(mw_collector_t *c, const Mpiwatch__Envelope *env, ui
     c->live.have_window = 0;
     MW_LOG(MW_LOG_INFO, "job '%s' started: %u ranks, %.3g ms windows, program '%s'", c->job.job,
            h->size, (double)h->window_ns / 1e6, c->job.program);
+    char detail[160];
+    snprintf(detail, sizeof detail, "%u ranks, %.3g ms windows, program %.100s", h->size,
+             (double)h->window_ns / 1e6, c->job.program);
+    collector_event(c, "job_start", detail);
     return 0;
 }
 
@@ -115,9 +159,18 @@ static void collector_end_job(mw_collector_t *c, mw_end_t why, uint64_t now_ns)
     uint32_t dead = why == MW_END_SILENCE ? mw__job_declare_dead(&c->job) : 0;
     c->job.ended = why;
     c->job.ended_ns = now_ns;
-    if (dead)
+    char detail[160];
+    if (dead) {
         MW_LOG(MW_LOG_WARN, "job '%s': %u rank(s) silent for %llu ms, declared dead", c->job.job,
                dead, (unsigned long long)c->opt->silence_timeout_ms);
+        snprintf(detail, sizeof detail, "%u rank(s) silent for %llu ms", dead,
+                 (unsigned long long)c->opt->silence_timeout_ms);
+        collector_event(c, "rank_dead", detail);
+    }
+    snprintf(detail, sizeof detail, "%s: %llu windows, %llu partial", mw_end_name(why),
+             (unsigned long long)c->job.windows, (unsigned long long)c->job.partial_windows);
+    collector_event(c, "job_end", detail);
+    collector_publish_job(c);
     MW_LOG(MW_LOG_INFO, "job '%s' ended (%s): %llu windows, %llu partial", c->job.job,
            mw_end_name(why), (unsigned long long)c->job.windows,
            (unsigned long long)c->job.partial_windows);
@@ -132,6 +185,9 @@ mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, 
 {
     mw_reject_t r;
     const Mpiwatch__Envelope *env = NULL;
+    c->now = *now;
+    if (c->record)
+        mw__record_frame(c->record, now, data, len, parts);
     if (parts > 1) {
         r = MW_REJECT_MULTIPART;
     } else if (len > MW_MAX_MESSAGE_BYTES) {
@@ -142,6 +198,12 @@ mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, 
     }
     if (r == MW_ACCEPTED) {
         c->stats.accepted++;
+        if (c->feed && env->body_case == MPIWATCH__ENVELOPE__BODY_SAMPLE)
+            mw__feed_sample(c->feed, env->rank, env->sample->window, data, len);
+        if (env->body_case == MPIWATCH__ENVELOPE__BODY_HELLO &&
+            (c->job.hellos == 1 || c->job.hellos == c->job.size) &&
+            c->job.hellos != c->job_published_hellos)
+            collector_publish_job(c);
     } else {
         c->stats.rejected[r]++;
         if (env)
@@ -161,9 +223,18 @@ mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, 
 
 void mw_collector_tick(mw_collector_t *c, const mw_clock_t *now)
 {
+    c->now = *now;
     if (job_open(c)) {
+        /* Only a tick that changed something is recorded: replay calls the timers at exactly
+         * those times, which is all it needs to close the same windows. */
+        uint64_t closed = c->merge.closed;
         mw_merge_tick(&c->merge, now->mono_ns);
+        int ended = 0;
         if (now->mono_ns - c->job.last_activity_ns >= c->opt->silence_timeout_ms * MW_NS_PER_MS)
+            ended = 1;
+        if (c->record && (ended || c->merge.closed != closed))
+            mw__record_tick(c->record, now);
+        if (ended)
             collector_end_job(c, MW_END_SILENCE, now->mono_ns);
     }
     mw_live_tick(&c->live, c, now->mono_ns);
@@ -190,10 +261,15 @@ long mw_collector_timeout_ms(const mw_collector_t *c, const mw_clock_t *now)
 
 void mw_collector_finish(mw_collector_t *c, const mw_clock_t *now)
 {
+    c->now = *now;
+    if (c->record)
+        mw__record_finish(c->record, now);
     if (job_open(c)) {
         mw_merge_close_all(&c->merge);
         c->job.ended = MW_END_SIGNAL;
         c->job.ended_ns = now->mono_ns;
+        collector_event(c, "job_end", "signal");
+        collector_publish_job(c);
     }
     /* A job that ended already has its report on screen: only refresh the files. */
     mw_collector_write_outputs(c, !c->outputs_written);

@@ -12,12 +12,17 @@
  *   live.c       the live terminal view
  *   server.c     the zmq_poll loop (only in the executable)
  *   metrics.c    the Prometheus endpoint, served by libmicrohttpd (only in the executable)
+ *   window_pb.c  closed windows and the job description in wire form, encoded once
+ *   record_file.c the recording file: writer, reader, index (record_file.h)
+ *   replay.c     --replay: a recording fed back through the collector as if live
+ *   feed.c       --publish (PUB of merged windows) and --history (ROUTER answering requests)
  */
 #ifndef MW_COLLECTOR_H
 #define MW_COLLECTOR_H
 
 #include <stdint.h>
 #include <stdio.h>
+#include <zmq.h>
 
 #include "index.h"
 #include "merge.h"
@@ -83,6 +88,15 @@ typedef struct {
     int version;
     char *config;      /* --config FILE: INI file loaded after the command line */
     int print_config;  /* --print-config: print the effective settings as INI and exit */
+    char *record;          /* --record FILE.mpiw */
+    char *replay;          /* --replay FILE.mpiw: read a recording instead of listening */
+    double speed;          /* --speed X: replay pace (1 real time, 0 as fast as possible) */
+    double from_s, to_s;   /* --from / --to: replay span in seconds from the recording start
+                              (to_s < 0: to the end) */
+    char *publish;         /* --publish ENDPOINT: PUB socket of merged windows */
+    char *history;         /* --history ENDPOINT: ROUTER socket answering HistoryRequest */
+    uint64_t history_windows; /* closed windows the history keeps in memory */
+    uint64_t history_mb;      /* memory for recent raw samples (rank queries), MiB */
     uint64_t from_cmdline; /* bit i: row i of the option table was given on the command line */
 } mw_options_t;
 
@@ -252,6 +266,40 @@ typedef struct {
     int have_window;
 } mw_live_t;
 
+/* Scratch of the wire encoders (window_pb.c): grown, never shrunk, reused for every window. */
+typedef struct {
+    Mpiwatch__FunctionStat *fn;
+    Mpiwatch__FunctionStat **fn_ptr;
+    uint32_t *hist;
+    uint32_t *occ_fn, *occ_sub;
+    uint64_t *occ_ns;
+    uint32_t *d_fn, *d_bin, *d_end;
+    int32_t *d_sub;
+    uint64_t *d_count;
+    uint32_t *p_src, *p_dst;
+    uint64_t *p_msg, *p_bytes;
+    Mpiwatch__Call *call;
+    Mpiwatch__Call **call_ptr;
+    Mpiwatch__RankInfo *rank;
+    Mpiwatch__RankInfo **rank_ptr;
+    uint8_t *out; /* the last encoding */
+    size_t cap_fn, cap_fn_ptr, cap_hist, cap_occ_fn, cap_occ_sub, cap_occ_ns, cap_d_fn,
+        cap_d_bin, cap_d_end, cap_d_sub, cap_d_count, cap_p_src, cap_p_dst, cap_p_msg,
+        cap_p_bytes, cap_call, cap_call_ptr, cap_rank, cap_rank_ptr, cap_out;
+} mw_pb_encoder_t;
+
+/* Encodes a closed window as a Mpiwatch__Window into e->out. Returns its length, or 0 when
+ * out of memory. */
+size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed_real_ns);
+/* Encodes the job as a Mpiwatch__JobInfo into e->out. Returns its length, or 0. */
+size_t mw__jobinfo_pack(mw_pb_encoder_t *e, const mw_job_t *job, uint64_t function_table_hash);
+void mw__pb_encoder_free(mw_pb_encoder_t *e);
+/* "running", or how the job ended. */
+const char *mw_job_state_name(const mw_job_t *job);
+
+typedef struct mw_record mw_record_t; /* record_file.c */
+typedef struct mw_feed mw_feed_t;     /* feed.c */
+
 typedef struct mw_collector {
     const mw_options_t *opt;
     mw_arena_t arena;
@@ -266,6 +314,11 @@ typedef struct mw_collector {
     uint32_t fn_seen_gen;
     mw_window_fn on_window; /* extra consumer of closed windows (tests, later outputs) */
     void *on_window_user;
+    mw_clock_t now;          /* the clock of the event being handled (frame, tick, finish) */
+    mw_pb_encoder_t enc;     /* encodes each closed window once for the consumers below */
+    mw_record_t *record;     /* --record: the recording being written, or NULL */
+    mw_feed_t *feed;         /* --publish / --history, or NULL */
+    uint32_t job_published_hellos; /* job.hellos when the job description was last sent */
 } mw_collector_t;
 
 /* Prepares a collector (allocates the decoding arena). Returns 0, or -1 with a message. */
@@ -312,6 +365,57 @@ void mw_live_release(mw_live_t *live);
 /* The view's text for the current state; `block` selects the multi-line form. */
 size_t mw_live_format(const mw_live_t *live, const mw_collector_t *c, int block, char *buf,
                       size_t len);
+
+/* ---- the recording (record_file.c; the file format is in docs/recording.md) --------------- */
+
+/* Starts a recording into `path` (created or truncated); the first frame describes the
+ * collector (`opt` gives the settings replay needs). Returns NULL with a logged message. */
+mw_record_t *mw__record_open(const char *path, const mw_options_t *opt);
+/* Flushes, writes the last index and closes; NULL is ignored. */
+void mw__record_close(mw_record_t *r);
+/* Each of these appends one frame. A write error (a full disk) is logged once, counted and
+ * stops the recording; ingest goes on. */
+void mw__record_frame(mw_record_t *r, const mw_clock_t *now, const void *data, size_t len,
+                      int parts);
+void mw__record_window(mw_record_t *r, const mw_clock_t *now, uint64_t index, const void *pb,
+                       size_t len);
+void mw__record_job(mw_record_t *r, const mw_clock_t *now, const void *pb, size_t len);
+void mw__record_event(mw_record_t *r, const mw_clock_t *now, const char *kind, const char *job,
+                      const char *detail);
+void mw__record_tick(mw_record_t *r, const mw_clock_t *now);
+void mw__record_finish(mw_record_t *r, const mw_clock_t *now);
+/* Makes everything written so far readable by another reader of the file (history). */
+void mw__record_flush(mw_record_t *r);
+/* Bytes written so far, and whether the recording stopped on an error. */
+uint64_t mw__record_bytes(const mw_record_t *r);
+int mw__record_failed(const mw_record_t *r);
+const char *mw__record_path(const mw_record_t *r);
+
+/* ---- the live feed and history endpoint (feed.c) ------------------------------------------ */
+
+/* Binds --publish and --history on `zmq_ctx` (either may be absent). Returns NULL with a
+ * logged message. */
+mw_feed_t *mw__feed_open(void *zmq_ctx, const mw_options_t *opt);
+void mw__feed_close(mw_feed_t *f);
+/* Publishes a closed window (the bytes of a Mpiwatch__Window) and keeps it in the history. */
+void mw__feed_window(mw_feed_t *f, uint64_t index, const void *pb, size_t len);
+/* Publishes the job description (a Mpiwatch__JobInfo) and an event. */
+void mw__feed_job(mw_feed_t *f, const void *pb, size_t len);
+void mw__feed_event(mw_feed_t *f, const char *kind, const char *job, const char *detail,
+                    uint64_t real_ns);
+/* Keeps an accepted sample (the envelope as received) for rank queries. */
+void mw__feed_sample(mw_feed_t *f, uint32_t rank, uint64_t window, const void *data, size_t len);
+/* The history socket for zmq_poll (NULL socket when there is none). */
+void mw__feed_pollitem(mw_feed_t *f, zmq_pollitem_t *item);
+/* Answers the pending history requests without blocking; `c` gives the recording for windows
+ * no longer in memory. */
+void mw__feed_serve(mw_feed_t *f, mw_collector_t *c);
+
+/* ---- replay (replay.c, in the executable only) -------------------------------------------- */
+
+/* Feeds --replay FILE through the collector with the recorded clocks, paced by --speed, and
+ * serves the feed while doing so. Returns 0, or -1 with a logged message. */
+int mw_replay_run(mw_collector_t *c);
 
 /* ---- the socket loop (server.c, in the executable only) ----------------------------------- */
 

@@ -22,6 +22,7 @@ typedef enum {
     OPT_LIST,   /* the listen endpoints: appended, commas separate several */
     OPT_FLAG,   /* int 0/1 */
     OPT_UINT,   /* uint64_t within [min, max] */
+    OPT_DOUBLE, /* double within [min, max] */
     OPT_ACTION, /* int, command line only (--help, --version) */
 } opt_type_t;
 
@@ -31,7 +32,7 @@ typedef struct {
     opt_type_t type;
     size_t offset;
     const char *metavar;
-    uint64_t min, max;
+    double min, max; /* bounds of OPT_UINT and OPT_DOUBLE (exact in a double for all rows) */
     const char *help;
 } opt_desc_t;
 
@@ -57,6 +58,29 @@ static const opt_desc_t opt_table[] = {
      86400000, "end the job when no live rank has sent anything for N ms (default 10000)"},
     {"metrics-port", 0, OPT_UINT, offsetof(mw_options_t, metrics_port), "N", 0, 65535,
      "serve Prometheus metrics at http://127.0.0.1:N/metrics (0: off, the default)"},
+    {"record", 'r', OPT_STRING, offsetof(mw_options_t, record), "FILE", 0, 0,
+     "record everything received and derived (messages, merged windows, job events, an "
+     "index) into FILE (.mpiw), readable up to its last complete frame even after a crash"},
+    {"replay", 0, OPT_STRING, offsetof(mw_options_t, replay), "FILE", 0, 0,
+     "read the recording FILE instead of listening, as if its ranks were live (outputs, "
+     "--publish and --history work as in a live run)"},
+    {"speed", 0, OPT_DOUBLE, offsetof(mw_options_t, speed), "X", 0, 1000000,
+     "replay at X times the recorded pace (default 1; 0: as fast as possible)"},
+    {"from", 0, OPT_DOUBLE, offsetof(mw_options_t, from_s), "S", 0, 1e9,
+     "replay: publish from S seconds after the start of the recording (what comes before is "
+     "processed at full speed and not published)"},
+    {"to", 0, OPT_DOUBLE, offsetof(mw_options_t, to_s), "S", -1, 1e9,
+     "replay: stop S seconds after the start of the recording (default -1: at its end)"},
+    {"publish", 0, OPT_STRING, offsetof(mw_options_t, publish), "ENDPOINT", 0, 0,
+     "publish the job and every merged window on a PUB socket bound to ENDPOINT"},
+    {"history", 0, OPT_STRING, offsetof(mw_options_t, history), "ENDPOINT", 0, 0,
+     "answer history requests (last N windows, a window range, one rank's samples) on a "
+     "ROUTER socket bound to ENDPOINT"},
+    {"history-windows", 0, OPT_UINT, offsetof(mw_options_t, history_windows), "N", 1, 1000000,
+     "merged windows kept in memory for history requests (default 600); older ones are read "
+     "from the recording"},
+    {"history-mb", 0, OPT_UINT, offsetof(mw_options_t, history_mb), "N", 1, 65536,
+     "MiB of recent raw samples kept in memory for rank requests (default 64)"},
     {"quiet", 'q', OPT_FLAG, offsetof(mw_options_t, quiet), NULL, 0, 0, "no live view on stderr"},
     {"verbose", 'v', OPT_FLAG, offsetof(mw_options_t, verbose), NULL, 0, 0,
      "log every rejected message (with its reason) on stderr"},
@@ -85,6 +109,10 @@ void mw_options_defaults(mw_options_t *o)
     memset(o, 0, sizeof *o);
     o->lateness_ms = 1000;
     o->silence_timeout_ms = 10000;
+    o->speed = 1.0;
+    o->to_s = -1.0;
+    o->history_windows = 600;
+    o->history_mb = 64;
 }
 
 void mw_options_free(mw_options_t *o)
@@ -95,6 +123,10 @@ void mw_options_free(mw_options_t *o)
     free(o->report);
     free(o->stats_json);
     free(o->config);
+    free(o->record);
+    free(o->replay);
+    free(o->publish);
+    free(o->history);
     mw_options_defaults(o);
 }
 
@@ -193,13 +225,27 @@ static int opt_apply(mw_options_t *o, const opt_desc_t *d, const char *value, ch
         *OPT_AT(o, d, uint64_t) = v;
         return 0;
     }
+    case OPT_DOUBLE: {
+        char *end;
+        errno = 0;
+        double v = strtod(value, &end);
+        if (errno || end == value || *end != '\0' || !(v >= (double)d->min) ||
+            !(v <= (double)d->max)) {
+            snprintf(err, errlen, "--%s: expected a number in [%g, %g], not '%s'", d->name,
+                     d->min, d->max, value);
+            return -1;
+        }
+        *OPT_AT(o, d, double) = v;
+        return 0;
+    }
     }
     return -1;
 }
 
 static int opt_needs_value(const opt_desc_t *d)
 {
-    return d->type == OPT_STRING || d->type == OPT_LIST || d->type == OPT_UINT;
+    return d->type == OPT_STRING || d->type == OPT_LIST || d->type == OPT_UINT ||
+           d->type == OPT_DOUBLE;
 }
 
 int mw_options_set(mw_options_t *o, const char *name, const char *value, char *err, size_t errlen)
@@ -383,6 +429,9 @@ void mw_options_print(FILE *out, const mw_options_t *o)
         case OPT_UINT:
             fprintf(out, " %" PRIu64, *OPT_AT_CONST(o, d, uint64_t));
             break;
+        case OPT_DOUBLE:
+            fprintf(out, " %.17g", *OPT_AT_CONST(o, d, double));
+            break;
         case OPT_ACTION:
             break;
         }
@@ -394,8 +443,20 @@ int mw_options_check(const mw_options_t *o, char *err, size_t errlen)
 {
     if (o->help || o->version || o->print_config)
         return 0;
-    if (o->n_listen == 0) {
-        snprintf(err, errlen, "--listen ENDPOINT is required");
+    if (o->replay && o->n_listen) {
+        snprintf(err, errlen, "--replay and --listen exclude each other");
+        return -1;
+    }
+    if (o->replay && o->record) {
+        snprintf(err, errlen, "--replay and --record exclude each other");
+        return -1;
+    }
+    if (!o->replay && o->n_listen == 0) {
+        snprintf(err, errlen, "--listen ENDPOINT (or --replay FILE) is required");
+        return -1;
+    }
+    if (o->to_s >= 0 && o->to_s < o->from_s) {
+        snprintf(err, errlen, "--to must not be before --from");
         return -1;
     }
     return 0;

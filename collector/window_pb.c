@@ -1,0 +1,228 @@
+/* window_pb.c: the collector's outputs in wire form (merged windows and the job description).
+ *
+ * DESIGN: a closed window is encoded once, here, and the same bytes go to every consumer (the
+ * recording, the live feed, the history ring). The encoder owns its scratch arrays and its
+ * output buffer and only grows them, so after the first windows of a job encoding allocates
+ * nothing. Arrays are sparse: only functions, occupancy cells, density cells and pairs with
+ * data are written, in the order the merge holds them (deterministic for the same input).
+ */
+#include "collector.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Makes room for n elements of `size` bytes in *arr (capacity *cap). Returns 0, or -1. */
+static int pb_reserve(void **arr, size_t *cap, size_t n, size_t size)
+{
+    if (n <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 64;
+    while (c < n)
+        c *= 2;
+    void *p = realloc(*arr, c * size);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+
+#define PB_RESERVE(enc, field, n)                                                                  \
+    pb_reserve((void **)&(enc)->field, &(enc)->cap_##field, (n), sizeof *(enc)->field)
+
+void mw__pb_encoder_free(mw_pb_encoder_t *e)
+{
+    void *arrays[] = {e->fn,     e->fn_ptr, e->hist,  e->occ_fn, e->occ_sub,  e->occ_ns,
+                      e->d_fn,   e->d_sub,  e->d_bin, e->d_end,  e->d_count,  e->p_src,
+                      e->p_dst,  e->p_msg,  e->p_bytes, e->call, e->call_ptr, e->rank,
+                      e->rank_ptr, e->out};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
+        free(arrays[i]);
+    memset(e, 0, sizeof *e);
+}
+
+/* Packs `msg` into e->out. Returns the length, or 0 when out of memory. */
+static size_t pb_pack(mw_pb_encoder_t *e, const ProtobufCMessage *msg)
+{
+    size_t len = protobuf_c_message_get_packed_size(msg);
+    if (PB_RESERVE(e, out, len ? len : 1) < 0)
+        return 0;
+    return protobuf_c_message_pack(msg, e->out);
+}
+
+size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed_real_ns)
+{
+    Mpiwatch__Window pw = MPIWATCH__WINDOW__INIT;
+    pw.index = w->index;
+    pw.window_ns = w->window_ns;
+    pw.subslots = w->subslots;
+    pw.duration_bins = w->duration_bins;
+    pw.ranks_reporting = w->ranks_reporting;
+    pw.ranks_missing = w->ranks_missing;
+    pw.mpi_time_ns = w->mpi_time_ns;
+    pw.occ_total_ns = w->occ_total_ns;
+    pw.records_dropped = w->records_dropped;
+    pw.samples_dropped = w->samples_dropped;
+    pw.calls_late = w->calls_late;
+    pw.overflow = w->overflow;
+    pw.closed_real_ns = closed_real_ns;
+
+    /* Functions with their trimmed histograms. */
+    size_t hist_total = (size_t)w->n_fn_used * MW_MAX_DURATION_BINS;
+    if (PB_RESERVE(e, fn, w->n_fn_used) < 0 || PB_RESERVE(e, fn_ptr, w->n_fn_used) < 0 ||
+        PB_RESERVE(e, hist, hist_total) < 0)
+        return 0;
+    size_t nf = 0, nh = 0;
+    for (uint32_t i = 0; i < w->n_fn_used; i++) {
+        uint32_t id = w->fn_used[i];
+        const mw_fn_sum_t *f = &w->fn[id];
+        if (f->s.count == 0)
+            continue; /* occupancy only: the call is still running */
+        Mpiwatch__FunctionStat *o = &e->fn[nf];
+        mpiwatch__function_stat__init(o);
+        o->fn = id;
+        o->count = f->s.count;
+        o->total_ns = f->s.total_ns;
+        o->min_ns = f->s.min_ns;
+        o->max_ns = f->s.max_ns;
+        o->bytes = f->s.bytes;
+        uint32_t lo = 0, hi = MW_MAX_DURATION_BINS;
+        while (lo < hi && f->hist[lo] == 0)
+            lo++;
+        while (hi > lo && f->hist[hi - 1] == 0)
+            hi--;
+        o->hist_first = lo;
+        o->n_hist = hi - lo;
+        o->hist = &e->hist[nh];
+        for (uint32_t b = lo; b < hi; b++)
+            e->hist[nh++] = f->hist[b] > UINT32_MAX ? UINT32_MAX : (uint32_t)f->hist[b];
+        e->fn_ptr[nf] = o;
+        nf++;
+    }
+    pw.n_functions = nf;
+    pw.functions = e->fn_ptr;
+
+    /* Occupancy: non-zero cells of the used functions. */
+    size_t cells = (size_t)w->n_fn_used * w->subslots;
+    if (PB_RESERVE(e, occ_fn, cells) < 0 || PB_RESERVE(e, occ_sub, cells) < 0 ||
+        PB_RESERVE(e, occ_ns, cells) < 0)
+        return 0;
+    size_t no = 0;
+    for (uint32_t i = 0; i < w->n_fn_used; i++) {
+        uint32_t id = w->fn_used[i];
+        for (uint32_t s = 0; s < w->subslots; s++) {
+            uint64_t ns = w->occ_ns[(size_t)id * w->subslots + s];
+            if (!ns)
+                continue;
+            e->occ_fn[no] = id;
+            e->occ_sub[no] = s;
+            e->occ_ns[no] = ns;
+            no++;
+        }
+    }
+    pw.n_occ_fn = pw.n_occ_sub = pw.n_occ_ns = no;
+    pw.occ_fn = e->occ_fn;
+    pw.occ_sub = e->occ_sub;
+    pw.occ_ns = e->occ_ns;
+
+    uint32_t nd = w->density.n;
+    if (PB_RESERVE(e, d_fn, nd) < 0 || PB_RESERVE(e, d_sub, nd) < 0 ||
+        PB_RESERVE(e, d_bin, nd) < 0 || PB_RESERVE(e, d_end, nd) < 0 ||
+        PB_RESERVE(e, d_count, nd) < 0)
+        return 0;
+    for (uint32_t i = 0; i < nd; i++) {
+        const mw_density_cell_t *d = MW__INDEX_AT(&w->density, mw_density_cell_t, i);
+        e->d_fn[i] = d->fn;
+        e->d_sub[i] = d->sub;
+        e->d_bin[i] = d->bin;
+        e->d_end[i] = d->end;
+        e->d_count[i] = d->count;
+    }
+    pw.n_density_fn = pw.n_density_sub = pw.n_density_bin = pw.n_density_end =
+        pw.n_density_count = nd;
+    pw.density_fn = e->d_fn;
+    pw.density_sub = e->d_sub;
+    pw.density_bin = e->d_bin;
+    pw.density_end = e->d_end;
+    pw.density_count = e->d_count;
+
+    uint32_t np = w->pairs.n;
+    if (PB_RESERVE(e, p_src, np) < 0 || PB_RESERVE(e, p_dst, np) < 0 ||
+        PB_RESERVE(e, p_msg, np) < 0 || PB_RESERVE(e, p_bytes, np) < 0)
+        return 0;
+    for (uint32_t i = 0; i < np; i++) {
+        const mw_pair_sum_t *p = MW__INDEX_AT(&w->pairs, mw_pair_sum_t, i);
+        e->p_src[i] = p->src;
+        e->p_dst[i] = p->dst;
+        e->p_msg[i] = p->messages;
+        e->p_bytes[i] = p->bytes;
+    }
+    pw.n_pair_src = pw.n_pair_dst = pw.n_pair_messages = pw.n_pair_bytes = np;
+    pw.pair_src = e->p_src;
+    pw.pair_dst = e->p_dst;
+    pw.pair_messages = e->p_msg;
+    pw.pair_bytes = e->p_bytes;
+
+    if (PB_RESERVE(e, call, w->n_longest) < 0 || PB_RESERVE(e, call_ptr, w->n_longest) < 0)
+        return 0;
+    for (uint32_t i = 0; i < w->n_longest; i++) {
+        const mw_call_t *c = &w->longest[i];
+        Mpiwatch__Call *o = &e->call[i];
+        mpiwatch__call__init(o);
+        o->fn = c->fn;
+        o->start_ns = c->start_ns;
+        o->duration_ns = c->duration_ns;
+        o->bytes = c->bytes;
+        o->peer = c->peer;
+        o->rank = c->rank;
+        e->call_ptr[i] = o;
+    }
+    pw.n_longest = w->n_longest;
+    pw.longest = e->call_ptr;
+
+    return pb_pack(e, &pw.base);
+}
+
+const char *mw_job_state_name(const mw_job_t *job)
+{
+    return job->ended == MW_END_NONE ? "running" : mw_end_name(job->ended);
+}
+
+size_t mw__jobinfo_pack(mw_pb_encoder_t *e, const mw_job_t *job, uint64_t function_table_hash)
+{
+    Mpiwatch__JobInfo ji = MPIWATCH__JOB_INFO__INIT;
+    ji.job = (char *)job->job;
+    ji.program = (char *)job->program;
+    ji.mpi_library = (char *)job->mpi_library;
+    ji.size = job->size;
+    ji.window_ns = job->window_ns;
+    ji.subslots = job->subslots;
+    ji.duration_bins = job->duration_bins;
+    ji.n_hosts = job->n_hosts;
+    ji.hosts = job->hosts;
+    ji.function_table_hash = function_table_hash;
+    ji.function_count = MW_FN_COUNT - 1;
+    ji.state = (char *)mw_job_state_name(job);
+
+    uint32_t n = 0;
+    if (PB_RESERVE(e, rank, job->hellos) < 0 || PB_RESERVE(e, rank_ptr, job->hellos) < 0)
+        return 0;
+    for (uint32_t r = 0; r < job->size && n < job->hellos; r++) {
+        const mw_rank_t *k = &job->ranks[r];
+        if (!k->said_hello)
+            continue;
+        Mpiwatch__RankInfo *o = &e->rank[n];
+        mpiwatch__rank_info__init(o);
+        o->rank = r;
+        o->host = k->host;
+        o->pid = k->pid;
+        o->pu = k->pu;
+        o->core = k->core;
+        o->package = k->package;
+        o->clock_error_ns = k->clock_error_ns;
+        e->rank_ptr[n++] = o;
+    }
+    ji.n_ranks = n;
+    ji.ranks = e->rank_ptr;
+    return pb_pack(e, &ji.base);
+}
