@@ -411,6 +411,13 @@ void mw__feed_pollitem(mw_feed_t *f, zmq_pollitem_t *item);
  * no longer in memory. */
 void mw__feed_serve(mw_feed_t *f, mw_collector_t *c);
 
+/* Applies one record of a recording to the collector as the live collector applied it: a
+ * received frame with its recorded clock, a tick, the finish on a signal; windows, jobs,
+ * events and index frames are outputs and are skipped (the collector derives them again).
+ * Returns 1 when the record was applied, 0 when skipped (record_file.c, in the core library,
+ * so that replay and the exporters share it). */
+int mw_collector_apply_record(mw_collector_t *c, const Mpiwatch__Record *rec);
+
 /* ---- replay (replay.c, in the executable only) -------------------------------------------- */
 
 /* Feeds --replay FILE through the collector with the recorded clocks, paced by --speed, and

@@ -1,0 +1,61 @@
+/* mw_recording.h: the recording file (FILE.mpiw): its format and a reader.
+ *
+ * The collector writes recordings (collector/record_file.c); replay, the exporters and the
+ * viewer read them with the reader declared here, which is why it lives beside the wire
+ * format and not in the collector. The format is specified in docs/recording.md:
+ *
+ *   header   8 bytes "MPIWATCH", u32 format version (MW_REC_VERSION), u32 header length (16)
+ *   frames   u32 tag, u32 payload length, u32 CRC-32 (zlib) of the payload, then the payload:
+ *            one Mpiwatch__Record. All integers little-endian. Tag MW_REC_TAG_FRAME for
+ *            every frame but index frames, which carry MW_REC_TAG_INDEX so that a reader can
+ *            find the last index by searching backwards from the end of the file.
+ *
+ * A file is valid up to its last complete frame whose CRC matches: a writer killed in the
+ * middle of a frame leaves a file that reads fine up to that frame.
+ */
+#ifndef MW_RECORDING_H
+#define MW_RECORDING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mw_proto.h"
+
+#define MW_REC_MAGIC "MPIWATCH"
+#define MW_REC_VERSION 1u
+#define MW_REC_HEADER_BYTES 16u
+#define MW_REC_FRAME_HEADER_BYTES 12u
+#define MW_REC_TAG_FRAME 0x4652574du /* "MWRF" as little-endian bytes */
+#define MW_REC_TAG_INDEX 0x5849574du /* "MWIX" */
+#define MW_REC_MAX_FRAME (MW_MAX_MESSAGE_BYTES + (1u << 20)) /* a message plus its Record */
+
+typedef struct mw_rec_reader mw_rec_reader_t;
+
+/* Opens a recording and checks its header. Returns NULL with a message in err. */
+mw_rec_reader_t *mw_rec_reader_open(const char *path, char *err, size_t errlen);
+void mw_rec_reader_close(mw_rec_reader_t *r);
+
+/* Reads the frame at the current position and moves past it. Returns 1 with the decoded
+ * record in *rec (valid until the next call on this reader) and its file offset in *offset
+ * (may be NULL); 0 at the end of the complete frames (a torn or corrupt tail ends the file:
+ * mw_rec_reader_truncated() then says so); -1 on a read error, with a message in err. */
+int mw_rec_reader_next(mw_rec_reader_t *r, const Mpiwatch__Record **rec, uint64_t *offset,
+                       char *err, size_t errlen);
+/* Moves to the frame at `offset` (an offset returned by the reader or found in an index). */
+int mw_rec_reader_seek(mw_rec_reader_t *r, uint64_t offset);
+/* 1 when reading stopped at a torn or corrupt frame rather than at a clean end of file. */
+int mw_rec_reader_truncated(const mw_rec_reader_t *r);
+
+/* Finds window `index` through the index frames (the file may still be growing: the end of
+ * the file is looked at again on every call, and windows after the last index are found by
+ * reading forward from it). Returns 1 with the offset of its Window frame and the offset of
+ * the first frame with a sample for it (0 if unknown), 0 when the file has no such window,
+ * -1 on a read error. Either output pointer may be NULL. */
+int mw_rec_reader_find_window(mw_rec_reader_t *r, uint64_t index, uint64_t *window_offset,
+                              uint64_t *first_sample_offset);
+/* The first and last window indices in the file and the collector monotonic times of the
+ * first and last frames. Returns 1, or 0 when the file has no window, -1 on error. */
+int mw_rec_reader_span(mw_rec_reader_t *r, uint64_t *first_window, uint64_t *last_window,
+                       uint64_t *first_mono_ns, uint64_t *last_mono_ns);
+
+#endif
