@@ -77,6 +77,8 @@ mw_init() {
     MW_TEST=$1
     MW_T=$(mktemp -d "/tmp/mw-$MW_TEST.XXXXXX") || mw_fail "mktemp failed"
     MW_EP="ipc://$MW_T/ingest"
+    # `mpiwatch run` records by default into this directory (not the test's working one).
+    export MPIWATCH_RECORD_DIR=$MW_T
     trap mw_teardown EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM
@@ -90,7 +92,7 @@ mw_mpi_env() {
     export OMPI_MCA_orte_tmpdir_base=$MW_T/ompi
     export OMPI_MCA_rmaps_base_oversubscribe=1
     export TMPDIR=$MW_T
-    unset LD_PRELOAD MPIWATCH_COLLECTOR MPIWATCH_DISABLE OMPI_MCA_mca_base_env_list
+    unset LD_PRELOAD MPIWATCH_COLLECTOR MPIWATCH_DISABLE MPIWATCH_JOB OMPI_MCA_mca_base_env_list
 }
 
 # mw_start_collector [ARGS...]: $MW_COLLECTOR listening on MW_EP (and whatever ARGS add),
