@@ -49,6 +49,13 @@ static void collector_on_window(const mw_window_t *w, void *user)
     mw_collector_t *c = user;
     c->job.windows++;
     c->stats.windows++;
+    /* Close latency (docs/collector.md, Performance), with the clock of the event that closed
+     * it; a window that ends in the collector's future (rank clocks ahead) counts as 0. */
+    uint64_t end_ns = (w->index + 1) * w->window_ns;
+    mw_latency_add(&c->stats.close_latency, c->now.real_ns > end_ns ? c->now.real_ns - end_ns : 0);
+    mw_latency_add(&c->stats.close_wait, c->now.mono_ns > w->last_arrival_ns
+                                             ? c->now.mono_ns - w->last_arrival_ns
+                                             : 0);
     if (w->ranks_missing) {
         c->job.partial_windows++;
         c->stats.partial_windows++;

@@ -171,8 +171,9 @@ typedef struct {
     uint64_t records_dropped;     /* sum of records_dropped over its samples */
     uint64_t records_dropped_bye; /* records_dropped_total from its bye */
     uint64_t calls_late;
-    uint32_t rank_fn_first; /* position + 1 of its first entry in job.rank_fn (0: none) */
+    uint32_t rank_fn_first; /* position + 1 of its block of entries in job.rank_fn (0: none) */
     uint32_t pairs_first;   /* ... in job.pairs */
+    uint32_t rank_fn_n, pairs_n; /* entries in those blocks (job.c) */
 } mw_rank_t;
 
 /* Cumulative totals of one function (job-wide). */
@@ -207,10 +208,12 @@ typedef struct {
     char **hosts; /* distinct host names, interned */
     uint64_t *host_hash;
     uint32_t n_hosts, cap_hosts;
+    mw__index_t host_index; /* host_hash -> position in hosts (uint32_t), see job.c */
 
     mw_fn_total_t fn[MW_FN_COUNT];
-    mw__index_t rank_fn; /* (rank << 32 | fn) -> mw_rank_fn_t */
-    mw__index_t pairs;   /* (src << 32 | dst) -> mw_pair_sum_t */
+    mw__index_t rank_fn; /* list of mw_rank_fn_t, keys (rank << 32 | fn), see job.c */
+    mw__index_t pairs;   /* list of mw_pair_sum_t, keys (src << 32 | dst) */
+    mw__index_t rank_fn_late, pairs_late; /* key -> position, for entries outside rank blocks */
     uint64_t overflow;   /* per-rank function or pair totals that did not fit */
 
     uint64_t samples;
@@ -250,6 +253,8 @@ typedef struct {
     uint64_t windows;
     uint64_t partial_windows;
     uint64_t jobs;
+    mw_latency_t close_latency; /* window end on the global grid -> close (collector real time) */
+    mw_latency_t close_wait;    /* last sample merged into the window -> close (monotonic) */
 } mw_stats_t;
 
 /* The live terminal view's state (live.c). */

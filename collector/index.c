@@ -5,7 +5,8 @@
  * walks the entries in reverse insertion order and empties each one's slot: an entry's probe
  * path only crosses slots of entries inserted before it, so those are still in place when it
  * is looked up (rehashing inserts in position order, which preserves that property). When most
- * slots are in use a memset is cheaper, and is used instead.
+ * slots are in use a memset is cheaper, and is used instead. A list (mw__index_init_list) is the
+ * same storage with no slot array at all.
  */
 #include "index.h"
 
@@ -63,7 +64,7 @@ static int index_grow(mw__index_t *ix)
     if (!vals)
         return -1;
     ix->vals = vals;
-    if (index_alloc_slots(ix, cap) < 0)
+    if (!ix->list && index_alloc_slots(ix, cap) < 0)
         return -1;
     ix->cap = cap;
     return 0;
@@ -86,6 +87,35 @@ int mw__index_init(mw__index_t *ix, size_t elem, uint32_t initial, uint32_t max)
     return 0;
 }
 
+int mw__index_init_list(mw__index_t *ix, size_t elem, uint32_t initial, uint32_t max)
+{
+    memset(ix, 0, sizeof *ix);
+    ix->list = 1;
+    ix->elem = elem;
+    ix->max = round_pow2(max ? max : 1);
+    ix->cap = round_pow2(initial ? initial : 1);
+    if (ix->cap > ix->max)
+        ix->cap = ix->max;
+    ix->keys = malloc((size_t)ix->cap * sizeof *ix->keys);
+    ix->vals = malloc((size_t)ix->cap * elem);
+    if (!ix->keys || !ix->vals) {
+        mw__index_free(ix);
+        return -1;
+    }
+    return 0;
+}
+
+void *mw__index_append(mw__index_t *ix, uint64_t key)
+{
+    if (!ix->list || (ix->n == ix->cap && index_grow(ix) < 0))
+        return NULL;
+    uint32_t pos = ix->n++;
+    ix->keys[pos] = key;
+    void *v = (char *)ix->vals + (size_t)pos * ix->elem;
+    memset(v, 0, ix->elem);
+    return v;
+}
+
 void mw__index_free(mw__index_t *ix)
 {
     free(ix->slots);
@@ -96,8 +126,10 @@ void mw__index_free(mw__index_t *ix)
 
 void mw__index_clear(mw__index_t *ix)
 {
-    if (!ix->slots)
+    if (!ix->slots) {
+        ix->n = 0; /* a list (or an index that was never set up) */
         return;
+    }
     if ((uint64_t)ix->n * 8 >= (uint64_t)ix->mask + 1) {
         memset(ix->slots, 0, ((size_t)ix->mask + 1) * sizeof *ix->slots);
     } else {

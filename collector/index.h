@@ -22,11 +22,20 @@ typedef struct {
     uint32_t cap; /* entries allocated (power of two) */
     uint32_t mask;
     uint32_t max; /* entries never exceed this */
+    int list;     /* made by mw__index_init_list(): no slots, appended to, never looked up */
 } mw__index_t;
 
 /* Prepares an index of values of `elem` bytes; `initial` and `max` are entry counts (rounded
  * up to powers of two). Returns 0, or -1 when out of memory. */
 int mw__index_init(mw__index_t *ix, size_t elem, uint32_t initial, uint32_t max);
+/* The same storage without the hash: entries are only appended (mw__index_append), read in
+ * insertion order and cleared; mw__index_get() and mw__index_find() always return NULL on it.
+ * For tables whose keys the caller knows to be distinct, which then cost no hashing and no
+ * random access into a slot array (a merged window's pairs: see merge.c). */
+int mw__index_init_list(mw__index_t *ix, size_t elem, uint32_t initial, uint32_t max);
+/* Appends a zero-filled entry for `key` to a list; NULL when it is full (`max`) or cannot grow.
+ * The caller guarantees that `key` is not in it already. */
+void *mw__index_append(mw__index_t *ix, uint64_t key);
 void mw__index_free(mw__index_t *ix);
 /* Removes every entry, keeping the memory. */
 void mw__index_clear(mw__index_t *ix);

@@ -6,15 +6,21 @@
  * are accumulated here from every accepted sample, late or not, so they are exact whatever
  * happened to the windows. Per-function totals are dense by id; per-rank-function and pair
  * totals are sparse (a 16k-rank job touches ~20 functions and a few peers per rank, not
- * size x MW_FN_COUNT or size^2) in hash indexes that grow by doubling, so allocation happens
- * O(log n) times per job, not per sample. Only validated messages reach this file.
+ * size x MW_FN_COUNT or size^2) in tables that grow by doubling (and start at room for 32
+ * functions and 8 peers per rank), so allocation happens O(log n) times per job, not per
+ * sample. Only validated messages reach this file.
  *
- * Those two indexes are the merge's main cost at scale: a hash lookup per function summary
- * is a cache miss in a table of size x functions entries. A rank's first sample inserts its
- * entries contiguously and (as the shim lists functions and peers in increasing order) sorted,
- * and later samples list mostly the same keys in the same order, so each sample first walks
- * that block like a merge join (sequential memory) and only falls back to the hash for keys
- * that are not there. Correctness never depends on the order: a miss is just a hash lookup.
+ * Those two tables are the main cost of the totals at scale, so they avoid hashing what is
+ * predictable. A rank's first sample creates its entries as one block at the end of the table,
+ * sorted by key (duplicates within the sample folded together), and later samples list mostly
+ * the same keys, usually in the same order: each sample walks its rank's block like a merge
+ * join (sequential memory) and binary-searches it when the order differs. Only an entry that
+ * is not in the rank's block (a function or peer the rank had not reported in its first sample)
+ * is appended elsewhere and indexed in a small hash of such "late" entries. Hashing every entry,
+ * as before, cost a cache miss per function summary in a table of size x functions entries and
+ * made a job's first window (where every entry is created) slow enough to close late.
+ * Correctness never depends on the order of the keys in a sample; only the speed does. The
+ * tables are read in any order by the outputs, which sort what they print.
  */
 #include "collector.h"
 
@@ -36,13 +42,24 @@ static uint64_t string_hash(const char *s)
     return h;
 }
 
-/* Index of host name `name`, added when new; 0 (the "" host) when memory runs out. */
+/* Index of host name `name`, added when new; 0 (the "" host) when memory runs out. A hash
+ * index finds a known name in O(1): the hellos of a 16k-rank job on 1k nodes arrive in one
+ * burst, and scanning every host for each of them stalled ingest for tens of milliseconds.
+ * The index keeps the first host of each hash; a name whose hash is already taken by another
+ * name (a collision, or a crafted name) is found by scanning, as before. */
 static uint32_t job_intern_host(mw_job_t *job, const char *name)
 {
     uint64_t h = string_hash(name);
-    for (uint32_t i = 0; i < job->n_hosts; i++)
-        if (job->host_hash[i] == h && strcmp(job->hosts[i], name) == 0)
-            return i;
+    const uint32_t *known = mw__index_find(&job->host_index, h);
+    if (known && strcmp(job->hosts[*known], name) == 0)
+        return *known;
+    /* Scan when the index cannot answer alone: the hash is taken by another name, or some
+     * host is not indexed (collisions, or memory ran out). */
+    if (known || job->host_index.n != job->n_hosts) {
+        for (uint32_t i = 0; i < job->n_hosts; i++)
+            if (job->host_hash[i] == h && strcmp(job->hosts[i], name) == 0)
+                return i;
+    }
     if (job->n_hosts == job->cap_hosts) {
         uint32_t cap = job->cap_hosts ? job->cap_hosts * 2 : 16;
         char **hosts = realloc(job->hosts, cap * sizeof *hosts);
@@ -60,25 +77,139 @@ static uint32_t job_intern_host(mw_job_t *job, const char *name)
         return 0;
     job->hosts[job->n_hosts] = copy;
     job->host_hash[job->n_hosts] = h;
+    if (!known) {
+        int created;
+        uint32_t *slot = mw__index_get(&job->host_index, h, &created);
+        if (slot) /* when the index is full, later names are still found by the scan above */
+            *slot = job->n_hosts;
+    }
     return job->n_hosts++;
 }
 
-/* Value of `key` in `ix`, trying the rank's sorted block at *pos first (see DESIGN). *first is
- * the block's start + 1 (0: not yet known) and is set by the rank's first insertion. */
-static void *job_hinted_get(mw__index_t *ix, uint32_t *pos, uint32_t *first, uint64_t key,
-                            int *created)
+/* ---- per-rank totals: blocks and late entries (see DESIGN) --------------------------------- */
+
+_Static_assert(sizeof(mw_rank_fn_t) <= 64 && sizeof(mw_pair_sum_t) <= 64, "entry size");
+
+static void *entry_at(const mw__index_t *ix, uint32_t i)
 {
-    uint32_t p = *pos;
-    while (p < ix->n && ix->keys[p] >> 32 == key >> 32 && ix->keys[p] < key)
-        p++;
-    if (p < ix->n && ix->keys[p] == key) {
-        *pos = p + 1;
-        *created = 0;
-        return (char *)ix->vals + (size_t)p * ix->elem;
+    return (char *)ix->vals + (size_t)i * ix->elem;
+}
+
+static void entry_swap(mw__index_t *ix, uint32_t i, uint32_t j)
+{
+    unsigned char tmp[64];
+    uint64_t k = ix->keys[i];
+    ix->keys[i] = ix->keys[j];
+    ix->keys[j] = k;
+    memcpy(tmp, entry_at(ix, i), ix->elem);
+    memcpy(entry_at(ix, i), entry_at(ix, j), ix->elem);
+    memcpy(entry_at(ix, j), tmp, ix->elem);
+}
+
+/* Sorts entries [b, b + n) of a list by key (heapsort: in place, no allocation, O(n log n)
+ * whatever the number of peers a rank reports). */
+static void block_sort(mw__index_t *ix, uint32_t b, uint32_t n)
+{
+    const uint64_t *k = ix->keys + b;
+    for (uint32_t end = n, start = n / 2;;) {
+        uint32_t root;
+        if (start > 0) {
+            root = --start;
+        } else {
+            if (--end == 0)
+                break;
+            entry_swap(ix, b, b + end);
+            root = 0;
+        }
+        for (uint32_t child; (child = 2 * root + 1) < end; root = child) {
+            if (child + 1 < end && k[child + 1] > k[child])
+                child++;
+            if (k[root] >= k[child])
+                break;
+            entry_swap(ix, b + root, b + child);
+        }
     }
-    void *v = mw__index_get(ix, key, created);
-    if (v && *created && *first == 0)
-        *first = ix->n; /* the entry just appended, + 1 */
+}
+
+/* Adds the figures of one entry into another with the same key. */
+typedef void (*fold_fn)(void *into, const void *from);
+
+static void fold_rank_fn(void *into, const void *from)
+{
+    mw_rank_fn_t *a = into;
+    const mw_rank_fn_t *b = from;
+    a->count += b->count;
+    a->time_ns += b->time_ns;
+    a->bytes += b->bytes;
+}
+
+static void fold_pair(void *into, const void *from)
+{
+    const mw_pair_sum_t *b = from;
+    mw_pair_add(into, 0, b->src, b->dst, b->messages, b->bytes);
+}
+
+/* Turns the entries a rank's first sample appended at [b, ix->n) into its block: sorted, with
+ * entries of the same key folded together. Sets *first (position + 1) and *count. */
+static void block_close(mw__index_t *ix, uint32_t b, fold_fn fold, uint32_t *first, uint32_t *count)
+{
+    block_sort(ix, b, ix->n - b);
+    uint32_t out = b;
+    for (uint32_t i = b; i < ix->n; i++) {
+        if (out > b && ix->keys[out - 1] == ix->keys[i]) {
+            fold(entry_at(ix, out - 1), entry_at(ix, i));
+            continue;
+        }
+        if (out != i) {
+            ix->keys[out] = ix->keys[i];
+            memcpy(entry_at(ix, out), entry_at(ix, i), ix->elem);
+        }
+        out++;
+    }
+    ix->n = out;
+    *first = b + 1;
+    *count = out - b;
+}
+
+/* The entry of `key` for a rank whose block is [b, b + n): the walk goes on from *pos (keys
+ * usually come in the block's order), else a binary search of the block, else the late entries;
+ * a new entry is appended and indexed among the late ones (*created set). NULL when a table is
+ * full. */
+static void *table_get(mw__index_t *ix, mw__index_t *late, uint32_t b, uint32_t n, uint32_t *pos,
+                       uint64_t key, int *created)
+{
+    uint32_t end = b + n, p = *pos;
+    *created = 0;
+    if (p < end && ix->keys[p] == key) {
+        *pos = p + 1;
+        return entry_at(ix, p);
+    }
+    uint32_t lo = b, hi = end;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ix->keys[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < end && ix->keys[lo] == key) {
+        *pos = lo + 1;
+        return entry_at(ix, lo);
+    }
+    const uint32_t *at = mw__index_find(late, key);
+    if (at)
+        return entry_at(ix, *at);
+    void *v = mw__index_append(ix, key);
+    if (!v)
+        return NULL;
+    int fresh;
+    uint32_t *slot = mw__index_get(late, key, &fresh);
+    if (!slot) {
+        ix->n--; /* an entry nobody could find again: count it as lost instead */
+        return NULL;
+    }
+    *slot = ix->n - 1;
+    *created = 1;
     return v;
 }
 
@@ -89,11 +220,18 @@ int mw__job_begin(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns)
     job->ranks = calloc(h->size, sizeof *job->ranks);
     if (!job->ranks)
         goto fail;
-    /* Room for about 8 functions per rank before the first doubling, within reason. */
-    uint32_t want = h->size < (1u << 17) ? h->size * 8 : (1u << 20);
-    if (mw__index_init(&job->rank_fn, sizeof(mw_rank_fn_t), want, MW_JOB_MAX_RANK_FN) < 0)
+    /* Room for 32 functions and 8 peers per rank, within reason, so that the tables rarely
+     * grow (a copy of everything) during the job's first windows. Memory that is never used is
+     * never touched: it costs address space only. */
+    uint32_t want = h->size < (1u << 16) ? h->size * 32 : (1u << 21);
+    if (mw__index_init_list(&job->rank_fn, sizeof(mw_rank_fn_t), want, MW_JOB_MAX_RANK_FN) < 0 ||
+        mw__index_init(&job->rank_fn_late, sizeof(uint32_t), 64, MW_JOB_MAX_RANK_FN) < 0)
         goto fail;
-    if (mw__index_init(&job->pairs, sizeof(mw_pair_sum_t), 1024, MW_JOB_MAX_PAIRS) < 0)
+    want = h->size < (1u << 18) ? h->size * 8 : (1u << 21);
+    if (mw__index_init_list(&job->pairs, sizeof(mw_pair_sum_t), want, MW_JOB_MAX_PAIRS) < 0 ||
+        mw__index_init(&job->pairs_late, sizeof(uint32_t), 64, MW_JOB_MAX_PAIRS) < 0)
+        goto fail;
+    if (mw__index_init(&job->host_index, sizeof(uint32_t), 64, MW_MAX_RANKS) < 0)
         goto fail;
     job->active = 1;
     job->size = h->size;
@@ -123,7 +261,10 @@ void mw__job_free(mw_job_t *job)
     free(job->hosts);
     free(job->host_hash);
     mw__index_free(&job->rank_fn);
+    mw__index_free(&job->rank_fn_late);
     mw__index_free(&job->pairs);
+    mw__index_free(&job->pairs_late);
+    mw__index_free(&job->host_index);
     memset(job, 0, sizeof *job);
 }
 
@@ -171,16 +312,21 @@ uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t n
     if (w > job->max_window)
         job->max_window = w;
 
-    uint32_t pos = r->rank_fn_first ? r->rank_fn_first - 1 : UINT32_MAX;
+    /* Per-rank totals of each function: the rank's first sample with functions makes its
+     * block; later ones find their entries in it (see DESIGN). */
+    int first = r->rank_fn_first == 0;
+    uint32_t b = first ? job->rank_fn.n : r->rank_fn_first - 1, pos = b;
     for (size_t i = 0; i < s->n_functions; i++) {
         const Mpiwatch__FunctionStat *f = s->functions[i];
         mw_fn_stats_add(&job->fn[f->fn], f);
         r->calls += f->count;
         r->mpi_time_ns += f->total_ns;
 
-        int created;
-        mw_rank_fn_t *rf = job_hinted_get(&job->rank_fn, &pos, &r->rank_fn_first,
-                                          (uint64_t)rank << 32 | f->fn, &created);
+        uint64_t key = (uint64_t)rank << 32 | f->fn;
+        int created = 1;
+        mw_rank_fn_t *rf = first ? mw__index_append(&job->rank_fn, key)
+                                 : table_get(&job->rank_fn, &job->rank_fn_late, b, r->rank_fn_n,
+                                             &pos, key, &created);
         if (!rf) {
             job->overflow++;
             continue;
@@ -193,18 +339,27 @@ uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t n
         rf->time_ns += f->total_ns;
         rf->bytes += f->bytes;
     }
+    if (first && job->rank_fn.n > b)
+        block_close(&job->rank_fn, b, fold_rank_fn, &r->rank_fn_first, &r->rank_fn_n);
 
-    pos = r->pairs_first ? r->pairs_first - 1 : UINT32_MAX;
+    /* The same for the pairs it sends to; a peer may be listed twice in one sample. */
+    first = r->pairs_first == 0;
+    b = first ? job->pairs.n : r->pairs_first - 1;
+    pos = b;
     for (size_t i = 0; i < s->n_peer_rank; i++) {
-        int created;
-        mw_pair_sum_t *p = job_hinted_get(&job->pairs, &pos, &r->pairs_first,
-                                          (uint64_t)rank << 32 | s->peer_rank[i], &created);
+        uint64_t key = (uint64_t)rank << 32 | s->peer_rank[i];
+        int created = 1;
+        mw_pair_sum_t *p =
+            first ? mw__index_append(&job->pairs, key)
+                  : table_get(&job->pairs, &job->pairs_late, b, r->pairs_n, &pos, key, &created);
         if (!p) {
             job->overflow++;
             continue;
         }
         mw_pair_add(p, created, rank, s->peer_rank[i], s->peer_messages[i], s->peer_bytes[i]);
     }
+    if (first && job->pairs.n > b)
+        block_close(&job->pairs, b, fold_pair, &r->pairs_first, &r->pairs_n);
 
     r->records_dropped += s->records_dropped;
     r->calls_late += s->calls_late;

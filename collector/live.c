@@ -74,7 +74,9 @@ size_t mw_live_format(const mw_live_t *live, const mw_collector_t *c, int block,
 
     if (!job->active) {
         live_put(buf, len, &pos, "mpiwatch: waiting for ranks on %s (rejected %llu)\n",
-                 c->opt && c->opt->n_listen ? c->opt->listen[0] : "?",
+                 c->opt && c->opt->n_listen ? c->opt->listen[0]
+                 : c->opt && c->opt->replay ? c->opt->replay
+                                            : "?",
                  (unsigned long long)rejected);
         return pos;
     }
@@ -122,9 +124,14 @@ size_t mw_live_format(const mw_live_t *live, const mw_collector_t *c, int block,
             live_put(buf, len, &pos, "%s %.0f%%  ", mw_fn_name(top[i]), 100 * share);
         }
     }
-    live_put(buf, len, &pos, "%sdropped %llu  late %llu  rejected %llu\n", block ? "  " : "",
+    live_put(buf, len, &pos, "%sdropped %llu  late %llu  rejected %llu", block ? "  " : "",
              (unsigned long long)mw_job_dropped(job), (unsigned long long)job->late,
              (unsigned long long)rejected);
+    if (c->record)
+        live_put(buf, len, &pos, "  recording %s %.1f MB%s", mw__record_path(c->record),
+                 (double)mw__record_bytes(c->record) / 1e6,
+                 mw__record_failed(c->record) ? " (stopped: write error)" : "");
+    live_put(buf, len, &pos, "\n");
     return pos;
 }
 

@@ -4,7 +4,10 @@
  * the command line alone, so flags win whatever their order), check the result (exit status 2
  * on any usage or configuration error, before anything starts), set up the collector state,
  * run the socket loop. Exit status 0 after a signal or --exit-after-job, 1 when the collector
- * could not start or its socket failed. Everything else lives in the other files.
+ * could not start or its socket failed. With --record the recording is opened before the
+ * loop (a path that cannot be created stops the start, exit status 1) and closed after it;
+ * with --replay the recording is read instead of listening (replay.c). Everything else lives
+ * in the other files.
  */
 #include "collector.h"
 
@@ -57,7 +60,14 @@ int main(int argc, char **argv)
     if (!c)
         fprintf(stderr, "mpiwatch-collector: out of memory\n");
     else if (mw_collector_init(c, &opt) == 0) {
-        rc = mw_server_run(c);
+        if (opt.replay)
+            rc = mw_replay_run(c);
+        else if (!opt.record || (c->record = mw__record_open(opt.record, &opt)))
+            rc = mw_server_run(c);
+        /* After the loop: the finish on a signal, the last windows and the job's end are in
+         * the recording; closing it writes the last index and flushes. */
+        mw__record_close(c->record);
+        c->record = NULL;
         mw_collector_free(c);
     }
     free(c);

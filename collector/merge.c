@@ -2,9 +2,10 @@
  *
  * DESIGN: open windows live in a power-of-two ring indexed by window number, so finding the
  * window of a sample is one mask. Everything a window holds is preallocated or kept across
- * reuse (dense per-function arrays, an occupancy matrix, a fixed-size heap of long calls, and
- * two hash indexes that keep their capacity), so merging costs O(1) per function summary, per
- * peer, per occupancy or density entry, and allocates nothing once the tables are warm.
+ * reuse (dense per-function arrays, an occupancy matrix, a fixed-size heap of long calls, a
+ * hash index of density cells and a list of pairs, which keep their capacity), so merging
+ * costs O(1) per function summary, per peer, per occupancy or density entry, and allocates
+ * nothing once the tables are warm. Pairs need no hash (see window_add_pairs).
  *
  * Deciding when a window is complete without scanning ranks: every expected rank (no bye, not
  * declared dead) is counted either in `behind` (its last window is before `head`, the oldest
@@ -19,23 +20,61 @@
  * and a window nobody reports never needs a timer. Windows close in index order: a window
  * whose deadline passed closes every older one first. A sample too far ahead for the ring
  * closes (evicts) the oldest windows to make room, which bounds memory whatever ranks send.
+ *
+ * Each window also notes the arrival of its last sample, from which the collector measures how
+ * long closing took (the close latency histograms of merge.h and the stats JSON).
  */
 #include "merge.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-void mw_fn_stats_add(mw_fn_stats_t *t, const Mpiwatch__FunctionStat *f)
+/* Bucket of a duration: exact below 16 ns, then the top bit and the next three bits. */
+static unsigned latency_bucket(uint64_t ns)
 {
-    if (f->count) {
-        if (t->count == 0 || f->min_ns < t->min_ns)
-            t->min_ns = f->min_ns;
-        if (f->max_ns > t->max_ns)
-            t->max_ns = f->max_ns;
+    if (ns < 16)
+        return (unsigned)ns;
+    unsigned e = 63u - (unsigned)__builtin_clzll(ns); /* >= 4 */
+    return 16u + (e - 4u) * 8u + ((unsigned)(ns >> (e - 3u)) & 7u);
+}
+
+/* The largest duration that falls in bucket b. */
+static uint64_t latency_bucket_top(unsigned b)
+{
+    if (b < 16)
+        return b;
+    unsigned e = (b - 16u) / 8u + 4u, sub = (b - 16u) % 8u;
+    uint64_t step = 1ull << (e - 3u);
+    return ((8u + sub) * step - 1u) + step; /* in this order: no overflow in the top bucket */
+}
+
+void mw_latency_add(mw_latency_t *h, uint64_t ns)
+{
+    h->bucket[latency_bucket(ns)]++;
+    h->count++;
+    if (ns > h->max_ns)
+        h->max_ns = ns;
+}
+
+uint64_t mw_latency_quantile(const mw_latency_t *h, double q)
+{
+    if (h->count == 0)
+        return 0;
+    double want = q * (double)h->count;
+    uint64_t rank = want < 1 ? 1 : (uint64_t)want;
+    if ((double)rank < want)
+        rank++; /* ceil: the smallest value with at least q of the values at or below it */
+    if (rank > h->count)
+        rank = h->count;
+    uint64_t seen = 0;
+    for (unsigned b = 0; b < MW_LATENCY_BUCKETS; b++) {
+        seen += h->bucket[b];
+        if (seen >= rank) {
+            uint64_t top = latency_bucket_top(b);
+            return top < h->max_ns ? top : h->max_ns;
+        }
     }
-    t->count += f->count;
-    t->total_ns += f->total_ns;
-    t->bytes += f->bytes;
+    return h->max_ns;
 }
 
 static uint32_t merge_ring_size(uint64_t window_ns, uint64_t lateness_ns)
@@ -59,7 +98,7 @@ static int window_alloc(mw_window_t *w, uint32_t subslots)
         return -1;
     if (mw__index_init(&w->density, sizeof(mw_density_cell_t), 256, MW_MERGE_MAX_DENSITY) < 0)
         return -1;
-    if (mw__index_init(&w->pairs, sizeof(mw_pair_sum_t), 64, MW_MERGE_MAX_PAIRS) < 0)
+    if (mw__index_init_list(&w->pairs, sizeof(mw_pair_sum_t), 64, MW_MERGE_MAX_PAIRS) < 0)
         return -1;
     return 0;
 }
@@ -113,7 +152,9 @@ int mw_merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t sub
     m->at = calloc(m->cap, sizeof *m->at);
     m->last = malloc((size_t)size * sizeof *m->last);
     m->expected = malloc(size);
-    if (!m->ring || !m->at || !m->last || !m->expected) {
+    m->peer_gen = calloc(size, sizeof *m->peer_gen);
+    m->peer_pos = malloc((size_t)size * sizeof *m->peer_pos);
+    if (!m->ring || !m->at || !m->last || !m->expected || !m->peer_gen || !m->peer_pos) {
         mw_merge_free(m);
         return -1;
     }
@@ -142,6 +183,8 @@ void mw_merge_free(mw_merge_t *m)
     free(m->at);
     free(m->last);
     free(m->expected);
+    free(m->peer_gen);
+    free(m->peer_pos);
     memset(m, 0, sizeof *m);
 }
 
@@ -225,7 +268,38 @@ static void window_mark(mw_window_t *w, uint32_t fn)
     }
 }
 
-static void window_add(mw_window_t *w, uint32_t rank, const Mpiwatch__Sample *s,
+/* Adds the sample's point-to-point traffic to the window's pairs. A rank's sample for a window
+ * is merged once at most (ingest rejects a window at or before the rank's last), so its pairs
+ * (rank, peer) are new to the window, except for a peer listed twice in this very sample: that
+ * is caught by marking each peer with this sample's generation (O(1) per peer, in an array of
+ * `size` entries that stays in cache) instead of hashing every pair into a table of
+ * ranks x peers entries, which cost a cache miss per pair at 16k ranks. */
+static void window_add_pairs(mw_merge_t *m, mw_window_t *w, uint32_t rank,
+                             const Mpiwatch__Sample *s)
+{
+    if (++m->pair_gen == 0) { /* wrapped: forget every old mark */
+        memset(m->peer_gen, 0, (size_t)m->size * sizeof *m->peer_gen);
+        m->pair_gen = 1;
+    }
+    for (size_t i = 0; i < s->n_peer_rank; i++) {
+        uint32_t peer = s->peer_rank[i];
+        mw_pair_sum_t *p;
+        if (m->peer_gen[peer] == m->pair_gen) {
+            p = MW__INDEX_AT(&w->pairs, mw_pair_sum_t, m->peer_pos[peer]);
+            mw_pair_add(p, 0, rank, peer, s->peer_messages[i], s->peer_bytes[i]);
+            continue;
+        }
+        if (!(p = mw__index_append(&w->pairs, (uint64_t)rank << 32 | peer))) {
+            w->overflow++;
+            continue;
+        }
+        m->peer_gen[peer] = m->pair_gen;
+        m->peer_pos[peer] = w->pairs.n - 1;
+        mw_pair_add(p, 1, rank, peer, s->peer_messages[i], s->peer_bytes[i]);
+    }
+}
+
+static void window_add(mw_merge_t *m, mw_window_t *w, uint32_t rank, const Mpiwatch__Sample *s,
                        uint64_t samples_dropped)
 {
     w->ranks_reporting++;
@@ -268,16 +342,7 @@ static void window_add(mw_window_t *w, uint32_t rank, const Mpiwatch__Sample *s,
         cell->count += s->density_count[i];
     }
 
-    for (size_t i = 0; i < s->n_peer_rank; i++) {
-        int created;
-        mw_pair_sum_t *p =
-            mw__index_get(&w->pairs, (uint64_t)rank << 32 | s->peer_rank[i], &created);
-        if (!p) {
-            w->overflow++;
-            continue;
-        }
-        mw_pair_add(p, created, rank, s->peer_rank[i], s->peer_messages[i], s->peer_bytes[i]);
-    }
+    window_add_pairs(m, w, rank, s);
 
     for (size_t i = 0; i < s->n_longest; i++) {
         const Mpiwatch__Call *c = s->longest[i];
@@ -371,7 +436,8 @@ int mw_merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint64
         win->index = (uint64_t)w;
         win->first_arrival_ns = now_ns;
     }
-    window_add(win, rank, s, samples_dropped);
+    win->last_arrival_ns = now_ns;
+    window_add(m, win, rank, s, samples_dropped);
     if (w > m->max_seen)
         m->max_seen = w;
     merge_close_ready(m);

@@ -32,8 +32,20 @@ typedef struct {
     uint64_t bytes;
 } mw_fn_stats_t;
 
-/* Adds one rank's figures for one window to a total (a window's sum or the job's totals). */
-void mw_fn_stats_add(mw_fn_stats_t *t, const Mpiwatch__FunctionStat *f);
+/* Adds one rank's figures for one window to a total (a window's sum or the job's totals).
+ * Inline: it runs twice per function summary. */
+static inline void mw_fn_stats_add(mw_fn_stats_t *t, const Mpiwatch__FunctionStat *f)
+{
+    if (f->count) {
+        if (t->count == 0 || f->min_ns < t->min_ns)
+            t->min_ns = f->min_ns;
+        if (f->max_ns > t->max_ns)
+            t->max_ns = f->max_ns;
+    }
+    t->count += f->count;
+    t->total_ns += f->total_ns;
+    t->bytes += f->bytes;
+}
 
 /* One function summed over the ranks that reported a window. */
 typedef struct {
@@ -114,13 +126,30 @@ typedef struct {
     mw_call_t *longest; /* the longest calls across ranks, longest first */
     uint32_t n_longest;
     mw__index_t density; /* values: mw_density_cell_t, see MW__INDEX_AT */
-    mw__index_t pairs;   /* values: mw_pair_sum_t */
+    mw__index_t pairs;   /* values: mw_pair_sum_t, one per (src, dst); a list (index.h): read
+                            it in order, it cannot be looked up by key */
 
     /* Merge bookkeeping. */
     uint64_t first_arrival_ns; /* collector monotonic time of the first sample */
+    uint64_t last_arrival_ns;  /* ... and of the last one merged */
     unsigned char *fn_mark;    /* [MW_FN_COUNT]: 1 when listed in fn_used */
     int open;
 } mw_window_t;
+
+/* A histogram of durations (window close latency) from which quantiles are read: 16 exact
+ * buckets for 0..15 ns, then 8 per octave, so a quantile is known within 1/8 of its value
+ * whatever its scale, in fixed memory and O(1) per value. */
+#define MW_LATENCY_BUCKETS 496u
+typedef struct {
+    uint64_t count;
+    uint64_t max_ns;
+    uint64_t bucket[MW_LATENCY_BUCKETS];
+} mw_latency_t;
+
+void mw_latency_add(mw_latency_t *h, uint64_t ns);
+/* The q-quantile (0 < q <= 1) in ns, rounded up to the top of its bucket (never above the
+ * largest value added): "at most this". 0 when the histogram is empty. */
+uint64_t mw_latency_quantile(const mw_latency_t *h, double q);
 
 /* Called once per closed window, in index order. */
 typedef void (*mw_window_fn)(const mw_window_t *w, void *user);
@@ -138,6 +167,9 @@ typedef struct {
     uint32_t mask;
 
     int64_t *last;           /* [size]: last window index each rank sent, -1 none */
+    uint32_t *peer_gen;      /* [size]: pair_gen when the peer was last seen in a sample ... */
+    uint32_t *peer_pos;      /* ... and the position of (rank, peer) in the window's pairs */
+    uint32_t pair_gen;       /* one per merged sample */
     unsigned char *expected; /* [size]: 1 until the rank says bye or is declared dead */
     uint64_t behind;         /* expected ranks whose last window is before head */
 

@@ -245,12 +245,24 @@ static void report_losses(const mw_collector_t *c, FILE *out)
     fprintf(out, "%s\n", rejected ? ")" : "");
 }
 
+/* The recording's path and size so far (the last index and flush come at exit). */
+static void report_recording(const mw_collector_t *c, FILE *out)
+{
+    if (!c->record)
+        return;
+    uint64_t bytes = mw__record_bytes(c->record);
+    fprintf(out, "\nRecording\n  %s: %" PRIu64 " bytes (%.1f MB)%s\n", mw__record_path(c->record),
+            bytes, (double)bytes / 1e6,
+            mw__record_failed(c->record) ? ", stopped by a write error" : "");
+}
+
 void mw_report_write(const mw_collector_t *c, FILE *out)
 {
     fprintf(out, "\n== mpiwatch report ==================================================\n");
     if (!c->job.active) {
         fprintf(out, "no job: no valid hello was received\n");
         report_losses(c, out);
+        report_recording(c, out);
         return;
     }
     report_header(c, out);
@@ -258,4 +270,5 @@ void mw_report_write(const mw_collector_t *c, FILE *out)
     report_ranks(&c->job, out);
     report_pairs(&c->job, out);
     report_losses(c, out);
+    report_recording(c, out);
 }

@@ -8,6 +8,11 @@
  * loop reads it and finishes cleanly (windows closed, report and files written, exit 0).
  * With --metrics-port, each wakeup also hands the collector to mw_metrics_update(), which
  * publishes a snapshot for the HTTP thread (metrics.c) and may shorten the poll timeout.
+ * With --publish or --history, the feed's sockets (feed.c) share the loop's context; the
+ * history socket is polled beside the ingest socket and every wakeup lets the feed answer
+ * pending requests (a bounded batch, after the ingest batch) and republish the job
+ * description when it is due, for which the timeout is at most FEED_WAKE_MS while a job is
+ * known.
  *
  * ZMQ_MAXMSGSIZE makes libzmq drop an oversized frame (and the connection that sent it)
  * before it is ever buffered; the collector's own size check is the second line of defence.
@@ -28,6 +33,7 @@
 
 #define SERVER_BATCH 4096    /* messages per wakeup before timers run again */
 #define SERVER_RCVHWM 100000 /* queued messages: ~10 windows of a 10k-rank job */
+#define FEED_WAKE_MS 1000    /* the feed republishes the job description about this often */
 
 static int sig_pipe[2] = {-1, -1};
 
@@ -184,15 +190,20 @@ static int server_loop(mw_collector_t *c, void *sock, mw_metrics_t *metrics)
         mw_clock_now(&now);
         mw_collector_tick(c, &now);
         long metrics_ms = metrics ? mw_metrics_update(metrics, c, now.mono_ns) : -1;
+        mw__feed_serve(c->feed, c);
         if (c->exit_requested)
             return 0;
 
-        zmq_pollitem_t items[2] = {
+        zmq_pollitem_t items[3] = {
             {.socket = sock, .events = ZMQ_POLLIN},
             {.socket = NULL, .fd = sig_pipe[0], .events = ZMQ_POLLIN},
         };
+        mw__feed_pollitem(c->feed, &items[2]);
+        int n_items = items[2].socket ? 3 : 2;
         long timeout = server_earlier(mw_collector_timeout_ms(c, &now), metrics_ms);
-        if (zmq_poll(items, 2, timeout) < 0) {
+        if (c->opt->publish && c->job.active)
+            timeout = server_earlier(timeout, FEED_WAKE_MS);
+        if (zmq_poll(items, n_items, timeout) < 0) {
             if (zmq_errno() == EINTR)
                 continue; /* the signal's byte is in the pipe */
             MW_LOG(MW_LOG_ERROR, "zmq_poll: %s", zmq_strerror(zmq_errno()));
@@ -206,6 +217,7 @@ static int server_loop(mw_collector_t *c, void *sock, mw_metrics_t *metrics)
         }
         if ((items[0].revents & ZMQ_POLLIN) && server_drain(c, sock) < 0)
             return -1;
+        /* History requests are answered at the top of the next iteration, after the timers. */
     }
 }
 
@@ -226,11 +238,15 @@ int mw_server_run(mw_collector_t *c)
     }
     if (server_socket(sock, c->opt) < 0 || server_signals() < 0)
         goto out;
+    if ((c->opt->publish || c->opt->history) && !(c->feed = mw__feed_open(ctx, c->opt)))
+        goto out;
     if (c->opt->metrics_port && !(metrics = mw_metrics_start(c, (unsigned)c->opt->metrics_port)))
         goto out;
     rc = server_loop(c, sock, metrics);
 out:
     mw_metrics_stop(metrics);
+    mw__feed_close(c->feed); /* before the context ends: it owns sockets of it */
+    c->feed = NULL;
     if (sock && zmq_close(sock) != 0)
         MW_LOG(MW_LOG_ERROR, "zmq_close: %s", zmq_strerror(zmq_errno()));
     while (zmq_ctx_term(ctx) != 0) {

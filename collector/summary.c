@@ -199,6 +199,25 @@ char *mw_stats_json(const mw_collector_t *c)
         json_u64(root, "windows", c->stats.windows) < 0 ||
         json_u64(root, "partial_windows", c->stats.partial_windows) < 0)
         goto out;
+    /* Window close latency quantiles in ms (docs/collector.md, Performance). */
+    const struct {
+        const char *key;
+        const mw_latency_t *h;
+        double q;
+    } lat[] = {{"close_latency_ms_p50", &c->stats.close_latency, 0.5},
+               {"close_latency_ms_p99", &c->stats.close_latency, 0.99},
+               {"close_latency_ms_max", &c->stats.close_latency, 1.0},
+               {"close_wait_ms_p50", &c->stats.close_wait, 0.5},
+               {"close_wait_ms_p99", &c->stats.close_wait, 0.99}};
+    for (size_t i = 0; i < sizeof lat / sizeof lat[0]; i++)
+        if (!cJSON_AddNumberToObject(root, lat[i].key,
+                                     (double)mw_latency_quantile(lat[i].h, lat[i].q) / 1e6))
+            goto out;
+    /* Only with --record, so that the key set without it stays what it was. */
+    if (c->record &&
+        (json_u64(root, "recording_bytes", mw__record_bytes(c->record)) < 0 ||
+         json_u64(root, "recording_errors", (uint64_t)mw__record_failed(c->record)) < 0))
+        goto out;
     text = cJSON_Print(root);
 out:
     cJSON_Delete(root);

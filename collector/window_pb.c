@@ -185,7 +185,17 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
 
 const char *mw_job_state_name(const mw_job_t *job)
 {
-    return job->ended == MW_END_NONE ? "running" : mw_end_name(job->ended);
+    switch (job->ended) {
+    case MW_END_NONE:
+        return "running";
+    case MW_END_COMPLETE:
+        return "complete";
+    case MW_END_SILENCE:
+        return "silence";
+    case MW_END_SIGNAL:
+        return "signal";
+    }
+    return "?";
 }
 
 size_t mw__jobinfo_pack(mw_pb_encoder_t *e, const mw_job_t *job, uint64_t function_table_hash)

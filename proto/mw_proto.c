@@ -1,8 +1,11 @@
-/* mw_proto.c: the function table's names and kinds, and the decoding arena.
+/* mw_proto.c: the function table's names and kinds, the decoding arena, and the choice of
+ * decoder for each frame.
  *
  * DESIGN: the names and kinds are static arrays expanded from the same X-macro table as the
  * wrappers, so an id means the same function in every component built from one tree; the
- * table hash travels in each hello to catch components built from different trees.
+ * table hash travels in each hello to catch components built from different trees. A frame is
+ * decoded by the hand-written decoder of mw_decode.c when it can answer for it (samples), and
+ * by protobuf-c otherwise; both give the same envelope (see mw_decode.c).
  */
 #include "mw_proto.h"
 
@@ -104,10 +107,34 @@ void mw_arena_free(mw_arena_t *arena)
     memset(arena, 0, sizeof *arena);
 }
 
-Mpiwatch__Envelope *mw_envelope_decode(mw_arena_t *arena, const void *data, size_t len)
+Mpiwatch__Envelope *mw__envelope_decode_pbc(mw_arena_t *arena, const void *data, size_t len)
 {
     if (len > MW_MAX_MESSAGE_BYTES)
         return NULL;
     mw_arena_reset(arena);
     return mpiwatch__envelope__unpack(&arena->allocator, len, data);
+}
+
+/* Whether MPIWATCH_DECODER=protobuf-c asks for protobuf-c only; read once. */
+static int decode_pbc_only(void)
+{
+    static int only = -1;
+    if (only < 0) {
+        const char *d = getenv("MPIWATCH_DECODER");
+        only = d && strcmp(d, "protobuf-c") == 0;
+    }
+    return only;
+}
+
+Mpiwatch__Envelope *mw_envelope_decode(mw_arena_t *arena, const void *data, size_t len)
+{
+    if (len > MW_MAX_MESSAGE_BYTES)
+        return NULL;
+    if (!decode_pbc_only() && MW_DECODE_FITS(arena, len)) {
+        mw_arena_reset(arena);
+        Mpiwatch__Envelope *env = mw__envelope_decode_fast(arena, data, len);
+        if (env)
+            return env;
+    }
+    return mw__envelope_decode_pbc(arena, data, len);
 }

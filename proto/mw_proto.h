@@ -66,7 +66,27 @@ void mw_arena_reset(mw_arena_t *arena);
 void mw_arena_free(mw_arena_t *arena);
 
 /* Unpacks one envelope from a frame into the arena (resetting it first). Returns NULL when the
- * frame is larger than MW_MAX_MESSAGE_BYTES or is not a valid encoding. */
+ * frame is larger than MW_MAX_MESSAGE_BYTES or is not a valid encoding. Samples go through the
+ * hand-written decoder of mw_decode.c, everything else (and anything it is not sure about)
+ * through protobuf-c; the result is the same either way. MPIWATCH_DECODER=protobuf-c in the
+ * environment makes every frame use protobuf-c (for benchmarks). */
 Mpiwatch__Envelope *mw_envelope_decode(mw_arena_t *arena, const void *data, size_t len);
+
+/* The two decoders behind mw_envelope_decode(), for tests and benchmarks. */
+/* protobuf-c only (resets the arena first). */
+Mpiwatch__Envelope *mw__envelope_decode_pbc(mw_arena_t *arena, const void *data, size_t len);
+/* The hand-written decoder (mw_decode.c), into the arena as it is (no reset): the envelope
+ * protobuf-c would produce, or NULL when it cannot be sure of that (a hello or bye, an invalid
+ * or unusual encoding, a full arena), in which case protobuf-c must decide. Only valid for
+ * frames that satisfy MW_DECODE_FITS(). */
+Mpiwatch__Envelope *mw__envelope_decode_fast(mw_arena_t *arena, const void *data, size_t len);
+/* protobuf-c allocates less than MW_DECODE_BYTES_RATIO bytes per wire byte, plus
+ * MW_DECODE_SLACK_BYTES, for any frame the fast decoder accepts (mw_decode.c): such a frame
+ * is tried there only when protobuf-c could not run out of arena on it either. */
+#define MW_DECODE_BYTES_RATIO 256u
+#define MW_DECODE_SLACK_BYTES 65536u
+#define MW_DECODE_FITS(arena, len)                                                                 \
+    ((arena)->size >= MW_DECODE_SLACK_BYTES &&                                                     \
+     (len) <= ((arena)->size - MW_DECODE_SLACK_BYTES) / MW_DECODE_BYTES_RATIO)
 
 #endif

@@ -58,4 +58,18 @@ int mw_rec_reader_find_window(mw_rec_reader_t *r, uint64_t index, uint64_t *wind
 int mw_rec_reader_span(mw_rec_reader_t *r, uint64_t *first_window, uint64_t *last_window,
                        uint64_t *first_mono_ns, uint64_t *last_mono_ns);
 
+/* ---- shared with the writer (collector/record_file.c) --------------------------------------- */
+
+/* CRC-32 (zlib's and gzip's: polynomial 0x04C11DB7 reflected, check value 0xCBF43926) of n
+ * bytes, continuing `crc` (start with 0). */
+uint32_t mw_rec_crc(uint32_t crc, const void *data, size_t n);
+/* The 16-byte file header of this format version. */
+void mw_rec_put_header(unsigned char out[MW_REC_HEADER_BYTES]);
+/* A frame header: tag, payload length, CRC-32 of the payload, little-endian. */
+void mw_rec_put_frame_header(unsigned char out[MW_REC_FRAME_HEADER_BYTES], uint32_t tag,
+                             uint32_t len, uint32_t crc);
+/* Looks into a received frame without decoding it: returns 1 with the window index when it is
+ * an Envelope carrying a Sample, 0 otherwise (any other body, or not an envelope at all). */
+int mw_rec_sample_window(const void *data, size_t len, uint64_t *window);
+
 #endif

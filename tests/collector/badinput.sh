@@ -4,10 +4,11 @@
 # Starts mpiwatch-collector on a private ipc:// endpoint (tests/lib/common.sh) and a
 # tcp://127.0.0.1 port, throws bad input at it (mw-badinput bad: garbage, truncated, oversized,
 # multipart, wrong version, bogus fields, ... over ZeroMQ, and bytes that are not ZeroMQ at all
-# over plain TCP), checks it is still alive, then sends a valid 1-rank job (mw-badinput job) and
-# checks that the collector exits 0 after the job (--exit-after-job), that its stats JSON
-# counts every rejection by reason exactly as mw-badinput says it should, and that the valid
-# data is in the summary JSON.
+# over plain TCP: random bytes, an HTTP request, a ZMTP peer announcing a 2^62-byte frame, a
+# greeting asking for CURVE), checks it is still alive, then sends a valid 1-rank job
+# (mw-badinput job) and checks that the collector exits 0 after the job (--exit-after-job),
+# that its stats JSON counts every rejection by reason exactly as mw-badinput says it should,
+# and that the valid data is in the summary JSON.
 # shellcheck source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 MW_COLLECTOR=$1
@@ -41,7 +42,10 @@ def check(what, got, want):
         errors.append(f"{what}: got {got!r}, want {want!r}")
 
 # Every reason is present, and each is counted exactly as often as it was provoked.
-check("stats keys", sorted(stats), sorted(["accepted", "rejected", "late", "windows", "partial_windows"]))
+check("stats keys", sorted(stats),
+      sorted(["accepted", "rejected", "late", "windows", "partial_windows", "close_latency_ms_p50",
+              "close_latency_ms_p99", "close_latency_ms_max", "close_wait_ms_p50",
+              "close_wait_ms_p99"]))
 check("reasons", sorted(stats["rejected"]), sorted(bad["rejected"]))
 for reason, n in bad["rejected"].items():
     check(f"rejected[{reason}]", stats["rejected"].get(reason), n + job["rejected"][reason])

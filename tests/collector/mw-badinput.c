@@ -7,7 +7,9 @@
  *       table, insane timestamps, bogus fields; then the valid hello of job "badinput"
  *       (1 rank) and more bad messages that need a job (job mismatch, duplicate hello,
  *       duplicate window, ...), plus one valid sample. Over plain TCP to TCP_HOST:TCP_PORT
- *       (a ZeroMQ endpoint too): random bytes and an HTTP GET, i.e. not ZeroMQ at all.
+ *       (a ZeroMQ endpoint too): random bytes and an HTTP GET, i.e. not ZeroMQ at all, then
+ *       hand-written ZMTP: a peer that announces a frame of 2^62 bytes, and a greeting that
+ *       asks for the CURVE mechanism. None of these reaches the collector as a message.
  *   mw-badinput job ENDPOINT
  *       Two more valid samples and the bye that ends the job.
  *   mw-badinput partial ENDPOINT
@@ -127,10 +129,40 @@ static void garbage(uint8_t *buf, size_t len, uint64_t seed)
     }
 }
 
+/* A ZMTP/3.0 greeting (64 bytes) with the given mechanism, as a client. */
+static size_t zmtp_greeting(uint8_t *g, const char *mechanism)
+{
+    memset(g, 0, 64);
+    g[0] = 0xff;
+    g[9] = 0x7f;
+    g[10] = 3; /* version 3.0 */
+    memcpy(g + 12, mechanism, strlen(mechanism));
+    return 64;
+}
+
+/* Round 2: a well-formed ZMTP/3.0 peer (NULL mechanism, READY as a PUSH socket) that then
+ * announces one frame of 2^62 bytes. */
+static size_t zmtp_huge_frame(uint8_t *b)
+{
+    static const uint8_t ready[] = {0x04, 26,  5,   'R', 'E', 'A', 'D', 'Y', 11,  'S',
+                                    'o',  'c', 'k', 'e', 't', '-', 'T', 'y', 'p', 'e',
+                                    0,    0,   0,   4,   'P', 'U', 'S', 'H'};
+    size_t n = zmtp_greeting(b, "NULL");
+    memcpy(b + n, ready, sizeof ready);
+    n += sizeof ready;
+    static const uint8_t frame[9] = {0x02, 0x40, 0, 0, 0, 0, 0, 0, 0}; /* long, 2^62 bytes */
+    memcpy(b + n, frame, sizeof frame);
+    n += sizeof frame;
+    memset(b + n, 0x41, 64); /* the start of its body */
+    return n + 64;
+}
+
 static void not_zeromq(const char *host, const char *port)
 {
     static const char http[] = "GET /metrics HTTP/1.1\r\nHost: collector\r\n\r\n";
-    for (int round = 0; round < 2; round++) {
+    /* Random bytes; an HTTP request; a ZMTP peer announcing a 2^62-byte frame; a ZMTP
+     * greeting asking for a security mechanism the collector does not run (CURVE). */
+    for (int round = 0; round < 4; round++) {
         int fd = socket(AF_INET, SOCK_STREAM, 0);
         struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port))};
         if (fd < 0 || inet_pton(AF_INET, host, &sa.sin_addr) != 1 ||
@@ -139,8 +171,18 @@ static void not_zeromq(const char *host, const char *port)
             exit(1);
         }
         uint8_t junk[4096];
+        size_t len = sizeof junk;
+        const void *out = junk;
         garbage(junk, sizeof junk, 99 + (uint64_t)round);
-        ssize_t n = round == 0 ? write(fd, junk, sizeof junk) : write(fd, http, sizeof http - 1);
+        if (round == 1) {
+            out = http;
+            len = sizeof http - 1;
+        } else if (round == 2) {
+            len = zmtp_huge_frame(junk);
+        } else if (round == 3) {
+            len = zmtp_greeting(junk, "CURVE");
+        }
+        ssize_t n = write(fd, out, len);
         if (n < 0)
             fprintf(stderr, "mw-badinput: write: %s (the collector hung up: fine)\n",
                     strerror(errno));

@@ -315,6 +315,20 @@ static uint64_t lcg(uint64_t *s)
     return *s >> 33;
 }
 
+/* The job's entry for pair (src, dst), or NULL; there must be one at most. */
+static const mw_pair_sum_t *job_pair(const mw_job_t *job, uint32_t src, uint32_t dst)
+{
+    const mw_pair_sum_t *found = NULL;
+    for (uint32_t i = 0; i < job->pairs.n; i++) {
+        const mw_pair_sum_t *p = MW__INDEX_AT(&job->pairs, const mw_pair_sum_t, i);
+        if (p->src == src && p->dst == dst) {
+            assert_null(found);
+            found = p;
+        }
+    }
+    return found;
+}
+
 static void test_totals_exact(void **state)
 {
     (void)state;
@@ -385,10 +399,145 @@ static void test_totals_exact(void **state)
     for (uint32_t r = 0; r < RANKS; r++) {
         assert_int_equal(job->ranks[r].mpi_time_ns, want_rank_time[r]);
         for (uint32_t d = 0; d < RANKS; d++) {
-            const mw_pair_sum_t *p = mw__index_find(&job->pairs, (uint64_t)r << 32 | d);
+            const mw_pair_sum_t *p = job_pair(job, r, d);
             assert_int_equal(p ? p->messages : 0, want_pair_msgs[r][d]);
         }
     }
+    fx_free(f);
+}
+
+/* Per-rank totals whatever the order of functions and peers in the samples: a first sample
+ * in a scrambled order with a peer listed twice (the rank's block), later samples in other
+ * orders, dropping some keys and adding new ones (late entries), checked against sums kept
+ * here; every (rank, function) and (src, dst) must have exactly one entry. The window's pairs
+ * fold the repeated peer too. */
+static void test_rank_totals_any_order(void **state)
+{
+    (void)state;
+    enum { RANKS = 6, WINDOWS = 12, FNS = 8 };
+    fx_t *f = fx_new();
+    fx_hellos(f, JOB, RANKS);
+    uint64_t seed = 99;
+    uint64_t want_fn[RANKS][FNS] = {{0}}, want_msgs[RANKS][RANKS] = {{0}};
+    for (uint64_t k = 0; k < WINDOWS; k++) {
+        for (uint32_t r = 0; r < RANKS; r++) {
+            tm_msg_t m;
+            tm_sample(&m, JOB, r, FX_W0 + k, f->now.real_ns);
+            int order[FNS];
+            for (int i = 0; i < FNS; i++)
+                order[i] = i;
+            for (int i = FNS - 1; i > 0; i--) { /* shuffle */
+                int j = (int)(lcg(&seed) % (uint64_t)(i + 1)), t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+            /* The first window has functions 0..3 only; later ones any subset. */
+            for (int i = 0; i < FNS; i++) {
+                int fn = order[i];
+                if (k == 0 ? fn >= 4 : lcg(&seed) % 3 == 0)
+                    continue;
+                uint64_t count = 1 + lcg(&seed) % 20;
+                tm_add_fn(&m, fx_fn(fn), count, count * 10, 10, 10, 0);
+                want_fn[r][fn] += count;
+            }
+            uint32_t peers[3] = {(uint32_t)lcg(&seed) % RANKS, (uint32_t)lcg(&seed) % RANKS,
+                                 (uint32_t)lcg(&seed) % RANKS};
+            if (k == 0)
+                peers[2] = peers[0]; /* listed twice in the rank's first sample */
+            for (int i = 0; i < 3; i++) {
+                tm_add_peer(&m, peers[i], 1 + i, 8);
+                want_msgs[r][peers[i]] += 1 + (uint64_t)i;
+            }
+            assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+        }
+        if (k == 0) { /* window 0 folded each rank's repeated peer into one pair */
+            assert_int_equal(f->n_closed, 1);
+            assert_true(f->closed[0].n_pairs <= 2 * RANKS); /* fits the fixture's copy */
+            for (uint32_t i = 0; i < f->closed[0].n_pairs; i++)
+                for (uint32_t j = 0; j < i; j++)
+                    assert_false(f->closed[0].pairs[i].src == f->closed[0].pairs[j].src &&
+                                 f->closed[0].pairs[i].dst == f->closed[0].pairs[j].dst);
+        }
+    }
+    const mw_job_t *job = &f->c->job;
+    for (uint32_t r = 0; r < RANKS; r++) {
+        for (int fn = 0; fn < FNS; fn++) {
+            const mw_rank_fn_t *found = NULL;
+            for (uint32_t i = 0; i < job->rank_fn.n; i++) {
+                const mw_rank_fn_t *e = MW__INDEX_AT(&job->rank_fn, const mw_rank_fn_t, i);
+                if (e->rank == r && e->fn == fx_fn(fn)) {
+                    assert_null(found);
+                    found = e;
+                }
+            }
+            assert_int_equal(found ? found->count : 0, want_fn[r][fn]);
+        }
+        for (uint32_t d = 0; d < RANKS; d++) {
+            const mw_pair_sum_t *p = job_pair(job, r, d);
+            assert_int_equal(p ? p->messages : 0, want_msgs[r][d]);
+        }
+    }
+    assert_int_equal(job->overflow, 0);
+    fx_free(f);
+}
+
+static void test_latency_histogram(void **state)
+{
+    (void)state;
+    mw_latency_t h;
+    memset(&h, 0, sizeof h);
+    assert_int_equal(mw_latency_quantile(&h, 0.5), 0);
+    mw_latency_add(&h, 7);
+    assert_int_equal(mw_latency_quantile(&h, 0.99), 7); /* exact below 16 ns */
+    memset(&h, 0, sizeof h);
+    for (uint64_t ms = 1; ms <= 1000; ms++)
+        mw_latency_add(&h, ms * MW_NS_PER_MS);
+    /* At most one bucket (1/8 of the value) above the true quantile, never below it. */
+    uint64_t p50 = mw_latency_quantile(&h, 0.5), p99 = mw_latency_quantile(&h, 0.99);
+    assert_true(p50 >= 500 * MW_NS_PER_MS && p50 <= 500 * MW_NS_PER_MS * 9 / 8);
+    assert_true(p99 >= 990 * MW_NS_PER_MS && p99 <= 1000 * MW_NS_PER_MS);
+    assert_int_equal(mw_latency_quantile(&h, 1.0), 1000 * MW_NS_PER_MS); /* clamped to max */
+    mw_latency_add(&h, UINT64_MAX);
+    assert_int_equal(mw_latency_quantile(&h, 1.0), UINT64_MAX);
+}
+
+/* The stats' close latency: from the window's end on the grid to its close (real time), and
+ * from its last sample to its close (monotonic). */
+static void test_close_latency(void **state)
+{
+    (void)state;
+    fx_t *f = fx_new();
+    fx_hellos(f, JOB, 2);
+    /* Move both clocks to 30 ms after the end of window FX_W0. */
+    uint64_t to = (FX_W0 + 1) * TM_WINDOW_NS + 30 * MW_NS_PER_MS;
+    f->now.mono_ns += to - f->now.real_ns;
+    f->now.real_ns = to;
+    send_sample(f, 0, FX_W0, 1, 10);
+    f->now.mono_ns += 5 * MW_NS_PER_MS;
+    f->now.real_ns += 5 * MW_NS_PER_MS;
+    send_sample(f, 1, FX_W0, 1, 10); /* complete: closes now, 35 ms after its end */
+    assert_int_equal(f->n_closed, 1);
+    const mw_stats_t *st = &f->c->stats;
+    assert_int_equal(st->close_latency.count, 1);
+    assert_int_equal(mw_latency_quantile(&st->close_latency, 0.5), 35 * MW_NS_PER_MS);
+    assert_int_equal(mw_latency_quantile(&st->close_wait, 0.5), 0);
+
+    /* Window FX_W0 + 1 has one sample and closes at its deadline: it waited the lateness
+     * allowance after its (only, so last) sample. */
+    send_sample(f, 0, FX_W0 + 1, 1, 10);
+    fx_advance(f, f->opt.lateness_ms);
+    assert_int_equal(f->n_closed, 2);
+    assert_int_equal(st->close_wait.count, 2);
+    assert_int_equal(mw_latency_quantile(&st->close_wait, 1.0), f->opt.lateness_ms * MW_NS_PER_MS);
+    uint64_t want = f->now.real_ns - (FX_W0 + 2) * TM_WINDOW_NS;
+    assert_int_equal(mw_latency_quantile(&st->close_latency, 1.0), want);
+
+    /* A window whose end is still ahead of the collector's clock counts as 0. */
+    f->now.real_ns = (FX_W0 + 2) * TM_WINDOW_NS;
+    send_sample(f, 0, FX_W0 + 5, 1, 10);
+    send_sample(f, 1, FX_W0 + 5, 1, 10);
+    assert_int_equal(f->n_closed, 3);
+    assert_int_equal(st->close_latency.bucket[0], 1);
     fx_free(f);
 }
 
@@ -507,6 +656,9 @@ int main(void)
         cmocka_unit_test(test_hello_pending_ranks_wait),
         cmocka_unit_test(test_eviction),
         cmocka_unit_test(test_totals_exact),
+        cmocka_unit_test(test_rank_totals_any_order),
+        cmocka_unit_test(test_latency_histogram),
+        cmocka_unit_test(test_close_latency),
         cmocka_unit_test(test_job_end_silence),
         cmocka_unit_test(test_job_end_complete),
         cmocka_unit_test(test_finish_closes_windows),

@@ -240,9 +240,17 @@ static void test_files_written_at_job_end(void **state)
     assert_non_null(text);
     root = cJSON_Parse(text);
     assert_non_null(root);
-    static const char *const skeys[] = {"accepted", "rejected", "late", "windows",
-                                        "partial_windows"};
-    assert_keys(root, skeys, 5);
+    static const char *const skeys[] = {"accepted",
+                                        "rejected",
+                                        "late",
+                                        "windows",
+                                        "partial_windows",
+                                        "close_latency_ms_p50",
+                                        "close_latency_ms_p99",
+                                        "close_latency_ms_max",
+                                        "close_wait_ms_p50",
+                                        "close_wait_ms_p99"};
+    assert_keys(root, skeys, 10);
     assert_int_equal(num(root, "accepted"), 3);
     assert_int_equal(num(root, "windows"), 1);
     const cJSON *rej = cJSON_GetObjectItemCaseSensitive(root, "rejected");

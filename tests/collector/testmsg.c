@@ -52,7 +52,10 @@ void tm_hello(tm_msg_t *m, const char *job, uint32_t rank, uint32_t size, uint64
     h->subslots = TM_SUBSLOTS;
     h->duration_bins = TM_BINS;
     h->function_count = MW_FN_COUNT - 1;
-    h->function_table_hash = mw_fn_table_hash();
+    static uint64_t table_hash; /* walks every name: once, not per hello */
+    if (!table_hash)
+        table_hash = mw_fn_table_hash();
+    h->function_table_hash = table_hash;
     h->timer = "clock_gettime";
     h->start_ns = now_ns;
     h->program = "testprog";
@@ -168,4 +171,55 @@ size_t tm_pack(const tm_msg_t *m, uint8_t **out)
     if (!*out)
         abort();
     return mpiwatch__envelope__pack(&m->env, *out);
+}
+
+void tm_put(tm_enc_t *e, const void *p, size_t n)
+{
+    if (e->n + n > sizeof e->b)
+        abort(); /* a test building a frame too large for this helper */
+    memcpy(e->b + e->n, p, n);
+    e->n += n;
+}
+
+void tm_put_varint(tm_enc_t *e, uint64_t v)
+{
+    do {
+        uint8_t b = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            b |= 0x80;
+        tm_put(e, &b, 1);
+    } while (v);
+}
+
+void tm_put_key(tm_enc_t *e, uint64_t field, unsigned wire)
+{
+    tm_put_varint(e, field << 3 | wire);
+}
+
+void tm_put_uint(tm_enc_t *e, uint64_t field, uint64_t v)
+{
+    tm_put_key(e, field, 0);
+    tm_put_varint(e, v);
+}
+
+void tm_put_ld(tm_enc_t *e, uint64_t field, const void *p, size_t n)
+{
+    tm_put_key(e, field, 2);
+    tm_put_varint(e, n);
+    tm_put(e, p, n);
+}
+
+void tm_put_msg(tm_enc_t *e, uint64_t field, const tm_enc_t *inner)
+{
+    tm_put_ld(e, field, inner->b, inner->n);
+}
+
+void tm_put_head(tm_enc_t *e, const char *job, uint32_t rank)
+{
+    e->n = 0;
+    tm_put_uint(e, 1, MW_PROTO_VERSION);
+    tm_put_ld(e, 2, job, strlen(job));
+    tm_put_uint(e, 3, rank);
+    tm_put_uint(e, 4, 7);
 }

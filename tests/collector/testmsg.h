@@ -64,4 +64,21 @@ size_t tm_pack(const tm_msg_t *m, uint8_t **out);
 /* log2 bin of a duration (bin b: [2^b, 2^(b+1)) ns). */
 uint32_t tm_bin(uint64_t ns);
 
+/* A hand-made encoding, for frames protobuf-c's packer never writes (crafted or unusual
+ * input): members appended one by one, each helper writing exactly what its name says. */
+typedef struct {
+    uint8_t b[65536];
+    size_t n;
+} tm_enc_t;
+
+void tm_put(tm_enc_t *e, const void *p, size_t n);
+void tm_put_varint(tm_enc_t *e, uint64_t v);
+/* A key: field << 3 | wire type (0 varint, 1 64-bit, 2 length-delimited, 5 32-bit). */
+void tm_put_key(tm_enc_t *e, uint64_t field, unsigned wire);
+void tm_put_uint(tm_enc_t *e, uint64_t field, uint64_t v);
+void tm_put_ld(tm_enc_t *e, uint64_t field, const void *p, size_t n);
+void tm_put_msg(tm_enc_t *e, uint64_t field, const tm_enc_t *inner);
+/* The envelope header of a sample or bye: version, job, rank, seq 7. */
+void tm_put_head(tm_enc_t *e, const char *job, uint32_t rank);
+
 #endif

@@ -24,6 +24,12 @@
  * gives every array its own redzone. Op 0 frames keep the arena, so its code is fuzzed too.
  * The decoded envelope lives until the next decode, exactly as with the arena.
  *
+ * Every frame is also checked against protobuf-c (the property of tests/collector/
+ * test_decode.c): when the hand-written decoder of proto/mw_decode.c answers on its own, in an
+ * arena of its own sized for the largest input, protobuf-c (with malloc) must accept the frame
+ * and give a deep-equal envelope (pbequal.c); a difference aborts, which libFuzzer reports as
+ * a crash with the frame's script.
+ *
  * State: the collector is made once (its arena is large, and a fresh one per input would cost
  * more than the input) and its job, windows and counters are reset before every input, so each
  * input runs from the same state and a crash reproduces from its file alone. Memory is bounded
@@ -40,12 +46,35 @@
 
 #include "collector.h"
 #include "fixture.h"
+#include "pbequal.h"
 
 /* The real decoder, renamed in this build (see the comment at the top). */
 Mpiwatch__Envelope *mw__fuzz_arena_decode(mw_arena_t *arena, const void *data, size_t len);
 
 static int use_malloc_decode;
 static Mpiwatch__Envelope *malloc_env; /* the last envelope unpacked with malloc */
+static mw_arena_t diff_arena;          /* the fast decoder's arena in the differential check */
+
+#define FUZZ_MAX_LEN 65536u /* the largest frame an input can hold (2-byte length) */
+
+/* The fast decoder, when it answers, agrees with protobuf-c (see the top of this file). */
+static void differential(const void *data, size_t len)
+{
+    if (!MW_DECODE_FITS(&diff_arena, len))
+        return;
+    mw_arena_reset(&diff_arena);
+    Mpiwatch__Envelope *fast = mw__envelope_decode_fast(&diff_arena, data, len);
+    if (!fast)
+        return; /* protobuf-c decides */
+    Mpiwatch__Envelope *ref = mpiwatch__envelope__unpack(NULL, len, data);
+    const char *diff = ref ? pb_diff(&ref->base, &fast->base) : "protobuf-c rejects the frame";
+    if (diff) {
+        /* File descriptor 2 directly: stdio's stderr may be /dev/null (see the top). */
+        dprintf(2, "fuzz_ingest: the fast decoder differs from protobuf-c: %s\n", diff);
+        abort();
+    }
+    mpiwatch__envelope__free_unpacked(ref, NULL);
+}
 
 static void release_malloc_env(void)
 {
@@ -58,6 +87,7 @@ static void release_malloc_env(void)
 Mpiwatch__Envelope *mw_envelope_decode(mw_arena_t *arena, const void *data, size_t len)
 {
     release_malloc_env();
+    differential(data, len);
     if (!use_malloc_decode)
         return mw__fuzz_arena_decode(arena, data, len);
     if (len > MW_MAX_MESSAGE_BYTES)
@@ -83,7 +113,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     mw_options_defaults(&opt);
     opt.quiet = 1;
     coll = malloc(sizeof *coll);
-    if (!coll || mw_collector_init(coll, &opt) < 0)
+    if (!coll || mw_collector_init(coll, &opt) < 0 ||
+        mw_arena_init(&diff_arena,
+                      MW_DECODE_SLACK_BYTES + (size_t)MW_DECODE_BYTES_RATIO * FUZZ_MAX_LEN) < 0)
         abort();
     return 0;
 }

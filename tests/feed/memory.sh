@@ -1,0 +1,91 @@
+#!/bin/bash
+# memory.sh COLLECTOR LOADGEN FEED GARBAGE: the feed's memory does not grow with the run.
+#
+# A collector with --publish and --history (--history-windows 50, --history-mb 4: both rings
+# are full after a few seconds) takes a 30 s load generator job (1024 ranks, 20 windows/s, 600
+# windows of about 60 KB, 550 MB of samples) while a subscriber reads the feed and a client
+# keeps asking the history endpoint (--last 50, one rank's latest samples, the job). The
+# collector's resident memory (VmRSS) at 10 s and at 28 s must differ by less than
+# FEED_RSS_SLACK_KB (6 MiB): keeping the windows of those 18 s would take about 20 MB more,
+# keeping the samples or leaking the replies hundreds of MB; what varies from run to run is
+# the heap that freed reply buffers leave behind (a few MB at most, once). The job must still
+# be received exactly (summary equal to the generator's totals) and the history requests
+# answered.
+# shellcheck source=../lib/common.sh
+. "$(dirname "$0")/../lib/common.sh"
+MW_COLLECTOR=$1
+loadgen=$2
+feed=$3
+python=$MW_PYTHON
+mw_init feed_memory
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+dir=$MW_T
+FEED_RSS_SLACK_KB=6144
+
+mw_start_collector --exit-after-job --quiet --summary-json "$dir/summary.json" \
+    --stats-json "$dir/stats.json" --silence-timeout-ms 60000 --lateness-ms 3000 \
+    --publish "$FEED_PUB" --history "$FEED_HIST" --history-windows 50 --history-mb 4
+"$feed" --subscribe "$FEED_PUB" --until-job-end --timeout-ms 60000 >/dev/null \
+    2>"$dir/sub.err" &
+sub=$!
+feed_bg $sub
+"$loadgen" --connect "$MW_EP" --ranks 1024 --nodes 64 --rate 20 --functions 8 --seconds 30 \
+    --job feedmem --seed 2 --totals-json "$dir/totals.json" 2>"$dir/loadgen.err" &
+lg=$!
+feed_bg $lg
+# History clients for the whole run; each request's outcome is one line of asked.log.
+(
+    i=0
+    while kill -0 $lg 2>/dev/null; do
+        i=$((i + 1))
+        case $((i % 3)) in
+        0) args=(--last 50) ;;
+        1) # the windows just closed (the grid is the real-time clock, 50 ms windows)
+            k=$(($(date +%s%N) / 50000000))
+            args=(--rank $((i % 1024)) --range $((k - 3)):$((k - 1))) ;;
+        2) args=(--job) ;;
+        esac
+        if "$feed" --history "$FEED_HIST" "${args[@]}" >/dev/null 2>>"$dir/asked.err"; then
+            echo ok
+        else
+            echo "failed: ${args[*]}"
+        fi
+        sleep 0.2
+    done >"$dir/asked.log"
+) &
+asker=$!
+feed_bg $asker
+
+sleep 10
+early=$(feed_rss_kb "$MW_CPID") || mw_fail "cannot read the collector's VmRSS"
+sleep 18
+late=$(feed_rss_kb "$MW_CPID") || mw_fail "cannot read the collector's VmRSS"
+wait $lg || { MW_FAILURE_LOG=$dir/loadgen.err; mw_fail "mpiwatch-loadgen failed"; }
+wait $asker
+mw_collector_exits 30
+wait $sub || { MW_FAILURE_LOG=$dir/sub.err; mw_fail "the subscriber failed"; }
+mw_log "VmRSS at 10 s: $early kB, at 28 s: $late kB (growth $((late - early)) kB)"
+[ $((late - early)) -lt $FEED_RSS_SLACK_KB ] ||
+    mw_fail "the collector grew by $((late - early)) kB between 10 s and 28 s"
+
+MW_FAILURE_LOG=$dir/asked.err
+"$python" - "$dir" <<'PY' || mw_fail "output check"
+import json, sys
+d = sys.argv[1]
+load = lambda name: json.load(open(f"{d}/{name}"))
+tot, stats, summary = load("totals.json"), load("stats.json"), load("summary.json")
+asked = open(f"{d}/asked.log").read().split("\n")
+errors = []
+if summary["functions"] != tot["functions"]:
+    errors.append("summary functions differ from the generator's totals")
+if stats["windows"] != tot["windows"]:
+    errors.append(f"windows {stats['windows']} of {tot['windows']}")
+failed = [l for l in asked if l.startswith("failed")]
+if failed or asked.count("ok") < 30:
+    errors.append(f"{asked.count('ok')} requests answered, failed: {failed[:5]}")
+for e in errors:
+    print("mismatch:", e)
+sys.exit(1 if errors else 0)
+PY
+mw_log "ok"

@@ -1,0 +1,104 @@
+/* mw-recdump: what a recording holds, for the shell tests (the scripts in tests/record).
+ *
+ *   mw-recdump FILE.mpiw
+ *
+ * Reads every record in order and prints one "key value" line per fact: the number of records
+ * of each kind, whether the file ends with a torn or damaged frame, the kind of the last
+ * record, the span (first and last window), and how many of the windows read in order are
+ * found through the index (mw_rec_reader_find_window) at the offset of the first window frame
+ * with their index, and how many of those have their first sample's offset. Exit status 0
+ * when the file could be read (a torn tail included), 1 when not.
+ *
+ * DESIGN: only the public reader API (proto/mw_recording.h), as the viewer and tools use it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "mw_recording.h"
+
+int main(int argc, char **argv)
+{
+    static const char *const kinds[] = {
+        [MPIWATCH__RECORD__BODY__NOT_SET] = "other", [MPIWATCH__RECORD__BODY_MESSAGE] = "message",
+        [MPIWATCH__RECORD__BODY_WINDOW] = "window",  [MPIWATCH__RECORD__BODY_JOB] = "job",
+        [MPIWATCH__RECORD__BODY_EVENT] = "event",    [MPIWATCH__RECORD__BODY_TICK] = "tick",
+        [MPIWATCH__RECORD__BODY_FINISH] = "finish",  [MPIWATCH__RECORD__BODY_INDEX] = "index",
+        [MPIWATCH__RECORD__BODY_START] = "start",
+    };
+    enum { NKINDS = sizeof kinds / sizeof kinds[0] };
+    char err[256];
+    if (argc != 2) {
+        fprintf(stderr, "usage: mw-recdump FILE.mpiw\n");
+        return 2;
+    }
+    mw_rec_reader_t *rd = mw_rec_reader_open(argv[1], err, sizeof err);
+    if (!rd) {
+        fprintf(stderr, "mw-recdump: %s\n", err);
+        return 1;
+    }
+    unsigned long long counts[NKINDS] = {0}, records = 0;
+    size_t n_win = 0, cap = 0;
+    uint64_t *win = NULL, *off = NULL;
+    const char *last = "none";
+    const Mpiwatch__Record *rec;
+    uint64_t at;
+    int k;
+    while ((k = mw_rec_reader_next(rd, &rec, &at, err, sizeof err)) == 1) {
+        unsigned kind = (unsigned)rec->body_case < NKINDS && kinds[rec->body_case]
+                            ? (unsigned)rec->body_case
+                            : 0;
+        counts[kind]++;
+        records++;
+        last = kinds[kind];
+        if (rec->body_case == MPIWATCH__RECORD__BODY_WINDOW && rec->window) {
+            if (n_win == cap) {
+                cap = cap ? 2 * cap : 256;
+                win = realloc(win, cap * sizeof *win);
+                off = realloc(off, cap * sizeof *off);
+                if (!win || !off) {
+                    fprintf(stderr, "mw-recdump: out of memory\n");
+                    return 1;
+                }
+            }
+            win[n_win] = rec->window->index;
+            off[n_win++] = at;
+        }
+    }
+    if (k < 0) {
+        fprintf(stderr, "mw-recdump: %s\n", err);
+        return 1;
+    }
+    printf("records %llu\n", records);
+    for (unsigned i = 0; i < NKINDS; i++)
+        if (kinds[i])
+            printf("%s %llu\n", kinds[i], counts[i]);
+    printf("truncated %d\n", mw_rec_reader_truncated(rd));
+    printf("last %s\n", last);
+
+    uint64_t first_w, last_w, first_m, last_m;
+    int s = mw_rec_reader_span(rd, &first_w, &last_w, &first_m, &last_m);
+    if (s == 1)
+        printf("span %llu %llu\nspan_seconds %.3f\n", (unsigned long long)first_w,
+               (unsigned long long)last_w, (double)(last_m - first_m) / 1e9);
+    else
+        printf("span none\n");
+
+    unsigned long long found = 0, first_known = 0;
+    for (size_t i = 0; i < n_win; i++) {
+        /* Two jobs in one recording can have windows with the same index: find_window gives
+         * the first. */
+        size_t j = 0;
+        while (win[j] != win[i])
+            j++;
+        uint64_t wo, fs;
+        if (mw_rec_reader_find_window(rd, win[i], &wo, &fs) == 1 && wo == off[j]) {
+            found++;
+            first_known += fs != 0;
+        }
+    }
+    printf("find_ok %llu\nfind_first_sample %llu\n", found, first_known);
+    free(win);
+    free(off);
+    mw_rec_reader_close(rd);
+    return 0;
+}

@@ -1,0 +1,630 @@
+/* test_recording.c: the recording file, written by collector/record_file.c and read by
+ * proto/mw_recording.c.
+ *
+ * DESIGN: files are written through the collector's writer API with a fake clock, then read
+ * back: every record in order, windows found through the index while the file is still being
+ * written and after it is closed, and the first-sample offsets checked against the frames they
+ * point at. The reader is then given every prefix of a file (a collector killed at any byte)
+ * and files with random damage: it must never crash, must read exactly the complete frames of
+ * a prefix, and must say when the tail is torn. Last, a collector run is recorded and replayed
+ * into a second collector through mw_collector_apply_record: the regenerated windows must be
+ * byte for byte the recorded ones, and the summary and stats JSON identical.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "mw_recording.h"
+
+#define JOB "rectest"
+#define RANKS 4u
+#define MAX_FRAMES 4096
+
+static char tmpdir[64];
+
+static int setup_dir(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/mw-rectest.XXXXXX");
+    mw__log_level = MW_LOG_ERROR;
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown_dir(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void path_of(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "%s/%s", tmpdir, name);
+}
+
+/* A packed Window with `index` (the reader looks only at the index). */
+static size_t window_bytes(uint64_t index, uint8_t *out, size_t cap)
+{
+    Mpiwatch__Window w = MPIWATCH__WINDOW__INIT;
+    w.index = index;
+    w.window_ns = TM_WINDOW_NS;
+    w.ranks_reporting = RANKS;
+    w.mpi_time_ns = index * 7;
+    assert_true(mpiwatch__window__get_packed_size(&w) <= cap);
+    return mpiwatch__window__pack(&w, out);
+}
+
+/* Appends window k (grid index FX_W0 + k): one sample per rank, then the closed window, and a
+ * tick after every fifth window. */
+static void write_window(mw_record_t *r, mw_clock_t *now, uint64_t k)
+{
+    tm_msg_t m;
+    uint8_t *buf, wb[256];
+    for (uint32_t rank = 0; rank < RANKS; rank++) {
+        tm_sample(&m, JOB, rank, FX_W0 + k, now->real_ns);
+        size_t n = tm_pack(&m, &buf);
+        mw__record_frame(r, now, buf, n, 1);
+        free(buf);
+        now->mono_ns += 1000;
+    }
+    mw__record_window(r, now, FX_W0 + k, wb, window_bytes(FX_W0 + k, wb, sizeof wb));
+    if (k % 5 == 4)
+        mw__record_tick(r, now);
+    now->mono_ns += TM_WINDOW_NS;
+    now->real_ns += TM_WINDOW_NS;
+}
+
+static mw_record_t *open_writer(const char *path, mw_options_t *opt)
+{
+    mw_options_defaults(opt);
+    mw_record_t *r = mw__record_open(path, opt);
+    assert_non_null(r);
+    assert_int_equal(mw__record_failed(r), 0);
+    return r;
+}
+
+/* Writes a complete file of `windows` windows. */
+static void write_file(const char *path, uint64_t windows)
+{
+    mw_options_t opt;
+    mw_record_t *r = open_writer(path, &opt);
+    mw_clock_t now = {FX_MONO_NS, FX_REAL_NS};
+    for (uint64_t k = 0; k < windows; k++)
+        write_window(r, &now, k);
+    mw__record_finish(r, &now);
+    assert_int_equal(mw__record_failed(r), 0);
+    mw__record_close(r);
+    mw_options_free(&opt);
+}
+
+/* Checks that window k is found, that its offset holds its Window frame, and that its first
+ * sample offset (required when `need_first`) holds rank 0's sample for it. */
+static void check_window(mw_rec_reader_t *rd, uint64_t k, int need_first)
+{
+    uint64_t wo = 0, fs = 0;
+    const Mpiwatch__Record *rec;
+    char err[128];
+    assert_int_equal(mw_rec_reader_find_window(rd, FX_W0 + k, &wo, &fs), 1);
+    assert_int_equal(mw_rec_reader_seek(rd, wo), 0);
+    assert_int_equal(mw_rec_reader_next(rd, &rec, NULL, err, sizeof err), 1);
+    assert_int_equal(rec->body_case, MPIWATCH__RECORD__BODY_WINDOW);
+    assert_int_equal(rec->window->index, FX_W0 + k);
+    if (need_first)
+        assert_true(fs != 0);
+    if (fs) {
+        assert_true(fs < wo);
+        assert_int_equal(mw_rec_reader_seek(rd, fs), 0);
+        assert_int_equal(mw_rec_reader_next(rd, &rec, NULL, err, sizeof err), 1);
+        assert_int_equal(rec->body_case, MPIWATCH__RECORD__BODY_MESSAGE);
+        Mpiwatch__Envelope *env =
+            mpiwatch__envelope__unpack(NULL, rec->message.len, rec->message.data);
+        assert_non_null(env);
+        assert_int_equal(env->body_case, MPIWATCH__ENVELOPE__BODY_SAMPLE);
+        assert_int_equal(env->sample->window, FX_W0 + k);
+        assert_int_equal(env->rank, 0); /* the first of the window's samples */
+        mpiwatch__envelope__free_unpacked(env, NULL);
+    }
+}
+
+/* Every frame of a complete file: where each ends and, for window frames, the window. */
+typedef struct {
+    size_t n;
+    uint64_t end[MAX_FRAMES];
+    uint64_t window[MAX_FRAMES]; /* UINT64_MAX: not a window frame */
+    uint64_t size;
+} frames_t;
+
+static void read_frames(const char *path, frames_t *f)
+{
+    char err[128];
+    mw_rec_reader_t *rd = mw_rec_reader_open(path, err, sizeof err);
+    assert_non_null(rd);
+    const Mpiwatch__Record *rec;
+    uint64_t off;
+    f->n = 0;
+    while (mw_rec_reader_next(rd, &rec, &off, err, sizeof err) == 1) {
+        assert_true(f->n < MAX_FRAMES);
+        if (f->n)
+            f->end[f->n - 1] = off; /* a frame ends where the next begins */
+        else
+            assert_int_equal(off, MW_REC_HEADER_BYTES);
+        f->window[f->n] =
+            rec->body_case == MPIWATCH__RECORD__BODY_WINDOW ? rec->window->index : UINT64_MAX;
+        f->n++;
+    }
+    assert_int_equal(mw_rec_reader_truncated(rd), 0);
+    mw_rec_reader_close(rd);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    f->size = (uint64_t)st.st_size;
+    assert_true(f->n > 0);
+    f->end[f->n - 1] = f->size; /* and the last one at the end of the file */
+}
+
+static uint8_t *read_all(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    uint8_t *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, fp), (size_t)n);
+    fclose(fp);
+    *len = (size_t)n;
+    return buf;
+}
+
+static void write_all(const char *path, const uint8_t *buf, size_t len)
+{
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(buf, 1, len, fp), len);
+    assert_int_equal(fclose(fp), 0);
+}
+
+/* ---- writer and reader --------------------------------------------------------------------- */
+
+/* The frame checksum is zlib's CRC-32 (whatever computes it): its check value, and the same
+ * result in pieces as in one go. */
+static void test_crc(void **state)
+{
+    (void)state;
+    assert_int_equal(mw_rec_crc(0, "123456789", 9), 0xCBF43926u);
+    assert_int_equal(mw_rec_crc(0, "", 0), 0);
+    uint8_t buf[3000];
+    uint64_t seed = 99;
+    for (size_t i = 0; i < sizeof buf; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        buf[i] = (uint8_t)(seed >> 56);
+    }
+    uint32_t whole = mw_rec_crc(0, buf, sizeof buf);
+    for (size_t cut = 0; cut <= sizeof buf; cut += 37)
+        assert_int_equal(mw_rec_crc(mw_rec_crc(0, buf, cut), buf + cut, sizeof buf - cut), whole);
+}
+
+/* Round trip through the index while the file grows, then after it is closed. */
+static void test_roundtrip_growing(void **state)
+{
+    (void)state;
+    char path[128], err[128];
+    path_of(path, sizeof path, "grow.mpiw");
+    mw_options_t opt;
+    mw_record_t *r = open_writer(path, &opt);
+    mw_clock_t now = {FX_MONO_NS, FX_REAL_NS};
+    for (uint64_t k = 0; k < 70; k++) /* index frames after windows 32 and 64, 6 after that */
+        write_window(r, &now, k);
+
+    /* A flush makes everything written so far readable while the file is open (the writer
+     * also hands every window to its thread, but asynchronously). */
+    mw__record_flush(r);
+    mw_rec_reader_t *rd = mw_rec_reader_open(path, err, sizeof err);
+    assert_non_null(rd);
+    for (uint64_t k = 0; k < 70; k++)
+        check_window(rd, k, k < 64); /* first samples are known for indexed windows */
+    assert_int_equal(mw_rec_reader_find_window(rd, FX_W0 + 70, NULL, NULL), 0);
+    assert_int_equal(mw_rec_reader_find_window(rd, FX_W0 - 1, NULL, NULL), 0);
+    uint64_t first, last, fm, lm;
+    assert_int_equal(mw_rec_reader_span(rd, &first, &last, &fm, &lm), 1);
+    assert_int_equal(first, FX_W0);
+    assert_int_equal(last, FX_W0 + 69);
+    assert_true(fm > 0);
+    assert_int_equal(lm, now.mono_ns - TM_WINDOW_NS); /* the last window frame's clock */
+
+    /* More windows, found by the same reader: the end of the file is looked at again. */
+    for (uint64_t k = 70; k < 100; k++)
+        write_window(r, &now, k);
+    mw__record_flush(r);
+    check_window(rd, 80, 1); /* indexed by the frame written after window 96 */
+    check_window(rd, 99, 0);
+    assert_int_equal(mw_rec_reader_span(rd, &first, &last, NULL, NULL), 1);
+    assert_int_equal(last, FX_W0 + 99);
+
+    mw__record_finish(r, &now);
+    assert_true(mw__record_bytes(r) > 100 * RANKS * 20);
+    assert_string_equal(mw__record_path(r), path);
+    mw__record_close(r);
+    mw_options_free(&opt);
+
+    /* Closed: the last index names windows 96..99, their first samples become known. */
+    for (uint64_t k = 0; k < 100; k++)
+        check_window(rd, k, 1);
+    mw_rec_reader_close(rd);
+
+    /* A fresh reader: every record in order. */
+    rd = mw_rec_reader_open(path, err, sizeof err);
+    assert_non_null(rd);
+    for (uint64_t k = 0; k < 100; k += 7)
+        check_window(rd, k, 1);
+    assert_int_equal(mw_rec_reader_seek(rd, MW_REC_HEADER_BYTES), 0);
+    unsigned counts[32] = {0};
+    const Mpiwatch__Record *rec;
+    uint64_t prev_mono = 0;
+    int k;
+    while ((k = mw_rec_reader_next(rd, &rec, NULL, err, sizeof err)) == 1) {
+        assert_true((unsigned)rec->body_case < 32);
+        counts[rec->body_case]++;
+        if (rec->body_case != MPIWATCH__RECORD__BODY_START) { /* the start has the real clock */
+            assert_true(rec->mono_ns >= prev_mono);
+            prev_mono = rec->mono_ns;
+        }
+        if (rec->body_case == MPIWATCH__RECORD__BODY_MESSAGE)
+            assert_int_equal(rec->parts, 1);
+        if (rec->body_case == MPIWATCH__RECORD__BODY_START) {
+            assert_int_equal(rec->start->proto_version, MW_PROTO_VERSION);
+            assert_int_equal(rec->start->function_table_hash, mw_fn_table_hash());
+            assert_int_equal(rec->start->lateness_ms, opt.lateness_ms);
+        }
+    }
+    assert_int_equal(k, 0);
+    assert_int_equal(mw_rec_reader_truncated(rd), 0);
+    assert_int_equal(counts[MPIWATCH__RECORD__BODY_START], 1);
+    assert_int_equal(counts[MPIWATCH__RECORD__BODY_MESSAGE], 100 * RANKS);
+    assert_int_equal(counts[MPIWATCH__RECORD__BODY_WINDOW], 100);
+    assert_int_equal(counts[MPIWATCH__RECORD__BODY_TICK], 20);
+    assert_int_equal(counts[MPIWATCH__RECORD__BODY_FINISH], 1);
+    assert_int_equal(counts[MPIWATCH__RECORD__BODY_INDEX], 4); /* 32, 64, 96, close */
+    mw_rec_reader_close(rd);
+}
+
+/* Files that are not recordings, or of another version, are refused with a message. */
+static void test_open_refuses(void **state)
+{
+    (void)state;
+    char path[128], err[128];
+    uint8_t hdr[MW_REC_HEADER_BYTES];
+    path_of(path, sizeof path, "bad.mpiw");
+
+    err[0] = '\0';
+    assert_null(mw_rec_reader_open("/nonexistent/x.mpiw", err, sizeof err));
+    assert_non_null(strstr(err, "No such file"));
+
+    write_all(path, (const uint8_t *)"hello", 5);
+    assert_null(mw_rec_reader_open(path, err, sizeof err));
+    assert_non_null(strstr(err, "not an mpiwatch recording"));
+
+    mw_rec_put_header(hdr);
+    hdr[8] = 2; /* version 2 */
+    write_all(path, hdr, sizeof hdr);
+    assert_null(mw_rec_reader_open(path, err, sizeof err));
+    assert_non_null(strstr(err, "version 2"));
+
+    mw_rec_put_header(hdr);
+    hdr[12] = 8; /* header shorter than itself */
+    write_all(path, hdr, sizeof hdr);
+    assert_null(mw_rec_reader_open(path, err, sizeof err));
+
+    /* A bare header is an empty recording, not an error. */
+    mw_rec_put_header(hdr);
+    write_all(path, hdr, sizeof hdr);
+    mw_rec_reader_t *rd = mw_rec_reader_open(path, err, sizeof err);
+    assert_non_null(rd);
+    const Mpiwatch__Record *rec;
+    assert_int_equal(mw_rec_reader_next(rd, &rec, NULL, err, sizeof err), 0);
+    assert_int_equal(mw_rec_reader_truncated(rd), 0);
+    assert_int_equal(mw_rec_reader_span(rd, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(mw_rec_reader_find_window(rd, 1, NULL, NULL), 0);
+    assert_int_equal(mw_rec_reader_seek(rd, 3), -1); /* inside the header */
+    mw_rec_reader_close(rd);
+}
+
+/* Reads everything a damaged or cut file offers. Returns the records read; *found counts the
+ * windows (of `f`) that find_window returned. */
+static size_t read_damaged(const char *path, const frames_t *f, int *truncated, size_t *found)
+{
+    char err[128];
+    size_t n = 0;
+    *found = 0;
+    mw_rec_reader_t *rd = mw_rec_reader_open(path, err, sizeof err);
+    if (!rd)
+        return SIZE_MAX;
+    const Mpiwatch__Record *rec;
+    int k;
+    while ((k = mw_rec_reader_next(rd, &rec, NULL, err, sizeof err)) == 1)
+        n++;
+    assert_int_equal(k, 0);
+    *truncated = mw_rec_reader_truncated(rd);
+    uint64_t a, b, c, d;
+    int s = mw_rec_reader_span(rd, &a, &b, &c, &d);
+    assert_true(s >= -1 && s <= 1);
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->window[i] == UINT64_MAX)
+            continue;
+        uint64_t wo, fs;
+        int fw = mw_rec_reader_find_window(rd, f->window[i], &wo, &fs);
+        assert_true(fw >= -1 && fw <= 1);
+        if (fw == 1) {
+            /* Whatever the damage, a window returned is that window's intact frame. */
+            const Mpiwatch__Record *w;
+            assert_int_equal(mw_rec_reader_seek(rd, wo), 0);
+            assert_int_equal(mw_rec_reader_next(rd, &w, NULL, err, sizeof err), 1);
+            assert_int_equal(w->body_case, MPIWATCH__RECORD__BODY_WINDOW);
+            assert_int_equal(w->window->index, f->window[i]);
+            (*found)++;
+        }
+    }
+    mw_rec_reader_close(rd);
+    return n;
+}
+
+/* A writer killed at any byte: the reader reads exactly the complete frames, says the tail is
+ * torn when there is one, and finds exactly the windows whose frames are complete. */
+static void test_truncated_everywhere(void **state)
+{
+    (void)state;
+    char path[128], cut[128];
+    path_of(path, sizeof path, "full.mpiw");
+    path_of(cut, sizeof cut, "cut.mpiw");
+    write_file(path, 40); /* index frames after 32 windows and at close */
+    static frames_t f;
+    read_frames(path, &f);
+    size_t len;
+    uint8_t *all = read_all(path, &len);
+    assert_int_equal(len, f.size);
+    write_all(cut, all, len);
+    int fd = open(cut, O_WRONLY);
+    assert_true(fd >= 0);
+
+    for (uint64_t size = len;; size--) {
+        assert_int_equal(ftruncate(fd, (off_t)size), 0);
+        size_t complete = 0, windows = 0;
+        while (complete < f.n && f.end[complete] <= size) {
+            windows += f.window[complete] != UINT64_MAX;
+            complete++;
+        }
+        int truncated = 0;
+        size_t found;
+        size_t n = read_damaged(cut, &f, &truncated, &found);
+        if (size < MW_REC_HEADER_BYTES) {
+            assert_int_equal(n, SIZE_MAX); /* not even a header: refused */
+        } else {
+            assert_int_equal(n, complete);
+            uint64_t clean_end = complete ? f.end[complete - 1] : MW_REC_HEADER_BYTES;
+            assert_int_equal(truncated, size != clean_end);
+            assert_int_equal(found, windows);
+        }
+        if (size == 0)
+            break;
+    }
+    close(fd);
+    free(all);
+}
+
+/* Random damage anywhere: never a crash, every frame before the first damaged byte is read,
+ * and a window returned by find_window is always the right one (checked in read_damaged). */
+static void test_random_damage(void **state)
+{
+    (void)state;
+    char path[128], bad[128];
+    path_of(path, sizeof path, "orig.mpiw");
+    path_of(bad, sizeof bad, "damaged.mpiw");
+    write_file(path, 70);
+    static frames_t f;
+    read_frames(path, &f);
+    size_t len;
+    uint8_t *all = read_all(path, &len);
+    uint8_t *copy = malloc(len);
+    assert_non_null(copy);
+    uint64_t seed = 12345;
+    for (int round = 0; round < 600; round++) {
+        memcpy(copy, all, len);
+        size_t lowest = len;
+        int hits = 1 + round % 4;
+        for (int h = 0; h < hits; h++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            size_t at = (size_t)(seed >> 33) % len;
+            uint8_t v = (uint8_t)(seed >> 20);
+            if (round % 3 == 0)
+                v = 0xff; /* lengths become huge */
+            if (copy[at] == v)
+                v ^= 0x5a;
+            copy[at] = v;
+            if (at < lowest)
+                lowest = at;
+        }
+        write_all(bad, copy, len);
+        int truncated = 0;
+        size_t found;
+        size_t n = read_damaged(bad, &f, &truncated, &found);
+        if (lowest < MW_REC_HEADER_BYTES)
+            continue; /* a damaged header may be refused */
+        size_t intact = 0;
+        while (intact < f.n && f.end[intact] <= lowest)
+            intact++;
+        assert_true(n != SIZE_MAX);
+        assert_true(n >= intact);
+        assert_true(n <= f.n);
+    }
+    /* Garbage after a valid header, and a frame header claiming 4 GiB. */
+    uint8_t junk[4096];
+    mw_rec_put_header(junk);
+    for (size_t i = MW_REC_HEADER_BYTES; i < sizeof junk; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        junk[i] = (uint8_t)(seed >> 40);
+    }
+    memcpy(junk + MW_REC_HEADER_BYTES, "MWIX\xff\xff\xff\xff\0\0\0\0", 12);
+    write_all(bad, junk, sizeof junk);
+    int truncated = 0;
+    size_t found;
+    assert_int_equal(read_damaged(bad, &f, &truncated, &found), 0);
+    assert_int_equal(truncated, 1);
+    assert_int_equal(found, 0);
+    free(copy);
+    free(all);
+}
+
+/* A full disk: the write error is counted, the recording stops, nothing else happens. */
+static void test_write_error(void **state)
+{
+    (void)state;
+    mw_options_t opt;
+    mw_options_defaults(&opt);
+    if (access("/dev/full", W_OK) != 0) {
+        mw_options_free(&opt);
+        skip();
+    }
+    mw_record_t *r = mw__record_open("/dev/full", &opt);
+    assert_non_null(r); /* opening works; the first write fails */
+    assert_int_equal(mw__record_failed(r), 1);
+    assert_int_equal(mw__record_bytes(r), 0);
+    mw_clock_t now = {FX_MONO_NS, FX_REAL_NS};
+    write_window(r, &now, 0); /* no effect, no crash */
+    assert_int_equal(mw__record_failed(r), 1);
+    mw__record_close(r);
+
+    assert_null(mw__record_open("/nonexistent/dir/x.mpiw", &opt));
+    mw_options_free(&opt);
+}
+
+/* ---- replay ------------------------------------------------------------------------------- */
+
+typedef struct {
+    mw_collector_t *c;
+    mw_pb_encoder_t enc;
+    uint8_t *bytes[64];
+    size_t len[64];
+    unsigned n;
+} regen_t;
+
+static void regen_on_window(const mw_window_t *w, void *user)
+{
+    regen_t *g = user;
+    size_t len = mw__window_pack(&g->enc, w, g->c->now.real_ns);
+    assert_true(len > 0 && g->n < 64);
+    g->bytes[g->n] = malloc(len);
+    memcpy(g->bytes[g->n], g->enc.out, len);
+    g->len[g->n++] = len;
+}
+
+/* A live run recorded, then replayed into another collector: the same windows byte for byte
+ * (so the same closes at the same times), the same summary and stats. */
+static void test_replay_equals_live(void **state)
+{
+    (void)state;
+    char path[128], err[128];
+    path_of(path, sizeof path, "live.mpiw");
+    fx_t *live = fx_new();
+    live->c->record = mw__record_open(path, &live->opt);
+    assert_non_null(live->c->record);
+
+    /* Rejected input is recorded too: garbage and a multipart message. */
+    mw_collector_frame(live->c, "garbage", 7, 1, &live->now);
+    mw_collector_frame(live->c, "", 0, 3, &live->now);
+    fx_hellos(live, JOB, RANKS);
+    tm_msg_t m;
+    for (uint64_t k = 0; k < 12; k++) {
+        for (uint32_t rank = 0; rank < RANKS; rank++) {
+            if (rank == 3 && k % 4 == 1)
+                continue; /* closes by deadline, with a rank missing */
+            tm_sample(&m, JOB, rank, FX_W0 + k, live->now.real_ns);
+            tm_add_fn(&m, fx_fn(0), 3 + rank, 3000 + k, 500, 1500, 64 * (k + 1));
+            tm_add_peer(&m, (rank + 1) % RANKS, 2, 128);
+            tm_add_occ(&m, fx_fn(0), (uint32_t)(k % TM_SUBSLOTS), 2000);
+            tm_add_call(&m, fx_fn(0), live->now.real_ns - 5000, 1500, 64, -1);
+            fx_feed(live, &m);
+        }
+        /* Past the lateness allowance when rank 3 is missing: the tick closes the window. */
+        fx_advance(live, k % 4 == 1 ? live->opt.lateness_ms + 100 : 40);
+    }
+    for (uint32_t rank = 0; rank < RANKS; rank++) {
+        tm_bye(&m, JOB, rank);
+        fx_feed(live, &m);
+    }
+    assert_true(live->c->job.ended == MW_END_COMPLETE);
+    assert_true(live->c->job.partial_windows > 0);
+    mw__record_close(live->c->record);
+    live->c->record = NULL;
+
+    fx_t *rep = fx_new();
+    regen_t g = {.c = rep->c};
+    rep->c->on_window = regen_on_window;
+    rep->c->on_window_user = &g;
+    mw_rec_reader_t *rd = mw_rec_reader_open(path, err, sizeof err);
+    assert_non_null(rd);
+    const Mpiwatch__Record *rec;
+    uint8_t *rec_bytes[64];
+    size_t rec_len[64];
+    unsigned recorded = 0, applied = 0;
+    while (mw_rec_reader_next(rd, &rec, NULL, err, sizeof err) == 1) {
+        if (rec->body_case == MPIWATCH__RECORD__BODY_WINDOW) {
+            assert_true(recorded < 64);
+            rec_bytes[recorded] = malloc(mpiwatch__window__get_packed_size(rec->window));
+            rec_len[recorded] = mpiwatch__window__pack(rec->window, rec_bytes[recorded]);
+            recorded++;
+        }
+        applied += mw_collector_apply_record(rep->c, rec) == 1;
+    }
+    assert_int_equal(mw_rec_reader_truncated(rd), 0);
+    mw_rec_reader_close(rd);
+    /* 2 rejected frames, the hellos, the samples, the byes, and the ticks that closed. */
+    assert_true(applied > 2 + 2 * RANKS + 12 * (RANKS - 1));
+
+    assert_int_equal(recorded, live->c->job.windows);
+    assert_int_equal(g.n, recorded);
+    for (unsigned i = 0; i < recorded; i++) {
+        assert_int_equal(g.len[i], rec_len[i]);
+        assert_memory_equal(g.bytes[i], rec_bytes[i], rec_len[i]);
+        free(g.bytes[i]);
+        free(rec_bytes[i]);
+    }
+    char *a = mw_summary_json(live->c), *b = mw_summary_json(rep->c);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    a = mw_stats_json(live->c);
+    b = mw_stats_json(rep->c);
+    assert_string_equal(a, b);
+    assert_non_null(strstr(a, "\"multipart\":\t1")); /* cJSON_Print indents with tabs */
+    free(a);
+    free(b);
+    mw__pb_encoder_free(&g.enc);
+    fx_free(rep);
+    fx_free(live);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_crc),
+        cmocka_unit_test(test_roundtrip_growing),
+        cmocka_unit_test(test_open_refuses),
+        cmocka_unit_test(test_truncated_everywhere),
+        cmocka_unit_test(test_random_damage),
+        cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_replay_equals_live),
+    };
+    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+}

@@ -1,0 +1,1024 @@
+/* export.c: mpiwatch-export, a recording (FILE.mpiw) converted for other tools.
+ *
+ *   mpiwatch-export --format perfetto|csv|jsonl|summary FILE.mpiw [-o OUT|-] [--per-rank]
+ *
+ * perfetto  Chrome trace event JSON (ui.perfetto.dev, chrome://tracing): a counter track per
+ *           function with the fraction of ranks inside it per sub-slot, one track per rank
+ *           (grouped by host) with the recorded longest calls, instant markers for partial
+ *           windows and job events;
+ * csv       one row per window and function, or with --per-rank one row per rank, window and
+ *           function from the raw samples the collector accepted;
+ * jsonl     one merged window per line (window_json.c);
+ * summary   the collector's summary JSON, byte for byte what the live --summary-json wrote.
+ * The formats and columns are described in docs/export.md.
+ *
+ * DESIGN: one pass over the file with the reader of proto/mw_recording.h, writing as it reads,
+ * so a recording of any length is exported in the memory of a window (plus, for the trace,
+ * a few words per rank). Windows come from the recorded Window frames, exactly as the live
+ * feed published them. What needs the collector's own judgement (which raw messages it
+ * accepted, the exact job totals) is not re-implemented: every record is fed to a collector
+ * core (mw_collector_apply_record) with the settings the recording started with, which is
+ * what makes the summary identical to the live one and the per-rank rows agree with it.
+ * A torn or corrupt tail (a collector killed while writing) ends the input: what precedes it
+ * is exported and a warning says so. Exit status: 0 done, 1 read or write error, 2 usage
+ * error, missing file or not a recording.
+ *
+ * Trace timestamps are microseconds (as the format defines), written with three decimals and
+ * relative to a whole second near the start, so that nanoseconds survive; the file sets no
+ * displayTimeUnit because older Perfetto versions took it for the unit of the timestamps.
+ * The trace writer keeps overlapping calls of one rank apart: Perfetto and chrome://tracing
+ * require the slices of one thread to nest, and calls of different threads of a rank, or the
+ * load generator's random calls, may overlap. A call goes to the first of a rank's lanes whose
+ * previous call has ended; lane 0 is the thread "rank N" (tid N), further lanes are threads of
+ * their own beside it. Calls that find no free lane are counted and reported, not written.
+ */
+#define _GNU_SOURCE /* memmem, open_memstream */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cJSON.h>
+
+#include "collector.h"
+#include "mw_recording.h"
+#include "window_json.h"
+
+#define MW_EXPORT_LANES 4u         /* tracks per rank for overlapping calls */
+#define MW_EXPORT_PID_TIMELINE 1   /* process of the counters and the markers */
+#define MW_EXPORT_PID_NO_HOST 2    /* ranks whose host the job description does not give */
+#define MW_EXPORT_PID_FIRST_HOST 3 /* hosts, in order of first appearance */
+#define MW_EXPORT_MAX_HOSTS 65536u /* distinct host names the trace names */
+/* Thread ids: rank r's lane l is tid r + l * MW_MAX_RANKS; every process also has a thread of
+ * its own, tid TID_BASE + pid, for its metadata and (pid 1) the counters and markers. Trace
+ * importers tie a tid to one process (Perfetto gives an event without a tid its pid as tid),
+ * so no tid may serve two purposes. */
+#define MW_EXPORT_TID_BASE ((int64_t)MW_EXPORT_LANES * MW_MAX_RANKS)
+
+typedef enum { FMT_PERFETTO, FMT_CSV, FMT_JSONL, FMT_SUMMARY } mw_export_format_t;
+
+static const char *const FORMAT_NAMES[] = {"perfetto", "csv", "jsonl", "summary"};
+
+/* ---- text helpers ------------------------------------------------------------------------- */
+
+/* Writes s with every byte that is not part of well-formed UTF-8 replaced by U+FFFD, and
+ * `quote` (when not 0) doubled as CSV wants. */
+static void put_utf8(FILE *out, const char *s, char quote)
+{
+    while (*s) {
+        int n = mw_utf8_seq(s);
+        if (n == 0) {
+            fputs("\xef\xbf\xbd", out);
+            s++;
+            continue;
+        }
+        if (quote && *s == quote)
+            fputc(quote, out);
+        fwrite(s, 1, (size_t)n, out);
+        s += n;
+    }
+}
+
+/* A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. */
+static void csv_field(FILE *out, const char *s)
+{
+    if (!s)
+        s = "";
+    if (!strpbrk(s, ",\"\r\n")) {
+        put_utf8(out, s, 0);
+        return;
+    }
+    fputc('"', out);
+    put_utf8(out, s, '"');
+    fputc('"', out);
+}
+
+/* A JSON string literal. Names come from the recording unchecked: control characters are
+ * escaped and what is not UTF-8 is replaced, so the output stays valid JSON. */
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (s = s ? s : ""; *s;) {
+        unsigned char c = (unsigned char)*s;
+        int n = mw_utf8_seq(s);
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f)
+            fprintf(out, "\\u%04x", c);
+        else if (n == 0)
+            fputs("\\ufffd", out);
+        else
+            fwrite(s, 1, (size_t)n, out);
+        s += n ? n : 1;
+    }
+    fputc('"', out);
+}
+
+/* Nanoseconds as seconds with all nine decimals (exact, no floating point). */
+static void put_seconds(FILE *out, uint64_t ns)
+{
+    const uint64_t s = MW_NS_PER_S;
+    fprintf(out, "%" PRIu64 ".%09" PRIu64, ns / s, ns % s);
+}
+
+/* t - origin in microseconds with three decimals, exact to the nanosecond: trace timestamps
+ * are microseconds, and a double would lose nanoseconds on absolute times. */
+static void put_us(FILE *out, uint64_t t, uint64_t origin)
+{
+    uint64_t d = t >= origin ? t - origin : origin - t;
+    fprintf(out, "%s%" PRIu64 ".%03u", t >= origin ? "" : "-", d / 1000, (unsigned)(d % 1000));
+}
+
+/* ---- CSV ---------------------------------------------------------------------------------- */
+
+static void csv_header(FILE *out, int per_rank)
+{
+    if (per_rank)
+        fputs("window,start_s,rank,host,function,calls,time_ns,min_ns,max_ns,bytes,"
+              "fraction_inside\n",
+              out);
+    else
+        fputs("window,start_s,function,calls,time_ns,min_ns,max_ns,bytes,fraction_inside,"
+              "ranks_reporting,ranks_missing\n",
+              out);
+}
+
+/* The figures shared by both kinds of rows: calls, time, min, max (empty without calls),
+ * bytes, fraction inside. */
+static void csv_figures(FILE *out, const mw_window_view_t *v, uint32_t id)
+{
+    const Mpiwatch__FunctionStat *f = v->stat[id];
+    uint64_t count = f ? f->count : 0;
+    fprintf(out, ",%" PRIu64 ",%" PRIu64 ",", count, f ? f->total_ns : 0);
+    if (count)
+        fprintf(out, "%" PRIu64 ",%" PRIu64, f->min_ns, f->max_ns);
+    else
+        fputc(',', out);
+    fprintf(out, ",%" PRIu64 ",%.6g", f ? f->bytes : 0, mw_window_view_fn_fraction(v, id));
+}
+
+/* One row per function with data in the window of a filled view. */
+static void csv_window_rows(FILE *out, const mw_window_view_t *v)
+{
+    const Mpiwatch__Window *w = v->w;
+    for (uint32_t i = 0; i < v->n_fn; i++) {
+        fprintf(out, "%" PRIu64 ",", v->index);
+        put_seconds(out, v->start_ns);
+        fputc(',', out);
+        csv_field(out, mw_fn_name(v->fn[i]));
+        csv_figures(out, v, v->fn[i]);
+        fprintf(out, ",%" PRIu32 ",%" PRIu32 "\n", w ? w->ranks_reporting : v->ranks,
+                w ? w->ranks_missing : 0);
+    }
+}
+
+/* One row per function with data in one rank's sample (a view filled from a sample). */
+static void csv_rank_rows(FILE *out, const mw_window_view_t *v, uint32_t rank, const char *host)
+{
+    for (uint32_t i = 0; i < v->n_fn; i++) {
+        fprintf(out, "%" PRIu64 ",", v->index);
+        put_seconds(out, v->start_ns);
+        fprintf(out, ",%" PRIu32 ",", rank);
+        csv_field(out, host);
+        fputc(',', out);
+        csv_field(out, mw_fn_name(v->fn[i]));
+        csv_figures(out, v, v->fn[i]);
+        fputc('\n', out);
+    }
+}
+
+/* Keeps a copy of a job description in *keep (records are only valid until the next one is
+ * read). Returns 0, or -1 when out of memory. */
+static int keep_job(Mpiwatch__JobInfo **keep, const Mpiwatch__JobInfo *job)
+{
+    size_t len = protobuf_c_message_get_packed_size(&job->base);
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf)
+        return -1;
+    protobuf_c_message_pack(&job->base, buf);
+    Mpiwatch__JobInfo *copy = mpiwatch__job_info__unpack(NULL, len, buf);
+    free(buf);
+    if (!copy)
+        return -1;
+    if (*keep)
+        mpiwatch__job_info__free_unpacked(*keep, NULL);
+    *keep = copy;
+    return 0;
+}
+
+/* ---- Chrome trace ------------------------------------------------------------------------- */
+
+typedef struct {
+    FILE *out;
+    uint64_t events; /* written so far (a comma before every one but the first) */
+    int have_origin;
+    uint64_t origin_ns; /* time 0 of the trace, global ns */
+
+    double last[MW_FN_COUNT]; /* counter value last written per function */
+    int have_prev;            /* a window was written ... */
+    uint64_t prev_index;      /* ... its index and end */
+    uint64_t prev_end_ns;
+
+    Mpiwatch__JobInfo *job; /* copy of the latest job description, or NULL */
+    uint32_t *job_host_pid; /* [job->n_hosts]: pid of each of its hosts */
+    char **hosts;           /* distinct host names seen, pid = FIRST_HOST + position */
+    uint32_t n_hosts, cap_hosts;
+
+    uint64_t *lane_end; /* [cap_ranks * LANES]: end of the last call on each lane */
+    uint32_t *lane_pid; /* [cap_ranks * LANES]: pid the lane's thread was named in (0: not) */
+    uint32_t cap_ranks;
+
+    const Mpiwatch__Call **calls; /* scratch: one window's calls, sorted by start */
+    size_t cap_calls;
+
+    uint64_t n_calls, calls_no_lane, calls_bad, partial_windows, job_events, before_origin;
+} mw_trace_t;
+
+/* Starts an event: the separator and the opening brace. */
+static FILE *ev_begin(mw_trace_t *t)
+{
+    fputs(t->events++ ? ",\n{" : "\n{", t->out);
+    return t->out;
+}
+
+/* Names a process (tid < 0) or a thread and gives it its place in the list. */
+static void trace_meta(mw_trace_t *t, const char *what, uint32_t pid, int64_t tid, const char *name,
+                       int64_t sort)
+{
+    int thread = tid >= 0;
+    if (!thread)
+        tid = MW_EXPORT_TID_BASE + pid;
+    FILE *o = ev_begin(t);
+    fprintf(o, "\"name\":\"%s\",\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":%" PRId64, what, pid, tid);
+    fputs(",\"args\":{\"name\":", o);
+    json_string(o, name);
+    fputs("}}", o);
+    o = ev_begin(t);
+    fprintf(o, "\"name\":\"%s\",\"ph\":\"M\",\"pid\":%" PRIu32 ",\"tid\":%" PRId64,
+            thread ? "thread_sort_index" : "process_sort_index", pid, tid);
+    fprintf(o, ",\"args\":{\"sort_index\":%" PRId64 "}}", sort);
+}
+
+static int trace_begin(mw_trace_t *t, FILE *out)
+{
+    memset(t, 0, sizeof *t);
+    t->out = out;
+    fputs("{\"traceEvents\":[", out);
+    trace_meta(t, "process_name", MW_EXPORT_PID_TIMELINE, -1,
+               "MPI timeline: fraction of ranks inside each function", 0);
+    trace_meta(t, "thread_name", MW_EXPORT_PID_TIMELINE,
+               MW_EXPORT_TID_BASE + MW_EXPORT_PID_TIMELINE, "windows and job events", 0);
+    trace_meta(t, "process_name", MW_EXPORT_PID_NO_HOST, -1, "ranks (host unknown)", 1);
+    return 0;
+}
+
+/* Time 0 of the trace: the start of the recording (a whole second of the collector's clock),
+ * or else the first time seen. Rank times are on rank 0's realtime clock, which the hosts keep
+ * close to the collector's; anything earlier gets a negative timestamp and is counted. */
+static void trace_set_origin(mw_trace_t *t, uint64_t ns)
+{
+    if (t->have_origin)
+        return;
+    t->origin_ns = ns - ns % MW_NS_PER_S;
+    t->have_origin = 1;
+}
+
+static void trace_ts(mw_trace_t *t, const char *key, uint64_t ns)
+{
+    trace_set_origin(t, ns);
+    if (ns < t->origin_ns)
+        t->before_origin++;
+    fprintf(t->out, ",\"%s\":", key);
+    put_us(t->out, ns, t->origin_ns);
+}
+
+static void trace_counter(mw_trace_t *t, uint32_t fn, uint64_t ns, double value)
+{
+    FILE *o = ev_begin(t);
+    fputs("\"name\":", o);
+    json_string(o, mw_fn_name(fn));
+    fputs(",\"cat\":\"inside\",\"ph\":\"C\"", o);
+    trace_ts(t, "ts", ns);
+    fprintf(o, ",\"pid\":%d,\"tid\":%" PRId64 ",\"args\":{\"fraction\":%.6g}}",
+            MW_EXPORT_PID_TIMELINE, MW_EXPORT_TID_BASE + MW_EXPORT_PID_TIMELINE, value);
+    t->last[fn] = value;
+}
+
+/* Brings every counter that is not at 0 back to 0 at `ns` (a gap without windows, the end). */
+static void trace_counters_zero(mw_trace_t *t, uint64_t ns)
+{
+    for (uint32_t fn = 1; fn < MW_FN_COUNT; fn++)
+        if (t->last[fn] != 0)
+            trace_counter(t, fn, ns, 0);
+}
+
+static void trace_instant(mw_trace_t *t, const char *name, uint64_t ns)
+{
+    FILE *o = ev_begin(t);
+    fputs("\"name\":", o);
+    json_string(o, name);
+    fputs(",\"ph\":\"i\",\"s\":\"g\"", o);
+    trace_ts(t, "ts", ns);
+    fprintf(o, ",\"pid\":%d,\"tid\":%" PRId64 ",\"args\":{", MW_EXPORT_PID_TIMELINE,
+            MW_EXPORT_TID_BASE + MW_EXPORT_PID_TIMELINE);
+}
+
+/* The pid of a host name, naming its process the first time. Returns NO_HOST when the table
+ * of names is full or out of memory. */
+static uint32_t trace_host_pid(mw_trace_t *t, const char *name)
+{
+    if (!name || !*name) /* the collector's "" host: unknown */
+        return MW_EXPORT_PID_NO_HOST;
+    for (uint32_t i = 0; i < t->n_hosts; i++)
+        if (strcmp(t->hosts[i], name) == 0)
+            return MW_EXPORT_PID_FIRST_HOST + i;
+    if (t->n_hosts >= MW_EXPORT_MAX_HOSTS)
+        return MW_EXPORT_PID_NO_HOST;
+    if (t->n_hosts == t->cap_hosts) {
+        uint32_t cap = t->cap_hosts ? 2 * t->cap_hosts : 16;
+        char **h = realloc(t->hosts, cap * sizeof *h);
+        if (!h)
+            return MW_EXPORT_PID_NO_HOST;
+        t->hosts = h;
+        t->cap_hosts = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy)
+        return MW_EXPORT_PID_NO_HOST;
+    t->hosts[t->n_hosts] = copy;
+    uint32_t pid = MW_EXPORT_PID_FIRST_HOST + t->n_hosts++;
+    trace_meta(t, "process_name", pid, -1, name, pid);
+    return pid;
+}
+
+/* Takes a new job description and gives each of its hosts a process. A job is described again
+ * as ranks say hello and at its end, with the same hosts in the same places: those keep their
+ * pid without a search. Returns 0, or -1 when out of memory. */
+static int trace_job(mw_trace_t *t, const Mpiwatch__JobInfo *job)
+{
+    Mpiwatch__JobInfo *copy = NULL;
+    uint32_t *pids = malloc((job->n_hosts ? job->n_hosts : 1) * sizeof *pids);
+    if (!pids || keep_job(&copy, job) < 0) {
+        free(pids);
+        return -1;
+    }
+    const Mpiwatch__JobInfo *old = t->job;
+    for (size_t i = 0; i < copy->n_hosts; i++) {
+        if (old && i < old->n_hosts && strcmp(old->hosts[i], copy->hosts[i]) == 0)
+            pids[i] = t->job_host_pid[i];
+        else
+            pids[i] = trace_host_pid(t, copy->hosts[i]);
+    }
+    if (t->job)
+        mpiwatch__job_info__free_unpacked(t->job, NULL);
+    free(t->job_host_pid);
+    t->job = copy;
+    t->job_host_pid = pids;
+    return 0;
+}
+
+static uint32_t trace_rank_pid(const mw_trace_t *t, uint32_t rank)
+{
+    const char *host = mw_jobinfo_host(t->job, rank);
+    if (!host)
+        return MW_EXPORT_PID_NO_HOST;
+    /* mw_jobinfo_host returned hosts[i]: find i by pointer. */
+    for (size_t i = 0; i < t->job->n_hosts; i++)
+        if (t->job->hosts[i] == host)
+            return t->job_host_pid[i];
+    return MW_EXPORT_PID_NO_HOST;
+}
+
+/* Makes room for the lanes of `rank`. Returns 0, or -1 (rank out of range, out of memory). */
+static int trace_reserve_rank(mw_trace_t *t, uint32_t rank)
+{
+    if (rank < t->cap_ranks)
+        return 0;
+    if (rank >= MW_MAX_RANKS)
+        return -1;
+    uint32_t cap = t->cap_ranks ? t->cap_ranks : 64;
+    while (cap <= rank)
+        cap *= 2;
+    size_t n = (size_t)cap * MW_EXPORT_LANES, old = (size_t)t->cap_ranks * MW_EXPORT_LANES;
+    uint64_t *ends = realloc(t->lane_end, n * sizeof *ends);
+    if (!ends)
+        return -1;
+    t->lane_end = ends;
+    uint32_t *pids = realloc(t->lane_pid, n * sizeof *pids);
+    if (!pids)
+        return -1;
+    t->lane_pid = pids;
+    memset(ends + old, 0, (n - old) * sizeof *ends);
+    memset(pids + old, 0, (n - old) * sizeof *pids);
+    t->cap_ranks = cap;
+    return 0;
+}
+
+static int cmp_call_start(const void *pa, const void *pb)
+{
+    const Mpiwatch__Call *a = *(const Mpiwatch__Call *const *)pa;
+    const Mpiwatch__Call *b = *(const Mpiwatch__Call *const *)pb;
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return a->duration_ns < b->duration_ns ? 1 : a->duration_ns > b->duration_ns ? -1 : 0;
+}
+
+/* Writes one call on the first free lane of its rank. */
+static void trace_call(mw_trace_t *t, const Mpiwatch__Call *c, uint64_t window)
+{
+    if (trace_reserve_rank(t, c->rank) < 0) {
+        t->calls_bad++;
+        return;
+    }
+    uint64_t end =
+        c->start_ns > UINT64_MAX - c->duration_ns ? UINT64_MAX : c->start_ns + c->duration_ns;
+    size_t base = (size_t)c->rank * MW_EXPORT_LANES;
+    uint32_t lane = 0;
+    while (lane < MW_EXPORT_LANES && t->lane_end[base + lane] > c->start_ns)
+        lane++;
+    if (lane == MW_EXPORT_LANES) {
+        t->calls_no_lane++;
+        return;
+    }
+    t->lane_end[base + lane] = end;
+    uint32_t pid = trace_rank_pid(t, c->rank);
+    int64_t tid = (int64_t)c->rank + (int64_t)lane * MW_MAX_RANKS;
+    if (t->lane_pid[base + lane] != pid) {
+        char name[64];
+        if (lane == 0)
+            snprintf(name, sizeof name, "rank %" PRIu32, c->rank);
+        else
+            snprintf(name, sizeof name, "rank %" PRIu32 " (overlapping calls %u)", c->rank, lane);
+        trace_meta(t, "thread_name", pid, tid, name, (int64_t)base + lane);
+        t->lane_pid[base + lane] = pid;
+    }
+    FILE *o = ev_begin(t);
+    fputs("\"name\":", o);
+    json_string(o, mw_fn_name(c->fn));
+    fputs(",\"cat\":\"mpi\",\"ph\":\"X\"", o);
+    trace_ts(t, "ts", c->start_ns);
+    fputs(",\"dur\":", o);
+    put_us(o, end, c->start_ns);
+    fprintf(o, ",\"pid\":%" PRIu32 ",\"tid\":%" PRId64 ",\"args\":{\"bytes\":%" PRIu64, pid, tid,
+            c->bytes);
+    if (c->peer >= 0)
+        fprintf(o, ",\"peer\":%" PRId32, c->peer);
+    fprintf(o, ",\"window\":%" PRIu64 "}}", window);
+    t->n_calls++;
+}
+
+/* The events of one window of a filled view: counters per sub-slot, a marker when ranks were
+ * missing, the longest calls. Returns 0, or -1 when out of memory. */
+static int trace_window(mw_trace_t *t, const mw_window_view_t *v)
+{
+    const Mpiwatch__Window *w = v->w;
+    uint64_t start = v->start_ns;
+    uint64_t end = start > UINT64_MAX - v->window_ns ? UINT64_MAX : start + v->window_ns;
+
+    /* Counters hold their value until the next event: after a gap without windows they go
+     * back to 0 where the last window ended, and a function without data in this window goes
+     * to 0 where it starts. Only changes are written. */
+    if (t->have_prev && v->index != t->prev_index + 1)
+        trace_counters_zero(t, t->prev_end_ns);
+    for (uint32_t fn = 1; fn < MW_FN_COUNT; fn++)
+        if (t->last[fn] != 0 && v->occ_fn_ns[fn] == 0)
+            trace_counter(t, fn, start, 0);
+    for (uint32_t i = 0; i < v->n_fn; i++) {
+        uint32_t fn = v->fn[i];
+        if (!v->occ_fn_ns[fn])
+            continue;
+        for (uint32_t s = 0; s < v->subslots; s++) {
+            double f = mw_window_view_inside(v, fn, s);
+            if (f != t->last[fn])
+                trace_counter(t, fn, start + s * v->slot_ns, f);
+        }
+    }
+    t->have_prev = 1;
+    t->prev_index = v->index;
+    t->prev_end_ns = end;
+
+    if (w->ranks_missing) {
+        char name[64];
+        snprintf(name, sizeof name, "partial window %" PRIu64, v->index);
+        trace_instant(t, name, start);
+        fprintf(t->out,
+                "\"window\":%" PRIu64 ",\"ranks_reporting\":%" PRIu32 ",\"ranks_missing\":%" PRIu32
+                "}}",
+                v->index, w->ranks_reporting, w->ranks_missing);
+        t->partial_windows++;
+    }
+
+    if (w->n_longest > t->cap_calls) {
+        const Mpiwatch__Call **calls = realloc(t->calls, w->n_longest * sizeof *calls);
+        if (!calls)
+            return -1;
+        t->calls = calls;
+        t->cap_calls = w->n_longest;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < w->n_longest; i++) {
+        const Mpiwatch__Call *c = w->longest ? w->longest[i] : NULL;
+        if (!c || c->fn == 0 || c->fn >= MW_FN_COUNT)
+            t->calls_bad++;
+        else
+            t->calls[n++] = c;
+    }
+    qsort(t->calls, n, sizeof *t->calls, cmp_call_start);
+    for (size_t i = 0; i < n; i++)
+        trace_call(t, t->calls[i], v->index);
+    return 0;
+}
+
+/* A job event (start, end, ranks declared dead, ...) as a global marker. */
+static void trace_job_event(mw_trace_t *t, const Mpiwatch__JobEvent *e, uint64_t record_real_ns)
+{
+    trace_instant(t, e->kind && *e->kind ? e->kind : "event",
+                  e->real_ns ? e->real_ns : record_real_ns);
+    FILE *o = t->out;
+    fputs("\"job\":", o);
+    json_string(o, e->job);
+    fputs(",\"detail\":", o);
+    json_string(o, e->detail);
+    fputs("}}", o);
+    t->job_events++;
+}
+
+/* Closes the counters and the JSON document. */
+static void trace_end(mw_trace_t *t)
+{
+    if (t->have_prev)
+        trace_counters_zero(t, t->prev_end_ns);
+    fprintf(t->out,
+            "\n],\n\"otherData\":{\"generator\":\"mpiwatch-export\","
+            "\"origin_ns\":\"%" PRIu64 "\",\"calls\":\"%" PRIu64
+            "\",\"calls_without_lane\":\"%" PRIu64 "\"}}\n",
+            t->origin_ns, t->n_calls, t->calls_no_lane);
+}
+
+static void trace_free(mw_trace_t *t)
+{
+    if (t->job)
+        mpiwatch__job_info__free_unpacked(t->job, NULL);
+    free(t->job_host_pid);
+    for (uint32_t i = 0; i < t->n_hosts; i++)
+        free(t->hosts[i]);
+    free(t->hosts);
+    free(t->lane_end);
+    free(t->lane_pid);
+    free(t->calls);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- the export --------------------------------------------------------------------------- */
+
+typedef struct {
+    mw_export_format_t format;
+    int per_rank;
+    const char *input;
+    const char *output; /* "-" for stdout */
+} mw_export_opts_t;
+
+typedef struct {
+    const mw_export_opts_t *o;
+    FILE *out;
+    mw_window_view_t *view;
+    Mpiwatch__JobInfo *job; /* jsonl: copy of the latest job description */
+    mw_trace_t trace;
+
+    /* summary and --per-rank: a collector core that judges every record as the live one did */
+    mw_options_t copt;
+    mw_collector_t *core;
+    mw_arena_t arena; /* --per-rank: a second decoding of the messages the core accepted */
+    FILE *real_stderr;
+    char *captured; /* what the core printed while it ran (its report, its log) */
+    size_t captured_len;
+
+    uint64_t bad_windows; /* windows with malformed entries */
+} mw_export_t;
+
+static void export_warn(const mw_export_t *x, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void export_warn(const mw_export_t *x, const char *fmt, ...)
+{
+    FILE *err = x->real_stderr ? x->real_stderr : stderr;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("mpiwatch-export: ", err);
+    vfprintf(err, fmt, ap);
+    fputc('\n', err);
+    va_end(ap);
+}
+
+/* The collector core prints its end-of-job report on stderr and logs there: useful live,
+ * noise in an export. While it runs, stderr is a memory stream; afterwards only the core's
+ * error lines are passed on. */
+static int export_capture_stderr(mw_export_t *x)
+{
+    FILE *mem = open_memstream(&x->captured, &x->captured_len);
+    if (!mem)
+        return -1;
+    x->real_stderr = stderr;
+    stderr = mem;
+    return 0;
+}
+
+static void export_release_stderr(mw_export_t *x)
+{
+    if (!x->real_stderr)
+        return;
+    FILE *mem = stderr;
+    stderr = x->real_stderr;
+    x->real_stderr = NULL;
+    fclose(mem);
+    for (char *line = x->captured; line && *line;) {
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
+        if (strncmp(line, "mpiwatch-collector ", 19) == 0 && memmem(line, len, " error: ", 8))
+            fwrite(line, 1, len, stderr);
+        line += len;
+    }
+    free(x->captured);
+    x->captured = NULL;
+}
+
+static int export_core_init(mw_export_t *x)
+{
+    mw_options_defaults(&x->copt);
+    x->copt.quiet = 1;
+    x->core = malloc(sizeof *x->core); /* large: dense per-function tables */
+    if (!x->core || mw_collector_init(x->core, &x->copt) < 0) {
+        free(x->core);
+        x->core = NULL;
+        export_warn(x, "cannot start a collector core: out of memory");
+        return -1;
+    }
+    if (x->o->per_rank && mw_arena_init(&x->arena, 4 * (size_t)MW_MAX_MESSAGE_BYTES) < 0) {
+        export_warn(x, "cannot allocate a decoding arena: out of memory");
+        return -1;
+    }
+    mw__log_level = MW_LOG_ERROR;
+    return export_capture_stderr(x) < 0 ? -1 : 0;
+}
+
+/* The settings the recording was made with, so that windows close and jobs end as they did.
+ * Values outside what the collector accepts keep the defaults. */
+static void export_core_start(mw_export_t *x, const Mpiwatch__RecordStart *s)
+{
+    if (s->lateness_ms >= 1 && s->lateness_ms <= 3600000)
+        x->copt.lateness_ms = s->lateness_ms;
+    if (s->silence_timeout_ms >= 1 && s->silence_timeout_ms <= 86400000)
+        x->copt.silence_timeout_ms = s->silence_timeout_ms;
+}
+
+/* --per-rank: rows for a message the core has just accepted, when it is a sample. */
+static void export_rank_sample(mw_export_t *x, const ProtobufCBinaryData *msg)
+{
+    const Mpiwatch__Envelope *env = mw_envelope_decode(&x->arena, msg->data, msg->len);
+    if (!env || env->body_case != MPIWATCH__ENVELOPE__BODY_SAMPLE)
+        return;
+    const mw_job_t *job = &x->core->job;
+    mw_window_view_set_sample(x->view, env->sample, job->window_ns, job->subslots);
+    csv_rank_rows(x->out, x->view, env->rank,
+                  env->rank < job->size ? mw_job_host(job, env->rank) : "");
+}
+
+/* One record. Returns 0, or -1 on a fatal error (out of memory). */
+static int export_record(mw_export_t *x, const Mpiwatch__Record *rec)
+{
+    mw_export_format_t f = x->o->format;
+    if (x->core) {
+        if (rec->body_case == MPIWATCH__RECORD__BODY_START && rec->start)
+            export_core_start(x, rec->start);
+        uint64_t accepted = x->core->stats.accepted;
+        mw_collector_apply_record(x->core, rec);
+        if (x->o->per_rank && rec->body_case == MPIWATCH__RECORD__BODY_MESSAGE &&
+            x->core->stats.accepted > accepted)
+            export_rank_sample(x, &rec->message);
+        return 0;
+    }
+    switch (rec->body_case) {
+    case MPIWATCH__RECORD__BODY_START:
+        if (f == FMT_PERFETTO)
+            trace_set_origin(&x->trace, rec->real_ns);
+        return 0;
+    case MPIWATCH__RECORD__BODY_JOB:
+        if (!rec->job)
+            return 0;
+        if (f == FMT_PERFETTO)
+            return trace_job(&x->trace, rec->job);
+        if (f == FMT_JSONL)
+            return keep_job(&x->job, rec->job);
+        return 0;
+    case MPIWATCH__RECORD__BODY_EVENT:
+        if (f == FMT_PERFETTO && rec->event)
+            trace_job_event(&x->trace, rec->event, rec->real_ns);
+        return 0;
+    case MPIWATCH__RECORD__BODY_WINDOW:
+        break;
+    default:
+        return 0;
+    }
+    if (!rec->window)
+        return 0;
+    mw_window_view_set(x->view, rec->window);
+    if (x->view->skipped)
+        x->bad_windows++;
+    if (f == FMT_CSV) {
+        csv_window_rows(x->out, x->view);
+    } else if (f == FMT_JSONL) {
+        cJSON *j = mw_window_view_json(x->view, x->job);
+        char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+        cJSON_Delete(j);
+        if (!text)
+            return -1;
+        fputs(text, x->out);
+        fputc('\n', x->out);
+        cJSON_free(text);
+    } else if (f == FMT_PERFETTO) {
+        return trace_window(&x->trace, x->view);
+    }
+    return 0;
+}
+
+/* Writes what comes after the last record. Returns 0, or -1. */
+static int export_finish(mw_export_t *x)
+{
+    switch (x->o->format) {
+    case FMT_PERFETTO:
+        trace_end(&x->trace);
+        break;
+    case FMT_SUMMARY: {
+        char *text = mw_summary_json(x->core);
+        if (!text)
+            return -1;
+        /* The live collector writes the text and a final newline (mw__write_file). */
+        fputs(text, x->out);
+        fputc('\n', x->out);
+        cJSON_free(text);
+        break;
+    }
+    default:
+        break;
+    }
+    return 0;
+}
+
+static void export_free(mw_export_t *x)
+{
+    export_release_stderr(x);
+    if (x->core) {
+        mw_collector_free(x->core);
+        free(x->core);
+    }
+    mw_arena_free(&x->arena);
+    if (x->job)
+        mpiwatch__job_info__free_unpacked(x->job, NULL);
+    trace_free(&x->trace);
+    mw_window_view_free(x->view);
+}
+
+/* Runs the export. Returns the exit status. */
+static int export_run(const mw_export_opts_t *o)
+{
+    char err[512] = "";
+    mw_rec_reader_t *r = mw_rec_reader_open(o->input, err, sizeof err);
+    if (!r) {
+        fprintf(stderr, "mpiwatch-export: %s\n", *err ? err : "cannot read the recording");
+        return 2;
+    }
+
+    /* A regular file (or a new one) is written beside the target and renamed at the end, so
+     * that a failed export never leaves a file that looks complete. Anything else (stdout,
+     * /dev/null, a FIFO, a symbolic link such as /dev/stdout) is written in place: renaming
+     * over it would replace it. */
+    struct stat st;
+    int to_stdout = strcmp(o->output, "-") == 0;
+    int in_place = to_stdout || (lstat(o->output, &st) == 0 && !S_ISREG(st.st_mode));
+    char *tmp = NULL;
+    FILE *out = stdout;
+    if (!to_stdout && in_place) {
+        out = fopen(o->output, "w");
+        if (!out) {
+            fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", o->output, strerror(errno));
+            mw_rec_reader_close(r);
+            return 1;
+        }
+    } else if (!to_stdout) {
+        size_t len = strlen(o->output);
+        tmp = malloc(len + 5);
+        if (tmp) {
+            memcpy(tmp, o->output, len);
+            memcpy(tmp + len, ".tmp", 5);
+        }
+        out = tmp ? fopen(tmp, "w") : NULL;
+        if (!out) {
+            fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", tmp ? tmp : o->output,
+                    tmp ? strerror(errno) : "out of memory");
+            free(tmp);
+            mw_rec_reader_close(r);
+            return 1;
+        }
+    }
+
+    mw_export_t x;
+    memset(&x, 0, sizeof x);
+    x.o = o;
+    x.out = out;
+    int rc = 0;
+    x.view = mw_window_view_new();
+    if (!x.view) {
+        fprintf(stderr, "mpiwatch-export: out of memory\n");
+        rc = 1;
+    } else if ((o->format == FMT_SUMMARY || o->per_rank) && export_core_init(&x) < 0) {
+        rc = 1;
+    } else if (o->format == FMT_PERFETTO) {
+        trace_begin(&x.trace, out);
+    } else if (o->format == FMT_CSV) {
+        csv_header(out, o->per_rank);
+    }
+
+    uint64_t records = 0;
+    while (rc == 0) {
+        const Mpiwatch__Record *rec;
+        int n = mw_rec_reader_next(r, &rec, NULL, err, sizeof err);
+        if (n == 0)
+            break;
+        if (n < 0) {
+            export_warn(&x, "%s: %s", o->input, err);
+            rc = 1;
+            break;
+        }
+        records++;
+        if (export_record(&x, rec) < 0) {
+            export_warn(&x, "out of memory at record %" PRIu64, records);
+            rc = 1;
+        }
+    }
+    export_release_stderr(&x);
+    if (rc == 0 && export_finish(&x) < 0) {
+        fprintf(stderr, "mpiwatch-export: out of memory\n");
+        rc = 1;
+    }
+    if (rc == 0 && mw_rec_reader_truncated(r))
+        fprintf(stderr,
+                "mpiwatch-export: warning: %s ends with an incomplete or corrupt frame "
+                "(a collector stopped while writing?): exported the %" PRIu64
+                " complete records before it\n",
+                o->input, records);
+    if (records == 0 && rc == 0)
+        fprintf(stderr, "mpiwatch-export: warning: %s holds no records\n", o->input);
+    if (x.bad_windows)
+        fprintf(stderr,
+                "mpiwatch-export: warning: %" PRIu64 " window(s) had malformed entries, "
+                "left out\n",
+                x.bad_windows);
+    if (x.trace.before_origin)
+        fprintf(stderr,
+                "mpiwatch-export: warning: %" PRIu64 " event(s) before the start of the "
+                "recording (rank clocks behind the collector's?): negative timestamps\n",
+                x.trace.before_origin);
+    if (x.trace.calls_no_lane || x.trace.calls_bad)
+        fprintf(stderr,
+                "mpiwatch-export: warning: %" PRIu64 " call(s) overlapped %u others of the "
+                "same rank and %" PRIu64 " were malformed: not in the trace\n",
+                x.trace.calls_no_lane, MW_EXPORT_LANES, x.trace.calls_bad);
+    export_free(&x);
+    mw_rec_reader_close(r);
+
+    if (fflush(out) != 0 || ferror(out)) {
+        fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", o->output, strerror(errno));
+        rc = 1;
+    }
+    if (!to_stdout && fclose(out) != 0 && rc == 0) {
+        fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", tmp ? tmp : o->output,
+                strerror(errno));
+        rc = 1;
+    }
+    if (tmp) {
+        if (rc == 0 && rename(tmp, o->output) != 0) {
+            fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", o->output, strerror(errno));
+            rc = 1;
+        }
+        if (rc != 0)
+            remove(tmp);
+        free(tmp);
+    }
+    return rc;
+}
+
+/* ---- command line ------------------------------------------------------------------------- */
+
+static void usage(FILE *out)
+{
+    fputs("usage: mpiwatch-export --format FORMAT FILE.mpiw [-o OUT] [--per-rank]\n"
+          "\n"
+          "Converts a recording made with mpiwatch-collector --record.\n"
+          "\n"
+          "  -f, --format FORMAT  perfetto  Chrome trace JSON for ui.perfetto.dev or "
+          "chrome://tracing\n"
+          "                       csv       one row per window and function\n"
+          "                       jsonl     one merged window per line (JSON lines)\n"
+          "                       summary   the collector's summary JSON\n"
+          "  -o, --output OUT     the file to write; - (the default) writes to stdout\n"
+          "      --per-rank       csv: one row per rank, window and function\n"
+          "  -h, --help           this text\n"
+          "\n"
+          "Exit status: 0 done, 1 read or write error, 2 usage error or not a recording.\n",
+          out);
+}
+
+/* Parses argv into *o. Returns 0, 1 for --help, or -1 with a message in err. */
+static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, size_t errlen)
+{
+    static const struct option longopts[] = {
+        {"format", required_argument, NULL, 'f'},
+        {"output", required_argument, NULL, 'o'},
+        {"per-rank", no_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *format = NULL;
+    memset(o, 0, sizeof *o);
+    o->output = "-";
+    opterr = 0;
+    optind = 1;
+    for (;;) {
+        int c = getopt_long(argc, argv, ":f:o:h", longopts, NULL);
+        if (c == -1)
+            break;
+        switch (c) {
+        case 'f':
+            format = optarg;
+            break;
+        case 'o':
+            o->output = optarg;
+            break;
+        case 'r':
+            o->per_rank = 1;
+            break;
+        case 'h':
+            return 1;
+        case ':':
+            snprintf(err, errlen, "%s needs a value", argv[optind - 1]);
+            return -1;
+        default:
+            snprintf(err, errlen, "unknown option %s", argv[optind - 1]);
+            return -1;
+        }
+    }
+    if (!format) {
+        snprintf(err, errlen, "--format is required");
+        return -1;
+    }
+    size_t i = 0;
+    while (i < sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0] && strcmp(format, FORMAT_NAMES[i]))
+        i++;
+    if (i == sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0]) {
+        snprintf(err, errlen, "unknown format '%s' (perfetto, csv, jsonl or summary)", format);
+        return -1;
+    }
+    o->format = (mw_export_format_t)i;
+    if (o->per_rank && o->format != FMT_CSV) {
+        snprintf(err, errlen, "--per-rank goes with --format csv");
+        return -1;
+    }
+    if (optind >= argc) {
+        snprintf(err, errlen, "no recording given");
+        return -1;
+    }
+    if (argc - optind > 1) {
+        snprintf(err, errlen, "one recording at a time ('%s' is extra)", argv[optind + 1]);
+        return -1;
+    }
+    o->input = argv[optind];
+    if (!*o->output) {
+        snprintf(err, errlen, "-o needs a file name (or - for stdout)");
+        return -1;
+    }
+    return 0;
+}
+
+#ifndef MW_EXPORT_NO_MAIN
+int main(int argc, char **argv)
+{
+    mw_export_opts_t o;
+    char err[256];
+    int p = parse_args(&o, argc, argv, err, sizeof err);
+    if (p == 1) {
+        usage(stdout);
+        return 0;
+    }
+    if (p < 0) {
+        fprintf(stderr, "mpiwatch-export: %s (try --help)\n", err);
+        return 2;
+    }
+    return export_run(&o);
+}
+#endif

@@ -1,0 +1,449 @@
+/* window_json.c: merged windows checked, laid out by function and written as JSON.
+ *
+ * DESIGN: see window_json.h. Filling a view is one pass over the window's sparse arrays plus
+ * one pass over the function table (to list the ids with data in ascending order, which makes
+ * every output deterministic and sorted like the collector's summary). The JSON writer keeps
+ * every counter exact: cJSON holds numbers as doubles, so integers go in as raw tokens printed
+ * with PRIu64, as collector/summary.c does; fractions are derived values and go in with six
+ * significant digits.
+ */
+#include "window_json.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+mw_window_view_t *mw_window_view_new(void)
+{
+    return calloc(1, sizeof(mw_window_view_t));
+}
+
+void mw_window_view_free(mw_window_view_t *v)
+{
+    free(v);
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static int fn_valid(uint32_t fn)
+{
+    return fn > 0 && fn < MW_FN_COUNT;
+}
+
+/* Forgets the previous window: only the rows it used are cleared. */
+static void view_clear(mw_window_view_t *v)
+{
+    for (uint32_t i = 0; i < v->n_fn; i++) {
+        uint32_t id = v->fn[i];
+        v->stat[id] = NULL;
+        v->occ_fn_ns[id] = 0;
+        v->mark[id] = 0;
+        if (v->subslots)
+            memset(&v->occ_ns[(size_t)id * v->subslots], 0, v->subslots * sizeof v->occ_ns[0]);
+    }
+    v->n_fn = 0;
+    v->skipped = 0;
+    v->w = NULL;
+}
+
+/* The usable length of k parallel arrays: the shortest. The entries the longest has beyond it
+ * are counted as skipped (parallel arrays of different lengths are a malformed message). */
+static size_t parallel_len(const size_t *lens, int k, uint64_t *skipped)
+{
+    size_t lo = lens[0], hi = lens[0];
+    for (int i = 1; i < k; i++) {
+        lo = lens[i] < lo ? lens[i] : lo;
+        hi = lens[i] > hi ? lens[i] : hi;
+    }
+    *skipped += hi - lo;
+    return lo;
+}
+
+static void view_fill(mw_window_view_t *v, uint64_t index, uint64_t window_ns, uint32_t subslots,
+                      uint32_t ranks, Mpiwatch__FunctionStat *const *functions, size_t n_functions,
+                      const uint32_t *occ_fn, size_t n_occ_fn, const uint32_t *occ_sub,
+                      size_t n_occ_sub, const uint64_t *occ_ns, size_t n_occ_ns)
+{
+    view_clear(v);
+    v->index = index;
+    v->window_ns = window_ns;
+    if (__builtin_mul_overflow(index, window_ns, &v->start_ns))
+        v->start_ns = 0;
+    v->subslots = subslots >= 1 && subslots <= MW_MAX_SUBSLOTS ? subslots : 0;
+    v->slot_ns = v->subslots ? window_ns / v->subslots : 0;
+    v->ranks = ranks;
+
+    for (size_t i = 0; i < n_functions; i++) {
+        const Mpiwatch__FunctionStat *f = functions ? functions[i] : NULL;
+        if (!f || !fn_valid(f->fn) || v->stat[f->fn]) { /* a function twice is malformed too */
+            v->skipped++;
+            continue;
+        }
+        v->stat[f->fn] = f;
+        v->mark[f->fn] = 1;
+    }
+
+    const size_t lens[] = {n_occ_fn, n_occ_sub, n_occ_ns};
+    size_t n = occ_fn && occ_sub && occ_ns ? parallel_len(lens, 3, &v->skipped) : 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = occ_fn[i], sub = occ_sub[i];
+        if (!fn_valid(id) || sub >= v->subslots) {
+            v->skipped++;
+            continue;
+        }
+        uint64_t *cell = &v->occ_ns[(size_t)id * v->subslots + sub];
+        *cell = add_sat(*cell, occ_ns[i]);
+        v->occ_fn_ns[id] = add_sat(v->occ_fn_ns[id], occ_ns[i]);
+        v->mark[id] = 1;
+    }
+
+    for (uint32_t id = 1; id < MW_FN_COUNT; id++)
+        if (v->mark[id])
+            v->fn[v->n_fn++] = id;
+}
+
+void mw_window_view_set(mw_window_view_t *v, const Mpiwatch__Window *w)
+{
+    view_fill(v, w->index, w->window_ns, w->subslots, w->ranks_reporting, w->functions,
+              w->n_functions, w->occ_fn, w->n_occ_fn, w->occ_sub, w->n_occ_sub, w->occ_ns,
+              w->n_occ_ns);
+    v->w = w;
+}
+
+void mw_window_view_set_sample(mw_window_view_t *v, const Mpiwatch__Sample *s, uint64_t window_ns,
+                               uint32_t subslots)
+{
+    view_fill(v, s->window, window_ns, subslots, 1, s->functions, s->n_functions, s->occ_fn,
+              s->n_occ_fn, s->occ_sub, s->n_occ_sub, s->occ_ns, s->n_occ_ns);
+}
+
+double mw_window_view_inside(const mw_window_view_t *v, uint32_t fn, uint32_t sub)
+{
+    if (!fn_valid(fn) || sub >= v->subslots || !v->slot_ns || !v->ranks)
+        return 0;
+    return (double)v->occ_ns[(size_t)fn * v->subslots + sub] / ((double)v->slot_ns * v->ranks);
+}
+
+double mw_window_view_fn_fraction(const mw_window_view_t *v, uint32_t fn)
+{
+    if (!fn_valid(fn) || !v->window_ns || !v->ranks)
+        return 0;
+    return (double)v->occ_fn_ns[fn] / ((double)v->window_ns * v->ranks);
+}
+
+const char *mw_jobinfo_host(const Mpiwatch__JobInfo *job, uint32_t rank)
+{
+    if (!job || !job->ranks)
+        return NULL;
+    /* The collector lists the ranks in rank order; a list that is not is searched in full. */
+    const Mpiwatch__RankInfo *found = NULL;
+    size_t lo = 0, hi = job->n_ranks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const Mpiwatch__RankInfo *r = job->ranks[mid];
+        if (!r)
+            break;
+        if (r->rank == rank) {
+            found = r;
+            break;
+        }
+        if (r->rank < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = 0; !found && i < job->n_ranks; i++)
+        if (job->ranks[i] && job->ranks[i]->rank == rank)
+            found = job->ranks[i];
+    if (!found || found->host >= job->n_hosts || !job->hosts || !job->hosts[found->host] ||
+        !*job->hosts[found->host]) /* the collector's "" host: unknown */
+        return NULL;
+    return job->hosts[found->host];
+}
+
+/* ---- text --------------------------------------------------------------------------------- */
+
+int mw_utf8_seq(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    if (u[0] == 0)
+        return 0;
+    if (u[0] < 0x80)
+        return 1;
+    int n;
+    unsigned char lo = 0x80, hi = 0xbf; /* the range of the second byte (RFC 3629) */
+    if (u[0] >= 0xc2 && u[0] <= 0xdf) {
+        n = 2;
+    } else if (u[0] >= 0xe0 && u[0] <= 0xef) {
+        n = 3;
+        lo = u[0] == 0xe0 ? 0xa0 : 0x80; /* no overlong forms */
+        hi = u[0] == 0xed ? 0x9f : 0xbf; /* no surrogates */
+    } else if (u[0] >= 0xf0 && u[0] <= 0xf4) {
+        n = 4;
+        lo = u[0] == 0xf0 ? 0x90 : 0x80;
+        hi = u[0] == 0xf4 ? 0x8f : 0xbf;
+    } else {
+        return 0;
+    }
+    if (u[1] < lo || u[1] > hi)
+        return 0;
+    for (int i = 2; i < n; i++)
+        if (u[i] < 0x80 || u[i] > 0xbf)
+            return 0;
+    return n;
+}
+
+char *mw_utf8_clean(const char *s)
+{
+    if (!s)
+        s = "";
+    size_t len = strlen(s);
+    char *out = malloc(3 * len + 1); /* each byte becomes at most the 3 bytes of U+FFFD */
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    while (*s) {
+        int n = mw_utf8_seq(s);
+        if (n) {
+            memcpy(out + o, s, (size_t)n);
+            o += (size_t)n;
+            s += n;
+        } else {
+            memcpy(out + o, "\xef\xbf\xbd", 3);
+            o += 3;
+            s++;
+        }
+    }
+    out[o] = 0;
+    return out;
+}
+
+/* ---- JSON --------------------------------------------------------------------------------- */
+
+/* obj[key] = s, with what is not UTF-8 replaced. Returns 0, or -1 when out of memory. */
+static int json_text(cJSON *obj, const char *key, const char *s)
+{
+    char *clean = mw_utf8_clean(s);
+    int rc = clean && cJSON_AddStringToObject(obj, key, clean) ? 0 : -1;
+    free(clean);
+    return rc;
+}
+
+static int json_u64(cJSON *obj, const char *key, uint64_t v)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "%" PRIu64, v);
+    return cJSON_AddRawToObject(obj, key, buf) ? 0 : -1;
+}
+
+static int json_i64(cJSON *obj, const char *key, int64_t v)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    return cJSON_AddRawToObject(obj, key, buf) ? 0 : -1;
+}
+
+/* A derived fraction: six significant digits are plenty and keep lines short. */
+static int json_frac(cJSON *obj, const char *key, double v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.6g", v);
+    return cJSON_AddRawToObject(obj, key, buf) ? 0 : -1;
+}
+
+static int array_add_frac(cJSON *arr, double v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.6g", v);
+    cJSON *n = cJSON_CreateRaw(buf);
+    if (!n || !cJSON_AddItemToArray(arr, n)) {
+        cJSON_Delete(n);
+        return -1;
+    }
+    return 0;
+}
+
+/* Appends a new object to `arr`; NULL when out of memory. */
+static cJSON *array_add_object(cJSON *arr)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(arr, o)) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+static int json_function(const mw_window_view_t *v, cJSON *fns, uint32_t id)
+{
+    const Mpiwatch__FunctionStat *f = v->stat[id];
+    cJSON *o = cJSON_AddObjectToObject(fns, mw_fn_name(id));
+    if (!o)
+        return -1;
+    if (json_u64(o, "id", id) < 0 || json_u64(o, "count", f ? f->count : 0) < 0 ||
+        json_u64(o, "time_ns", f ? f->total_ns : 0) < 0 ||
+        json_u64(o, "min_ns", f ? f->min_ns : 0) < 0 ||
+        json_u64(o, "max_ns", f ? f->max_ns : 0) < 0 ||
+        json_u64(o, "bytes", f ? f->bytes : 0) < 0 ||
+        json_u64(o, "hist_first", f ? f->hist_first : 0) < 0)
+        return -1;
+    cJSON *hist = cJSON_AddArrayToObject(o, "hist");
+    if (!hist)
+        return -1;
+    for (size_t b = 0; f && f->hist && b < f->n_hist; b++) {
+        cJSON *n = cJSON_CreateNumber(f->hist[b]);
+        if (!n || !cJSON_AddItemToArray(hist, n)) {
+            cJSON_Delete(n);
+            return -1;
+        }
+    }
+    if (json_u64(o, "occ_ns", v->occ_fn_ns[id]) < 0 ||
+        json_frac(o, "fraction", mw_window_view_fn_fraction(v, id)) < 0)
+        return -1;
+    cJSON *inside = cJSON_AddArrayToObject(o, "inside");
+    if (!inside)
+        return -1;
+    for (uint32_t s = 0; s < v->subslots; s++)
+        if (array_add_frac(inside, mw_window_view_inside(v, id, s)) < 0)
+            return -1;
+    return 0;
+}
+
+static int json_pairs(const Mpiwatch__Window *w, cJSON *root, uint64_t *skipped)
+{
+    cJSON *arr = cJSON_AddArrayToObject(root, "pairs");
+    if (!arr)
+        return -1;
+    const size_t lens[] = {w->n_pair_src, w->n_pair_dst, w->n_pair_messages, w->n_pair_bytes};
+    size_t n = w->pair_src && w->pair_dst && w->pair_messages && w->pair_bytes
+                   ? parallel_len(lens, 4, skipped)
+                   : 0;
+    for (size_t i = 0; i < n; i++) {
+        cJSON *o = array_add_object(arr);
+        if (!o || json_u64(o, "src", w->pair_src[i]) < 0 ||
+            json_u64(o, "dst", w->pair_dst[i]) < 0 ||
+            json_u64(o, "messages", w->pair_messages[i]) < 0 ||
+            json_u64(o, "bytes", w->pair_bytes[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int json_longest(const Mpiwatch__Window *w, const Mpiwatch__JobInfo *job, cJSON *root,
+                        uint64_t *skipped)
+{
+    cJSON *arr = cJSON_AddArrayToObject(root, "longest");
+    if (!arr)
+        return -1;
+    for (size_t i = 0; i < w->n_longest; i++) {
+        const Mpiwatch__Call *c = w->longest ? w->longest[i] : NULL;
+        if (!c || !fn_valid(c->fn)) {
+            (*skipped)++;
+            continue;
+        }
+        cJSON *o = array_add_object(arr);
+        if (!o || json_u64(o, "rank", c->rank) < 0)
+            return -1;
+        const char *host = mw_jobinfo_host(job, c->rank);
+        if (host && json_text(o, "host", host) < 0)
+            return -1;
+        if (!cJSON_AddStringToObject(o, "fn", mw_fn_name(c->fn)) ||
+            json_u64(o, "start_ns", c->start_ns) < 0 ||
+            json_u64(o, "duration_ns", c->duration_ns) < 0 || json_u64(o, "bytes", c->bytes) < 0 ||
+            json_i64(o, "peer", c->peer) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int json_density(const Mpiwatch__Window *w, cJSON *root, uint64_t *skipped)
+{
+    cJSON *arr = cJSON_AddArrayToObject(root, "density");
+    if (!arr)
+        return -1;
+    const size_t lens[] = {w->n_density_fn, w->n_density_sub, w->n_density_bin, w->n_density_end,
+                           w->n_density_count};
+    size_t n =
+        w->density_fn && w->density_sub && w->density_bin && w->density_end && w->density_count
+            ? parallel_len(lens, 5, skipped)
+            : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!fn_valid(w->density_fn[i])) {
+            (*skipped)++;
+            continue;
+        }
+        cJSON *o = array_add_object(arr);
+        if (!o || !cJSON_AddStringToObject(o, "fn", mw_fn_name(w->density_fn[i])) ||
+            json_i64(o, "sub", w->density_sub[i]) < 0 ||
+            json_u64(o, "bin", w->density_bin[i]) < 0 ||
+            json_u64(o, "end", w->density_end[i]) < 0 ||
+            json_u64(o, "count", w->density_count[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int json_window(const mw_window_view_t *v, const Mpiwatch__JobInfo *job, cJSON *root)
+{
+    const Mpiwatch__Window *w = v->w;
+    double denom = (double)w->window_ns * w->ranks_reporting;
+    if (json_u64(root, "index", w->index) < 0 || json_u64(root, "start_ns", v->start_ns) < 0 ||
+        json_u64(root, "window_ns", w->window_ns) < 0 ||
+        json_u64(root, "subslots", w->subslots) < 0 ||
+        json_u64(root, "duration_bins", w->duration_bins) < 0 ||
+        json_u64(root, "ranks_reporting", w->ranks_reporting) < 0 ||
+        json_u64(root, "ranks_missing", w->ranks_missing) < 0 ||
+        !cJSON_AddBoolToObject(root, "partial", w->ranks_missing > 0) ||
+        json_u64(root, "mpi_time_ns", w->mpi_time_ns) < 0 ||
+        json_frac(root, "mpi_fraction", denom > 0 ? (double)w->mpi_time_ns / denom : 0) < 0 ||
+        json_u64(root, "occ_total_ns", w->occ_total_ns) < 0 ||
+        json_frac(root, "occ_fraction", denom > 0 ? (double)w->occ_total_ns / denom : 0) < 0 ||
+        json_u64(root, "records_dropped", w->records_dropped) < 0 ||
+        json_u64(root, "samples_dropped", w->samples_dropped) < 0 ||
+        json_u64(root, "calls_late", w->calls_late) < 0 ||
+        json_u64(root, "overflow", w->overflow) < 0 ||
+        json_u64(root, "closed_real_ns", w->closed_real_ns) < 0)
+        return -1;
+    if (job && job->job && json_text(root, "job", job->job) < 0)
+        return -1;
+    cJSON *fns = cJSON_AddObjectToObject(root, "functions");
+    if (!fns)
+        return -1;
+    for (uint32_t i = 0; i < v->n_fn; i++)
+        if (json_function(v, fns, v->fn[i]) < 0)
+            return -1;
+    uint64_t skipped = v->skipped;
+    if (json_pairs(w, root, &skipped) < 0 || json_longest(w, job, root, &skipped) < 0 ||
+        json_density(w, root, &skipped) < 0)
+        return -1;
+    if (skipped && json_u64(root, "skipped", skipped) < 0)
+        return -1;
+    return 0;
+}
+
+cJSON *mw_window_view_json(const mw_window_view_t *v, const Mpiwatch__JobInfo *job)
+{
+    if (!v->w)
+        return NULL;
+    cJSON *root = cJSON_CreateObject();
+    if (root && json_window(v, job, root) < 0) {
+        cJSON_Delete(root);
+        root = NULL;
+    }
+    return root;
+}
+
+cJSON *mw_window_json(const Mpiwatch__Window *w, const Mpiwatch__JobInfo *job)
+{
+    mw_window_view_t *v = mw_window_view_new();
+    if (!v)
+        return NULL;
+    mw_window_view_set(v, w);
+    cJSON *root = mw_window_view_json(v, job);
+    mw_window_view_free(v);
+    return root;
+}
