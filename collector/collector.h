@@ -371,6 +371,17 @@ void mw_live_release(mw_live_t *live);
 size_t mw_live_format(const mw_live_t *live, const mw_collector_t *c, int block, char *buf,
                       size_t len);
 
+/* ---- SIGINT/SIGTERM for the zmq_poll loops (signals.c) ------------------------------------ */
+
+/* Installs the handlers; returns the pipe's read end to poll, or -1 logged. */
+int mw__signals_open(void);
+/* Restores the default handlers and closes the pipe. */
+void mw__signals_close(void);
+/* Empties the pipe; returns 1 once SIGINT or SIGTERM has arrived. */
+int mw__signals_read(void);
+/* 1 once SIGINT or SIGTERM has arrived (without touching the pipe). */
+int mw__signals_stopped(void);
+
 /* ---- the recording (record_file.c; the file format is in docs/recording.md) --------------- */
 
 /* Starts a recording into `path` (created or truncated); the first frame describes the

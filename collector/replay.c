@@ -23,12 +23,10 @@
  * a live collector stopping there, unless the recording already ended it (the finish of a
  * signal, or a job that ended and wrote its outputs).
  */
-#define _GNU_SOURCE /* pipe2 */
 #include "collector.h"
 #include "mw_recording.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +53,7 @@ typedef struct {
     mw_options_t opt; /* the command line's options with the recorded settings */
     mw_feed_t *feed;
     mw_metrics_t *metrics;
+    int sig_fd;            /* SIGINT/SIGTERM arrive here (signals.c) */
     int publishing;        /* the feed is attached (from --from on) */
     uint64_t pace_mono_ns; /* recorded time that corresponds to pace_wall_ns */
     uint64_t pace_wall_ns;
@@ -70,55 +69,6 @@ typedef struct {
     uint64_t windows, hidden; /* windows closed after / before --from */
     uint64_t first_window, last_window;
 } replay_t;
-
-static int sig_pipe[2] = {-1, -1};
-static volatile sig_atomic_t replay_stop;
-
-static void replay_on_signal(int sig)
-{
-    int saved = errno;
-    unsigned char b = (unsigned char)sig;
-    replay_stop = 1;
-    ssize_t n = write(sig_pipe[1], &b, 1); /* a full pipe already holds a wakeup */
-    (void)n;
-    errno = saved;
-}
-
-static int replay_signals(void)
-{
-    if (pipe2(sig_pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
-        MW_LOG(MW_LOG_ERROR, "pipe2: %s", strerror(errno));
-        return -1;
-    }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sigemptyset(&sa.sa_mask);
-    sa.sa_handler = replay_on_signal;
-    if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0) {
-        MW_LOG(MW_LOG_ERROR, "sigaction: %s", strerror(errno));
-        return -1;
-    }
-    sa.sa_handler = SIG_IGN;
-    if (sigaction(SIGPIPE, &sa, NULL) < 0) {
-        MW_LOG(MW_LOG_ERROR, "sigaction: %s", strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-static void replay_signals_close(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    for (int i = 0; i < 2; i++) {
-        if (sig_pipe[i] >= 0)
-            close(sig_pipe[i]);
-        sig_pipe[i] = -1;
-    }
-}
 
 static uint64_t replay_wall_ns(void)
 {
@@ -238,7 +188,7 @@ static void replay_publish_from(replay_t *rp, uint64_t mono_ns)
 static int replay_wait(replay_t *rp, uint64_t until)
 {
     for (;;) {
-        zmq_pollitem_t items[2] = {{.socket = NULL, .fd = sig_pipe[0], .events = ZMQ_POLLIN}};
+        zmq_pollitem_t items[2] = {{.socket = NULL, .fd = rp->sig_fd, .events = ZMQ_POLLIN}};
         int n = 1;
         if (rp->feed) {
             mw__feed_pollitem(rp->feed, &items[1]);
@@ -254,18 +204,15 @@ static int replay_wait(replay_t *rp, uint64_t until)
         }
         if (zmq_poll(items, n, timeout) < 0) {
             if (zmq_errno() == EINTR)
-                continue; /* a signal: replay_stop is set, the pipe holds its byte */
+                continue; /* a signal: the stop flag is set, the pipe holds its byte */
             MW_LOG(MW_LOG_ERROR, "zmq_poll: %s", zmq_strerror(zmq_errno()));
             return -1;
         }
-        if (items[0].revents & ZMQ_POLLIN) {
-            unsigned char b[64];
-            while (read(sig_pipe[0], b, sizeof b) > 0)
-                ;
-        }
+        if (items[0].revents & ZMQ_POLLIN)
+            mw__signals_read();
         if (n == 2 && (items[1].revents & ZMQ_POLLIN))
             mw__feed_serve(rp->feed, rp->c);
-        if (replay_stop || replay_wall_ns() >= until)
+        if (mw__signals_stopped() || replay_wall_ns() >= until)
             return 0;
     }
 }
@@ -289,7 +236,7 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
     int finished = 0, cut = 0, rc = 0;
     char err[256];
 
-    while (!replay_stop && !c->exit_requested) {
+    while (!mw__signals_stopped() && !c->exit_requested) {
         const Mpiwatch__Record *rec;
         int k = mw_rec_reader_next(rd, &rec, NULL, err, sizeof err);
         if (k < 0) {
@@ -326,7 +273,7 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
             rc = -1;
             break;
         }
-        if (replay_stop)
+        if (mw__signals_stopped())
             break; /* stopped while waiting for this record: it is not applied */
 
         switch (rec->body_case) {
@@ -355,7 +302,7 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
                "replay %s: the file ends with an incomplete or damaged frame (its "
                "collector was killed?); replayed up to the last complete frame",
                o->replay);
-    if (replay_stop)
+    if (mw__signals_stopped())
         MW_LOG(MW_LOG_INFO, "replay stopped on signal");
     /* Stop where the replay stopped, as a live collector stopping there would, unless the
      * recording already ended the run (a signal's finish, or a job that ended). */
@@ -410,8 +357,7 @@ int mw_replay_run(mw_collector_t *c)
     c->on_window = replay_on_window;
     c->on_window_user = rp;
 
-    replay_stop = 0;
-    if (replay_signals() < 0)
+    if ((rp->sig_fd = mw__signals_open()) < 0)
         goto out;
     if (rp->opt.publish || rp->opt.history) {
         rp->feed = mw__feed_open(ctx, &rp->opt);
@@ -433,7 +379,7 @@ out:
             break;
         }
     }
-    replay_signals_close();
+    mw__signals_close();
     c->on_window = rp->next_on_window;
     c->on_window_user = rp->next_user;
     c->opt = user_opt;

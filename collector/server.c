@@ -4,8 +4,9 @@
  * self-pipe, with the timeout set to the next timer the collector asks for (window deadline,
  * silence timeout, live view refresh); there is no sleep anywhere. Each wakeup drains the
  * socket with ZMQ_DONTWAIT in a bounded batch (so timers are never starved by a flood), reading
- * the clocks once per batch. Signal handlers only write the signal number into the pipe; the
- * loop reads it and finishes cleanly (windows closed, report and files written, exit 0).
+ * the clocks every SERVER_CLOCK_EVERY messages (so arrival times, hence close latencies, stay
+ * accurate at full load). Signal handlers (signals.c) only write the signal number into a
+ * pipe; the loop reads it and finishes cleanly (windows closed, report and files written, exit 0).
  * With --metrics-port, each wakeup also hands the collector to mw_metrics_update(), which
  * publishes a snapshot for the HTTP thread (metrics.c) and may shorten the poll timeout.
  * With --publish or --history, the feed's sockets (feed.c) share the loop's context; the
@@ -21,79 +22,17 @@
  * ZMTP/1.0 peers: without it, any bytes sent to the TCP port (a port scanner, an HTTP
  * request) are parsed as ZMTP/1.0 frames and arrive here as messages.
  */
-#define _GNU_SOURCE /* pipe2 */
 #include "collector.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 #include <zmq.h>
 
-#define SERVER_BATCH 4096    /* messages per wakeup before timers run again */
-#define SERVER_RCVHWM 100000 /* queued messages: ~10 windows of a 10k-rank job */
-#define FEED_WAKE_MS 1000    /* the feed republishes the job description about this often */
-
-static int sig_pipe[2] = {-1, -1};
-
-static void server_on_signal(int sig)
-{
-    int saved = errno;
-    unsigned char b = (unsigned char)sig;
-    ssize_t n = write(sig_pipe[1], &b, 1); /* a full pipe already holds a wakeup */
-    (void)n;
-    errno = saved;
-}
-
-static int server_signals(void)
-{
-    if (pipe2(sig_pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
-        MW_LOG(MW_LOG_ERROR, "pipe2: %s", strerror(errno));
-        return -1;
-    }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sigemptyset(&sa.sa_mask);
-    sa.sa_handler = server_on_signal;
-    if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0) {
-        MW_LOG(MW_LOG_ERROR, "sigaction: %s", strerror(errno));
-        return -1;
-    }
-    sa.sa_handler = SIG_IGN; /* a vanished reader of a report pipe is not fatal */
-    if (sigaction(SIGPIPE, &sa, NULL) < 0) {
-        MW_LOG(MW_LOG_ERROR, "sigaction: %s", strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
-static void server_signals_close(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    for (int i = 0; i < 2; i++) {
-        if (sig_pipe[i] >= 0)
-            close(sig_pipe[i]);
-        sig_pipe[i] = -1;
-    }
-}
-
-/* Reads every pending signal; returns 1 when one of them asks the collector to stop. */
-static int server_read_signals(void)
-{
-    unsigned char buf[64];
-    int stop = 0;
-    ssize_t n;
-    while ((n = read(sig_pipe[0], buf, sizeof buf)) > 0)
-        for (ssize_t i = 0; i < n; i++)
-            if (buf[i] == SIGINT || buf[i] == SIGTERM)
-                stop = 1;
-    return stop;
-}
+#define SERVER_BATCH 4096      /* messages per wakeup before timers run again */
+#define SERVER_CLOCK_EVERY 256 /* messages between readings of the clocks within a batch */
+#define SERVER_RCVHWM 100000   /* queued messages: ~10 windows of a 10k-rank job */
+#define FEED_WAKE_MS 1000      /* the feed republishes the job description about this often */
 
 static int server_setopt(void *sock, int opt, const void *val, size_t len, const char *name)
 {
@@ -138,6 +77,8 @@ static int server_drain(mw_collector_t *c, void *sock)
     mw_clock_t now;
     mw_clock_now(&now);
     for (int i = 0; i < SERVER_BATCH && !c->exit_requested; i++) {
+        if (i && i % SERVER_CLOCK_EVERY == 0)
+            mw_clock_now(&now);
         zmq_msg_t msg;
         if (zmq_msg_init(&msg) != 0) {
             MW_LOG(MW_LOG_ERROR, "zmq_msg_init: %s", zmq_strerror(zmq_errno()));
@@ -183,7 +124,7 @@ static long server_earlier(long a, long b)
     return a < b ? a : b;
 }
 
-static int server_loop(mw_collector_t *c, void *sock, mw_metrics_t *metrics)
+static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *metrics)
 {
     for (;;) {
         mw_clock_t now;
@@ -196,7 +137,7 @@ static int server_loop(mw_collector_t *c, void *sock, mw_metrics_t *metrics)
 
         zmq_pollitem_t items[3] = {
             {.socket = sock, .events = ZMQ_POLLIN},
-            {.socket = NULL, .fd = sig_pipe[0], .events = ZMQ_POLLIN},
+            {.socket = NULL, .fd = sig_fd, .events = ZMQ_POLLIN},
         };
         mw__feed_pollitem(c->feed, &items[2]);
         int n_items = items[2].socket ? 3 : 2;
@@ -209,7 +150,7 @@ static int server_loop(mw_collector_t *c, void *sock, mw_metrics_t *metrics)
             MW_LOG(MW_LOG_ERROR, "zmq_poll: %s", zmq_strerror(zmq_errno()));
             return -1;
         }
-        if ((items[1].revents & ZMQ_POLLIN) && server_read_signals()) {
+        if ((items[1].revents & ZMQ_POLLIN) && mw__signals_read()) {
             MW_LOG(MW_LOG_INFO, "stopping on signal");
             mw_clock_now(&now);
             mw_collector_finish(c, &now);
@@ -224,6 +165,7 @@ static int server_loop(mw_collector_t *c, void *sock, mw_metrics_t *metrics)
 int mw_server_run(mw_collector_t *c)
 {
     int rc = -1;
+    int sig_fd = -1;
     void *sock = NULL;
     mw_metrics_t *metrics = NULL;
     void *ctx = zmq_ctx_new();
@@ -236,13 +178,13 @@ int mw_server_run(mw_collector_t *c)
         MW_LOG(MW_LOG_ERROR, "zmq_socket: %s", zmq_strerror(zmq_errno()));
         goto out;
     }
-    if (server_socket(sock, c->opt) < 0 || server_signals() < 0)
+    if (server_socket(sock, c->opt) < 0 || (sig_fd = mw__signals_open()) < 0)
         goto out;
     if ((c->opt->publish || c->opt->history) && !(c->feed = mw__feed_open(ctx, c->opt)))
         goto out;
     if (c->opt->metrics_port && !(metrics = mw_metrics_start(c, (unsigned)c->opt->metrics_port)))
         goto out;
-    rc = server_loop(c, sock, metrics);
+    rc = server_loop(c, sock, sig_fd, metrics);
 out:
     mw_metrics_stop(metrics);
     mw__feed_close(c->feed); /* before the context ends: it owns sockets of it */
@@ -255,6 +197,6 @@ out:
             break;
         }
     }
-    server_signals_close();
+    mw__signals_close();
     return rc;
 }
