@@ -48,7 +48,23 @@ run_case() {
 }
 
 # The common case: mpirun directly; the library travels in OMPI_MCA_mca_base_env_list.
+rm -f "$MPIWATCH_RECORD_DIR"/*.mpiw
 run_case direct 3 none -- "$MW_MPIRUN" --oversubscribe -np "$MW_NP" "$probe" 3
+
+# It recorded the run by default, into $MPIWATCH_RECORD_DIR, under the program's name and the
+# start time; the summary exported from that recording is the run's summary, byte for byte.
+mapfile -t recs < <(find "$MPIWATCH_RECORD_DIR" -maxdepth 1 -name '*.mpiw')
+[ "${#recs[@]}" = 1 ] || mw_fail "expected one recording in $MPIWATCH_RECORD_DIR, found ${#recs[@]}: ${recs[*]}"
+case ${recs[0]##*/} in
+    preload_probe-[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9][0-9][0-9].mpiw) ;;
+    *) mw_fail "the recording is named ${recs[0]##*/}, expected preload_probe-YYYYmmdd-HHMMSS.mpiw" ;;
+esac
+MW_FAILURE_LOG=$MW_T/export.err
+"$MW_LAUNCHER" export --format summary "${recs[0]}" -o "$MW_T/exported.json" 2>"$MW_T/export.err" ||
+    mw_fail "mpiwatch export --format summary failed"
+cmp "$MW_T/summary.json" "$MW_T/exported.json" ||
+    mw_fail "the summary exported from the default recording differs from the run's"
+rm -f "${recs[0]}"
 
 # A command line that uses -x: Open MPI refuses -x together with mca_base_env_list, so the
 # launcher must add -x options instead; the application's own -x must still work.
