@@ -1,0 +1,689 @@
+/* app.c: the viewer's life cycle, frame loop and interaction.
+ *
+ * DESIGN: sokol-style init / event / frame / cleanup around one state struct (mw_app_t). A
+ * frame polls the source (never blocking: the source drains its sockets with ZMQ_DONTWAIT and
+ * bounds its replay work), lets the view follow the newest window, tells the model which time
+ * ranges are on screen (so it fetches and keeps those windows), and draws only when something
+ * changed: new data, an event, a resize. With nothing to do the loop sleeps in
+ * SDL_WaitEventTimeout, so an idle viewer costs nothing while still polling the source about
+ * thirty times a second. Input maps to the model's view operations (scroll, zoom, select,
+ * pick); the keys are listed in one table that also feeds the help overlay (panels.c).
+ */
+#include "app.h"
+
+#include <SDL2/SDL_ttf.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "snapshot.h"
+#include "views.h"
+
+#define IDLE_WAIT_MS 30
+#define ZOOM_STEP 1.25  /* one key press or wheel notch: the span shrinks or grows by this */
+#define CLICK_SLOP_PX 4 /* a press that moves less than this is a click, not a drag */
+
+uint64_t mw__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void mw_options_defaults(mw_options_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->show = MW_SHOW_ALL;
+    o->width = 1280;
+    o->height = 800;
+    o->cache_mb = 256;
+}
+
+/* ---- setup -------------------------------------------------------------------------------- */
+
+static int app_gl_context(mw_app_t *app, int headless)
+{
+    SDL_GL_SetAttribute(SDL_GL_CONTEXT_MAJOR_VERSION, 3);
+    SDL_GL_SetAttribute(SDL_GL_CONTEXT_MINOR_VERSION, 3);
+    SDL_GL_SetAttribute(SDL_GL_CONTEXT_PROFILE_MASK, SDL_GL_CONTEXT_PROFILE_CORE);
+    SDL_GL_SetAttribute(SDL_GL_DOUBLEBUFFER, 1);
+    SDL_GL_SetAttribute(SDL_GL_DEPTH_SIZE, 0);
+    SDL_GL_SetAttribute(SDL_GL_STENCIL_SIZE, 0);
+
+    Uint32 flags = SDL_WINDOW_OPENGL;
+    if (headless)
+        flags |= SDL_WINDOW_HIDDEN;
+    else
+        flags |= SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI;
+    app->win = SDL_CreateWindow("mpiwatch", SDL_WINDOWPOS_UNDEFINED, SDL_WINDOWPOS_UNDEFINED,
+                                app->opt.width, app->opt.height, flags);
+    if (!app->win) {
+        fprintf(stderr, "mpiwatch-viewer: cannot open a window: %s\n", SDL_GetError());
+        return -1;
+    }
+    app->ctx = SDL_GL_CreateContext(app->win);
+    if (!app->ctx) {
+        fprintf(stderr,
+                "mpiwatch-viewer: no OpenGL 3.3 core context: %s (with Mesa, "
+                "LIBGL_ALWAYS_SOFTWARE=1 uses llvmpipe)\n",
+                SDL_GetError());
+        return -1;
+    }
+    if (SDL_GL_MakeCurrent(app->win, app->ctx) < 0) {
+        fprintf(stderr, "mpiwatch-viewer: cannot use the OpenGL context: %s\n", SDL_GetError());
+        return -1;
+    }
+    if (epoxy_gl_version() < 33) {
+        fprintf(stderr, "mpiwatch-viewer: OpenGL %d.%d found, 3.3 needed\n",
+                epoxy_gl_version() / 10, epoxy_gl_version() % 10);
+        return -1;
+    }
+    /* Benchmarks measure drawing, not the display's refresh rate. */
+    if (!headless)
+        SDL_GL_SetSwapInterval(app->opt.bench_frames ? 0 : 1);
+    return 0;
+}
+
+/* Reads the drawable size and the high-DPI factor of the window. */
+static void app_target_size(mw_app_t *app)
+{
+    if (app->headless) {
+        app->fb_w = app->fbo.w;
+        app->fb_h = app->fbo.h;
+        app->scale = 1.0f;
+        return;
+    }
+    int ww = 0, wh = 0, dw = 0, dh = 0;
+    SDL_GetWindowSize(app->win, &ww, &wh);
+    SDL_GL_GetDrawableSize(app->win, &dw, &dh);
+    app->fb_w = dw > 0 ? dw : 1;
+    app->fb_h = dh > 0 ? dh : 1;
+    app->scale = ww > 0 ? (float)dw / (float)ww : 1.0f;
+    if (app->scale < 0.5f)
+        app->scale = 1.0f;
+}
+
+/* The view as the options ask for it (at start, and when a new job replaces the model's). */
+static void app_view_reset(mw_app_t *app)
+{
+    const mw_options_t *opt = &app->opt;
+    mw_view_init(&app->view);
+    if (opt->repr_given)
+        app->view.repr = opt->repr;
+    if (opt->transfer_given)
+        app->view.transfer = opt->transfer;
+    if (opt->omin_given)
+        app->view.o_min = opt->o_min;
+    if (opt->highlight_fn)
+        app->view.highlight_fn = opt->highlight_fn;
+    /* A recording played at a speed behaves as live; without one it is all history and
+     * is shown whole once its extent is known (mw__app_update). */
+    if (opt->replay && !(opt->speed > 0))
+        app->view.follow = 0;
+    app->pick.kind = MW_PICK_NONE;
+    app->initial_view_done = 0;
+}
+
+int mw_app_init(mw_app_t *app, const mw_options_t *opt, int headless)
+{
+    memset(app, 0, sizeof *app);
+    app->opt = *opt;
+    app->headless = headless;
+    app->show = opt->show;
+    app->pick.kind = MW_PICK_NONE;
+
+    if (SDL_Init(SDL_INIT_VIDEO) < 0) {
+        fprintf(stderr, "mpiwatch-viewer: SDL_Init: %s%s\n", SDL_GetError(),
+                headless ? "" : " (without a display, use SDL_VIDEODRIVER=offscreen)");
+        return -1;
+    }
+    if (TTF_Init() < 0) {
+        fprintf(stderr, "mpiwatch-viewer: TTF_Init: %s\n", TTF_GetError());
+        return -1;
+    }
+    if (app_gl_context(app, headless) < 0)
+        return -1;
+    if (headless) {
+        if (mw__fbo_init(&app->fbo, opt->width, opt->height) < 0)
+            return -1;
+        glBindFramebuffer(GL_FRAMEBUFFER, app->fbo.fbo);
+    }
+    app_target_size(app);
+
+    if (mw__batch_init(&app->batch) < 0)
+        return -1;
+    app->text = mw__text_new();
+    if (!app->text)
+        return -1;
+    if (mw__timeline_init(app) < 0 || mw__density_init(app) < 0)
+        return -1;
+
+    app->model = mw_model_new(opt->cache_mb << 20);
+    if (!app->model) {
+        fprintf(stderr, "mpiwatch-viewer: cannot create the model\n");
+        return -1;
+    }
+    char err[512] = "";
+    if (opt->connect)
+        app->src = mw_source_connect(opt->connect, opt->history, err, sizeof err);
+    else
+        app->src = mw_source_replay(opt->replay, opt->speed, err, sizeof err);
+    if (!app->src) {
+        fprintf(stderr, "mpiwatch-viewer: %s\n", err[0] ? err : "cannot open the source");
+        return -1;
+    }
+
+    app_view_reset(app);
+    app->model_gen = mw_model_generation(app->model);
+
+    SDL_SetWindowTitle(app->win, opt->connect ? "mpiwatch — connecting" : "mpiwatch — replay");
+    mw__app_layout(app);
+    app->dirty = 1;
+    app->fps_t0_ns = mw__now_ns();
+    return mw__gl_check("setup");
+}
+
+void mw_app_cleanup(mw_app_t *app)
+{
+    if (app->src)
+        mw_source_free(app->src);
+    if (app->model)
+        mw_model_free(app->model);
+    if (app->ctx) {
+        mw__density_free(app);
+        mw__timeline_free(app);
+        mw__text_free(app->text);
+        mw__batch_free(&app->batch);
+        if (app->fbo.fbo)
+            mw__fbo_free(&app->fbo);
+        SDL_GL_DeleteContext(app->ctx);
+    }
+    if (app->win)
+        SDL_DestroyWindow(app->win);
+    if (TTF_WasInit())
+        TTF_Quit();
+    SDL_Quit();
+    memset(app, 0, sizeof *app);
+}
+
+/* ---- the frame ---------------------------------------------------------------------------- */
+
+/* The window index that contains t seconds of the time axis. */
+static uint64_t app_window_of(const mw_app_t *app, double t)
+{
+    const Mpiwatch__JobInfo *job = mw_model_job(app->model);
+    if (!job || !job->window_ns)
+        return 0;
+    double g = (double)mw_model_origin_ns(app->model) + (t > 0 ? t : 0) * 1e9;
+    return (uint64_t)(g / (double)job->window_ns);
+}
+
+int mw__app_whole_run(mw_app_t *app)
+{
+    const Mpiwatch__JobInfo *job = mw_model_job(app->model);
+    uint64_t oldest = 0, newest = 0;
+    if (!job || !job->window_ns || mw_model_extent(app->model, &oldest, &newest) != 0)
+        return -1;
+    double t0 = mw_model_seconds(app->model, oldest * job->window_ns);
+    double t1 = mw_model_seconds(app->model, (newest + 1) * job->window_ns);
+    if (t0 < 0)
+        t0 = 0;
+    if (!(t1 > t0))
+        t1 = t0 + (double)job->window_ns * 1e-9;
+    app->view.follow = 0;
+    app->view.t0 = t0;
+    app->view.t1 = t1;
+    app->dirty = 1;
+    return 0;
+}
+
+/* The window title names the job once it is known. */
+static void app_title(mw_app_t *app)
+{
+    const Mpiwatch__JobInfo *job = mw_model_job(app->model);
+    if (!job || app->headless)
+        return;
+    char title[512];
+    snprintf(title, sizeof title, "mpiwatch — %s (%s, %u ranks) — %s",
+             job->job && job->job[0] ? job->job : "job",
+             job->program && job->program[0] ? job->program : "?", job->size,
+             app->opt.connect ? "live" : "replay");
+    const char *old = SDL_GetWindowTitle(app->win);
+    if (!old || strcmp(old, title))
+        SDL_SetWindowTitle(app->win, title);
+}
+
+void mw__app_layout(mw_app_t *app)
+{
+    mw_legend_entry_t leg[MW_LEGEND_MAX];
+    int rows = mw_model_legend(app->model, leg, MW_LEGEND_MAX);
+    if (rows < 0)
+        rows = 0;
+    int st = app->show != MW_SHOW_DENSITY, sd = app->show != MW_SHOW_TIMELINE;
+    mw_layout(&app->layout, app->fb_w, app->fb_h, app->scale, st, sd, rows);
+}
+
+int mw__app_update(mw_app_t *app, uint64_t now_ns)
+{
+    int rank_busy = mw_source_rank_busy(app->src);
+    int n = mw_source_poll(app->src, app->model, now_ns);
+    if (n < 0) {
+        fprintf(stderr, "mpiwatch-viewer: the data source failed\n");
+        return -1;
+    }
+    if (n > 0) {
+        app->data_gen++;
+        app->dirty = 1;
+    }
+    /* A different job: what was selected, picked or highlighted belonged to the old one. */
+    if (mw_model_generation(app->model) != app->model_gen) {
+        app->model_gen = mw_model_generation(app->model);
+        app_view_reset(app);
+        app->data_gen++;
+        app->dirty = 1;
+    }
+    /* A finished rank request changed the highlighted calls. */
+    if (rank_busy && !mw_source_rank_busy(app->src)) {
+        app->data_gen++;
+        app->dirty = 1;
+    }
+    if (!app->initial_view_done && app->opt.replay && !(app->opt.speed > 0) &&
+        mw__app_whole_run(app) == 0)
+        app->initial_view_done = 1;
+
+    double t0 = app->view.t0, t1 = app->view.t1;
+    mw_view_update(&app->view, app->model);
+    if (t0 != app->view.t0 || t1 != app->view.t1)
+        app->dirty = 1;
+
+    mw__app_layout(app);
+    double f0 = 0, f1 = 0;
+    mw_view_focus(&app->view, &f0, &f1);
+    mw_model_need(app->model, app->view.t0, app->view.t1, f0, f1);
+    app_title(app);
+    return 0;
+}
+
+void mw__app_render(mw_app_t *app)
+{
+    mw_rgba_t bg = mw__hex(MW_COLOR_BG, 1);
+    glViewport(0, 0, app->fb_w, app->fb_h);
+    glDisable(GL_DEPTH_TEST);
+    glDisable(GL_CULL_FACE);
+    glDisable(GL_SCISSOR_TEST);
+    glClearColor(bg.r, bg.g, bg.b, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    glEnable(GL_BLEND);
+    /* Straight alpha for colors; the target's alpha stays 1 so snapshots are opaque. */
+    glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ZERO, GL_ONE);
+    mw__batch_target(&app->batch, app->fb_w, app->fb_h);
+    mw__text_target(app->text, app->fb_w, app->fb_h);
+
+    if (app->layout.show_timeline)
+        mw__timeline_draw(app);
+    if (app->layout.show_density)
+        mw__density_draw(app);
+    mw__panels_draw(app);
+    mw__batch_flush(&app->batch);
+    mw__text_flush(app->text);
+    if (app->view.show_help) {
+        mw__help_draw(app);
+        mw__batch_flush(&app->batch);
+        mw__text_flush(app->text);
+    }
+    app->frames_drawn++;
+}
+
+/* Counts drawn frames; the status bar shows the rate over the last second. */
+static void app_count_frame(mw_app_t *app, uint64_t now)
+{
+    app->fps_frames++;
+    uint64_t dt = now - app->fps_t0_ns;
+    if (dt >= 1000000000ull) {
+        app->fps = (double)app->fps_frames * 1e9 / (double)dt;
+        app->fps_frames = 0;
+        app->fps_t0_ns = now;
+    }
+}
+
+static void app_save(mw_app_t *app)
+{
+    char path[64];
+    time_t t = time(NULL);
+    struct tm tmv;
+    localtime_r(&t, &tmv);
+    strftime(path, sizeof path, "mpiwatch-%Y%m%d-%H%M%S.png", &tmv);
+    if (mw__write_png(path, app->fb_w, app->fb_h) == 0)
+        fprintf(stderr, "mpiwatch-viewer: saved %s\n", path);
+}
+
+int mw_app_frame(mw_app_t *app, int force)
+{
+    uint64_t now = mw__now_ns();
+    if (mw__app_update(app, now) < 0)
+        return -1;
+    if (!app->dirty && !force)
+        return 0;
+    app_target_size(app);
+    mw__app_layout(app);
+    mw__app_render(app);
+    if (app->save_request) {
+        app->save_request = 0;
+        glFinish();
+        app_save(app);
+    }
+    if (!app->headless)
+        SDL_GL_SwapWindow(app->win);
+    app_count_frame(app, now);
+    app->dirty = 0;
+    return 1;
+}
+
+int mw_app_run(mw_app_t *app)
+{
+    while (!app->quit) {
+        SDL_Event ev;
+        /* Sleep in the event queue while nothing changes, but not longer than the source
+         * can wait to be polled. */
+        if (!app->dirty && SDL_WaitEventTimeout(&ev, IDLE_WAIT_MS))
+            mw_app_event(app, &ev);
+        while (!app->quit && SDL_PollEvent(&ev))
+            mw_app_event(app, &ev);
+        if (app->quit)
+            break;
+        if (mw_app_frame(app, 0) < 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- input -------------------------------------------------------------------------------- */
+
+static int in_rect(const mw_rect_t *r, int x, int y)
+{
+    return x >= r->x && x < r->x + r->w && y >= r->y && y < r->y + r->h;
+}
+
+static void app_clear(mw_app_t *app)
+{
+    app->view.sel0 = app->view.sel1 = 0;
+    app->view.highlight_fn = 0;
+    app->view.highlight_rank = -1;
+    app->pick.kind = MW_PICK_NONE;
+}
+
+/* Sets the call view's range, keeping it inside the run's time axis. */
+static void app_select(mw_app_t *app, double a, double b)
+{
+    if (a > b) {
+        double t = a;
+        a = b;
+        b = t;
+    }
+    if (a < 0) {
+        b -= a;
+        a = 0;
+    }
+    if (b - a < 1e-6)
+        b = a + 1e-6;
+    app->view.sel0 = a;
+    app->view.sel1 = b;
+}
+
+mw_pick_t mw__app_pick(mw_app_t *app, int x, int y)
+{
+    int radius = (int)(6 * app->layout.scale + 0.5f);
+    mw_pick_t p = mw_pick(app->model, &app->view, &app->layout, x, y, radius);
+    switch (p.kind) {
+    case MW_PICK_LEGEND:
+        /* Clicking the highlighted entry again turns the highlight off. */
+        app->view.highlight_fn = app->view.highlight_fn == p.fn ? 0 : p.fn;
+        break;
+    case MW_PICK_CALL: {
+        app->pick = p;
+        app->view.highlight_rank = p.rank;
+        double f0 = 0, f1 = 0;
+        mw_view_focus(&app->view, &f0, &f1);
+        mw_source_want_rank(app->src, p.rank, app_window_of(app, f0), app_window_of(app, f1));
+        break;
+    }
+    case MW_PICK_CELL:
+        app->pick = p;
+        app->view.highlight_rank = -1;
+        break;
+    default:
+        if (app->layout.show_density && in_rect(&app->layout.density, x, y)) {
+            app->pick.kind = MW_PICK_NONE;
+            app->view.highlight_rank = -1;
+        }
+        break;
+    }
+    app->data_gen++;
+    app->dirty = 1;
+    return p;
+}
+
+/* Multiplies the call view's range by `factor` around time t (the wheel over the call
+ * view). */
+static void app_zoom_focus(mw_app_t *app, double t, double factor)
+{
+    double f0 = 0, f1 = 0;
+    mw_view_focus(&app->view, &f0, &f1);
+    app_select(app, t - (t - f0) * factor, t + (f1 - t) * factor);
+}
+
+static void app_key(mw_app_t *app, SDL_Keycode k)
+{
+    const mw_layout_t *l = &app->layout;
+    switch (k) {
+    case SDLK_LEFT:
+        mw_view_scroll(&app->view, l, -l->timeline.w / 8.0);
+        break;
+    case SDLK_RIGHT:
+        mw_view_scroll(&app->view, l, l->timeline.w / 8.0);
+        break;
+    case SDLK_KP_PLUS:
+        mw_view_zoom(&app->view, l, l->timeline.x + l->timeline.w / 2, ZOOM_STEP);
+        break;
+    case SDLK_KP_MINUS:
+        mw_view_zoom(&app->view, l, l->timeline.x + l->timeline.w / 2, 1 / ZOOM_STEP);
+        break;
+    case SDLK_HOME:
+        mw__app_whole_run(app);
+        break;
+    case SDLK_END:
+        app->view.follow = 1;
+        break;
+    case SDLK_ESCAPE:
+        if (app->view.show_help)
+            app->view.show_help = 0;
+        else
+            app_clear(app);
+        break;
+    case SDLK_F1:
+        app->view.show_help = !app->view.show_help;
+        break;
+    default:
+        return;
+    }
+    app->dirty = 1;
+}
+
+/* Printable keys come as text so that '?', '+' and '[' work on any keyboard layout. */
+static void app_char(mw_app_t *app, char c)
+{
+    const mw_layout_t *l = &app->layout;
+    mw_view_t *v = &app->view;
+    switch (c) {
+    case ' ':
+        v->follow = !v->follow;
+        break;
+    case '+':
+    case '=':
+        mw_view_zoom(v, l, l->timeline.x + l->timeline.w / 2, ZOOM_STEP);
+        break;
+    case '-':
+    case '_':
+        mw_view_zoom(v, l, l->timeline.x + l->timeline.w / 2, 1 / ZOOM_STEP);
+        break;
+    case '1':
+    case '2':
+    case '3':
+    case '4':
+        v->repr = (mw_repr_t)(c - '1');
+        break;
+    case 't':
+        v->transfer = v->transfer == MW_TRANSFER_LOG ? MW_TRANSFER_LINEAR : MW_TRANSFER_LOG;
+        break;
+    case '[':
+        v->o_min = v->o_min - 0.05f < 0 ? 0 : v->o_min - 0.05f;
+        break;
+    case ']':
+        v->o_min = v->o_min + 0.05f > 1 ? 1 : v->o_min + 0.05f;
+        break;
+    case 'v':
+        app->show = app->show == MW_SHOW_ALL        ? MW_SHOW_TIMELINE
+                    : app->show == MW_SHOW_TIMELINE ? MW_SHOW_DENSITY
+                                                    : MW_SHOW_ALL;
+        break;
+    case 'q':
+        app->quit = 1;
+        break;
+    case 's':
+        app->save_request = 1;
+        break;
+    case '?':
+        v->show_help = !v->show_help;
+        break;
+    default:
+        return;
+    }
+    app->dirty = 1;
+}
+
+static void app_button_down(mw_app_t *app, int button, int x, int y)
+{
+    const mw_layout_t *l = &app->layout;
+    int in_tl = l->show_timeline && in_rect(&l->timeline, x, y);
+    int in_dn = l->show_density && in_rect(&l->density, x, y);
+    app->drag_x0 = app->drag_last_x = x;
+    app->drag_y0 = y;
+    app->drag_moved = 0;
+    if (button == SDL_BUTTON_LEFT && in_tl)
+        app->drag = MW_DRAG_SELECT;
+    else if (button == SDL_BUTTON_RIGHT && (in_tl || in_dn))
+        app->drag = MW_DRAG_PAN;
+    else if (button == SDL_BUTTON_LEFT)
+        app->drag = MW_DRAG_NONE; /* a click in the call view or legend, acted on release */
+    else
+        app->drag = MW_DRAG_NONE;
+}
+
+static void app_motion(mw_app_t *app, int x, int y)
+{
+    const mw_layout_t *l = &app->layout;
+    if (abs(x - app->drag_x0) + abs(y - app->drag_y0) > (int)(CLICK_SLOP_PX * app->scale))
+        app->drag_moved = 1;
+    if (!app->drag_moved)
+        return;
+    if (app->drag == MW_DRAG_SELECT) {
+        const mw_rect_t *r = &l->timeline;
+        int xc = x < r->x ? r->x : x > r->x + r->w ? r->x + r->w : x;
+        app_select(app, mw_time_of_x(r, app->view.t0, app->view.t1, app->drag_x0),
+                   mw_time_of_x(r, app->view.t0, app->view.t1, xc));
+        app->dirty = 1;
+    } else if (app->drag == MW_DRAG_PAN) {
+        int dx = x - app->drag_last_x;
+        if (in_rect(&l->density, app->drag_x0, app->drag_y0) && l->show_density) {
+            double f0 = 0, f1 = 0;
+            mw_view_focus(&app->view, &f0, &f1);
+            double dt = -(double)dx * (f1 - f0) / (l->density.w > 0 ? l->density.w : 1);
+            app_select(app, f0 + dt, f1 + dt);
+        } else {
+            mw_view_scroll(&app->view, l, -dx);
+        }
+        app->dirty = 1;
+    }
+    app->drag_last_x = x;
+}
+
+static void app_button_up(mw_app_t *app, int button, int x, int y)
+{
+    const mw_layout_t *l = &app->layout;
+    mw_drag_t drag = app->drag;
+    app->drag = MW_DRAG_NONE;
+    if (button != SDL_BUTTON_LEFT || app->drag_moved)
+        return;
+    if (drag == MW_DRAG_SELECT) {
+        /* A click on the timeline moves the call view's range there, keeping its length. */
+        double f0 = 0, f1 = 0;
+        mw_view_focus(&app->view, &f0, &f1);
+        double t = mw_time_of_x(&l->timeline, app->view.t0, app->view.t1, x);
+        app_select(app, t - (f1 - f0) / 2, t + (f1 - f0) / 2);
+        app->dirty = 1;
+        return;
+    }
+    if ((l->show_density && in_rect(&l->density, x, y)) || in_rect(&l->legend, x, y))
+        mw__app_pick(app, x, y);
+}
+
+void mw_app_event(mw_app_t *app, const SDL_Event *ev)
+{
+    float s = app->scale > 0 ? app->scale : 1.0f;
+    switch (ev->type) {
+    case SDL_QUIT:
+        app->quit = 1;
+        break;
+    case SDL_WINDOWEVENT:
+        if (ev->window.event == SDL_WINDOWEVENT_SIZE_CHANGED ||
+            ev->window.event == SDL_WINDOWEVENT_EXPOSED ||
+            ev->window.event == SDL_WINDOWEVENT_RESIZED) {
+            app_target_size(app);
+            app->dirty = 1;
+        }
+        break;
+    case SDL_KEYDOWN:
+        app_key(app, ev->key.keysym.sym);
+        break;
+    case SDL_TEXTINPUT:
+        for (const char *c = ev->text.text; *c; c++)
+            app_char(app, *c);
+        break;
+    case SDL_MOUSEBUTTONDOWN:
+        app_button_down(app, ev->button.button, (int)(ev->button.x * s), (int)(ev->button.y * s));
+        break;
+    case SDL_MOUSEMOTION:
+        if (app->drag != MW_DRAG_NONE)
+            app_motion(app, (int)(ev->motion.x * s), (int)(ev->motion.y * s));
+        break;
+    case SDL_MOUSEBUTTONUP:
+        app_button_up(app, ev->button.button, (int)(ev->button.x * s), (int)(ev->button.y * s));
+        break;
+    case SDL_MOUSEWHEEL: {
+        if (!ev->wheel.y)
+            break;
+        int mx = 0, my = 0;
+        SDL_GetMouseState(&mx, &my);
+        int x = (int)(mx * s), y = (int)(my * s);
+        /* Wheel up zooms in: mw_view_zoom() divides the span by the factor. */
+        double factor = ev->wheel.y > 0 ? ZOOM_STEP : 1 / ZOOM_STEP;
+        const mw_layout_t *l = &app->layout;
+        if (l->show_density && in_rect(&l->density, x, y)) {
+            double f0 = 0, f1 = 0;
+            mw_view_focus(&app->view, &f0, &f1);
+            app_zoom_focus(app, mw_time_of_x(&l->density, f0, f1, x), 1 / factor);
+        } else {
+            int zx = l->show_timeline && in_rect(&l->timeline, x, y)
+                         ? x
+                         : l->timeline.x + l->timeline.w / 2;
+            mw_view_zoom(&app->view, l, zx, factor);
+        }
+        app->dirty = 1;
+        break;
+    }
+    default:
+        break;
+    }
+}

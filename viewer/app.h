@@ -1,0 +1,150 @@
+/* app.h: the viewer application: options, its one state struct, and its life cycle.
+ *
+ * DESIGN: sokol-style. main.c parses the command line into mw_options_t and then drives
+ * mw_app_init / mw_app_event / mw_app_frame / mw_app_cleanup (interactive) or hands the app to
+ * snapshot.c (headless PNG, benchmarks). The app owns the model (model.h) and the data source
+ * (source.h); each frame it polls the source without blocking, updates the view state, tells
+ * the model what is on screen, and draws the model's answers through the views (views.h).
+ * Everything that is drawn goes through the same render function into whatever framebuffer is
+ * bound, so a window, an offscreen snapshot and a benchmark frame are identical.
+ */
+#ifndef MW_VIEWER_APP_H
+#define MW_VIEWER_APP_H
+
+#include <SDL2/SDL.h>
+#include <stdint.h>
+
+#include "gl_util.h"
+#include "model.h"
+#include "source.h"
+#include "text.h"
+
+#ifndef MW_VERSION
+#define MW_VERSION "unknown"
+#endif
+
+/* Which plots are shown (the 'v' key cycles through them). */
+typedef enum { MW_SHOW_ALL, MW_SHOW_TIMELINE, MW_SHOW_DENSITY } mw_show_t;
+
+typedef struct {
+    const char *connect, *history, *replay;
+    double speed;
+    mw_show_t show;
+    int width, height; /* --size; 0: the default */
+    int size_given;
+    size_t cache_mb;
+    mw_repr_t repr;
+    mw_transfer_t transfer;
+    float o_min;
+    int repr_given, transfer_given, omin_given; /* else the model's defaults */
+    unsigned highlight_fn;
+    const char *snapshot, *meta;
+    double at;
+    int at_given;
+    double range0, range1;
+    int range_given;
+    int pick_x, pick_y, pick_given;
+    long bench_frames;
+} mw_options_t;
+
+/* The call view's GL state and its cache of the last binning (view_density.c). */
+typedef struct {
+    GLuint prog, tex_d, tex_c;
+    GLint u_proj, u_d, u_c, u_mode, u_omin, u_dmax, u_bg;
+    mw_vbuf_t quad;
+    int tex_w, tex_h;
+    float *D, *C;
+    size_t cap; /* pixels D and C can hold */
+    /* What the textures show: re-bin only when one of these changes. */
+    struct {
+        double f0, f1, d0, d1;
+        int w, h;
+        int repr;
+        unsigned hfn;
+        int64_t hrank;
+        uint64_t data_gen;
+        int valid;
+    } key;
+    float dmax;
+    double d0, d1; /* the duration axis of the last frame, ns */
+    double calls;  /* sum of D: the calls drawn */
+    unsigned long rebins;
+} mw_density_gl_t;
+
+/* The timeline's per-frame column buffer (view_timeline.c). */
+typedef struct {
+    float *cols;
+    int ncols_cap;
+    int ncols;
+    double mean_efficiency; /* over columns with data, -1 when none */
+} mw_timeline_gl_t;
+
+typedef enum { MW_DRAG_NONE, MW_DRAG_SELECT, MW_DRAG_PAN } mw_drag_t;
+
+typedef struct mw_app {
+    mw_options_t opt;
+    SDL_Window *win;
+    SDL_GLContext ctx;
+    int headless; /* rendering into `fbo`, no window shown */
+    mw_fbo_t fbo;
+    int fb_w, fb_h; /* the target's pixels */
+    float scale;    /* drawable pixels per window coordinate */
+
+    mw_model_t *model;
+    mw_source_t *src;
+    mw_view_t view;
+    mw_layout_t layout;
+    mw_show_t show;
+
+    mw_batch_t batch;
+    mw_text_t *text;
+    mw_timeline_gl_t tl;
+    mw_density_gl_t dn;
+
+    mw_pick_t pick;        /* the last click's answer; kind NONE: nothing picked */
+    uint64_t data_gen;     /* bumped whenever the model's data changes */
+    uint64_t model_gen;    /* mw_model_generation() the view was set up for */
+    int initial_view_done; /* replay without speed: the whole run was put on screen */
+    int dirty;             /* something changed since the last drawn frame */
+    int quit;
+    int save_request; /* 's': write the next drawn frame to a PNG */
+
+    mw_drag_t drag;
+    int drag_x0, drag_y0, drag_last_x;
+    int drag_moved;
+
+    /* Frame rate over the last second of drawn frames. */
+    double fps;
+    uint64_t fps_t0_ns;
+    unsigned fps_frames;
+    uint64_t frames_drawn;
+} mw_app_t;
+
+/* Sets the defaults of every option. */
+void mw_options_defaults(mw_options_t *o);
+
+/* Opens the window (or, headless, a hidden window and an offscreen target of the --size),
+ * the GL context, the text, the views, the model and the source. -1 after printing why. */
+int mw_app_init(mw_app_t *app, const mw_options_t *opt, int headless);
+void mw_app_event(mw_app_t *app, const SDL_Event *ev);
+/* One frame: poll the source, update the view, draw when something changed (or `force`).
+ * Returns 1 when a frame was drawn, 0 when nothing needed drawing, -1 on a fatal error. */
+int mw_app_frame(mw_app_t *app, int force);
+void mw_app_cleanup(mw_app_t *app);
+/* Interactive main loop: events, frames, idle waits; returns the exit status. */
+int mw_app_run(mw_app_t *app);
+
+/* Pieces snapshot.c reuses. */
+uint64_t mw__now_ns(void);
+/* Polls the source and updates the view and what the model needs; -1 on a fatal error. */
+int mw__app_update(mw_app_t *app, uint64_t now_ns);
+/* Recomputes the layout for the current target size and legend. */
+void mw__app_layout(mw_app_t *app);
+/* Draws everything into the bound framebuffer. */
+void mw__app_render(mw_app_t *app);
+/* Acts as a left click at pixel (x, y) of the call view or legend (picking); returns the pick. */
+mw_pick_t mw__app_pick(mw_app_t *app, int x, int y);
+/* Sets the view for a replay without a speed: the whole run, paused. */
+int mw__app_whole_run(mw_app_t *app);
+
+#endif

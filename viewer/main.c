@@ -1,0 +1,348 @@
+/* main.c: mpiwatch-viewer's entry point: the command line.
+ *
+ * DESIGN: parse and check every option before anything opens (exit status 2 on a usage
+ * error), then run one of three modes on the same app: the interactive window (app.c), a
+ * headless snapshot, or a frame-rate benchmark (snapshot.c). The command line is a contract
+ * the launcher and the tests rely on; see usage() for it.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "snapshot.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: mpiwatch-viewer (--connect FEED_ENDPOINT [--history ENDPOINT] |\n"
+               "                        --replay FILE.mpiw [--speed X])\n"
+               "           [--view timeline|density|all] [--size WxH] [--cache-mb N]\n"
+               "           [--repr start|end|lines|arcs] [--transfer linear|log] [--omin F]\n"
+               "           [--highlight-fn MPI_Name]\n"
+               "           [--snapshot OUT.png [--at SECONDS] [--range A:B] [--meta OUT.json]\n"
+               "                               [--pick X,Y]]\n"
+               "           [--bench-frames N] [--help] [--version]\n"
+               "\n"
+               "Shows live what the ranks of an MPI job do in MPI: a stacked timeline of the\n"
+               "fraction of ranks inside each function, and every call at (time, duration) with\n"
+               "opacity scaling.\n"
+               "\n"
+               "  --connect EP       a collector's live feed (its --publish endpoint)\n"
+               "  --history EP       the collector's history endpoint (earlier windows, picking)\n"
+               "  --replay FILE      a recording; the whole run, paused, unless --speed is given\n"
+               "  --speed X          replay as if live, X times faster than recorded\n"
+               "  --view V           plots shown: all (default), timeline or density\n"
+               "  --size WxH         window or snapshot size in pixels (default 1280x800)\n"
+               "  --cache-mb N       memory for cached windows (default 256)\n"
+               "  --repr R           calls drawn as points by start or end, lines, or arcs\n"
+               "  --transfer T       opacity transfer function, linear or log (default log)\n"
+               "  --omin F           minimum opacity of a call, 0..1 (default 0.15)\n"
+               "  --highlight-fn F   highlight one MPI function, e.g. MPI_Allreduce\n"
+               "  --snapshot PNG     draw once offscreen, write the PNG and exit\n"
+               "  --at S             snapshot: the timeline ends at S seconds (30 s shown)\n"
+               "  --range A:B        snapshot: the selected range, in seconds\n"
+               "  --meta JSON        snapshot: write the layout and the numbers drawn\n"
+               "  --pick X,Y         snapshot: click at pixel X,Y first; print the pick as JSON\n"
+               "  --bench-frames N   draw N frames back to back and print the frame rate\n"
+               "\n"
+               "In the window press ? or F1 for the keys and mouse actions.\n");
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_options(mw_options_t *o, int argc, char **argv, int *help, int *version)
+{
+    enum {
+        OPT_CONNECT = 256,
+        OPT_HISTORY,
+        OPT_REPLAY,
+        OPT_SPEED,
+        OPT_VIEW,
+        OPT_SIZE,
+        OPT_CACHE,
+        OPT_REPR,
+        OPT_TRANSFER,
+        OPT_OMIN,
+        OPT_HFN,
+        OPT_SNAPSHOT,
+        OPT_AT,
+        OPT_RANGE,
+        OPT_META,
+        OPT_PICK,
+        OPT_BENCH,
+        OPT_HELP,
+        OPT_VERSION
+    };
+    static const struct option longopts[] = {{"connect", required_argument, NULL, OPT_CONNECT},
+                                             {"history", required_argument, NULL, OPT_HISTORY},
+                                             {"replay", required_argument, NULL, OPT_REPLAY},
+                                             {"speed", required_argument, NULL, OPT_SPEED},
+                                             {"view", required_argument, NULL, OPT_VIEW},
+                                             {"size", required_argument, NULL, OPT_SIZE},
+                                             {"cache-mb", required_argument, NULL, OPT_CACHE},
+                                             {"repr", required_argument, NULL, OPT_REPR},
+                                             {"transfer", required_argument, NULL, OPT_TRANSFER},
+                                             {"omin", required_argument, NULL, OPT_OMIN},
+                                             {"highlight-fn", required_argument, NULL, OPT_HFN},
+                                             {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
+                                             {"at", required_argument, NULL, OPT_AT},
+                                             {"range", required_argument, NULL, OPT_RANGE},
+                                             {"meta", required_argument, NULL, OPT_META},
+                                             {"pick", required_argument, NULL, OPT_PICK},
+                                             {"bench-frames", required_argument, NULL, OPT_BENCH},
+                                             {"help", no_argument, NULL, OPT_HELP},
+                                             {"version", no_argument, NULL, OPT_VERSION},
+                                             {NULL, 0, NULL, 0}};
+    int speed_given = 0;
+    opterr = 0;
+    for (;;) {
+        int c = getopt_long(argc, argv, "hV", longopts, NULL);
+        if (c == -1)
+            break;
+        const char *a = optarg;
+        switch (c) {
+        case OPT_CONNECT:
+            o->connect = a;
+            break;
+        case OPT_HISTORY:
+            o->history = a;
+            break;
+        case OPT_REPLAY:
+            o->replay = a;
+            break;
+        case OPT_SPEED:
+            if (parse_double(a, &o->speed) < 0 || !(o->speed > 0) || o->speed > 1e6) {
+                fprintf(stderr, "mpiwatch-viewer: --speed %s: expected a number > 0\n", a);
+                return -1;
+            }
+            speed_given = 1;
+            break;
+        case OPT_VIEW:
+            if (!strcmp(a, "all"))
+                o->show = MW_SHOW_ALL;
+            else if (!strcmp(a, "timeline"))
+                o->show = MW_SHOW_TIMELINE;
+            else if (!strcmp(a, "density"))
+                o->show = MW_SHOW_DENSITY;
+            else {
+                fprintf(stderr, "mpiwatch-viewer: --view %s: expected timeline, density or all\n",
+                        a);
+                return -1;
+            }
+            break;
+        case OPT_SIZE: {
+            int w = 0, h = 0;
+            char tail = 0;
+            if (sscanf(a, "%dx%d%c", &w, &h, &tail) != 2 || w < 320 || h < 240 || w > 16384 ||
+                h > 16384) {
+                fprintf(stderr,
+                        "mpiwatch-viewer: --size %s: expected WxH, 320x240 to 16384x16384\n", a);
+                return -1;
+            }
+            o->width = w;
+            o->height = h;
+            o->size_given = 1;
+            break;
+        }
+        case OPT_CACHE: {
+            double mb = 0;
+            if (parse_double(a, &mb) < 0 || mb < 1 || mb > 1048576) {
+                fprintf(stderr, "mpiwatch-viewer: --cache-mb %s: expected 1 to 1048576\n", a);
+                return -1;
+            }
+            o->cache_mb = (size_t)mb;
+            break;
+        }
+        case OPT_REPR:
+            if (!strcmp(a, "start"))
+                o->repr = MW_REPR_START;
+            else if (!strcmp(a, "end"))
+                o->repr = MW_REPR_END;
+            else if (!strcmp(a, "lines"))
+                o->repr = MW_REPR_LINES;
+            else if (!strcmp(a, "arcs"))
+                o->repr = MW_REPR_ARCS;
+            else {
+                fprintf(stderr, "mpiwatch-viewer: --repr %s: expected start, end, lines or arcs\n",
+                        a);
+                return -1;
+            }
+            o->repr_given = 1;
+            break;
+        case OPT_TRANSFER:
+            if (!strcmp(a, "linear"))
+                o->transfer = MW_TRANSFER_LINEAR;
+            else if (!strcmp(a, "log"))
+                o->transfer = MW_TRANSFER_LOG;
+            else {
+                fprintf(stderr, "mpiwatch-viewer: --transfer %s: expected linear or log\n", a);
+                return -1;
+            }
+            o->transfer_given = 1;
+            break;
+        case OPT_OMIN: {
+            double v = 0;
+            if (parse_double(a, &v) < 0 || v < 0 || v > 1) {
+                fprintf(stderr, "mpiwatch-viewer: --omin %s: expected 0 to 1\n", a);
+                return -1;
+            }
+            o->o_min = (float)v;
+            o->omin_given = 1;
+            break;
+        }
+        case OPT_HFN: {
+            unsigned id = mw_fn_id(a);
+            if (!id) {
+                /* Accept the name without its prefix too ("Allreduce"). */
+                char buf[96];
+                snprintf(buf, sizeof buf, "MPI_%s", a);
+                id = mw_fn_id(buf);
+            }
+            if (!id) {
+                fprintf(stderr, "mpiwatch-viewer: --highlight-fn %s: not an MPI function\n", a);
+                return -1;
+            }
+            o->highlight_fn = id;
+            break;
+        }
+        case OPT_SNAPSHOT:
+            o->snapshot = a;
+            break;
+        case OPT_AT:
+            if (parse_double(a, &o->at) < 0 || o->at < 0) {
+                fprintf(stderr, "mpiwatch-viewer: --at %s: expected seconds >= 0\n", a);
+                return -1;
+            }
+            o->at_given = 1;
+            break;
+        case OPT_RANGE: {
+            char tail = 0;
+            if (sscanf(a, "%lf:%lf%c", &o->range0, &o->range1, &tail) != 2 ||
+                !(o->range1 > o->range0) || o->range0 < 0) {
+                fprintf(stderr, "mpiwatch-viewer: --range %s: expected A:B seconds, 0 <= A < B\n",
+                        a);
+                return -1;
+            }
+            o->range_given = 1;
+            break;
+        }
+        case OPT_META:
+            o->meta = a;
+            break;
+        case OPT_PICK: {
+            char tail = 0;
+            if (sscanf(a, "%d,%d%c", &o->pick_x, &o->pick_y, &tail) != 2 || o->pick_x < 0 ||
+                o->pick_y < 0) {
+                fprintf(stderr, "mpiwatch-viewer: --pick %s: expected X,Y pixels\n", a);
+                return -1;
+            }
+            o->pick_given = 1;
+            break;
+        }
+        case OPT_BENCH: {
+            double n = 0;
+            if (parse_double(a, &n) < 0 || n < 1 || n > 1e7) {
+                fprintf(stderr, "mpiwatch-viewer: --bench-frames %s: expected 1 to 10000000\n", a);
+                return -1;
+            }
+            o->bench_frames = (long)n;
+            break;
+        }
+        case 'h':
+        case OPT_HELP:
+            *help = 1;
+            break;
+        case 'V':
+        case OPT_VERSION:
+            *version = 1;
+            break;
+        default:
+            if (optopt)
+                fprintf(stderr, "mpiwatch-viewer: option needs a value or is unknown: %s\n",
+                        argv[optind - 1]);
+            else
+                fprintf(stderr, "mpiwatch-viewer: unknown option %s\n", argv[optind - 1]);
+            return -1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "mpiwatch-viewer: unexpected argument %s\n", argv[optind]);
+        return -1;
+    }
+    if (*help || *version)
+        return 0;
+    if (!o->connect == !o->replay) {
+        fprintf(stderr, "mpiwatch-viewer: give exactly one of --connect and --replay\n");
+        return -1;
+    }
+    if (o->history && !o->connect) {
+        fprintf(stderr, "mpiwatch-viewer: --history goes with --connect\n");
+        return -1;
+    }
+    if (speed_given && !o->replay) {
+        fprintf(stderr, "mpiwatch-viewer: --speed goes with --replay\n");
+        return -1;
+    }
+    if (!o->snapshot && (o->at_given || o->range_given || o->meta || o->pick_given)) {
+        fprintf(stderr, "mpiwatch-viewer: --at, --range, --meta and --pick go with --snapshot\n");
+        return -1;
+    }
+    if (o->snapshot && o->bench_frames) {
+        fprintf(stderr, "mpiwatch-viewer: --snapshot and --bench-frames exclude each other\n");
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    mw_options_t opt;
+    int help = 0, version = 0;
+    mw_options_defaults(&opt);
+    if (parse_options(&opt, argc, argv, &help, &version) < 0) {
+        fprintf(stderr, "mpiwatch-viewer: try --help\n");
+        return 2;
+    }
+    if (help) {
+        usage(stdout);
+        return 0;
+    }
+    if (version) {
+        printf("mpiwatch-viewer %s\n", MW_VERSION);
+        return 0;
+    }
+
+    const char *driver = getenv("SDL_VIDEODRIVER");
+    int offscreen = driver && !strcmp(driver, "offscreen");
+    /* A snapshot needs no display: without one, use SDL's offscreen driver (EGL) rather than
+     * failing, so the launcher can take snapshots on a cluster's login node. */
+    if (opt.snapshot && !driver && !getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY")) {
+        SDL_SetHint(SDL_HINT_VIDEODRIVER, "offscreen");
+        offscreen = 1;
+    }
+    int headless = opt.snapshot || (opt.bench_frames && offscreen);
+
+    static mw_app_t app;
+    if (mw_app_init(&app, &opt, headless) < 0) {
+        mw_app_cleanup(&app);
+        return 1;
+    }
+    int status;
+    if (opt.snapshot)
+        status = mw_snapshot_run(&app);
+    else if (opt.bench_frames)
+        status = mw_bench_run(&app);
+    else
+        status = mw_app_run(&app);
+    mw_app_cleanup(&app);
+    return status;
+}

@@ -1,0 +1,358 @@
+/* panels.c: the text regions around the plots: title, legend, details, status bar, help.
+ *
+ * DESIGN: these are read, not looked at, so they are plain rows of text in the layout's
+ * rectangles. The legend's rows are exactly where mw_pick() looks for them (a heading row, then
+ * entry i at legend.y + (i + 1) * legend_row_h), so a click lands on the entry it is drawn on. The
+ * help overlay lists every key and mouse action from one table, the same actions app.c binds.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "views.h"
+
+const char *mw__repr_name(mw_repr_t r)
+{
+    switch (r) {
+    case MW_REPR_START:
+        return "points by start";
+    case MW_REPR_END:
+        return "points by end";
+    case MW_REPR_LINES:
+        return "lines";
+    case MW_REPR_ARCS:
+        return "arcs";
+    default:
+        return "?";
+    }
+}
+
+const char *mw__transfer_name(mw_transfer_t t)
+{
+    return t == MW_TRANSFER_LINEAR ? "linear" : "log";
+}
+
+void mw__format_bytes(uint64_t bytes, char *buf, size_t len)
+{
+    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%" PRIu64 " B", bytes);
+    else
+        snprintf(buf, len, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, units[u]);
+}
+
+static void draw_title(mw_app_t *app)
+{
+    const mw_rect_t *r = &app->layout.title;
+    if (r->w <= 0 || r->h <= 0)
+        return;
+    mw_text_t *t = app->text;
+    int f = app->layout.font_px, fs = mw__font_small(app);
+    float pad = mw__px(app, 8);
+    float y = (float)r->y + ((float)r->h - (float)mw__text_line_height(t, f)) / 2;
+    const Mpiwatch__JobInfo *job = mw_model_job(app->model);
+    mw_source_status_t st;
+    mw_source_status(app->src, &st);
+    const char *state = st.live ? (st.ended ? "live · job ended" : "live")
+                                : (st.playing ? "replay · playing" : "replay");
+    char right[96];
+    snprintf(right, sizeof right, "%s  ·  ? for help", state);
+    float right_w = mw__text_width(t, fs, right);
+    float ys = (float)r->y + ((float)r->h - (float)mw__text_line_height(t, fs)) / 2;
+    float x = (float)r->x + pad;
+    x += mw__text_draw(t, f, x, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_ACCENT, 1), "mpiwatch");
+    x += mw__px(app, 10);
+    /* The job line gives way to the right-hand note, and is cut when even that is not
+     * enough. */
+    float room = (float)(r->x + r->w) - pad - right_w - mw__px(app, 16) - x;
+    int show_right = room > (float)r->w * 0.3f;
+    if (!show_right)
+        room = (float)(r->x + r->w) - pad - x;
+    char buf[512], fit[512];
+    if (job) {
+        char win[32];
+        mw_format_duration((double)job->window_ns, win, sizeof win);
+        snprintf(buf, sizeof buf, "%s  —  %s, %u ranks on %zu host%s, windows of %s",
+                 job->job && job->job[0] ? job->job : "job",
+                 job->program && job->program[0] ? job->program : "?", job->size, job->n_hosts,
+                 job->n_hosts == 1 ? "" : "s", win);
+    } else {
+        snprintf(buf, sizeof buf, "waiting for the job description…");
+    }
+    mw__text_fit(t, f, buf, room, fit, sizeof fit);
+    mw__text_draw(t, f, x, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_TEXT, 1), fit);
+    if (show_right)
+        mw__text_draw(t, fs, (float)(r->x + r->w) - pad, ys, MW_ALIGN_RIGHT,
+                      mw__hex(MW_COLOR_DIM, 1), right);
+}
+
+static void draw_legend(mw_app_t *app)
+{
+    const mw_layout_t *l = &app->layout;
+    const mw_rect_t *r = &l->legend;
+    if (r->w <= 0 || r->h <= 0)
+        return;
+    mw_batch_t *b = &app->batch;
+    mw_text_t *t = app->text;
+    int f = l->font_px, fs = mw__font_small(app);
+    float pad = mw__px(app, 6);
+    mw_legend_entry_t leg[MW_LEGEND_MAX];
+    int n = mw_model_legend(app->model, leg, MW_LEGEND_MAX);
+    if (n > l->legend_rows)
+        n = l->legend_rows;
+    int rh = l->legend_row_h > 0 ? l->legend_row_h : mw__text_line_height(t, f);
+    /* Row 0 is the heading (mw_pick() counts entries from row 1). */
+    float hy = (float)r->y + ((float)rh - (float)mw__text_line_height(t, fs)) / 2;
+    const char *h_left = "MPI function", *h_right = "share of MPI time";
+    if (mw__text_width(t, fs, h_left) + mw__text_width(t, fs, h_right) + 4 * pad > (float)r->w)
+        h_right = "% MPI time";
+    mw__text_draw(t, fs, (float)r->x + pad, hy, MW_ALIGN_LEFT, mw__hex(MW_COLOR_DIM, 1), h_left);
+    mw__text_draw(t, fs, (float)(r->x + r->w) - pad, hy, MW_ALIGN_RIGHT, mw__hex(MW_COLOR_DIM, 1),
+                  h_right);
+    if (n <= 0) {
+        mw__text_draw(t, fs, (float)r->x + pad, (float)(r->y + rh) + pad, MW_ALIGN_LEFT,
+                      mw__hex(MW_COLOR_DIM, 1), "no calls yet");
+        return;
+    }
+    int lh = mw__text_line_height(t, f);
+    for (int i = 0; i < n; i++) {
+        float y = (float)(r->y + (i + 1) * rh);
+        if (y + (float)rh > (float)(r->y + r->h) + 0.5f)
+            break;
+        int highlighted = app->view.highlight_fn && leg[i].fn == app->view.highlight_fn;
+        int dimmed = app->view.highlight_fn && !highlighted;
+        if (highlighted) {
+            mw__batch_rect(b, (float)r->x, y, (float)r->w, (float)rh, mw__rgba(1, 1, 1, 0.08f));
+            mw__batch_frame(b, (float)r->x, y, (float)r->w, (float)rh, mw__px(app, 1.5f),
+                            mw__rgba(1, 1, 1, 0.85f));
+        }
+        float sw = (float)rh * 0.55f;
+        float sy = y + ((float)rh - sw) / 2;
+        mw_rgba_t c = mw__rgba(leg[i].color.r, leg[i].color.g, leg[i].color.b, dimmed ? 0.35f : 1);
+        mw__batch_rect(b, (float)r->x + pad, sy, sw, sw, c);
+        const char *name = leg[i].fn ? mw_fn_name(leg[i].fn) : "other";
+        if (!name)
+            name = "?";
+        float ty = y + ((float)rh - (float)lh) / 2;
+        mw_rgba_t tc = dimmed ? mw__hex(MW_COLOR_DIM, 1) : mw__hex(MW_COLOR_TEXT, 1);
+        char share[16];
+        snprintf(share, sizeof share, "%.1f%%", leg[i].share * 100.0);
+        float share_w = mw__text_width(t, f, share);
+        float name_x = (float)r->x + pad * 2 + sw;
+        float name_room = (float)(r->x + r->w) - pad - share_w - pad - name_x;
+        /* A name too long for the row loses its "MPI_" prefix, then its tail. */
+        char shown[96];
+        snprintf(shown, sizeof shown, "%s", name);
+        if (mw__text_width(t, f, shown) > name_room && !strncmp(shown, "MPI_", 4))
+            memmove(shown, shown + 4, strlen(shown + 4) + 1);
+        size_t len = strlen(shown);
+        while (len > 1 && mw__text_width(t, f, shown) > name_room) {
+            shown[--len] = 0;
+            if (len > 1)
+                snprintf(shown + len - 1, sizeof shown - (len - 1), "…");
+        }
+        mw__text_draw(t, f, name_x, ty, MW_ALIGN_LEFT, tc, shown);
+        mw__text_draw(t, f, (float)(r->x + r->w) - pad, ty, MW_ALIGN_RIGHT, tc, share);
+    }
+}
+
+/* One "label  value" line of the details box; returns the next line's y. */
+static float detail_line(mw_app_t *app, const mw_rect_t *r, float y, const char *label,
+                         const char *value)
+{
+    mw_text_t *t = app->text;
+    int fs = mw__font_small(app);
+    float pad = mw__px(app, 8);
+    float col = (float)r->x + pad + mw__text_width(t, fs, "duration ") + mw__px(app, 6);
+    int lh = mw__text_line_height(t, fs);
+    if (y + (float)lh > (float)(r->y + r->h))
+        return y;
+    mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_DIM, 1), label);
+    mw__text_draw(t, fs, col, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_TEXT, 1), value);
+    return y + (float)lh + mw__px(app, 1);
+}
+
+static void draw_details(mw_app_t *app)
+{
+    const mw_rect_t *r = &app->layout.details;
+    if (r->w <= 0 || r->h <= 0)
+        return;
+    mw_text_t *t = app->text;
+    const mw_pick_t *p = &app->pick;
+    int f = app->layout.font_px, fs = mw__font_small(app);
+    float pad = mw__px(app, 8);
+    mw__batch_rect(&app->batch, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
+                   mw__hex(MW_COLOR_PANEL, 1));
+    float y = (float)r->y + pad / 2;
+    char a[96], b[96];
+    if (p->kind != MW_PICK_CALL && p->kind != MW_PICK_CELL) {
+        mw__text_draw(t, f, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_TEXT, 1),
+                      "details");
+        y += (float)mw__text_line_height(t, f) + mw__px(app, 2);
+        mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_DIM, 1),
+                      "click a call in the call view");
+        y += (float)mw__text_line_height(t, fs);
+        mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_DIM, 1),
+                      "or a function in the legend");
+        return;
+    }
+    const char *fn = mw_fn_name(p->fn);
+    mw_rgb_t c = mw_model_color(app->model, p->fn);
+    float sw = (float)mw__text_line_height(t, f) * 0.55f;
+    float lh = (float)mw__text_line_height(t, f);
+    mw__batch_rect(&app->batch, (float)r->x + pad, y + (lh - sw) / 2, sw, sw,
+                   mw__rgba(c.r, c.g, c.b, 1));
+    mw__text_draw(t, f, (float)r->x + pad + sw + mw__px(app, 6), y, MW_ALIGN_LEFT,
+                  mw__hex(MW_COLOR_TEXT, 1), fn ? fn : "?");
+    y += lh + mw__px(app, 2);
+    if (p->kind == MW_PICK_CALL) {
+        snprintf(a, sizeof a, "%" PRIu32, p->rank);
+        y = detail_line(app, r, y, "rank", a);
+        y = detail_line(app, r, y, "host", p->host[0] ? p->host : "unknown");
+        snprintf(a, sizeof a, "%.6f s", mw_model_seconds(app->model, p->start_ns));
+        y = detail_line(app, r, y, "start", a);
+        mw_format_duration((double)p->duration_ns, a, sizeof a);
+        y = detail_line(app, r, y, "duration", a);
+        if (p->bytes) {
+            mw__format_bytes(p->bytes, a, sizeof a);
+            y = detail_line(app, r, y, "bytes", a);
+        }
+        if (p->peer >= 0) {
+            snprintf(a, sizeof a, "rank %" PRId32, p->peer);
+            y = detail_line(app, r, y, "peer", a);
+        }
+    } else {
+        snprintf(a, sizeof a, "%" PRIu64 " call%s (binned)", p->cell_count,
+                 p->cell_count == 1 ? "" : "s");
+        y = detail_line(app, r, y, "calls", a);
+        snprintf(a, sizeof a, "%.4f – %.4f s", mw_model_seconds(app->model, p->cell_t0_ns),
+                 mw_model_seconds(app->model, p->cell_t1_ns));
+        y = detail_line(app, r, y, "time", a);
+        mw_format_duration((double)p->cell_d0_ns, a, sizeof a);
+        mw_format_duration((double)p->cell_d1_ns, b, sizeof b);
+        char ab[200];
+        snprintf(ab, sizeof ab, "%s – %s", a, b);
+        y = detail_line(app, r, y, "duration", ab);
+    }
+    (void)y;
+}
+
+static void draw_status(mw_app_t *app)
+{
+    const mw_rect_t *r = &app->layout.status;
+    if (r->w <= 0 || r->h <= 0)
+        return;
+    mw_text_t *t = app->text;
+    int fs = mw__font_small(app);
+    float pad = mw__px(app, 8);
+    mw__batch_rect(&app->batch, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
+                   mw__hex(MW_COLOR_PANEL, 1));
+    mw_model_stats_t s;
+    mw_model_stats(app->model, &s);
+    mw_source_status_t st;
+    mw_source_status(app->src, &st);
+    const char *mode = st.live ? (app->view.follow ? "live" : "live, paused")
+                               : (app->view.follow ? "replay, following" : "replay, paused");
+    char buf[512], right[300], fit[512];
+    snprintf(buf, sizeof buf,
+             "%s  ·  %" PRIu64 " windows  ·  %" PRIu32 "/%" PRIu32 " ranks reporting  ·  %" PRIu64
+             " samples dropped  ·  %" PRIu64 " partial windows  ·  cache %.1f MB",
+             mode, s.windows, s.ranks_reporting, s.ranks, s.samples_dropped, s.partial,
+             (double)mw_model_cached_bytes(app->model) / 1e6);
+    if (app->headless)
+        snprintf(right, sizeof right, "%s", st.what);
+    else
+        snprintf(right, sizeof right, "%.0f fps", app->fps);
+    float room = (float)r->w - 2 * pad;
+    if (mw__text_width(t, fs, buf) > room * 0.75f) {
+        /* Narrow windows: the same numbers with fewer words. */
+        snprintf(buf, sizeof buf,
+                 "%s · %" PRIu64 " win · %" PRIu32 "/%" PRIu32 " ranks · %" PRIu64
+                 " dropped · %" PRIu64 " partial · %.1f MB",
+                 mode, s.windows, s.ranks_reporting, s.ranks, s.samples_dropped, s.partial,
+                 (double)mw_model_cached_bytes(app->model) / 1e6);
+    }
+    float y = (float)r->y + ((float)r->h - (float)mw__text_line_height(t, fs)) / 2;
+    mw_rgba_t warn = mw__hex(MW_COLOR_PAUSED, 1);
+    float left_w = mw__text_fit(t, fs, buf, room, fit, sizeof fit);
+    mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT,
+                  s.samples_dropped || s.partial ? warn : mw__hex(MW_COLOR_DIM, 1), fit);
+    /* The right-hand note only where it does not touch the counters. */
+    float right_room = room - left_w - mw__px(app, 16);
+    if (right_room > mw__px(app, 40)) {
+        char rfit[300];
+        mw__text_fit(t, fs, right, right_room, rfit, sizeof rfit);
+        mw__text_draw(t, fs, (float)(r->x + r->w) - pad, y, MW_ALIGN_RIGHT,
+                      mw__hex(MW_COLOR_DIM, 1), rfit);
+    }
+}
+
+void mw__panels_draw(mw_app_t *app)
+{
+    draw_title(app);
+    draw_legend(app);
+    draw_details(app);
+    draw_status(app);
+}
+
+/* Every key and mouse action app.c binds. */
+static const char *const help_rows[][2] = {
+    {"space", "pause / follow the newest window"},
+    {"← / →", "scroll the timeline"},
+    {"+ / −, wheel", "zoom (over the call view: its range)"},
+    {"Home", "the whole run"},
+    {"End", "follow the newest window"},
+    {"1 2 3 4", "calls as points by start / by end / lines / arcs"},
+    {"t", "transfer function linear ↔ log"},
+    {"[  ]", "o_min − / + 0.05"},
+    {"v", "views: all → timeline → call view"},
+    {"Esc", "clear selection, highlights and pick"},
+    {"s", "save a snapshot (mpiwatch-TIMESTAMP.png)"},
+    {"q", "quit"},
+    {"? or F1", "this help"},
+    {"", ""},
+    {"drag on timeline", "select the call view's range"},
+    {"click on timeline", "move the range there"},
+    {"right-drag", "pan (timeline, or the call view's range)"},
+    {"click a call", "highlight its rank, show its details"},
+    {"click the legend", "highlight that function (again: off)"},
+};
+
+void mw__help_draw(mw_app_t *app)
+{
+    mw_text_t *t = app->text;
+    int f = app->layout.font_px;
+    int lh = mw__text_line_height(t, f);
+    int n = (int)(sizeof help_rows / sizeof help_rows[0]);
+    float pad = mw__px(app, 16);
+    float key_w = 0, act_w = 0;
+    for (int i = 0; i < n; i++) {
+        float kw = mw__text_width(t, f, help_rows[i][0]);
+        float aw = mw__text_width(t, f, help_rows[i][1]);
+        key_w = kw > key_w ? kw : key_w;
+        act_w = aw > act_w ? aw : act_w;
+    }
+    float w = key_w + act_w + 3 * pad, h = (float)(n + 2) * (float)lh + 2 * pad;
+    float x = ((float)app->fb_w - w) / 2, y = ((float)app->fb_h - h) / 2;
+    if (x < 0)
+        x = 0;
+    if (y < 0)
+        y = 0;
+    mw__batch_rect(&app->batch, 0, 0, (float)app->fb_w, (float)app->fb_h, mw__rgba(0, 0, 0, 0.45f));
+    mw__batch_rect(&app->batch, x, y, w, h, mw__hex(0x20242c, 0.97f));
+    mw__batch_frame(&app->batch, x, y, w, h, mw__px(app, 1), mw__hex(MW_COLOR_AXIS, 1));
+    float ty = y + pad;
+    mw__text_draw(t, f, x + pad, ty, MW_ALIGN_LEFT, mw__hex(MW_COLOR_ACCENT, 1), "keys and mouse");
+    ty += (float)lh * 2;
+    for (int i = 0; i < n; i++, ty += (float)lh) {
+        mw__text_draw(t, f, x + pad, ty, MW_ALIGN_LEFT, mw__hex(0xffd84a, 1), help_rows[i][0]);
+        mw__text_draw(t, f, x + 2 * pad + key_w, ty, MW_ALIGN_LEFT, mw__hex(MW_COLOR_TEXT, 1),
+                      help_rows[i][1]);
+    }
+}

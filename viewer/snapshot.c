@@ -1,0 +1,461 @@
+/* snapshot.c: headless snapshots (PNG + JSON meta) and the frame-rate benchmark.
+ *
+ * DESIGN: a snapshot must show settled data, not whatever arrived first, so loading polls the
+ * source until the job is known, the model has an extent, no request is outstanding and
+ * mw_model_wanted() finds nothing missing for the view; between polls it waits on the source
+ * (mw_source_wait) rather than spinning, and gives up after SNAPSHOT_TIMEOUT_S. Checking
+ * mw_model_wanted() marks the range it returns as asked for, so the range is handed straight
+ * back with mw_model_answered() for the source to fetch. --pick then acts as a click would,
+ * waiting for the picked rank's calls so the PNG shows them highlighted. The PNG is the
+ * offscreen framebuffer read back (rows flipped: GL's origin is the bottom left); --meta writes
+ * the layout and the model's numbers behind what was drawn, for tests to compare with pixels.
+ */
+#include "snapshot.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stb_image_write.h>
+
+#include "views.h"
+
+#define SNAPSHOT_TIMEOUT_S 20
+#define SNAPSHOT_WAIT_MS 20
+#define SNAPSHOT_SPAN_S 30.0 /* --at shows the 30 s before it */
+
+int mw__write_png(const char *path, int w, int h)
+{
+    unsigned char *px = malloc((size_t)w * (size_t)h * 4);
+    if (!px) {
+        fprintf(stderr, "mpiwatch-viewer: out of memory for a %dx%d image\n", w, h);
+        return -1;
+    }
+    if (mw__gl_read_rgba(w, h, px) < 0) {
+        free(px);
+        return -1;
+    }
+    /* Opaque image: drop alpha (RGB PNGs are smaller and every viewer shows them alike). */
+    for (size_t i = 0, n = (size_t)w * (size_t)h; i < n; i++) {
+        px[i * 3 + 0] = px[i * 4 + 0];
+        px[i * 3 + 1] = px[i * 4 + 1];
+        px[i * 3 + 2] = px[i * 4 + 2];
+    }
+    int ok = stbi_write_png(path, w, h, 3, px, w * 3);
+    free(px);
+    if (!ok) {
+        fprintf(stderr, "mpiwatch-viewer: cannot write %s\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* The view the snapshot options ask for, once the job and its extent are known. */
+static void snapshot_view(mw_app_t *app)
+{
+    const mw_options_t *o = &app->opt;
+    uint64_t oldest = 0, newest = 0;
+    if (!mw_model_job(app->model) || mw_model_extent(app->model, &oldest, &newest) != 0)
+        return;
+    if (o->at_given) {
+        app->view.follow = 0;
+        app->view.t1 = o->at;
+        app->view.t0 = o->at - SNAPSHOT_SPAN_S > 0 ? o->at - SNAPSHOT_SPAN_S : 0;
+        if (!(app->view.t1 > app->view.t0))
+            app->view.t1 = app->view.t0 + 1e-3;
+    } else if (o->replay) {
+        mw__app_whole_run(app);
+    }
+    if (o->range_given) {
+        app->view.sel0 = o->range0;
+        app->view.sel1 = o->range1;
+    }
+}
+
+/* Tells the model what the (possibly just changed) view needs. */
+static void snapshot_need(mw_app_t *app)
+{
+    double f0 = 0, f1 = 0;
+    mw__app_layout(app);
+    mw_view_focus(&app->view, &f0, &f1);
+    mw_model_need(app->model, app->view.t0, app->view.t1, f0, f1);
+}
+
+/* 1 when everything the view needs is in the model. */
+static int snapshot_ready(mw_app_t *app)
+{
+    uint64_t oldest = 0, newest = 0, first = 0, last = 0;
+    if (!mw_model_job(app->model) || mw_model_extent(app->model, &oldest, &newest) != 0)
+        return 0;
+    if (mw_model_busy(app->model))
+        return 0;
+    if (mw_model_wanted(app->model, &first, &last, UINT64_MAX)) {
+        /* Not ours to ask: hand it back so the source's next poll requests it. */
+        mw_model_answered(app->model, first, last);
+        return 0;
+    }
+    return !mw_source_rank_busy(app->src);
+}
+
+/* Polls until the view's data are loaded; -1 after printing why not. */
+static int snapshot_load(mw_app_t *app)
+{
+    uint64_t deadline = mw__now_ns() + SNAPSHOT_TIMEOUT_S * 1000000000ull;
+    for (;;) {
+        snapshot_view(app);
+        snapshot_need(app);
+        if (mw__app_update(app, mw__now_ns()) < 0)
+            return -1;
+        /* mw__app_update() let the view follow; the options win over that. */
+        snapshot_view(app);
+        snapshot_need(app);
+        if (snapshot_ready(app))
+            return 0;
+        if (mw__now_ns() > deadline) {
+            mw_source_status_t st;
+            mw_source_status(app->src, &st);
+            fprintf(stderr,
+                    "mpiwatch-viewer: gave up after %d s: %s (%s; %" PRIu64 " windows, %" PRIu64
+                    " requests, %" PRIu64 " replies, %" PRIu64 " errors)\n",
+                    SNAPSHOT_TIMEOUT_S,
+                    !mw_model_job(app->model) ? "no job description arrived"
+                                              : "the data of the view did not all arrive",
+                    st.what, st.feed_windows, st.requests, st.replies, st.errors);
+            return -1;
+        }
+        mw_source_wait(app->src, SNAPSHOT_WAIT_MS);
+    }
+}
+
+/* ---- JSON --------------------------------------------------------------------------------- */
+
+/* Integers beyond 2^53 would lose digits as JSON doubles: write them as raw numbers. */
+static void json_u64(cJSON *o, const char *key, uint64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRIu64, v);
+    cJSON_AddRawToObject(o, key, buf);
+}
+
+static const char *pick_kind_name(mw_pick_kind_t k)
+{
+    switch (k) {
+    case MW_PICK_CALL:
+        return "call";
+    case MW_PICK_CELL:
+        return "cell";
+    case MW_PICK_LEGEND:
+        return "legend";
+    default:
+        return "none";
+    }
+}
+
+static cJSON *json_pick(const mw_app_t *app, const mw_pick_t *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    const char *fn = p->fn ? mw_fn_name(p->fn) : NULL;
+    cJSON_AddStringToObject(o, "kind", pick_kind_name(p->kind));
+    if (fn)
+        cJSON_AddStringToObject(o, "fn", fn);
+    else
+        cJSON_AddNullToObject(o, "fn");
+    cJSON_AddNumberToObject(o, "rank", p->rank);
+    cJSON_AddStringToObject(o, "host", p->host);
+    json_u64(o, "start_ns", p->start_ns);
+    cJSON_AddNumberToObject(
+        o, "start_s", p->kind == MW_PICK_CALL ? mw_model_seconds(app->model, p->start_ns) : 0);
+    json_u64(o, "duration_ns", p->duration_ns);
+    json_u64(o, "bytes", p->bytes);
+    cJSON_AddNumberToObject(o, "peer", p->peer);
+    json_u64(o, "cell_t0_ns", p->cell_t0_ns);
+    json_u64(o, "cell_t1_ns", p->cell_t1_ns);
+    json_u64(o, "cell_d0_ns", p->cell_d0_ns);
+    json_u64(o, "cell_d1_ns", p->cell_d1_ns);
+    json_u64(o, "cell_count", p->cell_count);
+    return o;
+}
+
+static cJSON *json_rect(const mw_rect_t *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "x", r->x);
+    cJSON_AddNumberToObject(o, "y", r->y);
+    cJSON_AddNumberToObject(o, "w", r->w);
+    cJSON_AddNumberToObject(o, "h", r->h);
+    return o;
+}
+
+/* Rounds a fraction for the file: 1e-6 is far below a pixel at any plot height. */
+static double frac(float v)
+{
+    return (double)(long)((double)v * 1e6 + (v < 0 ? -0.5 : 0.5)) / 1e6;
+}
+
+static cJSON *json_meta(mw_app_t *app)
+{
+    const mw_layout_t *l = &app->layout;
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    cJSON_AddNumberToObject(root, "width", l->width);
+    cJSON_AddNumberToObject(root, "height", l->height);
+    cJSON_AddNumberToObject(root, "scale", l->scale);
+
+    cJSON *lay = cJSON_AddObjectToObject(root, "layout");
+    cJSON_AddItemToObject(lay, "title", json_rect(&l->title));
+    cJSON_AddItemToObject(lay, "timeline", json_rect(&l->timeline));
+    cJSON_AddItemToObject(lay, "density", json_rect(&l->density));
+    cJSON_AddItemToObject(lay, "legend", json_rect(&l->legend));
+    cJSON_AddItemToObject(lay, "details", json_rect(&l->details));
+    cJSON_AddItemToObject(lay, "status", json_rect(&l->status));
+    cJSON_AddNumberToObject(lay, "font_px", l->font_px);
+    cJSON_AddNumberToObject(lay, "legend_row_h", l->legend_row_h);
+    cJSON_AddNumberToObject(lay, "legend_rows", l->legend_rows);
+    cJSON_AddBoolToObject(lay, "show_timeline", l->show_timeline);
+    cJSON_AddBoolToObject(lay, "show_density", l->show_density);
+
+    const Mpiwatch__JobInfo *job = mw_model_job(app->model);
+    if (job) {
+        cJSON *j = cJSON_AddObjectToObject(root, "job");
+        cJSON_AddStringToObject(j, "job", job->job ? job->job : "");
+        cJSON_AddStringToObject(j, "program", job->program ? job->program : "");
+        cJSON_AddNumberToObject(j, "size", job->size);
+        json_u64(j, "window_ns", job->window_ns);
+        json_u64(j, "origin_ns", mw_model_origin_ns(app->model));
+    }
+
+    const mw_view_t *v = &app->view;
+    double f0 = 0, f1 = 0;
+    mw_view_focus(v, &f0, &f1);
+    cJSON *tl = cJSON_AddObjectToObject(root, "timeline");
+    cJSON_AddNumberToObject(tl, "t0", v->t0);
+    cJSON_AddNumberToObject(tl, "t1", v->t1);
+    cJSON_AddBoolToObject(tl, "follow", v->follow);
+    cJSON_AddNumberToObject(tl, "mean_efficiency", app->tl.mean_efficiency);
+    if (l->show_timeline && app->tl.ncols > 0) {
+        /* Every column: x pixel, whether it has data, and the 11 cumulative tops (palette
+         * slots, then grey) as fractions of the ranks; the pixel top of layer k is
+         * timeline.y + timeline.h * (1 - tops[k]). */
+        cJSON *cols = cJSON_AddArrayToObject(tl, "columns");
+        for (int i = 0; i < app->tl.ncols; i++) {
+            const float *c = app->tl.cols + (size_t)i * (MW_PALETTE + 2);
+            cJSON *col = cJSON_CreateObject();
+            cJSON_AddNumberToObject(col, "x", l->timeline.x + i);
+            cJSON_AddBoolToObject(col, "data", c[MW_PALETTE + 1] > 0.5f);
+            cJSON *tops = cJSON_AddArrayToObject(col, "tops");
+            for (int k = 0; k <= MW_PALETTE; k++)
+                cJSON_AddItemToArray(tops, cJSON_CreateNumber(frac(c[k])));
+            cJSON_AddItemToArray(cols, col);
+        }
+    }
+
+    cJSON *dn = cJSON_AddObjectToObject(root, "density");
+    cJSON_AddNumberToObject(dn, "t0", f0);
+    cJSON_AddNumberToObject(dn, "t1", f1);
+    cJSON_AddNumberToObject(dn, "d0_ns", app->dn.d0);
+    cJSON_AddNumberToObject(dn, "d1_ns", app->dn.d1);
+    cJSON_AddNumberToObject(dn, "dmax", app->dn.dmax);
+    cJSON_AddNumberToObject(dn, "calls_drawn", app->dn.calls);
+    cJSON_AddStringToObject(dn, "repr",
+                            v->repr == MW_REPR_START   ? "start"
+                            : v->repr == MW_REPR_END   ? "end"
+                            : v->repr == MW_REPR_LINES ? "lines"
+                                                       : "arcs");
+    cJSON_AddStringToObject(dn, "transfer", mw__transfer_name(v->transfer));
+    cJSON_AddNumberToObject(dn, "o_min", frac(v->o_min));
+    cJSON_AddBoolToObject(dn, "selected", v->sel1 > v->sel0);
+
+    cJSON *leg = cJSON_AddArrayToObject(root, "legend");
+    mw_legend_entry_t e[MW_LEGEND_MAX];
+    int n = mw_model_legend(app->model, e, MW_LEGEND_MAX);
+    for (int i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "fn",
+                                e[i].fn && mw_fn_name(e[i].fn) ? mw_fn_name(e[i].fn) : "other");
+        cJSON_AddNumberToObject(o, "slot",
+                                e[i].fn ? mw_model_slot(app->model, e[i].fn) : MW_PALETTE);
+        cJSON_AddNumberToObject(o, "share", e[i].share);
+        cJSON_AddNumberToObject(o, "row", i);
+        int rgb[3] = {(int)(e[i].color.r * 255.0f + 0.5f), (int)(e[i].color.g * 255.0f + 0.5f),
+                      (int)(e[i].color.b * 255.0f + 0.5f)};
+        cJSON_AddItemToObject(o, "color", cJSON_CreateIntArray(rgb, 3));
+        cJSON_AddItemToArray(leg, o);
+    }
+
+    const char *hfn = v->highlight_fn ? mw_fn_name(v->highlight_fn) : NULL;
+    if (hfn)
+        cJSON_AddStringToObject(root, "highlight_fn", hfn);
+    else
+        cJSON_AddNullToObject(root, "highlight_fn");
+    cJSON_AddNumberToObject(root, "highlight_rank", (double)v->highlight_rank);
+    if (app->pick.kind != MW_PICK_NONE)
+        cJSON_AddItemToObject(root, "pick", json_pick(app, &app->pick));
+
+    mw_model_stats_t s;
+    mw_model_stats(app->model, &s);
+    cJSON *st = cJSON_AddObjectToObject(root, "stats");
+    json_u64(st, "windows", s.windows);
+    json_u64(st, "partial", s.partial);
+    json_u64(st, "samples_dropped", s.samples_dropped);
+    cJSON_AddNumberToObject(st, "ranks_reporting", s.ranks_reporting);
+    cJSON_AddNumberToObject(st, "ranks", s.ranks);
+    json_u64(st, "cached_windows", mw_model_cached_windows(app->model));
+    return root;
+}
+
+static int write_meta(mw_app_t *app, const char *path)
+{
+    cJSON *root = json_meta(app);
+    char *s = root ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (!s) {
+        fprintf(stderr, "mpiwatch-viewer: out of memory writing %s\n", path);
+        return -1;
+    }
+    FILE *f = fopen(path, "w");
+    int ok = f && fputs(s, f) >= 0 && fputc('\n', f) != EOF;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    free(s);
+    if (!ok) {
+        fprintf(stderr, "mpiwatch-viewer: cannot write %s\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- snapshot and benchmark --------------------------------------------------------------- */
+
+/* Acts as a left click at --pick and prints what it found; waits for a picked rank's calls. */
+static int snapshot_pick(mw_app_t *app)
+{
+    mw_pick_t p = mw__app_pick(app, app->opt.pick_x, app->opt.pick_y);
+    if (p.kind == MW_PICK_CALL) {
+        uint64_t deadline = mw__now_ns() + SNAPSHOT_TIMEOUT_S * 1000000000ull;
+        for (;;) {
+            if (mw__app_update(app, mw__now_ns()) < 0)
+                return -1;
+            snapshot_view(app);
+            snapshot_need(app);
+            if (!mw_source_rank_busy(app->src) && snapshot_ready(app))
+                break;
+            if (mw__now_ns() > deadline) {
+                fprintf(stderr,
+                        "mpiwatch-viewer: the calls of rank %" PRIu32 " did not arrive in time\n",
+                        p.rank);
+                return -1;
+            }
+            mw_source_wait(app->src, SNAPSHOT_WAIT_MS);
+        }
+    }
+    cJSON *o = json_pick(app, &p);
+    char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    if (!s) {
+        fprintf(stderr, "mpiwatch-viewer: out of memory printing the pick\n");
+        return -1;
+    }
+    printf("%s\n", s);
+    fflush(stdout);
+    free(s);
+    return 0;
+}
+
+int mw_snapshot_run(mw_app_t *app)
+{
+    if (snapshot_load(app) < 0)
+        return 1;
+    mw__app_layout(app);
+    if (app->opt.pick_given && snapshot_pick(app) < 0)
+        return 1;
+    /* MPIWATCH_VIEWER_HELP=1 draws the help overlay too, so that it can be looked at and
+     * tested like every other part of the screen. */
+    const char *help = getenv("MPIWATCH_VIEWER_HELP");
+    if (help && !strcmp(help, "1"))
+        app->view.show_help = 1;
+    mw__app_layout(app);
+    mw__app_render(app);
+    glFinish();
+    if (mw__gl_check("snapshot rendering") < 0)
+        return 1;
+    if (mw__write_png(app->opt.snapshot, app->fb_w, app->fb_h) < 0)
+        return 1;
+    if (app->opt.meta && write_meta(app, app->opt.meta) < 0)
+        return 1;
+    return 0;
+}
+
+/* The calls of the call view's range: every call counted once, by the sub-slot it ended in. */
+static double bench_calls(mw_app_t *app)
+{
+    const Mpiwatch__JobInfo *job = mw_model_job(app->model);
+    uint64_t oldest = 0, newest = 0;
+    if (!job || !job->window_ns || !job->subslots ||
+        mw_model_extent(app->model, &oldest, &newest) != 0)
+        return 0;
+    double f0 = 0, f1 = 0;
+    mw_view_focus(&app->view, &f0, &f1);
+    uint64_t origin = mw_model_origin_ns(app->model), wns = job->window_ns;
+    uint64_t sub = wns / job->subslots;
+    double g0 = (double)origin + (f0 > 0 ? f0 : 0) * 1e9, g1 = (double)origin + f1 * 1e9;
+    uint64_t first = (uint64_t)(g0 / (double)wns), last = (uint64_t)(g1 / (double)wns);
+    double calls = 0;
+    for (uint64_t k = first; k <= last; k++) {
+        const Mpiwatch__Window *w = mw_model_window(app->model, k);
+        if (!w)
+            continue;
+        size_t n = w->n_density_count;
+        if (w->n_density_end < n || w->n_density_sub < n)
+            continue;
+        for (size_t i = 0; i < n; i++) {
+            if (!w->density_end[i])
+                continue;
+            double t = (double)(k * wns) + (double)w->density_sub[i] * (double)sub;
+            if (t >= g0 && t < g1)
+                calls += (double)w->density_count[i];
+        }
+    }
+    return calls;
+}
+
+int mw_bench_run(mw_app_t *app)
+{
+    if (snapshot_load(app) < 0)
+        return 1;
+    long n = app->opt.bench_frames;
+    uint64_t t0 = mw__now_ns();
+    for (long i = 0; i < n; i++) {
+        if (!app->headless) {
+            SDL_Event ev;
+            while (SDL_PollEvent(&ev))
+                if (ev.type == SDL_QUIT)
+                    n = i;
+        }
+        if (!app->headless) {
+            int w = app->fb_w, h = app->fb_h;
+            SDL_GL_GetDrawableSize(app->win, &w, &h);
+            app->fb_w = w;
+            app->fb_h = h;
+        }
+        mw__app_layout(app);
+        mw__app_render(app);
+        glFinish();
+        if (!app->headless)
+            SDL_GL_SwapWindow(app->win);
+    }
+    double s = (double)(mw__now_ns() - t0) * 1e-9;
+    if (mw__gl_check("benchmark") < 0)
+        return 1;
+    printf("{\"frames\":%ld,\"seconds\":%.6f,\"fps\":%.2f,\"width\":%d,\"height\":%d,"
+           "\"calls\":%.0f}\n",
+           n, s, s > 0 ? (double)n / s : 0.0, app->fb_w, app->fb_h, bench_calls(app));
+    fflush(stdout);
+    return 0;
+}

@@ -1,0 +1,64 @@
+/* views.h: the drawing functions of the viewer's screen regions.
+ *
+ * DESIGN: each view draws one region of the model's layout from the model's answers, into the
+ * app's shape batch and text, and flushes them when what it draws next must be on top. Views
+ * keep no state besides their GL objects and caches (in mw_app_t); everything they show is
+ * computed by model.c, so what a test reads in the snapshot's --meta is what was drawn.
+ */
+#ifndef MW_VIEWER_VIEWS_H
+#define MW_VIEWER_VIEWS_H
+
+#include "app.h"
+
+/* Theme. */
+#define MW_COLOR_BG 0x15171c
+#define MW_COLOR_PLOT 0x1b1e25
+#define MW_COLOR_PANEL 0x1d2028
+#define MW_COLOR_AXIS 0x8a909a
+#define MW_COLOR_GRID 0x2a2e37
+#define MW_COLOR_TEXT 0xd8dce3
+#define MW_COLOR_DIM 0x8a909a
+#define MW_COLOR_ACCENT 0x6cb6ff
+#define MW_COLOR_LIVE 0x5fd37a
+#define MW_COLOR_PAUSED 0xe3b341
+
+/* Line widths and sizes scale with the high-DPI factor. */
+static inline float mw__px(const mw_app_t *app, float px)
+{
+    return px * (app->layout.scale > 0 ? app->layout.scale : 1.0f);
+}
+
+/* Small text for tick labels and corner notes. */
+static inline int mw__font_small(const mw_app_t *app)
+{
+    int px = app->layout.font_px * 85 / 100;
+    return px < 8 ? 8 : px;
+}
+
+/* view_timeline.c */
+int mw__timeline_init(mw_app_t *app);
+void mw__timeline_free(mw_app_t *app);
+void mw__timeline_draw(mw_app_t *app);
+/* Fills app->tl for the current view and layout (also used by --meta). */
+int mw__timeline_columns(mw_app_t *app);
+
+/* view_density.c */
+int mw__density_init(mw_app_t *app);
+void mw__density_free(mw_app_t *app);
+void mw__density_draw(mw_app_t *app);
+/* Re-bins when the view, the data or the size changed (force: always). */
+int mw__density_update(mw_app_t *app, int force);
+/* The screen position of a call as the current representation draws it (its anchor point). */
+void mw__density_call_xy(const mw_app_t *app, uint64_t start_ns, uint64_t duration_ns, float *x,
+                         float *y);
+
+/* panels.c: title, legend, details, status bar, help overlay. */
+void mw__panels_draw(mw_app_t *app);
+void mw__help_draw(mw_app_t *app);
+/* Names shown in the UI. */
+const char *mw__repr_name(mw_repr_t r);
+const char *mw__transfer_name(mw_transfer_t t);
+/* "1.50 MiB" style. */
+void mw__format_bytes(uint64_t bytes, char *buf, size_t len);
+
+#endif
