@@ -141,15 +141,7 @@ view() {
 
 base=(--replay "$recording" --view all --size "$size" --bench-frames "$frames")
 range_args=()
-if [ -n "$range" ]; then
-    range_args=(--range "$range")
-    # The viewer may take --range with --snapshot only: then the default range is used.
-    if ! view probe "${base[@]}" --bench-frames 1 "${range_args[@]}"; then
-        echo "note: the viewer refuses --range with --bench-frames" \
-            "($(head -n 1 "$MW_T/probe.err")); using its default call view range"
-        range_args=()
-    fi
-fi
+[ -z "$range" ] || range_args=(--range "$range")
 
 echo "run-viewer.sh: $recording, $size, $frames frames per run, $runs runs per mode;" \
     "peak RSS from ${gnu_time:-/proc VmHWM polling}"

@@ -216,9 +216,9 @@ static struct {
     uint64_t peer_msg[LG_MAX_PEERS], peer_bytes[LG_MAX_PEERS];
     uint32_t occ_fn[LG_OCC_FNS * LG_SUBSLOTS], occ_sub[LG_OCC_FNS * LG_SUBSLOTS];
     uint64_t occ_ns[LG_OCC_FNS * LG_SUBSLOTS];
-    uint32_t d_fn[LG_DENSITY_FNS * 16], d_bin[LG_DENSITY_FNS * 16], d_end[LG_DENSITY_FNS * 16];
-    int32_t d_sub[LG_DENSITY_FNS * 16];
-    uint64_t d_count[LG_DENSITY_FNS * 16];
+    uint32_t d_fn[LG_DENSITY_FNS * 32], d_bin[LG_DENSITY_FNS * 32], d_end[LG_DENSITY_FNS * 32];
+    int32_t d_sub[LG_DENSITY_FNS * 32];
+    uint64_t d_count[LG_DENSITY_FNS * 32];
     Mpiwatch__Call calls[LG_LONGEST];
     Mpiwatch__Call *callp[LG_LONGEST];
 } W;
@@ -366,11 +366,13 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
     s.occ_ns = W.occ_ns;
 
     /* Call density of the busiest functions: each histogram bin's calls end in one or two
-     * sub-slots (end = 1), so the density of a function sums to its histogram. */
+     * sub-slots (end = 1), so the density of a function sums to its histogram, and each of
+     * those cells has its twin by start (end = 0), as many sub-slots earlier as the bin's
+     * duration spans (negative: a start in an earlier window), as the library writes them. */
     size_t nd = 0;
     for (unsigned r = 0; r < nf && r < LG_DENSITY_FNS; r++) {
         const Mpiwatch__FunctionStat *f = &W.fs[order[r]];
-        for (size_t b = 0; b < f->n_hist && nd + 2 <= LG_DENSITY_FNS * 16; b++) {
+        for (size_t b = 0; b < f->n_hist && nd + 4 <= LG_DENSITY_FNS * 32; b++) {
             uint64_t c = f->hist[b];
             if (!c)
                 continue;
@@ -379,11 +381,19 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
             for (unsigned p = 0; p < 2; p++) {
                 if (!parts[p])
                     continue;
-                W.d_fn[nd] = f->fn;
-                W.d_sub[nd] = (int32_t)rng_below(&rs, LG_SUBSLOTS);
-                W.d_bin[nd] = f->hist_first + (uint32_t)b;
-                W.d_end[nd] = 1;
-                W.d_count[nd++] = parts[p];
+                uint32_t bin = f->hist_first + (uint32_t)b;
+                int32_t end_sub = (int32_t)rng_below(&rs, LG_SUBSLOTS);
+                uint64_t back = (((uint64_t)1 << bin) + slot_ns / 2) / slot_ns;
+                int32_t start_sub = back >= LG_SUBSLOTS + (uint64_t)end_sub
+                                        ? -(int32_t)LG_SUBSLOTS
+                                        : end_sub - (int32_t)back;
+                for (unsigned e = 0; e < 2; e++) {
+                    W.d_fn[nd] = f->fn;
+                    W.d_sub[nd] = e ? end_sub : start_sub;
+                    W.d_bin[nd] = bin;
+                    W.d_end[nd] = e;
+                    W.d_count[nd++] = parts[p];
+                }
             }
         }
     }

@@ -37,7 +37,7 @@ static void usage(FILE *f)
                "  --cache-mb N       memory for cached windows (default 256)\n"
                "  --repr R           calls drawn as points by start or end, lines, or arcs\n"
                "  --transfer T       opacity transfer function, linear or log (default log)\n"
-               "  --omin F           minimum opacity of a call, 0..1 (default 0.15)\n"
+               "  --omin F           minimum opacity of a call, 0..1 (default 0.3)\n"
                "  --highlight-fn F   highlight one MPI function, e.g. MPI_Allreduce\n"
                "  --snapshot PNG     draw once offscreen, write the PNG and exit\n"
                "  --at S             snapshot: the timeline ends at S seconds (30 s shown)\n"
@@ -292,8 +292,12 @@ static int parse_options(mw_options_t *o, int argc, char **argv, int *help, int 
         fprintf(stderr, "mpiwatch-viewer: --speed goes with --replay\n");
         return -1;
     }
-    if (!o->snapshot && (o->at_given || o->range_given || o->meta || o->pick_given)) {
-        fprintf(stderr, "mpiwatch-viewer: --at, --range, --meta and --pick go with --snapshot\n");
+    if (!o->snapshot && (o->meta || o->pick_given)) {
+        fprintf(stderr, "mpiwatch-viewer: --meta and --pick go with --snapshot\n");
+        return -1;
+    }
+    if (!o->snapshot && !o->bench_frames && (o->at_given || o->range_given)) {
+        fprintf(stderr, "mpiwatch-viewer: --at and --range go with --snapshot or --bench-frames\n");
         return -1;
     }
     if (o->snapshot && o->bench_frames) {

@@ -34,6 +34,10 @@
 #define MAX_SPAN_S 1e7  /* ... about four months */
 #define DIM 0.125f      /* weight in C of what is not highlighted */
 #define ARC_SEGMENTS 16
+#define SCATTER_FILL 0.5   /* a cell with fewer calls than this share of its pixels: points */
+#define SCATTER_MAX 65536u /* ... and never more points than this per cell */
+#define SEED_MUL 0x9e3779b97f4a7c15ull
+#define SEED_STEP 0xd1b54a32d192ed03ull
 /* How far past the range calls that start in it are looked for, in windows. */
 #define MAX_EXTRA_WINDOWS 2048
 #define DEFAULT_WANTED 64
@@ -756,7 +760,7 @@ void mw_view_init(mw_view_t *v)
     v->highlight_rank = -1;
     v->repr = MW_REPR_END;
     v->transfer = MW_TRANSFER_LOG;
-    v->o_min = 0.15f;
+    v->o_min = 0.3f; /* on the dark background, 0.15 leaves a lone call hard to see */
 }
 
 void mw_view_update(mw_view_t *v, const mw_model_t *m)
@@ -1249,8 +1253,10 @@ void mw_density_range(const mw_model_t *m, double t0, double t1, double *d0_ns, 
     }
     double d0 = 1e3, d1 = 1e9;
     if (lo >= 0) {
-        d0 = ldexp(1.0, lo);
-        d1 = ldexp(1.0, hi + 1);
+        /* Half a bin of room above the longest calls and below the shortest, so that the
+         * markers of the extreme calls are not cut by the plot's edges. */
+        d0 = ldexp(M_SQRT1_2, lo);
+        d1 = ldexp(M_SQRT2, hi + 1);
     }
     /* At least two decades, so that a lone bin does not fill the plot. */
     if (d1 / d0 < 100.0) {
@@ -1310,6 +1316,25 @@ static void plot(const frame_t *f, int x, int y, float wgt, const float cw[3])
     f->C[3 * i] += cw[0] * wgt;
     f->C[3 * i + 1] += cw[1] * wgt;
     f->C[3 * i + 2] += cw[2] * wgt;
+}
+
+/* A recorded call drawn as a point: 2 x 2 pixels (one pixel is lost on a large screen), each
+ * of density 1, so that it counts like any other call in Dmax and the transfer function. */
+static void plot_dot(const frame_t *f, int x, int y, const float cw[3])
+{
+    int x1 = x + 1 < f->w ? x + 1 : x - 1, y1 = y + 1 < f->h ? y + 1 : y - 1;
+    plot(f, x, y, 1.0f, cw);
+    plot(f, x1, y, 1.0f, cw);
+    plot(f, x, y1, 1.0f, cw);
+    plot(f, x1, y1, 1.0f, cw);
+}
+
+/* splitmix64's finalizer: a well-mixed 64-bit hash of a counter. */
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
 }
 
 /* The arc's polyline: ARC_SEGMENTS + 1 points of a half ellipse from (xa, 0) to (xb, 0) with
@@ -1625,6 +1650,23 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
                 double xa = (wsr + sub * ss) * f.xs, xb = xa + ss * f.xs;
                 if (xb <= 0 || xa >= w)
                     continue;
+                double area = (xb - xa) * (yb1[b] - yb0[b]);
+                if ((double)cnt < area * SCATTER_FILL && cnt <= SCATTER_MAX) {
+                    /* Fewer calls than the cell has pixels: each call becomes a point at a
+                     * place drawn from a hash of the cell (stable from frame to frame), so a
+                     * sparse cell looks like the calls it holds, each at density 1 like an
+                     * exact call, rather than a faint block. */
+                    uint64_t seed = cell_key(fn, sub, b, want_end) ^ (win->index * SEED_MUL);
+                    for (uint64_t k = 0; k < cnt; k++) {
+                        uint64_t r = mix64(seed + k * SEED_STEP);
+                        double u = (double)(r & 0xffffffffu) * 0x1p-32;
+                        double vv = (double)(r >> 32) * 0x1p-32;
+                        double x = xa + u * (xb - xa), y = yb0[b] + vv * (yb1[b] - yb0[b]);
+                        if (x >= 0 && y >= 0)
+                            plot(&f, (int)x, (int)y, 1.0f, cw);
+                    }
+                    continue;
+                }
                 /* Clamped before the conversion: deep zooms put far cells beyond int. */
                 int i0 = xa < -1.0 ? -1 : (int)floor(xa);
                 int i1 = xb > w + 1.0 ? w : (int)ceil(xb) - 1;
@@ -1695,11 +1737,11 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
             switch (repr) {
             case MW_REPR_START:
                 if (xa >= 0 && xa < w)
-                    plot(&f, (int)xa, (int)y, 1.0f, cw);
+                    plot_dot(&f, (int)xa, (int)y, cw);
                 break;
             case MW_REPR_END:
                 if (xe >= 0 && xe < w)
-                    plot(&f, (int)xe, (int)y, 1.0f, cw);
+                    plot_dot(&f, (int)xe, (int)y, cw);
                 break;
             case MW_REPR_LINES:
                 if (xe >= 0 && xa < w)

@@ -78,10 +78,14 @@ static void draw_title(mw_app_t *app)
     if (job) {
         char win[32];
         mw_format_duration((double)job->window_ns, win, sizeof win);
+        /* The collector keeps "" as host 0 for ranks whose host is not known yet. */
+        size_t hosts = 0;
+        for (size_t i = 0; i < job->n_hosts; i++)
+            hosts += job->hosts[i] && job->hosts[i][0];
         snprintf(buf, sizeof buf, "%s  —  %s, %u ranks on %zu host%s, windows of %s",
                  job->job && job->job[0] ? job->job : "job",
-                 job->program && job->program[0] ? job->program : "?", job->size, job->n_hosts,
-                 job->n_hosts == 1 ? "" : "s", win);
+                 job->program && job->program[0] ? job->program : "?", job->size, hosts,
+                 hosts == 1 ? "" : "s", win);
     } else {
         snprintf(buf, sizeof buf, "waiting for the job description…");
     }

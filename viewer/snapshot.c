@@ -218,6 +218,8 @@ static cJSON *json_meta(mw_app_t *app)
     cJSON_AddNumberToObject(lay, "font_px", l->font_px);
     cJSON_AddNumberToObject(lay, "legend_row_h", l->legend_row_h);
     cJSON_AddNumberToObject(lay, "legend_rows", l->legend_rows);
+    /* Row 0 of the legend is its heading; the entries start one row below (mw_pick). */
+    cJSON_AddNumberToObject(lay, "legend_first_row_y", l->legend.y + l->legend_row_h);
     cJSON_AddBoolToObject(lay, "show_timeline", l->show_timeline);
     cJSON_AddBoolToObject(lay, "show_density", l->show_density);
 

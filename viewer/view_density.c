@@ -288,6 +288,53 @@ static void draw_rank_calls(mw_app_t *app, const mw_rect_t *r, double f0, double
     }
 }
 
+#define LONGEST_RINGED 24 /* the longest recorded calls of the range get a ring */
+
+/* The longest recorded calls of the range, ringed in their function's color. They are in the
+ * density like every call (at least o_min, whatever Dmax is), but a single call of a few
+ * pixels is easy to miss next to a million others: the outliers are the calls the view is for,
+ * so the longest ones are marked. */
+static void draw_longest(mw_app_t *app, const mw_rect_t *r, double f0, double f1)
+{
+    const Mpiwatch__JobInfo *job = mw_model_job(app->model);
+    if (!job || !job->window_ns)
+        return;
+    const Mpiwatch__Call *top[LONGEST_RINGED];
+    int n = 0;
+    double origin = (double)mw_model_origin_ns(app->model), wns = (double)job->window_ns;
+    double k0 = floor((origin + f0 * 1e9) / wns), k1 = floor((origin + f1 * 1e9) / wns);
+    if (k0 < 0)
+        k0 = 0;
+    if (k1 - k0 > 100000)
+        k0 = k1 - 100000; /* a zoomed-out range: its newest part */
+    for (double k = k0; k <= k1; k++) {
+        const Mpiwatch__Window *w = mw_model_window(app->model, (uint64_t)k);
+        if (!w)
+            continue;
+        for (size_t i = 0; i < w->n_longest; i++) {
+            const Mpiwatch__Call *c = w->longest[i];
+            /* Longest first within a window: once one is too short, so are the rest. */
+            if (n == LONGEST_RINGED && c->duration_ns <= top[n - 1]->duration_ns)
+                break;
+            int j = n < LONGEST_RINGED ? n++ : n - 1;
+            while (j > 0 && top[j - 1]->duration_ns < c->duration_ns) {
+                top[j] = top[j - 1];
+                j--;
+            }
+            top[j] = c;
+        }
+    }
+    float rad = mw__px(app, 4.5f), lw = mw__px(app, 1.5f);
+    for (int i = 0; i < n; i++) {
+        float x = 0, y = 0;
+        mw__density_call_xy(app, top[i]->start_ns, top[i]->duration_ns, &x, &y);
+        if (x < r->x || x > r->x + r->w || y < r->y || y > r->y + r->h)
+            continue;
+        mw_rgb_t col = mw_model_color(app->model, top[i]->fn);
+        mw__batch_ring(&app->batch, x, y, rad, lw, mw__rgba(col.r, col.g, col.b, 0.9f));
+    }
+}
+
 static void draw_pick(mw_app_t *app, const mw_rect_t *r, double f0, double f1)
 {
     const mw_pick_t *p = &app->pick;
@@ -413,6 +460,7 @@ void mw__density_draw(mw_app_t *app)
         mw__vbuf_draw(&d->quad, GL_TRIANGLE_STRIP, v, 4);
     }
 
+    draw_longest(app, r, f0, f1);
     draw_rank_calls(app, r, f0, f1);
     draw_pick(app, r, f0, f1);
     draw_grid_and_axes(app, r, f0, f1, 0);

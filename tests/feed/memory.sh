@@ -1,7 +1,7 @@
 #!/bin/bash
 # memory.sh COLLECTOR LOADGEN FEED GARBAGE: the feed's memory does not grow with the run.
 #
-# A collector with --publish and --history (--history-windows 50, --history-mb 4: both rings
+# A collector with --publish and --history (--history-windows 50, --history-mb 8: both rings
 # are full after a few seconds) takes a 30 s load generator job (1024 ranks, 20 windows/s, 600
 # windows of about 60 KB, 550 MB of samples) while a subscriber reads the feed and a client
 # keeps asking the history endpoint (--last 50, one rank's latest samples, the job). The
@@ -25,7 +25,7 @@ FEED_RSS_SLACK_KB=6144
 
 mw_start_collector --exit-after-job --quiet --summary-json "$dir/summary.json" \
     --stats-json "$dir/stats.json" --silence-timeout-ms 60000 --lateness-ms 3000 \
-    --publish "$FEED_PUB" --history "$FEED_HIST" --history-windows 50 --history-mb 4
+    --publish "$FEED_PUB" --history "$FEED_HIST" --history-windows 50 --history-mb 8
 "$feed" --subscribe "$FEED_PUB" --until-job-end --timeout-ms 60000 >/dev/null \
     2>"$dir/sub.err" &
 sub=$!

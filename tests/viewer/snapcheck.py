@@ -204,21 +204,18 @@ def check_stack(probe, synth_json, meta_json, png_path):
         want_top = r["y"] + r["h"] - total * r["h"]
         if top_of_stack is None or abs(top_of_stack - want_top) > 1.0 + 1e-9:
             fail(f"t={t:.3f} s: the stack's top is at y={top_of_stack}, want {want_top:.2f}")
-    # The legend: each function's row holds a swatch of its color. The rows may start under
-    # a header line of the legend's own height: both placements are tried.
+    # The legend: each function's row holds a swatch of its color, rows from
+    # layout.legend_first_row_y (under the legend's heading), legend_row_h apart.
     lr = rect(meta, "legend")
     row_h = find(meta, "layout.legend_row_h", "legend_row_h")
-    if lr and row_h:
+    first_y = find(meta, "layout.legend_first_row_y")
+    if lr and row_h and first_y is not None:
         row_h = int(row_h)
-        best = None
-        for header in (0, 1):
-            counts = []
-            for e in leg:
-                i = e["row"] + header
-                row = {"x": lr["x"], "y": lr["y"] + i * row_h, "w": lr["w"], "h": row_h}
-                counts.append((e["name"], e["color"], i, png.count(e["color"], 6, row)))
-            if best is None or min(c[3] for c in counts) > min(c[3] for c in best):
-                best = counts
+        best = []
+        for e in leg:
+            i = e["row"]
+            row = {"x": lr["x"], "y": int(first_y) + i * row_h, "w": lr["w"], "h": row_h}
+            best.append((e["name"], e["color"], i, png.count(e["color"], 6, row)))
         for name, color, i, n in best:
             print(f"legend row {i} ({name}): {n} pixels of {color}")
             if name in frac and n < 16:
@@ -229,8 +226,8 @@ def check_stack(probe, synth_json, meta_json, png_path):
             if e["name"] in frac and share is not None and \
                     abs(share - frac[e["name"]] / total) > 0.01:
                 fail(f"legend share of {e['name']} is {share}, want {frac[e['name']] / total:.3f}")
-    elif not row_h:
-        fail("meta has no legend_row_h")
+    else:
+        fail("meta has no legend_row_h or legend_first_row_y")
 
 
 def check_outlier(probe, synth_json, meta_json, png_path, o_min):
