@@ -20,13 +20,13 @@
 typedef struct mw_source mw_source_t;
 
 typedef struct {
-    int live;          /* 1: --connect, 0: --replay */
-    int connected;     /* live: a job description has arrived */
-    int playing;       /* replay with a speed, not yet at the end */
-    int ended;         /* the job ended (JobInfo.state is not "running") */
+    int live;                         /* 1: --connect, 0: --replay */
+    int connected;                    /* live: a job description has arrived */
+    int playing;                      /* replay with a speed, not yet at the end */
+    int ended;                        /* the job ended (JobInfo.state is not "running") */
     uint64_t feed_windows, feed_gaps; /* windows from the feed, indices missed on it */
     uint64_t requests, replies, errors;
-    char what[256];    /* the endpoint or the file */
+    char what[256]; /* the endpoint or the file */
 } mw_source_status_t;
 
 /* Connects to a collector's feed (and history endpoint, which may be NULL: then nothing

@@ -64,7 +64,14 @@ MW_FAILURE_LOG=$MW_T/export.err
     mw_fail "mpiwatch export --format summary failed"
 cmp "$MW_T/summary.json" "$MW_T/exported.json" ||
     mw_fail "the summary exported from the default recording differs from the run's"
-rm -f "${recs[0]}"
+# Without a display it drew the recorded run into JOB.png beside the recording: a 1280x800
+# PNG (signature, then the IHDR chunk's width and height).
+png=${recs[0]%.mpiw}.png
+[ -s "$png" ] || mw_fail "no end-of-run snapshot $png; launcher said: $(grep -i snapshot "$MW_T/direct.err")"
+[ "$(od -An -tx1 -N24 "$png" | tr -d ' \n')" = 89504e470d0a1a0a0000000d494844520000050000000320 ] ||
+    mw_fail "$png is not a 1280x800 PNG"
+grep -q "snapshot of the run: $png" "$MW_T/direct.err" || mw_fail "the launcher did not name the snapshot"
+rm -f "${recs[0]}" "$png"
 
 # A command line that uses -x: Open MPI refuses -x together with mca_base_env_list, so the
 # launcher must add -x options instead; the application's own -x must still work.

@@ -79,6 +79,9 @@ mw_init() {
     MW_EP="ipc://$MW_T/ingest"
     # `mpiwatch run` records by default into this directory (not the test's working one).
     export MPIWATCH_RECORD_DIR=$MW_T
+    # No viewer window from a test, even on a desktop: `mpiwatch run` then draws its
+    # end-of-run snapshot offscreen instead.
+    export SDL_VIDEODRIVER=offscreen
     trap mw_teardown EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM
