@@ -358,8 +358,8 @@ static void *feed_socket(void *ctx, int type, const char *ep, const char *what)
     /* The PUB socket lingers a moment at exit so that subscribers get the job's last windows
      * and its end (--exit-after-job closes right after them); a stopped subscriber delays the
      * exit by that much at most. Replies to requests are not worth waiting for. */
-    int ok = feed_setopt(s, ZMQ_LINGER, type == ZMQ_PUB ? FEED_PUB_LINGER_MS : 0,
-                         "ZMQ_LINGER") == 0;
+    int ok =
+        feed_setopt(s, ZMQ_LINGER, type == ZMQ_PUB ? FEED_PUB_LINGER_MS : 0, "ZMQ_LINGER") == 0;
     if (ok && type == ZMQ_PUB)
         ok = feed_setopt(s, ZMQ_SNDHWM, FEED_PUB_HWM, "ZMQ_SNDHWM") == 0;
     if (ok && type == ZMQ_ROUTER)
@@ -672,8 +672,16 @@ static int reply_message(feed_reply_t *b, uint32_t field, const ProtobufCMessage
     return 0;
 }
 
-enum { REPLY_ID = 1, REPLY_ERROR = 2, REPLY_JOB = 3, REPLY_WINDOWS = 4, REPLY_SAMPLES = 5,
-       REPLY_TRUNCATED = 6, REPLY_OLDEST = 7, REPLY_NEWEST = 8 };
+enum {
+    REPLY_ID = 1,
+    REPLY_ERROR = 2,
+    REPLY_JOB = 3,
+    REPLY_WINDOWS = 4,
+    REPLY_SAMPLES = 5,
+    REPLY_TRUNCATED = 6,
+    REPLY_OLDEST = 7,
+    REPLY_NEWEST = 8
+};
 
 /* ---- the recording ------------------------------------------------------------------------ */
 
@@ -759,54 +767,6 @@ static int feed_rec_windows(mw_feed_t *f, mw_rec_reader_t *rd, uint64_t first, u
     return 0;
 }
 
-/* The world rank of an encoded envelope, read without decoding it (field 3, a varint), so
- * that a scan of the recording decodes only the samples of the rank asked for. Returns 0
- * when the bytes are not a well-formed message with a rank. */
-static int feed_peek_rank(const uint8_t *p, size_t len, uint32_t *rank)
-{
-    size_t i = 0;
-    while (i < len) {
-        uint64_t tag = 0, v = 0;
-        for (int s = 0; i < len && s < 64; s += 7) {
-            tag |= (uint64_t)(p[i] & 0x7f) << s;
-            if (!(p[i++] & 0x80))
-                break;
-        }
-        switch (tag & 7) {
-        case 0:
-            for (int s = 0; i < len && s < 64; s += 7) {
-                v |= (uint64_t)(p[i] & 0x7f) << s;
-                if (!(p[i++] & 0x80))
-                    break;
-            }
-            if (tag >> 3 == 3) {
-                *rank = (uint32_t)v;
-                return v <= UINT32_MAX;
-            }
-            break;
-        case 1:
-            i += 8;
-            break;
-        case 2:
-            for (int s = 0; i < len && s < 64; s += 7) {
-                v |= (uint64_t)(p[i] & 0x7f) << s;
-                if (!(p[i++] & 0x80))
-                    break;
-            }
-            if (v > len - i)
-                return 0;
-            i += v;
-            break;
-        case 5:
-            i += 4;
-            break;
-        default:
-            return 0;
-        }
-    }
-    return 0;
-}
-
 /* Appends the recorded samples of `rank` for windows first..last to the reply: the frames
  * the collector received, read forward from the first frame with a sample for the first
  * window until the Window frame of the last one. A frame is taken when it decodes, carries
@@ -873,13 +833,13 @@ static int feed_rec_samples(mw_feed_t *f, mw_collector_t *c, mw_rec_reader_t *rd
             break;
         }
         uint32_t r;
-        if (!feed_peek_rank(rec->message.data, rec->message.len, &r) || r != rank)
+        if (!mw_rec_envelope_rank(rec->message.data, rec->message.len, &r) || r != rank)
             continue;
         const Mpiwatch__Envelope *env =
             mw_envelope_decode(&f->arena, rec->message.data, rec->message.len);
         if (!env || env->version != MW_PROTO_VERSION || env->rank != rank ||
-            env->body_case != MPIWATCH__ENVELOPE__BODY_SAMPLE || !env->sample ||
-            !env->job || strcmp(env->job, c->job.job) != 0)
+            env->body_case != MPIWATCH__ENVELOPE__BODY_SAMPLE || !env->sample || !env->job ||
+            strcmp(env->job, c->job.job) != 0)
             continue;
         uint64_t w = env->sample->window;
         if (w < first || w > last || (taken && w <= taken_last))
@@ -965,15 +925,15 @@ static int feed_answer_windows(mw_feed_t *f, mw_collector_t *c, uint64_t first, 
 
 /* The last n closed windows: from memory, and when n is larger the ones just before it from
  * the recording, counted by index (a job's windows follow each other on the grid). */
-static int feed_answer_last(mw_feed_t *f, mw_collector_t *c, uint64_t n, feed_reply_t *b,
-                            char *err, size_t errlen)
+static int feed_answer_last(mw_feed_t *f, mw_collector_t *c, uint64_t n, feed_reply_t *b, char *err,
+                            size_t errlen)
 {
     feed_ring_t *w = &f->windows;
     if (n == 0)
         return 0;
     if (w->n >= n)
-        return feed_answer_windows(f, c, ring_at(w, w->n - n)->key, ring_at(w, w->n - 1)->key,
-                                   b, err, errlen);
+        return feed_answer_windows(f, c, ring_at(w, w->n - n)->key, ring_at(w, w->n - 1)->key, b,
+                                   err, errlen);
     uint64_t newest, first;
     if (w->n) {
         newest = ring_at(w, w->n - 1)->key;

@@ -182,6 +182,24 @@ int mw_rec_sample_window(const void *data, size_t len, uint64_t *window)
     return 0;
 }
 
+int mw_rec_envelope_rank(const void *data, size_t len, uint32_t *rank)
+{
+    pb_cursor_t c = {data, (const unsigned char *)data + len};
+    uint32_t field;
+    unsigned type;
+    uint64_t v;
+    const unsigned char *d;
+    size_t n;
+    if (!data)
+        return 0;
+    while (pb_next(&c, &field, &type, &v, &d, &n) == 1)
+        if (field == 3 && type == 0) { /* Envelope.rank */
+            *rank = (uint32_t)v;
+            return v <= UINT32_MAX;
+        }
+    return 0;
+}
+
 /* What the window table needs of a record: its time, which body it has, and for a window
  * its index. */
 typedef struct {

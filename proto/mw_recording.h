@@ -71,5 +71,8 @@ void mw_rec_put_frame_header(unsigned char out[MW_REC_FRAME_HEADER_BYTES], uint3
 /* Looks into a received frame without decoding it: returns 1 with the window index when it is
  * an Envelope carrying a Sample, 0 otherwise (any other body, or not an envelope at all). */
 int mw_rec_sample_window(const void *data, size_t len, uint64_t *window);
+/* The same for the sender's world rank (Envelope.rank): 1 with *rank, 0 when the bytes do
+ * not show one. A scan of one rank's samples decodes only that rank's frames with it. */
+int mw_rec_envelope_rank(const void *data, size_t len, uint32_t *rank);
 
 #endif

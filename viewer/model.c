@@ -1437,38 +1437,19 @@ static void stamp_visit(void *ctx, int x, int y)
     s->n++;
 }
 
-static int scratch_reserve_f(float **p, size_t *cap, size_t n)
+/* Grows the scratch array whose pointer is at `pp` to at least n elements of `elem` bytes
+ * (kept between calls, so that binning allocates nothing in the steady state). The pointer
+ * is moved with memcpy so that one function serves arrays of every type. */
+static int scratch_reserve(void *pp, size_t *cap, size_t elem, size_t n)
 {
     if (n <= *cap)
         return 0;
-    float *q = realloc(*p, n * sizeof *q);
+    void *p;
+    memcpy(&p, pp, sizeof p);
+    void *q = realloc(p, n * elem);
     if (!q)
         return -1;
-    *p = q;
-    *cap = n;
-    return 0;
-}
-
-static int scratch_reserve_i(int **p, size_t *cap, size_t n)
-{
-    if (n <= *cap)
-        return 0;
-    int *q = realloc(*p, n * sizeof *q);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = n;
-    return 0;
-}
-
-static int scratch_reserve_d(double **p, size_t *cap, size_t n)
-{
-    if (n <= *cap)
-        return 0;
-    double *q = realloc(*p, n * sizeof *q);
-    if (!q)
-        return -1;
-    *p = q;
+    memcpy(pp, &q, sizeof q);
     *cap = n;
     return 0;
 }
@@ -1593,12 +1574,13 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
     float *grid = NULL;
     double *line = NULL;
     if (repr == MW_REPR_START || repr == MW_REPR_END) {
-        if (scratch_reserve_f(&sc->grid, &sc->grid_cap, (size_t)nb * w * 4) < 0)
+        if (scratch_reserve(&sc->grid, &sc->grid_cap, sizeof *sc->grid, (size_t)nb * w * 4) < 0)
             return 0.0f;
         grid = sc->grid;
         memset(grid, 0, (size_t)nb * w * 4 * sizeof *grid);
     } else if (repr == MW_REPR_LINES) {
-        if (scratch_reserve_d(&sc->line, &sc->line_cap, (size_t)nb * (w + 1) * 4) < 0)
+        if (scratch_reserve(&sc->line, &sc->line_cap, sizeof *sc->line, (size_t)nb * (w + 1) * 4) <
+            0)
             return 0.0f;
         line = sc->line;
         memset(line, 0, (size_t)nb * (w + 1) * 4 * sizeof *line);
@@ -1608,7 +1590,7 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
     float *arc = NULL;
     const int aoff = 2 * w + 2, aw = w + aoff;
     if (repr == MW_REPR_ARCS) {
-        if (scratch_reserve_f(&sc->arc, &sc->arc_cap, (size_t)nb * aw * 4) < 0)
+        if (scratch_reserve(&sc->arc, &sc->arc_cap, sizeof *sc->arc, (size_t)nb * aw * 4) < 0)
             return 0.0f;
         arc = sc->arc;
         memset(arc, 0, (size_t)nb * aw * 4 * sizeof *arc);
@@ -1782,7 +1764,7 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
             double width = ldexp(M_SQRT2, (int)b) * f.xs, ym = (b + 0.5 - f.l2d0) * f.ys;
             int xhi = (int)ceil(width) + 2;
             stamp_t st = {NULL, 0, (size_t)xhi + 2 * (size_t)h + 4 * ARC_SEGMENTS + 8, h};
-            if (scratch_reserve_i(&sc->stamp, &sc->stamp_cap, 2 * st.cap) < 0)
+            if (scratch_reserve(&sc->stamp, &sc->stamp_cap, sizeof *sc->stamp, 2 * st.cap) < 0)
                 continue;
             st.xy = sc->stamp;
             arc_walk(0.5, 0.5 + width, ym, xhi, stamp_visit, &st);

@@ -794,49 +794,6 @@ static int source_serve(mw_source_t *s, mw_model_t *m, uint64_t deadline, int *m
     return added;
 }
 
-/* The world rank of an encoded envelope (field 3), read without decoding it, so that a scan
- * decodes only the rank's own samples. Returns 0 when the bytes do not show one. */
-static int source_peek_rank(const uint8_t *p, size_t len, uint32_t *rank)
-{
-    size_t i = 0;
-    while (i < len) {
-        uint64_t key = 0, v = 0;
-        for (int sh = 0; i < len && sh < 64; sh += 7) {
-            key |= (uint64_t)(p[i] & 0x7f) << sh;
-            if (!(p[i++] & 0x80))
-                break;
-        }
-        switch (key & 7) {
-        case 0:
-        case 2:
-            for (int sh = 0; i < len && sh < 64; sh += 7) {
-                v |= (uint64_t)(p[i] & 0x7f) << sh;
-                if (!(p[i++] & 0x80))
-                    break;
-            }
-            if ((key & 7) == 0 && key >> 3 == 3) {
-                *rank = (uint32_t)v;
-                return v <= UINT32_MAX;
-            }
-            if ((key & 7) == 2) {
-                if (v > len - i)
-                    return 0;
-                i += v;
-            }
-            break;
-        case 1:
-            i += 8;
-            break;
-        case 5:
-            i += 4;
-            break;
-        default:
-            return 0;
-        }
-    }
-    return 0;
-}
-
 /* The rank request is answered: its calls go to the model. */
 static void source_rank_done(mw_source_t *s, mw_model_t *m)
 {
@@ -913,7 +870,7 @@ static void source_rank_scan(mw_source_t *s, mw_model_t *m, uint64_t deadline, i
         }
         uint32_t r;
         if (rec->body_case != MPIWATCH__RECORD__BODY_MESSAGE || rec->parts > 1 ||
-            !source_peek_rank(rec->message.data, rec->message.len, &r) || r != rk->rank)
+            !mw_rec_envelope_rank(rec->message.data, rec->message.len, &r) || r != rk->rank)
             continue;
         /* Only what the collector accepted counts: this job, a sample, in window order. */
         const Mpiwatch__Envelope *env =

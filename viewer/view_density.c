@@ -367,34 +367,22 @@ static void draw_grid_and_axes(mw_app_t *app, const mw_rect_t *r, double f0, dou
     float bottom = (float)(r->y + r->h);
     mw_tick_t ticks[48];
 
-    int n = mw_time_ticks(f0, f1, r, ticks, 48);
-    float last_right = -1e9f;
-    for (int i = 0; i < n; i++) {
-        float x = (float)ticks[i].px;
-        if (x < r->x - 0.5f || x > r->x + r->w + 0.5f)
-            continue;
-        if (grid) {
-            mw__batch_rect(b, x - lw / 2, (float)r->y, lw, (float)r->h, gridc);
-            continue;
+    if (grid) {
+        int n = mw_time_ticks(f0, f1, r, ticks, 48);
+        for (int i = 0; i < n; i++) {
+            float x = (float)ticks[i].px;
+            if (x >= r->x - 0.5f && x <= r->x + r->w + 0.5f)
+                mw__batch_rect(b, x - lw / 2, (float)r->y, lw, (float)r->h, gridc);
         }
-        mw__batch_rect(b, x - lw / 2, bottom + lw, lw, tick, axis);
-        float w = mw__text_width(t, fs, ticks[i].label);
-        /* The last label may not reach into the legend column. */
-        float cx = x + w / 2 > (float)(r->x + r->w) + mw__px(app, 3)
-                       ? (float)(r->x + r->w) + mw__px(app, 3) - w / 2
-                       : x;
-        if (cx - w / 2 < last_right + mw__px(app, 6))
-            continue;
-        mw__text_draw(t, fs, cx, bottom + lw + tick + mw__px(app, 1), MW_ALIGN_CENTER, label,
-                      ticks[i].label);
-        last_right = cx + w / 2;
+    } else {
+        mw__time_axis(app, r, f0, f1);
     }
     /* The y axis title sits in the left margin level with the plot's top; tick labels that
      * would touch it are left out. */
     const char *ytitle = "call duration ↑";
     if (!grid)
         mw__text_draw(t, fs, mw__px(app, 6), (float)r->y, MW_ALIGN_LEFT, label, ytitle);
-    n = mw_duration_ticks(app->dn.d0, app->dn.d1, r, ticks, 48);
+    int n = mw_duration_ticks(app->dn.d0, app->dn.d1, r, ticks, 48);
     float last_top = 1e9f;
     for (int i = 0; i < n; i++) {
         float y = (float)ticks[i].px;

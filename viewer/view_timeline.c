@@ -233,6 +233,36 @@ static void draw_selection(mw_app_t *app, const mw_rect_t *r)
     mw__batch_rect(&app->batch, (float)x1 - hw, (float)r->y, hw, mw__px(app, 3), edge);
 }
 
+void mw__time_axis(mw_app_t *app, const mw_rect_t *r, double t0, double t1)
+{
+    mw_batch_t *b = &app->batch;
+    mw_text_t *t = app->text;
+    int fs = mw__font_small(app);
+    mw_rgba_t axis = mw__hex(MW_COLOR_AXIS, 1), label = mw__hex(MW_COLOR_DIM, 1);
+    float lw = mw__px(app, 1), tick = mw__px(app, 4);
+    float bottom = (float)(r->y + r->h);
+    mw_tick_t ticks[48];
+    int n = mw_time_ticks(t0, t1, r, ticks, 48);
+    float last_right = -1e9f;
+    for (int i = 0; i < n; i++) {
+        float x = (float)ticks[i].px;
+        if (x < r->x - 0.5f || x > r->x + r->w + 0.5f)
+            continue;
+        mw__batch_rect(b, x - lw / 2, bottom + lw, lw, tick, axis);
+        float w = mw__text_width(t, fs, ticks[i].label);
+        /* The last label may not reach into the legend column; labels that would overlap
+         * their left neighbour are skipped. */
+        float cx = x + w / 2 > (float)(r->x + r->w) + mw__px(app, 3)
+                       ? (float)(r->x + r->w) + mw__px(app, 3) - w / 2
+                       : x;
+        if (cx - w / 2 < last_right + mw__px(app, 6))
+            continue;
+        mw__text_draw(t, fs, cx, bottom + lw + tick + mw__px(app, 1), MW_ALIGN_CENTER, label,
+                      ticks[i].label);
+        last_right = cx + w / 2;
+    }
+}
+
 static void draw_axes(mw_app_t *app, const mw_rect_t *r)
 {
     mw_batch_t *b = &app->batch;
@@ -253,26 +283,7 @@ static void draw_axes(mw_app_t *app, const mw_rect_t *r)
     }
     /* x: time. */
     mw__batch_rect(b, (float)r->x - lw, bottom, (float)r->w + lw, lw, axis);
-    mw_tick_t ticks[32];
-    int n = mw_time_ticks(app->view.t0, app->view.t1, r, ticks, 32);
-    float last_right = -1e9f;
-    for (int i = 0; i < n; i++) {
-        float x = (float)ticks[i].px;
-        if (x < r->x - 0.5f || x > r->x + r->w + 0.5f)
-            continue;
-        mw__batch_rect(b, x - lw / 2, bottom + lw, lw, tick, axis);
-        float w = mw__text_width(t, fs, ticks[i].label);
-        /* The last label may not reach into the legend column; labels that would overlap
-         * their left neighbour are skipped. */
-        float cx = x + w / 2 > (float)(r->x + r->w) + mw__px(app, 3)
-                       ? (float)(r->x + r->w) + mw__px(app, 3) - w / 2
-                       : x;
-        if (cx - w / 2 < last_right + mw__px(app, 6))
-            continue;
-        mw__text_draw(t, fs, cx, bottom + lw + tick + mw__px(app, 1), MW_ALIGN_CENTER, label,
-                      ticks[i].label);
-        last_right = cx + w / 2;
-    }
+    mw__time_axis(app, r, app->view.t0, app->view.t1);
 }
 
 static void draw_grid(mw_app_t *app, const mw_rect_t *r)

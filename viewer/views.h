@@ -39,6 +39,8 @@ static inline int mw__font_small(const mw_app_t *app)
 int mw__timeline_init(mw_app_t *app);
 void mw__timeline_free(mw_app_t *app);
 void mw__timeline_draw(mw_app_t *app);
+/* The time axis under plot r for [t0, t1] seconds: tick marks and their labels. */
+void mw__time_axis(mw_app_t *app, const mw_rect_t *r, double t0, double t1);
 /* Fills app->tl for the current view and layout (also used by --meta). */
 int mw__timeline_columns(mw_app_t *app);
 
