@@ -1890,6 +1890,40 @@ static void host_of(const mw_model_t *m, uint32_t rank, char *buf, size_t len)
     }
 }
 
+/* The nearest recorded call to a click so far (mw_pick). */
+typedef struct {
+    const frame_t *f;
+    mw_repr_t repr;
+    double cx, cy, radius;
+    double best;     /* its distance in pixels */
+    uint64_t best_d; /* its duration */
+    mw_pick_t *pk;
+} pick_ctx_t;
+
+/* Takes a call as the pick when it is within the radius and nearer than the one so far (the
+ * longer one wins a tie: it is drawn last). */
+static void pick_call(pick_ctx_t *pc, unsigned fn, uint32_t rank, int32_t peer, uint64_t start_ns,
+                      uint64_t duration_ns, uint64_t bytes)
+{
+    if (!duration_ns)
+        return;
+    const frame_t *f = pc->f;
+    double yy = frame_y(f, (double)duration_ns);
+    double xa = frame_x(f, start_ns), xe = xa + (double)duration_ns * f->xs;
+    double dd = call_dist(pc->repr, xa, xe, yy, pc->cx, pc->cy);
+    if (dd > pc->radius || dd > pc->best || (dd == pc->best && duration_ns <= pc->best_d))
+        return;
+    pc->best = dd;
+    pc->best_d = duration_ns;
+    pc->pk->kind = MW_PICK_CALL;
+    pc->pk->fn = fn;
+    pc->pk->rank = rank;
+    pc->pk->peer = peer;
+    pc->pk->start_ns = start_ns;
+    pc->pk->duration_ns = duration_ns;
+    pc->pk->bytes = bytes;
+}
+
 mw_pick_t mw_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l, int x, int y,
                   int radius)
 {
@@ -1933,48 +1967,18 @@ mw_pick_t mw_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l,
 
     /* The nearest recorded long call (the highlighted rank's exact calls count too); the
      * longer one wins a tie, it is the one drawn last in the eye. */
-    double best = INFINITY;
-    uint64_t best_d = 0;
+    pick_ctx_t pc = {&f, repr, cx, cy, radius, INFINITY, 0, &pk};
     for (size_t p = p0; p < p1; p++) {
         const Mpiwatch__Window *win = m->ent[p].w;
         for (size_t i = 0; i < win->n_longest; i++) {
             const Mpiwatch__Call *c = win->longest[i];
-            if (!c->duration_ns)
-                continue;
-            double yy = frame_y(&f, (double)c->duration_ns);
-            double xa = frame_x(&f, c->start_ns), xe = xa + (double)c->duration_ns * f.xs;
-            double dd = call_dist(repr, xa, xe, yy, cx, cy);
-            if (dd <= radius && (dd < best || (dd == best && c->duration_ns > best_d))) {
-                best = dd;
-                best_d = c->duration_ns;
-                pk.kind = MW_PICK_CALL;
-                pk.fn = c->fn;
-                pk.rank = c->rank;
-                pk.peer = c->peer;
-                pk.start_ns = c->start_ns;
-                pk.duration_ns = c->duration_ns;
-                pk.bytes = c->bytes;
-            }
+            pick_call(&pc, c->fn, c->rank, c->peer, c->start_ns, c->duration_ns, c->bytes);
         }
     }
     for (size_t i = 0; i < m->rc_n; i++) {
         const mw_rank_call_t *c = &m->rc[i];
-        if (!c->exact || !c->duration_ns)
-            continue;
-        double yy = frame_y(&f, (double)c->duration_ns);
-        double xa = frame_x(&f, c->start_ns), xe = xa + (double)c->duration_ns * f.xs;
-        double dd = call_dist(repr, xa, xe, yy, cx, cy);
-        if (dd <= radius && (dd < best || (dd == best && c->duration_ns > best_d))) {
-            best = dd;
-            best_d = c->duration_ns;
-            pk.kind = MW_PICK_CALL;
-            pk.fn = c->fn;
-            pk.rank = m->rc_rank;
-            pk.peer = c->peer;
-            pk.start_ns = c->start_ns;
-            pk.duration_ns = c->duration_ns;
-            pk.bytes = c->bytes;
-        }
+        if (c->exact)
+            pick_call(&pc, c->fn, m->rc_rank, c->peer, c->start_ns, c->duration_ns, c->bytes);
     }
     if (pk.kind == MW_PICK_CALL) {
         host_of(m, pk.rank, pk.host, sizeof pk.host);
