@@ -13,6 +13,7 @@
  * stays (for the live view) until a hello starts the next job.
  */
 #include "collector.h"
+#include "steps.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -124,6 +125,7 @@ void mw_collector_free(mw_collector_t *c)
 {
     if (c->merge_ready)
         mw_merge_free(&c->merge);
+    mw__steps_free(c);
     mw__job_free(&c->job);
     mw_arena_free(&c->arena);
     mw__pb_encoder_free(&c->enc);
@@ -145,6 +147,9 @@ int mw__collector_job_begin(mw_collector_t *c, const Mpiwatch__Envelope *env, ui
         return -1;
     }
     c->merge_ready = 1;
+    /* Without memory for steps the job still runs, without them. */
+    if (mw__steps_begin(c, h->size, h->window_ns, c->opt->lateness_ms * MW_NS_PER_MS) < 0)
+        MW_LOG(MW_LOG_WARN, "job '%s': no memory for per-step totals", c->job.job);
     c->outputs_written = 0;
     c->stats.jobs++;
     memset(c->live.recent_ns, 0, sizeof c->live.recent_ns);
@@ -164,6 +169,7 @@ static void collector_end_job(mw_collector_t *c, mw_end_t why, uint64_t now_ns)
      * report count them as missing. */
     mw_merge_close_all(&c->merge);
     uint32_t dead = why == MW_END_SILENCE ? mw__job_declare_dead(&c->job) : 0;
+    mw__steps_end(c); /* the steps still open close with the ranks they have */
     c->job.ended = why;
     c->job.ended_ns = now_ns;
     char detail[160];
@@ -273,6 +279,7 @@ void mw_collector_finish(mw_collector_t *c, const mw_clock_t *now)
         mw__record_finish(c->record, now);
     if (job_open(c)) {
         mw_merge_close_all(&c->merge);
+        mw__steps_end(c);
         c->job.ended = MW_END_SIGNAL;
         c->job.ended_ns = now->mono_ns;
         collector_event(c, "job_end", "signal");

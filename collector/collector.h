@@ -67,6 +67,8 @@ void mw_clock_now(mw_clock_t *now);
 #define MW_MAX_WINDOW_NS (60ull * MW_NS_PER_S)
 #define MW_MAX_RANKS (1u << 20)
 #define MW_MAX_STRING 1024u /* longest string field accepted (host, job, program, ...) */
+#define MW_MAX_TOPO_OBJECTS 65536u /* objects of one node's hardware in a hello */
+#define MW_MAX_PUS 65536u          /* PUs of one rank's binding in a hello */
 
 /* ---- options ------------------------------------------------------------------------------ */
 
@@ -174,7 +176,27 @@ typedef struct {
     uint32_t rank_fn_first; /* position + 1 of its block of entries in job.rank_fn (0: none) */
     uint32_t pairs_first;   /* ... in job.pairs */
     uint32_t rank_fn_n, pairs_n; /* entries in those blocks (job.c) */
+    /* Placement (docs/topology.md): node index into job.nodes, L3 and NUMA logical indices
+     * (-1 unknown), and its PUs at job.pus[pus_first, pus_first + pus_n). */
+    uint32_t node;
+    int32_t l3, numa;
+    uint8_t bound;
+    uint32_t pus_first, pus_n;
 } mw_rank_t;
+
+/* One object of a node's hardware, as the wire's TopoObject: type 1 package, 2 L3 cache,
+ * 3 core, 4 PU; parent the index of the enclosing object in the same list, or -1. */
+typedef struct {
+    uint32_t type;
+    int32_t parent;
+    uint32_t logical, os_index;
+} mw_topo_obj_t;
+
+/* A node's hardware, from the first rank that described it (empty until one did). */
+typedef struct {
+    mw_topo_obj_t *objects;
+    uint32_t n_objects;
+} mw_node_hw_t;
 
 /* Cumulative totals of one function (job-wide). */
 typedef mw_fn_stats_t mw_fn_total_t;
@@ -210,6 +232,17 @@ typedef struct {
     uint32_t n_hosts, cap_hosts;
     mw__index_t host_index; /* host_hash -> position in hosts (uint32_t), see job.c */
 
+    /* Nodes: a host, or an emulated node (MPIWATCH_NODES); interned like the hosts, in order
+     * of first hello, with their hardware in node_hw[n_nodes]. */
+    char **nodes;
+    uint64_t *node_hash;
+    uint32_t n_nodes, cap_nodes;
+    mw__index_t node_index;
+    mw_node_hw_t *node_hw;
+    uint32_t cap_node_hw;
+    uint32_t *pus; /* every rank's PU list (mw_rank_t.pus_first) */
+    uint32_t n_pus, cap_pus;
+
     mw_fn_total_t fn[MW_FN_COUNT];
     mw__index_t rank_fn; /* list of mw_rank_fn_t, keys (rank << 32 | fn), see job.c */
     mw__index_t pairs;   /* list of mw_pair_sum_t, keys (src << 32 | dst) */
@@ -240,6 +273,10 @@ uint32_t mw__job_declare_dead(mw_job_t *job);
 /* The summary's "dropped": rank-side dropped samples plus dropped records, all ranks. */
 uint64_t mw_job_dropped(const mw_job_t *job);
 const char *mw_job_host(const mw_job_t *job, uint32_t rank);
+/* The name of a rank's node ("" when unknown). */
+const char *mw_job_node(const mw_job_t *job, uint32_t rank);
+/* The node name a hello places its rank on: `node`, or the host for older senders. */
+const char *mw_hello_node(const Mpiwatch__Hello *h);
 /* A rank's time in MPI over the span of the windows it reported, 0..1 (-1 when none). */
 double mw_job_rank_fraction(const mw_job_t *job, uint32_t rank);
 const char *mw_end_name(mw_end_t end);
@@ -324,6 +361,7 @@ typedef struct mw_collector {
     mw_record_t *record;     /* --record: the recording being written, or NULL */
     mw_feed_t *feed;         /* --publish / --history, or NULL */
     uint32_t job_published_hellos; /* job.hellos when the job description was last sent */
+    struct mw_steps *steps;        /* per-step assembly of the current job (steps.c) */
 } mw_collector_t;
 
 /* Prepares a collector (allocates the decoding arena). Returns 0, or -1 with a message. */
@@ -396,6 +434,7 @@ void mw__record_frame(mw_record_t *r, const mw_clock_t *now, const void *data, s
 void mw__record_window(mw_record_t *r, const mw_clock_t *now, uint64_t index, const void *pb,
                        size_t len);
 void mw__record_job(mw_record_t *r, const mw_clock_t *now, const void *pb, size_t len);
+void mw__record_step(mw_record_t *r, const mw_clock_t *now, const void *pb, size_t len);
 void mw__record_event(mw_record_t *r, const mw_clock_t *now, const char *kind, const char *job,
                       const char *detail);
 void mw__record_tick(mw_record_t *r, const mw_clock_t *now);
@@ -417,6 +456,8 @@ void mw__feed_close(mw_feed_t *f);
 void mw__feed_window(mw_feed_t *f, uint64_t index, const void *pb, size_t len);
 /* Publishes the job description (a Mpiwatch__JobInfo) and an event. */
 void mw__feed_job(mw_feed_t *f, const void *pb, size_t len);
+/* Publishes a closed time step (the bytes of a Mpiwatch__Step) on topic "step". */
+void mw__feed_step(mw_feed_t *f, const void *pb, size_t len);
 void mw__feed_event(mw_feed_t *f, const char *kind, const char *job, const char *detail,
                     uint64_t real_ns);
 /* Keeps an accepted sample (the envelope as received) for rank queries. */

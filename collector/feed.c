@@ -535,6 +535,14 @@ void mw__feed_window(mw_feed_t *f, uint64_t index, const void *pb, size_t len)
     }
 }
 
+/* A closed time step (docs/steps.md), topic "step". Not kept for history requests: a client
+ * that needs old steps reads the recording. */
+void mw__feed_step(mw_feed_t *f, const void *pb, size_t len)
+{
+    if (f && f->pub)
+        feed_publish(f, "step", 4, pb, len); /* failures are counted by feed_publish */
+}
+
 void mw__feed_job(mw_feed_t *f, const void *pb, size_t len)
 {
     if (!f)

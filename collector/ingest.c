@@ -12,6 +12,7 @@
  * valid UTF-8 and free of control characters (protobuf-c does not check UTF-8).
  */
 #include "collector.h"
+#include "steps.h"
 
 #include <string.h>
 
@@ -90,6 +91,32 @@ static uint64_t table_hash(void)
     return hash;
 }
 
+/* The placement fields of a hello (docs/topology.md): the node name is text like the host,
+ * indices are -1 or more, a rank lists at most MW_MAX_PUS PUs, and a node's hardware is at
+ * most MW_MAX_TOPO_OBJECTS objects of the four known types, each after its parent (so that
+ * a reader can build the tree in one pass and never loops), a PU enclosing nothing, and it
+ * describes the hello's own node. O(objects), paid once per node. */
+static int placement_ok(const Mpiwatch__Hello *h)
+{
+    if (!text_ok(h->node) || h->l3 < -1 || h->numa < -1 || h->n_pus > MW_MAX_PUS)
+        return 0;
+    const Mpiwatch__NodeTopology *t = h->topology;
+    if (!t)
+        return 1;
+    if (!text_ok(t->node) || t->n_objects > MW_MAX_TOPO_OBJECTS)
+        return 0;
+    if (t->node && t->node[0] && strcmp(t->node, mw_hello_node(h)) != 0)
+        return 0;
+    for (size_t i = 0; i < t->n_objects; i++) {
+        const Mpiwatch__TopoObject *o = t->objects[i];
+        if (o->type < 1 || o->type > 4 || o->parent < -1 || (int64_t)o->parent >= (int64_t)i)
+            return 0;
+        if (o->parent >= 0 && t->objects[o->parent]->type == 4)
+            return 0;
+    }
+    return 1;
+}
+
 static mw_reject_t check_hello(mw_collector_t *c, const Mpiwatch__Envelope *env,
                                const mw_clock_t *now)
 {
@@ -107,6 +134,8 @@ static mw_reject_t check_hello(mw_collector_t *c, const Mpiwatch__Envelope *env,
         return MW_REJECT_RANK_RANGE;
     if (!text_ok(env->job) || !text_ok(h->host) || !text_ok(h->binding) || !text_ok(h->cpuset) ||
         !text_ok(h->mpi_library) || !text_ok(h->timer) || !text_ok(h->program))
+        return MW_REJECT_BAD_FIELD;
+    if (!placement_ok(h))
         return MW_REJECT_BAD_FIELD;
     if (h->window_ns == 0 || h->window_ns > MW_MAX_WINDOW_NS || h->subslots == 0 ||
         h->subslots > MW_MAX_SUBSLOTS || h->duration_bins == 0 ||
@@ -217,7 +246,8 @@ static mw_reject_t check_sample(mw_collector_t *c, const Mpiwatch__Envelope *env
         if (!time_ok(call->start_ns, now->real_ns))
             return MW_REJECT_TIMESTAMP;
     }
-    return MW_ACCEPTED;
+    /* Step marks last: their bounds are the totals checked above (steps.c). */
+    return mw__steps_check(c, s);
 }
 
 mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const mw_clock_t *now)
@@ -245,6 +275,7 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
             c->job.late++;
             c->stats.late++;
         }
+        mw__steps_sample(c, env->rank, env->sample);
         return MW_ACCEPTED;
     }
 
@@ -256,6 +287,7 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
             return MW_REJECT_NO_BODY;
         mw__job_bye(&c->job, env, now->mono_ns);
         mw_merge_leave(&c->merge, env->rank);
+        mw__steps_leave(c, env->rank);
         return MW_ACCEPTED;
 
     default:

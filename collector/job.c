@@ -21,6 +21,11 @@
  * made a job's first window (where every entry is created) slow enough to close late.
  * Correctness never depends on the order of the keys in a sample; only the speed does. The
  * tables are read in any order by the outputs, which sort what they print.
+ *
+ * Placement (docs/topology.md): hosts and nodes are interned names (a hash index, so a burst
+ * of hellos costs O(1) each); a node's hardware is the first description any hello of it
+ * carried, even a repeated hello, and is never replaced, so the outcome depends only on the
+ * order of the messages (replay regenerates it). Ranks' PU lists share one growing array.
  */
 #include "collector.h"
 
@@ -42,48 +47,134 @@ static uint64_t string_hash(const char *s)
     return h;
 }
 
-/* Index of host name `name`, added when new; 0 (the "" host) when memory runs out. A hash
- * index finds a known name in O(1): the hellos of a 16k-rank job on 1k nodes arrive in one
- * burst, and scanning every host for each of them stalled ingest for tens of milliseconds.
- * The index keeps the first host of each hash; a name whose hash is already taken by another
- * name (a collision, or a crafted name) is found by scanning, as before. */
-static uint32_t job_intern_host(mw_job_t *job, const char *name)
+/* A table of interned names (the hosts, the nodes), as fields of mw_job_t. */
+typedef struct {
+    char ***names;
+    uint64_t **hash;
+    uint32_t *n, *cap;
+    mw__index_t *index;
+} name_table_t;
+
+/* Index of name `name` in a table, added when new; -1 when memory runs out. A hash index finds
+ * a known name in O(1): the hellos of a 16k-rank job on 1k nodes arrive in one burst, and
+ * scanning every host for each of them stalled ingest for tens of milliseconds. The index
+ * keeps the first name of each hash; a name whose hash is already taken by another name (a
+ * collision, or a crafted name) is found by scanning, as before. */
+static int64_t intern_name(name_table_t t, const char *name)
 {
     uint64_t h = string_hash(name);
-    const uint32_t *known = mw__index_find(&job->host_index, h);
-    if (known && strcmp(job->hosts[*known], name) == 0)
+    const uint32_t *known = mw__index_find(t.index, h);
+    if (known && strcmp((*t.names)[*known], name) == 0)
         return *known;
     /* Scan when the index cannot answer alone: the hash is taken by another name, or some
-     * host is not indexed (collisions, or memory ran out). */
-    if (known || job->host_index.n != job->n_hosts) {
-        for (uint32_t i = 0; i < job->n_hosts; i++)
-            if (job->host_hash[i] == h && strcmp(job->hosts[i], name) == 0)
+     * name is not indexed (collisions, or memory ran out). */
+    if (known || t.index->n != *t.n) {
+        for (uint32_t i = 0; i < *t.n; i++)
+            if ((*t.hash)[i] == h && strcmp((*t.names)[i], name) == 0)
                 return i;
     }
-    if (job->n_hosts == job->cap_hosts) {
-        uint32_t cap = job->cap_hosts ? job->cap_hosts * 2 : 16;
-        char **hosts = realloc(job->hosts, cap * sizeof *hosts);
-        if (!hosts)
-            return 0;
-        job->hosts = hosts;
-        uint64_t *hashes = realloc(job->host_hash, cap * sizeof *hashes);
+    if (*t.n == *t.cap) {
+        uint32_t cap = *t.cap ? *t.cap * 2 : 16;
+        char **names = realloc(*t.names, cap * sizeof *names);
+        if (!names)
+            return -1;
+        *t.names = names;
+        uint64_t *hashes = realloc(*t.hash, cap * sizeof *hashes);
         if (!hashes)
-            return 0;
-        job->host_hash = hashes;
-        job->cap_hosts = cap;
+            return -1;
+        *t.hash = hashes;
+        *t.cap = cap;
     }
     char *copy = strdup(name);
     if (!copy)
-        return 0;
-    job->hosts[job->n_hosts] = copy;
-    job->host_hash[job->n_hosts] = h;
+        return -1;
+    (*t.names)[*t.n] = copy;
+    (*t.hash)[*t.n] = h;
     if (!known) {
         int created;
-        uint32_t *slot = mw__index_get(&job->host_index, h, &created);
+        uint32_t *slot = mw__index_get(t.index, h, &created);
         if (slot) /* when the index is full, later names are still found by the scan above */
-            *slot = job->n_hosts;
+            *slot = *t.n;
     }
-    return job->n_hosts++;
+    return (*t.n)++;
+}
+
+/* Index of host name `name`, added when new; 0 (the "" host) when memory runs out. */
+static uint32_t job_intern_host(mw_job_t *job, const char *name)
+{
+    name_table_t t = {&job->hosts, &job->host_hash, &job->n_hosts, &job->cap_hosts,
+                      &job->host_index};
+    int64_t i = intern_name(t, name);
+    return i < 0 ? 0 : (uint32_t)i;
+}
+
+/* Index of node `name`, added (without hardware) when new; -1 when memory runs out. Room for
+ * the hardware of one more node is made first, so a node is never interned without it. */
+static int64_t job_intern_node(mw_job_t *job, const char *name)
+{
+    if (job->n_nodes == job->cap_node_hw) {
+        uint32_t cap = job->cap_node_hw ? job->cap_node_hw * 2 : 16;
+        mw_node_hw_t *hw = realloc(job->node_hw, cap * sizeof *hw);
+        if (!hw)
+            return -1;
+        memset(hw + job->cap_node_hw, 0, (cap - job->cap_node_hw) * sizeof *hw);
+        job->node_hw = hw;
+        job->cap_node_hw = cap;
+    }
+    name_table_t t = {&job->nodes, &job->node_hash, &job->n_nodes, &job->cap_nodes,
+                      &job->node_index};
+    return intern_name(t, name);
+}
+
+/* Keeps the hardware a hello describes for node `node` if the node has none yet: the first
+ * description wins, so that which rank reported it does not matter (see docs/topology.md). */
+static void job_node_hardware(mw_job_t *job, uint32_t node, const Mpiwatch__NodeTopology *t)
+{
+    if (!t || t->n_objects == 0 || node >= job->n_nodes || job->node_hw[node].n_objects)
+        return;
+    mw_topo_obj_t *o = malloc(t->n_objects * sizeof *o);
+    if (!o) {
+        MW_LOG(MW_LOG_WARN, "node %s: no memory for its %zu hardware objects", job->nodes[node],
+               t->n_objects);
+        return;
+    }
+    for (size_t i = 0; i < t->n_objects; i++) {
+        o[i].type = t->objects[i]->type;
+        o[i].parent = t->objects[i]->parent;
+        o[i].logical = t->objects[i]->logical;
+        o[i].os_index = t->objects[i]->os_index;
+    }
+    job->node_hw[node].objects = o;
+    job->node_hw[node].n_objects = (uint32_t)t->n_objects;
+}
+
+/* Appends a rank's PU list to job->pus; leaves the rank without PUs when memory runs out. */
+static void job_rank_pus(mw_job_t *job, mw_rank_t *r, const Mpiwatch__Hello *h)
+{
+    if (h->n_pus == 0 || h->n_pus > UINT32_MAX - job->n_pus)
+        return;
+    uint32_t need = job->n_pus + (uint32_t)h->n_pus;
+    if (need > job->cap_pus) {
+        uint32_t cap = job->cap_pus ? job->cap_pus : 1024;
+        while (cap < need)
+            cap = cap > UINT32_MAX / 2 ? need : cap * 2;
+        uint32_t *p = realloc(job->pus, (size_t)cap * sizeof *p);
+        if (!p)
+            return;
+        job->pus = p;
+        job->cap_pus = cap;
+    }
+    memcpy(job->pus + job->n_pus, h->pus, h->n_pus * sizeof *h->pus);
+    r->pus_first = job->n_pus;
+    r->pus_n = (uint32_t)h->n_pus;
+    job->n_pus = need;
+}
+
+const char *mw_hello_node(const Mpiwatch__Hello *h)
+{
+    if (h->node && h->node[0])
+        return h->node;
+    return h->host ? h->host : "";
 }
 
 /* ---- per-rank totals: blocks and late entries (see DESIGN) --------------------------------- */
@@ -231,7 +322,8 @@ int mw__job_begin(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns)
     if (mw__index_init_list(&job->pairs, sizeof(mw_pair_sum_t), want, MW_JOB_MAX_PAIRS) < 0 ||
         mw__index_init(&job->pairs_late, sizeof(uint32_t), 64, MW_JOB_MAX_PAIRS) < 0)
         goto fail;
-    if (mw__index_init(&job->host_index, sizeof(uint32_t), 64, MW_MAX_RANKS) < 0)
+    if (mw__index_init(&job->host_index, sizeof(uint32_t), 64, MW_MAX_RANKS) < 0 ||
+        mw__index_init(&job->node_index, sizeof(uint32_t), 64, MW_MAX_RANKS) < 0)
         goto fail;
     job->active = 1;
     job->size = h->size;
@@ -260,6 +352,15 @@ void mw__job_free(mw_job_t *job)
         free(job->hosts[i]);
     free(job->hosts);
     free(job->host_hash);
+    for (uint32_t i = 0; i < job->n_nodes; i++) {
+        free(job->nodes[i]);
+        free(job->node_hw[i].objects);
+    }
+    free(job->nodes);
+    free(job->node_hash);
+    free(job->node_hw);
+    free(job->pus);
+    mw__index_free(&job->node_index);
     mw__index_free(&job->rank_fn);
     mw__index_free(&job->rank_fn_late);
     mw__index_free(&job->pairs);
@@ -274,8 +375,13 @@ void mw__job_hello(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns
     mw_rank_t *r = &job->ranks[env->rank];
     job->last_activity_ns = now_ns;
     r->last_seen_ns = now_ns;
-    if (r->state != MW_RANK_PENDING)
-        return; /* the same process saying hello again: nothing new */
+    if (r->state != MW_RANK_PENDING) {
+        /* The same process saying hello again: nothing new, except the hardware of its node
+         * if no description of it had arrived yet. */
+        if (r->node < job->n_nodes && strcmp(job->nodes[r->node], mw_hello_node(h)) == 0)
+            job_node_hardware(job, r->node, h->topology);
+        return;
+    }
     r->state = MW_RANK_LIVE;
     r->said_hello = 1;
     r->pid = h->pid;
@@ -283,6 +389,14 @@ void mw__job_hello(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns
     r->pu = h->pu;
     r->core = h->core;
     r->package = h->package;
+    r->l3 = h->l3;
+    r->numa = h->numa;
+    r->bound = h->bound ? 1 : 0;
+    int64_t node = job_intern_node(job, mw_hello_node(h));
+    r->node = node < 0 ? UINT32_MAX : (uint32_t)node; /* UINT32_MAX: out of memory */
+    if (node >= 0)
+        job_node_hardware(job, (uint32_t)node, h->topology);
+    job_rank_pus(job, r, h);
     r->clock_error_ns = h->clock_error_ns;
     if (h->clock_error_ns > job->max_clock_error_ns)
         job->max_clock_error_ns = h->clock_error_ns;
@@ -415,6 +529,13 @@ const char *mw_job_host(const mw_job_t *job, uint32_t rank)
     if (rank >= job->size || job->ranks[rank].host >= job->n_hosts)
         return "";
     return job->hosts[job->ranks[rank].host];
+}
+
+const char *mw_job_node(const mw_job_t *job, uint32_t rank)
+{
+    if (rank >= job->size || job->ranks[rank].node >= job->n_nodes)
+        return "";
+    return job->nodes[job->ranks[rank].node];
 }
 
 double mw_job_rank_fraction(const mw_job_t *job, uint32_t rank)

@@ -79,6 +79,7 @@ enum {
     REC_FINISH = 15,
     REC_INDEX = 16,
     REC_START = 17,
+    REC_STEP = 18,
     REC_PARTS = 20,
 };
 
@@ -563,6 +564,13 @@ void mw__record_window(mw_record_t *r, const mw_clock_t *now, uint64_t index, co
     r->ix_mono[r->ix_n] = now->mono_ns;
     if (++r->ix_n == REC_INDEX_EVERY)
         rec_index(r, now);
+}
+
+/* A closed time step: an output, like a window (replay derives it again). */
+void mw__record_step(mw_record_t *r, const mw_clock_t *now, const void *pb, size_t len)
+{
+    if (r && !r->failed)
+        rec_append(r, MW_REC_TAG_FRAME, now, REC_STEP, pb ? pb : "", len, 0, 0);
 }
 
 void mw__record_job(mw_record_t *r, const mw_clock_t *now, const void *pb, size_t len)

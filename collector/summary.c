@@ -7,6 +7,7 @@
  * The key set is fixed: tools and tests depend on it.
  */
 #include "collector.h"
+#include "steps.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -81,6 +82,73 @@ static int cmp_pair(const void *pa, const void *pb)
     return a->dst < b->dst ? -1 : a->dst > b->dst;
 }
 
+/* A rank's placement (docs/topology.md): its node's name, its PU, core, L3, package and NUMA
+ * node (-1 unknown), whether it is bound, and the PUs of its binding. */
+static int summary_rank_place(const mw_job_t *job, uint32_t rank, cJSON *o)
+{
+    const mw_rank_t *r = &job->ranks[rank];
+    cJSON *pus = NULL;
+    if (!cJSON_AddStringToObject(o, "node", mw_job_node(job, rank)) ||
+        !cJSON_AddNumberToObject(o, "pu", r->pu) || !cJSON_AddNumberToObject(o, "core", r->core) ||
+        !cJSON_AddNumberToObject(o, "l3", r->l3) ||
+        !cJSON_AddNumberToObject(o, "package", r->package) ||
+        !cJSON_AddNumberToObject(o, "numa", r->numa) ||
+        !cJSON_AddBoolToObject(o, "bound", r->bound) ||
+        !(pus = cJSON_AddArrayToObject(o, "pus")))
+        return -1;
+    for (uint32_t i = 0; i < r->pus_n; i++) {
+        cJSON *v = cJSON_CreateNumber(job->pus[r->pus_first + i]);
+        if (!v || !cJSON_AddItemToArray(pus, v)) {
+            cJSON_Delete(v);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The job's nodes in order of first hello: name, how many packages, L3 caches, cores and PUs
+ * its hardware has (0 when no rank described it), and its ranks in rank order. */
+static int summary_nodes(const mw_job_t *job, cJSON *root)
+{
+    cJSON *arr = cJSON_AddArrayToObject(root, "nodes");
+    if (!arr)
+        return -1;
+    cJSON **ranks = malloc((job->n_nodes ? job->n_nodes : 1) * sizeof *ranks);
+    if (!ranks)
+        return -1;
+    static const char *const counts[] = {"packages", "l3", "cores", "pus"};
+    int rc = 0;
+    for (uint32_t i = 0; i < job->n_nodes && rc == 0; i++) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(arr, o)) {
+            cJSON_Delete(o);
+            rc = -1;
+            break;
+        }
+        uint64_t n[4] = {0, 0, 0, 0};
+        const mw_node_hw_t *hw = &job->node_hw[i];
+        for (uint32_t j = 0; j < hw->n_objects; j++)
+            n[hw->objects[j].type - 1]++; /* types are 1..4 (ingest.c) */
+        if (!cJSON_AddStringToObject(o, "name", job->nodes[i]) ||
+            !(ranks[i] = cJSON_AddArrayToObject(o, "ranks")))
+            rc = -1;
+        for (int t = 0; t < 4 && rc == 0; t++)
+            rc = json_u64(o, counts[t], n[t]);
+    }
+    for (uint32_t rank = 0; rank < job->size && rc == 0; rank++) {
+        const mw_rank_t *r = &job->ranks[rank];
+        if (!r->said_hello || r->node >= job->n_nodes)
+            continue;
+        cJSON *v = cJSON_CreateNumber(rank);
+        if (!v || !cJSON_AddItemToArray(ranks[r->node], v)) {
+            cJSON_Delete(v);
+            rc = -1;
+        }
+    }
+    free(ranks);
+    return rc;
+}
+
 static int summary_per_rank(const mw_job_t *job, cJSON *root)
 {
     cJSON *arr = cJSON_AddArrayToObject(root, "per_rank");
@@ -109,6 +177,7 @@ static int summary_per_rank(const mw_job_t *job, cJSON *root)
         if (json_u64(o, "rank", rank) < 0 ||
             !cJSON_AddStringToObject(o, "host", mw_job_host(job, rank)) ||
             json_u64(o, "mpi_time_ns", job->ranks[rank].mpi_time_ns) < 0 ||
+            summary_rank_place(job, rank, o) < 0 ||
             !(fns = cJSON_AddObjectToObject(o, "functions"))) {
             rc = -1;
             break;
@@ -156,6 +225,56 @@ static int summary_pairs(const mw_job_t *job, cJSON *root)
     return rc;
 }
 
+/* "steps": the closed time steps in closing order (docs/steps.md), only for a job that had
+ * any, so that the keys of a job without steps stay what they were. */
+static int summary_steps(const mw_collector_t *c, cJSON *root)
+{
+    if (mw__steps_closed(c) == 0)
+        return 0;
+    cJSON *arr = cJSON_AddArrayToObject(root, "steps");
+    if (!arr)
+        return -1;
+    const uint8_t *pb;
+    size_t len;
+    for (size_t i = 0; (len = mw__steps_kept(c, i, &pb)) != 0; i++) {
+        Mpiwatch__Step *st = mpiwatch__step__unpack(NULL, len, pb);
+        cJSON *o = cJSON_CreateObject(), *fns = NULL, *pairs = NULL;
+        int rc = st && o && cJSON_AddItemToArray(arr, o) ? 0 : -1;
+        if (rc < 0)
+            cJSON_Delete(o);
+        if (rc == 0 && (json_u64(o, "step", st->step) < 0 ||
+                        json_u64(o, "start_ns", st->start_ns) < 0 ||
+                        json_u64(o, "end_ns", st->end_ns) < 0 || json_u64(o, "ranks", st->ranks) < 0 ||
+                        json_u64(o, "folded", st->folded) < 0 ||
+                        json_u64(o, "mpi_time_ns", st->mpi_time_ns) < 0 ||
+                        !(fns = cJSON_AddObjectToObject(o, "functions")) ||
+                        !(pairs = cJSON_AddArrayToObject(o, "pairs"))))
+            rc = -1;
+        for (size_t j = 0; rc == 0 && j < st->n_functions; j++) {
+            const Mpiwatch__FunctionStat *f = st->functions[j];
+            if (mw_fn_name(f->fn) && json_fn(fns, f->fn, f->count, f->total_ns, f->bytes) < 0)
+                rc = -1;
+        }
+        for (size_t j = 0; rc == 0 && j < st->n_pair_src; j++) {
+            cJSON *p = cJSON_CreateObject();
+            if (!p || !cJSON_AddItemToArray(pairs, p)) {
+                cJSON_Delete(p);
+                rc = -1;
+            } else if (json_u64(p, "src", st->pair_src[j]) < 0 ||
+                       json_u64(p, "dst", st->pair_dst[j]) < 0 ||
+                       json_u64(p, "messages", st->pair_messages[j]) < 0 ||
+                       json_u64(p, "bytes", st->pair_bytes[j]) < 0) {
+                rc = -1;
+            }
+        }
+        if (st)
+            mpiwatch__step__free_unpacked(st, NULL);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
 char *mw_summary_json(const mw_collector_t *c)
 {
     const mw_job_t *job = &c->job;
@@ -174,7 +293,10 @@ char *mw_summary_json(const mw_collector_t *c)
         if (t->count && json_fn(fns, fn, t->count, t->total_ns, t->bytes) < 0)
             goto out;
     }
-    if (summary_per_rank(job, root) < 0 || summary_pairs(job, root) < 0)
+    if (summary_per_rank(job, root) < 0 || summary_pairs(job, root) < 0 ||
+        summary_steps(c, root) < 0)
+        goto out;
+    if (summary_nodes(job, root) < 0)
         goto out;
     text = cJSON_Print(root);
 out:

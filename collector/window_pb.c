@@ -7,6 +7,7 @@
  * data are written, in the order the merge holds them (deterministic for the same input).
  */
 #include "collector.h"
+#include "steps.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,62 @@ const char *mw_job_state_name(const mw_job_t *job)
     return "?";
 }
 
+/* JobInfo.nodes in wire form. Allocated for one encoding and freed after it rather than kept
+ * in the encoder: the job is encoded a few times per job (start, all hellos, end), and its
+ * nodes' hardware can be large (thousands of nodes x hundreds of objects), which a scratch
+ * grown for the largest job ever seen would keep for the collector's lifetime. */
+typedef struct {
+    Mpiwatch__NodeTopology *node;
+    Mpiwatch__NodeTopology **ptr;
+    Mpiwatch__TopoObject *obj;
+    Mpiwatch__TopoObject **obj_ptr;
+} jobinfo_nodes_t;
+
+static void jobinfo_nodes_free(jobinfo_nodes_t *t)
+{
+    free(t->node);
+    free(t->ptr);
+    free(t->obj);
+    free(t->obj_ptr);
+    memset(t, 0, sizeof *t);
+}
+
+static int jobinfo_nodes(jobinfo_nodes_t *t, const mw_job_t *job)
+{
+    memset(t, 0, sizeof *t);
+    size_t total = 0;
+    for (uint32_t i = 0; i < job->n_nodes; i++)
+        total += job->node_hw[i].n_objects;
+    t->node = malloc((job->n_nodes ? job->n_nodes : 1) * sizeof *t->node);
+    t->ptr = malloc((job->n_nodes ? job->n_nodes : 1) * sizeof *t->ptr);
+    t->obj = malloc((total ? total : 1) * sizeof *t->obj);
+    t->obj_ptr = malloc((total ? total : 1) * sizeof *t->obj_ptr);
+    if (!t->node || !t->ptr || !t->obj || !t->obj_ptr) {
+        jobinfo_nodes_free(t);
+        return -1;
+    }
+    size_t k = 0;
+    for (uint32_t i = 0; i < job->n_nodes; i++) {
+        const mw_node_hw_t *hw = &job->node_hw[i];
+        Mpiwatch__NodeTopology *nt = &t->node[i];
+        mpiwatch__node_topology__init(nt);
+        nt->node = job->nodes[i];
+        nt->n_objects = hw->n_objects;
+        nt->objects = t->obj_ptr + k;
+        for (uint32_t j = 0; j < hw->n_objects; j++, k++) {
+            Mpiwatch__TopoObject *o = &t->obj[k];
+            mpiwatch__topo_object__init(o);
+            o->type = hw->objects[j].type;
+            o->parent = hw->objects[j].parent;
+            o->logical = hw->objects[j].logical;
+            o->os_index = hw->objects[j].os_index;
+            t->obj_ptr[k] = o;
+        }
+        t->ptr[i] = nt;
+    }
+    return 0;
+}
+
 size_t mw__jobinfo_pack(mw_pb_encoder_t *e, const mw_job_t *job, uint64_t function_table_hash)
 {
     Mpiwatch__JobInfo ji = MPIWATCH__JOB_INFO__INIT;
@@ -230,9 +287,28 @@ size_t mw__jobinfo_pack(mw_pb_encoder_t *e, const mw_job_t *job, uint64_t functi
         o->core = k->core;
         o->package = k->package;
         o->clock_error_ns = k->clock_error_ns;
+        o->node = k->node;
+        o->l3 = k->l3;
+        o->numa = k->numa;
+        o->bound = k->bound;
+        o->n_pus = k->pus_n;
+        o->pus = k->pus_n ? (uint32_t *)job->pus + k->pus_first : NULL;
         e->rank_ptr[n++] = o;
     }
     ji.n_ranks = n;
     ji.ranks = e->rank_ptr;
-    return pb_pack(e, &ji.base);
+    jobinfo_nodes_t nodes;
+    if (jobinfo_nodes(&nodes, job) < 0)
+        return 0;
+    ji.n_nodes = job->n_nodes;
+    ji.nodes = nodes.ptr;
+    size_t len = pb_pack(e, &ji.base);
+    jobinfo_nodes_free(&nodes);
+    return len;
+}
+
+/* A closed time step (steps.c builds the message; this only encodes it). */
+size_t mw__step_pack(mw_pb_encoder_t *e, const Mpiwatch__Step *step)
+{
+    return pb_pack(e, &step->base);
 }

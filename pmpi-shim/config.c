@@ -33,6 +33,37 @@ static unsigned pow2_at_least(unsigned v)
     return p;
 }
 
+/* MPIWATCH_STEP: "auto" (the period detector), or "FUNCTION:N", every Nth call of a timed
+ * MPI function ending a step ("MPI_Allreduce:3"; the "MPI_" prefix may be left out). */
+static void step_setting(mw_config_t *cfg)
+{
+    const char *s = getenv("MPIWATCH_STEP");
+    if (!s || !*s)
+        return;
+    if (strcmp(s, "auto") == 0) {
+        cfg->step_auto = 1;
+        return;
+    }
+    char name[96];
+    const char *colon = strrchr(s, ':');
+    size_t len = colon ? (size_t)(colon - s) : 0;
+    char *end = NULL;
+    unsigned long n = colon ? strtoul(colon + 1, &end, 10) : 0;
+    if (!colon || len == 0 || len + 5 > sizeof name || *end || n == 0 || n > 1000000000ul) {
+        mw__log("MPIWATCH_STEP=%s is neither auto nor FUNCTION:N; no steps", s);
+        return;
+    }
+    snprintf(name, sizeof name, "%s%.*s", strncmp(s, "MPI_", 4) == 0 ? "" : "MPI_", (int)len, s);
+    unsigned fn = mw_fn_id(name);
+    mw_kind_t kind = fn ? mw_fn_kind(fn) : MW_KIND_QUERY;
+    if (!fn || kind == MW_KIND_QUERY || kind == MW_KIND_SPECIAL) {
+        mw__log("MPIWATCH_STEP: %s is not a timed MPI function; no steps", name);
+        return;
+    }
+    cfg->step_fn = fn;
+    cfg->step_every = (unsigned)n;
+}
+
 void mw__config_read(mw_config_t *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -51,6 +82,9 @@ void mw__config_read(mw_config_t *cfg)
     cfg->sndhwm = env_uint("MPIWATCH_SNDHWM", 64, 1, 100000);
     cfg->linger_ms = env_uint("MPIWATCH_LINGER_MS", 200, 0, 10000);
     cfg->sync_rounds = env_uint("MPIWATCH_SYNC_ROUNDS", 16, 1, 1000);
+    cfg->nodes = env_uint("MPIWATCH_NODES", 0, 0, 1u << 20);
+    step_setting(cfg);
+    cfg->step_marks = env_uint("MPIWATCH_STEP_MARKS", 16, 1, MW_STEP_MAX_MARKS);
     const char *t = getenv("MPIWATCH_TIMER");
     cfg->timer = !t ? 0 : strcmp(t, "tsc") == 0 ? 1 : strcmp(t, "clock") == 0 ? 2 : 0;
 }

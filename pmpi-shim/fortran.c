@@ -163,6 +163,7 @@
         uint64_t mw_b = (uint64_t)(fb);                                                            \
         int mw_p = (fp);                                                                           \
         mw__record(mw_t, MW_ID_##name, mw_t0, mw_t1, mw_b, mw_p);                                  \
+        MW_STEP_HOOK(mw_t, MW_ID_##name);                                                          \
     }
 
 #define MW_FCOUNTED(name, sym, psym, n, fb, fp)                                                    \

@@ -25,6 +25,22 @@ int mw_active(void) __attribute__((weak));
 /* The library's version string, e.g. "0.1.0". */
 const char *mw_version(void) __attribute__((weak));
 
+/* Marks the end of time step `step` (>= 0, usually increasing) on this rank, from the thread
+ * that called MPI_Init: the collector then reports the MPI calls of every step, summed over
+ * the ranks, exactly (docs/steps.md). Call it once per step on every rank, e.g. at the end
+ * of the time loop's body. Like every function here it is weak: guard the call,
+ *     if (mw_step) mw_step(s);
+ * or use MW_STEP(s), which does that for you. A program that calls it runs unchanged without
+ * the library, and MPIWATCH_STEP / the detector are off once it is called. */
+void mw_step(long step) __attribute__((weak));
+
+/* mw_step(step) when the library is there, nothing otherwise. */
+#define MW_STEP(step)                                                                              \
+    do {                                                                                           \
+        if (mw_step)                                                                               \
+            mw_step(step);                                                                         \
+    } while (0)
+
 #ifdef __cplusplus
 }
 #endif

@@ -37,7 +37,8 @@ int mw__alloc(void)
     mw__g.slot_longest = round64(sizeof(mw_slot_t));
     mw__g.slot_peers = mw__g.slot_longest + round64(c->longest * sizeof(mw_call_t));
     mw__g.slot_rows = mw__g.slot_peers + round64(c->peers * sizeof(mw_peer_t));
-    mw__g.slot_bytes = round64(mw__g.slot_rows + c->rows * mw__g.row_bytes);
+    size_t marks = round64(mw__g.slot_rows + c->rows * mw__g.row_bytes);
+    mw__g.slot_bytes = round64(marks + mw__steps_layout(marks));
     mw__g.thread_bytes = round64(sizeof(mw_thread_t)) + MW_RING * mw__g.slot_bytes;
     size_t total = mw__g.thread_bytes * c->max_threads;
     void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -83,6 +84,7 @@ void mw__slot_reset(mw_slot_t *s)
             memset(&s->fn[f], 0, sizeof s->fn[f]);
     s->dropped = s->late = 0;
     s->nrows = s->nlong = s->long_min_i = s->npeers = 0;
+    s->nmarks = s->mark_fn_used = s->mark_peer_used = 0; /* the pools are overwritten */
     s->long_min = 0;
     atomic_store_explicit(&s->tag, 0, memory_order_release);
 }
@@ -319,6 +321,19 @@ void mw__record_slow(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint
         s->late++;
     else
         mw__detail_add(t, s, fn, t0, t1, d, closed);
+}
+
+/* The slot a call ending in the cached window would go to, chosen as mw__record() and
+ * mw__record_slow() choose it, so that a step mark snapshots exactly the calls before it. */
+mw_slot_t *mw__slot_now(mw_thread_t *t, int64_t closed)
+{
+    if (t->cw > closed && t->cslot)
+        return t->cslot;
+    int late = t->cw <= closed;
+    mw_slot_t *s = slot_get(t, late ? closed + 1 : t->cw);
+    if (s && !late)
+        t->cslot = s;
+    return s ? s : slot_any(t, closed);
 }
 
 /* A counted call whose thread's cached window is closed or not yet claimed. */

@@ -189,6 +189,13 @@ static void send_hello(void)
     h.pu = place.pu;
     h.core = place.core;
     h.package = place.package;
+    h.node = place.node;
+    h.l3 = place.l3;
+    h.numa = place.numa;
+    h.bound = place.bound;
+    h.n_pus = place.npus;
+    h.pus = place.pus;
+    h.topology = place.topology; /* NULL except on the rank that reports the node */
     h.mpi_library = S.info.mpi_library;
     h.clock_offset_ns = mw__g.offset_ns;
     h.clock_error_ns = mw__g.clock_error_ns;
@@ -207,6 +214,64 @@ static void send_hello(void)
     size_t len = encode(&env);
     if (len && S.push && zmq_send(S.push, S.enc.buf, len, ZMQ_DONTWAIT) >= 0)
         S.hello_pending = 0;
+}
+
+/* Storage of the sample's step marks (docs/steps.md), allocated at the first mark. */
+static struct {
+    Mpiwatch__StepMark mark[MW_STEP_MAX_MARKS];
+    Mpiwatch__StepMark *markp[MW_STEP_MAX_MARKS];
+    Mpiwatch__FunctionStat *fs;
+    Mpiwatch__FunctionStat **fsp;
+} SE;
+
+/* Points the sample at the window's step marks: each one's totals of the marking thread in
+ * this window up to the mark (no histograms: the collector only takes differences). */
+static void sample_steps(Mpiwatch__Sample *smp, const mw_acc_marks_t *m)
+{
+    if (!m->n)
+        return;
+    if (!SE.fs) {
+        SE.fs = calloc(m->fn_cap, sizeof *SE.fs);
+        SE.fsp = calloc(m->fn_cap, sizeof *SE.fsp);
+        if (!SE.fs || !SE.fsp) {
+            free(SE.fs);
+            free(SE.fsp);
+            SE.fs = NULL;
+            SE.fsp = NULL;
+            atomic_fetch_add(&mw__steps.lost, m->n);
+            return;
+        }
+    }
+    for (unsigned i = 0; i < m->n; i++) {
+        const mw_mark_t *x = &m->mark[i];
+        Mpiwatch__StepMark *sm = &SE.mark[i];
+        mpiwatch__step_mark__init(sm);
+        sm->step = x->step;
+        sm->end_ns = x->end_ns;
+        sm->source = x->source;
+        sm->folded = x->folded;
+        for (unsigned j = x->fn_first; j < x->fn_first + x->fn_n; j++) {
+            const mw_markfn_t *e = &m->fn[j];
+            Mpiwatch__FunctionStat *fs = &SE.fs[j];
+            mpiwatch__function_stat__init(fs);
+            fs->fn = e->fn;
+            fs->count = e->s.count;
+            fs->total_ns = e->s.total_ns;
+            fs->min_ns = mw__fn_min(&e->s);
+            fs->max_ns = e->s.max_ns;
+            fs->bytes = e->s.bytes;
+            SE.fsp[j] = fs;
+        }
+        sm->n_functions = x->fn_n;
+        sm->functions = SE.fsp + x->fn_first;
+        sm->n_peer_rank = sm->n_peer_messages = sm->n_peer_bytes = x->peer_n;
+        sm->peer_rank = m->peer_rank + x->peer_first;
+        sm->peer_messages = m->peer_messages + x->peer_first;
+        sm->peer_bytes = m->peer_bytes + x->peer_first;
+        SE.markp[i] = sm;
+    }
+    smp->n_steps = m->n;
+    smp->steps = SE.markp;
 }
 
 /* Encodes the accumulator as window k's sample and sends it. */
@@ -311,6 +376,7 @@ static void send_sample(int64_t k)
     smp.samples_dropped_total = S.samples_dropped_total;
     smp.sent_ns = mw__global_ns(mw__now());
     S.records_dropped_total += a->dropped;
+    sample_steps(&smp, &a->marks);
 
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
     env.body_case = MPIWATCH__ENVELOPE__BODY_SAMPLE;
@@ -318,6 +384,7 @@ static void send_sample(int64_t k)
     send_or_queue(&env);
     S.windows_sent++;
     mw__acc_clear(a);
+    mw__step_detect_tick();
 }
 
 static void send_bye(void)

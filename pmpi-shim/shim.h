@@ -42,6 +42,11 @@ typedef struct {
     unsigned sync_rounds;
     int timer; /* 0 auto, 1 tsc, 2 clock_gettime */
     int verbose;
+    /* Time steps (docs/steps.md): MPIWATCH_STEP=fn:N (step_fn, step_every) or =auto. */
+    unsigned step_fn, step_every;
+    int step_auto;
+    unsigned step_marks; /* MPIWATCH_STEP_MARKS: marks one thread keeps per window */
+    unsigned nodes; /* MPIWATCH_NODES: emulated nodes (0: the real ones), docs/topology.md */
 } mw_config_t;
 
 typedef struct {
@@ -84,11 +89,13 @@ typedef struct {
     uint32_t nlong;
     uint32_t long_min_i; /* index of the shortest kept call once nlong == K */
     uint32_t npeers;
+    uint32_t nmarks, mark_fn_used, mark_peer_used; /* step marks in this slot (steps.c) */
     uint64_t long_min; /* its duration; 0 until K calls are kept */
     uint8_t row_of[MW_FN_COUNT];
     mw_fnstat_t fn[MW_FN_COUNT] __attribute__((aligned(64)));
     /* followed by: K mw_call_t, cfg.peers mw_peer_t (open addressing, rank + 1 as key),
-     * cfg.rows rows of mw__g.row_bytes. All-zero memory is an empty slot. */
+     * cfg.rows rows of mw__g.row_bytes, then the step marks (mw__steps.slot_*). All-zero
+     * memory is an empty slot. */
 } mw_slot_t;
 
 /* The in-progress marker packs the start's low 54 bits with the function id in one store; the
@@ -288,6 +295,107 @@ uint64_t mw__fbytes(const void *buf, const MPI_Fint *count, const MPI_Fint *type
 int mw__fpeer(const MPI_Fint *rank, const MPI_Fint *comm);
 void mw__comm_forget(MPI_Comm comm);
 
+/* ---- time steps (steps.c, docs/steps.md) ---------------------------------------------------
+ * A step mark snapshots, on the marking thread, that thread's totals in the slot a call ending
+ * now would go to: its functions and peers so far in this window. The slot's owner is its
+ * only writer, so the snapshot needs no lock; it costs one pass over the function and peer
+ * tables per mark and nothing per call. The collector turns the snapshots into exact per-step
+ * totals by difference with the window's totals. Marks are taken on one thread only: the one
+ * that called MPI_Init. */
+#define MW_STEP_MAX_MARKS 64u     /* marks one sample may carry (the collector's bound too) */
+#define MW_STEP_POOL_PER_MARK 32u /* function and peer entries per mark in a slot's pools */
+#define MW_DETECT_RING 2048u      /* recent function ids the period detector keeps */
+
+enum { MW_STEP_NONE, MW_STEP_API, MW_STEP_EVERY, MW_STEP_LEARN, MW_STEP_ARMED };
+
+typedef struct {
+    uint64_t step;
+    uint64_t end_ns; /* global time of the mark */
+    uint32_t source; /* 1 mw_step(), 2 MPIWATCH_STEP, 3 detected */
+    uint32_t folded; /* earlier marks of the window overwritten by this one (pools full) */
+    uint32_t fn_first, fn_n, peer_first, peer_n; /* its entries in the pools */
+} mw_mark_t;
+
+typedef struct {
+    uint32_t fn, pad;
+    mw_fnstat_t s;
+} mw_markfn_t;
+
+_Static_assert(sizeof(mw_mark_t) == 40, "mark is a fixed-size record");
+_Static_assert(sizeof(mw_markfn_t) == 48, "mark function entry is a fixed-size record");
+
+typedef struct {
+    unsigned marks, fn_pool, peer_pool;    /* per slot */
+    size_t slot_marks, slot_fn, slot_peer; /* offsets in a slot */
+    mw_thread_t *thread;                   /* the marking thread (MPI_Init's) */
+    _Atomic int mode;                      /* MW_STEP_* */
+    _Atomic unsigned fn, every;            /* the counted function and its N */
+    uint64_t count;                        /* its calls so far (marking thread only) */
+    int seen_armed;                        /* the marking thread saw MW_STEP_ARMED */
+    _Atomic uint64_t lost;                 /* marks that could not be kept */
+    _Atomic uint64_t seq_n;                /* detector: ids appended so far */
+    _Atomic uint16_t seq[MW_DETECT_RING];
+} mw_steps_t;
+
+extern mw_steps_t mw__steps;
+/* 1 for the functions whose wrapper calls mw__step_call(): the one of MPIWATCH_STEP=fn:N, or
+ * every timed function while the detector learns. One byte load per timed call. */
+extern uint8_t mw__step_watch[MW_FN_COUNT];
+void mw__step_call(mw_thread_t *t, unsigned fn);
+#define MW_STEP_HOOK(t, fn)                                                                        \
+    do {                                                                                           \
+        if (__builtin_expect(mw__step_watch[(fn)], 0))                                             \
+            mw__step_call((t), (fn));                                                              \
+    } while (0)
+/* Lays out a slot's mark area at `offset`; returns its size (mw__alloc). */
+size_t mw__steps_layout(size_t offset);
+/* At init, on the MPI_Init thread: the marking thread and the MPIWATCH_STEP mode. */
+void mw__steps_init(void);
+/* mw_step(): a mark of source 1 on thread t. */
+void mw__step_api(mw_thread_t *t, long step);
+/* Takes a mark now on thread t (the marking thread). */
+void mw__step_mark(mw_thread_t *t, uint64_t step, unsigned source);
+/* The slot a call ending in the thread's cached window would be recorded in, claimed; NULL
+ * when there is none (record.c). */
+mw_slot_t *mw__slot_now(mw_thread_t *t, int64_t closed);
+static inline mw_mark_t *mw__slot_marks(mw_slot_t *s)
+{
+    return (mw_mark_t *)((unsigned char *)s + mw__steps.slot_marks);
+}
+static inline mw_markfn_t *mw__slot_mark_fn(mw_slot_t *s)
+{
+    return (mw_markfn_t *)((unsigned char *)s + mw__steps.slot_fn);
+}
+static inline mw_peer_t *mw__slot_mark_peer(mw_slot_t *s)
+{
+    return (mw_peer_t *)((unsigned char *)s + mw__steps.slot_peer);
+}
+/* The marks of one window as the sender gathers them from the slots (window.c). Snapshots of
+ * a later slot of the marking thread in the same collection (an earlier one left behind) get
+ * the totals of the earlier ones added (`base`), so that every snapshot is cumulative within
+ * the sample, which is what the collector's differences need. */
+typedef struct {
+    unsigned n;
+    mw_mark_t mark[MW_STEP_MAX_MARKS];
+    mw_markfn_t *fn;
+    unsigned fn_n, fn_cap;
+    uint32_t *peer_rank;
+    uint64_t *peer_messages, *peer_bytes;
+    unsigned peer_n, peer_cap;
+    int have_base;
+    mw_fnstat_t *base_fn;        /* [MW_FN_COUNT] */
+    uint64_t *base_pm, *base_pb; /* [size] */
+    uint32_t *base_list;
+    unsigned base_np;
+} mw_acc_marks_t;
+int mw__acc_marks_init(mw_acc_marks_t *m);
+void mw__acc_marks_clear(mw_acc_marks_t *m);
+/* Adds slot s of the marking thread: its marks (made cumulative), then its totals to the
+ * base. Called before the slot is reset. */
+void mw__acc_marks_merge(mw_acc_marks_t *m, mw_slot_t *s);
+/* Sender thread, once per window: the period detector (MPIWATCH_STEP=auto). */
+void mw__step_detect_tick(void);
+
 /* The per-rank merge of all threads' slots for one window. */
 typedef struct {
     mw_fnstat_t fn[MW_FN_COUNT];
@@ -301,6 +409,7 @@ typedef struct {
     unsigned npeers;
     uint64_t dropped, late;
     uint64_t seen_calls_dropped, seen_threads_dropped; /* global counters already reported */
+    mw_acc_marks_t marks; /* step marks of the window (steps.c) */
 } acc_t;
 
 int mw__acc_init(acc_t *a);
@@ -317,13 +426,27 @@ typedef struct {
 } mw_jobinfo_t;
 int mw__clocksync(MPI_Comm comm, int rounds, mw_jobinfo_t *info);
 
-/* topology.c */
+/* topology.c: placement and the node's hardware (docs/topology.md). */
+#define MW_PLACE_MAX_PUS 1024u     /* PUs of a binding listed in the hello; more are cut */
+#define MW_TOPO_MAX_OBJECTS 65536u /* a node with more objects reports no topology */
 typedef struct {
     char host[256];
+    char node[288]; /* the host, or "HOST-nK" for emulated node K (MPIWATCH_NODES) */
     char binding[256];
     char cpuset[128];
-    int pu, core, package;
+    int pu, core, package, l3, numa; /* -1 unknown */
+    int bound;                       /* bound to fewer PUs than the node has */
+    uint32_t pus[MW_PLACE_MAX_PUS];  /* OS indices: the binding, or the PU at init if unbound */
+    unsigned npus;
+    /* The node's hardware, ready for the hello; NULL unless this rank reports it. Allocated
+     * once by mw__topology_place() and kept for the re-sent hellos. */
+    Mpiwatch__NodeTopology *topology;
 } mw_place_t;
+/* Decides, inside MPI_Init, which node this rank is on and whether it is the rank that
+ * reports the node's hardware. Collective over `comm` (a duplicate of MPI_COMM_WORLD) whatever
+ * the settings, so that ranks with different environments cannot deadlock. */
+void mw__topology_init(MPI_Comm comm, int rank, int size, unsigned emulated_nodes);
+/* Fills `place` (hwloc; on the sender thread). Never fails: unknown fields stay -1/empty. */
 void mw__topology_place(mw_place_t *place, int pu_at_init);
 
 /* sender.c */

@@ -65,6 +65,7 @@ int mw__init_common(int thread_level)
     if (PMPI_Comm_dup(MPI_COMM_WORLD, &sync) != MPI_SUCCESS)
         return -1;
     PMPI_Comm_set_errhandler(sync, MPI_ERRORS_RETURN);
+    mw__topology_init(sync, mw__g.rank, mw__g.size, mw__g.cfg.nodes);
     int rc = mw__clocksync(sync, (int)mw__g.cfg.sync_rounds, &hi.job);
     PMPI_Comm_free(&sync);
     if (rc != 0) {
@@ -78,6 +79,7 @@ int mw__init_common(int thread_level)
         return -1;
     }
     mw__g.need_fence = membarrier_setup() != 0;
+    mw__steps_init(); /* this thread takes the step marks (docs/steps.md) */
     uint64_t now_g = mw__global_ns(mw__now());
     atomic_store(&mw__g.closed_upto, (int64_t)(now_g / mw__g.window_ns) - 1);
 

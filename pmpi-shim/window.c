@@ -50,7 +50,7 @@ int mw__acc_init(acc_t *a)
     a->peer_list = calloc(size, sizeof(uint32_t));
     if (!a->rows || !a->longest || !a->peer_messages || !a->peer_bytes || !a->peer_list)
         return -1;
-    return 0;
+    return mw__acc_marks_init(&a->marks);
 }
 
 unsigned char *mw__acc_row(acc_t *a, unsigned fn)
@@ -149,6 +149,7 @@ void mw__acc_clear(acc_t *a)
     memset(a->fn, 0, sizeof a->fn);
     a->nrows = a->nlong = a->npeers = 0;
     a->dropped = a->late = 0;
+    mw__acc_marks_clear(&a->marks);
 }
 
 /* Waits until thread t is not inside mw__record(). The wait is the length of one record call
@@ -181,13 +182,31 @@ void mw__collect(acc_t *acc, int64_t k)
         mw_thread_t *t = mw__thread(i);
         if (wait_quiet(t) != 0)
             continue;
+        /* The marking thread's slots go in window order: its step marks are snapshots that
+         * must be made cumulative over the slots of this collection (steps.c). */
+        int marking = t == mw__steps.thread &&
+                      atomic_load_explicit(&mw__steps.mode, memory_order_relaxed) != MW_STEP_NONE;
+        mw_slot_t *order[MW_RING];
+        uint64_t tags[MW_RING];
+        unsigned nslots = 0;
         for (unsigned r = 0; r < MW_RING; r++) {
             mw_slot_t *s = mw__slot(t, r);
             uint64_t tag = atomic_load_explicit(&s->tag, memory_order_acquire);
             if (tag == 0 || (int64_t)(tag - 1) > k)
                 continue;
-            acc_merge(acc, s);
-            mw__slot_reset(s);
+            unsigned at = nslots++;
+            for (; at > 0 && tags[at - 1] > tag; at--) {
+                order[at] = order[at - 1];
+                tags[at] = tags[at - 1];
+            }
+            order[at] = s;
+            tags[at] = tag;
+        }
+        for (unsigned r = 0; r < nslots; r++) {
+            acc_merge(acc, order[r]);
+            if (marking)
+                mw__acc_marks_merge(&acc->marks, order[r]);
+            mw__slot_reset(order[r]);
         }
         /* A call still in progress occupies its function up to the end of this window. */
         uint64_t marker = atomic_load_explicit(&t->inflight, memory_order_acquire);

@@ -32,6 +32,7 @@
             mw_p = (peer);                                                                         \
         }                                                                                          \
         mw__record(mw_t, MW_ID_##name, mw_t0, mw_t1, mw_b, mw_p);                                  \
+        MW_STEP_HOOK(mw_t, MW_ID_##name);                                                          \
         return mw_rc;                                                                              \
     }
 

@@ -1,6 +1,8 @@
 /* export.c: mpiwatch-export, a recording (FILE.mpiw) converted for other tools.
  *
  *   mpiwatch-export --format perfetto|csv|jsonl|summary FILE.mpiw [-o OUT|-] [--per-rank]
+ *   mpiwatch-export --format vtk FILE.mpiw -o DIR [--by window|step] [--from N] [--to N]
+ *                   [--every N]
  *
  * perfetto  Chrome trace event JSON (ui.perfetto.dev, chrome://tracing): a counter track per
  *           function with the fraction of ranks inside it per sub-slot, one track per rank
@@ -9,7 +11,9 @@
  * csv       one row per window and function, or with --per-rank one row per rank, window and
  *           function from the raw samples the collector accepted;
  * jsonl     one merged window per line (window_json.c);
- * summary   the collector's summary JSON, byte for byte what the live --summary-json wrote.
+ * summary   the collector's summary JSON, byte for byte what the live --summary-json wrote;
+ * vtk       a directory of VTK PolyData files, one per window or step, and a .pvd collection
+ *           for ParaView (export_vtk.c, which reads the file on its own).
  * The formats and columns are described in docs/export.md.
  *
  * DESIGN: one pass over the file with the reader of proto/mw_recording.h, writing as it reads,
@@ -45,6 +49,7 @@
 #include <cJSON.h>
 
 #include "collector.h"
+#include "export_vtk.h"
 #include "mw_recording.h"
 #include "window_json.h"
 
@@ -59,9 +64,9 @@
  * so no tid may serve two purposes. */
 #define MW_EXPORT_TID_BASE ((int64_t)MW_EXPORT_LANES * MW_MAX_RANKS)
 
-typedef enum { FMT_PERFETTO, FMT_CSV, FMT_JSONL, FMT_SUMMARY } mw_export_format_t;
+typedef enum { FMT_PERFETTO, FMT_CSV, FMT_JSONL, FMT_SUMMARY, FMT_VTK } mw_export_format_t;
 
-static const char *const FORMAT_NAMES[] = {"perfetto", "csv", "jsonl", "summary"};
+static const char *const FORMAT_NAMES[] = {"perfetto", "csv", "jsonl", "summary", "vtk"};
 
 /* ---- text helpers ------------------------------------------------------------------------- */
 
@@ -581,7 +586,8 @@ typedef struct {
     mw_export_format_t format;
     int per_rank;
     const char *input;
-    const char *output; /* "-" for stdout */
+    const char *output; /* "-" for stdout; a directory for vtk */
+    mw_vtk_opts_t vtk;  /* --by, --from, --to, --every (vtk only) */
 } mw_export_opts_t;
 
 typedef struct {
@@ -787,6 +793,12 @@ static void export_free(mw_export_t *x)
 /* Runs the export. Returns the exit status. */
 static int export_run(const mw_export_opts_t *o)
 {
+    if (o->format == FMT_VTK) {
+        mw_vtk_opts_t v = o->vtk;
+        v.input = o->input;
+        v.dir = o->output;
+        return mw_export_vtk(&v);
+    }
     char err[512] = "";
     mw_rec_reader_t *r = mw_rec_reader_open(o->input, err, sizeof err);
     if (!r) {
@@ -918,6 +930,8 @@ static int export_run(const mw_export_opts_t *o)
 static void usage(FILE *out)
 {
     fputs("usage: mpiwatch-export --format FORMAT FILE.mpiw [-o OUT] [--per-rank]\n"
+          "       mpiwatch-export --format vtk FILE.mpiw -o DIR [--by window|step]\n"
+          "                       [--from N] [--to N] [--every N]\n"
           "\n"
           "Converts a recording made with mpiwatch-collector --record.\n"
           "\n"
@@ -926,8 +940,12 @@ static void usage(FILE *out)
           "                       csv       one row per window and function\n"
           "                       jsonl     one merged window per line (JSON lines)\n"
           "                       summary   the collector's summary JSON\n"
+          "                       vtk       ParaView: DIR/JOB_NNNNNN.vtp per frame, DIR/JOB.pvd\n"
           "  -o, --output OUT     the file to write; - (the default) writes to stdout\n"
           "      --per-rank       csv: one row per rank, window and function\n"
+          "      --by window|step vtk: one file per window (default) or per time step\n"
+          "      --from N, --to N vtk: only frames N.. and ..N (window offset or step number)\n"
+          "      --every N        vtk: one frame in N\n"
           "  -h, --help           this text\n"
           "\n"
           "Exit status: 0 done, 1 read or write error, 2 usage error or not a recording.\n",
@@ -941,10 +959,15 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
         {"format", required_argument, NULL, 'f'},
         {"output", required_argument, NULL, 'o'},
         {"per-rank", no_argument, NULL, 'r'},
+        {"by", required_argument, NULL, 'b'},
+        {"from", required_argument, NULL, 'F'},
+        {"to", required_argument, NULL, 'T'},
+        {"every", required_argument, NULL, 'E'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *format = NULL;
+    int vtk_opt = 0;
     memset(o, 0, sizeof *o);
     o->output = "-";
     opterr = 0;
@@ -963,6 +986,37 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
         case 'r':
             o->per_rank = 1;
             break;
+        case 'b':
+            if (strcmp(optarg, "window") != 0 && strcmp(optarg, "step") != 0) {
+                snprintf(err, errlen, "--by takes window or step, not '%s'", optarg);
+                return -1;
+            }
+            o->vtk.by_step = strcmp(optarg, "step") == 0;
+            vtk_opt = 1;
+            break;
+        case 'F':
+        case 'T':
+        case 'E': {
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(optarg, &end, 10);
+            if (!*optarg || *end || errno || *optarg == '-' || (c == 'E' && n == 0)) {
+                snprintf(err, errlen, "%s takes a%s number, not '%s'", argv[optind - 1],
+                         c == 'E' ? " positive" : "", optarg);
+                return -1;
+            }
+            if (c == 'F') {
+                o->vtk.have_from = 1;
+                o->vtk.from = n;
+            } else if (c == 'T') {
+                o->vtk.have_to = 1;
+                o->vtk.to = n;
+            } else {
+                o->vtk.every = n;
+            }
+            vtk_opt = 1;
+            break;
+        }
         case 'h':
             return 1;
         case ':':
@@ -981,12 +1035,16 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
     while (i < sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0] && strcmp(format, FORMAT_NAMES[i]))
         i++;
     if (i == sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0]) {
-        snprintf(err, errlen, "unknown format '%s' (perfetto, csv, jsonl or summary)", format);
+        snprintf(err, errlen, "unknown format '%s' (perfetto, csv, jsonl, summary or vtk)", format);
         return -1;
     }
     o->format = (mw_export_format_t)i;
     if (o->per_rank && o->format != FMT_CSV) {
         snprintf(err, errlen, "--per-rank goes with --format csv");
+        return -1;
+    }
+    if (vtk_opt && o->format != FMT_VTK) {
+        snprintf(err, errlen, "--by, --from, --to and --every go with --format vtk");
         return -1;
     }
     if (optind >= argc) {
@@ -1000,6 +1058,10 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
     o->input = argv[optind];
     if (!*o->output) {
         snprintf(err, errlen, "-o needs a file name (or - for stdout)");
+        return -1;
+    }
+    if (o->format == FMT_VTK && strcmp(o->output, "-") == 0) {
+        snprintf(err, errlen, "--format vtk writes several files: -o DIR is required");
         return -1;
     }
     return 0;

@@ -118,6 +118,38 @@ static void json_window(FILE *o, const Mpiwatch__Window *w, const Mpiwatch__JobI
     free(hex);
 }
 
+/* The job's placement (docs/topology.md): "nodes", each with its hardware as
+ * [type, parent, logical, os_index] rows, and "placement", one entry per rank. */
+static void json_job_topology(FILE *o, const Mpiwatch__JobInfo *j)
+{
+    fputs(", \"nodes\": [", o);
+    for (size_t i = 0; i < j->n_nodes; i++) {
+        const Mpiwatch__NodeTopology *n = j->nodes[i];
+        fputs(i ? ", {\"name\": " : "{\"name\": ", o);
+        json_str(o, n->node);
+        fputs(", \"objects\": [", o);
+        for (size_t k = 0; k < n->n_objects; k++) {
+            const Mpiwatch__TopoObject *t = n->objects[k];
+            fprintf(o, "%s[%u, %d, %u, %u]", k ? ", " : "", t->type, t->parent, t->logical,
+                    t->os_index);
+        }
+        fputs("]}", o);
+    }
+    fputs("], \"placement\": [", o);
+    for (size_t i = 0; i < j->n_ranks; i++) {
+        const Mpiwatch__RankInfo *r = j->ranks[i];
+        fprintf(o,
+                "%s{\"rank\": %u, \"host\": %u, \"node\": %u, \"pu\": %d, \"core\": %d, "
+                "\"l3\": %d, \"package\": %d, \"numa\": %d, \"bound\": %s, \"pus\": [",
+                i ? ", " : "", r->rank, r->host, r->node, r->pu, r->core, r->l3, r->package,
+                r->numa, r->bound ? "true" : "false");
+        for (size_t k = 0; k < r->n_pus; k++)
+            fprintf(o, "%s%u", k ? ", " : "", r->pus[k]);
+        fputs("]}", o);
+    }
+    fputs("]", o);
+}
+
 static void json_job(FILE *o, const Mpiwatch__JobInfo *j)
 {
     fputs("{\"job\": ", o);
@@ -138,7 +170,9 @@ static void json_job(FILE *o, const Mpiwatch__JobInfo *j)
         fputs(i ? ", " : "", o);
         json_str(o, j->hosts[i]);
     }
-    fputs("]}", o);
+    fputs("]", o);
+    json_job_topology(o, j);
+    fputs("}", o);
 }
 
 static void json_event(FILE *o, const Mpiwatch__JobEvent *e)

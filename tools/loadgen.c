@@ -87,7 +87,10 @@ static struct {
     unsigned fn_id[LG_MAX_FUNCTIONS];
     unsigned char is_send[LG_MAX_FUNCTIONS]; /* its calls are the peer messages */
     uint64_t window_ns;
-    unsigned per_node;
+    unsigned per_node;     /* ranks on the fullest node */
+    unsigned cores_per_l3; /* of the synthetic node hardware */
+    Mpiwatch__TopoObject *topo;
+    Mpiwatch__TopoObject **topo_ptr;
     void *ctx;
     void **socks;
     unsigned char *buf;
@@ -164,16 +167,80 @@ static int send_envelope(Mpiwatch__Envelope *env, unsigned rank)
     return 0;
 }
 
+/* The node of a rank: K nodes get contiguous, balanced blocks (rank r on node r * K / N), so
+ * every node has ranks, as MPIWATCH_NODES places them. */
+static unsigned node_of(unsigned rank)
+{
+    return (unsigned)((uint64_t)rank * G.o.nodes / G.o.ranks);
+}
+
+static unsigned node_first_rank(unsigned node)
+{
+    return (unsigned)(((uint64_t)node * G.o.ranks + G.o.nodes - 1) / G.o.nodes);
+}
+
+/* The synthetic hardware of every node (docs/loadgen.md): LG_PACKAGES packages of LG_L3_PER_PKG
+ * L3 caches of G.cores_per_l3 cores of two PUs each, numbered as Linux numbers them: core c
+ * (logical, in package order) has PUs c and c + cores (the second hardware thread). */
+#define LG_PACKAGES 2u
+#define LG_L3_PER_PKG 2u
+#define LG_MAX_CORES_PER_L3 4096u /* 16384 cores, 49158 objects: under the collector's limit */
+
+static unsigned node_cores(void)
+{
+    return LG_PACKAGES * LG_L3_PER_PKG * G.cores_per_l3;
+}
+
+/* Appends one object to the node description; returns its index. */
+static int topo_add(unsigned *n, uint32_t type, int parent, uint32_t logical, uint32_t os_index)
+{
+    Mpiwatch__TopoObject *o = &G.topo[*n];
+    mpiwatch__topo_object__init(o);
+    o->type = type;
+    o->parent = parent;
+    o->logical = logical;
+    o->os_index = os_index;
+    G.topo_ptr[*n] = o;
+    return (int)(*n)++;
+}
+
+/* Fills the node's hardware as a flat list, every object after its parent. */
+static void node_topology(Mpiwatch__NodeTopology *t, char *name)
+{
+    unsigned cores = node_cores(), n = 0;
+    for (unsigned p = 0; p < LG_PACKAGES; p++) {
+        int pkg = topo_add(&n, 1, -1, p, p);
+        for (unsigned l = 0; l < LG_L3_PER_PKG; l++) {
+            unsigned l3 = p * LG_L3_PER_PKG + l;
+            int l3_at = topo_add(&n, 2, pkg, l3, l3);
+            for (unsigned i = 0; i < G.cores_per_l3; i++) {
+                unsigned c = l3 * G.cores_per_l3 + i;
+                int core_at = topo_add(&n, 3, l3_at, c, c);
+                topo_add(&n, 4, core_at, 2 * c, c);
+                topo_add(&n, 4, core_at, 2 * c + 1, c + cores);
+            }
+        }
+    }
+    mpiwatch__node_topology__init(t);
+    t->node = name;
+    t->n_objects = n;
+    t->objects = G.topo_ptr;
+}
+
 static int send_hello(unsigned rank)
 {
-    unsigned node = rank / G.per_node, slot = rank % G.per_node;
-    /* Two packages per node, one rank per core, the PU's OS index equal to the core's. */
-    unsigned cores_per_pkg = (G.per_node + 1) / 2;
-    char host[32], binding[96], cpuset[32], prog[] = "mpiwatch-loadgen";
+    unsigned node = node_of(rank), slot = rank - node_first_rank(node);
+    /* One rank per core in core order, bound to the core's two PUs; ranks beyond the cores
+     * (only with more than 16384 ranks on a node) share them. */
+    unsigned cores = node_cores(), core = slot % cores;
+    unsigned l3 = core / G.cores_per_l3, pkg = l3 / LG_L3_PER_PKG;
+    char host[32], binding[128], cpuset[32], prog[] = "mpiwatch-loadgen";
     char lib[] = "Open MPI v4.1.4 (emulated by mpiwatch-loadgen)", timer[] = "tsc";
+    uint32_t pus[2] = {core, core + cores};
     snprintf(host, sizeof host, "node%03u", node);
-    snprintf(binding, sizeof binding, "pu %u core %u package %u", slot, slot, slot / cores_per_pkg);
-    snprintf(cpuset, sizeof cpuset, "%u", slot);
+    snprintf(cpuset, sizeof cpuset, "%u,%u", pus[0], pus[1]);
+    snprintf(binding, sizeof binding, "bound to %s (pu %u core %u package %u)", cpuset, core,
+             core, pkg);
     uint64_t rs = rng_seed(G.o.seed, rank, UINT64_MAX);
 
     Mpiwatch__Hello h = MPIWATCH__HELLO__INIT;
@@ -182,9 +249,20 @@ static int send_hello(unsigned rank)
     h.pid = 10000u + slot * 7u + (unsigned)rng_below(&rs, 5);
     h.binding = binding;
     h.cpuset = cpuset;
-    h.pu = (int32_t)slot;
-    h.core = (int32_t)slot;
-    h.package = (int32_t)(slot / cores_per_pkg);
+    h.pu = (int32_t)core;
+    h.core = (int32_t)core;
+    h.package = (int32_t)pkg;
+    h.node = host;
+    h.l3 = (int32_t)l3;
+    h.numa = (int32_t)pkg;
+    h.bound = 1;
+    h.n_pus = 2;
+    h.pus = pus;
+    Mpiwatch__NodeTopology topo;
+    if (slot == 0) { /* the first rank of a node describes it, as in the library */
+        node_topology(&topo, host);
+        h.topology = &topo;
+    }
     h.mpi_library = lib;
     h.clock_offset_ns = (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC));
     h.clock_error_ns = 500 + rng_below(&rs, 4000);
@@ -587,12 +665,19 @@ static int setup(void)
     }
     G.window_ns = (uint64_t)llround(1e9 / G.o.rate);
     G.per_node = (G.o.ranks + G.o.nodes - 1) / G.o.nodes;
+    unsigned l3s = LG_PACKAGES * LG_L3_PER_PKG;
+    G.cores_per_l3 = (G.per_node + l3s - 1) / l3s;
+    if (G.cores_per_l3 > LG_MAX_CORES_PER_L3)
+        G.cores_per_l3 = LG_MAX_CORES_PER_L3;
+    size_t objects = LG_PACKAGES + l3s + (size_t)3 * node_cores();
+    G.topo = malloc(objects * sizeof *G.topo);
+    G.topo_ptr = malloc(objects * sizeof *G.topo_ptr);
     G.buf_cap = MW_MAX_MESSAGE_BYTES;
     G.buf = malloc(G.buf_cap);
     G.seq = calloc(G.o.ranks, sizeof *G.seq);
     G.calls = calloc(G.o.ranks, sizeof *G.calls);
     G.socks = calloc(G.o.sockets, sizeof *G.socks);
-    if (!G.buf || !G.seq || !G.calls || !G.socks) {
+    if (!G.buf || !G.seq || !G.calls || !G.socks || !G.topo || !G.topo_ptr) {
         fprintf(stderr, "mpiwatch-loadgen: out of memory\n");
         return -1;
     }

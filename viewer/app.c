@@ -39,6 +39,8 @@ void mw_options_defaults(mw_options_t *o)
     o->width = 1280;
     o->height = 800;
     o->cache_mb = 256;
+    o->bundles = -1;
+    o->labels = 1;
 }
 
 /* ---- setup -------------------------------------------------------------------------------- */
@@ -49,7 +51,7 @@ static int app_gl_context(mw_app_t *app, int headless)
     SDL_GL_SetAttribute(SDL_GL_CONTEXT_MINOR_VERSION, 3);
     SDL_GL_SetAttribute(SDL_GL_CONTEXT_PROFILE_MASK, SDL_GL_CONTEXT_PROFILE_CORE);
     SDL_GL_SetAttribute(SDL_GL_DOUBLEBUFFER, 1);
-    SDL_GL_SetAttribute(SDL_GL_DEPTH_SIZE, 0);
+    SDL_GL_SetAttribute(SDL_GL_DEPTH_SIZE, 24); /* the topology view's 3D pass */
     SDL_GL_SetAttribute(SDL_GL_STENCIL_SIZE, 0);
 
     Uint32 flags = SDL_WINDOW_OPENGL;
@@ -124,6 +126,24 @@ static void app_view_reset(mw_app_t *app)
         app->view.follow = 0;
     app->pick.kind = MW_PICK_NONE;
     app->initial_view_done = 0;
+
+    mw_topo_gl_t *t = &app->tp;
+    t->step_mode = opt->step_given;
+    t->follow = !(opt->window_given || opt->step_given);
+    t->window = 0;
+    t->step_idx = 0;
+    t->playing = 0;
+    t->color = opt->color;
+    t->bundles = opt->bundles;
+    t->periodic = opt->periodic;
+    t->labels = opt->labels;
+    t->log = opt->transfer_given ? opt->transfer == MW_TRANSFER_LOG : 1;
+    t->cam_fitted = 0;
+    t->have_layout = 0;
+    t->pick.kind = MW_TOPO_PICK_NONE;
+    t->mx_pick = 0;
+    t->mx_valid = 0;
+    t->mx_bytes = opt->color == MW_TOPO_COLOR_BYTES;
 }
 
 int mw_app_init(mw_app_t *app, const mw_options_t *opt, int headless)
@@ -157,7 +177,8 @@ int mw_app_init(mw_app_t *app, const mw_options_t *opt, int headless)
     app->text = mw__text_new();
     if (!app->text)
         return -1;
-    if (mw__timeline_init(app) < 0 || mw__density_init(app) < 0)
+    if (mw__timeline_init(app) < 0 || mw__density_init(app) < 0 || mw__topo_init(app) < 0 ||
+        mw__matrix_init(app) < 0)
         return -1;
 
     app->model = mw_model_new(opt->cache_mb << 20);
@@ -194,6 +215,8 @@ void mw_app_cleanup(mw_app_t *app)
     if (app->ctx) {
         mw__density_free(app);
         mw__timeline_free(app);
+        mw__matrix_free(app);
+        mw__topo_free(app);
         mw__text_free(app->text);
         mw__batch_free(&app->batch);
         if (app->fbo.fbo)
@@ -261,7 +284,8 @@ void mw__app_layout(mw_app_t *app)
     int rows = mw_model_legend(app->model, leg, MW_LEGEND_MAX);
     if (rows < 0)
         rows = 0;
-    int st = app->show != MW_SHOW_DENSITY, sd = app->show != MW_SHOW_TIMELINE;
+    int st = app->show == MW_SHOW_ALL || app->show == MW_SHOW_TIMELINE;
+    int sd = app->show == MW_SHOW_ALL || app->show == MW_SHOW_DENSITY;
     mw_layout(&app->layout, app->fb_w, app->fb_h, app->scale, st, sd, rows);
 }
 
@@ -299,11 +323,32 @@ int mw__app_update(mw_app_t *app, uint64_t now_ns)
         app->dirty = 1;
 
     mw__app_layout(app);
-    double f0 = 0, f1 = 0;
-    mw_view_focus(&app->view, &f0, &f1);
-    mw_model_need(app->model, app->view.t0, app->view.t1, f0, f1);
+    if (mw__app_topo(app)) {
+        int moved = mw__topo_play(app, now_ns);
+        mw_topo_gl_t *t = &app->tp;
+        uint64_t before = t->step_mode ? t->step_idx : t->window;
+        if (mw__topo_update(app) < 0)
+            return -1;
+        if (moved || before != (t->step_mode ? t->step_idx : t->window))
+            app->dirty = 1;
+    }
+    mw__app_need(app);
     app_title(app);
     return 0;
+}
+
+void mw__app_need(mw_app_t *app)
+{
+    double f0 = 0, f1 = 0;
+    mw_view_focus(&app->view, &f0, &f1);
+    const Mpiwatch__JobInfo *job = mw_model_job(app->model);
+    if (mw__app_topo(app) && !app->tp.step_mode && job && job->window_ns) {
+        /* The window shown: kept and fetched like the call view's range. */
+        uint64_t k = app->tp.window;
+        f0 = mw_model_seconds(app->model, k * job->window_ns);
+        f1 = mw_model_seconds(app->model, (k + 1) * job->window_ns - 1);
+    }
+    mw_model_need(app->model, app->view.t0, app->view.t1, f0, f1);
 }
 
 void mw__app_render(mw_app_t *app)
@@ -321,6 +366,10 @@ void mw__app_render(mw_app_t *app)
     mw__batch_target(&app->batch, app->fb_w, app->fb_h);
     mw__text_target(app->text, app->fb_w, app->fb_h);
 
+    if (app->show == MW_SHOW_TOPOLOGY)
+        mw__topo_draw(app);
+    else if (app->show == MW_SHOW_MATRIX)
+        mw__matrix_draw(app);
     if (app->layout.show_timeline)
         mw__timeline_draw(app);
     if (app->layout.show_density)
@@ -474,9 +523,41 @@ static void app_zoom_focus(mw_app_t *app, double t, double factor)
     app_select(app, t - (t - f0) * factor, t + (f1 - t) * factor);
 }
 
+/* Keys of the topology and matrix views; 1 when the key was theirs. */
+static int app_topo_key(mw_app_t *app, SDL_Keycode k)
+{
+    switch (k) {
+    case SDLK_LEFT:
+        mw__topo_step(app, -1);
+        break;
+    case SDLK_RIGHT:
+        mw__topo_step(app, 1);
+        break;
+    case SDLK_HOME:
+        app->tp.cam_fitted = 0;
+        app->tp.have_layout = 0;
+        break;
+    case SDLK_END:
+        app->tp.follow = 1;
+        break;
+    case SDLK_ESCAPE:
+        if (app->view.show_help)
+            return 0;
+        app->tp.pick.kind = MW_TOPO_PICK_NONE;
+        app->tp.mx_pick = 0;
+        break;
+    default:
+        return 0;
+    }
+    app->dirty = 1;
+    return 1;
+}
+
 static void app_key(mw_app_t *app, SDL_Keycode k)
 {
     const mw_layout_t *l = &app->layout;
+    if (mw__app_topo(app) && app_topo_key(app, k))
+        return;
     switch (k) {
     case SDLK_LEFT:
         mw_view_scroll(&app->view, l, -l->timeline.w / 8.0);
@@ -511,11 +592,86 @@ static void app_key(mw_app_t *app, SDL_Keycode k)
     app->dirty = 1;
 }
 
+/* The view after `s` for the 'v' key. */
+static mw_show_t app_next_show(mw_show_t s)
+{
+    switch (s) {
+    case MW_SHOW_ALL:
+        return MW_SHOW_TIMELINE;
+    case MW_SHOW_TIMELINE:
+        return MW_SHOW_DENSITY;
+    case MW_SHOW_DENSITY:
+        return MW_SHOW_TOPOLOGY;
+    case MW_SHOW_TOPOLOGY:
+        return MW_SHOW_MATRIX;
+    default:
+        return MW_SHOW_ALL;
+    }
+}
+
+/* Printable keys of the topology and matrix views; 1 when the key was theirs. */
+static int app_topo_char(mw_app_t *app, char c)
+{
+    mw_topo_gl_t *t = &app->tp;
+    switch (c) {
+    case ' ':
+        t->playing = !t->playing;
+        t->play_ns = mw__now_ns();
+        if (t->playing)
+            t->follow = 0;
+        break;
+    case ',':
+    case '<':
+        mw__topo_step(app, -1);
+        break;
+    case '.':
+    case '>':
+        mw__topo_step(app, 1);
+        break;
+    case 'c':
+        t->color = (mw_topo_color_t)((t->color + 1) % MW_TOPO_COLOR_COUNT);
+        break;
+    case 'b':
+        t->bundles = t->bundles < 0 ? 1 : t->bundles == 1 ? 0 : -1;
+        break;
+    case 'p':
+        t->periodic = !t->periodic;
+        break;
+    case 'w':
+        t->step_mode = !t->step_mode;
+        t->follow = 1;
+        break;
+    case 'l':
+        t->labels = !t->labels;
+        break;
+    case 't':
+        t->log = !t->log;
+        break;
+    case 'm':
+        t->mx_bytes = !t->mx_bytes;
+        break;
+    case '+':
+    case '=':
+        mw_camera_zoom(&t->cam, 1.25f);
+        break;
+    case '-':
+    case '_':
+        mw_camera_zoom(&t->cam, 0.8f);
+        break;
+    default:
+        return 0;
+    }
+    app->dirty = 1;
+    return 1;
+}
+
 /* Printable keys come as text so that '?', '+' and '[' work on any keyboard layout. */
 static void app_char(mw_app_t *app, char c)
 {
     const mw_layout_t *l = &app->layout;
     mw_view_t *v = &app->view;
+    if (mw__app_topo(app) && app_topo_char(app, c))
+        return;
     switch (c) {
     case ' ':
         v->follow = !v->follow;
@@ -544,9 +700,7 @@ static void app_char(mw_app_t *app, char c)
         v->o_min = v->o_min + 0.05f > 1 ? 1 : v->o_min + 0.05f;
         break;
     case 'v':
-        app->show = app->show == MW_SHOW_ALL        ? MW_SHOW_TIMELINE
-                    : app->show == MW_SHOW_TIMELINE ? MW_SHOW_DENSITY
-                                                    : MW_SHOW_ALL;
+        app->show = app_next_show(app->show);
         break;
     case 'q':
         app->quit = 1;
@@ -566,6 +720,16 @@ static void app_char(mw_app_t *app, char c)
 static void app_button_down(mw_app_t *app, int button, int x, int y)
 {
     const mw_layout_t *l = &app->layout;
+    if (mw__app_topo(app)) {
+        app->drag_x0 = app->drag_last_x = x;
+        app->drag_y0 = app->drag_last_y = y;
+        app->drag_moved = 0;
+        app->drag = app->show != MW_SHOW_TOPOLOGY ? MW_DRAG_NONE
+                    : button == SDL_BUTTON_LEFT   ? MW_DRAG_ORBIT
+                    : button == SDL_BUTTON_RIGHT  ? MW_DRAG_PAN
+                                                  : MW_DRAG_NONE;
+        return;
+    }
     int in_tl = l->show_timeline && in_rect(&l->timeline, x, y);
     int in_dn = l->show_density && in_rect(&l->density, x, y);
     app->drag_x0 = app->drag_last_x = x;
@@ -588,6 +752,17 @@ static void app_motion(mw_app_t *app, int x, int y)
         app->drag_moved = 1;
     if (!app->drag_moved)
         return;
+    if (mw__app_topo(app)) {
+        float dx = (float)(x - app->drag_last_x), dy = (float)(y - app->drag_last_y);
+        if (app->drag == MW_DRAG_ORBIT)
+            mw_camera_orbit(&app->tp.cam, dx / app->scale, dy / app->scale);
+        else if (app->drag == MW_DRAG_PAN)
+            mw_camera_pan(&app->tp.cam, dx, dy, app->tp.region.h);
+        app->drag_last_x = x;
+        app->drag_last_y = y;
+        app->dirty = 1;
+        return;
+    }
     if (app->drag == MW_DRAG_SELECT) {
         const mw_rect_t *r = &l->timeline;
         int xc = x < r->x ? r->x : x > r->x + r->w ? r->x + r->w : x;
@@ -616,6 +791,14 @@ static void app_button_up(mw_app_t *app, int button, int x, int y)
     app->drag = MW_DRAG_NONE;
     if (button != SDL_BUTTON_LEFT || app->drag_moved)
         return;
+    if (app->show == MW_SHOW_TOPOLOGY) {
+        mw__topo_pick(app, x, y);
+        return;
+    }
+    if (app->show == MW_SHOW_MATRIX) {
+        mw__matrix_pick(app, x, y);
+        return;
+    }
     if (drag == MW_DRAG_SELECT) {
         /* A click on the timeline moves the call view's range there, keeping its length. */
         double f0 = 0, f1 = 0;
@@ -670,6 +853,12 @@ void mw_app_event(mw_app_t *app, const SDL_Event *ev)
         /* Wheel up zooms in: mw_view_zoom() divides the span by the factor. */
         double factor = ev->wheel.y > 0 ? ZOOM_STEP : 1 / ZOOM_STEP;
         const mw_layout_t *l = &app->layout;
+        if (mw__app_topo(app)) {
+            if (app->show == MW_SHOW_TOPOLOGY)
+                mw_camera_zoom(&app->tp.cam, (float)factor);
+            app->dirty = 1;
+            break;
+        }
         if (l->show_density && in_rect(&l->density, x, y)) {
             double f0 = 0, f1 = 0;
             mw_view_focus(&app->view, &f0, &f1);

@@ -18,13 +18,20 @@
 #include "model.h"
 #include "source.h"
 #include "text.h"
+#include "topo.h"
 
 #ifndef MW_VERSION
 #define MW_VERSION "unknown"
 #endif
 
 /* Which plots are shown (the 'v' key cycles through them). */
-typedef enum { MW_SHOW_ALL, MW_SHOW_TIMELINE, MW_SHOW_DENSITY } mw_show_t;
+typedef enum {
+    MW_SHOW_ALL,
+    MW_SHOW_TIMELINE,
+    MW_SHOW_DENSITY,
+    MW_SHOW_TOPOLOGY, /* the 3D topology view (view_topology.c) */
+    MW_SHOW_MATRIX    /* the communication matrix (view_matrix.c) */
+} mw_show_t;
 
 typedef struct {
     const char *connect, *history, *replay;
@@ -45,6 +52,18 @@ typedef struct {
     int range_given;
     int pick_x, pick_y, pick_given;
     long bench_frames;
+    /* Topology and matrix. */
+    float cam_yaw, cam_pitch, cam_distance; /* --camera; distance 0: fit the scene */
+    int camera_given;
+    float cam_zoom; /* --zoom: the fitted distance divided by this */
+    uint64_t window_n; /* --window N: the run's N-th window (0 the first) */
+    int window_given;
+    uint64_t step_n; /* --step N: time step number N */
+    int step_given;
+    mw_topo_color_t color;
+    int bundles; /* -1 auto (default), 0 individual lines, 1 node bundles */
+    int periodic;
+    int labels; /* 0: no rank labels */
 } mw_options_t;
 
 /* The call view's GL state and its cache of the last binning (view_density.c). */
@@ -79,7 +98,65 @@ typedef struct {
     double mean_efficiency; /* over columns with data, -1 when none */
 } mw_timeline_gl_t;
 
-typedef enum { MW_DRAG_NONE, MW_DRAG_SELECT, MW_DRAG_PAN } mw_drag_t;
+/* The topology and matrix views: their view state (what is shown, how), the model's answers for
+ * it (layout, lines, matrix bins) cached until their inputs change, and their GL objects. */
+typedef struct {
+    /* What is shown: a window (relative to the oldest) or a time step (an index into the
+     * model's steps); following: the newest one. */
+    int step_mode;
+    int follow;
+    uint64_t window; /* absolute window index */
+    size_t step_idx;
+    int playing;
+    uint64_t play_ns;
+    mw_topo_color_t color;
+    int bundles; /* -1 auto */
+    int periodic;
+    int log; /* log color scales */
+    int labels;
+    mw_camera_t cam;
+    int cam_fitted;
+    /* The model's answers. */
+    mw_topo_layout_t layout;
+    uint64_t layout_sig;
+    int have_layout;
+    mw_topo_lines_t lines;
+    int have_data; /* the shown window or step is in the model */
+    uint64_t lines_key[6];
+    int bundled; /* lines drawn as bundles in the last frame */
+    mw_scale_t scale, rank_scale;
+    size_t curves; /* drawn */
+    char what[96]; /* "window 3 of 20" */
+    /* The last pick. */
+    mw_topo_pick_t pick;
+    int mx_pick; /* a matrix cell was picked */
+    int mx_src_bin, mx_dst_bin;
+    /* GL: boxes and rank markers (instanced cubes), lines (instanced curves). */
+    GLuint prog_box, prog_line;
+    GLint u_box_mvp, u_line_mvp, u_line_alpha;
+    GLuint vao_box, vao_rank, vao_rankpt, vao_line, vbo_cube, vbo_box, vbo_rank, vbo_line;
+    size_t n_box, n_rank, n_line;
+    uint64_t box_sig, rank_key, line_key;
+    size_t n_line_verts; /* vertices of the curves' segments in vbo_line */
+    float line_w_max;
+    float mvp[16];
+    mw_rect_t region;      /* the 3D viewport or the matrix' area, pixels */
+    mw_rect_t legend_bar;  /* the color bar of the line (matrix: cell) scale */
+    mw_rect_t rank_bar;    /* the color bar of the rank metric */
+    int labels_drawn;
+    /* The matrix. */
+    mw_matrix_t mx;
+    int mx_valid;
+    uint64_t mx_key[5];
+    mw_rect_t mx_plot;
+    GLuint prog_tex, tex, vao_quad, vbo_quad;
+    GLint u_tex_proj, u_tex;
+    unsigned char *rgba;
+    size_t rgba_cap;
+    int mx_bytes; /* the matrix shows bytes (else messages) */
+} mw_topo_gl_t;
+
+typedef enum { MW_DRAG_NONE, MW_DRAG_SELECT, MW_DRAG_PAN, MW_DRAG_ORBIT } mw_drag_t;
 
 typedef struct mw_app {
     mw_options_t opt;
@@ -100,6 +177,7 @@ typedef struct mw_app {
     mw_text_t *text;
     mw_timeline_gl_t tl;
     mw_density_gl_t dn;
+    mw_topo_gl_t tp;
 
     mw_pick_t pick;        /* the last click's answer; kind NONE: nothing picked */
     uint64_t data_gen;     /* bumped whenever the model's data changes */
@@ -110,7 +188,7 @@ typedef struct mw_app {
     int save_request; /* 's': write the next drawn frame to a PNG */
 
     mw_drag_t drag;
-    int drag_x0, drag_y0, drag_last_x;
+    int drag_x0, drag_y0, drag_last_x, drag_last_y;
     int drag_moved;
 
     /* Frame rate over the last second of drawn frames. */
@@ -146,5 +224,13 @@ void mw__app_render(mw_app_t *app);
 mw_pick_t mw__app_pick(mw_app_t *app, int x, int y);
 /* Sets the view for a replay without a speed: the whole run, paused. */
 int mw__app_whole_run(mw_app_t *app);
+/* Tells the model which windows the screen needs (the timeline's and the call view's ranges,
+ * and in the topology and matrix views the window shown). */
+void mw__app_need(mw_app_t *app);
+/* 1 in the topology and matrix views. */
+static inline int mw__app_topo(const mw_app_t *app)
+{
+    return app->show == MW_SHOW_TOPOLOGY || app->show == MW_SHOW_MATRIX;
+}
 
 #endif

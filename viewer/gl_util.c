@@ -329,8 +329,13 @@ int mw__fbo_init(mw_fbo_t *f, int w, int h)
     glGenRenderbuffers(1, &f->color);
     glBindRenderbuffer(GL_RENDERBUFFER, f->color);
     glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, w, h);
+    /* A depth buffer for the topology view's 3D pass (the 2D views never enable it). */
+    glGenRenderbuffers(1, &f->depth);
+    glBindRenderbuffer(GL_RENDERBUFFER, f->depth);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_DEPTH_COMPONENT24, w, h);
     glBindFramebuffer(GL_FRAMEBUFFER, f->fbo);
     glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, f->color);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, f->depth);
     GLenum st = glCheckFramebufferStatus(GL_FRAMEBUFFER);
     if (st != GL_FRAMEBUFFER_COMPLETE) {
         fprintf(stderr, "mpiwatch-viewer: offscreen framebuffer incomplete (0x%04x)\n",
@@ -348,6 +353,8 @@ void mw__fbo_free(mw_fbo_t *f)
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     if (f->color)
         glDeleteRenderbuffers(1, &f->color);
+    if (f->depth)
+        glDeleteRenderbuffers(1, &f->depth);
     if (f->fbo)
         glDeleteFramebuffers(1, &f->fbo);
     memset(f, 0, sizeof *f);

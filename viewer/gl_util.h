@@ -74,7 +74,7 @@ void mw__batch_flush(mw_batch_t *b);
 /* ---- offscreen target --------------------------------------------------------------------- */
 
 typedef struct {
-    GLuint fbo, color;
+    GLuint fbo, color, depth;
     int w, h;
 } mw_fbo_t;
 

@@ -17,9 +17,13 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: mpiwatch-viewer (--connect FEED_ENDPOINT [--history ENDPOINT] |\n"
                "                        --replay FILE.mpiw [--speed X])\n"
-               "           [--view timeline|density|all] [--size WxH] [--cache-mb N]\n"
+               "           [--view timeline|density|all|topology|matrix] [--size WxH]\n"
+               "           [--cache-mb N]\n"
                "           [--repr start|end|lines|arcs] [--transfer linear|log] [--omin F]\n"
                "           [--highlight-fn MPI_Name]\n"
+               "           [--window N | --step N] [--color messages|bytes|src|dst]\n"
+               "           [--camera YAW,PITCH[,DISTANCE]] [--zoom F] [--bundles auto|on|off]\n"
+               "           [--periodic] [--no-labels]\n"
                "           [--snapshot OUT.png [--at SECONDS] [--range A:B] [--meta OUT.json]\n"
                "                               [--pick X,Y]]\n"
                "           [--bench-frames N] [--help] [--version]\n"
@@ -32,13 +36,25 @@ static void usage(FILE *f)
                "  --history EP       the collector's history endpoint (earlier windows, picking)\n"
                "  --replay FILE      a recording; the whole run, paused, unless --speed is given\n"
                "  --speed X          replay as if live, X times faster than recorded\n"
-               "  --view V           plots shown: all (default), timeline or density\n"
+               "  --view V           plots shown: all (default), timeline, density, or the\n"
+               "                     3D topology view or the communication matrix\n"
                "  --size WxH         window or snapshot size in pixels (default 1280x800)\n"
                "  --cache-mb N       memory for cached windows (default 256)\n"
                "  --repr R           calls drawn as points by start or end, lines, or arcs\n"
                "  --transfer T       opacity transfer function, linear or log (default log)\n"
                "  --omin F           minimum opacity of a call, 0..1 (default 0.3)\n"
                "  --highlight-fn F   highlight one MPI function, e.g. MPI_Allreduce\n"
+               "  --window N         topology, matrix: show the run's N-th window (0 the first;\n"
+               "                     default the newest)\n"
+               "  --step N           topology, matrix: show time step N instead of a window\n"
+               "  --color C          topology lines colored by messages (default), bytes, src\n"
+               "                     or dst rank; matrix: messages or bytes per cell\n"
+               "  --camera Y,P[,D]   topology camera: yaw and pitch in degrees, distance\n"
+               "  --zoom F           topology: the fitted camera F times closer\n"
+               "  --bundles B        topology lines: auto by zoom (default), on (node to node),\n"
+               "                     off (rank to rank)\n"
+               "  --periodic         topology: wrap-around partners drawn as stubs at the edges\n"
+               "  --no-labels        topology: no rank numbers\n"
                "  --snapshot PNG     draw once offscreen, write the PNG and exit\n"
                "  --at S             snapshot, bench: the timeline ends at S seconds (30 s shown)\n"
                "  --range A:B        snapshot, bench: the selected range, in seconds\n"
@@ -79,6 +95,14 @@ static int parse_options(mw_options_t *o, int argc, char **argv, int *help, int 
         OPT_META,
         OPT_PICK,
         OPT_BENCH,
+        OPT_WINDOW,
+        OPT_STEP,
+        OPT_COLOR,
+        OPT_CAMERA,
+        OPT_ZOOM,
+        OPT_BUNDLES,
+        OPT_PERIODIC,
+        OPT_NOLABELS,
         OPT_HELP,
         OPT_VERSION
     };
@@ -99,6 +123,14 @@ static int parse_options(mw_options_t *o, int argc, char **argv, int *help, int 
                                              {"meta", required_argument, NULL, OPT_META},
                                              {"pick", required_argument, NULL, OPT_PICK},
                                              {"bench-frames", required_argument, NULL, OPT_BENCH},
+                                             {"window", required_argument, NULL, OPT_WINDOW},
+                                             {"step", required_argument, NULL, OPT_STEP},
+                                             {"color", required_argument, NULL, OPT_COLOR},
+                                             {"camera", required_argument, NULL, OPT_CAMERA},
+                                             {"zoom", required_argument, NULL, OPT_ZOOM},
+                                             {"bundles", required_argument, NULL, OPT_BUNDLES},
+                                             {"periodic", no_argument, NULL, OPT_PERIODIC},
+                                             {"no-labels", no_argument, NULL, OPT_NOLABELS},
                                              {"help", no_argument, NULL, OPT_HELP},
                                              {"version", no_argument, NULL, OPT_VERSION},
                                              {NULL, 0, NULL, 0}};
@@ -133,8 +165,14 @@ static int parse_options(mw_options_t *o, int argc, char **argv, int *help, int 
                 o->show = MW_SHOW_TIMELINE;
             else if (!strcmp(a, "density"))
                 o->show = MW_SHOW_DENSITY;
+            else if (!strcmp(a, "topology"))
+                o->show = MW_SHOW_TOPOLOGY;
+            else if (!strcmp(a, "matrix"))
+                o->show = MW_SHOW_MATRIX;
             else {
-                fprintf(stderr, "mpiwatch-viewer: --view %s: expected timeline, density or all\n",
+                fprintf(stderr,
+                        "mpiwatch-viewer: --view %s: expected timeline, density, all, topology "
+                        "or matrix\n",
                         a);
                 return -1;
             }
@@ -257,6 +295,77 @@ static int parse_options(mw_options_t *o, int argc, char **argv, int *help, int 
             o->bench_frames = (long)n;
             break;
         }
+        case OPT_WINDOW:
+        case OPT_STEP: {
+            double n = 0;
+            if (parse_double(a, &n) < 0 || n < 0 || n > 1e15 || n != (double)(uint64_t)n) {
+                fprintf(stderr, "mpiwatch-viewer: --%s %s: expected an integer >= 0\n",
+                        c == OPT_WINDOW ? "window" : "step", a);
+                return -1;
+            }
+            if (c == OPT_WINDOW) {
+                o->window_n = (uint64_t)n;
+                o->window_given = 1;
+            } else {
+                o->step_n = (uint64_t)n;
+                o->step_given = 1;
+            }
+            break;
+        }
+        case OPT_COLOR: {
+            int m = mw_topo_color_of(a);
+            if (m < 0) {
+                fprintf(stderr,
+                        "mpiwatch-viewer: --color %s: expected messages, bytes, src or dst\n", a);
+                return -1;
+            }
+            o->color = (mw_topo_color_t)m;
+            break;
+        }
+        case OPT_CAMERA: {
+            char tail = 0;
+            float y = 0, p = 0, d = 0;
+            int k = sscanf(a, "%f,%f,%f%c", &y, &p, &d, &tail);
+            if ((k != 2 && k != 3) || p < 5 || p > 89 || d < 0) {
+                fprintf(stderr,
+                        "mpiwatch-viewer: --camera %s: expected YAW,PITCH[,DISTANCE], pitch 5 to "
+                        "89 degrees\n",
+                        a);
+                return -1;
+            }
+            o->cam_yaw = y;
+            o->cam_pitch = p;
+            o->cam_distance = k == 3 ? d : 0;
+            o->camera_given = 1;
+            break;
+        }
+        case OPT_ZOOM: {
+            double z = 0;
+            if (parse_double(a, &z) < 0 || !(z >= 0.01) || z > 1e4) {
+                fprintf(stderr, "mpiwatch-viewer: --zoom %s: expected 0.01 to 10000\n", a);
+                return -1;
+            }
+            o->cam_zoom = (float)z;
+            break;
+        }
+        case OPT_BUNDLES:
+            if (!strcmp(a, "auto"))
+                o->bundles = -1;
+            else if (!strcmp(a, "on"))
+                o->bundles = 1;
+            else if (!strcmp(a, "off"))
+                o->bundles = 0;
+            else {
+                fprintf(stderr, "mpiwatch-viewer: --bundles %s: expected auto, on or off\n", a);
+                return -1;
+            }
+            break;
+        case OPT_PERIODIC:
+            o->periodic = 1;
+            break;
+        case OPT_NOLABELS:
+            o->labels = 0;
+            break;
         case 'h':
         case OPT_HELP:
             *help = 1;
@@ -298,6 +407,10 @@ static int parse_options(mw_options_t *o, int argc, char **argv, int *help, int 
     }
     if (!o->snapshot && !o->bench_frames && (o->at_given || o->range_given)) {
         fprintf(stderr, "mpiwatch-viewer: --at and --range go with --snapshot or --bench-frames\n");
+        return -1;
+    }
+    if (o->window_given && o->step_given) {
+        fprintf(stderr, "mpiwatch-viewer: --window and --step exclude each other\n");
         return -1;
     }
     if (o->snapshot && o->bench_frames) {

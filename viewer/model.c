@@ -231,6 +231,9 @@ struct mw_model {
     size_t rc_n;
 
     scratch_t *scratch;
+
+    Mpiwatch__Step **steps; /* sorted by step number */
+    size_t n_steps, cap_steps, step_bytes;
 };
 
 static double floordiv(double a, double b)
@@ -296,6 +299,20 @@ static void drop_windows(mw_model_t *m)
 }
 
 /* Forgets everything about the previous job (its windows, requests, totals, colors). */
+static size_t step_size(const Mpiwatch__Step *s)
+{
+    return 128 + s->n_pair_src * (2 * sizeof(uint32_t) + 2 * sizeof(uint64_t)) +
+           s->n_functions * 64;
+}
+
+static void drop_steps(mw_model_t *m)
+{
+    for (size_t i = 0; i < m->n_steps; i++)
+        mpiwatch__step__free_unpacked(m->steps[i], NULL);
+    m->n_steps = 0;
+    m->step_bytes = 0;
+}
+
 static void clear_job_state(mw_model_t *m)
 {
     drop_windows(m);
@@ -314,6 +331,7 @@ static void clear_job_state(mw_model_t *m)
     free(m->rc);
     m->rc = NULL;
     m->rc_n = 0;
+    drop_steps(m);
     m->generation++;
 }
 
@@ -326,6 +344,8 @@ void mw_model_free(mw_model_t *m)
     free(m->asked.v);
     free(m->seen.v);
     free(m->rc);
+    drop_steps(m);
+    free(m->steps);
     if (m->job)
         mpiwatch__job_info__free_unpacked(m->job, NULL);
     free(m->scratch->grid);
@@ -377,6 +397,83 @@ void mw_model_set_job(mw_model_t *m, Mpiwatch__JobInfo *job)
         }
         m->n = k;
     }
+}
+
+long mw_model_step_find(const mw_model_t *m, uint64_t step)
+{
+    size_t lo = 0, hi = m->n_steps;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->steps[mid]->step < step)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->n_steps && m->steps[lo]->step == step ? (long)lo : -1;
+}
+
+int mw_model_add_step(mw_model_t *m, Mpiwatch__Step *s)
+{
+    if (!s)
+        return -1;
+    size_t sz = step_size(s);
+    uint64_t num = s->step; /* s may be evicted below */
+    if (sz > MW_STEPS_BYTES) {
+        mpiwatch__step__free_unpacked(s, NULL);
+        return -1;
+    }
+    size_t lo = 0, hi = m->n_steps;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->steps[mid]->step < s->step)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < m->n_steps && m->steps[lo]->step == s->step) {
+        m->step_bytes -= step_size(m->steps[lo]);
+        mpiwatch__step__free_unpacked(m->steps[lo], NULL);
+        m->steps[lo] = s;
+        m->step_bytes += sz;
+    } else {
+        if (m->n_steps == m->cap_steps) {
+            size_t cap = m->cap_steps ? m->cap_steps * 2 : 64;
+            Mpiwatch__Step **v = realloc(m->steps, cap * sizeof *v);
+            if (!v) {
+                mpiwatch__step__free_unpacked(s, NULL);
+                return -1;
+            }
+            m->steps = v;
+            m->cap_steps = cap;
+        }
+        memmove(m->steps + lo + 1, m->steps + lo, (m->n_steps - lo) * sizeof *m->steps);
+        m->steps[lo] = s;
+        m->n_steps++;
+        m->step_bytes += sz;
+    }
+    /* Over the bounds: the lowest step numbers go (the newest is what a live view shows). */
+    size_t drop = 0;
+    while (m->n_steps - drop > 1 &&
+           (m->n_steps - drop > MW_STEPS_MAX || m->step_bytes > MW_STEPS_BYTES)) {
+        m->step_bytes -= step_size(m->steps[drop]);
+        mpiwatch__step__free_unpacked(m->steps[drop], NULL);
+        drop++;
+    }
+    if (drop) {
+        memmove(m->steps, m->steps + drop, (m->n_steps - drop) * sizeof *m->steps);
+        m->n_steps -= drop;
+    }
+    return mw_model_step_find(m, num) >= 0 ? 0 : -1;
+}
+
+size_t mw_model_step_count(const mw_model_t *m)
+{
+    return m->n_steps;
+}
+
+const Mpiwatch__Step *mw_model_step_at(const mw_model_t *m, size_t i)
+{
+    return i < m->n_steps ? m->steps[i] : NULL;
 }
 
 const Mpiwatch__JobInfo *mw_model_job(const mw_model_t *m)

@@ -150,6 +150,19 @@ int mw_model_busy(const mw_model_t *m);
 size_t mw_model_cached_bytes(const mw_model_t *m);
 size_t mw_model_cached_windows(const mw_model_t *m);
 
+/* Time steps (Step messages of the feed and of recordings), kept in order of their number.
+ * At most MW_STEPS_MAX steps and MW_STEPS_BYTES of pair data are kept; the lowest numbers go
+ * first. mw_model_add_step takes ownership (a step already kept is replaced) and returns 0, or
+ * -1 when it was refused (freed). A different job clears them with the windows. */
+#define MW_STEPS_MAX 4096
+#define MW_STEPS_BYTES (64u << 20)
+int mw_model_add_step(mw_model_t *m, Mpiwatch__Step *s);
+size_t mw_model_step_count(const mw_model_t *m);
+/* The i-th kept step, lowest number first; NULL past the end. */
+const Mpiwatch__Step *mw_model_step_at(const mw_model_t *m, size_t i);
+/* The position of step number `step`, or -1. */
+long mw_model_step_find(const mw_model_t *m, uint64_t step);
+
 /* Global ns of the start of the job's first window (the time axis' 0). */
 uint64_t mw_model_origin_ns(const mw_model_t *m);
 double mw_model_seconds(const mw_model_t *m, uint64_t global_ns);

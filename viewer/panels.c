@@ -300,8 +300,11 @@ static void draw_status(mw_app_t *app)
 void mw__panels_draw(mw_app_t *app)
 {
     draw_title(app);
-    draw_legend(app);
-    draw_details(app);
+    /* The topology and matrix views draw their own legends and details. */
+    if (!mw__app_topo(app)) {
+        draw_legend(app);
+        draw_details(app);
+    }
     draw_status(app);
 }
 
@@ -315,7 +318,7 @@ static const char *const help_rows[][2] = {
     {"1 2 3 4", "calls as points by start / by end / lines / arcs"},
     {"t", "transfer function linear ↔ log"},
     {"[  ]", "o_min − / + 0.05"},
-    {"v", "views: all → timeline → call view"},
+    {"v", "views: all → timeline → call view → topology → matrix"},
     {"Esc", "clear selection, highlights and pick"},
     {"s", "save a snapshot (mpiwatch-TIMESTAMP.png)"},
     {"q", "quit"},
@@ -326,6 +329,18 @@ static const char *const help_rows[][2] = {
     {"right-drag", "pan (timeline, or the call view's range)"},
     {"click a call", "highlight its rank, show its details"},
     {"click the legend", "highlight that function (again: off)"},
+    {"", ""},
+    {"topology, matrix:", ""},
+    {", / .  ← / →", "previous / next window or step"},
+    {"space", "play / pause through windows or steps"},
+    {"w", "windows ↔ time steps"},
+    {"c", "line colors: messages → bytes → source → destination"},
+    {"b", "lines: auto → node bundles → rank lines"},
+    {"p", "periodic boundary stubs on / off"},
+    {"t / m / l", "log ↔ linear scale / matrix messages ↔ bytes / rank labels"},
+    {"left-drag, right-drag", "orbit, pan (topology)"},
+    {"wheel, + / −, Home", "zoom, reset the camera (topology)"},
+    {"click", "pick a rank, a line, a bundle or a matrix cell"},
 };
 
 void mw__help_draw(mw_app_t *app)

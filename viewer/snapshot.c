@@ -77,10 +77,10 @@ static void snapshot_view(mw_app_t *app)
 /* Tells the model what the (possibly just changed) view needs. */
 static void snapshot_need(mw_app_t *app)
 {
-    double f0 = 0, f1 = 0;
     mw__app_layout(app);
-    mw_view_focus(&app->view, &f0, &f1);
-    mw_model_need(app->model, app->view.t0, app->view.t1, f0, f1);
+    if (mw__app_topo(app))
+        mw__topo_update(app);
+    mw__app_need(app);
 }
 
 /* 1 when everything the view needs is in the model. */
@@ -95,6 +95,13 @@ static int snapshot_ready(mw_app_t *app)
         /* Not ours to ask: hand it back so the source's next poll requests it. */
         mw_model_answered(app->model, first, last);
         return 0;
+    }
+    if (mw__app_topo(app) && app->tp.step_mode) {
+        /* Time steps are read from the recording on their own: wait for all of them. */
+        mw_source_status_t st;
+        mw_source_status(app->src, &st);
+        if (st.steps_pending)
+            return 0;
     }
     return !mw_source_rank_busy(app->src);
 }
@@ -312,9 +319,152 @@ static cJSON *json_meta(mw_app_t *app)
     return root;
 }
 
+static cJSON *json_rgb(mw_rgb_t c)
+{
+    int rgb[3] = {(int)(c.r * 255.0f + 0.5f), (int)(c.g * 255.0f + 0.5f),
+                  (int)(c.b * 255.0f + 0.5f)};
+    return cJSON_CreateIntArray(rgb, 3);
+}
+
+static void json_scale(cJSON *o, const char *key, const mw_scale_t *s)
+{
+    cJSON *j = cJSON_AddObjectToObject(o, key);
+    cJSON_AddNumberToObject(j, "min", s->min);
+    cJSON_AddNumberToObject(j, "max", s->max);
+    cJSON_AddBoolToObject(j, "log", s->log && !s->ranks);
+    cJSON_AddBoolToObject(j, "ranks", s->ranks);
+    cJSON_AddItemToObject(j, "min_rgb", json_rgb(s->ranks ? mw_hue_ramp(0) : mw_ramp(0)));
+    cJSON_AddItemToObject(j, "max_rgb", json_rgb(s->ranks ? mw_hue_ramp(1) : mw_ramp(1)));
+}
+
+/* Where a test can find the drawn lines: for up to 64 lines (or bundles) spread over the list,
+ * the pixel of a point in the middle of a dash, at full brightness, and its color. */
+#define SAMPLE_T 0.5214f
+static void json_topo_samples(mw_app_t *app, cJSON *o, int bundled)
+{
+    mw_topo_gl_t *t = &app->tp;
+    cJSON *arr = cJSON_AddArrayToObject(o, "samples");
+    size_t n = bundled ? t->lines.n_bundles : t->lines.n_lines;
+    size_t want = n < 64 ? n : 64;
+    for (size_t k = 0; k < want; k++) {
+        size_t i = k * n / want;
+        mw_rgb_t c = mw_scale_color(&t->scale, mw_topo_line_value(&t->lines, bundled, i, t->color));
+        mw_topo_curve_t cv[2];
+        if (mw_topo_curves(&t->layout, &t->lines, bundled, i, t->periodic, c, cv) != 1)
+            continue;
+        float p[3], x, y;
+        mw_topo_curve_point(&cv[0], SAMPLE_T, p);
+        if (!mw_camera_project(t->mvp, p, t->region.w, t->region.h, &x, &y))
+            continue;
+        cJSON *e = cJSON_CreateObject();
+        if (bundled) {
+            cJSON_AddNumberToObject(e, "a", t->lines.bundles[i].a);
+            cJSON_AddNumberToObject(e, "b", t->lines.bundles[i].b);
+            json_u64(e, "messages", t->lines.bundles[i].messages);
+            json_u64(e, "bytes", t->lines.bundles[i].bytes);
+        } else {
+            cJSON_AddNumberToObject(e, "src", t->lines.lines[i].src);
+            cJSON_AddNumberToObject(e, "dst", t->lines.lines[i].dst);
+            json_u64(e, "messages", t->lines.lines[i].messages);
+            json_u64(e, "bytes", t->lines.lines[i].bytes);
+        }
+        cJSON_AddBoolToObject(e, "inter", cv[0].inter > 0.5f);
+        cJSON_AddNumberToObject(e, "x", (double)((float)t->region.x + x));
+        cJSON_AddNumberToObject(e, "y", (double)((float)t->region.y + y));
+        cJSON_AddItemToObject(e, "rgb", json_rgb(c));
+        cJSON_AddItemToArray(arr, e);
+    }
+}
+
+static void json_topology(mw_app_t *app, cJSON *root)
+{
+    mw_topo_gl_t *t = &app->tp;
+    cJSON *o = cJSON_AddObjectToObject(root, "topology");
+    cJSON_AddStringToObject(o, "view", app->show == MW_SHOW_MATRIX ? "matrix" : "topology");
+    cJSON_AddStringToObject(o, "what", t->what);
+    cJSON_AddBoolToObject(o, "step_mode", t->step_mode);
+    cJSON_AddBoolToObject(o, "have_data", t->have_data);
+    uint64_t oldest = 0, newest = 0;
+    if (!t->step_mode && mw_model_extent(app->model, &oldest, &newest) == 0) {
+        json_u64(o, "window_index", t->window);
+        json_u64(o, "window", t->window - oldest);
+    }
+    const Mpiwatch__Step *st = t->step_mode ? mw_model_step_at(app->model, t->step_idx) : NULL;
+    if (st)
+        json_u64(o, "step", st->step);
+    cJSON_AddNumberToObject(o, "steps_kept", (double)mw_model_step_count(app->model));
+    cJSON *lay = cJSON_AddObjectToObject(o, "layout");
+    cJSON_AddNumberToObject(lay, "nodes", (double)t->layout.n_nodes);
+    cJSON_AddNumberToObject(lay, "ranks", t->layout.n_ranks);
+    cJSON_AddBoolToObject(lay, "fallback", t->layout.fallback);
+    static const char *const tn[MW_TOPO_TYPES] = {"planes", "packages", "l3", "cores", "pus"};
+    for (int i = 0; i < MW_TOPO_TYPES; i++)
+        cJSON_AddNumberToObject(lay, tn[i], (double)t->layout.boxes_of_type[i]);
+    const mw_topo_lines_t *L = &t->lines;
+    cJSON *ln = cJSON_AddObjectToObject(o, "lines");
+    cJSON_AddNumberToObject(ln, "pairs", (double)L->n_lines);
+    cJSON_AddNumberToObject(ln, "intra", (double)L->intra);
+    cJSON_AddNumberToObject(ln, "inter", (double)L->inter);
+    cJSON_AddNumberToObject(ln, "periodic", (double)L->periodic);
+    cJSON_AddNumberToObject(ln, "dropped", (double)L->dropped);
+    json_u64(ln, "messages", L->messages);
+    json_u64(ln, "bytes", L->bytes);
+    cJSON *bd = cJSON_AddObjectToObject(o, "bundles");
+    cJSON_AddNumberToObject(bd, "count", (double)L->n_bundles);
+    cJSON_AddNumberToObject(bd, "intra", (double)L->bundles_intra);
+    cJSON_AddNumberToObject(bd, "inter", (double)L->bundles_inter);
+    uint64_t bm = 0, bb = 0;
+    for (size_t i = 0; i < L->n_bundles; i++) {
+        bm += L->bundles[i].messages;
+        bb += L->bundles[i].bytes;
+    }
+    json_u64(bd, "messages", bm);
+    json_u64(bd, "bytes", bb);
+    cJSON_AddStringToObject(o, "color", mw_topo_color_name(t->color));
+    cJSON_AddStringToObject(o, "bundles_mode", t->bundles < 0 ? "auto" : t->bundles ? "on" : "off");
+    cJSON_AddBoolToObject(o, "periodic", t->periodic);
+    cJSON_AddItemToObject(o, "region", json_rect(&t->region));
+    cJSON_AddItemToObject(o, "legend_bar", json_rect(&t->legend_bar));
+    if (app->show == MW_SHOW_TOPOLOGY) {
+        cJSON_AddBoolToObject(o, "bundled", t->bundled);
+        cJSON_AddNumberToObject(o, "curves", (double)t->curves);
+        cJSON_AddNumberToObject(o, "labels", t->labels_drawn);
+        json_scale(o, "scale", &t->scale);
+        json_scale(o, "rank_scale", &t->rank_scale);
+        cJSON_AddItemToObject(o, "rank_bar", json_rect(&t->rank_bar));
+        cJSON *cam = cJSON_AddObjectToObject(o, "camera");
+        cJSON_AddNumberToObject(cam, "yaw", t->cam.yaw);
+        cJSON_AddNumberToObject(cam, "pitch", t->cam.pitch);
+        cJSON_AddNumberToObject(cam, "distance", t->cam.distance);
+        cJSON_AddNumberToObject(cam, "px_per_unit",
+                                mw_camera_px_per_unit(&t->cam, t->region.h));
+        json_topo_samples(app, o, t->bundled);
+    } else {
+        cJSON *m = cJSON_AddObjectToObject(root, "matrix");
+        mw_scale_t sc = mw__matrix_scale(app);
+        cJSON_AddNumberToObject(m, "bins", t->mx.bins);
+        cJSON_AddNumberToObject(m, "ranks", t->mx.n_ranks);
+        cJSON_AddStringToObject(m, "quantity", t->mx_bytes ? "bytes" : "messages");
+        cJSON_AddItemToObject(m, "plot", json_rect(&t->mx_plot));
+        json_scale(m, "scale", &sc);
+        cJSON_AddNumberToObject(m, "cells_used", (double)t->mx.cells_used);
+        cJSON_AddItemToObject(m, "node_edges",
+                              cJSON_CreateIntArray(t->mx.node_edges, t->mx.n_edges));
+        uint64_t tm = 0, tb = 0;
+        for (size_t i = 0; i < (size_t)t->mx.bins * (size_t)t->mx.bins; i++) {
+            tm += t->mx.messages[i];
+            tb += t->mx.bytes[i];
+        }
+        json_u64(m, "messages", tm);
+        json_u64(m, "bytes", tb);
+    }
+}
+
 static int write_meta(mw_app_t *app, const char *path)
 {
     cJSON *root = json_meta(app);
+    if (root && mw__app_topo(app))
+        json_topology(app, root);
     char *s = root ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
     if (!s) {
@@ -336,8 +486,73 @@ static int write_meta(mw_app_t *app, const char *path)
 /* ---- snapshot and benchmark --------------------------------------------------------------- */
 
 /* Acts as a left click at --pick and prints what it found; waits for a picked rank's calls. */
+/* --pick in the topology and matrix views: prints what is under the pixel. */
+static int snapshot_topo_pick(mw_app_t *app)
+{
+    mw_topo_gl_t *t = &app->tp;
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return -1;
+    if (app->show == MW_SHOW_MATRIX) {
+        mw__matrix_pick(app, app->opt.pick_x, app->opt.pick_y);
+        if (t->mx_pick) {
+            uint32_t s0, s1, d0, d1;
+            mw_matrix_bin_ranks(&t->mx, t->mx_src_bin, &s0, &s1);
+            mw_matrix_bin_ranks(&t->mx, t->mx_dst_bin, &d0, &d1);
+            size_t c = (size_t)t->mx_src_bin * (size_t)t->mx.bins + (size_t)t->mx_dst_bin;
+            cJSON_AddStringToObject(o, "kind", "matrix");
+            cJSON_AddNumberToObject(o, "src0", s0);
+            cJSON_AddNumberToObject(o, "src1", s1);
+            cJSON_AddNumberToObject(o, "dst0", d0);
+            cJSON_AddNumberToObject(o, "dst1", d1);
+            json_u64(o, "messages", t->mx.messages[c]);
+            json_u64(o, "bytes", t->mx.bytes[c]);
+        } else {
+            cJSON_AddStringToObject(o, "kind", "none");
+        }
+    } else {
+        mw_topo_pick_t p = mw__topo_pick(app, app->opt.pick_x, app->opt.pick_y);
+        if (p.kind == MW_TOPO_PICK_RANK) {
+            cJSON_AddStringToObject(o, "kind", "rank");
+            cJSON_AddNumberToObject(o, "rank", p.rank);
+            if (t->lines.n_ranks > p.rank) {
+                json_u64(o, "messages", t->lines.rank_messages[p.rank]);
+                json_u64(o, "bytes", t->lines.rank_bytes[p.rank]);
+            }
+        } else if (p.kind == MW_TOPO_PICK_LINE) {
+            const mw_topo_line_t *l = &t->lines.lines[p.index];
+            cJSON_AddStringToObject(o, "kind", "line");
+            cJSON_AddNumberToObject(o, "src", l->src);
+            cJSON_AddNumberToObject(o, "dst", l->dst);
+            cJSON_AddBoolToObject(o, "inter", l->inter);
+            json_u64(o, "messages", l->messages);
+            json_u64(o, "bytes", l->bytes);
+        } else if (p.kind == MW_TOPO_PICK_BUNDLE) {
+            const mw_topo_bundle_t *b = &t->lines.bundles[p.index];
+            cJSON_AddStringToObject(o, "kind", "bundle");
+            cJSON_AddNumberToObject(o, "a", b->a);
+            cJSON_AddNumberToObject(o, "b", b->b);
+            cJSON_AddNumberToObject(o, "pairs", b->pairs);
+            json_u64(o, "messages", b->messages);
+            json_u64(o, "bytes", b->bytes);
+        } else {
+            cJSON_AddStringToObject(o, "kind", "none");
+        }
+    }
+    char *s = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!s)
+        return -1;
+    printf("%s\n", s);
+    fflush(stdout);
+    free(s);
+    return 0;
+}
+
 static int snapshot_pick(mw_app_t *app)
 {
+    if (mw__app_topo(app))
+        return snapshot_topo_pick(app);
     mw_pick_t p = mw__app_pick(app, app->opt.pick_x, app->opt.pick_y);
     if (p.kind == MW_PICK_CALL) {
         uint64_t deadline = mw__now_ns() + SNAPSHOT_TIMEOUT_S * 1000000000ull;
@@ -455,6 +670,17 @@ int mw_bench_run(mw_app_t *app)
     double s = (double)(mw__now_ns() - t0) * 1e-9;
     if (mw__gl_check("benchmark") < 0)
         return 1;
+    if (mw__app_topo(app)) {
+        printf("{\"frames\":%ld,\"seconds\":%.6f,\"fps\":%.2f,\"width\":%d,\"height\":%d,"
+               "\"view\":\"%s\",\"ranks\":%" PRIu32 ",\"nodes\":%zu,\"boxes\":%zu,"
+               "\"pairs\":%zu,\"bundled\":%d,\"curves\":%zu}\n",
+               n, s, s > 0 ? (double)n / s : 0.0, app->fb_w, app->fb_h,
+               app->show == MW_SHOW_MATRIX ? "matrix" : "topology", app->tp.layout.n_ranks,
+               app->tp.layout.n_nodes, app->tp.layout.n_boxes, app->tp.lines.n_lines,
+               app->tp.bundled, app->tp.curves);
+        fflush(stdout);
+        return 0;
+    }
     printf("{\"frames\":%ld,\"seconds\":%.6f,\"fps\":%.2f,\"width\":%d,\"height\":%d,"
            "\"calls\":%.0f}\n",
            n, s, s > 0 ? (double)n / s : 0.0, app->fb_w, app->fb_h, bench_calls(app));

@@ -116,6 +116,11 @@ struct mw_source {
     uint8_t *pack; /* scratch: a record's window encoded again to be unpacked alone */
     size_t pack_cap;
     int more;         /* the last poll left work, or did some: do not sleep */
+    /* Time steps: a reader of their own walks the whole file once, a budget per poll. */
+    mw_rec_reader_t *rd_step;
+    int steps_done;
+    Mpiwatch__Step *step_ahead; /* playing: read, not due yet */
+    uint64_t step_ahead_mono;
     mw_arena_t arena; /* decodes recorded envelopes for rank requests */
     int arena_ready;
 };
@@ -314,6 +319,14 @@ static int source_drain_feed(mw_source_t *s, mw_model_t *m)
             s->prev_index = k;
             added += source_add_window(s, m, w);
             source_extent(s, m, s->have_ext ? s->ext_oldest : k, k);
+        } else if (f->body_case == MPIWATCH__FEED__BODY_STEP && f->step) {
+            Mpiwatch__Step *st = f->step;
+            f->step = NULL;
+            f->body_case = MPIWATCH__FEED__BODY__NOT_SET;
+            if (mw_model_job(m) && mw_model_add_step(m, st) == 0)
+                s->st.steps++;
+            else if (!mw_model_job(m))
+                mpiwatch__step__free_unpacked(st, NULL);
         } else if (f->body_case == MPIWATCH__FEED__BODY_EVENT && f->event) {
             source_set_event(s, f->event->kind, f->event->detail);
         }
@@ -888,6 +901,54 @@ static void source_rank_scan(mw_source_t *s, mw_model_t *m, uint64_t deadline, i
     }
 }
 
+/* Hands the model the recording's time steps: reads on from where the last poll stopped until
+ * the deadline; playing at a speed, a step waits until the recorded time of its frame. */
+static void source_scan_steps(mw_source_t *s, mw_model_t *m, uint64_t now_ns, uint64_t deadline,
+                              int *more)
+{
+    double elapsed = (double)(now_ns - s->t0_ns) * s->speed;
+    while (!s->steps_done && source_clock_ns() < deadline) {
+        if (!s->step_ahead) {
+            const Mpiwatch__Record *rec;
+            char err[256];
+            int rc = mw_rec_reader_next(s->rd_step, &rec, NULL, err, sizeof err);
+            if (rc <= 0) {
+                if (rc < 0)
+                    source_log("%s: reading steps: %s", s->st.what, err);
+                s->steps_done = 1;
+                s->st.steps_pending = 0;
+                break;
+            }
+            if (rec->body_case != MPIWATCH__RECORD__BODY_STEP || !rec->step)
+                continue;
+            size_t n = mpiwatch__step__get_packed_size(rec->step);
+            if (n > s->pack_cap) {
+                uint8_t *p = realloc(s->pack, n);
+                if (!p) {
+                    source_log("out of memory reading a step");
+                    s->steps_done = 1;
+                    s->st.steps_pending = 0;
+                    break;
+                }
+                s->pack = p;
+                s->pack_cap = n;
+            }
+            mpiwatch__step__pack(rec->step, s->pack);
+            s->step_ahead = mpiwatch__step__unpack(NULL, n, s->pack);
+            s->step_ahead_mono = rec->mono_ns;
+            if (!s->step_ahead)
+                continue;
+        }
+        if (s->st.playing && (double)(s->step_ahead_mono - s->first_mono) > elapsed)
+            return; /* not due yet: nothing to do before then */
+        if (mw_model_add_step(m, s->step_ahead) == 0)
+            s->st.steps++;
+        s->step_ahead = NULL;
+    }
+    if (!s->steps_done)
+        *more = 1;
+}
+
 static int source_poll_replay(mw_source_t *s, mw_model_t *m, uint64_t now_ns)
 {
     int added = 0, more = 0;
@@ -908,6 +969,7 @@ static int source_poll_replay(mw_source_t *s, mw_model_t *m, uint64_t now_ns)
         source_rank_start(s, m);
     if (s->rk.running)
         source_rank_scan(s, m, deadline, &more);
+    source_scan_steps(s, m, now_ns, deadline, &more);
     s->more = more || added > 0 || s->serving || s->rk.running;
     return added;
 }
@@ -993,7 +1055,8 @@ mw_source_t *mw_source_replay(const char *path, double speed, char *err, size_t 
     s->speed = speed;
     char why[256];
     if (!(s->rd = mw_rec_reader_open(path, why, sizeof why)) ||
-        !(s->rd_rank = mw_rec_reader_open(path, why, sizeof why))) {
+        !(s->rd_rank = mw_rec_reader_open(path, why, sizeof why)) ||
+        !(s->rd_step = mw_rec_reader_open(path, why, sizeof why))) {
         snprintf(err, len, "%s", why);
         goto fail;
     }
@@ -1007,6 +1070,11 @@ mw_source_t *mw_source_replay(const char *path, double speed, char *err, size_t 
         snprintf(err, len, "%s: cannot seek", path);
         goto fail;
     }
+    if (mw_rec_reader_seek(s->rd_step, MW_REC_HEADER_BYTES) < 0) {
+        snprintf(err, len, "%s: cannot seek", path);
+        goto fail;
+    }
+    s->st.steps_pending = 1;
     if (source_scan_jobs(s, why, sizeof why) < 0) {
         snprintf(err, len, "%s: %s", path, why);
         goto fail;
@@ -1040,6 +1108,9 @@ void mw_source_free(mw_source_t *s)
         mpiwatch__window__free_unpacked(s->ahead, NULL);
     mw_rec_reader_close(s->rd);
     mw_rec_reader_close(s->rd_rank);
+    mw_rec_reader_close(s->rd_step);
+    if (s->step_ahead)
+        mpiwatch__step__free_unpacked(s->step_ahead, NULL);
     if (s->arena_ready)
         mw_arena_free(&s->arena);
     free(s->rk.calls);

@@ -26,6 +26,8 @@ typedef struct {
     int ended;                        /* the job ended (JobInfo.state is not "running") */
     uint64_t feed_windows, feed_gaps; /* windows from the feed, indices missed on it */
     uint64_t requests, replies, errors;
+    uint64_t steps;    /* time steps handed to the model */
+    int steps_pending; /* replay: the recording's steps are still being read */
     char what[256]; /* the endpoint or the file */
 } mw_source_status_t;
 

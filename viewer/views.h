@@ -54,6 +54,33 @@ int mw__density_update(mw_app_t *app, int force);
 void mw__density_call_xy(const mw_app_t *app, uint64_t start_ns, uint64_t duration_ns, float *x,
                          float *y);
 
+/* view_topology.c: the 3D topology view (the view state and GL objects are app->tp). */
+int mw__topo_init(mw_app_t *app);
+void mw__topo_free(mw_app_t *app);
+/* Lays out the job, finds what is shown and merges its pairs, when their inputs changed. */
+int mw__topo_update(mw_app_t *app);
+void mw__topo_draw(mw_app_t *app);
+/* The pairs of the window or step shown (empty when it is not loaded). */
+mw_pairs_t mw__topo_pairs(mw_app_t *app);
+/* One window or step back (delta < 0) or forward; stops following. */
+void mw__topo_step(mw_app_t *app, int delta);
+/* Playing: moves on when it is time; 1 when it moved. */
+int mw__topo_play(mw_app_t *app, uint64_t now_ns);
+/* 1 when lines are drawn as node bundles now (the 'b' setting, or auto by zoom). */
+int mw__topo_bundled(const mw_app_t *app);
+/* A click at pixel (x, y) of the 3D view. */
+mw_topo_pick_t mw__topo_pick(mw_app_t *app, int x, int y);
+
+/* view_matrix.c: the communication matrix. */
+int mw__matrix_init(mw_app_t *app);
+void mw__matrix_free(mw_app_t *app);
+int mw__matrix_update(mw_app_t *app);
+void mw__matrix_draw(mw_app_t *app);
+mw_scale_t mw__matrix_scale(const mw_app_t *app);
+/* The (sender, receiver) bins under pixel (x, y); 0 outside the plot. */
+int mw__matrix_cell_at(const mw_app_t *app, int x, int y, int *src_bin, int *dst_bin);
+void mw__matrix_pick(mw_app_t *app, int x, int y);
+
 /* panels.c: title, legend, details, status bar, help overlay. */
 void mw__panels_draw(mw_app_t *app);
 void mw__help_draw(mw_app_t *app);

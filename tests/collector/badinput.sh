@@ -59,7 +59,7 @@ check("stats late", stats["late"], 0)
 check("stats partial", stats["partial_windows"], 0)
 
 # The valid job is in the summary, exactly.
-check("summary keys", sorted(summary), sorted(["ranks", "windows", "dropped", "late", "functions", "per_rank", "pairs"]))
+check("summary keys", sorted(summary), sorted(["ranks", "windows", "dropped", "late", "functions", "per_rank", "pairs", "nodes"]))
 check("ranks", summary["ranks"], 1)
 check("windows", summary["windows"], samples)
 check("dropped", summary["dropped"], 0)
@@ -68,7 +68,7 @@ want_fns = {f: {k: v * samples for k, v in c.items()} for f, c in bad["per_sampl
 check("functions", summary["functions"], want_fns)
 check("per_rank count", len(summary["per_rank"]), 1)
 r0 = summary["per_rank"][0]
-check("per_rank keys", sorted(r0), sorted(["rank", "host", "mpi_time_ns", "functions"]))
+check("per_rank keys", sorted(r0), sorted(["rank", "host", "mpi_time_ns", "functions", "node", "pu", "core", "l3", "package", "numa", "bound", "pus"]))
 check("per_rank[0].rank", r0["rank"], 0)
 check("per_rank[0].host", r0["host"], "node0")
 check("per_rank[0].functions", r0["functions"], want_fns)

@@ -351,7 +351,7 @@ static size_t odd_valid_inputs(input_t *in)
     tm_put_msg(&s, 14, &c);
     tm_put_ld(&s, 14, "", 0); /* an empty call */
     tm_put_ld(&s, 2, "", 0);  /* an empty function summary */
-    tm_put_uint(&s, 19, 5);   /* unknown in the sample */
+    tm_put_uint(&s, 29, 5);   /* unknown in the sample (19 is Sample.steps) */
     tm_put_ld(&s, 63, "q", 1);
     tm_put_uint(&s, 64, 1);
     tm_put_uint(&s, 18, NOW);

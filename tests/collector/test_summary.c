@@ -73,8 +73,8 @@ static void test_summary_keys_and_values(void **state)
     assert_non_null(root);
 
     static const char *const top[] = {"ranks",     "windows",  "dropped", "late",
-                                      "functions", "per_rank", "pairs"};
-    assert_keys(root, top, 7);
+                                      "functions", "per_rank", "pairs",   "nodes"};
+    assert_keys(root, top, 8);
     assert_int_equal(num(root, "ranks"), 3);
     assert_int_equal(num(root, "windows"), 3);
     assert_int_equal(num(root, "late"), 0);
@@ -93,12 +93,15 @@ static void test_summary_keys_and_values(void **state)
     assert_int_equal(num(send, "count"), 6);
     assert_null(cJSON_GetObjectItemCaseSensitive(fns, "MPI_Barrier"));
 
-    static const char *const rkeys[] = {"rank", "host", "mpi_time_ns", "functions"};
+    static const char *const rkeys[] = {"rank", "host", "mpi_time_ns", "functions",
+                                        /* placement (docs/topology.md) */
+                                        "node", "pu", "core", "l3", "package", "numa", "bound",
+                                        "pus"};
     const cJSON *per_rank = cJSON_GetObjectItemCaseSensitive(root, "per_rank");
     assert_int_equal(cJSON_GetArraySize(per_rank), 3);
     for (int i = 0; i < 3; i++) {
         const cJSON *r = cJSON_GetArrayItem(per_rank, i);
-        assert_keys(r, rkeys, 4);
+        assert_keys(r, rkeys, 12);
         assert_int_equal(num(r, "rank"), i);
         char host[16];
         snprintf(host, sizeof host, "node%d", i / 2);
@@ -161,8 +164,8 @@ static void test_summary_without_job_and_silent_rank(void **state)
     cJSON *root = cJSON_Parse(text);
     assert_non_null(root);
     static const char *const top[] = {"ranks",     "windows",  "dropped", "late",
-                                      "functions", "per_rank", "pairs"};
-    assert_keys(root, top, 7);
+                                      "functions", "per_rank", "pairs",   "nodes"};
+    assert_keys(root, top, 8);
     assert_int_equal(num(root, "ranks"), 0);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "per_rank")), 0);
     cJSON_Delete(root);

@@ -105,7 +105,7 @@ expect_2() {
 expect_2 "missing file" --format jsonl "$dir/none.mpiw"
 echo "not a recording at all" >"$dir/text.mpiw"
 expect_2 "not a recording" --format csv "$dir/text.mpiw"
-expect_2 "unknown format" --format vtk "$dir/a.mpiw"
+expect_2 "unknown format" --format bogus "$dir/a.mpiw"
 expect_2 "no file" --format csv
 "$export_" --format csv "$dir/a.mpiw" -o "$dir/no/such/dir/out.csv" 2>/dev/null
 [ $? = 1 ] || mw_fail "an output that cannot be written must exit 1"

@@ -3,10 +3,12 @@
  * window_json.c (the view: checks, fractions, the JSON object) through its header; the CSV
  * rows, the Chrome trace writer and the command line of tools/export.c by including the file
  * itself (without its main), so that its static functions are tested as they are, without a
- * header that would exist only for the tests.
+ * header that would exist only for the tests. The ParaView layout (vtk_layout.c) through its
+ * header; the VTK files themselves are checked by vtk.sh.
  */
 #define MW_EXPORT_NO_MAIN
 #include "export.c"
+#include "vtk_layout.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -704,6 +706,118 @@ static void test_trace_lanes_full(void **state)
     mw_window_view_free(v);
 }
 
+/* ---- vtk layout --------------------------------------------------------------------------- */
+
+/* Without nodes: one plane per host that has ranks (not the collector's "" host), ranks on a
+ * grid inside it, and the ranks the job does not place on one more plane. */
+static void test_vtk_layout_hosts(void **state)
+{
+    (void)state;
+    mw_vtk_layout_t l;
+    assert_int_equal(mw_vtk_layout_build(&l, NULL), 0);
+    assert_int_equal(l.n_nodes, 0);
+    assert_int_equal(l.n_ranks, 0);
+    mw_vtk_layout_free(&l);
+
+    Mpiwatch__JobInfo job = MPIWATCH__JOB_INFO__INIT;
+    char *hosts[3] = {"", "a", "b"};
+    Mpiwatch__RankInfo ri[4], *rip[4];
+    for (uint32_t r = 0; r < 4; r++) {
+        mpiwatch__rank_info__init(&ri[r]);
+        ri[r].rank = r;
+        ri[r].host = r < 3 ? 1 : 7; /* rank 3: a host index out of range */
+        rip[r] = &ri[r];
+    }
+    job.size = 5; /* rank 4 never said hello */
+    job.hosts = hosts;
+    job.n_hosts = 3;
+    job.ranks = rip;
+    job.n_ranks = 4;
+    assert_int_equal(mw_vtk_layout_build(&l, &job), 0);
+    assert_int_equal(l.n_ranks, 5);
+    assert_int_equal(l.n_nodes, 2); /* "a" and the unplaced ranks: "" and "b" have none */
+    assert_string_equal(l.node_name[0], "a");
+    assert_int_equal(l.unplaced, 2);
+    assert_int_equal(l.n_boxes, 2);
+    assert_int_equal(l.hw_nodes, 0);
+    for (uint32_t r = 0; r < 5; r++) {
+        const mw_vtk_point_t *p = &l.rank[r];
+        const mw_vtk_box_t *b = &l.boxes[p->node];
+        assert_int_equal(p->node, r < 3 ? 0 : 1);
+        assert_true(p->x > b->x0 && p->x < b->x1 && p->y > b->y0 && p->y < b->y1);
+        assert_true(p->z > b->z);
+    }
+    assert_true(l.rank[0].x != l.rank[1].x || l.rank[0].y != l.rank[1].y);
+    assert_true(l.boxes[1].x0 >= l.boxes[0].x1 || l.boxes[1].y0 >= l.boxes[0].y1);
+    mw_vtk_layout_free(&l);
+}
+
+/* With hardware: nested rectangles, each inside its parent and higher, ranks on their PUs; a
+ * parent index that does not precede its object makes the node fall back to a grid. */
+static void test_vtk_layout_hardware(void **state)
+{
+    (void)state;
+    /* package 0 > core 0 > PUs 0 and 1; package 0 > core 1 > PUs 2 and 3 */
+    const struct {
+        uint32_t type;
+        int32_t parent;
+        uint32_t index;
+    } def[7] = {{1, -1, 0}, {3, 0, 0}, {4, 1, 0}, {4, 1, 1}, {3, 0, 1}, {4, 4, 2}, {4, 4, 3}};
+    Mpiwatch__TopoObject obj[7], *objp[7];
+    for (int i = 0; i < 7; i++) {
+        mpiwatch__topo_object__init(&obj[i]);
+        obj[i].type = def[i].type;
+        obj[i].parent = def[i].parent;
+        obj[i].logical = obj[i].os_index = def[i].index;
+        objp[i] = &obj[i];
+    }
+    Mpiwatch__NodeTopology topo = MPIWATCH__NODE_TOPOLOGY__INIT, *topop = &topo;
+    topo.node = "n0";
+    topo.objects = objp;
+    topo.n_objects = 7;
+    Mpiwatch__RankInfo ri[2], *rip[2];
+    for (uint32_t r = 0; r < 2; r++) {
+        mpiwatch__rank_info__init(&ri[r]);
+        ri[r].rank = r;
+        ri[r].pu = (int32_t)(3 - r); /* rank 0 on PU 3, rank 1 on PU 2 */
+        rip[r] = &ri[r];
+    }
+    Mpiwatch__JobInfo job = MPIWATCH__JOB_INFO__INIT;
+    job.size = 2;
+    job.ranks = rip;
+    job.n_ranks = 2;
+    job.nodes = &topop;
+    job.n_nodes = 1;
+    mw_vtk_layout_t l;
+    assert_int_equal(mw_vtk_layout_build(&l, &job), 0);
+    assert_int_equal(l.hw_nodes, 1);
+    assert_int_equal(l.n_boxes, 8); /* the node and its 7 objects */
+    for (int i = 0; i < 7; i++) {
+        const mw_vtk_box_t *b = &l.boxes[1 + i];
+        const mw_vtk_box_t *up = &l.boxes[def[i].parent < 0 ? 0 : 1 + def[i].parent];
+        assert_int_equal(b->kind, def[i].type + 1);
+        assert_true(b->x0 >= up->x0 && b->x1 <= up->x1 && b->y0 >= up->y0 && b->y1 <= up->y1);
+        assert_true(b->z > up->z);
+    }
+    for (uint32_t r = 0; r < 2; r++) {
+        const mw_vtk_box_t *pu = &l.boxes[r == 0 ? 7 : 6];
+        assert_int_equal(pu->os_index, 3 - (int)r);
+        assert_int_equal(pu->ranks, 1);
+        assert_true(l.rank[r].x > pu->x0 && l.rank[r].x < pu->x1);
+        assert_true(l.rank[r].y > pu->y0 && l.rank[r].y < pu->y1);
+    }
+    assert_int_equal(l.boxes[5].ranks, 2); /* core 1 holds both */
+    assert_int_equal(l.boxes[0].ranks, 2);
+    mw_vtk_layout_free(&l);
+
+    obj[3].parent = 5; /* after itself: not a tree */
+    assert_int_equal(mw_vtk_layout_build(&l, &job), 0);
+    assert_int_equal(l.hw_nodes, 0);
+    assert_int_equal(l.bad_nodes, 1);
+    assert_int_equal(l.n_boxes, 1);
+    mw_vtk_layout_free(&l);
+}
+
 /* ---- command line ------------------------------------------------------------------------- */
 
 static int parse(mw_export_opts_t *o, const char *line)
@@ -733,7 +847,19 @@ static void test_args(void **state)
     assert_int_equal(parse(&o, "x --format summary run.mpiw -o -"), 0);
     assert_int_equal(o.format, FMT_SUMMARY);
     assert_int_equal(parse(&o, "x --help"), 1);
-    assert_int_equal(parse(&o, "x --format vtk run.mpiw"), -1);
+    assert_int_equal(parse(&o, "x --format vtk run.mpiw -o d --by step --from 2 --to 5 --every 3"),
+                     0);
+    assert_int_equal(o.format, FMT_VTK);
+    assert_string_equal(o.output, "d");
+    assert_true(o.vtk.by_step && o.vtk.have_from && o.vtk.have_to);
+    assert_true(o.vtk.from == 2 && o.vtk.to == 5 && o.vtk.every == 3);
+    assert_int_equal(parse(&o, "x --format vtk run.mpiw"), -1); /* a directory is required */
+    assert_int_equal(parse(&o, "x --format vtk run.mpiw -o -"), -1);
+    assert_int_equal(parse(&o, "x --format vtk run.mpiw -o d --by steps"), -1);
+    assert_int_equal(parse(&o, "x --format vtk run.mpiw -o d --every 0"), -1);
+    assert_int_equal(parse(&o, "x --format vtk run.mpiw -o d --from -1"), -1);
+    assert_int_equal(parse(&o, "x --format csv run.mpiw --by step"), -1);
+    assert_int_equal(parse(&o, "x --format bogus run.mpiw"), -1);
     assert_int_equal(parse(&o, "x run.mpiw"), -1);
     assert_int_equal(parse(&o, "x --format csv"), -1);
     assert_int_equal(parse(&o, "x --format csv a.mpiw b.mpiw"), -1);
@@ -767,6 +893,8 @@ int main(void)
         cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_trace),
         cmocka_unit_test(test_trace_lanes_full),
+        cmocka_unit_test(test_vtk_layout_hosts),
+        cmocka_unit_test(test_vtk_layout_hardware),
         cmocka_unit_test(test_args),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

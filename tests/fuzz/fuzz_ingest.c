@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "collector.h"
+#include "steps.h"
 #include "fixture.h"
 #include "pbequal.h"
 
@@ -126,6 +127,7 @@ static void collector_reset(void)
     mw_arena_t arena = coll->arena;
     if (coll->merge_ready)
         mw_merge_free(&coll->merge);
+    mw__steps_free(coll);
     mw__job_free(&coll->job);
     memset(coll, 0, sizeof *coll);
     coll->opt = &opt;

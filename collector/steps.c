@@ -1,0 +1,579 @@
+/* steps.c: time steps in the collector: exact per-step totals from the ranks' step marks.
+ *
+ * DESIGN: a rank's StepMark is a snapshot of its marking thread's totals in the window up to
+ * the mark. For window w with totals T and marks S1..Sk the rank's step segments are S1,
+ * S2-S1, ..., Sk-S(k-1), and T-Sk, which belongs to the step that has not ended yet. Each rank
+ * keeps a "carry": its totals since its last mark, to which every segment is added; a mark
+ * moves the carry into that step's open entry, summed over ranks. Counts, times, bytes and
+ * messages are exact that way; min/max of a segment are the snapshot's (bounds, see
+ * docs/steps.md). Calls of other threads of the rank are only in T, so they belong to the
+ * step that is open at the end of their window.
+ *
+ * A step closes once every rank still expected (neither gone with a bye nor declared dead) has
+ * ended it or a later step, or when the job ends; more than MW_STEPS_MAX_OPEN open steps close
+ * the oldest. Everything is driven by accepted samples, byes and the job's end, so a replay of
+ * a recording closes the same steps in the same order. A closed step is encoded once and goes
+ * to the recording, the feed (topic "step") and the list the summary JSON is built from.
+ */
+#include "steps.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    mw__index_t fn;    /* fn -> mw_fn_stats_t: the rank's totals since its last mark */
+    mw__index_t peer;  /* peer -> mw_pair_sum_t: its messages since its last mark */
+    uint64_t start_ns; /* where its current step started: its last mark, or its first window */
+    int64_t passed;    /* the last step it ended, -1 none */
+    uint8_t ready, gone;
+} step_rank_t;
+
+typedef struct {
+    int used, ready;
+    uint64_t step, start_ns, end_ns;
+    uint32_t ranks, folded;
+    mw__index_t fn;    /* fn -> mw_fn_stats_t */
+    mw__index_t pairs; /* src << 32 | dst -> mw_pair_sum_t */
+} step_open_t;
+
+struct mw_steps {
+    uint32_t size;
+    uint64_t window_ns, lateness_ns;
+    step_rank_t *rank;
+    step_open_t open[MW_STEPS_MAX_OPEN];
+    uint32_t n_open;
+    /* Scratch: the previous mark's (or, in validation, the sample's) totals, dense. */
+    mw_fn_stats_t prev_fn[MW_FN_COUNT];
+    mw_fn_stats_t tot_fn[MW_FN_COUNT];
+    uint64_t *prev_pm, *prev_pb, *tot_pm, *tot_pb; /* [size] */
+    /* Encoding of a closed step. */
+    Mpiwatch__FunctionStat fs[MW_FN_COUNT];
+    Mpiwatch__FunctionStat *fsp[MW_FN_COUNT];
+    uint32_t *p_src, *p_dst;
+    uint64_t *p_msg, *p_bytes;
+    size_t p_cap;
+    /* Closed steps for the summary. */
+    uint8_t **kept;
+    size_t *kept_len;
+    size_t n_kept;
+    uint64_t closed;
+};
+
+int mw__steps_begin(mw_collector_t *c, uint32_t size, uint64_t window_ns, uint64_t lateness_ns)
+{
+    mw__steps_free(c);
+    mw_steps_t *S = calloc(1, sizeof *S);
+    if (!S)
+        return -1;
+    S->size = size;
+    S->window_ns = window_ns;
+    S->lateness_ns = lateness_ns;
+    S->rank = calloc(size, sizeof *S->rank);
+    S->prev_pm = calloc(size, sizeof(uint64_t));
+    S->prev_pb = calloc(size, sizeof(uint64_t));
+    S->tot_pm = calloc(size, sizeof(uint64_t));
+    S->tot_pb = calloc(size, sizeof(uint64_t));
+    c->steps = S;
+    if (!S->rank || !S->prev_pm || !S->prev_pb || !S->tot_pm || !S->tot_pb) {
+        mw__steps_free(c);
+        return -1;
+    }
+    for (uint32_t r = 0; r < size; r++)
+        S->rank[r].passed = -1;
+    return 0;
+}
+
+void mw__steps_free(mw_collector_t *c)
+{
+    mw_steps_t *S = c->steps;
+    if (!S)
+        return;
+    for (uint32_t r = 0; S->rank && r < S->size; r++) {
+        if (S->rank[r].ready) {
+            mw__index_free(&S->rank[r].fn);
+            mw__index_free(&S->rank[r].peer);
+        }
+    }
+    for (uint32_t i = 0; i < MW_STEPS_MAX_OPEN; i++) {
+        if (S->open[i].ready) {
+            mw__index_free(&S->open[i].fn);
+            mw__index_free(&S->open[i].pairs);
+        }
+    }
+    for (size_t i = 0; i < S->n_kept; i++)
+        free(S->kept[i]);
+    free(S->kept);
+    free(S->kept_len);
+    free(S->rank);
+    free(S->prev_pm);
+    free(S->prev_pb);
+    free(S->tot_pm);
+    free(S->tot_pb);
+    free(S->p_src);
+    free(S->p_dst);
+    free(S->p_msg);
+    free(S->p_bytes);
+    free(S);
+    c->steps = NULL;
+}
+
+/* ---- validation --------------------------------------------------------------------------- */
+
+static void fs_set(mw_fn_stats_t *t, const Mpiwatch__FunctionStat *f)
+{
+    t->count = f->count;
+    t->total_ns = f->total_ns;
+    t->bytes = f->bytes;
+    t->min_ns = f->min_ns;
+    t->max_ns = f->max_ns;
+}
+
+/* a <= b in every summed field. */
+static int fs_le(const mw_fn_stats_t *a, const mw_fn_stats_t *b)
+{
+    return a->count <= b->count && a->total_ns <= b->total_ns && a->bytes <= b->bytes;
+}
+
+/* Zeroes the scratch entries a sample and its marks may have touched. */
+static void scratch_clear(mw_steps_t *S, const Mpiwatch__Sample *s)
+{
+    for (size_t i = 0; i < s->n_functions; i++)
+        if (s->functions[i] && s->functions[i]->fn < MW_FN_COUNT)
+            memset(&S->tot_fn[s->functions[i]->fn], 0, sizeof S->tot_fn[0]);
+    for (size_t i = 0; i < s->n_peer_rank; i++)
+        if (s->peer_rank[i] < S->size)
+            S->tot_pm[s->peer_rank[i]] = S->tot_pb[s->peer_rank[i]] = 0;
+    for (size_t i = 0; i < s->n_steps; i++) {
+        const Mpiwatch__StepMark *m = s->steps[i];
+        if (!m)
+            continue;
+        for (size_t j = 0; j < m->n_functions; j++)
+            if (m->functions[j] && m->functions[j]->fn < MW_FN_COUNT) {
+                memset(&S->prev_fn[m->functions[j]->fn], 0, sizeof S->prev_fn[0]);
+                memset(&S->tot_fn[m->functions[j]->fn], 0, sizeof S->tot_fn[0]);
+            }
+        for (size_t j = 0; j < m->n_peer_rank && j < m->n_peer_messages; j++)
+            if (m->peer_rank[j] < S->size) {
+                S->prev_pm[m->peer_rank[j]] = S->prev_pb[m->peer_rank[j]] = 0;
+                S->tot_pm[m->peer_rank[j]] = S->tot_pb[m->peer_rank[j]] = 0;
+            }
+    }
+}
+
+/* One mark against its bound (tot_*: the next mark's snapshot, or the window's totals). The
+ * mark's own values are collected in prev_* to catch an id listed twice. */
+static mw_reject_t check_mark(mw_steps_t *S, const Mpiwatch__StepMark *m, uint64_t lo, uint64_t hi)
+{
+    if (!m || m->source < 1 || m->source > 3 || m->end_ns < lo || m->end_ns > hi ||
+        m->step > (uint64_t)INT64_MAX)
+        return MW_REJECT_BAD_FIELD;
+    if (m->n_peer_messages != m->n_peer_rank || m->n_peer_bytes != m->n_peer_rank ||
+        m->n_functions >= MW_FN_COUNT)
+        return MW_REJECT_BAD_FIELD;
+    for (size_t j = 0; j < m->n_functions; j++) {
+        const Mpiwatch__FunctionStat *f = m->functions[j];
+        if (!f || f->fn == 0 || f->fn >= MW_FN_COUNT || S->prev_fn[f->fn].count || f->count == 0)
+            return MW_REJECT_BAD_FIELD; /* an invalid id, or one listed twice */
+        fs_set(&S->prev_fn[f->fn], f);
+        if (!fs_le(&S->prev_fn[f->fn], &S->tot_fn[f->fn]) || f->min_ns > f->max_ns)
+            return MW_REJECT_BAD_FIELD;
+    }
+    for (size_t j = 0; j < m->n_peer_rank; j++) {
+        uint32_t p = m->peer_rank[j];
+        if (p >= S->size || S->prev_pm[p] || m->peer_messages[j] == 0 ||
+            m->peer_messages[j] > S->tot_pm[p] || m->peer_bytes[j] > S->tot_pb[p])
+            return MW_REJECT_BAD_FIELD;
+        S->prev_pm[p] = m->peer_messages[j];
+        S->prev_pb[p] = m->peer_bytes[j];
+    }
+    return MW_ACCEPTED;
+}
+
+/* Every snapshot lies within the next one and the last within the window's totals: the marks
+ * are checked from the last to the first, each becoming the bound of the one before it. */
+mw_reject_t mw__steps_check(mw_collector_t *c, const Mpiwatch__Sample *s)
+{
+    mw_steps_t *S = c->steps;
+    if (s->n_steps == 0)
+        return MW_ACCEPTED;
+    if (s->n_steps > MW_STEPS_MAX_MARKS)
+        return MW_REJECT_BAD_FIELD;
+    if (!S)
+        return MW_ACCEPTED; /* no memory for steps: the marks are ignored */
+    for (size_t i = 0; i < s->n_functions; i++)
+        fs_set(&S->tot_fn[s->functions[i]->fn], s->functions[i]); /* checked, distinct */
+    for (size_t i = 0; i < s->n_peer_rank; i++) {
+        S->tot_pm[s->peer_rank[i]] += s->peer_messages[i];
+        S->tot_pb[s->peer_rank[i]] += s->peer_bytes[i];
+    }
+    /* A mark may sit in a later window's sample than its time (a late mark, a slot left
+     * behind), never in an earlier one. */
+    uint64_t wstart = s->window * S->window_ns;
+    uint64_t slack = 5 * S->window_ns + S->lateness_ns;
+    uint64_t lo = wstart > slack ? wstart - slack : 0;
+    uint64_t hi = wstart + S->window_ns + S->lateness_ns;
+    mw_reject_t r = MW_ACCEPTED;
+    for (size_t i = s->n_steps; i-- > 0;) {
+        const Mpiwatch__StepMark *m = s->steps[i];
+        r = check_mark(S, m, lo, hi);
+        if (r != MW_ACCEPTED)
+            break;
+        hi = m->end_ns; /* marks are in time order */
+        /* This mark becomes the bound: clear the old bound, then copy prev_* over. */
+        scratch_clear(S, &(Mpiwatch__Sample){.n_functions = s->n_functions,
+                                             .functions = s->functions,
+                                             .n_peer_rank = s->n_peer_rank,
+                                             .peer_rank = s->peer_rank});
+        if (i + 1 < s->n_steps)
+            scratch_clear(S, &(Mpiwatch__Sample){.n_steps = 1, .steps = s->steps + i + 1});
+        for (size_t j = 0; j < m->n_functions; j++) {
+            uint32_t fn = m->functions[j]->fn;
+            fs_set(&S->tot_fn[fn], m->functions[j]);
+            memset(&S->prev_fn[fn], 0, sizeof S->prev_fn[fn]);
+        }
+        for (size_t j = 0; j < m->n_peer_rank; j++) {
+            uint32_t p = m->peer_rank[j];
+            S->tot_pm[p] = m->peer_messages[j];
+            S->tot_pb[p] = m->peer_bytes[j];
+            S->prev_pm[p] = S->prev_pb[p] = 0;
+        }
+    }
+    scratch_clear(S, s);
+    return r;
+}
+
+/* ---- assembly ----------------------------------------------------------------------------- */
+
+static void stats_add(mw_fn_stats_t *t, const mw_fn_stats_t *x)
+{
+    if (!x->count && !x->total_ns && !x->bytes)
+        return;
+    if (x->count) {
+        if (t->count == 0 || x->min_ns < t->min_ns)
+            t->min_ns = x->min_ns;
+        if (x->max_ns > t->max_ns)
+            t->max_ns = x->max_ns;
+    }
+    t->count += x->count;
+    t->total_ns += x->total_ns;
+    t->bytes += x->bytes;
+}
+
+/* Adds snapshot f minus the previous one (prev_fn) to the rank's carry. */
+static void carry_fn(step_rank_t *r, const Mpiwatch__FunctionStat *f, const mw_fn_stats_t *prev)
+{
+    mw_fn_stats_t d = {.count = f->count - prev->count,
+                       .total_ns = f->total_ns - prev->total_ns,
+                       .bytes = f->bytes - prev->bytes,
+                       .min_ns = f->min_ns,
+                       .max_ns = f->max_ns};
+    if (!d.count && !d.total_ns && !d.bytes)
+        return;
+    int created;
+    mw_fn_stats_t *t = mw__index_get(&r->fn, f->fn, &created);
+    if (t)
+        stats_add(t, &d);
+}
+
+static void carry_peer(step_rank_t *r, uint32_t peer, uint64_t messages, uint64_t bytes)
+{
+    if (!messages && !bytes)
+        return;
+    int created;
+    mw_pair_sum_t *p = mw__index_get(&r->peer, peer, &created);
+    if (p)
+        mw_pair_add(p, created, 0, peer, messages, bytes);
+}
+
+static int cmp_fs(const void *a, const void *b)
+{
+    uint32_t x = (*(Mpiwatch__FunctionStat *const *)a)->fn;
+    uint32_t y = (*(Mpiwatch__FunctionStat *const *)b)->fn;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const mw_pair_sum_t *x = a, *y = b;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    return x->dst < y->dst ? -1 : x->dst > y->dst;
+}
+
+/* Emits an open step and frees its entry. */
+static void step_close(mw_collector_t *c, step_open_t *o)
+{
+    mw_steps_t *S = c->steps;
+    Mpiwatch__Step st = MPIWATCH__STEP__INIT;
+    st.step = o->step;
+    st.start_ns = o->start_ns;
+    st.end_ns = o->end_ns;
+    st.ranks = o->ranks;
+    st.folded = o->folded;
+    size_t nf = 0;
+    for (uint32_t i = 0; i < o->fn.n && nf < MW_FN_COUNT; i++) {
+        const mw_fn_stats_t *t = MW__INDEX_AT(&o->fn, const mw_fn_stats_t, i);
+        Mpiwatch__FunctionStat *f = &S->fs[nf];
+        mpiwatch__function_stat__init(f);
+        f->fn = (uint32_t)o->fn.keys[i];
+        f->count = t->count;
+        f->total_ns = t->total_ns;
+        f->min_ns = t->min_ns;
+        f->max_ns = t->max_ns;
+        f->bytes = t->bytes;
+        st.mpi_time_ns += t->total_ns;
+        S->fsp[nf++] = f;
+    }
+    qsort(S->fsp, nf, sizeof S->fsp[0], cmp_fs);
+    st.n_functions = nf;
+    st.functions = S->fsp;
+    size_t np = o->pairs.n;
+    if (np > S->p_cap) {
+        size_t cap = np * 2;
+        uint32_t *a = realloc(S->p_src, cap * sizeof *a),
+                 *b = a ? realloc(S->p_dst, cap * sizeof *b) : NULL;
+        if (a)
+            S->p_src = a;
+        if (b)
+            S->p_dst = b;
+        uint64_t *m = b ? realloc(S->p_msg, cap * sizeof *m) : NULL;
+        if (m)
+            S->p_msg = m;
+        uint64_t *y = m ? realloc(S->p_bytes, cap * sizeof *y) : NULL;
+        if (y) {
+            S->p_bytes = y;
+            S->p_cap = cap;
+        } else {
+            np = S->p_cap; /* out of memory: the pairs that fit */
+        }
+    }
+    mw_pair_sum_t *pairs = o->pairs.vals;
+    qsort(pairs, o->pairs.n, sizeof *pairs, cmp_pair); /* a list: never looked up again */
+    for (size_t i = 0; i < np; i++) {
+        S->p_src[i] = pairs[i].src;
+        S->p_dst[i] = pairs[i].dst;
+        S->p_msg[i] = pairs[i].messages;
+        S->p_bytes[i] = pairs[i].bytes;
+    }
+    st.n_pair_src = st.n_pair_dst = st.n_pair_messages = st.n_pair_bytes = np;
+    st.pair_src = S->p_src;
+    st.pair_dst = S->p_dst;
+    st.pair_messages = S->p_msg;
+    st.pair_bytes = S->p_bytes;
+
+    size_t len = mw__step_pack(&c->enc, &st);
+    S->closed++;
+    if (len) {
+        if (c->record)
+            mw__record_step(c->record, &c->now, c->enc.out, len);
+        if (c->feed)
+            mw__feed_step(c->feed, c->enc.out, len);
+        if (S->n_kept < MW_STEPS_KEEP) {
+            if (S->n_kept % 1024 == 0) {
+                uint8_t **k = realloc(S->kept, (S->n_kept + 1024) * sizeof *k);
+                if (k)
+                    S->kept = k;
+                size_t *kl = k ? realloc(S->kept_len, (S->n_kept + 1024) * sizeof *kl) : NULL;
+                if (kl)
+                    S->kept_len = kl;
+                if (!k || !kl)
+                    goto done;
+            }
+            uint8_t *copy = malloc(len);
+            if (copy) {
+                memcpy(copy, c->enc.out, len);
+                S->kept[S->n_kept] = copy;
+                S->kept_len[S->n_kept++] = len;
+            }
+        }
+    } else {
+        MW_LOG(MW_LOG_ERROR, "step %llu: out of memory encoding it", (unsigned long long)o->step);
+    }
+done:
+    mw__index_clear(&o->fn);
+    mw__index_clear(&o->pairs);
+    o->used = 0;
+    S->n_open--;
+}
+
+static step_open_t *open_lowest(mw_steps_t *S)
+{
+    step_open_t *low = NULL;
+    for (uint32_t i = 0; i < MW_STEPS_MAX_OPEN && S->n_open; i++)
+        if (S->open[i].used && (!low || S->open[i].step < low->step))
+            low = &S->open[i];
+    return low;
+}
+
+/* Closes the steps every expected rank has passed, lowest first. */
+static void close_ready(mw_collector_t *c)
+{
+    mw_steps_t *S = c->steps;
+    int64_t min_passed = INT64_MAX;
+    for (uint32_t r = 0; r < S->size; r++)
+        if (!S->rank[r].gone && S->rank[r].passed < min_passed)
+            min_passed = S->rank[r].passed;
+    step_open_t *o;
+    while ((o = open_lowest(S)) && (int64_t)o->step <= min_passed)
+        step_close(c, o);
+}
+
+static step_open_t *step_entry(mw_collector_t *c, uint64_t step)
+{
+    mw_steps_t *S = c->steps;
+    step_open_t *freeslot = NULL;
+    for (uint32_t i = 0; i < MW_STEPS_MAX_OPEN; i++) {
+        if (S->open[i].used && S->open[i].step == step)
+            return &S->open[i];
+        if (!S->open[i].used && !freeslot)
+            freeslot = &S->open[i];
+    }
+    if (!freeslot) {
+        /* Too many steps waiting for slow or silent ranks: the oldest goes as it is. */
+        freeslot = open_lowest(S);
+        step_close(c, freeslot);
+    }
+    step_open_t *o = freeslot;
+    if (!o->ready) {
+        if (mw__index_init(&o->fn, sizeof(mw_fn_stats_t), 16, MW_FN_COUNT) < 0)
+            return NULL;
+        if (mw__index_init_list(&o->pairs, sizeof(mw_pair_sum_t), 16, MW_MERGE_MAX_PAIRS) < 0) {
+            mw__index_free(&o->fn);
+            return NULL;
+        }
+        o->ready = 1;
+    }
+    o->used = 1;
+    o->step = step;
+    o->start_ns = UINT64_MAX;
+    o->end_ns = 0;
+    o->ranks = o->folded = 0;
+    S->n_open++;
+    return o;
+}
+
+/* The rank ended `m->step`: its carry goes into the step's entry. Pairs of one rank are
+ * distinct per (src, dst), but a step gets each rank once only for a well-behaved rank; a
+ * rank that reports a step twice gets a second pair entry, which the sums still count. */
+static void rank_ends_step(mw_collector_t *c, uint32_t rank, const Mpiwatch__StepMark *m)
+{
+    mw_steps_t *S = c->steps;
+    step_rank_t *r = &S->rank[rank];
+    step_open_t *o = step_entry(c, m->step);
+    if (o) {
+        o->ranks++;
+        o->folded += m->folded;
+        if (r->start_ns < o->start_ns)
+            o->start_ns = r->start_ns;
+        if (m->end_ns > o->end_ns)
+            o->end_ns = m->end_ns;
+        for (uint32_t i = 0; i < r->fn.n; i++) {
+            int created;
+            mw_fn_stats_t *t = mw__index_get(&o->fn, r->fn.keys[i], &created);
+            if (t)
+                stats_add(t, MW__INDEX_AT(&r->fn, const mw_fn_stats_t, i));
+        }
+        for (uint32_t i = 0; i < r->peer.n; i++) {
+            const mw_pair_sum_t *p = MW__INDEX_AT(&r->peer, const mw_pair_sum_t, i);
+            mw_pair_sum_t *q = mw__index_append(&o->pairs, (uint64_t)rank << 32 | p->dst);
+            if (q)
+                mw_pair_add(q, 1, rank, p->dst, p->messages, p->bytes);
+        }
+    }
+    mw__index_clear(&r->fn);
+    mw__index_clear(&r->peer);
+    r->start_ns = m->end_ns;
+    if ((int64_t)m->step > r->passed)
+        r->passed = (int64_t)m->step;
+}
+
+void mw__steps_sample(mw_collector_t *c, uint32_t rank, const Mpiwatch__Sample *s)
+{
+    mw_steps_t *S = c->steps;
+    if (!S || rank >= S->size)
+        return;
+    step_rank_t *r = &S->rank[rank];
+    if (!r->ready) {
+        if (mw__index_init(&r->fn, sizeof(mw_fn_stats_t), 16, MW_FN_COUNT) < 0)
+            return;
+        if (mw__index_init(&r->peer, sizeof(mw_pair_sum_t), 16, S->size) < 0) {
+            mw__index_free(&r->fn);
+            return;
+        }
+        r->ready = 1;
+        r->start_ns = s->window * S->window_ns;
+    }
+    /* prev_* hold the previous mark of this window (zero before the first). */
+    for (size_t i = 0; i < s->n_steps; i++) {
+        const Mpiwatch__StepMark *m = s->steps[i];
+        for (size_t j = 0; j < m->n_functions; j++)
+            carry_fn(r, m->functions[j], &S->prev_fn[m->functions[j]->fn]);
+        for (size_t j = 0; j < m->n_peer_rank; j++) {
+            uint32_t p = m->peer_rank[j];
+            carry_peer(r, p, m->peer_messages[j] - S->prev_pm[p], m->peer_bytes[j] - S->prev_pb[p]);
+        }
+        rank_ends_step(c, rank, m);
+        if (i > 0)
+            scratch_clear(S, &(Mpiwatch__Sample){.n_steps = 1, .steps = s->steps + i - 1});
+        for (size_t j = 0; j < m->n_functions; j++)
+            fs_set(&S->prev_fn[m->functions[j]->fn], m->functions[j]);
+        for (size_t j = 0; j < m->n_peer_rank; j++) {
+            S->prev_pm[m->peer_rank[j]] = m->peer_messages[j];
+            S->prev_pb[m->peer_rank[j]] = m->peer_bytes[j];
+        }
+    }
+    /* The rest of the window belongs to the rank's next step. Peers may repeat in a sample
+     * (nothing forbids it), so the window's totals per peer are summed first. */
+    for (size_t i = 0; i < s->n_functions; i++)
+        carry_fn(r, s->functions[i], &S->prev_fn[s->functions[i]->fn]);
+    for (size_t i = 0; i < s->n_peer_rank; i++) {
+        uint32_t p = s->peer_rank[i];
+        S->tot_pm[p] += s->peer_messages[i];
+        S->tot_pb[p] += s->peer_bytes[i];
+    }
+    for (size_t i = 0; i < s->n_peer_rank; i++) {
+        uint32_t p = s->peer_rank[i];
+        if (S->tot_pm[p] || S->tot_pb[p]) {
+            carry_peer(r, p, S->tot_pm[p] - S->prev_pm[p], S->tot_pb[p] - S->prev_pb[p]);
+            S->tot_pm[p] = S->tot_pb[p] = 0;
+        }
+    }
+    if (s->n_steps) {
+        scratch_clear(S, &(Mpiwatch__Sample){.n_steps = 1, .steps = s->steps + s->n_steps - 1});
+        close_ready(c);
+    }
+}
+
+void mw__steps_leave(mw_collector_t *c, uint32_t rank)
+{
+    mw_steps_t *S = c->steps;
+    if (!S || rank >= S->size || S->rank[rank].gone)
+        return;
+    S->rank[rank].gone = 1; /* what it did after its last mark belongs to no step */
+    if (S->n_open)
+        close_ready(c);
+}
+
+void mw__steps_end(mw_collector_t *c)
+{
+    mw_steps_t *S = c->steps;
+    if (!S)
+        return;
+    step_open_t *o;
+    while ((o = open_lowest(S)))
+        step_close(c, o);
+}
+
+size_t mw__steps_kept(const mw_collector_t *c, size_t i, const uint8_t **pb)
+{
+    const mw_steps_t *S = c->steps;
+    if (!S || i >= S->n_kept)
+        return 0;
+    *pb = S->kept[i];
+    return S->kept_len[i];
+}
+
+uint64_t mw__steps_closed(const mw_collector_t *c)
+{
+    return c->steps ? c->steps->closed : 0;
+}

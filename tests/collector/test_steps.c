@@ -1,0 +1,251 @@
+/* test_steps.c: per-step totals by difference, step closing and step-mark validation
+ * (collector/steps.c, docs/steps.md), with crafted samples carrying StepMarks.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "steps.h"
+
+#define JOB "job-steps"
+
+/* Storage for the marks of one sample. */
+typedef struct {
+    Mpiwatch__StepMark mark[80];
+    Mpiwatch__StepMark *markp[80];
+    Mpiwatch__FunctionStat fs[80][4];
+    Mpiwatch__FunctionStat *fsp[80][4];
+    uint32_t peer_rank[80][2];
+    uint64_t peer_messages[80][2], peer_bytes[80][2];
+} marks_t;
+
+/* Adds a mark: `count` calls (count*100 ns, count*10 bytes) of fx_fn(0) so far in the window,
+ * and `msgs` messages (msgs*10 bytes) to `peer` (none when msgs is 0). */
+static Mpiwatch__StepMark *add_mark(tm_msg_t *m, marks_t *k, uint64_t step, uint64_t end_ns,
+                                    uint64_t count, uint32_t peer, uint64_t msgs)
+{
+    size_t i = m->sample.n_steps++;
+    Mpiwatch__StepMark *s = &k->mark[i];
+    mpiwatch__step_mark__init(s);
+    s->step = step;
+    s->end_ns = end_ns;
+    s->source = 1;
+    if (count) {
+        Mpiwatch__FunctionStat *f = &k->fs[i][0];
+        mpiwatch__function_stat__init(f);
+        f->fn = fx_fn(0);
+        f->count = count;
+        f->total_ns = count * 100;
+        f->min_ns = f->max_ns = 100;
+        f->bytes = count * 10;
+        k->fsp[i][0] = f;
+        s->n_functions = 1;
+        s->functions = k->fsp[i];
+    }
+    if (msgs) {
+        k->peer_rank[i][0] = peer;
+        k->peer_messages[i][0] = msgs;
+        k->peer_bytes[i][0] = msgs * 10;
+        s->n_peer_rank = s->n_peer_messages = s->n_peer_bytes = 1;
+        s->peer_rank = k->peer_rank[i];
+        s->peer_messages = k->peer_messages[i];
+        s->peer_bytes = k->peer_bytes[i];
+    }
+    k->markp[i] = s;
+    m->sample.steps = k->markp;
+    return s;
+}
+
+/* A sample of `rank` for window w with `count` calls of fx_fn(0) and `msgs` messages to peer. */
+static void sample(fx_t *f, tm_msg_t *m, uint32_t rank, uint64_t w, uint64_t count, uint32_t peer,
+                   uint64_t msgs)
+{
+    tm_sample(m, JOB, rank, w, f->now.real_ns);
+    if (count)
+        tm_add_fn(m, fx_fn(0), count, count * 100, 100, 100, count * 10);
+    if (msgs)
+        tm_add_peer(m, peer, msgs, msgs * 10);
+}
+
+static uint64_t at(uint64_t w, uint64_t ms)
+{
+    return w * TM_WINDOW_NS + ms * MW_NS_PER_MS;
+}
+
+/* The i-th closed step, decoded (caller frees). */
+static Mpiwatch__Step *closed_step(fx_t *f, size_t i)
+{
+    const uint8_t *pb;
+    size_t len = mw__steps_kept(f->c, i, &pb);
+    assert_true(len > 0);
+    Mpiwatch__Step *s = mpiwatch__step__unpack(NULL, len, pb);
+    assert_non_null(s);
+    return s;
+}
+
+static void expect_step(fx_t *f, size_t i, uint64_t step, uint32_t ranks, uint64_t count,
+                        uint64_t msgs)
+{
+    Mpiwatch__Step *s = closed_step(f, i);
+    assert_int_equal(s->step, step);
+    assert_int_equal(s->ranks, ranks);
+    assert_int_equal(s->n_functions, count ? 1 : 0);
+    if (count) {
+        assert_int_equal(s->functions[0]->fn, fx_fn(0));
+        assert_int_equal(s->functions[0]->count, count);
+        assert_int_equal(s->functions[0]->total_ns, count * 100);
+        assert_int_equal(s->functions[0]->bytes, count * 10);
+        assert_int_equal(s->mpi_time_ns, count * 100);
+    }
+    uint64_t got = 0;
+    for (size_t j = 0; j < s->n_pair_src; j++) {
+        assert_int_equal(s->pair_src[j], 0);
+        assert_int_equal(s->pair_dst[j], 1);
+        got += s->pair_messages[j];
+        assert_int_equal(s->pair_bytes[j], s->pair_messages[j] * 10);
+    }
+    assert_int_equal(got, msgs);
+    mpiwatch__step__free_unpacked(s, NULL);
+}
+
+/* Rank 0: window 0 has 10 calls and 4 messages, marks of steps 0 (3 calls, 1 message) and 1
+ * (7, 3); window 1 has 5 calls, a mark of step 2 after 2. Rank 1: window 0 has 4 calls, step 0
+ * ends after all 4; window 1 has 6, steps 1 and 2 end after 1 and 6. By difference: step 0 =
+ * 3 + 4, step 1 = (7-3) + (4-4 + 1), step 2 = (10-7 + 2) + (6-1); messages 1, 2, 1. */
+static void test_difference(void **state)
+{
+    (void)state;
+    fx_t *f = fx_new();
+    tm_msg_t m;
+    marks_t k;
+    uint64_t w = FX_W0;
+    fx_hellos(f, JOB, 2);
+
+    sample(f, &m, 0, w, 10, 1, 4);
+    add_mark(&m, &k, 0, at(w, 10), 3, 1, 1);
+    add_mark(&m, &k, 1, at(w, 50), 7, 1, 3);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    sample(f, &m, 0, w + 1, 5, 1, 0);
+    add_mark(&m, &k, 2, at(w + 1, 20), 2, 0, 0);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    /* Rank 1 has not ended any step: nothing closes. */
+    assert_int_equal(mw__steps_closed(f->c), 0);
+
+    sample(f, &m, 1, w, 4, 0, 0);
+    add_mark(&m, &k, 0, at(w, 90), 4, 0, 0);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    assert_int_equal(mw__steps_closed(f->c), 1); /* step 0 only */
+    sample(f, &m, 1, w + 1, 6, 0, 0);
+    add_mark(&m, &k, 1, at(w + 1, 5), 1, 0, 0);
+    add_mark(&m, &k, 2, at(w + 1, 60), 6, 0, 0);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    assert_int_equal(mw__steps_closed(f->c), 3);
+
+    expect_step(f, 0, 0, 2, 7, 1);
+    expect_step(f, 1, 1, 2, 5, 2);
+    expect_step(f, 2, 2, 2, 10, 1);
+    Mpiwatch__Step *s = closed_step(f, 2);
+    assert_int_equal(s->start_ns, at(w, 50));   /* rank 0's previous mark */
+    assert_int_equal(s->end_ns, at(w + 1, 60)); /* rank 1's mark */
+    mpiwatch__step__free_unpacked(s, NULL);
+    fx_free(f);
+}
+
+/* A step some rank never ends closes at the job's end with the ranks it has. */
+static void test_close_at_end(void **state)
+{
+    (void)state;
+    fx_t *f = fx_new();
+    tm_msg_t m;
+    marks_t k;
+    uint64_t w = FX_W0;
+    fx_hellos(f, JOB, 2);
+    sample(f, &m, 0, w, 3, 0, 0);
+    add_mark(&m, &k, 0, at(w, 10), 2, 0, 0);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    sample(f, &m, 1, w, 1, 0, 0);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    assert_int_equal(mw__steps_closed(f->c), 0);
+    for (uint32_t r = 0; r < 2; r++) {
+        tm_bye(&m, JOB, r);
+        assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    }
+    assert_int_equal(f->c->job.ended, MW_END_COMPLETE);
+    assert_int_equal(mw__steps_closed(f->c), 1);
+    expect_step(f, 0, 0, 1, 2, 0);
+    fx_free(f);
+}
+
+/* Every defect of a mark is rejected as bad_field and leaves no step behind. */
+static void test_validation(void **state)
+{
+    (void)state;
+    fx_t *f = fx_new();
+    tm_msg_t m;
+    marks_t k;
+    uint64_t w = FX_W0;
+    fx_hellos(f, JOB, 2);
+    for (int defect = 0; defect < 9; defect++) {
+        sample(f, &m, 0, w, 10, 1, 4);
+        Mpiwatch__StepMark *a = add_mark(&m, &k, 0, at(w, 10), 3, 1, 1);
+        Mpiwatch__StepMark *b = add_mark(&m, &k, 1, at(w, 50), 7, 1, 3);
+        switch (defect) {
+        case 0:
+            b->functions[0]->count = 11;
+            break; /* above the window's totals */
+        case 1:
+            a->functions[0]->count = 8;
+            break; /* above the next mark */
+        case 2:
+            b->peer_messages[0] = 5;
+            break; /* messages above the totals */
+        case 3:
+            b->peer_rank[0] = 2;
+            break; /* peer outside the job */
+        case 4:
+            a->functions[0]->fn = MW_FN_COUNT;
+            break; /* invalid function */
+        case 5:
+            a->source = 0;
+            break; /* unknown source */
+        case 6:
+            b->end_ns = at(w + 100, 0);
+            break; /* after the window */
+        case 7:
+            a->end_ns = at(w, 60);
+            break; /* out of order */
+        case 8:    /* too many marks */
+            for (uint64_t i = 2; i < MW_STEPS_MAX_MARKS + 1; i++)
+                add_mark(&m, &k, i, at(w, 50), 7, 1, 3);
+            break;
+        }
+        uint64_t before = f->c->stats.rejected[MW_REJECT_BAD_FIELD];
+        assert_string_equal(mw_reject_name(fx_feed(f, &m)), "bad_field");
+        assert_int_equal(f->c->stats.rejected[MW_REJECT_BAD_FIELD], before + 1);
+    }
+    /* The valid sample is still accepted afterwards (no scratch left dirty) and is exact. */
+    sample(f, &m, 0, w, 10, 1, 4);
+    add_mark(&m, &k, 0, at(w, 10), 3, 1, 1);
+    add_mark(&m, &k, 1, at(w, 50), 7, 1, 3);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    sample(f, &m, 1, w, 2, 0, 0);
+    add_mark(&m, &k, 1, at(w, 70), 2, 0, 0);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    assert_int_equal(mw__steps_closed(f->c), 2);
+    expect_step(f, 0, 0, 1, 3, 1);
+    expect_step(f, 1, 1, 2, 4 + 2, 2);
+    fx_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_difference),
+        cmocka_unit_test(test_close_at_end),
+        cmocka_unit_test(test_validation),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,19 @@
+# The topology and matrix views: the model's unit tests (topo.c, the step store) and snapshot
+# tests on recordings written by topo-synth (placement, hardware, pairs and steps of known
+# content).
+add_executable(test_viewer_topo ${CMAKE_CURRENT_SOURCE_DIR}/test_topo.c)
+target_link_libraries(test_viewer_topo PRIVATE mw_viewer_model PkgConfig::CMOCKA)
+add_test(NAME viewer_topo COMMAND test_viewer_topo)
+set_tests_properties(viewer_topo PROPERTIES LABELS "viewer;unit" TIMEOUT 120)
+
+add_executable(topo-synth ${CMAKE_CURRENT_SOURCE_DIR}/topo-synth.c)
+target_link_libraries(topo-synth PRIVATE mw_recording mw_proto)
+
+foreach(t topology matrix)
+  add_test(NAME viewer_snapshot_${t}
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/snapshot_${t}.sh
+                   $<TARGET_FILE:mpiwatch-viewer> $<TARGET_FILE:topo-synth>
+                   $<TARGET_FILE:mw-pngprobe>)
+  set_tests_properties(viewer_snapshot_${t} PROPERTIES LABELS "viewer;snapshot;integration"
+                                                       TIMEOUT 180 SKIP_RETURN_CODE 77)
+endforeach()

@@ -1,0 +1,897 @@
+/* export_vtk.c: mpiwatch-export --format vtk, a recording as a ParaView time series.
+ *
+ *   mpiwatch-export --format vtk FILE.mpiw -o DIR [--by window|step] [--from N] [--to N]
+ *                   [--every N]
+ *
+ * writes DIR/JOB_NNNNNN.vtp, one VTK XML PolyData file per merged window (or per time step),
+ * and DIR/JOB.pvd, the collection that lists them with their times so that ParaView plays
+ * them as an animation. Every file holds the whole picture of one frame in one piece:
+ *
+ *   points  the ranks (point r = rank r), the corners of the rectangles, the tops of the arcs;
+ *   verts   one vertex per rank;
+ *   lines   one per (source, destination) pair with messages in the frame: straight within a
+ *           node, an arc of two segments between nodes;
+ *   polys   one rectangle per node and per package, L3 cache, core and PU (vtk_layout.c).
+ *
+ * A cell array `kind` tells the cells apart (rank, node ... PU, link), so that one Threshold
+ * in ParaView shows any subset; the frame's figures are point arrays (per rank) and cell
+ * arrays (per link). The format and its arrays are described in docs/export.md.
+ *
+ * DESIGN: two passes over the file. The first finds the job as it was last described (the
+ * placement is final only then) and the first window, which fixes time 0 and the frame
+ * numbers; the layout is made once from it. The second writes one frame per kept record as it
+ * reads, so the memory is that of the layout plus one frame. Files are ASCII XML, the simplest
+ * form every VTK reader takes (the binary forms would save space, not correctness), written
+ * the way VTK's own writer lays them out (version 0.1, offsets without a leading 0). Each is
+ * written as NAME.tmp and renamed, and the .pvd is renamed last: an export that fails leaves
+ * no collection that looks complete. Names from the recording appear only as character codes
+ * (VTK string arrays) and in escaped comments and attributes, so the files stay valid XML
+ * whatever the ranks called their hosts.
+ */
+#include "export_vtk.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "mw_recording.h"
+#include "vtk_layout.h"
+#include "window_json.h"
+
+#define MW_VTK_PREFIX_MAX 64 /* characters of the job name kept in the file names */
+#define MW_VTK_PER_LINE 12   /* numbers per line in an ASCII array */
+#define MW_VTK_ARC_LIFT 0.2f /* height of an arc between nodes per unit of distance */
+
+typedef struct {
+    uint32_t src, dst;
+    uint64_t messages, bytes;
+    int intra;
+    uint32_t mid; /* point at the top of its arc (inter-node links) */
+} mw_vtk_link_t;
+
+typedef struct {
+    const mw_vtk_opts_t *o;
+    Mpiwatch__JobInfo *job; /* copy of the last job description, or NULL */
+    uint64_t windows, steps;
+    int have_first;
+    uint64_t first_index; /* the first window: frame 0 ... */
+    uint64_t origin_ns;   /* ... and time 0 (its start), or the first step's start */
+    int have_step_origin;
+    uint64_t step_origin_ns;
+
+    mw_vtk_layout_t lay;
+    char prefix[MW_VTK_PREFIX_MAX + 1];
+    FILE *pvd;
+    char *pvd_path, *pvd_tmp;
+
+    uint64_t *sent_b, *recv_b, *sent_m, *recv_m; /* [n_ranks]: the frame's figures per rank */
+    mw_vtk_link_t *links;
+    size_t cap_links;
+
+    uint64_t frames, seen;
+    int have_last;
+    uint64_t last_frame;
+    uint64_t out_of_order, bad_pairs, malformed;
+} mw_vtk_t;
+
+static void vtk_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void vtk_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("mpiwatch-export: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* ---- text --------------------------------------------------------------------------------- */
+
+/* Text inside an XML comment: UTF-8 kept, control characters and bytes that are not UTF-8
+ * replaced, and no "--" (which would end the comment) nor a '-' before the closing "-->". */
+static void xml_comment_text(FILE *f, const char *s)
+{
+    char prev = 0;
+    for (s = s ? s : ""; *s;) {
+        int n = mw_utf8_seq(s);
+        unsigned char c = (unsigned char)*s;
+        if (n == 0) {
+            fputs("\xef\xbf\xbd", f);
+            s++;
+            prev = 0;
+            continue;
+        }
+        if (c < 0x20 || c == 0x7f)
+            fputc('?', f);
+        else if (c == '-' && (prev == '-' || s[1] == 0))
+            fputc('_', f);
+        else
+            fwrite(s, 1, (size_t)n, f);
+        prev = (char)c;
+        s += n;
+    }
+}
+
+/* An XML attribute value (between double quotes). */
+static void xml_attr(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        default:
+            fputc(*s, f);
+        }
+    }
+}
+
+/* The file name prefix: the job's name with every character that is not a letter, a digit,
+ * '.', '_' or '-' replaced by '_' (no leading '.'), cut to MW_VTK_PREFIX_MAX; "job" without. */
+static void make_prefix(char *out, const char *job)
+{
+    size_t n = 0;
+    for (const char *s = job ? job : ""; *s && n < MW_VTK_PREFIX_MAX; s++) {
+        char c = *s;
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '_' || c == '-' || (c == '.' && n > 0);
+        out[n++] = ok ? c : '_';
+    }
+    out[n] = 0;
+    if (n == 0)
+        strcpy(out, "job");
+}
+
+static char *path_join(const char *dir, const char *name, const char *suffix)
+{
+    size_t len = strlen(dir) + strlen(name) + strlen(suffix) + 2;
+    char *p = malloc(len);
+    if (p)
+        snprintf(p, len, "%s/%s%s", dir, name, suffix);
+    return p;
+}
+
+/* ---- ASCII arrays ------------------------------------------------------------------------- */
+
+/* Opens a data array. `name` NULL: none (the points). */
+static void arr_begin(FILE *f, const char *elem, const char *type, const char *name, int comps,
+                      size_t tuples)
+{
+    fprintf(f, "        <%s type=\"%s\"", elem, type);
+    if (name)
+        fprintf(f, " Name=\"%s\"", name);
+    if (comps > 1)
+        fprintf(f, " NumberOfComponents=\"%d\"", comps);
+    if (tuples != (size_t)-1)
+        fprintf(f, " NumberOfTuples=\"%zu\"", tuples);
+    fputs(" format=\"ascii\">\n", f);
+}
+
+static void arr_end(FILE *f, const char *elem, size_t written)
+{
+    if (written % MW_VTK_PER_LINE)
+        fputc('\n', f);
+    fprintf(f, "        </%s>\n", elem);
+}
+
+/* The separator before value i of an array: an indent at the start of a line, else a space. */
+static void sep(FILE *f, size_t i)
+{
+    if (i % MW_VTK_PER_LINE == 0)
+        fputs("          ", f);
+    else
+        fputc(' ', f);
+}
+
+static void put_u64(FILE *f, size_t *i, uint64_t v)
+{
+    sep(f, *i);
+    fprintf(f, "%" PRIu64, v);
+    if (++*i % MW_VTK_PER_LINE == 0)
+        fputc('\n', f);
+}
+
+static void put_i64(FILE *f, size_t *i, int64_t v)
+{
+    sep(f, *i);
+    fprintf(f, "%" PRId64, v);
+    if (++*i % MW_VTK_PER_LINE == 0)
+        fputc('\n', f);
+}
+
+static void put_f(FILE *f, size_t *i, double v)
+{
+    sep(f, *i);
+    fprintf(f, "%.9g", v);
+    if (++*i % MW_VTK_PER_LINE == 0)
+        fputc('\n', f);
+}
+
+/* A VTK string array as VTK's XML writer stores it in ASCII: the bytes of each string as
+ * numbers, each string ended by a 0. */
+static void string_array(FILE *f, const char *name, const char *const *s, size_t n)
+{
+    arr_begin(f, "Array", "String", name, 1, n);
+    size_t k = 0;
+    for (size_t j = 0; j < n; j++) {
+        for (const char *c = s[j] ? s[j] : ""; *c; c++)
+            put_u64(f, &k, (unsigned char)*c);
+        put_u64(f, &k, 0);
+    }
+    arr_end(f, "Array", k);
+}
+
+static void field_f64(FILE *f, const char *name, double v)
+{
+    size_t k = 0;
+    arr_begin(f, "DataArray", "Float64", name, 1, 1);
+    put_f(f, &k, v);
+    arr_end(f, "DataArray", k);
+}
+
+static void field_i64(FILE *f, const char *name, int64_t v)
+{
+    size_t k = 0;
+    arr_begin(f, "DataArray", "Int64", name, 1, 1);
+    put_i64(f, &k, v);
+    arr_end(f, "DataArray", k);
+}
+
+/* ---- one frame ---------------------------------------------------------------------------- */
+
+/* What a frame shows besides its links: the FieldData values. */
+typedef struct {
+    const char *what; /* "window" or "step" */
+    uint64_t number;  /* window index or step number */
+    double time;      /* TimeValue */
+    double start_s, end_s;
+    double mpi_time_s;
+    int64_t ranks_reporting, ranks_missing; /* -1: not written */
+} mw_vtk_frame_t;
+
+/* Collects the valid links of a frame from parallel pair arrays and fills the per-rank sums.
+ * Returns the number of links, or -1 when out of memory. */
+static long collect_links(mw_vtk_t *v, size_t n_src, const uint32_t *src, size_t n_dst,
+                          const uint32_t *dst, size_t n_msg, const uint64_t *msg, size_t n_bytes,
+                          const uint64_t *bytes)
+{
+    size_t n = n_src;
+    n = n_dst < n ? n_dst : n;
+    n = n_msg < n ? n_msg : n;
+    n = n_bytes < n ? n_bytes : n;
+    if (n != n_src || n != n_dst || n != n_msg || n != n_bytes)
+        v->malformed++;
+    if (n > v->cap_links) {
+        mw_vtk_link_t *l = realloc(v->links, n * sizeof *l);
+        if (!l)
+            return -1;
+        v->links = l;
+        v->cap_links = n;
+    }
+    const mw_vtk_layout_t *lay = &v->lay;
+    size_t r = lay->n_ranks;
+    memset(v->sent_b, 0, r * sizeof *v->sent_b);
+    memset(v->recv_b, 0, r * sizeof *v->recv_b);
+    memset(v->sent_m, 0, r * sizeof *v->sent_m);
+    memset(v->recv_m, 0, r * sizeof *v->recv_m);
+    size_t k = 0;
+    uint32_t mid = (uint32_t)(lay->n_ranks + 4 * lay->n_boxes);
+    for (size_t i = 0; i < n; i++) {
+        if (src[i] >= lay->n_ranks || dst[i] >= lay->n_ranks) {
+            v->bad_pairs++;
+            continue;
+        }
+        mw_vtk_link_t *l = &v->links[k++];
+        l->src = src[i];
+        l->dst = dst[i];
+        l->messages = msg[i];
+        l->bytes = bytes[i];
+        l->intra = lay->rank[src[i]].node == lay->rank[dst[i]].node;
+        l->mid = l->intra ? 0 : mid++;
+        v->sent_b[l->src] += l->bytes;
+        v->sent_m[l->src] += l->messages;
+        v->recv_b[l->dst] += l->bytes;
+        v->recv_m[l->dst] += l->messages;
+    }
+    return (long)k;
+}
+
+/* The corner c (0..3, counter-clockwise) of a box. */
+static void corner(const mw_vtk_box_t *b, int c, float *x, float *y)
+{
+    *x = (c == 1 || c == 2) ? b->x1 : b->x0;
+    *y = (c >= 2) ? b->y1 : b->y0;
+}
+
+/* Writes one .vtp file. Returns 0, or -1 with a message printed. */
+static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, size_t n_links)
+{
+    const mw_vtk_layout_t *lay = &v->lay;
+    size_t nr = lay->n_ranks, nb = lay->n_boxes, n_arcs = 0;
+    for (size_t i = 0; i < n_links; i++)
+        n_arcs += !v->links[i].intra;
+    size_t n_points = nr + 4 * nb + n_arcs, n_cells = nr + n_links + nb;
+
+    size_t len = strlen(path) + 5;
+    char *tmp = malloc(len);
+    if (tmp)
+        snprintf(tmp, len, "%s.tmp", path);
+    FILE *f = tmp ? fopen(tmp, "w") : NULL;
+    if (!f) {
+        vtk_warn("cannot write %s: %s", tmp ? tmp : path, tmp ? strerror(errno) : "out of memory");
+        free(tmp);
+        return -1;
+    }
+    fputs("<?xml version=\"1.0\"?>\n<!-- mpiwatch-export: job \"", f);
+    xml_comment_text(f, v->job ? v->job->job : "");
+    fprintf(f, "\", %s %" PRIu64 " -->\n", fr->what, fr->number);
+    fputs("<VTKFile type=\"PolyData\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+          "  <PolyData>\n    <FieldData>\n",
+          f);
+    field_f64(f, "TimeValue", fr->time);
+    field_i64(f, fr->what, (int64_t)fr->number);
+    field_f64(f, "start_s", fr->start_s);
+    field_f64(f, "end_s", fr->end_s);
+    field_f64(f, "mpi_time_s", fr->mpi_time_s);
+    if (fr->ranks_reporting >= 0)
+        field_i64(f, "ranks_reporting", fr->ranks_reporting);
+    if (fr->ranks_missing >= 0)
+        field_i64(f, "ranks_missing", fr->ranks_missing);
+    const char *job_name = v->job && v->job->job ? v->job->job : "";
+    string_array(f, "job", &job_name, 1);
+    if (lay->n_nodes)
+        string_array(f, "node_name", lay->node_name, lay->n_nodes);
+    fprintf(f,
+            "    </FieldData>\n    <Piece NumberOfPoints=\"%zu\" NumberOfVerts=\"%zu\" "
+            "NumberOfLines=\"%zu\" NumberOfStrips=\"0\" NumberOfPolys=\"%zu\">\n",
+            n_points, nr, n_links, nb);
+
+    /* Point data: the rank, the plane, the rank's figures (0 on the other points). */
+    fputs("      <PointData Scalars=\"bytes_sent\">\n", f);
+    size_t k = 0;
+    arr_begin(f, "DataArray", "Int32", "rank", 1, (size_t)-1);
+    for (size_t i = 0; i < n_points; i++)
+        put_i64(f, &k, i < nr ? (int64_t)i : -1);
+    arr_end(f, "DataArray", k);
+    k = 0;
+    arr_begin(f, "DataArray", "Int32", "node", 1, (size_t)-1);
+    for (size_t i = 0; i < nr; i++)
+        put_i64(f, &k, lay->rank[i].node);
+    for (size_t b = 0; b < nb; b++)
+        for (int c = 0; c < 4; c++)
+            put_i64(f, &k, lay->boxes[b].node);
+    for (size_t i = 0; i < n_links; i++)
+        if (!v->links[i].intra)
+            put_i64(f, &k, -1);
+    arr_end(f, "DataArray", k);
+    const struct {
+        const char *name;
+        const uint64_t *val;
+    } per_rank[4] = {
+        {"bytes_sent", v->sent_b},
+        {"bytes_received", v->recv_b},
+        {"messages_sent", v->sent_m},
+        {"messages_received", v->recv_m},
+    };
+    for (int a = 0; a < 4; a++) {
+        k = 0;
+        arr_begin(f, "DataArray", "UInt64", per_rank[a].name, 1, (size_t)-1);
+        for (size_t i = 0; i < n_points; i++)
+            put_u64(f, &k, i < nr ? per_rank[a].val[i] : 0);
+        arr_end(f, "DataArray", k);
+    }
+    fputs("      </PointData>\n", f);
+
+    /* Cell data, in VTK's cell order: verts (ranks), lines (links), polys (boxes). */
+    fputs("      <CellData Scalars=\"kind\">\n", f);
+    k = 0;
+    arr_begin(f, "DataArray", "UInt8", "kind", 1, (size_t)-1);
+    for (size_t i = 0; i < nr; i++)
+        put_u64(f, &k, MW_VTK_RANK);
+    for (size_t i = 0; i < n_links; i++)
+        put_u64(f, &k, MW_VTK_LINK);
+    for (size_t b = 0; b < nb; b++)
+        put_u64(f, &k, lay->boxes[b].kind);
+    arr_end(f, "DataArray", k);
+    k = 0;
+    arr_begin(f, "DataArray", "Int32", "node", 1, (size_t)-1);
+    for (size_t i = 0; i < nr; i++)
+        put_i64(f, &k, lay->rank[i].node);
+    for (size_t i = 0; i < n_links; i++)
+        put_i64(f, &k, lay->rank[v->links[i].src].node);
+    for (size_t b = 0; b < nb; b++)
+        put_i64(f, &k, lay->boxes[b].node);
+    arr_end(f, "DataArray", k);
+    k = 0;
+    arr_begin(f, "DataArray", "Int32", "rank", 1, (size_t)-1);
+    for (size_t i = 0; i < n_cells; i++)
+        put_i64(f, &k, i < nr ? (int64_t)i : -1);
+    arr_end(f, "DataArray", k);
+    for (int a = 0; a < 2; a++) { /* src, dst */
+        k = 0;
+        arr_begin(f, "DataArray", "Int32", a ? "dst" : "src", 1, (size_t)-1);
+        for (size_t i = 0; i < nr; i++)
+            put_i64(f, &k, -1);
+        for (size_t i = 0; i < n_links; i++)
+            put_i64(f, &k, a ? v->links[i].dst : v->links[i].src);
+        for (size_t b = 0; b < nb; b++)
+            put_i64(f, &k, -1);
+        arr_end(f, "DataArray", k);
+    }
+    for (int a = 0; a < 2; a++) { /* messages, bytes */
+        k = 0;
+        arr_begin(f, "DataArray", "UInt64", a ? "bytes" : "messages", 1, (size_t)-1);
+        for (size_t i = 0; i < nr; i++)
+            put_u64(f, &k, 0);
+        for (size_t i = 0; i < n_links; i++)
+            put_u64(f, &k, a ? v->links[i].bytes : v->links[i].messages);
+        for (size_t b = 0; b < nb; b++)
+            put_u64(f, &k, 0);
+        arr_end(f, "DataArray", k);
+    }
+    k = 0;
+    arr_begin(f, "DataArray", "Int8", "intra", 1, (size_t)-1);
+    for (size_t i = 0; i < nr; i++)
+        put_i64(f, &k, -1);
+    for (size_t i = 0; i < n_links; i++)
+        put_i64(f, &k, v->links[i].intra);
+    for (size_t b = 0; b < nb; b++)
+        put_i64(f, &k, -1);
+    arr_end(f, "DataArray", k);
+    for (int a = 0; a < 2; a++) { /* logical, os_index */
+        k = 0;
+        arr_begin(f, "DataArray", "Int32", a ? "os_index" : "logical", 1, (size_t)-1);
+        for (size_t i = 0; i < nr + n_links; i++)
+            put_i64(f, &k, -1);
+        for (size_t b = 0; b < nb; b++)
+            put_i64(f, &k, a ? lay->boxes[b].os_index : lay->boxes[b].logical);
+        arr_end(f, "DataArray", k);
+    }
+    k = 0;
+    arr_begin(f, "DataArray", "UInt32", "ranks", 1, (size_t)-1);
+    for (size_t i = 0; i < nr; i++)
+        put_u64(f, &k, 1);
+    for (size_t i = 0; i < n_links; i++)
+        put_u64(f, &k, 0);
+    for (size_t b = 0; b < nb; b++)
+        put_u64(f, &k, lay->boxes[b].ranks);
+    arr_end(f, "DataArray", k);
+    k = 0;
+    arr_begin(f, "DataArray", "Int32", "bound", 1, (size_t)-1);
+    for (size_t i = 0; i < nr; i++)
+        put_i64(f, &k, lay->rank[i].bound);
+    for (size_t i = 0; i < n_links; i++)
+        put_i64(f, &k, 0);
+    for (size_t b = 0; b < nb; b++)
+        put_i64(f, &k, lay->boxes[b].bound);
+    arr_end(f, "DataArray", k);
+    fputs("      </CellData>\n", f);
+
+    /* Points: ranks, corners, arc tops. */
+    fputs("      <Points>\n", f);
+    k = 0;
+    arr_begin(f, "DataArray", "Float32", "Points", 3, (size_t)-1);
+    for (size_t i = 0; i < nr; i++) {
+        put_f(f, &k, lay->rank[i].x);
+        put_f(f, &k, lay->rank[i].y);
+        put_f(f, &k, lay->rank[i].z);
+    }
+    for (size_t b = 0; b < nb; b++)
+        for (int c = 0; c < 4; c++) {
+            float x, y;
+            corner(&lay->boxes[b], c, &x, &y);
+            put_f(f, &k, x);
+            put_f(f, &k, y);
+            put_f(f, &k, lay->boxes[b].z);
+        }
+    for (size_t i = 0; i < n_links; i++) {
+        if (v->links[i].intra)
+            continue;
+        const mw_vtk_point_t *a = &lay->rank[v->links[i].src], *b = &lay->rank[v->links[i].dst];
+        float dx = a->x - b->x, dy = a->y - b->y;
+        float dist = (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy);
+        put_f(f, &k, (a->x + b->x) / 2);
+        put_f(f, &k, (a->y + b->y) / 2);
+        put_f(f, &k, MW_VTK_RANK_Z + MW_VTK_ARC_LIFT * dist);
+    }
+    arr_end(f, "DataArray", k);
+    fputs("      </Points>\n", f);
+
+    /* Cells: connectivity and end offsets of verts, lines, strips (none), polys. */
+    fputs("      <Verts>\n", f);
+    k = 0;
+    arr_begin(f, "DataArray", "Int64", "connectivity", 1, (size_t)-1);
+    for (size_t i = 0; i < nr; i++)
+        put_u64(f, &k, i);
+    arr_end(f, "DataArray", k);
+    k = 0;
+    arr_begin(f, "DataArray", "Int64", "offsets", 1, (size_t)-1);
+    for (size_t i = 0; i < nr; i++)
+        put_u64(f, &k, i + 1);
+    arr_end(f, "DataArray", k);
+    fputs("      </Verts>\n      <Lines>\n", f);
+    k = 0;
+    arr_begin(f, "DataArray", "Int64", "connectivity", 1, (size_t)-1);
+    for (size_t i = 0; i < n_links; i++) {
+        put_u64(f, &k, v->links[i].src);
+        if (!v->links[i].intra)
+            put_u64(f, &k, v->links[i].mid);
+        put_u64(f, &k, v->links[i].dst);
+    }
+    arr_end(f, "DataArray", k);
+    k = 0;
+    arr_begin(f, "DataArray", "Int64", "offsets", 1, (size_t)-1);
+    uint64_t end = 0;
+    for (size_t i = 0; i < n_links; i++) {
+        end += v->links[i].intra ? 2 : 3;
+        put_u64(f, &k, end);
+    }
+    arr_end(f, "DataArray", k);
+    fputs("      </Lines>\n      <Strips>\n", f);
+    arr_begin(f, "DataArray", "Int64", "connectivity", 1, (size_t)-1);
+    arr_end(f, "DataArray", 0);
+    arr_begin(f, "DataArray", "Int64", "offsets", 1, (size_t)-1);
+    arr_end(f, "DataArray", 0);
+    fputs("      </Strips>\n      <Polys>\n", f);
+    k = 0;
+    arr_begin(f, "DataArray", "Int64", "connectivity", 1, (size_t)-1);
+    for (size_t b = 0; b < nb; b++)
+        for (int c = 0; c < 4; c++)
+            put_u64(f, &k, nr + 4 * b + (size_t)c);
+    arr_end(f, "DataArray", k);
+    k = 0;
+    arr_begin(f, "DataArray", "Int64", "offsets", 1, (size_t)-1);
+    for (size_t b = 0; b < nb; b++)
+        put_u64(f, &k, 4 * (b + 1));
+    arr_end(f, "DataArray", k);
+    fputs("      </Polys>\n    </Piece>\n  </PolyData>\n</VTKFile>\n", f);
+
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+        vtk_warn("cannot write %s: %s", path, strerror(errno ? errno : EIO));
+        remove(tmp);
+        free(tmp);
+        return -1;
+    }
+    free(tmp);
+    return 0;
+}
+
+/* ---- frames ------------------------------------------------------------------------------- */
+
+/* Whether frame `number` is written: in --from/--to, after the last one written (the
+ * collection's times must grow), and one in --every. */
+static int keep_frame(mw_vtk_t *v, uint64_t number)
+{
+    const mw_vtk_opts_t *o = v->o;
+    if ((o->have_from && number < o->from) || (o->have_to && number > o->to))
+        return 0;
+    if (v->have_last && number <= v->last_frame) {
+        v->out_of_order++;
+        return 0;
+    }
+    if (o->every > 1 && v->seen++ % o->every != 0)
+        return 0;
+    return 1;
+}
+
+/* Writes one frame and its line in the collection. Returns 0, or -1. */
+static int emit_frame(mw_vtk_t *v, const mw_vtk_frame_t *fr, uint64_t number, size_t n_links)
+{
+    char name[MW_VTK_PREFIX_MAX + 32];
+    snprintf(name, sizeof name, "%s_%06" PRIu64 ".vtp", v->prefix, number);
+    char *path = path_join(v->o->dir, name, "");
+    if (!path) {
+        vtk_warn("out of memory");
+        return -1;
+    }
+    int rc = write_frame(v, path, fr, n_links);
+    free(path);
+    if (rc < 0)
+        return -1;
+    fprintf(v->pvd, "    <DataSet timestep=\"%.9g\" group=\"\" part=\"0\" file=\"", fr->time);
+    xml_attr(v->pvd, name);
+    fputs("\"/>\n", v->pvd);
+    v->have_last = 1;
+    v->last_frame = number;
+    v->frames++;
+    return 0;
+}
+
+static double seconds_since(uint64_t t, uint64_t origin)
+{
+    return t >= origin ? (double)(t - origin) * 1e-9 : -(double)(origin - t) * 1e-9;
+}
+
+/* The start of a window on the global grid, 0 when that overflows (as window_json.c does). */
+static uint64_t window_start(const Mpiwatch__Window *w)
+{
+    uint64_t s;
+    return __builtin_mul_overflow(w->index, w->window_ns, &s) ? 0 : s;
+}
+
+static int do_window(mw_vtk_t *v, const Mpiwatch__Window *w)
+{
+    if (w->index < v->first_index) {
+        v->out_of_order++;
+        return 0;
+    }
+    uint64_t number = w->index - v->first_index;
+    if (!keep_frame(v, number))
+        return 0;
+    long n = collect_links(v, w->n_pair_src, w->pair_src, w->n_pair_dst, w->pair_dst,
+                           w->n_pair_messages, w->pair_messages, w->n_pair_bytes, w->pair_bytes);
+    if (n < 0) {
+        vtk_warn("out of memory");
+        return -1;
+    }
+    uint64_t start = window_start(w);
+    mw_vtk_frame_t fr = {
+        .what = "window",
+        .number = w->index,
+        .time = seconds_since(start, v->origin_ns),
+        .start_s = seconds_since(start, v->origin_ns),
+        .end_s = seconds_since(start + w->window_ns, v->origin_ns),
+        .mpi_time_s = (double)w->mpi_time_ns * 1e-9,
+        .ranks_reporting = w->ranks_reporting,
+        .ranks_missing = w->ranks_missing,
+    };
+    return emit_frame(v, &fr, number, (size_t)n);
+}
+
+static int do_step(mw_vtk_t *v, const Mpiwatch__Step *s)
+{
+    if (!keep_frame(v, s->step))
+        return 0;
+    long n = collect_links(v, s->n_pair_src, s->pair_src, s->n_pair_dst, s->pair_dst,
+                           s->n_pair_messages, s->pair_messages, s->n_pair_bytes, s->pair_bytes);
+    if (n < 0) {
+        vtk_warn("out of memory");
+        return -1;
+    }
+    uint64_t origin = v->have_first ? v->origin_ns : v->step_origin_ns;
+    mw_vtk_frame_t fr = {
+        .what = "step",
+        .number = s->step,
+        .time = (double)s->step,
+        .start_s = seconds_since(s->start_ns, origin),
+        .end_s = seconds_since(s->end_ns, origin),
+        .mpi_time_s = (double)s->mpi_time_ns * 1e-9,
+        .ranks_reporting = s->ranks,
+        .ranks_missing = -1,
+    };
+    return emit_frame(v, &fr, s->step, (size_t)n);
+}
+
+/* ---- the two passes ----------------------------------------------------------------------- */
+
+/* A copy of a job description that outlives its record. NULL when out of memory. */
+static Mpiwatch__JobInfo *copy_job(const Mpiwatch__JobInfo *job)
+{
+    size_t len = protobuf_c_message_get_packed_size(&job->base);
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf)
+        return NULL;
+    protobuf_c_message_pack(&job->base, buf);
+    Mpiwatch__JobInfo *copy = mpiwatch__job_info__unpack(NULL, len, buf);
+    free(buf);
+    return copy;
+}
+
+/* Reads every record of the recording and hands it to `fn` (which returns 0, or an exit
+ * status to stop with). Returns 0, or the exit status; a torn tail is reported when
+ * `warn_tail`. */
+static int each_record(mw_vtk_t *v, int (*fn)(mw_vtk_t *, const Mpiwatch__Record *), int warn_tail)
+{
+    char err[512] = "";
+    mw_rec_reader_t *r = mw_rec_reader_open(v->o->input, err, sizeof err);
+    if (!r) {
+        vtk_warn("%s", *err ? err : "cannot read the recording");
+        return 2;
+    }
+    int rc = 0;
+    uint64_t records = 0;
+    for (;;) {
+        const Mpiwatch__Record *rec;
+        int n = mw_rec_reader_next(r, &rec, NULL, err, sizeof err);
+        if (n == 0)
+            break;
+        if (n < 0) {
+            vtk_warn("%s: %s", v->o->input, err);
+            rc = 1;
+            break;
+        }
+        records++;
+        if ((rc = fn(v, rec)) != 0)
+            break;
+    }
+    if (rc == 0 && warn_tail && mw_rec_reader_truncated(r))
+        fprintf(stderr,
+                "mpiwatch-export: warning: %s ends with an incomplete or corrupt frame "
+                "(a collector stopped while writing?): exported the %" PRIu64
+                " complete records before it\n",
+                v->o->input, records);
+    mw_rec_reader_close(r);
+    return rc;
+}
+
+/* Pass 1: the last job description, the first window, how many windows and steps. */
+static int scan_record(mw_vtk_t *v, const Mpiwatch__Record *rec)
+{
+    if (rec->body_case == MPIWATCH__RECORD__BODY_JOB && rec->job) {
+        Mpiwatch__JobInfo *copy = copy_job(rec->job);
+        if (!copy) {
+            vtk_warn("out of memory");
+            return 1;
+        }
+        if (v->job)
+            mpiwatch__job_info__free_unpacked(v->job, NULL);
+        v->job = copy;
+    } else if (rec->body_case == MPIWATCH__RECORD__BODY_WINDOW && rec->window) {
+        if (!v->have_first) {
+            v->have_first = 1;
+            v->first_index = rec->window->index;
+            v->origin_ns = window_start(rec->window);
+        }
+        v->windows++;
+    } else if (rec->body_case == MPIWATCH__RECORD__BODY_STEP && rec->step) {
+        if (!v->have_step_origin) {
+            v->have_step_origin = 1;
+            v->step_origin_ns = rec->step->start_ns;
+        }
+        v->steps++;
+    }
+    return 0;
+}
+
+static int scan(mw_vtk_t *v)
+{
+    return each_record(v, scan_record, 1);
+}
+
+/* Pass 2: the frames. */
+static int frame_record(mw_vtk_t *v, const Mpiwatch__Record *rec)
+{
+    if (!v->o->by_step && rec->body_case == MPIWATCH__RECORD__BODY_WINDOW && rec->window)
+        return do_window(v, rec->window) < 0 ? 1 : 0;
+    if (v->o->by_step && rec->body_case == MPIWATCH__RECORD__BODY_STEP && rec->step)
+        return do_step(v, rec->step) < 0 ? 1 : 0;
+    return 0;
+}
+
+static int write_frames(mw_vtk_t *v)
+{
+    return each_record(v, frame_record, 0);
+}
+
+/* The output directory: made when missing (its parent must exist). */
+static int make_dir(const char *dir)
+{
+    struct stat st;
+    if (mkdir(dir, 0777) == 0 || (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)))
+        return 0;
+    vtk_warn("cannot make the directory %s: %s", dir,
+             errno == EEXIST ? "a file is in the way" : strerror(errno));
+    return -1;
+}
+
+static void vtk_free(mw_vtk_t *v)
+{
+    if (v->pvd)
+        fclose(v->pvd);
+    if (v->pvd_tmp)
+        remove(v->pvd_tmp);
+    free(v->pvd_tmp);
+    free(v->pvd_path);
+    free(v->sent_b);
+    free(v->recv_b);
+    free(v->sent_m);
+    free(v->recv_m);
+    free(v->links);
+    mw_vtk_layout_free(&v->lay);
+    if (v->job)
+        mpiwatch__job_info__free_unpacked(v->job, NULL);
+}
+
+int mw_export_vtk(const mw_vtk_opts_t *o)
+{
+    mw_vtk_t v;
+    memset(&v, 0, sizeof v);
+    v.o = o;
+    int rc = scan(&v);
+    if (rc) {
+        vtk_free(&v);
+        return rc;
+    }
+    if (!o->by_step && v.windows == 0) {
+        vtk_warn("%s holds no windows: nothing to export", o->input);
+        vtk_free(&v);
+        return 1;
+    }
+    if (o->by_step && v.steps == 0) {
+        vtk_warn("%s holds no time steps (the job did not mark any, or the collector that "
+                 "recorded it did not close steps): use --by window",
+                 o->input);
+        vtk_free(&v);
+        return 1;
+    }
+    if (mw_vtk_layout_build(&v.lay, v.job) < 0) {
+        vtk_warn("out of memory");
+        vtk_free(&v);
+        return 1;
+    }
+    size_t nr = v.lay.n_ranks ? v.lay.n_ranks : 1;
+    v.sent_b = calloc(nr, sizeof *v.sent_b);
+    v.recv_b = calloc(nr, sizeof *v.recv_b);
+    v.sent_m = calloc(nr, sizeof *v.sent_m);
+    v.recv_m = calloc(nr, sizeof *v.recv_m);
+    make_prefix(v.prefix, v.job ? v.job->job : NULL);
+    v.pvd_path = path_join(o->dir, v.prefix, ".pvd");
+    v.pvd_tmp = path_join(o->dir, v.prefix, ".pvd.tmp");
+    if (!v.sent_b || !v.recv_b || !v.sent_m || !v.recv_m || !v.pvd_path || !v.pvd_tmp) {
+        vtk_warn("out of memory");
+        vtk_free(&v);
+        return 1;
+    }
+    if (make_dir(o->dir) < 0) {
+        vtk_free(&v);
+        return 1;
+    }
+    v.pvd = fopen(v.pvd_tmp, "w");
+    if (!v.pvd) {
+        vtk_warn("cannot write %s: %s", v.pvd_tmp, strerror(errno));
+        vtk_free(&v);
+        return 1;
+    }
+    fputs("<?xml version=\"1.0\"?>\n<!-- mpiwatch-export: job \"", v.pvd);
+    xml_comment_text(v.pvd, v.job ? v.job->job : "");
+    fprintf(v.pvd, "\", one file per %s -->\n", o->by_step ? "time step" : "window");
+    fputs("<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+          "  <Collection>\n",
+          v.pvd);
+
+    rc = write_frames(&v);
+    if (rc == 0 && v.frames == 0) {
+        vtk_warn("no %s of %s is in the range asked for (--from/--to)",
+                 o->by_step ? "time step" : "window", o->input);
+        rc = 1;
+    }
+    if (rc == 0) {
+        fputs("  </Collection>\n</VTKFile>\n", v.pvd);
+        int bad = ferror(v.pvd);
+        int closed = fclose(v.pvd);
+        v.pvd = NULL;
+        if (bad || closed != 0 || rename(v.pvd_tmp, v.pvd_path) != 0) {
+            vtk_warn("cannot write %s: %s", v.pvd_path, strerror(errno ? errno : EIO));
+            rc = 1;
+        }
+    }
+    if (v.lay.bad_nodes)
+        vtk_warn("warning: the hardware of %" PRIu32 " node(s) was not usable: their ranks are "
+                 "on a grid",
+                 v.lay.bad_nodes);
+    if (v.bad_pairs || v.malformed)
+        vtk_warn("warning: %" PRIu64 " pair(s) named ranks the job does not have and %" PRIu64
+                 " frame(s) had pair arrays of different lengths: left out",
+                 v.bad_pairs, v.malformed);
+    if (v.out_of_order)
+        vtk_warn("warning: %" PRIu64 " %s(s) came out of order or twice (several jobs in one "
+                 "recording?): left out",
+                 v.out_of_order, o->by_step ? "step" : "window");
+    vtk_free(&v);
+    return rc;
+}
