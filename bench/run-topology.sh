@@ -6,7 +6,8 @@
 # Prints one line per case: the median frames per second of REPEATS runs of FRAMES frames each
 # (--bench-frames), and what was drawn. The machine is shared: compare cases of one run.
 #   zoomed out   the default camera: node-to-node bundles (auto)
-#   zoomed in    --zoom 5: rank-to-rank lines (auto), culled to the view
+#   zoom N       --zoom N: auto mode, node bundles until at most 2,000 rank lines are in
+#                view (about --zoom 30 here), then rank-to-rank lines culled to the view
 #   all lines    the default camera with --bundles off: every one of the 98,305 lines
 #   matrix       --view matrix
 set -eu
@@ -38,6 +39,9 @@ print("%-12s median %6.1f fps over %d runs of %d frames  (%s: %d ranks, %d nodes
                                   r["nodes"], r["pairs"], r["bundled"], r["curves"]))' "$name"
 }
 bench "zoomed out" --view topology
-bench "zoomed in" --view topology --zoom 5
+bench "zoom 5" --view topology --zoom 5
+bench "zoom 15" --view topology --zoom 15
+bench "zoom 30" --view topology --zoom 30
+bench "zoom 60" --view topology --zoom 60
 bench "all lines" --view topology --bundles off
 bench "matrix" --view matrix

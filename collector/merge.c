@@ -86,9 +86,17 @@ static uint32_t merge_ring_size(uint64_t window_ns, uint64_t lateness_ns)
     return cap;
 }
 
-static int window_alloc(mw_window_t *w, uint32_t subslots)
+static int window_alloc(mw_window_t *w, uint32_t subslots, uint32_t size)
 {
     memset(w, 0, sizeof *w);
+    if (size <= MW_MERGE_RANK_PM_MAX) {
+        w->rank_pm = malloc((size_t)(size ? size : 1) * sizeof *w->rank_pm);
+        if (!w->rank_pm)
+            return -1;
+        w->n_rank_pm = size;
+        for (uint32_t r = 0; r < size; r++)
+            w->rank_pm[r] = MW_RANK_PM_NONE;
+    }
     w->fn = calloc(MW_FN_COUNT, sizeof *w->fn);
     w->fn_used = calloc(MW_FN_COUNT, sizeof *w->fn_used);
     w->fn_mark = calloc(MW_FN_COUNT, 1);
@@ -110,6 +118,7 @@ static void window_release(mw_window_t *w)
     free(w->fn_mark);
     free(w->occ_ns);
     free(w->longest);
+    free(w->rank_pm);
     mw__index_free(&w->density);
     mw__index_free(&w->pairs);
     memset(w, 0, sizeof *w);
@@ -126,6 +135,8 @@ static void window_clear(mw_window_t *w)
     }
     w->n_fn_used = 0;
     w->n_longest = 0;
+    for (uint32_t r = 0; r < w->n_rank_pm; r++)
+        w->rank_pm[r] = MW_RANK_PM_NONE;
     mw__index_clear(&w->density);
     mw__index_clear(&w->pairs);
     w->ranks_reporting = w->ranks_missing = 0;
@@ -159,7 +170,7 @@ int mw_merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t sub
         return -1;
     }
     for (uint32_t i = 0; i < m->cap; i++) {
-        if (window_alloc(&m->ring[i], subslots) < 0) {
+        if (window_alloc(&m->ring[i], subslots, size) < 0) {
             mw_merge_free(m);
             return -1;
         }
@@ -317,10 +328,16 @@ static void window_add(mw_merge_t *m, mw_window_t *w, uint32_t rank, const Mpiwa
             sum->hist[f->hist_first + b] += f->hist[b];
     }
 
+    uint64_t rank_occ = 0;
     for (size_t i = 0; i < s->n_occ_fn; i++) {
         window_mark(w, s->occ_fn[i]);
         w->occ_ns[(size_t)s->occ_fn[i] * w->subslots + s->occ_sub[i]] += s->occ_ns[i];
         w->occ_total_ns += s->occ_ns[i];
+        rank_occ += s->occ_ns[i];
+    }
+    if (rank < w->n_rank_pm) {
+        uint64_t pm = w->window_ns ? rank_occ * 1000 / w->window_ns : 0;
+        w->rank_pm[rank] = pm < MW_RANK_PM_NONE ? (uint32_t)pm : MW_RANK_PM_NONE - 1;
     }
 
     for (size_t i = 0; i < s->n_density_fn; i++) {

@@ -17,6 +17,8 @@
 #include "mw_proto.h"
 
 #define MW_MERGE_LONGEST 32u            /* longest calls kept per merged window */
+#define MW_MERGE_RANK_PM_MAX 65536u     /* jobs up to this size get per-rank MPI shares */
+#define MW_RANK_PM_NONE 65535u          /* the rank's sample is not in the window */
 #define MW_MERGE_RING_MIN 16u           /* open windows kept at least ... */
 #define MW_MERGE_RING_MAX 256u          /* ... and at most (power of two) */
 #define MW_MERGE_MAX_DENSITY (1u << 20) /* density cells per window */
@@ -128,6 +130,10 @@ typedef struct {
     mw__index_t density; /* values: mw_density_cell_t, see MW__INDEX_AT */
     mw__index_t pairs;   /* values: mw_pair_sum_t, one per (src, dst); a list (index.h): read
                             it in order, it cannot be looked up by key */
+    uint32_t *rank_pm;   /* [n_rank_pm]: each rank's occupancy share of the window in thousandths,
+                            MW_RANK_PM_NONE without its sample; NULL for jobs above
+                            MW_MERGE_RANK_PM_MAX ranks */
+    uint32_t n_rank_pm;
 
     /* Merge bookkeeping. */
     uint64_t first_arrival_ns; /* collector monotonic time of the first sample */

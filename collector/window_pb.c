@@ -67,6 +67,8 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
     pw.calls_late = w->calls_late;
     pw.overflow = w->overflow;
     pw.closed_real_ns = closed_real_ns;
+    pw.n_rank_mpi_permille = w->n_rank_pm;
+    pw.rank_mpi_permille = w->rank_pm;
 
     /* Functions with their trimmed histograms. */
     size_t hist_total = (size_t)w->n_fn_used * MW_MAX_DURATION_BINS;

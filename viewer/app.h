@@ -105,6 +105,10 @@ typedef struct {
      * model's steps); following: the newest one. */
     int step_mode;
     int follow;
+    /* The shown window's per-rank MPI shares (Window.rank_mpi_permille), when it has them: the
+     * ranks' default color; otherwise the bytes they sent. */
+    const uint32_t *rank_pm;
+    size_t n_rank_pm;
     uint64_t window; /* absolute window index */
     size_t step_idx;
     int playing;

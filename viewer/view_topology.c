@@ -24,6 +24,7 @@
 #define BUNDLE_MIN_PX 150.0f      /* auto bundles: a node's cell narrower than this on screen */
 #define LABEL_MIN_PX 9.0f         /* rank labels once a marker is this wide */
 #define LABELS_MAX 1500
+#define MW_RANK_PM_NONE_VIEW 65535u /* Window.rank_mpi_permille of a rank without its sample */
 #define LINE_BUDGET 2000     /* rank lines in view above which auto mode shows node bundles */
 #define LINE_VERTEX_FLOATS 8 /* a curve's segment end: position, rgb, inter, t along it */
 #define PICK_RADIUS_PX 6
@@ -511,7 +512,14 @@ static void upload_ranks(mw_topo_gl_t *t)
     float *v = malloc((n ? n : 1) * 10 * sizeof *v);
     if (!v)
         return;
+    int share = t->n_rank_pm == n && n > 0;
     t->rank_scale = mw_topo_rank_scale(&t->lines);
+    if (share) {
+        /* The MPI share of the window: 0 to 100%, linear. */
+        t->rank_scale.min = 0;
+        t->rank_scale.max = 1;
+        t->rank_scale.log = 0;
+    }
     float hw = MW_TOPO_MARKER_W / 2;
     uint32_t k = 0;
     for (uint32_t r = 0; r < n; r++) {
@@ -526,9 +534,16 @@ static void upload_ranks(mw_topo_gl_t *t)
         p[3] = pos[0] + hw;
         p[4] = pos[1] + MW_TOPO_MARKER_H;
         p[5] = pos[2] + hw;
-        uint64_t sent = t->lines.n_ranks == n ? t->lines.rank_bytes[r] : 0;
-        mw_rgb_t c = sent ? rank_ramp(mw_scale_t01(&t->rank_scale, (double)sent))
-                          : (mw_rgb_t){0.22f, 0.24f, 0.28f};
+        mw_rgb_t c = {0.22f, 0.24f, 0.28f}; /* no data: grey */
+        if (share) {
+            uint32_t pm = t->rank_pm[r];
+            if (pm != MW_RANK_PM_NONE_VIEW)
+                c = rank_ramp(pm >= 1000 ? 1.0f : (float)pm / 1000.0f);
+        } else {
+            uint64_t sent = t->lines.n_ranks == n ? t->lines.rank_bytes[r] : 0;
+            if (sent)
+                c = rank_ramp(mw_scale_t01(&t->rank_scale, (double)sent));
+        }
         p[6] = c.r;
         p[7] = c.g;
         p[8] = c.b;
@@ -670,6 +685,11 @@ static void draw_3d(mw_app_t *app, const mw_rect_t *r, int bundled)
     }
     uint64_t data_key = t->lines_key[0] ^ (t->lines_key[2] * 31) ^ (t->lines_key[3] * 7) ^
                         (t->lines_key[4] * 131) ^ (uint64_t)t->step_mode;
+    /* The shown window's per-rank MPI shares (none for a step). */
+    const Mpiwatch__Window *win = t->step_mode ? NULL : mw_model_window(app->model, t->window);
+    t->rank_pm = win ? win->rank_mpi_permille : NULL;
+    t->n_rank_pm = win ? win->n_rank_mpi_permille : 0;
+    data_key ^= (uint64_t)t->n_rank_pm * 0x9e3779b97f4a7c15ull;
     if (t->rank_key != (data_key | 1)) {
         upload_ranks(t);
         t->rank_key = data_key | 1;
@@ -850,15 +870,25 @@ static void draw_legend(mw_app_t *app, const mw_rect_t *r, int bundled)
     mw__text_draw(tx, fs, (float)(bar.x + bar.w), cy, MW_ALIGN_RIGHT, dim, b);
     cy += (float)lh + mw__px(app, 4);
 
-    mw__text_drawf(tx, fs, x + pad, cy, MW_ALIGN_LEFT, txt, "ranks: bytes sent in this %s (log)",
-                   t->step_mode ? "step" : "window");
+    int share = t->n_rank_pm == t->layout.n_ranks && t->n_rank_pm > 0;
+    if (share)
+        mw__text_drawf(tx, fs, x + pad, cy, MW_ALIGN_LEFT, txt,
+                       "ranks: time in MPI, share of the window");
+    else
+        mw__text_drawf(tx, fs, x + pad, cy, MW_ALIGN_LEFT, txt,
+                       "ranks: bytes sent in this %s (log)", t->step_mode ? "step" : "window");
     cy += (float)lh + mw__px(app, 2);
     mw_rect_t rb = {(int)(x + pad), (int)cy, (int)(w - 2 * pad), (int)mw__px(app, 8)};
     color_bar(app, &rb, &t->rank_scale, 1);
     t->rank_bar = rb;
     cy += (float)rb.h + mw__px(app, 2);
-    mw__format_bytes((uint64_t)t->rank_scale.min, a, sizeof a);
-    mw__format_bytes((uint64_t)t->rank_scale.max, b, sizeof b);
+    if (share) {
+        snprintf(a, sizeof a, "0%%");
+        snprintf(b, sizeof b, "100%%");
+    } else {
+        mw__format_bytes((uint64_t)t->rank_scale.min, a, sizeof a);
+        mw__format_bytes((uint64_t)t->rank_scale.max, b, sizeof b);
+    }
     mw__text_draw(tx, fs, (float)rb.x, cy, MW_ALIGN_LEFT, dim, a);
     mw__text_draw(tx, fs, (float)(rb.x + rb.w), cy, MW_ALIGN_RIGHT, dim, b);
     cy += (float)lh + mw__px(app, 6);
@@ -937,6 +967,11 @@ static void draw_pick(mw_app_t *app, const mw_rect_t *r)
             mw__format_bytes(t->lines.rank_bytes[rk], a, sizeof a);
             mw__text_drawf(tx, fs, x + pad, cy, MW_ALIGN_LEFT, txt, "sent %" PRIu64 " messages, %s",
                            t->lines.rank_messages[rk], a);
+        }
+        if (rk < t->n_rank_pm && t->rank_pm[rk] != MW_RANK_PM_NONE_VIEW) {
+            cy += (float)lh;
+            mw__text_drawf(tx, fs, x + pad, cy, MW_ALIGN_LEFT, txt, "in MPI %.1f%% of the window",
+                           t->rank_pm[rk] / 10.0);
         }
     } else if (t->pick.kind == MW_TOPO_PICK_LINE && t->pick.index < t->lines.n_lines) {
         const mw_topo_line_t *l = &t->lines.lines[t->pick.index];

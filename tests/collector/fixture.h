@@ -31,6 +31,7 @@ typedef struct {
     mw_pair_sum_t pairs[16];
     mw_call_t longest[MW_MERGE_LONGEST];
     uint64_t records_dropped, samples_dropped, calls_late;
+    uint32_t rank_pm[8], n_rank_pm; /* the first 8 ranks' MPI shares, and how many there are */
 } fx_window_t;
 
 typedef struct {
@@ -65,6 +66,9 @@ static inline void fx_on_window(const mw_window_t *w, void *user)
     o->mpi_time_ns = w->mpi_time_ns;
     o->mpi_fraction = w->mpi_fraction;
     o->occ_total_ns = w->occ_total_ns;
+    o->n_rank_pm = w->n_rank_pm;
+    for (uint32_t r = 0; r < w->n_rank_pm && r < 8; r++)
+        o->rank_pm[r] = w->rank_pm[r];
     o->occ_fraction = w->occ_fraction;
     o->records_dropped = w->records_dropped;
     o->samples_dropped = w->samples_dropped;

@@ -194,6 +194,36 @@ static void test_close_by_deadline(void **state)
     fx_free(f);
 }
 
+/* Each rank's share of the window inside MPI (by occupancy, in thousandths), and the mark of
+ * a rank whose sample the window does not have; a window reused from the ring starts clean. */
+static void test_rank_mpi_share(void **state)
+{
+    (void)state;
+    fx_t *f = fx_new();
+    fx_hellos(f, JOB, 3);
+    for (uint64_t k = 0; k < 2; k++) {
+        for (uint32_t r = 0; r < 2; r++) {
+            tm_msg_t m;
+            tm_sample(&m, JOB, r, FX_W0 + k, f->now.real_ns);
+            /* rank 0: 30% of the window in two sub-slots; rank 1: 55% (window k = 0) */
+            uint64_t ns = (r == 0 ? 300 : 550 - 100 * k) * (TM_WINDOW_NS / 1000);
+            tm_add_occ(&m, fx_fn(0), 1, ns / 2);
+            tm_add_occ(&m, fx_fn(1), 2, ns - ns / 2);
+            assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+        }
+    }
+    fx_advance(f, 1000);
+    assert_int_equal(f->n_closed, 2);
+    for (uint64_t k = 0; k < 2; k++) {
+        const fx_window_t *w = &f->closed[k];
+        assert_int_equal(w->n_rank_pm, 3);
+        assert_int_equal(w->rank_pm[0], 300);
+        assert_int_equal(w->rank_pm[1], 550 - 100 * k);
+        assert_int_equal(w->rank_pm[2], MW_RANK_PM_NONE);
+    }
+    fx_free(f);
+}
+
 static void test_out_of_order(void **state)
 {
     (void)state;
@@ -650,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_window_content),
         cmocka_unit_test(test_longest_keeps_top),
         cmocka_unit_test(test_close_by_deadline),
+        cmocka_unit_test(test_rank_mpi_share),
         cmocka_unit_test(test_out_of_order),
         cmocka_unit_test(test_deadline_closes_in_order),
         cmocka_unit_test(test_bye_releases_window),
