@@ -55,6 +55,20 @@ typedef struct {
     uint64_t max_ns, bytes;
 } mw_fnstat_t;
 
+/* Adds x's totals to y (an empty x changes nothing). */
+static inline void mw__fnstat_add(mw_fnstat_t *y, const mw_fnstat_t *x)
+{
+    if (!x->count)
+        return;
+    if (x->min_inv > y->min_inv)
+        y->min_inv = x->min_inv;
+    if (x->max_ns > y->max_ns)
+        y->max_ns = x->max_ns;
+    y->count += x->count;
+    y->total_ns += x->total_ns;
+    y->bytes += x->bytes;
+}
+
 static inline uint64_t mw__fn_min(const mw_fnstat_t *f)
 {
     return f->min_inv ? ~f->min_inv : 0; /* counted-only functions have no durations */

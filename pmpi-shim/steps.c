@@ -274,19 +274,6 @@ void mw__acc_marks_clear(mw_acc_marks_t *m)
     m->n = m->fn_n = m->peer_n = 0;
 }
 
-static void fnstat_add(mw_fnstat_t *y, const mw_fnstat_t *x)
-{
-    if (!x->count)
-        return;
-    if (x->min_inv > y->min_inv)
-        y->min_inv = x->min_inv;
-    if (x->max_ns > y->max_ns)
-        y->max_ns = x->max_ns;
-    y->count += x->count;
-    y->total_ns += x->total_ns;
-    y->bytes += x->bytes;
-}
-
 static void base_peer(mw_acc_marks_t *m, int32_t rank, uint64_t messages, uint64_t bytes)
 {
     if (rank < 0 || rank >= mw__g.size)
@@ -335,7 +322,7 @@ static void marks_add(mw_acc_marks_t *m, mw_slot_t *s, const mw_mark_t *x)
             mw_fnstat_t v = m->base_fn[f];
             for (unsigned i = 0; i < x->fn_n; i++)
                 if (sf[i].fn == f)
-                    fnstat_add(&v, &sf[i].s);
+                    mw__fnstat_add(&v, &sf[i].s);
             if (v.count)
                 m->fn[f0 + k++] = (mw_markfn_t){.fn = f, .s = v};
         }
@@ -376,7 +363,7 @@ void mw__acc_marks_merge(mw_acc_marks_t *m, mw_slot_t *s)
     for (unsigned i = 0; i < s->nmarks; i++)
         marks_add(m, s, &marks[i]);
     for (unsigned f = 1; f < MW_FN_COUNT; f++)
-        fnstat_add(&m->base_fn[f], &s->fn[f]);
+        mw__fnstat_add(&m->base_fn[f], &s->fn[f]);
     mw_peer_t *p = mw__slot_peers(s);
     for (unsigned i = 0; s->npeers && i < mw__g.cfg.peers; i++)
         if (p[i].key)

@@ -95,19 +95,8 @@ static void acc_peer(acc_t *a, int32_t rank, uint64_t messages, uint64_t bytes)
 /* Adds one thread's slot to the rank's accumulator. */
 static void acc_merge(acc_t *a, mw_slot_t *s)
 {
-    for (unsigned f = 1; f < MW_FN_COUNT; f++) {
-        const mw_fnstat_t *x = &s->fn[f];
-        if (!x->count)
-            continue;
-        mw_fnstat_t *y = &a->fn[f];
-        if (x->min_inv > y->min_inv)
-            y->min_inv = x->min_inv;
-        if (x->max_ns > y->max_ns)
-            y->max_ns = x->max_ns;
-        y->count += x->count;
-        y->total_ns += x->total_ns;
-        y->bytes += x->bytes;
-    }
+    for (unsigned f = 1; f < MW_FN_COUNT; f++)
+        mw__fnstat_add(&a->fn[f], &s->fn[f]);
     size_t n32 = 4u * mw__g.cfg.subslots * MW_NBINS, nocc = mw__g.cfg.subslots;
     for (uint32_t r = 0; r < s->nrows; r++) {
         unsigned char *src = mw__slot_row(s, r);
