@@ -13,6 +13,7 @@
  * stays (for the live view) until a hello starts the next job.
  */
 #include "collector.h"
+#include "rules.h"
 #include "steps.h"
 
 #include <limits.h>
@@ -76,6 +77,8 @@ static void collector_on_window(const mw_window_t *w, void *user)
     }
     if (c->on_window)
         c->on_window(w, c->on_window_user);
+    /* Last: rules read the window and never change it or the job (docs/steering.md). */
+    mw__rules_window(c->rules, c, w);
 }
 
 int mw_collector_init(mw_collector_t *c, const mw_options_t *opt)
@@ -115,6 +118,11 @@ static void collector_publish_job(mw_collector_t *c)
 /* Records and publishes a job event. */
 static void collector_event(mw_collector_t *c, const char *kind, const char *detail)
 {
+    mw__collector_event(c, kind, detail);
+}
+
+void mw__collector_event(mw_collector_t *c, const char *kind, const char *detail)
+{
     if (c->record)
         mw__record_event(c->record, &c->now, kind, c->job.job, detail);
     if (c->feed)
@@ -126,6 +134,7 @@ void mw_collector_free(mw_collector_t *c)
     if (c->merge_ready)
         mw_merge_free(&c->merge);
     mw__steps_free(c);
+    mw__rules_free(c->rules);
     mw__job_free(&c->job);
     mw_arena_free(&c->arena);
     mw__pb_encoder_free(&c->enc);
@@ -250,6 +259,7 @@ void mw_collector_tick(mw_collector_t *c, const mw_clock_t *now)
         if (ended)
             collector_end_job(c, MW_END_SILENCE, now->mono_ns);
     }
+    mw__rules_tick(c->rules, c, now->mono_ns);
     mw_live_tick(&c->live, c, now->mono_ns);
 }
 
@@ -264,6 +274,9 @@ long mw_collector_timeout_ms(const mw_collector_t *c, const mw_clock_t *now)
     }
     if (c->live.enabled && c->live.next_ns < next)
         next = c->live.next_ns;
+    uint64_t rules_ns = mw__rules_next_ns(c->rules, now->mono_ns); /* programs to reap */
+    if (rules_ns < next)
+        next = rules_ns;
     if (next == UINT64_MAX)
         return -1;
     if (next <= now->mono_ns)

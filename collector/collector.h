@@ -96,7 +96,10 @@ typedef struct {
     double from_s, to_s;   /* --from / --to: replay span in seconds from the recording start
                               (to_s < 0: to the end) */
     char *publish;         /* --publish ENDPOINT: PUB socket of merged windows */
+    char *rules;           /* --rules FILE: threshold rules and actions (docs/steering.md) */
     char *history;         /* --history ENDPOINT: ROUTER socket answering HistoryRequest */
+    char *steer;           /* --steer ENDPOINT: PUB socket of Steer messages to the ranks */
+    char *control;         /* --control ENDPOINT: ROUTER socket taking SteerRequests */
     uint64_t history_windows; /* closed windows the history keeps in memory */
     uint64_t history_mb;      /* memory for recent raw samples (rank queries), MiB */
     uint64_t from_cmdline; /* bit i: row i of the option table was given on the command line */
@@ -362,6 +365,8 @@ typedef struct mw_collector {
     mw_feed_t *feed;         /* --publish / --history, or NULL */
     uint32_t job_published_hellos; /* job.hellos when the job description was last sent */
     struct mw_steps *steps;        /* per-step assembly of the current job (steps.c) */
+    struct mw_steer *steer;        /* --steer / --control sockets, or NULL (steer.c) */
+    struct mw_rules *rules;        /* --rules: the rule set (rules.c), or NULL */
 } mw_collector_t;
 
 /* Prepares a collector (allocates the decoding arena). Returns 0, or -1 with a message. */
@@ -383,6 +388,8 @@ int mw_collector_write_outputs(mw_collector_t *c, int with_report);
 
 /* Validates and applies a decoded envelope (ingest.c). */
 mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const mw_clock_t *now);
+/* Records and publishes a job event (kind "rule", "action_exit", ...) (collector.c). */
+void mw__collector_event(mw_collector_t *c, const char *kind, const char *detail);
 /* Starts a job for `env`'s hello, resetting the previous one (collector.c). Returns 0, or -1. */
 int mw__collector_job_begin(mw_collector_t *c, const Mpiwatch__Envelope *env, uint64_t now_ns);
 
@@ -409,6 +416,9 @@ void mw_live_release(mw_live_t *live);
 size_t mw_live_format(const mw_live_t *live, const mw_collector_t *c, int block, char *buf,
                       size_t len);
 
+/* zmq_setsockopt of an int option; a failure is logged with the option's name. Returns 0/-1. */
+int mw__zmq_setopt_int(void *sock, int opt, int val, const char *name);
+
 /* ---- SIGINT/SIGTERM for the zmq_poll loops (signals.c) ------------------------------------ */
 
 /* Installs the handlers; returns the pipe's read end to poll, or -1 logged. */
@@ -419,6 +429,8 @@ void mw__signals_close(void);
 int mw__signals_read(void);
 /* 1 once SIGINT or SIGTERM has arrived (without touching the pipe). */
 int mw__signals_stopped(void);
+/* 1 when SIGHUP (reload the rules) arrived since the last call; clears it. */
+int mw__signals_reload(void);
 
 /* ---- the recording (record_file.c; the file format is in docs/recording.md) --------------- */
 
@@ -474,6 +486,34 @@ void mw__feed_serve(mw_feed_t *f, mw_collector_t *c);
  * Returns 1 when the record was applied, 0 when skipped (record_file.c, in the core library,
  * so that replay and the exporters share it). */
 int mw_collector_apply_record(mw_collector_t *c, const Mpiwatch__Record *rec);
+
+/* ---- steering (steer.c; docs/steering.md) ------------------------------------------------ */
+
+#define MW_STEER_MAX_KEY 64u
+#define MW_STEER_MAX_VALUE 1024u
+
+typedef struct mw_steer mw_steer_t;
+
+/* Checks a key (1..64 of [A-Za-z0-9._-]), a value (at most 1024 bytes of UTF-8 without
+ * control characters) and a rank list (each < job size when the job size is known). Returns 0,
+ * or -1 with a message in err. */
+int mw__steer_check(const mw_collector_t *c, const char *key, const char *value,
+                    const uint32_t *ranks, size_t n_ranks, char *err, size_t errlen);
+/* Validates and publishes one Steer message to the ranks (all of them when n_ranks is 0) on
+ * --steer, and records it as a "steer" job event. Returns the sequence number (> 0), or -1
+ * when rejected (counted) or when there is no steer socket. The rules engine calls this. */
+int mw__steer_send(mw_collector_t *c, const char *key, const char *value, const uint32_t *ranks,
+                   size_t n_ranks);
+/* Binds --steer (PUB) and --control (ROUTER) on `zmq_ctx` (either may be absent). Returns
+ * NULL with a logged message. */
+mw_steer_t *mw__steer_open(void *zmq_ctx, const mw_options_t *opt);
+void mw__steer_close(mw_steer_t *s);
+/* The control socket for zmq_poll (NULL socket when there is none). */
+void mw__steer_pollitem(mw_steer_t *s, zmq_pollitem_t *item);
+/* Answers pending SteerRequests on --control without blocking (a bounded batch). */
+void mw__steer_serve(mw_collector_t *c);
+/* Steer requests rejected so far (bad key, value or ranks; undecodable). */
+uint64_t mw__steer_rejected(const mw_collector_t *c);
 
 /* ---- replay (replay.c, in the executable only) -------------------------------------------- */
 

@@ -338,7 +338,7 @@ static uint64_t feed_mono_ns(void)
     return (uint64_t)ts.tv_sec * MW_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
-static int feed_setopt(void *sock, int opt, int val, const char *name)
+int mw__zmq_setopt_int(void *sock, int opt, int val, const char *name)
 {
     if (zmq_setsockopt(sock, opt, &val, sizeof val) != 0) {
         MW_LOG(MW_LOG_ERROR, "zmq_setsockopt(%s): %s", name, zmq_strerror(zmq_errno()));
@@ -359,14 +359,14 @@ static void *feed_socket(void *ctx, int type, const char *ep, const char *what)
      * and its end (--exit-after-job closes right after them); a stopped subscriber delays the
      * exit by that much at most. Replies to requests are not worth waiting for. */
     int ok =
-        feed_setopt(s, ZMQ_LINGER, type == ZMQ_PUB ? FEED_PUB_LINGER_MS : 0, "ZMQ_LINGER") == 0;
+        mw__zmq_setopt_int(s, ZMQ_LINGER, type == ZMQ_PUB ? FEED_PUB_LINGER_MS : 0, "ZMQ_LINGER") == 0;
     if (ok && type == ZMQ_PUB)
-        ok = feed_setopt(s, ZMQ_SNDHWM, FEED_PUB_HWM, "ZMQ_SNDHWM") == 0;
+        ok = mw__zmq_setopt_int(s, ZMQ_SNDHWM, FEED_PUB_HWM, "ZMQ_SNDHWM") == 0;
     if (ok && type == ZMQ_ROUTER)
-        ok = feed_setopt(s, ZMQ_SNDHWM, FEED_ROUTER_SNDHWM, "ZMQ_SNDHWM") == 0 &&
-             feed_setopt(s, ZMQ_RCVHWM, FEED_ROUTER_RCVHWM, "ZMQ_RCVHWM") == 0 &&
+        ok = mw__zmq_setopt_int(s, ZMQ_SNDHWM, FEED_ROUTER_SNDHWM, "ZMQ_SNDHWM") == 0 &&
+             mw__zmq_setopt_int(s, ZMQ_RCVHWM, FEED_ROUTER_RCVHWM, "ZMQ_RCVHWM") == 0 &&
              /* Replies to a vanished client are dropped, never an error or a wait. */
-             feed_setopt(s, ZMQ_ROUTER_MANDATORY, 0, "ZMQ_ROUTER_MANDATORY") == 0;
+             mw__zmq_setopt_int(s, ZMQ_ROUTER_MANDATORY, 0, "ZMQ_ROUTER_MANDATORY") == 0;
     /* What peers send in is small (requests, or subscriptions on the PUB socket): a larger
      * frame makes libzmq drop that connection before buffering it. */
     int64_t maxmsg = type == ZMQ_ROUTER ? FEED_ROUTER_MAXMSG : FEED_PUB_MAXMSG;

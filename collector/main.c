@@ -10,6 +10,7 @@
  * in the other files.
  */
 #include "collector.h"
+#include "rules.h"
 
 #include <stdlib.h>
 
@@ -53,6 +54,13 @@ int main(int argc, char **argv)
         return fflush(stdout) == 0 ? 0 : 1;
     }
 
+    /* Bad rules stop the start like any other configuration error (exit status 2). */
+    mw_rules_t *rules = NULL;
+    if (opt.rules && !(rules = mw__rules_load(opt.rules, err, sizeof err))) {
+        fprintf(stderr, "mpiwatch-collector: %s\n", err);
+        mw_options_free(&opt);
+        return 2;
+    }
     if (opt.verbose)
         mw__log_level = MW_LOG_DEBUG;
     mw_collector_t *c = malloc(sizeof *c); /* large: dense per-function tables */
@@ -60,6 +68,8 @@ int main(int argc, char **argv)
     if (!c)
         fprintf(stderr, "mpiwatch-collector: out of memory\n");
     else if (mw_collector_init(c, &opt) == 0) {
+        c->rules = rules; /* freed with the collector */
+        rules = NULL;
         if (opt.replay)
             rc = mw_replay_run(c);
         else if (!opt.record || (c->record = mw__record_open(opt.record, &opt)))
@@ -71,6 +81,7 @@ int main(int argc, char **argv)
         mw_collector_free(c);
     }
     free(c);
+    mw__rules_free(rules); /* when the collector could not take them */
     mw_options_free(&opt);
     return rc == 0 ? 0 : 1;
 }

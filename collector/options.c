@@ -73,6 +73,15 @@ static const opt_desc_t opt_table[] = {
      "replay: stop S seconds after the start of the recording (default -1: at its end)"},
     {"publish", 0, OPT_STRING, offsetof(mw_options_t, publish), "ENDPOINT", 0, 0,
      "publish the job and every merged window on a PUB socket bound to ENDPOINT"},
+    {"rules", 0, OPT_STRING, offsetof(mw_options_t, rules), "FILE", 0, 0,
+     "evaluate the threshold rules of INI FILE on every merged window and run their actions "
+     "(docs/steering.md); SIGHUP rereads it"},
+    {"steer", 0, OPT_STRING, offsetof(mw_options_t, steer), "ENDPOINT", 0, 0,
+     "publish steering messages to the ranks on a PUB socket bound to ENDPOINT (the ranks "
+     "connect to it through MPIWATCH_STEER; off by default)"},
+    {"control", 0, OPT_STRING, offsetof(mw_options_t, control), "ENDPOINT", 0, 0,
+     "accept steering requests (mpiwatch steer) on a ROUTER socket bound to ENDPOINT (off by "
+     "default)"},
     {"history", 0, OPT_STRING, offsetof(mw_options_t, history), "ENDPOINT", 0, 0,
      "answer history requests (last N windows, a window range, one rank's samples) on a "
      "ROUTER socket bound to ENDPOINT"},
@@ -127,6 +136,9 @@ void mw_options_free(mw_options_t *o)
     free(o->replay);
     free(o->publish);
     free(o->history);
+    free(o->steer);
+    free(o->rules);
+    free(o->control);
     mw_options_defaults(o);
 }
 

@@ -24,6 +24,7 @@
  * signal, or a job that ended and wrote its outputs).
  */
 #include "collector.h"
+#include "rules.h"
 #include "mw_recording.h"
 
 #include <errno.h>
@@ -210,6 +211,8 @@ static int replay_wait(replay_t *rp, uint64_t until)
         }
         if (items[0].revents & ZMQ_POLLIN)
             mw__signals_read();
+        if (mw__signals_reload())
+            mw__rules_reload(rp->c); /* SIGHUP: as in a live run */
         if (n == 2 && (items[1].revents & ZMQ_POLLIN))
             mw__feed_serve(rp->feed, rp->c);
         if (mw__signals_stopped() || replay_wall_ns() >= until)

@@ -14,6 +14,8 @@
  * pending requests (a bounded batch, after the ingest batch) and republish the job
  * description when it is due, for which the timeout is at most FEED_WAKE_MS while a job is
  * known.
+ * With --steer or --control, the steering sockets (steer.c) share the loop the same way: the
+ * control ROUTER is polled and its requests are answered at the top of each iteration.
  *
  * ZMQ_MAXMSGSIZE makes libzmq drop an oversized frame (and the connection that sent it)
  * before it is ever buffered; the collector's own size check is the second line of defence.
@@ -23,6 +25,7 @@
  * request) are parsed as ZMTP/1.0 frames and arrive here as messages.
  */
 #include "collector.h"
+#include "rules.h"
 
 #include <errno.h>
 #include <string.h>
@@ -135,12 +138,21 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
         if (c->exit_requested)
             return 0;
 
-        zmq_pollitem_t items[3] = {
+        mw__steer_serve(c);
+        if (c->exit_requested)
+            return 0;
+
+        zmq_pollitem_t items[4] = {
             {.socket = sock, .events = ZMQ_POLLIN},
             {.socket = NULL, .fd = sig_fd, .events = ZMQ_POLLIN},
         };
-        mw__feed_pollitem(c->feed, &items[2]);
-        int n_items = items[2].socket ? 3 : 2;
+        int n_items = 2;
+        mw__feed_pollitem(c->feed, &items[n_items]);
+        if (items[n_items].socket)
+            n_items++;
+        mw__steer_pollitem(c->steer, &items[n_items]);
+        if (items[n_items].socket)
+            n_items++;
         long timeout = server_earlier(mw_collector_timeout_ms(c, &now), metrics_ms);
         if (c->opt->publish && c->job.active)
             timeout = server_earlier(timeout, FEED_WAKE_MS);
@@ -150,7 +162,10 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
             MW_LOG(MW_LOG_ERROR, "zmq_poll: %s", zmq_strerror(zmq_errno()));
             return -1;
         }
-        if ((items[1].revents & ZMQ_POLLIN) && mw__signals_read()) {
+        int stop = (items[1].revents & ZMQ_POLLIN) && mw__signals_read();
+        if (mw__signals_reload())
+            mw__rules_reload(c); /* SIGHUP: a bad file keeps the old rules (logged) */
+        if (stop) {
             MW_LOG(MW_LOG_INFO, "stopping on signal");
             mw_clock_now(&now);
             mw_collector_finish(c, &now);
@@ -182,6 +197,8 @@ int mw_server_run(mw_collector_t *c)
         goto out;
     if ((c->opt->publish || c->opt->history) && !(c->feed = mw__feed_open(ctx, c->opt)))
         goto out;
+    if ((c->opt->steer || c->opt->control) && !(c->steer = mw__steer_open(ctx, c->opt)))
+        goto out;
     if (c->opt->metrics_port && !(metrics = mw_metrics_start(c, (unsigned)c->opt->metrics_port)))
         goto out;
     rc = server_loop(c, sock, sig_fd, metrics);
@@ -189,6 +206,8 @@ out:
     mw_metrics_stop(metrics);
     mw__feed_close(c->feed); /* before the context ends: it owns sockets of it */
     c->feed = NULL;
+    mw__steer_close(c->steer);
+    c->steer = NULL;
     if (sock && zmq_close(sock) != 0)
         MW_LOG(MW_LOG_ERROR, "zmq_close: %s", zmq_strerror(zmq_errno()));
     while (zmq_ctx_term(ctx) != 0) {

@@ -1,5 +1,5 @@
-/* signals.c: SIGINT/SIGTERM as a byte in a self-pipe, for the loops that wait in zmq_poll
- * (server.c, replay.c).
+/* signals.c: SIGINT/SIGTERM (stop) and SIGHUP (reload the rules) as a byte in a self-pipe, for
+ * the loops that wait in zmq_poll (server.c, replay.c).
  *
  * DESIGN: the handler only stores a flag and writes the signal number into a non-blocking
  * pipe (a full pipe already holds a wakeup), so it is async-signal-safe; the loop polls the
@@ -17,12 +17,16 @@
 
 static int sig_pipe[2] = {-1, -1};
 static volatile sig_atomic_t sig_stop;
+static volatile sig_atomic_t sig_reload;
 
 static void signals_on_signal(int sig)
 {
     int saved = errno;
     unsigned char b = (unsigned char)sig;
-    sig_stop = 1;
+    if (sig == SIGHUP)
+        sig_reload = 1;
+    else
+        sig_stop = 1;
     ssize_t n = write(sig_pipe[1], &b, 1);
     (void)n;
     errno = saved;
@@ -31,6 +35,7 @@ static void signals_on_signal(int sig)
 int mw__signals_open(void)
 {
     sig_stop = 0;
+    sig_reload = 0;
     if (pipe2(sig_pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
         MW_LOG(MW_LOG_ERROR, "pipe2: %s", strerror(errno));
         return -1;
@@ -39,7 +44,8 @@ int mw__signals_open(void)
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
     sa.sa_handler = signals_on_signal;
-    if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0) {
+    if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0 ||
+        sigaction(SIGHUP, &sa, NULL) < 0) {
         MW_LOG(MW_LOG_ERROR, "sigaction: %s", strerror(errno));
         mw__signals_close();
         return -1;
@@ -60,6 +66,7 @@ void mw__signals_close(void)
     sa.sa_handler = SIG_DFL;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     for (int i = 0; i < 2; i++) {
         if (sig_pipe[i] >= 0)
             close(sig_pipe[i]);
@@ -73,6 +80,13 @@ int mw__signals_read(void)
     while (read(sig_pipe[0], buf, sizeof buf) > 0)
         ;
     return sig_stop;
+}
+
+int mw__signals_reload(void)
+{
+    int r = sig_reload;
+    sig_reload = 0;
+    return r;
 }
 
 int mw__signals_stopped(void)

@@ -321,6 +321,9 @@ char *mw_stats_json(const mw_collector_t *c)
         json_u64(root, "windows", c->stats.windows) < 0 ||
         json_u64(root, "partial_windows", c->stats.partial_windows) < 0)
         goto out;
+    /* Steering requests refused (steer.c), only when steering is on. */
+    if (c->steer && json_u64(root, "steer_rejected", mw__steer_rejected(c)) < 0)
+        goto out;
     /* Window close latency quantiles in ms (docs/collector.md, Performance). */
     const struct {
         const char *key;

@@ -73,6 +73,9 @@ void mw__config_read(mw_config_t *cfg)
     const char *c = getenv("MPIWATCH_COLLECTOR");
     snprintf(cfg->collector, sizeof cfg->collector, "%s",
              c && *c ? c : "tcp://127.0.0.1:7811");
+    const char *st = getenv("MPIWATCH_STEER");
+    if (st && strlen(st) < sizeof cfg->steer)
+        snprintf(cfg->steer, sizeof cfg->steer, "%s", st);
     cfg->window_ms = env_uint("MPIWATCH_WINDOW_MS", 100, 1, 60000);
     cfg->subslots = env_uint("MPIWATCH_SUBSLOTS", 10, 1, MW_MAX_SUBSLOTS);
     cfg->longest = env_uint("MPIWATCH_LONGEST", 16, 1, 1024);

@@ -41,6 +41,32 @@ void mw_step(long step) __attribute__((weak));
             mw_step(step);                                                                         \
     } while (0)
 
+/* Steering (docs/steering.md): a key=value message sent with `mpiwatch steer` (or by a rule
+ * of the collector) to this rank. The callback runs on the application's own thread, never
+ * on a library thread and never in a signal handler: inside mw_poll(), or at the next timed
+ * MPI call of the thread that called MPI_Init (after that call's work, while recording). It
+ * may call MPI. Messages that arrive while no callback is registered are dropped. Keys that
+ * start with "mpiwatch." are the library's own (mpiwatch.pause, mpiwatch.resume) and never
+ * reach the callback. */
+typedef void (*mw_steer_fn)(const char *key, const char *value, void *ctx);
+
+/* Registers the steering callback (NULL: none); replaces the previous one. */
+void mw_on_steer(mw_steer_fn fn, void *ctx) __attribute__((weak));
+
+/* Runs the callback for every steering message waiting, on the calling thread; returns how
+ * many. Cheap (one load) when nothing waits. */
+int mw_poll(void) __attribute__((weak));
+
+/* mw_on_steer(fn, ctx) when the library is there, nothing otherwise. */
+#define MW_ON_STEER(fn, ctx)                                                                       \
+    do {                                                                                           \
+        if (mw_on_steer)                                                                           \
+            mw_on_steer((fn), (ctx));                                                              \
+    } while (0)
+
+/* mw_poll() when the library is there, 0 otherwise. */
+#define MW_POLL() (mw_poll ? mw_poll() : 0)
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,7 +10,8 @@
  * rank from a dead one. The hello is re-sent whenever the socket (re)connects, so a collector
  * started late or restarted still learns who this rank is. All signals are blocked in this
  * thread (and so in ZeroMQ's I/O thread, created from it): the application's signals keep
- * going to the application's threads.
+ * going to the application's threads. With MPIWATCH_STEER the thread also owns a SUB socket
+ * (steer.c), waits on it with zmq_poll instead of sleeping, and drains it on every wake-up.
  */
 #include "shim.h"
 
@@ -25,6 +26,7 @@
 #include <zmq.h>
 
 #define MW_BACKLOG 64
+#define STEER_WAIT_NS 20000000ull /* with steering, MPI_Finalize waits at most this for the thread */
 #define MW_BACKLOG_BYTES (4u << 20)
 enum { LINK_CONNECTING, LINK_UP, LINK_DOWN };
 
@@ -470,6 +472,7 @@ static void socket_open(void)
         zmq_close(S.push);
         S.push = NULL;
     }
+    mw__steer_open(S.ctx, S.info.job.job); /* MPIWATCH_STEER only */
 }
 
 /* Closes the socket, letting ZeroMQ deliver what it already took for at most linger_ms. */
@@ -485,6 +488,7 @@ static void socket_close(uint64_t linger_ms)
     }
     if (S.monitor)
         zmq_close(S.monitor);
+    mw__steer_close();
     if (S.ctx)
         zmq_ctx_term(S.ctx);
     S.push = S.monitor = S.ctx = NULL;
@@ -500,6 +504,7 @@ static uint64_t global_now(void)
 static void tick_io(void)
 {
     poll_monitor();
+    mw__steer_drain();
     if (S.hello_pending)
         send_hello();
     if (!S.hello_pending)
@@ -521,6 +526,18 @@ static void wait_until(uint64_t due_global, uint64_t now_global)
             S.retry_ns = mw__g.window_ns;
         if (S.retry_ns < delay)
             delay = S.retry_ns;
+    }
+    void *sub = mw__steer_socket();
+    if (sub) {
+        /* Steering: wait on the SUB socket so that a message is taken as it arrives. The stop
+         * request comes through the condition variable, so the wait is capped. */
+        if (delay > STEER_WAIT_NS)
+            delay = STEER_WAIT_NS;
+        zmq_pollitem_t item = {.socket = sub, .events = ZMQ_POLLIN};
+        pthread_mutex_unlock(&S.lock);
+        zmq_poll(&item, 1, (long)((delay + 999999) / 1000000));
+        pthread_mutex_lock(&S.lock);
+        return;
     }
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

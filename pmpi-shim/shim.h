@@ -46,6 +46,7 @@ typedef struct {
     unsigned step_fn, step_every;
     int step_auto;
     unsigned step_marks; /* MPIWATCH_STEP_MARKS: marks one thread keeps per window */
+    char steer[256]; /* MPIWATCH_STEER: the collector's steering endpoint ("": none) */
     unsigned nodes; /* MPIWATCH_NODES: emulated nodes (0: the real ones), docs/topology.md */
 } mw_config_t;
 
@@ -462,6 +463,25 @@ typedef struct {
 void mw__topology_init(MPI_Comm comm, int rank, int size, unsigned emulated_nodes);
 /* Fills `place` (hwloc; on the sender thread). Never fails: unknown fields stay -1/empty. */
 void mw__topology_place(mw_place_t *place, int pu_at_init);
+
+/* ---- steering (steer.c, docs/steering.md) --------------------------------------------------
+ * The sender thread takes Steer messages from its SUB socket into a fixed SPSC ring and raises
+ * mw__steer_pending; the MPI_Init thread's next recorded timed call (or mw_poll()) runs the
+ * application's callback. One relaxed byte load per timed call while nothing is pending. */
+extern _Atomic unsigned char mw__steer_pending;
+extern _Atomic uint64_t mw__steer_capture; /* mpiwatch.capture=N; capture is not built yet */
+void mw__steer_dispatch(mw_thread_t *t);
+#define MW_STEER_HOOK(t)                                                                           \
+    do {                                                                                           \
+        if (__builtin_expect(atomic_load_explicit(&mw__steer_pending, memory_order_relaxed), 0))   \
+            mw__steer_dispatch(t);                                                                 \
+    } while (0)
+/* Sender thread: the SUB socket on the sender's context (nothing without MPIWATCH_STEER), the
+ * socket for zmq_poll (NULL when none), one non-blocking drain, and the close. */
+void mw__steer_open(void *ctx, const char *job);
+void *mw__steer_socket(void);
+void mw__steer_drain(void);
+void mw__steer_close(void);
 
 /* sender.c */
 typedef struct {

@@ -33,6 +33,7 @@
         }                                                                                          \
         mw__record(mw_t, MW_ID_##name, mw_t0, mw_t1, mw_b, mw_p);                                  \
         MW_STEP_HOOK(mw_t, MW_ID_##name);                                                          \
+        MW_STEER_HOOK(mw_t);                                                                       \
         return mw_rc;                                                                              \
     }
 

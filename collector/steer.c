@@ -1,0 +1,360 @@
+/* steer.c: steering messages from the collector to the ranks (--steer, --control).
+ *
+ * DESIGN: two sockets on the collector's one loop, both optional. --steer binds a PUB socket
+ * that every rank's sender thread connects a SUB socket to (MPIWATCH_STEER); each Steer is
+ * sent as two frames, the topic "steer" and the message, with ZMQ_DONTWAIT, so a slow rank
+ * loses messages (libzmq drops at its high-water mark) instead of stalling ingest. --control
+ * binds a ROUTER that answers SteerRequests from `mpiwatch-steer` (REQ: identity, empty
+ * delimiter, body; DEALER: identity, body) with one SteerReply each. Every request is
+ * validated before anything is published: the key (1..64 of [A-Za-z0-9._-]), the value (at
+ * most 1024 bytes of valid UTF-8 without control characters) and the ranks (each below the
+ * job size; no job yet means the list cannot be checked and is refused). Rejects are counted
+ * and reported in the reply. The rules engine (rules.c) publishes through mw__steer_send(),
+ * the same path. Every published Steer is also a "steer" job event, so it appears in the
+ * recording and on the live feed. Serving is bounded per wakeup (STEER_BATCH).
+ */
+#include "collector.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STEER_PUB_HWM 1000            /* Steer messages queued per rank before libzmq drops */
+#define STEER_REQUEST_MAX (16u << 10) /* a SteerRequest is at most ~1.1 KiB plus ranks */
+#define STEER_MAX_RANKS 4096u         /* ranks one request may list */
+#define STEER_BATCH 16                /* requests answered per wakeup */
+
+struct mw_steer {
+    void *pub, *router;
+    uint64_t seq;       /* last published sequence number */
+    uint64_t published; /* Steer messages sent */
+    uint64_t rejected;  /* requests (or mw__steer_send calls) refused */
+    uint64_t send_errors;
+};
+
+/* Valid UTF-8 (no overlongs, surrogates or code points past U+10FFFF) and no control
+ * characters (C0, DEL, C1). */
+static int steer_text_ok(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        if (c < 0x80) {
+            if (c < 0x20 || c == 0x7f)
+                return 0;
+            i++;
+            continue;
+        }
+        unsigned len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0;
+        if (!len || c > 0xf4 || i + len > n)
+            return 0;
+        uint32_t cp = c & (0x7fu >> len);
+        for (unsigned k = 1; k < len; k++) {
+            if ((s[i + k] & 0xc0) != 0x80)
+                return 0;
+            cp = cp << 6 | (s[i + k] & 0x3fu);
+        }
+        static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+        if (cp < min_cp[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
+            (cp >= 0x80 && cp < 0xa0))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
+int mw__steer_check(const mw_collector_t *c, const char *key, const char *value,
+                    const uint32_t *ranks, size_t n_ranks, char *err, size_t errlen)
+{
+    size_t kl = key ? strlen(key) : 0;
+    if (kl == 0 || kl > MW_STEER_MAX_KEY) {
+        snprintf(err, errlen, "key must have 1 to %u characters", MW_STEER_MAX_KEY);
+        return -1;
+    }
+    for (size_t i = 0; i < kl; i++) {
+        char ch = key[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '.' || ch == '_' || ch == '-')) {
+            snprintf(err, errlen, "key may only contain A-Z a-z 0-9 . _ - (found byte 0x%02x)",
+                     (unsigned)(unsigned char)ch);
+            return -1;
+        }
+    }
+    size_t vl = value ? strlen(value) : 0;
+    if (vl > MW_STEER_MAX_VALUE) {
+        snprintf(err, errlen, "value longer than %u bytes", MW_STEER_MAX_VALUE);
+        return -1;
+    }
+    if (vl && !steer_text_ok((const unsigned char *)value, vl)) {
+        snprintf(err, errlen, "value is not UTF-8 text without control characters");
+        return -1;
+    }
+    if (n_ranks > STEER_MAX_RANKS) {
+        snprintf(err, errlen, "more than %u ranks listed", STEER_MAX_RANKS);
+        return -1;
+    }
+    if (n_ranks && !c->job.active) {
+        snprintf(err, errlen, "no job yet: ranks cannot be checked");
+        return -1;
+    }
+    for (size_t i = 0; i < n_ranks; i++)
+        if (ranks[i] >= c->job.size) {
+            snprintf(err, errlen, "rank %u is not below the job size %u", ranks[i], c->job.size);
+            return -1;
+        }
+    return 0;
+}
+
+/* Publishes one checked Steer; returns its sequence number, or -1. */
+static int steer_publish(mw_collector_t *c, const char *key, const char *value,
+                         const uint32_t *ranks, size_t n_ranks, char *err, size_t errlen)
+{
+    mw_steer_t *s = c->steer;
+    Mpiwatch__Steer m = MPIWATCH__STEER__INIT;
+    m.seq = s->seq + 1;
+    m.job = c->job.job;
+    m.key = (char *)key;
+    m.value = (char *)(value ? value : "");
+    m.n_ranks = n_ranks;
+    m.ranks = (uint32_t *)ranks;
+    size_t len = mpiwatch__steer__get_packed_size(&m);
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf) {
+        s->send_errors++;
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    mpiwatch__steer__pack(&m, buf);
+    int ok = zmq_send(s->pub, "steer", 5, ZMQ_SNDMORE | ZMQ_DONTWAIT) == 5 &&
+             zmq_send(s->pub, buf, len, ZMQ_DONTWAIT) == (int)len;
+    free(buf);
+    if (!ok) {
+        s->send_errors++;
+        snprintf(err, errlen, "cannot publish: %s", zmq_strerror(zmq_errno()));
+        MW_LOG(MW_LOG_WARN, "steer: %s", err);
+        return -1;
+    }
+    s->seq = m.seq;
+    s->published++;
+    /* The event's detail: "key=value" and the ranks, cut to a readable length. */
+    char detail[256];
+    int n = snprintf(detail, sizeof detail, "%s=%.120s", key, m.value);
+    if (n_ranks && n > 0 && (size_t)n < sizeof detail) {
+        size_t at = (size_t)n;
+        at += (size_t)snprintf(detail + at, sizeof detail - at, " ranks");
+        for (size_t i = 0; i < n_ranks && at < sizeof detail - 16; i++)
+            at +=
+                (size_t)snprintf(detail + at, sizeof detail - at, "%s%u", i ? "," : " ", ranks[i]);
+    }
+    mw_clock_now(&c->now);
+    if (c->record)
+        mw__record_event(c->record, &c->now, "steer", c->job.job, detail);
+    if (c->feed)
+        mw__feed_event(c->feed, "steer", c->job.job, detail, c->now.real_ns);
+    MW_LOG(MW_LOG_INFO, "steer #%llu: %s", (unsigned long long)m.seq, detail);
+    return (int)(m.seq & 0x7fffffff) ? (int)(m.seq & 0x7fffffff) : 1;
+}
+
+static int steer_request(mw_collector_t *c, const char *key, const char *value,
+                         const uint32_t *ranks, size_t n_ranks, char *err, size_t errlen,
+                         uint64_t *seq)
+{
+    if (!c->steer || !c->steer->pub) {
+        snprintf(err, errlen, "steering is off (no --steer)");
+        if (c->steer)
+            c->steer->rejected++;
+        return -1;
+    }
+    if (mw__steer_check(c, key, value, ranks, n_ranks, err, errlen) < 0) {
+        c->steer->rejected++;
+        MW_LOG(MW_LOG_INFO, "steer: rejected: %s", err);
+        return -1;
+    }
+    if (steer_publish(c, key, value, ranks, n_ranks, err, errlen) < 0)
+        return -1;
+    *seq = c->steer->seq;
+    return 0;
+}
+
+int mw__steer_send(mw_collector_t *c, const char *key, const char *value, const uint32_t *ranks,
+                   size_t n_ranks)
+{
+    char err[160];
+    uint64_t seq = 0;
+    if (steer_request(c, key, value, ranks, n_ranks, err, sizeof err, &seq) < 0)
+        return -1;
+    return (int)(seq & 0x7fffffff) ? (int)(seq & 0x7fffffff) : 1;
+}
+
+uint64_t mw__steer_rejected(const mw_collector_t *c)
+{
+    return c->steer ? c->steer->rejected : 0;
+}
+
+static void *steer_socket(void *ctx, int type, const char *ep, const char *what)
+{
+    void *s = zmq_socket(ctx, type);
+    if (!s) {
+        MW_LOG(MW_LOG_ERROR, "zmq_socket(%s): %s", what, zmq_strerror(zmq_errno()));
+        return NULL;
+    }
+    int64_t maxmsg = type == ZMQ_ROUTER ? STEER_REQUEST_MAX : 4096;
+    int ok = mw__zmq_setopt_int(s, ZMQ_LINGER, type == ZMQ_PUB ? 200 : 0, "ZMQ_LINGER") == 0;
+    if (ok && type == ZMQ_PUB)
+        ok = mw__zmq_setopt_int(s, ZMQ_SNDHWM, STEER_PUB_HWM, "ZMQ_SNDHWM") == 0;
+    if (ok && type == ZMQ_ROUTER)
+        ok = mw__zmq_setopt_int(s, ZMQ_SNDHWM, 16, "ZMQ_SNDHWM") == 0 &&
+             mw__zmq_setopt_int(s, ZMQ_RCVHWM, 1000, "ZMQ_RCVHWM") == 0 &&
+             mw__zmq_setopt_int(s, ZMQ_ROUTER_MANDATORY, 0, "ZMQ_ROUTER_MANDATORY") == 0;
+    if (ok && zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg) != 0) {
+        MW_LOG(MW_LOG_ERROR, "zmq_setsockopt(ZMQ_MAXMSGSIZE): %s", zmq_strerror(zmq_errno()));
+        ok = 0;
+    }
+    if (ok && zmq_setsockopt(s, ZMQ_ZAP_DOMAIN, "mpiwatch", 8) != 0) {
+        MW_LOG(MW_LOG_ERROR, "zmq_setsockopt(ZMQ_ZAP_DOMAIN): %s", zmq_strerror(zmq_errno()));
+        ok = 0;
+    }
+    if (ok && zmq_bind(s, ep) != 0) {
+        MW_LOG(MW_LOG_ERROR, "cannot bind the %s on %s: %s", what, ep, zmq_strerror(zmq_errno()));
+        ok = 0;
+    }
+    if (!ok) {
+        zmq_close(s);
+        return NULL;
+    }
+    MW_LOG(MW_LOG_INFO, "%s on %s", what, ep);
+    return s;
+}
+
+mw_steer_t *mw__steer_open(void *zmq_ctx, const mw_options_t *opt)
+{
+    mw_steer_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        MW_LOG(MW_LOG_ERROR, "cannot start steering: out of memory");
+        return NULL;
+    }
+    if (opt->steer && !(s->pub = steer_socket(zmq_ctx, ZMQ_PUB, opt->steer, "steering")))
+        goto fail;
+    if (opt->control &&
+        !(s->router = steer_socket(zmq_ctx, ZMQ_ROUTER, opt->control, "steering control")))
+        goto fail;
+    return s;
+fail:
+    mw__steer_close(s);
+    return NULL;
+}
+
+void mw__steer_close(mw_steer_t *s)
+{
+    if (!s)
+        return;
+    if (s->pub || s->router)
+        MW_LOG(MW_LOG_INFO, "steer: published %llu, rejected %llu, send errors %llu",
+               (unsigned long long)s->published, (unsigned long long)s->rejected,
+               (unsigned long long)s->send_errors);
+    if (s->pub && zmq_close(s->pub) != 0)
+        MW_LOG(MW_LOG_ERROR, "zmq_close: %s", zmq_strerror(zmq_errno()));
+    if (s->router && zmq_close(s->router) != 0)
+        MW_LOG(MW_LOG_ERROR, "zmq_close: %s", zmq_strerror(zmq_errno()));
+    free(s);
+}
+
+void mw__steer_pollitem(mw_steer_t *s, zmq_pollitem_t *item)
+{
+    memset(item, 0, sizeof *item);
+    item->fd = -1;
+    if (s && s->router) {
+        item->socket = s->router;
+        item->events = ZMQ_POLLIN;
+    }
+}
+
+/* Sends the reply behind the request's envelope (identity, and the delimiter for REQ). */
+static void steer_reply(mw_steer_t *s, zmq_msg_t *id, int delimiter, int ok, const char *error,
+                        uint64_t seq)
+{
+    Mpiwatch__SteerReply r = MPIWATCH__STEER_REPLY__INIT;
+    r.ok = ok;
+    r.error = (char *)(error ? error : "");
+    r.seq = seq;
+    uint8_t buf[512];
+    size_t len = mpiwatch__steer_reply__get_packed_size(&r);
+    if (len > sizeof buf)
+        return;
+    mpiwatch__steer_reply__pack(&r, buf);
+    if (zmq_send(s->router, zmq_msg_data(id), zmq_msg_size(id), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0 ||
+        (delimiter && zmq_send(s->router, "", 0, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) ||
+        zmq_send(s->router, buf, len, ZMQ_DONTWAIT) < 0)
+        s->send_errors++;
+}
+
+/* Receives one request's frames (at most 3 kept, the rest drained). Returns the frame count,
+ * 0 when none is pending, -1 on a socket error. */
+static int steer_recv(mw_steer_t *s, zmq_msg_t msgs[3], int *kept)
+{
+    int parts = 0;
+    *kept = 0;
+    for (;;) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, s->router, parts ? 0 : ZMQ_DONTWAIT) < 0) {
+            int err = zmq_errno();
+            zmq_msg_close(&m);
+            if (parts == 0 && (err == EAGAIN || err == EINTR))
+                return 0;
+            MW_LOG(MW_LOG_ERROR, "steer: zmq_msg_recv: %s", zmq_strerror(err));
+            return -1;
+        }
+        int more = zmq_msg_more(&m);
+        if (*kept < 3)
+            msgs[(*kept)++] = m;
+        else
+            zmq_msg_close(&m);
+        parts++;
+        if (!more)
+            return parts;
+    }
+}
+
+void mw__steer_serve(mw_collector_t *c)
+{
+    mw_steer_t *s = c->steer;
+    if (!s || !s->router)
+        return;
+    for (int i = 0; i < STEER_BATCH; i++) {
+        zmq_msg_t msgs[3];
+        int kept;
+        int parts = steer_recv(s, msgs, &kept);
+        if (parts <= 0) {
+            for (int k = 0; k < kept; k++)
+                zmq_msg_close(&msgs[k]);
+            return;
+        }
+        int delimiter = parts == 3;
+        if (parts < 2 || parts > 3 || (delimiter && zmq_msg_size(&msgs[1]) != 0)) {
+            s->rejected++; /* no usable envelope to answer */
+            MW_LOG(MW_LOG_DEBUG, "steer: dropped a request of %d frames", parts);
+        } else {
+            zmq_msg_t *body = &msgs[parts - 1];
+            char err[160] = "";
+            uint64_t seq = 0;
+            Mpiwatch__SteerRequest *rq =
+                zmq_msg_size(body) > STEER_REQUEST_MAX
+                    ? NULL
+                    : mpiwatch__steer_request__unpack(NULL, zmq_msg_size(body), zmq_msg_data(body));
+            int ok = 0;
+            if (!rq) {
+                s->rejected++;
+                snprintf(err, sizeof err, "not a SteerRequest");
+            } else {
+                ok = steer_request(c, rq->key, rq->value, rq->ranks, rq->n_ranks, err, sizeof err,
+                                   &seq) == 0;
+                mpiwatch__steer_request__free_unpacked(rq, NULL);
+            }
+            steer_reply(s, &msgs[0], delimiter, ok, ok ? "" : err, seq);
+        }
+        for (int k = 0; k < kept; k++)
+            zmq_msg_close(&msgs[k]);
+    }
+}

@@ -1,0 +1,304 @@
+/* steer.c: steering messages into the rank (MPIWATCH_STEER, docs/steering.md).
+ *
+ * DESIGN: the sender thread owns a SUB socket connected to the collector's --steer endpoint
+ * (only when MPIWATCH_STEER is set). It drains it with ZMQ_DONTWAIT on every wake-up, decodes
+ * each Steer into a fixed static arena (no malloc), and checks it like every other input:
+ * two frames with the topic "steer", a bounded size, this rank's job, this rank listed (or
+ * no list), a key of 1..64 of [A-Za-z0-9._-] and a value of at most 1024 bytes without
+ * control characters. Bad messages are dropped and counted. Keys under "mpiwatch." belong to
+ * the library and are applied on the sender thread at once (pause and resume flip the same
+ * flag as MPI_Pcontrol; capture only records the request: capture is not implemented yet).
+ * Every other key goes into a fixed single-producer/single-consumer ring (dropped and counted
+ * when full) and raises a one-byte "pending" flag.
+ *
+ * The application's callback runs on the application's own thread, never on the sender
+ * thread and never in a signal handler: either in mw_poll(), or at the next recorded timed
+ * MPI call of the thread that called MPI_Init, whose wrapper, after recording, makes one
+ * relaxed byte load of the flag (MW_STEER_HOOK, the same shape as the step-mark byte check)
+ * and only when it is set calls out of line. The consumer side is serialised by a try-lock
+ * flag that is never waited on: a second thread arriving while callbacks run (or an MPI call
+ * made from inside a callback) just returns, so callbacks never nest.
+ */
+#include "mpiwatch.h"
+#include "shim.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#define STEER_RING 16u /* messages waiting for the application; a power of two */
+#define STEER_KEY_MAX 64u
+#define STEER_VALUE_MAX 1024u
+#define STEER_FRAME_MAX 8192 /* a Steer: key, value, job, a few thousand ranks at most */
+#define STEER_ARENA 32768u   /* decoding memory for one message (protobuf-c allocator) */
+#define STEER_BATCH 64       /* messages taken per wake-up */
+
+typedef struct {
+    char key[STEER_KEY_MAX + 1];
+    char value[STEER_VALUE_MAX + 1];
+} steer_entry_t;
+
+_Atomic unsigned char mw__steer_pending;
+_Atomic uint64_t mw__steer_capture; /* mpiwatch.capture=N: windows asked for (not yet used) */
+
+static struct {
+    void *sub;
+    char job[64];
+    steer_entry_t ring[STEER_RING];
+    _Atomic uint32_t head, tail;
+    atomic_flag consuming;
+    mw_steer_fn fn; /* written and read only while holding `consuming` */
+    void *fn_ctx;
+    /* sender-thread counters (read at finalize, after the sender stopped) */
+    uint64_t received, bad, other_job, not_mine, full, builtin;
+    _Atomic uint64_t delivered, unhandled;
+    /* the decoding arena */
+    size_t arena_used;
+    _Alignas(16) unsigned char arena[STEER_ARENA];
+} T = {.consuming = ATOMIC_FLAG_INIT};
+
+static __thread int in_callback; /* this thread is running the callback */
+
+static void *arena_alloc(void *data, size_t size)
+{
+    (void)data;
+    size = (size + 15u) & ~(size_t)15u;
+    if (size > STEER_ARENA - T.arena_used)
+        return NULL; /* protobuf-c then fails the decode: the message is too big */
+    void *p = T.arena + T.arena_used;
+    T.arena_used += size;
+    return p;
+}
+
+static void arena_free(void *data, void *p)
+{
+    (void)data, (void)p; /* the whole arena is reset for the next message */
+}
+
+static ProtobufCAllocator steer_allocator = {.alloc = arena_alloc, .free = arena_free};
+
+void mw__steer_open(void *ctx, const char *job)
+{
+    if (!ctx || !mw__g.cfg.steer[0])
+        return;
+    snprintf(T.job, sizeof T.job, "%s", job);
+    T.sub = zmq_socket(ctx, ZMQ_SUB);
+    if (!T.sub)
+        return;
+    int zero = 0, hwm = 64;
+    int64_t maxmsg = STEER_FRAME_MAX;
+    zmq_setsockopt(T.sub, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(T.sub, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    zmq_setsockopt(T.sub, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
+    if (zmq_setsockopt(T.sub, ZMQ_SUBSCRIBE, "steer", 5) != 0 ||
+        zmq_connect(T.sub, mw__g.cfg.steer) != 0) {
+        mw__log("cannot connect the steering socket to %s: %s", mw__g.cfg.steer,
+                zmq_strerror(zmq_errno()));
+        zmq_close(T.sub);
+        T.sub = NULL;
+    }
+}
+
+void *mw__steer_socket(void)
+{
+    return T.sub;
+}
+
+void mw__steer_close(void)
+{
+    if (T.sub) {
+        zmq_close(T.sub);
+        T.sub = NULL;
+        mw__log("steer: %llu received, %llu bad, %llu for another job, %llu for other ranks, "
+                "%llu built-in, %llu dropped (ring full)",
+                (unsigned long long)T.received, (unsigned long long)T.bad,
+                (unsigned long long)T.other_job, (unsigned long long)T.not_mine,
+                (unsigned long long)T.builtin, (unsigned long long)T.full);
+    }
+}
+
+static int key_ok(const char *k)
+{
+    size_t n = strlen(k);
+    if (n == 0 || n > STEER_KEY_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = k[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+/* Bounded, no C0 control characters and no DEL; the collector checks the full UTF-8. */
+static int value_ok(const char *v)
+{
+    size_t n = strnlen(v, STEER_VALUE_MAX + 1);
+    if (n > STEER_VALUE_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+            return 0;
+    return 1;
+}
+
+/* A key of the library itself. Returns 1 when handled (or refused) here. */
+static int steer_builtin(const char *key, const char *value)
+{
+    if (strncmp(key, "mpiwatch.", 9) != 0)
+        return 0;
+    T.builtin++;
+    const char *k = key + 9;
+    if (strcmp(k, "pause") == 0) {
+        mw__set_state(-1, 1);
+    } else if (strcmp(k, "resume") == 0) {
+        mw__set_state(-1, 0);
+    } else if (strcmp(k, "capture") == 0) {
+        char *end;
+        unsigned long long n = strtoull(value, &end, 10);
+        if (*value && !*end)
+            atomic_store(&mw__steer_capture, (uint64_t)n); /* hook: capture is not built yet */
+        else
+            T.bad++;
+    } else {
+        T.bad++;
+    }
+    return 1;
+}
+
+static void steer_take(const void *data, size_t len)
+{
+    T.arena_used = 0;
+    Mpiwatch__Steer *m = mpiwatch__steer__unpack(&steer_allocator, len, data);
+    if (!m || !m->key || !m->value || !m->job || !key_ok(m->key) || !value_ok(m->value)) {
+        T.bad++;
+        return;
+    }
+    if (strcmp(m->job, T.job) != 0) {
+        T.other_job++;
+        return;
+    }
+    if (m->n_ranks) {
+        size_t i = 0;
+        while (i < m->n_ranks && m->ranks[i] != (uint32_t)mw__g.rank)
+            i++;
+        if (i == m->n_ranks) {
+            T.not_mine++;
+            return;
+        }
+    }
+    if (steer_builtin(m->key, m->value))
+        return;
+    uint32_t h = atomic_load_explicit(&T.head, memory_order_relaxed);
+    if (h - atomic_load_explicit(&T.tail, memory_order_acquire) >= STEER_RING) {
+        T.full++;
+        return;
+    }
+    steer_entry_t *e = &T.ring[h % STEER_RING];
+    snprintf(e->key, sizeof e->key, "%s", m->key);
+    snprintf(e->value, sizeof e->value, "%s", m->value);
+    atomic_store_explicit(&T.head, h + 1, memory_order_release);
+    atomic_store_explicit(&mw__steer_pending, 1, memory_order_release);
+}
+
+void mw__steer_drain(void)
+{
+    if (!T.sub)
+        return;
+    for (int i = 0; i < STEER_BATCH; i++) {
+        char topic[16];
+        int n = zmq_recv(T.sub, topic, sizeof topic, ZMQ_DONTWAIT);
+        if (n < 0)
+            return;
+        int more = 0;
+        size_t ml = sizeof more;
+        zmq_getsockopt(T.sub, ZMQ_RCVMORE, &more, &ml);
+        T.received++;
+        if (n != 5 || memcmp(topic, "steer", 5) != 0 || !more) {
+            T.bad++;
+            while (more && zmq_recv(T.sub, topic, 0, 0) >= 0 &&
+                   zmq_getsockopt(T.sub, ZMQ_RCVMORE, &more, &ml) == 0)
+                ;
+            continue;
+        }
+        zmq_msg_t msg;
+        zmq_msg_init(&msg);
+        if (zmq_msg_recv(&msg, T.sub, 0) < 0) {
+            zmq_msg_close(&msg);
+            T.bad++;
+            continue;
+        }
+        if (zmq_msg_more(&msg)) {
+            T.bad++;
+            zmq_msg_close(&msg);
+            more = 1;
+            while (more && zmq_recv(T.sub, topic, 0, 0) >= 0 &&
+                   zmq_getsockopt(T.sub, ZMQ_RCVMORE, &more, &ml) == 0)
+                ;
+            continue;
+        }
+        steer_take(zmq_msg_data(&msg), zmq_msg_size(&msg));
+        zmq_msg_close(&msg);
+    }
+}
+
+/* Runs the callback on every waiting message. Returns how many were delivered. */
+static int steer_consume(void)
+{
+    if (atomic_flag_test_and_set_explicit(&T.consuming, memory_order_acquire))
+        return 0; /* another thread, or a callback's own MPI call, is consuming */
+    /* Clearing first (an exchange that reads the producer's release store) means a message
+     * pushed after the loop below looked at `head` raises the flag again: none is missed. */
+    atomic_exchange_explicit(&mw__steer_pending, 0, memory_order_acq_rel);
+    int n = 0;
+    uint32_t t = atomic_load_explicit(&T.tail, memory_order_relaxed);
+    while (t != atomic_load_explicit(&T.head, memory_order_acquire)) {
+        steer_entry_t *e = &T.ring[t % STEER_RING];
+        if (T.fn) {
+            in_callback = 1;
+            T.fn(e->key, e->value, T.fn_ctx);
+            in_callback = 0;
+            n++;
+        } else {
+            atomic_fetch_add_explicit(&T.unhandled, 1, memory_order_relaxed);
+        }
+        atomic_store_explicit(&T.tail, ++t, memory_order_release);
+    }
+    atomic_fetch_add_explicit(&T.delivered, (uint64_t)n, memory_order_relaxed);
+    atomic_flag_clear_explicit(&T.consuming, memory_order_release);
+    return n;
+}
+
+void mw__steer_dispatch(mw_thread_t *t)
+{
+    /* Only the thread that called MPI_Init delivers from inside an MPI call: a program's other
+     * threads may not expect the callback (they can still call mw_poll()). */
+    if (t == mw__steps.thread)
+        steer_consume();
+}
+
+MW_EXPORT void mw_on_steer(mw_steer_fn fn, void *ctx)
+{
+    if (in_callback) { /* from inside the callback: this thread holds the flag */
+        T.fn = fn;
+        T.fn_ctx = ctx;
+        return;
+    }
+    /* Registration is rare: wait for a running delivery to finish rather than tear the pair. */
+    while (atomic_flag_test_and_set_explicit(&T.consuming, memory_order_acquire))
+        sched_yield();
+    T.fn = fn;
+    T.fn_ctx = ctx;
+    atomic_flag_clear_explicit(&T.consuming, memory_order_release);
+}
+
+MW_EXPORT int mw_poll(void)
+{
+    if (!atomic_load_explicit(&mw__steer_pending, memory_order_acquire))
+        return 0;
+    return steer_consume();
+}

@@ -1,0 +1,359 @@
+/* test_rules.c: the threshold rules (collector/rules.c, docs/steering.md).
+ *
+ * The rules are fed crafted merged windows directly, with a collector that has no sockets: a
+ * rule fires exactly when its condition has held for `for` consecutive windows and never in
+ * its cooldown; bad files are refused with file:line; a reload with a bad file keeps the old
+ * set; exec passes shell metacharacters through as plain data (a script writes its argv into
+ * a file, and no command hidden in the words runs); a program past its timeout is killed and
+ * its end recorded.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "collector.h"
+#include "rules.h"
+
+static char dir[64];
+static mw_options_t opt;
+static mw_collector_t *col;
+static mw_window_t win;
+static mw_fn_sum_t fns[MW_FN_COUNT];
+static uint32_t pm[4];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/mw-test-rules.XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    mw_options_defaults(&opt);
+    col = calloc(1, sizeof *col);
+    assert_non_null(col);
+    col->opt = &opt;
+    memset(&win, 0, sizeof win);
+    memset(fns, 0, sizeof fns);
+    win.fn = fns;
+    win.window_ns = 100 * MW_NS_PER_MS;
+    win.duration_bins = MW_MAX_DURATION_BINS;
+    win.rank_pm = pm;
+    win.n_rank_pm = 4;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    mw__rules_free(col->rules);
+    free(col->job.ranks);
+    free(col);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+    return 0;
+}
+
+static const char *write_file(const char *name, const char *text)
+{
+    static char path[128];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static mw_rules_t *load(const char *text)
+{
+    char err[320];
+    mw_rules_t *rs = mw__rules_load(write_file("r.ini", text), err, sizeof err);
+    if (!rs)
+        fail_msg("%s", err);
+    return rs;
+}
+
+/* Closes window `index` with the four ranks' MPI shares in thousandths. */
+static void window(uint64_t index, uint32_t a, uint32_t b, uint32_t c, uint32_t d)
+{
+    win.index = index;
+    pm[0] = a, pm[1] = b, pm[2] = c, pm[3] = d;
+    mw__rules_window(col->rules, col, &win);
+}
+
+static void test_persistence_and_cooldown(void **state)
+{
+    (void)state;
+    col->rules = load("[rule imb]\nmetric = imbalance\nop = >\nthreshold = 1.5\nfor = 3\n"
+                      "cooldown = 4\naction = log\n");
+    /* imbalance = max / mean: 400 / 100 = 4 when one rank waits, 1 when even. */
+    static const struct {
+        int bad;
+        uint64_t fired; /* after this window */
+    } seq[] = {
+        {1, 0}, {1, 0}, {0, 0}, /* 0-2: two, then broken */
+        {1, 0}, {1, 0}, {1, 1}, /* 3-5: three in a row: fires at 5 */
+        {1, 1}, {1, 1}, {1, 1}, /* 6-8: cooldown (4 windows after 5) */
+        {1, 1}, {1, 2},         /* 9: still in cooldown; 10: held 5 windows, out: fires */
+        {1, 2}, {1, 2}, {0, 2}, /* 11-13 */
+        {1, 2}, {1, 2}, {1, 3}, /* 14-16: held 3 again and cooldown over */
+    };
+    for (uint64_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
+        if (seq[i].bad)
+            window(i, 100, 0, 0, 300);
+        else
+            window(i, 100, 100, 100, 100);
+        if (mw__rules_fired(col->rules, "imb") != seq[i].fired)
+            fail_msg("window %llu: fired %llu times, expected %llu", (unsigned long long)i,
+                     (unsigned long long)mw__rules_fired(col->rules, "imb"),
+                     (unsigned long long)seq[i].fired);
+    }
+    /* A gap in the window indices breaks the run. */
+    window(30, 100, 0, 0, 300);
+    window(31, 100, 0, 0, 300);
+    window(33, 100, 0, 0, 300);
+    assert_int_equal(mw__rules_fired(col->rules, "imb"), 3);
+    window(34, 100, 0, 0, 300);
+    window(35, 100, 0, 0, 300);
+    assert_int_equal(mw__rules_fired(col->rules, "imb"), 4);
+}
+
+static void test_metrics_and_scopes(void **state)
+{
+    (void)state;
+    unsigned ar = mw_fn_id("MPI_Allreduce");
+    col->rules = load("[rule slow2]\nmetric = rank_mpi_fraction\nop = >=\nthreshold = 0.8\n"
+                      "scope = 2-3\naction = log\n"
+                      "[rule allbusy]\nmetric = rank_mpi_fraction\nop = >\nthreshold = 0.5\n"
+                      "scope = all\naction = log\n"
+                      "[rule share]\nmetric = function_share\nfunction = MPI_Allreduce\nop = >\n"
+                      "threshold = 0.5\naction = log\n"
+                      "[rule p99]\nmetric = function_p99\nfunction = MPI_Allreduce\nop = >\n"
+                      "threshold = 0.001\naction = log\n"
+                      "[rule miss]\nmetric = missing_ranks\nop = >=\nthreshold = 1\n"
+                      "action = log\n"
+                      "[rule drop]\nmetric = dropped\nop = >\nthreshold = 10\naction = log\n");
+    assert_int_equal(mw__rules_count(col->rules), 6);
+    /* Rank 0 busy: outside 2-3, and not all ranks are. */
+    window(0, 900, 100, 100, 100);
+    /* Rank 3 at 0.8 and everyone above 0.5. */
+    window(1, 600, 600, 700, 800);
+    win.mpi_time_ns = 1000;
+    fns[ar].s.total_ns = 600;
+    fns[ar].hist[10] = 98; /* ~1-2 us */
+    fns[ar].hist[21] = 2;  /* ~2-4 ms: the p99 is in this bin */
+    win.ranks_missing = 1;
+    win.samples_dropped = 5;
+    win.records_dropped = 6;
+    window(2, 0, 0, 0, 0);
+    assert_int_equal(mw__rules_fired(col->rules, "slow2"), 1);
+    assert_int_equal(mw__rules_fired(col->rules, "allbusy"), 1);
+    assert_int_equal(mw__rules_fired(col->rules, "share"), 1);
+    assert_int_equal(mw__rules_fired(col->rules, "p99"), 1);
+    assert_int_equal(mw__rules_fired(col->rules, "miss"), 1);
+    assert_int_equal(mw__rules_fired(col->rules, "drop"), 1);
+    fns[ar].hist[21] = 0; /* p99 now ~2 us */
+    window(3, 0, 0, 0, 0);
+    assert_int_equal(mw__rules_fired(col->rules, "p99"), 1);
+    assert_int_equal(mw__rules_fired(col->rules, "share"), 2);
+}
+
+static void test_invalid(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *msg;
+    } cases[] = {
+        {"[rule a]\nmetric = foo\n", "r.ini:2: unknown metric 'foo'"},
+        {"[rule a]\nmetric = imbalance\nop = !=\n", "r.ini:3: unknown op '!='"},
+        {"; c\n[rule a]\nmetric = imbalance\nop = >\naction = log\n",
+         "r.ini:2: rule 'a': no threshold"},
+        {"[rule a]\nmetric = imbalance\nop = >\nthreshold = x1\n", "r.ini:4: threshold 'x1'"},
+        {"[rule a]\nmetric = dropped\nop = >\nthreshold = 1\naction = log\nscope = all\n",
+         "r.ini:1: rule 'a': metric dropped is job-wide and takes no scope"},
+        {"[rule a]\nmetric = function_p50\nop = >\nthreshold = 1\naction = log\n",
+         "r.ini:1: rule 'a': metric function_p50 needs 'function'"},
+        {"[rule a]\nfunction = MPI_Nope\n", "r.ini:2: unknown MPI function 'MPI_Nope'"},
+        {"[rule a]\nmetric = dropped\nop = >\nthreshold = 1\naction = exec\nexec = /bin/true "
+         "{oops}\n",
+         "r.ini:6: unknown placeholder"},
+        {"[rule a]\nexec = /bin/echo 'open\n", "r.ini:2: unterminated quote"},
+        {"[rule a]\nscope = 3-1\n", "r.ini:2: scope '3-1'"},
+        {"[rule a]\nbogus = 1\n", "r.ini:2: unknown key 'bogus'"},
+        {"[collector]\nlisten = x\n", "r.ini:1: section '[collector]'"},
+        {"[rule a]\n[rule b]\nmetric = dropped\n", "r.ini:1: section without keys"},
+        {"[rule a]\nmetric = dropped\nop = >\nthreshold = 1\naction = log\n[rule a]\nop = <\n",
+         "r.ini:6: duplicate rule 'a'"},
+        {"[rule a]\nmetric = dropped\nthis is not ini\n", "r.ini:3: syntax error"},
+        {"[rule a]\nmetric = dropped\nop = >\nthreshold = 1\naction = steer\n",
+         "r.ini:1: rule 'a': action steer needs"},
+        {"[rule a]\nmetric = dropped\nop = >\nthreshold = 1\naction = log\ncooldown = 5m\n",
+         "r.ini:6: cooldown '5m'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char err[320] = "";
+        const char *path = write_file("r.ini", cases[i].text);
+        mw_rules_t *rs = mw__rules_load(path, err, sizeof err);
+        if (rs)
+            fail_msg("case %zu loaded", i);
+        if (!strstr(err, cases[i].msg))
+            fail_msg("case %zu: '%s' lacks '%s'", i, err, cases[i].msg);
+    }
+    char err[320];
+    assert_null(mw__rules_load("/nonexistent/r.ini", err, sizeof err));
+    assert_non_null(strstr(err, "/nonexistent/r.ini: "));
+}
+
+static void test_reload_keeps_old(void **state)
+{
+    (void)state;
+    static char path[128];
+    snprintf(path, sizeof path, "%s/r.ini", dir);
+    opt.rules = path;
+    col->rules = load("[rule m]\nmetric = missing_ranks\nop = >\nthreshold = 0\nfor = 2\n"
+                      "action = log\n");
+    win.ranks_missing = 2;
+    window(0, 0, 0, 0, 0);
+    mw_rules_t *before = col->rules;
+    write_file("r.ini", "[rule m]\nmetric = nonsense\n");
+    assert_int_equal(mw__rules_reload(col), -1);
+    assert_ptr_equal(col->rules, before);
+    /* The same rule again plus one: its persistence count survives the reload. */
+    write_file("r.ini", "[rule m]\nmetric = missing_ranks\nop = >\nthreshold = 0\nfor = 2\n"
+                        "action = log\n[rule n]\nmetric = missing_ranks\nop = >\nthreshold = 0\n"
+                        "action = log\n");
+    assert_int_equal(mw__rules_reload(col), 0);
+    assert_int_equal(mw__rules_count(col->rules), 2);
+    window(1, 0, 0, 0, 0);
+    assert_int_equal(mw__rules_fired(col->rules, "m"), 1);
+    assert_int_equal(mw__rules_fired(col->rules, "n"), 1);
+    opt.rules = NULL;
+}
+
+/* Ticks the rules until no program runs (at most `max_s` seconds). */
+static void wait_programs(double max_s)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        mw__rules_tick(col->rules, col, (uint64_t)t.tv_sec * MW_NS_PER_S + (uint64_t)t.tv_nsec);
+        if (!mw__rules_running(col->rules))
+            return;
+        if ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 > max_s)
+            fail_msg("programs still running after %g s", max_s);
+        usleep(10000);
+    }
+}
+
+static void set_clock(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    col->now.mono_ns = (uint64_t)t.tv_sec * MW_NS_PER_S + (uint64_t)t.tv_nsec;
+}
+
+static void test_exec_metacharacters(void **state)
+{
+    (void)state;
+    /* A job whose rank 1 is on a node with a name full of shell syntax. */
+    static char node[] = "n1 $(touch x);`touch x`'\"|&>x";
+    static char *nodes[1] = {node};
+    col->job.size = 4;
+    col->job.ranks = calloc(4, sizeof *col->job.ranks);
+    assert_non_null(col->job.ranks);
+    col->job.nodes = nodes;
+    col->job.n_nodes = 1;
+    snprintf(col->job.job, sizeof col->job.job, "job;$(touch x)");
+    char text[1024];
+    snprintf(text, sizeof text,
+             "[rule r;$(touch x)]\nmetric = rank_mpi_fraction\nop = >\nthreshold = 0.5\n"
+             "action = exec\n"
+             "exec = %s %s/argv.txt {rule} \"a b\" '$(touch x)' ';' `touch x` {node} "
+             "pre-{rank}-{value}-post {window}{node}\n",
+             MW_RULES_ARGV_SCRIPT, dir);
+    col->rules = load(text);
+    assert_int_equal(chdir(dir), 0);
+    set_clock();
+    window(7, 100, 900, 100, 100);
+    assert_int_equal(mw__rules_fired(col->rules, "r;$(touch x)"), 1);
+    wait_programs(10);
+    assert_non_null(strstr(mw__rules_last_exit(col->rules), "status=exit 0"));
+
+    char path[128], line[256];
+    snprintf(path, sizeof path, "%s/argv.txt", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    const char *expect[] = {"r;$(touch x)",
+                            "a b",
+                            "$(touch x)",
+                            ";",
+                            "`touch",
+                            "x`",
+                            node,
+                            "pre-1-0.9-post",
+                            "7n1 $(touch x);`touch x`'\"|&>x",
+                            "ENV r;$(touch x)",
+                            "ENV 1",
+                            "ENV 0.9",
+                            "ENV 7",
+                            "ENV job;$(touch x)",
+                            "ENV n1 $(touch x);`touch x`'\"|&>x"};
+    for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
+        assert_non_null(fgets(line, sizeof line, f));
+        line[strcspn(line, "\n")] = '\0';
+        assert_string_equal(line, expect[i]);
+    }
+    assert_null(fgets(line, sizeof line, f));
+    fclose(f);
+    struct stat st;
+    snprintf(path, sizeof path, "%s/x", dir);
+    assert_int_not_equal(stat(path, &st), 0); /* nothing ran "touch x" or redirected to x */
+    assert_int_not_equal(stat("x", &st), 0);
+    assert_int_equal(chdir("/"), 0);
+    col->job.nodes = NULL;
+    col->job.n_nodes = 0;
+}
+
+static void test_exec_timeout(void **state)
+{
+    (void)state;
+    col->rules = load("[rule slow]\nmetric = dropped\nop = >\nthreshold = 0\naction = exec\n"
+                      "exec = sleep 30\ntimeout = 0.2\n"
+                      "[rule fail]\nmetric = dropped\nop = >\nthreshold = 0\naction = exec\n"
+                      "exec = /nonexistent/program\n");
+    win.samples_dropped = 1;
+    set_clock();
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    window(0, 0, 0, 0, 0);
+    assert_int_equal(mw__rules_running(col->rules), 1); /* the missing program did not start */
+    /* A second firing while the first program runs is skipped (max_running = 1). */
+    window(1, 0, 0, 0, 0);
+    assert_int_equal(mw__rules_running(col->rules), 1);
+    wait_programs(10);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_true(t1.tv_sec - t0.tv_sec < 5);
+    assert_non_null(strstr(mw__rules_last_exit(col->rules), "rule=slow"));
+    assert_non_null(strstr(mw__rules_last_exit(col->rules), "status=signal 15 timeout"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_persistence_and_cooldown, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_metrics_and_scopes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_invalid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reload_keeps_old, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_metacharacters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_exec_timeout, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
