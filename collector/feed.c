@@ -348,28 +348,23 @@ int mw__zmq_setopt_int(void *sock, int opt, int val, const char *name)
 }
 
 /* A socket of `type` with the options both kinds share, bound to `ep`. Returns NULL, logged. */
-static void *feed_socket(void *ctx, int type, const char *ep, const char *what)
+void *mw__zmq_serve_socket(void *ctx, int type, const char *ep, const char *what,
+                           const mw_serve_opts_t *o)
 {
     void *s = zmq_socket(ctx, type);
     if (!s) {
         MW_LOG(MW_LOG_ERROR, "zmq_socket(%s): %s", what, zmq_strerror(zmq_errno()));
         return NULL;
     }
-    /* The PUB socket lingers a moment at exit so that subscribers get the job's last windows
-     * and its end (--exit-after-job closes right after them); a stopped subscriber delays the
-     * exit by that much at most. Replies to requests are not worth waiting for. */
-    int ok =
-        mw__zmq_setopt_int(s, ZMQ_LINGER, type == ZMQ_PUB ? FEED_PUB_LINGER_MS : 0, "ZMQ_LINGER") == 0;
-    if (ok && type == ZMQ_PUB)
-        ok = mw__zmq_setopt_int(s, ZMQ_SNDHWM, FEED_PUB_HWM, "ZMQ_SNDHWM") == 0;
+    int ok = mw__zmq_setopt_int(s, ZMQ_LINGER, o->linger_ms, "ZMQ_LINGER") == 0 &&
+             mw__zmq_setopt_int(s, ZMQ_SNDHWM, o->sndhwm, "ZMQ_SNDHWM") == 0;
     if (ok && type == ZMQ_ROUTER)
-        ok = mw__zmq_setopt_int(s, ZMQ_SNDHWM, FEED_ROUTER_SNDHWM, "ZMQ_SNDHWM") == 0 &&
-             mw__zmq_setopt_int(s, ZMQ_RCVHWM, FEED_ROUTER_RCVHWM, "ZMQ_RCVHWM") == 0 &&
+        ok = mw__zmq_setopt_int(s, ZMQ_RCVHWM, o->rcvhwm, "ZMQ_RCVHWM") == 0 &&
              /* Replies to a vanished client are dropped, never an error or a wait. */
              mw__zmq_setopt_int(s, ZMQ_ROUTER_MANDATORY, 0, "ZMQ_ROUTER_MANDATORY") == 0;
-    /* What peers send in is small (requests, or subscriptions on the PUB socket): a larger
+    /* What peers send in is small (requests, or subscriptions on a PUB socket): a larger
      * frame makes libzmq drop that connection before buffering it. */
-    int64_t maxmsg = type == ZMQ_ROUTER ? FEED_ROUTER_MAXMSG : FEED_PUB_MAXMSG;
+    int64_t maxmsg = o->maxmsg;
     if (ok && zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg) != 0) {
         MW_LOG(MW_LOG_ERROR, "zmq_setsockopt(ZMQ_MAXMSGSIZE): %s", zmq_strerror(zmq_errno()));
         ok = 0;
@@ -391,6 +386,18 @@ static void *feed_socket(void *ctx, int type, const char *ep, const char *what)
     }
     MW_LOG(MW_LOG_INFO, "%s on %s", what, ep);
     return s;
+}
+
+/* The feed's two sockets. The PUB socket lingers a moment at exit so that subscribers get the
+ * job's last windows and its end (--exit-after-job closes right after them); a stopped
+ * subscriber delays the exit by that much at most. Replies to requests are not worth waiting
+ * for. */
+static void *feed_socket(void *ctx, int type, const char *ep, const char *what)
+{
+    static const mw_serve_opts_t pub = {FEED_PUB_LINGER_MS, FEED_PUB_HWM, 0, FEED_PUB_MAXMSG};
+    static const mw_serve_opts_t router = {0, FEED_ROUTER_SNDHWM, FEED_ROUTER_RCVHWM,
+                                           FEED_ROUTER_MAXMSG};
+    return mw__zmq_serve_socket(ctx, type, ep, what, type == ZMQ_PUB ? &pub : &router);
 }
 
 mw_feed_t *mw__feed_open(void *zmq_ctx, const mw_options_t *opt)

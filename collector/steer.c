@@ -194,37 +194,9 @@ uint64_t mw__steer_rejected(const mw_collector_t *c)
 
 static void *steer_socket(void *ctx, int type, const char *ep, const char *what)
 {
-    void *s = zmq_socket(ctx, type);
-    if (!s) {
-        MW_LOG(MW_LOG_ERROR, "zmq_socket(%s): %s", what, zmq_strerror(zmq_errno()));
-        return NULL;
-    }
-    int64_t maxmsg = type == ZMQ_ROUTER ? STEER_REQUEST_MAX : 4096;
-    int ok = mw__zmq_setopt_int(s, ZMQ_LINGER, type == ZMQ_PUB ? 200 : 0, "ZMQ_LINGER") == 0;
-    if (ok && type == ZMQ_PUB)
-        ok = mw__zmq_setopt_int(s, ZMQ_SNDHWM, STEER_PUB_HWM, "ZMQ_SNDHWM") == 0;
-    if (ok && type == ZMQ_ROUTER)
-        ok = mw__zmq_setopt_int(s, ZMQ_SNDHWM, 16, "ZMQ_SNDHWM") == 0 &&
-             mw__zmq_setopt_int(s, ZMQ_RCVHWM, 1000, "ZMQ_RCVHWM") == 0 &&
-             mw__zmq_setopt_int(s, ZMQ_ROUTER_MANDATORY, 0, "ZMQ_ROUTER_MANDATORY") == 0;
-    if (ok && zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg) != 0) {
-        MW_LOG(MW_LOG_ERROR, "zmq_setsockopt(ZMQ_MAXMSGSIZE): %s", zmq_strerror(zmq_errno()));
-        ok = 0;
-    }
-    if (ok && zmq_setsockopt(s, ZMQ_ZAP_DOMAIN, "mpiwatch", 8) != 0) {
-        MW_LOG(MW_LOG_ERROR, "zmq_setsockopt(ZMQ_ZAP_DOMAIN): %s", zmq_strerror(zmq_errno()));
-        ok = 0;
-    }
-    if (ok && zmq_bind(s, ep) != 0) {
-        MW_LOG(MW_LOG_ERROR, "cannot bind the %s on %s: %s", what, ep, zmq_strerror(zmq_errno()));
-        ok = 0;
-    }
-    if (!ok) {
-        zmq_close(s);
-        return NULL;
-    }
-    MW_LOG(MW_LOG_INFO, "%s on %s", what, ep);
-    return s;
+    static const mw_serve_opts_t pub = {200, STEER_PUB_HWM, 0, 4096};
+    static const mw_serve_opts_t router = {0, 16, 1000, STEER_REQUEST_MAX};
+    return mw__zmq_serve_socket(ctx, type, ep, what, type == ZMQ_PUB ? &pub : &router);
 }
 
 mw_steer_t *mw__steer_open(void *zmq_ctx, const mw_options_t *opt)
