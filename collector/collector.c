@@ -123,6 +123,7 @@ static void collector_event(mw_collector_t *c, const char *kind, const char *det
 
 void mw__collector_event(mw_collector_t *c, const char *kind, const char *detail)
 {
+    mw_live_event(&c->live, kind, detail);
     if (c->record)
         mw__record_event(c->record, &c->now, kind, c->job.job, detail);
     if (c->feed)

@@ -16,6 +16,7 @@
  *   record_file.c the recording file: writer, reader, index (record_file.h)
  *   replay.c     --replay: a recording fed back through the collector as if live
  *   feed.c       --publish (PUB of merged windows) and --history (ROUTER answering requests)
+ *   auth.c       which endpoints are local, CURVE on the sockets, the ZAP handler, refusals
  */
 #ifndef MW_COLLECTOR_H
 #define MW_COLLECTOR_H
@@ -69,6 +70,9 @@ void mw_clock_now(mw_clock_t *now);
 #define MW_MAX_STRING 1024u /* longest string field accepted (host, job, program, ...) */
 #define MW_MAX_TOPO_OBJECTS 65536u /* objects of one node's hardware in a hello */
 #define MW_MAX_PUS 65536u          /* PUs of one rank's binding in a hello */
+/* A captured call must end inside its sample's window, give or take this (the ticks to ns
+ * rounding of the rank's clock is a few ns), unless it is one of the sample's late calls. */
+#define MW_CAPTURE_TOLERANCE_NS 1000ull
 
 /* ---- options ------------------------------------------------------------------------------ */
 
@@ -102,6 +106,9 @@ typedef struct {
     char *control;         /* --control ENDPOINT: ROUTER socket taking SteerRequests */
     uint64_t history_windows; /* closed windows the history keeps in memory */
     uint64_t history_mb;      /* memory for recent raw samples (rank queries), MiB */
+    char *curve_secret;    /* --curve-secret FILE: the collector's key pair (NAME.key) */
+    char *curve_clients;   /* --curve-clients FILE_OR_DIR: the public keys allowed in */
+    int allow_insecure;    /* --allow-insecure: bind non-local endpoints without CURVE */
     uint64_t from_cmdline; /* bit i: row i of the option table was given on the command line */
 } mw_options_t;
 
@@ -141,7 +148,9 @@ void mw_options_usage(FILE *out, const char *prog);
     X(DUPLICATE, "duplicate")                                                                      \
     X(TIMESTAMP, "timestamp")                                                                      \
     X(BAD_FIELD, "bad_field")                                                                      \
-    X(DUPLICATE_HELLO, "duplicate_hello")
+    X(DUPLICATE_HELLO, "duplicate_hello")                                                          \
+    X(CAPTURE_FIELD, "capture_field")                                                              \
+    X(CAPTURE_TIME, "capture_time")
 
 typedef enum {
     MW_ACCEPTED = 0,
@@ -153,6 +162,23 @@ typedef enum {
 
 /* "decode", ... for a reason; "accepted" for MW_ACCEPTED. */
 const char *mw_reject_name(mw_reject_t reason);
+
+/* ---- refused connections (auth.c, docs/security.md) -------------------------------------- */
+
+#define MW_AUTH_REASONS(X)                                                                         \
+    X(UNAUTHORIZED, "unauthorized") /* CURVE client whose key is not authorized (ZAP) */           \
+    X(MECHANISM, "mechanism")       /* a peer without CURVE (NULL or PLAIN) */                     \
+    X(CRYPTO, "crypto")             /* CURVE handshake that does not decrypt (wrong server key) */ \
+    X(HANDSHAKE, "handshake")       /* any other failed handshake, a peer hanging up in it */
+
+typedef enum {
+#define MW_X(id, name) MW_AUTH_##id,
+    MW_AUTH_REASONS(MW_X)
+#undef MW_X
+        MW_AUTH_COUNT
+} mw_auth_reason_t;
+
+const char *mw_auth_reason_name(mw_auth_reason_t reason);
 
 /* ---- the job ------------------------------------------------------------------------------ */
 
@@ -293,11 +319,14 @@ typedef struct {
     uint64_t windows;
     uint64_t partial_windows;
     uint64_t jobs;
+    uint64_t auth_refused[MW_AUTH_COUNT]; /* connections refused with CURVE on, by reason */
     mw_latency_t close_latency; /* window end on the global grid -> close (collector real time) */
     mw_latency_t close_wait;    /* last sample merged into the window -> close (monotonic) */
 } mw_stats_t;
 
 /* The live terminal view's state (live.c). */
+#define MW_LIVE_EVENTS 4
+#define MW_LIVE_EVENT_LEN 160
 typedef struct {
     int enabled;
     int tty;
@@ -309,6 +338,13 @@ typedef struct {
     double last_fraction;
     uint32_t last_reporting;
     int have_window;
+    /* The last few rule / steer / action_exit events as shown (mw_live_event): a ring of
+     * MW_LIVE_EVENTS lines, n_events taken since the job started. Windows are shown counted
+     * from the job's first closed window. */
+    char events[MW_LIVE_EVENTS][MW_LIVE_EVENT_LEN];
+    unsigned n_events;
+    int have_first;
+    uint64_t first_index, last_index;
 } mw_live_t;
 
 /* Scratch of the wire encoders (window_pb.c): grown, never shrunk, reused for every window. */
@@ -367,6 +403,7 @@ typedef struct mw_collector {
     struct mw_steps *steps;        /* per-step assembly of the current job (steps.c) */
     struct mw_steer *steer;        /* --steer / --control sockets, or NULL (steer.c) */
     struct mw_rules *rules;        /* --rules: the rule set (rules.c), or NULL */
+    struct mw_auth *auth;          /* --curve-secret: the ZAP handler and monitors, or NULL */
 } mw_collector_t;
 
 /* Prepares a collector (allocates the decoding arena). Returns 0, or -1 with a message. */
@@ -408,6 +445,9 @@ int mw__write_file(const char *path, const char *text);
 
 void mw_live_init(mw_live_t *live, FILE *out, int enabled);
 void mw_live_window(mw_live_t *live, const mw_window_t *w);
+/* Takes a job event (mw__collector_event): rule, steer and action_exit events are kept for
+ * the block and, when stderr is not a terminal, printed at once on a line of their own. */
+void mw_live_event(mw_live_t *live, const char *kind, const char *detail);
 /* Redraws when due; returns the monotonic time of the next refresh (UINT64_MAX: never). */
 uint64_t mw_live_tick(mw_live_t *live, const mw_collector_t *c, uint64_t now_ns);
 /* Forgets the block on screen so that what follows is not overwritten (before the report). */
@@ -429,6 +469,36 @@ typedef struct {
  * (`what` names it in messages). Returns NULL with a logged message. */
 void *mw__zmq_serve_socket(void *ctx, int type, const char *ep, const char *what,
                            const mw_serve_opts_t *o);
+
+/* ---- security of the sockets (auth.c; docs/security.md) ---------------------------------- */
+
+typedef struct mw_auth mw_auth_t;
+
+/* 1 when a ZeroMQ endpoint is reachable from this host only: ipc://, inproc://, or tcp:// on
+ * 127.0.0.0/8, ::1 (also as ::ffff:127.x.x.x) or localhost. A wildcard (*, 0.0.0.0, ::), an
+ * interface name, any other address or transport is not local (0). */
+int mw__endpoint_local(const char *ep);
+/* The start-up policy (called by mw_options_check): --curve-secret and --curve-clients go
+ * together and their files must load; without them every endpoint the collector binds must
+ * be local unless --allow-insecure. Returns 0, or -1 with a message naming the endpoint or
+ * file and the fix. */
+int mw__auth_check(const mw_options_t *o, char *err, size_t errlen);
+/* With --curve-secret: loads the keys and binds the ZAP handler in `zmq_ctx`, before any
+ * socket is bound. Returns NULL with a logged message. Without it: returns NULL, no error. */
+mw_auth_t *mw__auth_open(void *zmq_ctx, const mw_options_t *opt);
+/* Closes the handler and the monitors (after every served socket is closed). */
+void mw__auth_close(mw_auth_t *a);
+/* Sets up a socket the collector binds, before zmq_bind: with CURVE on in its context a CURVE
+ * server whose handshakes go to the ZAP handler and are watched for failures; otherwise the
+ * ZAP domain that refuses ZMTP/1.0 peers, and a warning for each endpoint that is not local
+ * (--allow-insecure). `what` names the socket in messages. Returns 0, or -1 logged. */
+int mw__auth_socket(void *zmq_ctx, void *sock, const char *what, const char *const *eps,
+                    unsigned n_eps);
+/* Adds the handler's and monitors' sockets to a poll set; returns how many (at most max). */
+int mw__auth_pollitems(mw_auth_t *a, zmq_pollitem_t *items, int max);
+/* Answers pending ZAP requests and reads the monitors without blocking, counting refusals in
+ * c->stats.auth_refused (logged, at most one line a second). */
+void mw__auth_serve(mw_collector_t *c);
 
 /* ---- SIGINT/SIGTERM for the zmq_poll loops (signals.c) ------------------------------------ */
 

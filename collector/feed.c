@@ -369,12 +369,11 @@ void *mw__zmq_serve_socket(void *ctx, int type, const char *ep, const char *what
         MW_LOG(MW_LOG_ERROR, "zmq_setsockopt(ZMQ_MAXMSGSIZE): %s", zmq_strerror(zmq_errno()));
         ok = 0;
     }
-    /* As on the ingest socket (server.c): refuse unversioned ZMTP/1.0 peers, so that stray
-     * bytes on a TCP port are not parsed as messages. */
-    if (ok && zmq_setsockopt(s, ZMQ_ZAP_DOMAIN, "mpiwatch", 8) != 0) {
-        MW_LOG(MW_LOG_ERROR, "zmq_setsockopt(ZMQ_ZAP_DOMAIN): %s", zmq_strerror(zmq_errno()));
+    /* As on the ingest socket (server.c): a CURVE server when CURVE is on, otherwise a ZAP
+     * domain that refuses unversioned ZMTP/1.0 peers, so that stray bytes on a TCP port are
+     * not parsed as messages (auth.c). */
+    if (ok && mw__auth_socket(ctx, s, what, &ep, 1) != 0)
         ok = 0;
-    }
     if (ok && zmq_bind(s, ep) != 0) {
         MW_LOG(MW_LOG_ERROR, "cannot bind the %s on %s: %s", what, ep, zmq_strerror(zmq_errno()));
         ok = 0;

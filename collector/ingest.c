@@ -182,6 +182,40 @@ static int fn_first_time(mw_collector_t *c, uint32_t fn)
     return 1;
 }
 
+/* A captured window's trace (docs/steering.md): a sane request that covers this window,
+ * parallel arrays of at most MW_CAPTURE_MAX_CALLS calls, timed function ids and peers in
+ * range, and every call ending inside the window (within MW_CAPTURE_TOLERANCE_NS), except at
+ * most calls_late calls that ended earlier, within a day. O(calls), only for captured windows. */
+static mw_reject_t check_capture(const mw_job_t *job, const Mpiwatch__Sample *s)
+{
+    const Mpiwatch__Capture *cp = s->capture;
+    size_t n = cp->n_fn;
+    if (cp->windows == 0 || cp->windows > MW_CAPTURE_MAX_WINDOWS || cp->skipped >= cp->windows ||
+        cp->first > s->window || s->window - cp->first >= cp->windows ||
+        s->window - cp->first < cp->skipped)
+        return MW_REJECT_CAPTURE_FIELD;
+    if (n > MW_CAPTURE_MAX_CALLS || cp->n_start != n || cp->n_duration_ns != n ||
+        cp->n_bytes != n || cp->n_peer != n)
+        return MW_REJECT_CAPTURE_FIELD;
+    const int64_t w = (int64_t)job->window_ns, tol = (int64_t)MW_CAPTURE_TOLERANCE_NS;
+    const int64_t day = (int64_t)MW_TIMESTAMP_TOLERANCE_NS;
+    uint64_t early = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!fn_ok(cp->fn[i]) || !mw_fn_timed(cp->fn[i]) || cp->peer[i] < -1 ||
+            (cp->peer[i] >= 0 && (uint32_t)cp->peer[i] >= job->size))
+            return MW_REJECT_CAPTURE_FIELD;
+        /* Both bounded by a day first, so the end cannot overflow. */
+        if (cp->start[i] < -day || cp->start[i] > w + tol || cp->duration_ns[i] > (uint64_t)day)
+            return MW_REJECT_CAPTURE_TIME;
+        int64_t end = cp->start[i] + (int64_t)cp->duration_ns[i];
+        if (end > w + tol)
+            return MW_REJECT_CAPTURE_TIME;
+        if (end < -tol)
+            early++;
+    }
+    return early <= s->calls_late ? MW_ACCEPTED : MW_REJECT_CAPTURE_TIME;
+}
+
 static mw_reject_t check_sample(mw_collector_t *c, const Mpiwatch__Envelope *env,
                                 const mw_clock_t *now)
 {
@@ -246,6 +280,8 @@ static mw_reject_t check_sample(mw_collector_t *c, const Mpiwatch__Envelope *env
         if (!time_ok(call->start_ns, now->real_ns))
             return MW_REJECT_TIMESTAMP;
     }
+    if (s->capture && (r = check_capture(job, s)) != MW_ACCEPTED)
+        return r;
     /* Step marks last: their bounds are the totals checked above (steps.c). */
     return mw__steps_check(c, s);
 }

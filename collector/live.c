@@ -7,11 +7,20 @@
  * over closed windows with a 3 s time constant: it follows the last few seconds without
  * keeping a history, costs one multiply per function per window, and does not depend on the
  * window length. The text is built by mw_live_format() so it can be tested without a tty.
+ *
+ * Steering shows in the view: every rule firing, steering message and end of a rule's program
+ * (job events of kinds rule, steer, action_exit, and capture*) becomes one short line, e.g.
+ * "w 37  rule imbalance fired: imbalance 3.51 (rank 0)" and "w 37  steer rebalance=1 ranks
+ * 0-3", numbered by the job's windows (the first closed window is w 0). The block shows the last
+ * MW_LIVE_EVENTS of them; the one-line-per-second mode prints each once, when it happens, on a
+ * line of its own, so a log keeps every one. A rule's steering message follows its firing as
+ * its own line: the view does not guess which event caused which.
  */
 #include "collector.h"
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -41,6 +50,97 @@ void mw_live_window(mw_live_t *live, const mw_window_t *w)
     live->last_fraction = w->occ_total_ns ? w->occ_fraction : w->mpi_fraction;
     live->last_reporting = w->ranks_reporting;
     live->have_window = 1;
+    if (!live->have_first) {
+        live->first_index = w->index;
+        live->have_first = 1;
+    }
+    live->last_index = w->index;
+}
+
+/* The value of `key=` in an event's detail ("rule=x metric=y ..."), up to the next blank, into
+ * out; "" when absent. */
+static void live_field(const char *detail, const char *key, char *out, size_t len)
+{
+    size_t klen = strlen(key);
+    out[0] = '\0';
+    for (const char *p = detail; p;) {
+        if (strncmp(p, key, klen) == 0 && p[klen] == '=') {
+            p += klen + 1;
+            size_t n = strcspn(p, " ");
+            snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), p);
+            return;
+        }
+        p = strchr(p, ' ');
+        if (p)
+            p++;
+    }
+}
+
+/* A window index as the view numbers it: from the job's first closed window. */
+static long long live_window_number(const mw_live_t *live, uint64_t index)
+{
+    if (!live->have_first)
+        return (long long)index;
+    return index >= live->first_index ? (long long)(index - live->first_index)
+                                      : -(long long)(live->first_index - index);
+}
+
+void mw_live_event(mw_live_t *live, const char *kind, const char *detail)
+{
+    if (!live->enabled || !kind)
+        return;
+    if (!detail)
+        detail = "";
+    if (strcmp(kind, "job_start") == 0) {
+        live->n_events = 0;
+        live->have_first = 0;
+        return;
+    }
+    char line[MW_LIVE_EVENT_LEN];
+    long long wnum = live_window_number(live, live->last_index);
+    if (strcmp(kind, "rule") == 0) {
+        char rule[64], metric[40], value[32], window[24], rank[16];
+        live_field(detail, "rule", rule, sizeof rule);
+        live_field(detail, "metric", metric, sizeof metric);
+        live_field(detail, "value", value, sizeof value);
+        live_field(detail, "window", window, sizeof window);
+        live_field(detail, "rank", rank, sizeof rank);
+        char *end;
+        unsigned long long k = strtoull(window, &end, 10);
+        if (window[0] && !*end)
+            wnum = live_window_number(live, k);
+        double v = strtod(value, &end);
+        char shown[32];
+        if (value[0] && !*end)
+            snprintf(shown, sizeof shown, "%.3g", v);
+        else
+            snprintf(shown, sizeof shown, "%s", value[0] ? value : "?");
+        snprintf(line, sizeof line, "w %lld  rule %.40s fired: %.30s %.16s%s%.12s%s", wnum,
+                 rule[0] ? rule : "?", metric[0] ? metric : "?", shown,
+                 rank[0] && strcmp(rank, "-1") != 0 ? " (rank " : "",
+                 rank[0] && strcmp(rank, "-1") != 0 ? rank : "",
+                 rank[0] && strcmp(rank, "-1") != 0 ? ")" : "");
+    } else if (strcmp(kind, "steer") == 0) {
+        snprintf(line, sizeof line, "w %lld  steer %.130s", wnum, detail);
+    } else if (strcmp(kind, "action_exit") == 0) {
+        char rule[64];
+        live_field(detail, "rule", rule, sizeof rule);
+        const char *rest = strncmp(detail, "rule=", 5) == 0 && strchr(detail, ' ')
+                               ? strchr(detail, ' ') + 1
+                               : detail;
+        snprintf(line, sizeof line, "w %lld  rule %.40s: program ended, %.90s", wnum,
+                 rule[0] ? rule : "?", rest);
+    } else if (strncmp(kind, "capture", 7) == 0) {
+        snprintf(line, sizeof line, "w %lld  %.20s %.120s", wnum, kind, detail);
+    } else {
+        return; /* job start and end, dead ranks: the rest of the view says it */
+    }
+    memcpy(live->events[live->n_events % MW_LIVE_EVENTS], line, sizeof line);
+    live->n_events++;
+    if (!live->tty && live->out) {
+        fprintf(live->out, "mpiwatch: %s\n", line);
+        fflush(live->out);
+    }
 }
 
 /* Appends to buf at *pos, never past len; keeps *pos meaningful when truncating. */
@@ -71,6 +171,8 @@ size_t mw_live_format(const mw_live_t *live, const mw_collector_t *c, int block,
     uint64_t rejected = 0;
     for (int r = 1; r < MW_REJECT_COUNT; r++)
         rejected += c->stats.rejected[r];
+    for (int r = 0; r < MW_AUTH_COUNT; r++)
+        rejected += c->stats.auth_refused[r]; /* connections refused by CURVE (auth.c) */
 
     if (!job->active) {
         live_put(buf, len, &pos, "mpiwatch: waiting for ranks on %s (rejected %llu)\n",
@@ -123,6 +225,11 @@ size_t mw_live_format(const mw_live_t *live, const mw_collector_t *c, int block,
         } else {
             live_put(buf, len, &pos, "%s %.0f%%  ", mw_fn_name(top[i]), 100 * share);
         }
+    }
+    if (block && live->n_events) {
+        unsigned n = live->n_events < MW_LIVE_EVENTS ? live->n_events : MW_LIVE_EVENTS;
+        for (unsigned i = live->n_events - n; i < live->n_events; i++)
+            live_put(buf, len, &pos, "  %s\n", live->events[i % MW_LIVE_EVENTS]);
     }
     live_put(buf, len, &pos, "%sdropped %llu  late %llu  rejected %llu", block ? "  " : "",
              (unsigned long long)mw_job_dropped(job), (unsigned long long)job->late,

@@ -90,6 +90,15 @@ static const opt_desc_t opt_table[] = {
      "from the recording"},
     {"history-mb", 0, OPT_UINT, offsetof(mw_options_t, history_mb), "N", 1, 65536,
      "MiB of recent raw samples kept in memory for rank requests (default 64)"},
+    {"curve-secret", 0, OPT_STRING, offsetof(mw_options_t, curve_secret), "FILE", 0, 0,
+     "the collector's CURVE key pair (NAME.key from mpiwatch keygen, mode 0600): every socket "
+     "it binds then takes CURVE clients only (docs/security.md); needs --curve-clients"},
+    {"curve-clients", 0, OPT_STRING, offsetof(mw_options_t, curve_clients), "PATH", 0, 0,
+     "the public keys allowed to connect with --curve-secret: PATH is a directory of *.pub "
+     "files or one file of keys"},
+    {"allow-insecure", 0, OPT_FLAG, offsetof(mw_options_t, allow_insecure), NULL, 0, 0,
+     "bind endpoints that are not local (not ipc:// or loopback) without CURVE: anyone who "
+     "reaches them can send data, read the feed and steer the job"},
     {"quiet", 'q', OPT_FLAG, offsetof(mw_options_t, quiet), NULL, 0, 0, "no live view on stderr"},
     {"verbose", 'v', OPT_FLAG, offsetof(mw_options_t, verbose), NULL, 0, 0,
      "log every rejected message (with its reason) on stderr"},
@@ -139,6 +148,8 @@ void mw_options_free(mw_options_t *o)
     free(o->steer);
     free(o->rules);
     free(o->control);
+    free(o->curve_secret);
+    free(o->curve_clients);
     mw_options_defaults(o);
 }
 
@@ -471,7 +482,8 @@ int mw_options_check(const mw_options_t *o, char *err, size_t errlen)
         snprintf(err, errlen, "--to must not be before --from");
         return -1;
     }
-    return 0;
+    /* Local endpoints, CURVE or --allow-insecure; key files that load (auth.c). */
+    return mw__auth_check(o, err, errlen);
 }
 
 void mw_options_usage(FILE *out, const char *prog)

@@ -8,9 +8,11 @@
  * window only (it never changes it, nor the job), so rules cannot alter the outputs.
  *
  * Actions must never stall the loop. `log` is a line; `steer` hands a message to the steering
- * channel (steer.c), which does not block; `exec` starts a program with posix_spawnp (no shell:
- * the command line is split into words when the file is loaded, and placeholders are replaced
- * inside those words, so substituted text is only ever data) and never waits for it: the
+ * channel (steer.c), which does not block, and so does `capture` (mpiwatch.capture=N@K, with
+ * K far enough ahead that every rank traces the same whole windows); `exec` starts a program
+ * with posix_spawnp (no shell: the command line is split into words when the file is loaded,
+ * and placeholders are replaced inside those words, so substituted text is only ever data) and
+ * never waits for it: the
  * collector's tick reaps it with waitpid(WNOHANG) every MW_RULES_REAP_NS while programs run,
  * sends SIGTERM at its timeout and SIGKILL MW_RULES_KILL_GRACE_NS later, and records how it
  * ended as an "action_exit" event. A rule runs at most `max_running` programs at once and the
@@ -22,6 +24,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <ini.h>
 #include <math.h>
 #include <signal.h>
@@ -66,7 +69,7 @@ typedef enum { OP_GT, OP_GE, OP_LT, OP_LE } op_t;
 static const char *const op_names[] = {">", ">=", "<", "<="};
 
 typedef enum { SCOPE_ANY, SCOPE_ALL, SCOPE_RANKS, SCOPE_NODE } scope_t;
-typedef enum { ACT_LOG, ACT_EXEC, ACT_STEER } action_t;
+typedef enum { ACT_LOG, ACT_EXEC, ACT_STEER, ACT_CAPTURE } action_t;
 
 typedef struct {
     uint32_t lo, hi;
@@ -100,6 +103,7 @@ typedef struct {
     char *steer_key, *steer_value;
     ranks_t steer_ranks;
     int has_steer_ranks;
+    uint32_t capture; /* action capture: windows to capture, 0 when not given */
     /* State. */
     uint32_t streak;
     int64_t last_index; /* window last evaluated, -1 none */
@@ -388,8 +392,10 @@ static int parse_key(parse_t *p, rule_t *r, const char *k, const char *v)
             r->action = ACT_EXEC;
         else if (strcmp(v, "steer") == 0)
             r->action = ACT_STEER;
+        else if (strcmp(v, "capture") == 0)
+            r->action = ACT_CAPTURE;
         else
-            parse_error(p, p->line, "unknown action '%.100s' (log, exec, steer)", v);
+            parse_error(p, p->line, "unknown action '%.100s' (log, exec, steer, capture)", v);
     } else if (strcmp(k, "exec") == 0) {
         for (size_t i = 0; i < r->n_words; i++)
             free(r->words[i]);
@@ -416,6 +422,11 @@ static int parse_key(parse_t *p, rule_t *r, const char *k, const char *v)
         free(r->steer_value);
         r->steer_key = strndup(v, (size_t)(eq - v));
         r->steer_value = strdup(eq + 1);
+    } else if (strcmp(k, "capture") == 0) {
+        if (parse_uint(v, MW_CAPTURE_MAX_WINDOWS, &u) < 0 || u == 0)
+            parse_error(p, p->line, "capture '%.100s': expected windows, 1..%u", v,
+                        MW_CAPTURE_MAX_WINDOWS);
+        r->capture = (uint32_t)u;
     } else if (strcmp(k, "ranks") == 0) {
         ranks_free(&r->steer_ranks);
         r->has_steer_ranks = 1;
@@ -495,6 +506,9 @@ static void parse_check_rule(parse_t *p, const rule_t *r)
         parse_error(p, r->line, "rule '%s': action exec needs 'exec'", r->name);
     else if (r->action == ACT_STEER && !r->steer_key)
         parse_error(p, r->line, "rule '%s': action steer needs 'steer = KEY=VALUE'", r->name);
+    else if (r->action == ACT_CAPTURE && !r->capture)
+        parse_error(p, r->line, "rule '%s': action capture needs 'capture = N' (windows)",
+                    r->name);
 }
 
 mw_rules_t *mw__rules_load(const char *path, char *err, size_t errlen)
@@ -835,6 +849,42 @@ static void rules_spawn(mw_rules_t *rs, rule_t *r, const fire_t *f, uint64_t now
     free(envp);
 }
 
+/* Sends key=value on the steering channel to the rule's `ranks`, else to `rank` (>= 0), else
+ * to every rank. */
+static void rules_send(mw_collector_t *c, const rule_t *r, const char *key, const char *value,
+                       int64_t rank)
+{
+    uint32_t one = (uint32_t)rank, *list = NULL;
+    size_t n = 0;
+    if (r->has_steer_ranks) {
+        for (size_t i = 0; i < r->steer_ranks.n; i++)
+            n += (size_t)(r->steer_ranks.r[i].hi - r->steer_ranks.r[i].lo) + 1;
+        list = malloc(n * sizeof *list);
+        size_t k = 0;
+        for (size_t i = 0; list && i < r->steer_ranks.n; i++)
+            for (uint64_t x = r->steer_ranks.r[i].lo; x <= r->steer_ranks.r[i].hi; x++)
+                list[k++] = (uint32_t)x;
+        if (!list) {
+            MW_LOG(MW_LOG_ERROR, "rule '%s': out of memory for its ranks", r->name);
+            return;
+        }
+    }
+    const uint32_t *ranks = list ? list : rank >= 0 ? &one : NULL;
+    if (!list)
+        n = rank >= 0 ? 1 : 0;
+    if (mw__steer_send(c, key, value, ranks, n) < 0)
+        MW_LOG(MW_LOG_WARN, "rule '%s': steering message %s=%s not sent", r->name, key, value);
+    free(list);
+}
+
+uint64_t mw__rules_capture_first(uint64_t index, uint64_t window_ns, uint64_t now_real_ns)
+{
+    if (!window_ns)
+        return index + 1;
+    uint64_t k = (now_real_ns + MW_RULES_CAPTURE_LEAD_NS) / window_ns + 1;
+    return k > index ? k : index + 1;
+}
+
 static void rules_fire(mw_rules_t *rs, rule_t *r, mw_collector_t *c, const mw_window_t *w,
                        double value, int64_t rank)
 {
@@ -863,30 +913,19 @@ static void rules_fire(mw_rules_t *rs, rule_t *r, mw_collector_t *c, const mw_wi
     case ACT_EXEC:
         rules_spawn(rs, r, &f, c->now.mono_ns);
         break;
-    case ACT_STEER: {
+    case ACT_STEER:
         /* The rule's own `ranks`, else the rank the value came from, else every rank. */
-        uint32_t one = (uint32_t)rank, *list = NULL;
-        size_t n = 0;
-        if (r->has_steer_ranks) {
-            for (size_t i = 0; i < r->steer_ranks.n; i++)
-                n += (size_t)(r->steer_ranks.r[i].hi - r->steer_ranks.r[i].lo) + 1;
-            list = malloc(n * sizeof *list);
-            size_t k = 0;
-            for (size_t i = 0; list && i < r->steer_ranks.n; i++)
-                for (uint64_t x = r->steer_ranks.r[i].lo; x <= r->steer_ranks.r[i].hi; x++)
-                    list[k++] = (uint32_t)x;
-            if (!list) {
-                MW_LOG(MW_LOG_ERROR, "rule '%s': out of memory for its ranks", r->name);
-                break;
-            }
-        }
-        const uint32_t *ranks = list ? list : rank >= 0 ? &one : NULL;
-        if (!list)
-            n = rank >= 0 ? 1 : 0;
-        if (mw__steer_send(c, r->steer_key, r->steer_value, ranks, n) < 0)
-            MW_LOG(MW_LOG_WARN, "rule '%s': steering message %s=%s not sent", r->name, r->steer_key,
-                   r->steer_value);
-        free(list);
+        rules_send(c, r, r->steer_key, r->steer_value, rank);
+        break;
+    case ACT_CAPTURE: {
+        /* Every rank captures the same windows: K, chosen so that the message reaches them
+         * before K starts (see mw__rules_capture_first). Without `ranks`, all ranks. */
+        char arg[48];
+        uint64_t k = mw__rules_capture_first(w->index, w->window_ns, c->now.real_ns);
+        snprintf(arg, sizeof arg, "%" PRIu32 "@%" PRIu64, r->capture, k);
+        MW_LOG(MW_LOG_INFO, "rule '%s': capture of windows %" PRIu64 "..%" PRIu64, r->name, k,
+               k + r->capture - 1);
+        rules_send(c, r, "mpiwatch.capture", arg, -1);
         break;
     }
     }

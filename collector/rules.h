@@ -19,6 +19,9 @@ typedef struct mw_rules mw_rules_t;
 #define MW_RULES_MAX_CHILDREN 16    /* programs run by exec actions at once, all rules */
 #define MW_RULES_REAP_NS 100000000u /* how often running programs are reaped (100 ms) */
 #define MW_RULES_KILL_GRACE_NS (2ull * 1000000000ull) /* SIGTERM -> SIGKILL */
+/* action = capture: the first captured window starts at least this long after the firing
+ * (collector real time), time for the message to reach every rank (docs/steering.md). */
+#define MW_RULES_CAPTURE_LEAD_NS 200000000ull
 
 /* Reads a rule file. Returns the set, or NULL with "FILE:LINE: message" (or "FILE: message")
  * in err. */
@@ -34,6 +37,11 @@ uint64_t mw__rules_next_ns(const mw_rules_t *rs, uint64_t now_ns);
 /* Rereads c->opt->rules (SIGHUP). On an error the old set stays and the reason is logged.
  * Rules that keep their name keep their state (persistence count, cooldown). Returns 0 or -1. */
 int mw__rules_reload(struct mw_collector *c);
+
+/* action = capture: the first window K of "N@K" for a rule firing on window `index` at
+ * collector real time now_real_ns: the window after the one that holds now +
+ * MW_RULES_CAPTURE_LEAD_NS, and never one before index + 1. */
+uint64_t mw__rules_capture_first(uint64_t index, uint64_t window_ns, uint64_t now_real_ns);
 
 /* For tests and the log: rules in the set, times a rule fired (0 for an unknown name),
  * programs running. */

@@ -19,10 +19,13 @@
  *
  * ZMQ_MAXMSGSIZE makes libzmq drop an oversized frame (and the connection that sent it)
  * before it is ever buffered; the collector's own size check is the second line of defence.
- * ZMQ_ZAP_DOMAIN is set although no ZAP handler exists (so ZMTP/3 peers with the NULL
- * mechanism are admitted exactly as before) because it makes libzmq refuse unversioned
- * ZMTP/1.0 peers: without it, any bytes sent to the TCP port (a port scanner, an HTTP
- * request) are parsed as ZMTP/1.0 frames and arrive here as messages.
+ * Without CURVE, ZMQ_ZAP_DOMAIN is set although no ZAP handler exists (so ZMTP/3 peers with
+ * the NULL mechanism are admitted exactly as before) because it makes libzmq refuse
+ * unversioned ZMTP/1.0 peers: without it, any bytes sent to the TCP port (a port scanner, an
+ * HTTP request) are parsed as ZMTP/1.0 frames and arrive here as messages.
+ * With --curve-secret (auth.c) the ZAP handler is bound in the loop's context before any other
+ * socket, every socket is a CURVE server, and the handler and the sockets' monitors are polled
+ * here beside the rest; they are closed after every other socket.
  */
 #include "collector.h"
 #include "rules.h"
@@ -36,6 +39,7 @@
 #define SERVER_CLOCK_EVERY 256 /* messages between readings of the clocks within a batch */
 #define SERVER_RCVHWM 100000   /* queued messages: ~10 windows of a 10k-rank job */
 #define FEED_WAKE_MS 1000      /* the feed republishes the job description about this often */
+#define SERVER_AUTH_ITEMS 8    /* the ZAP handler and one monitor per served socket */
 
 static int server_setopt(void *sock, int opt, const void *val, size_t len, const char *name)
 {
@@ -46,14 +50,15 @@ static int server_setopt(void *sock, int opt, const void *val, size_t len, const
     return 0;
 }
 
-static int server_socket(void *sock, const mw_options_t *o)
+static int server_socket(void *ctx, void *sock, const mw_options_t *o)
 {
     int64_t maxmsg = MW_MAX_MESSAGE_BYTES;
     int hwm = SERVER_RCVHWM, linger = 0;
     MW_TRY(server_setopt(sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg, "ZMQ_MAXMSGSIZE"));
     MW_TRY(server_setopt(sock, ZMQ_RCVHWM, &hwm, sizeof hwm, "ZMQ_RCVHWM"));
     MW_TRY(server_setopt(sock, ZMQ_LINGER, &linger, sizeof linger, "ZMQ_LINGER"));
-    MW_TRY(server_setopt(sock, ZMQ_ZAP_DOMAIN, "mpiwatch", 8, "ZMQ_ZAP_DOMAIN"));
+    MW_TRY(mw__auth_socket(ctx, sock, "ingest socket", (const char *const *)o->listen,
+                           o->n_listen));
     for (unsigned i = 0; i < o->n_listen; i++) {
         if (zmq_bind(sock, o->listen[i]) != 0) {
             MW_LOG(MW_LOG_ERROR, "cannot listen on %s: %s", o->listen[i],
@@ -142,7 +147,7 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
         if (c->exit_requested)
             return 0;
 
-        zmq_pollitem_t items[4] = {
+        zmq_pollitem_t items[4 + SERVER_AUTH_ITEMS] = {
             {.socket = sock, .events = ZMQ_POLLIN},
             {.socket = NULL, .fd = sig_fd, .events = ZMQ_POLLIN},
         };
@@ -153,6 +158,7 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
         mw__steer_pollitem(c->steer, &items[n_items]);
         if (items[n_items].socket)
             n_items++;
+        n_items += mw__auth_pollitems(c->auth, &items[n_items], SERVER_AUTH_ITEMS);
         long timeout = server_earlier(mw_collector_timeout_ms(c, &now), metrics_ms);
         if (c->opt->publish && c->job.active)
             timeout = server_earlier(timeout, FEED_WAKE_MS);
@@ -162,6 +168,7 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
             MW_LOG(MW_LOG_ERROR, "zmq_poll: %s", zmq_strerror(zmq_errno()));
             return -1;
         }
+        mw__auth_serve(c); /* handshakes wait for the ZAP handler: answer it first */
         int stop = (items[1].revents & ZMQ_POLLIN) && mw__signals_read();
         if (mw__signals_reload())
             mw__rules_reload(c); /* SIGHUP: a bad file keeps the old rules (logged) */
@@ -188,12 +195,15 @@ int mw_server_run(mw_collector_t *c)
         MW_LOG(MW_LOG_ERROR, "zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
         return -1;
     }
+    /* Before any socket is bound: a CURVE socket must never exist without its handler. */
+    if (c->opt->curve_secret && !(c->auth = mw__auth_open(ctx, c->opt)))
+        goto out;
     sock = zmq_socket(ctx, ZMQ_PULL);
     if (!sock) {
         MW_LOG(MW_LOG_ERROR, "zmq_socket: %s", zmq_strerror(zmq_errno()));
         goto out;
     }
-    if (server_socket(sock, c->opt) < 0 || (sig_fd = mw__signals_open()) < 0)
+    if (server_socket(ctx, sock, c->opt) < 0 || (sig_fd = mw__signals_open()) < 0)
         goto out;
     if ((c->opt->publish || c->opt->history) && !(c->feed = mw__feed_open(ctx, c->opt)))
         goto out;
@@ -210,6 +220,8 @@ out:
     c->steer = NULL;
     if (sock && zmq_close(sock) != 0)
         MW_LOG(MW_LOG_ERROR, "zmq_close: %s", zmq_strerror(zmq_errno()));
+    mw__auth_close(c->auth); /* last: it served the sockets above */
+    c->auth = NULL;
     while (zmq_ctx_term(ctx) != 0) {
         if (zmq_errno() != EINTR) {
             MW_LOG(MW_LOG_ERROR, "zmq_ctx_term: %s", zmq_strerror(zmq_errno()));

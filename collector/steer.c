@@ -148,10 +148,7 @@ static int steer_publish(mw_collector_t *c, const char *key, const char *value,
                 (size_t)snprintf(detail + at, sizeof detail - at, "%s%u", i ? "," : " ", ranks[i]);
     }
     mw_clock_now(&c->now);
-    if (c->record)
-        mw__record_event(c->record, &c->now, "steer", c->job.job, detail);
-    if (c->feed)
-        mw__feed_event(c->feed, "steer", c->job.job, detail, c->now.real_ns);
+    mw__collector_event(c, "steer", detail); /* recording, feed and live view */
     MW_LOG(MW_LOG_INFO, "steer #%llu: %s", (unsigned long long)m.seq, detail);
     return (int)(m.seq & 0x7fffffff) ? (int)(m.seq & 0x7fffffff) : 1;
 }

@@ -324,6 +324,16 @@ char *mw_stats_json(const mw_collector_t *c)
     /* Steering requests refused (steer.c), only when steering is on. */
     if (c->steer && json_u64(root, "steer_rejected", mw__steer_rejected(c)) < 0)
         goto out;
+    /* Connections refused by CURVE (auth.c), by reason, only when CURVE is on. */
+    if (c->opt && c->opt->curve_secret) {
+        cJSON *auth = cJSON_AddObjectToObject(root, "auth_refused");
+        if (!auth)
+            goto out;
+        for (int r = 0; r < MW_AUTH_COUNT; r++)
+            if (json_u64(auth, mw_auth_reason_name((mw_auth_reason_t)r),
+                         c->stats.auth_refused[r]) < 0)
+                goto out;
+    }
     /* Window close latency quantiles in ms (docs/collector.md, Performance). */
     const struct {
         const char *key;

@@ -86,6 +86,7 @@ void mw__config_read(mw_config_t *cfg)
     cfg->linger_ms = env_uint("MPIWATCH_LINGER_MS", 200, 0, 10000);
     cfg->sync_rounds = env_uint("MPIWATCH_SYNC_ROUNDS", 16, 1, 1000);
     cfg->nodes = env_uint("MPIWATCH_NODES", 0, 0, 1u << 20);
+    cfg->capture_max = env_uint("MPIWATCH_CAPTURE_MAX", 16384, 1, MW_CAPTURE_MAX_CALLS);
     step_setting(cfg);
     cfg->step_marks = env_uint("MPIWATCH_STEP_MARKS", 16, 1, MW_STEP_MAX_MARKS);
     const char *t = getenv("MPIWATCH_TIMER");

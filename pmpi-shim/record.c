@@ -86,6 +86,7 @@ void mw__slot_reset(mw_slot_t *s)
     s->nrows = s->nlong = s->long_min_i = s->npeers = 0;
     s->nmarks = s->mark_fn_used = s->mark_peer_used = 0; /* the pools are overwritten */
     s->long_min = 0;
+    s->ntrace = s->trace_lost = 0; /* the trace itself is overwritten (capture.c) */
     atomic_store_explicit(&s->tag, 0, memory_order_release);
 }
 
@@ -146,7 +147,9 @@ void mw__window_locate(mw_thread_t *t, uint64_t t1)
     /* Claim the slot now, so the common path needs no tag check; a window the sender has
      * already collected is recorded as late by the slow path instead. */
     int64_t closed = atomic_load_explicit(&mw__g.closed_upto, memory_order_relaxed);
-    t->cslot = w > closed ? slot_get(t, w) : NULL;
+    /* A captured window keeps no cached slot: all its calls take mw__record_slow(), which
+     * traces them (capture.c). That is how a capture costs the common path nothing. */
+    t->cslot = w > closed && !mw__capture_has(w) ? slot_get(t, w) : NULL;
 }
 
 
@@ -300,7 +303,7 @@ void mw__record_slow(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint
 {
     int late = t->cw <= closed;
     mw_slot_t *s = slot_get(t, late ? closed + 1 : t->cw);
-    if (s && !late)
+    if (s && !late && !mw__capture_has(t->cw))
         t->cslot = s;
     if (s == NULL) {
         /* The sender is MW_RING windows behind: count the call in another window rather than
@@ -313,6 +316,8 @@ void mw__record_slow(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint
         late = 1;
     }
     mw__totals_add(s, fn, d, bytes);
+    if (mw__capture_has((int64_t)atomic_load_explicit(&s->tag, memory_order_relaxed) - 1))
+        mw__capture_add(t, s, fn, t0, d, bytes, peer);
     if (peer >= 0)
         mw__peer_add(s, peer, bytes);
     if (d > s->long_min)
@@ -331,7 +336,7 @@ mw_slot_t *mw__slot_now(mw_thread_t *t, int64_t closed)
         return t->cslot;
     int late = t->cw <= closed;
     mw_slot_t *s = slot_get(t, late ? closed + 1 : t->cw);
-    if (s && !late)
+    if (s && !late && !mw__capture_has(t->cw))
         t->cslot = s;
     return s ? s : slot_any(t, closed);
 }
@@ -347,6 +352,7 @@ void mw__count_slow(mw_thread_t *t, unsigned fn, int64_t closed)
     else
         atomic_fetch_add_explicit(&mw__g.calls_dropped, 1, memory_order_relaxed);
     if (s && t->cw > closed &&
-        atomic_load_explicit(&s->tag, memory_order_relaxed) == (uint64_t)t->cw + 1)
+        atomic_load_explicit(&s->tag, memory_order_relaxed) == (uint64_t)t->cw + 1 &&
+        !mw__capture_has(t->cw))
         t->cslot = s;
 }

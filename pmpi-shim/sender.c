@@ -12,6 +12,7 @@
  * thread (and so in ZeroMQ's I/O thread, created from it): the application's signals keep
  * going to the application's threads. With MPIWATCH_STEER the thread also owns a SUB socket
  * (steer.c), waits on it with zmq_poll instead of sleeping, and drains it on every wake-up.
+ * A captured window's sample also carries its per-call trace (capture.c, Sample.capture).
  */
 #include "shim.h"
 
@@ -276,6 +277,35 @@ static void sample_steps(Mpiwatch__Sample *smp, const mw_acc_marks_t *m)
     smp->steps = SE.markp;
 }
 
+/* Points the sample at window k's trace when k is captured (capture.c), even without calls.
+ * A trace too large for one message keeps its first part and counts the rest as dropped,
+ * rather than losing the window (MW_CAPTURE_MAX_CALLS keeps this from happening with the
+ * default settings: see docs/steering.md). */
+static void sample_capture(Mpiwatch__Sample *smp, Mpiwatch__Capture *cap, int64_t k)
+{
+    mw_capture_view_t v;
+    mw__capture_view(k, &v);
+    if (!v.captured)
+        return;
+    cap->first = v.first;
+    cap->windows = v.windows;
+    cap->skipped = v.skipped;
+    cap->dropped = v.dropped;
+    cap->n_fn = cap->n_start = cap->n_duration_ns = cap->n_bytes = cap->n_peer = v.n;
+    cap->fn = v.fn;
+    cap->start = v.start;
+    cap->duration_ns = v.dur;
+    cap->bytes = v.bytes;
+    cap->peer = v.peer;
+    smp->capture = cap;
+    /* Room for the envelope around the sample: the job name and a few varints. */
+    while (cap->n_fn && mpiwatch__sample__get_packed_size(smp) + 256 > S.enc.buf_cap) {
+        size_t keep = cap->n_fn / 2;
+        cap->dropped += cap->n_fn - keep;
+        cap->n_fn = cap->n_start = cap->n_duration_ns = cap->n_bytes = cap->n_peer = keep;
+    }
+}
+
 /* Encodes the accumulator as window k's sample and sends it. */
 static void send_sample(int64_t k)
 {
@@ -379,12 +409,15 @@ static void send_sample(int64_t k)
     smp.sent_ns = mw__global_ns(mw__now());
     S.records_dropped_total += a->dropped;
     sample_steps(&smp, &a->marks);
+    Mpiwatch__Capture cap = MPIWATCH__CAPTURE__INIT;
+    sample_capture(&smp, &cap, k);
 
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
     env.body_case = MPIWATCH__ENVELOPE__BODY_SAMPLE;
     env.sample = &smp;
     send_or_queue(&env);
     S.windows_sent++;
+    mw__capture_clear(k);
     mw__acc_clear(a);
     mw__step_detect_tick();
 }
@@ -467,7 +500,7 @@ static void socket_open(void)
             }
         }
     }
-    if (zmq_connect(S.push, mw__g.cfg.collector) != 0) {
+    if (mw__curve_client(S.push) != 0 || zmq_connect(S.push, mw__g.cfg.collector) != 0) {
         mw__log("cannot connect to %s: %s", mw__g.cfg.collector, zmq_strerror(zmq_errno()));
         zmq_close(S.push);
         S.push = NULL;
@@ -587,6 +620,7 @@ static void *sender_main(void *arg)
         send_sample(S.next);
     }
     send_bye();
+    mw__capture_log();
     uint64_t deadline = mw__monotonic_ns() + (uint64_t)mw__g.cfg.linger_ms * 1000000ull;
     for (;;) {
         tick_io();
@@ -602,6 +636,8 @@ static void *sender_main(void *arg)
 
 int mw__sender_start(const mw_hello_info_t *info)
 {
+    if (mw__curve_load() != 0)
+        return -1; /* keys set but unusable (logged): no data leaves this rank */
     S.info = *info;
     if (alloc_buffers() != 0)
         return -1;

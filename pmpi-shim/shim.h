@@ -48,6 +48,7 @@ typedef struct {
     unsigned step_marks; /* MPIWATCH_STEP_MARKS: marks one thread keeps per window */
     char steer[256]; /* MPIWATCH_STEER: the collector's steering endpoint ("": none) */
     unsigned nodes; /* MPIWATCH_NODES: emulated nodes (0: the real ones), docs/topology.md */
+    unsigned capture_max; /* MPIWATCH_CAPTURE_MAX: traced calls per window and thread */
 } mw_config_t;
 
 typedef struct {
@@ -105,6 +106,7 @@ typedef struct {
     uint32_t long_min_i; /* index of the shortest kept call once nlong == K */
     uint32_t npeers;
     uint32_t nmarks, mark_fn_used, mark_peer_used; /* step marks in this slot (steps.c) */
+    uint32_t ntrace, trace_lost; /* capture: calls traced into its buffer / not (full) */
     uint64_t long_min; /* its duration; 0 until K calls are kept */
     uint8_t row_of[MW_FN_COUNT];
     mw_fnstat_t fn[MW_FN_COUNT] __attribute__((aligned(64)));
@@ -469,7 +471,6 @@ void mw__topology_place(mw_place_t *place, int pu_at_init);
  * mw__steer_pending; the MPI_Init thread's next recorded timed call (or mw_poll()) runs the
  * application's callback. One relaxed byte load per timed call while nothing is pending. */
 extern _Atomic unsigned char mw__steer_pending;
-extern _Atomic uint64_t mw__steer_capture; /* mpiwatch.capture=N; capture is not built yet */
 void mw__steer_dispatch(mw_thread_t *t);
 #define MW_STEER_HOOK(t)                                                                           \
     do {                                                                                           \
@@ -483,6 +484,50 @@ void *mw__steer_socket(void);
 void mw__steer_drain(void);
 void mw__steer_close(void);
 
+/* ---- capture (capture.c, docs/steering.md) -------------------------------------------------
+ * mpiwatch.capture=N[@K] makes every thread also write each timed call of windows
+ * [first, first + n) into a per-thread, per-slot trace buffer. The range is one word, written
+ * by the sender thread only. No check on the hot path: when a thread locates a captured
+ * window (mw__window_locate, once per window) it leaves its cached slot empty, so the common
+ * path's existing "no cached slot" test sends every call of that window to mw__record_slow,
+ * which records it as usual and appends it to the trace. */
+extern _Atomic uint64_t mw__capture_range; /* first << 16 | n; 0 when none */
+#define MW_CAPTURE_N_BITS 16u
+_Static_assert(MW_CAPTURE_MAX_WINDOWS < (1u << MW_CAPTURE_N_BITS), "n fits the range word");
+static inline int mw__capture_has(int64_t w)
+{
+    uint64_t r = atomic_load_explicit(&mw__capture_range, memory_order_acquire);
+    uint64_t n = r & ((1u << MW_CAPTURE_N_BITS) - 1);
+    return (uint64_t)w - (r >> MW_CAPTURE_N_BITS) < n;
+}
+/* Appends one call to the trace of slot s (the thread's own), or counts it as lost. */
+void mw__capture_add(mw_thread_t *t, mw_slot_t *s, unsigned fn, uint64_t t0, uint64_t d,
+                     uint64_t bytes, int peer);
+/* Sender thread: applies the value of mpiwatch.capture ("N" or "N@K"). Returns 0, or -1 when
+ * it is refused (bad value, a capture still running, no memory); counted either way. */
+int mw__capture_request(const char *value);
+/* Sender thread, collecting window k: takes slot s's trace (thread t) into the sample's
+ * trace when k is captured, else discards it; resets the slot's trace counters. */
+void mw__capture_take(mw_thread_t *t, mw_slot_t *s, int64_t k);
+/* The trace gathered for window k so far: whether k is captured, its request, its calls as
+ * the wire's parallel arrays (start relative to the window's start, global ns) and drops. */
+typedef struct {
+    int captured;
+    uint64_t first;
+    uint32_t windows, skipped;
+    uint64_t dropped;
+    uint32_t n;
+    uint32_t *fn;
+    int64_t *start;
+    uint64_t *dur, *bytes;
+    int32_t *peer;
+} mw_capture_view_t;
+void mw__capture_view(int64_t k, mw_capture_view_t *v);
+/* Forgets the trace gathered for window k (after its sample is sent). */
+void mw__capture_clear(int64_t k);
+/* Counters for MPIWATCH_VERBOSE at finalize. */
+void mw__capture_log(void);
+
 /* sender.c */
 typedef struct {
     mw_jobinfo_t job;
@@ -493,6 +538,12 @@ typedef struct {
 } mw_hello_info_t;
 int mw__sender_start(const mw_hello_info_t *info);
 void mw__sender_stop(void);
+
+/* curve.c (docs/security.md): reads MPIWATCH_CURVE_SERVER / MPIWATCH_CURVE_KEY once; -1 (logged)
+ * when they are set but unusable. Then makes a socket a CURVE client before zmq_connect: 0, or
+ * -1 when CURVE was refused (the socket must not connect). */
+int mw__curve_load(void);
+int mw__curve_client(void *sock);
 
 /* special.c */
 void mw__set_state(int active, int paused); /* -1 leaves a flag as it is */

@@ -7,7 +7,7 @@
  * no list), a key of 1..64 of [A-Za-z0-9._-] and a value of at most 1024 bytes without
  * control characters. Bad messages are dropped and counted. Keys under "mpiwatch." belong to
  * the library and are applied on the sender thread at once (pause and resume flip the same
- * flag as MPI_Pcontrol; capture only records the request: capture is not implemented yet).
+ * flag as MPI_Pcontrol; capture schedules a per-call trace of whole windows, capture.c).
  * Every other key goes into a fixed single-producer/single-consumer ring (dropped and counted
  * when full) and raises a one-byte "pending" flag.
  *
@@ -42,7 +42,6 @@ typedef struct {
 } steer_entry_t;
 
 _Atomic unsigned char mw__steer_pending;
-_Atomic uint64_t mw__steer_capture; /* mpiwatch.capture=N: windows asked for (not yet used) */
 
 static struct {
     void *sub;
@@ -93,7 +92,7 @@ void mw__steer_open(void *ctx, const char *job)
     zmq_setsockopt(T.sub, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(T.sub, ZMQ_RCVHWM, &hwm, sizeof hwm);
     zmq_setsockopt(T.sub, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
-    if (zmq_setsockopt(T.sub, ZMQ_SUBSCRIBE, "steer", 5) != 0 ||
+    if (zmq_setsockopt(T.sub, ZMQ_SUBSCRIBE, "steer", 5) != 0 || mw__curve_client(T.sub) != 0 ||
         zmq_connect(T.sub, mw__g.cfg.steer) != 0) {
         mw__log("cannot connect the steering socket to %s: %s", mw__g.cfg.steer,
                 zmq_strerror(zmq_errno()));
@@ -158,12 +157,7 @@ static int steer_builtin(const char *key, const char *value)
     } else if (strcmp(k, "resume") == 0) {
         mw__set_state(-1, 0);
     } else if (strcmp(k, "capture") == 0) {
-        char *end;
-        unsigned long long n = strtoull(value, &end, 10);
-        if (*value && !*end)
-            atomic_store(&mw__steer_capture, (uint64_t)n); /* hook: capture is not built yet */
-        else
-            T.bad++;
+        mw__capture_request(value); /* refusals are counted there, by reason */
     } else {
         T.bad++;
     }

@@ -195,6 +195,7 @@ void mw__collect(acc_t *acc, int64_t k)
             acc_merge(acc, order[r]);
             if (marking)
                 mw__acc_marks_merge(&acc->marks, order[r]);
+            mw__capture_take(t, order[r], k); /* its trace, when k is captured */
             mw__slot_reset(order[r]);
         }
         /* A call still in progress occupies its function up to the end of this window. */

@@ -550,8 +550,8 @@ static int scan_sample(const uint8_t *p, const uint8_t *end, size_t *n_fn, size_
             uint64_t v;
             if (wire != WIRE_VARINT || !(p = rd_varint(p, end, &v)))
                 return -1;
-        } else if (field == 19) {
-            return -1; /* step marks (rare): protobuf-c decodes the whole sample */
+        } else if (field == 19 || field == 20) {
+            return -1; /* step marks, captures (rare): protobuf-c decodes the whole sample */
         } else if (!(p = skip_unknown(p, end, field, wire, SAMPLE_KNOWN, n_unknown))) {
             return -1;
         }
@@ -708,8 +708,8 @@ static Mpiwatch__Sample *dec_sample_one_pass(mw_arena_t *a, const uint8_t *p, co
             p = rd_varint(p, end, &s->sent_ns);
             break;
         default:
-            if (field == 19)
-                return NULL; /* step marks are rare: protobuf-c decodes such a sample */
+            if (field == 19 || field == 20)
+                return NULL; /* step marks, captures (rare): protobuf-c decodes the sample */
             if (field >= 3 && field <= 13) {
                 if (wire != WIRE_LEN || (seen >> field & 1)) {
                     *retry = 1; /* unpacked, split, or a wrong wire type: the general way */

@@ -48,6 +48,15 @@ mw_kind_t mw_fn_kind(unsigned id)
     return id < MW_FN_COUNT ? (mw_kind_t)fn_kinds[id] : MW_KIND_OTHER;
 }
 
+int mw_fn_timed(unsigned id)
+{
+    if (id == 0 || id >= MW_FN_COUNT || fn_kinds[id] == MW_KIND_QUERY)
+        return 0;
+    /* Counted by their hand-written wrappers (pmpi-shim/special.c), never timed. */
+    return id != MW_ID_Init && id != MW_ID_Init_thread && id != MW_ID_Finalize &&
+           id != MW_ID_Pcontrol;
+}
+
 const char *mw_kind_name(mw_kind_t kind)
 {
     return (unsigned)kind < MW_KIND_COUNT ? kind_names[kind] : "?";

@@ -17,6 +17,11 @@
 #define MW_MAX_MESSAGE_BYTES (8u << 20) /* one envelope; larger frames are rejected unread */
 #define MW_MAX_DURATION_BINS 48u        /* log2 bins: 1 ns .. ~3 days */
 #define MW_MAX_SUBSLOTS 64u
+/* Captures (docs/steering.md): windows one request may ask for, and traced calls one sample
+ * may carry (all threads; ~45 wire bytes each at most, so a full sample stays far below
+ * MW_MAX_MESSAGE_BYTES and its decoding within the collector's arena). */
+#define MW_CAPTURE_MAX_WINDOWS 1000u
+#define MW_CAPTURE_MAX_CALLS 65536u
 
 /* What kind of MPI call a function is; drives how bytes and peers are counted. */
 typedef enum {
@@ -47,6 +52,9 @@ const char *mw_fn_name(unsigned id);
 unsigned mw_fn_id(const char *name);
 mw_kind_t mw_fn_kind(unsigned id);
 const char *mw_kind_name(mw_kind_t kind);
+/* Whether calls of function id are timed, and so traced by a capture: everything but the
+ * local queries and the four counted special functions. */
+int mw_fn_timed(unsigned id);
 /* FNV-1a hash of the table's names in id order: both ends of a connection must agree on it. */
 uint64_t mw_fn_table_hash(void);
 

@@ -1,17 +1,19 @@
 /* export.c: mpiwatch-export, a recording (FILE.mpiw) converted for other tools.
  *
- *   mpiwatch-export --format perfetto|csv|jsonl|summary FILE.mpiw [-o OUT|-] [--per-rank]
+ *   mpiwatch-export --format perfetto|csv|jsonl|summary|capture FILE.mpiw [-o OUT|-] [--per-rank]
  *   mpiwatch-export --format vtk FILE.mpiw -o DIR [--by window|step] [--from N] [--to N]
  *                   [--every N]
  *
  * perfetto  Chrome trace event JSON (ui.perfetto.dev, chrome://tracing): a counter track per
  *           function with the fraction of ranks inside it per sub-slot, one track per rank
- *           (grouped by host) with the recorded longest calls, instant markers for partial
+ *           (grouped by host) with the recorded longest calls, one more per rank with the
+ *           calls of captured windows (mpiwatch.capture), instant markers for partial
  *           windows and job events;
  * csv       one row per window and function, or with --per-rank one row per rank, window and
  *           function from the raw samples the collector accepted;
  * jsonl     one merged window per line (window_json.c);
  * summary   the collector's summary JSON, byte for byte what the live --summary-json wrote;
+ * capture   one JSON line per captured window of a rank: its request, its counts and its calls;
  * vtk       a directory of VTK PolyData files, one per window or step, and a .pvd collection
  *           for ParaView (export_vtk.c, which reads the file on its own).
  * The formats and columns are described in docs/export.md.
@@ -22,7 +24,9 @@
  * feed published them. What needs the collector's own judgement (which raw messages it
  * accepted, the exact job totals) is not re-implemented: every record is fed to a collector
  * core (mw_collector_apply_record) with the settings the recording started with, which is
- * what makes the summary identical to the live one and the per-rank rows agree with it.
+ * what makes the summary identical to the live one and the per-rank rows agree with it; the
+ * captured calls (perfetto, capture) are taken from the samples that core accepted, so they
+ * passed the collector's validation (collector/ingest.c).
  * A torn or corrupt tail (a collector killed while writing) ends the input: what precedes it
  * is exported and a warning says so. Exit status: 0 done, 1 read or write error, 2 usage
  * error, missing file or not a recording.
@@ -63,10 +67,20 @@
  * importers tie a tid to one process (Perfetto gives an event without a tid its pid as tid),
  * so no tid may serve two purposes. */
 #define MW_EXPORT_TID_BASE ((int64_t)MW_EXPORT_LANES * MW_MAX_RANKS)
+/* Rank r's captured calls, lane l: tid TID_CAPTURE + r + l * MW_MAX_RANKS, above every
+ * metadata tid (TID_BASE + pid, pid < FIRST_HOST + MAX_HOSTS < MW_MAX_RANKS). */
+#define MW_EXPORT_TID_CAPTURE (MW_EXPORT_TID_BASE + MW_MAX_RANKS)
 
-typedef enum { FMT_PERFETTO, FMT_CSV, FMT_JSONL, FMT_SUMMARY, FMT_VTK } mw_export_format_t;
+typedef enum {
+    FMT_PERFETTO,
+    FMT_CSV,
+    FMT_JSONL,
+    FMT_SUMMARY,
+    FMT_VTK,
+    FMT_CAPTURE
+} mw_export_format_t;
 
-static const char *const FORMAT_NAMES[] = {"perfetto", "csv", "jsonl", "summary", "vtk"};
+static const char *const FORMAT_NAMES[] = {"perfetto", "csv", "jsonl", "summary", "vtk", "capture"};
 
 /* ---- text helpers ------------------------------------------------------------------------- */
 
@@ -235,12 +249,17 @@ typedef struct {
 
     uint64_t *lane_end; /* [cap_ranks * LANES]: end of the last call on each lane */
     uint32_t *lane_pid; /* [cap_ranks * LANES]: pid the lane's thread was named in (0: not) */
+    uint64_t *cap_end;  /* the same for the lanes of captured calls */
+    uint32_t *cap_pid;
     uint32_t cap_ranks;
+    uint32_t *order; /* scratch: one sample's captured calls, sorted by start */
+    size_t cap_order;
 
     const Mpiwatch__Call **calls; /* scratch: one window's calls, sorted by start */
     size_t cap_calls;
 
     uint64_t n_calls, calls_no_lane, calls_bad, partial_windows, job_events, before_origin;
+    uint64_t captured_calls, captured_no_lane;
 } mw_trace_t;
 
 /* Starts an event: the separator and the opening brace. */
@@ -419,6 +438,16 @@ static int trace_reserve_rank(mw_trace_t *t, uint32_t rank)
     t->lane_pid = pids;
     memset(ends + old, 0, (n - old) * sizeof *ends);
     memset(pids + old, 0, (n - old) * sizeof *pids);
+    ends = realloc(t->cap_end, n * sizeof *ends);
+    if (!ends)
+        return -1;
+    t->cap_end = ends;
+    pids = realloc(t->cap_pid, n * sizeof *pids);
+    if (!pids)
+        return -1;
+    t->cap_pid = pids;
+    memset(ends + old, 0, (n - old) * sizeof *ends);
+    memset(pids + old, 0, (n - old) * sizeof *pids);
     t->cap_ranks = cap;
     return 0;
 }
@@ -476,6 +505,126 @@ static void trace_call(mw_trace_t *t, const Mpiwatch__Call *c, uint64_t window)
         fprintf(o, ",\"peer\":%" PRId32, c->peer);
     fprintf(o, ",\"window\":%" PRIu64 "}}", window);
     t->n_calls++;
+}
+
+/* ---- captured calls (mpiwatch.capture, docs/steering.md) --------------------------------- */
+
+static const Mpiwatch__Capture *sort_capture; /* qsort has no context argument */
+
+static int cmp_capture_start(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    int64_t sa = sort_capture->start[a], sb = sort_capture->start[b];
+    if (sa != sb)
+        return sa < sb ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* Sorts the calls of a capture by start into t->order. Returns 0, or -1 (out of memory). */
+static int capture_order(mw_trace_t *t, const Mpiwatch__Capture *cp)
+{
+    if (cp->n_fn > t->cap_order) {
+        uint32_t *o = realloc(t->order, cp->n_fn * sizeof *o);
+        if (!o)
+            return -1;
+        t->order = o;
+        t->cap_order = cp->n_fn;
+    }
+    for (uint32_t i = 0; i < cp->n_fn; i++)
+        t->order[i] = i;
+    sort_capture = cp;
+    qsort(t->order, cp->n_fn, sizeof *t->order, cmp_capture_start);
+    return 0;
+}
+
+/* The captured calls of one accepted sample as complete events on the rank's capture lanes:
+ * thread "rank N captured calls", tid TID_CAPTURE + rank (+ L x 2^20 for overlapping calls).
+ * Returns 0, or -1 when out of memory. */
+static int trace_capture(mw_trace_t *t, uint32_t rank, const Mpiwatch__Sample *s,
+                         uint64_t window_ns)
+{
+    const Mpiwatch__Capture *cp = s->capture;
+    if (trace_reserve_rank(t, rank) < 0 || capture_order(t, cp) < 0)
+        return -1;
+    const uint64_t wstart = s->window * window_ns;
+    const size_t base = (size_t)rank * MW_EXPORT_LANES;
+    const uint32_t pid = trace_rank_pid(t, rank);
+    for (uint32_t k = 0; k < cp->n_fn; k++) {
+        uint32_t i = t->order[k];
+        uint64_t start = (uint64_t)((int64_t)wstart + cp->start[i]);
+        uint64_t end = start + cp->duration_ns[i]; /* bounded by the collector's checks */
+        uint32_t lane = 0;
+        while (lane < MW_EXPORT_LANES && t->cap_end[base + lane] > start)
+            lane++;
+        if (lane == MW_EXPORT_LANES) {
+            t->captured_no_lane++;
+            continue;
+        }
+        t->cap_end[base + lane] = end;
+        int64_t tid = MW_EXPORT_TID_CAPTURE + (int64_t)rank + (int64_t)lane * MW_MAX_RANKS;
+        if (t->cap_pid[base + lane] != pid) {
+            char name[80];
+            if (lane == 0)
+                snprintf(name, sizeof name, "rank %" PRIu32 " captured calls", rank);
+            else
+                snprintf(name, sizeof name, "rank %" PRIu32 " captured calls (overlapping %u)",
+                         rank, lane);
+            /* Listed after the longest calls' tracks of the host, in rank order. */
+            trace_meta(t, "thread_name", pid, tid, name,
+                       (int64_t)MW_EXPORT_LANES * MW_MAX_RANKS + (int64_t)base + lane);
+            t->cap_pid[base + lane] = pid;
+        }
+        FILE *o = ev_begin(t);
+        fputs("\"name\":", o);
+        json_string(o, mw_fn_name(cp->fn[i]));
+        fputs(",\"cat\":\"capture\",\"ph\":\"X\"", o);
+        trace_ts(t, "ts", start);
+        fputs(",\"dur\":", o);
+        put_us(o, end, start);
+        fprintf(o, ",\"pid\":%" PRIu32 ",\"tid\":%" PRId64 ",\"args\":{\"bytes\":%" PRIu64, pid,
+                tid, cp->bytes[i]);
+        if (cp->peer[i] >= 0)
+            fprintf(o, ",\"peer\":%" PRId32, cp->peer[i]);
+        fprintf(o, ",\"window\":%" PRIu64 "}}", s->window);
+        t->captured_calls++;
+    }
+    return 0;
+}
+
+/* --format capture: one JSON line for one captured window of one rank. */
+static int capture_line(FILE *out, mw_trace_t *t, uint32_t rank, const Mpiwatch__Sample *s,
+                        uint64_t window_ns)
+{
+    const Mpiwatch__Capture *cp = s->capture;
+    if (capture_order(t, cp) < 0)
+        return -1;
+    fprintf(out,
+            "{\"rank\":%" PRIu32 ",\"window\":%" PRIu64 ",\"start_ns\":%" PRIu64
+            ",\"window_ns\":%" PRIu64 ",\"first\":%" PRIu64 ",\"windows\":%" PRIu32
+            ",\"skipped\":%" PRIu32 ",\"dropped\":%" PRIu64 ",\"calls_late\":%" PRIu64
+            ",\"counts\":{",
+            rank, s->window, s->window * window_ns, window_ns, cp->first, cp->windows, cp->skipped,
+            cp->dropped, s->calls_late);
+    int first = 1;
+    for (size_t i = 0; i < s->n_functions; i++) {
+        const Mpiwatch__FunctionStat *f = s->functions[i];
+        if (!mw_fn_timed(f->fn) || !f->count)
+            continue;
+        fputs(first ? "" : ",", out);
+        json_string(out, mw_fn_name(f->fn));
+        fprintf(out, ":%" PRIu64, f->count);
+        first = 0;
+    }
+    fputs("},\"calls\":[", out);
+    for (uint32_t k = 0; k < cp->n_fn; k++) {
+        uint32_t i = t->order[k];
+        fputs(k ? ",[" : "[", out);
+        json_string(out, mw_fn_name(cp->fn[i]));
+        fprintf(out, ",%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRId32 "]", cp->start[i],
+                cp->duration_ns[i], cp->bytes[i], cp->peer[i]);
+    }
+    fputs("]}\n", out);
+    return 0;
 }
 
 /* The events of one window of a filled view: counters per sub-slot, a marker when ranks were
@@ -562,8 +711,9 @@ static void trace_end(mw_trace_t *t)
     fprintf(t->out,
             "\n],\n\"otherData\":{\"generator\":\"mpiwatch-export\","
             "\"origin_ns\":\"%" PRIu64 "\",\"calls\":\"%" PRIu64
-            "\",\"calls_without_lane\":\"%" PRIu64 "\"}}\n",
-            t->origin_ns, t->n_calls, t->calls_no_lane);
+            "\",\"calls_without_lane\":\"%" PRIu64 "\",\"captured_calls\":\"%" PRIu64
+            "\",\"captured_without_lane\":\"%" PRIu64 "\"}}\n",
+            t->origin_ns, t->n_calls, t->calls_no_lane, t->captured_calls, t->captured_no_lane);
 }
 
 static void trace_free(mw_trace_t *t)
@@ -576,6 +726,9 @@ static void trace_free(mw_trace_t *t)
     free(t->hosts);
     free(t->lane_end);
     free(t->lane_pid);
+    free(t->cap_end);
+    free(t->cap_pid);
+    free(t->order);
     free(t->calls);
     memset(t, 0, sizeof *t);
 }
@@ -665,7 +818,8 @@ static int export_core_init(mw_export_t *x)
         export_warn(x, "cannot start a collector core: out of memory");
         return -1;
     }
-    if (x->o->per_rank && mw_arena_init(&x->arena, 4 * (size_t)MW_MAX_MESSAGE_BYTES) < 0) {
+    if (x->o->format != FMT_SUMMARY &&
+        mw_arena_init(&x->arena, 4 * (size_t)MW_MAX_MESSAGE_BYTES) < 0) {
         export_warn(x, "cannot allocate a decoding arena: out of memory");
         return -1;
     }
@@ -683,16 +837,25 @@ static void export_core_start(mw_export_t *x, const Mpiwatch__RecordStart *s)
         x->copt.silence_timeout_ms = s->silence_timeout_ms;
 }
 
-/* --per-rank: rows for a message the core has just accepted, when it is a sample. */
-static void export_rank_sample(mw_export_t *x, const ProtobufCBinaryData *msg)
+/* A message the core has just accepted, when it is a sample: --per-rank rows, or its
+ * captured calls (perfetto, capture). Returns 0, or -1 when out of memory. */
+static int export_rank_sample(mw_export_t *x, const ProtobufCBinaryData *msg)
 {
     const Mpiwatch__Envelope *env = mw_envelope_decode(&x->arena, msg->data, msg->len);
     if (!env || env->body_case != MPIWATCH__ENVELOPE__BODY_SAMPLE)
-        return;
+        return 0;
     const mw_job_t *job = &x->core->job;
-    mw_window_view_set_sample(x->view, env->sample, job->window_ns, job->subslots);
-    csv_rank_rows(x->out, x->view, env->rank,
-                  env->rank < job->size ? mw_job_host(job, env->rank) : "");
+    if (x->o->per_rank) {
+        mw_window_view_set_sample(x->view, env->sample, job->window_ns, job->subslots);
+        csv_rank_rows(x->out, x->view, env->rank,
+                      env->rank < job->size ? mw_job_host(job, env->rank) : "");
+        return 0;
+    }
+    if (!env->sample->capture)
+        return 0;
+    if (x->o->format == FMT_CAPTURE)
+        return capture_line(x->out, &x->trace, env->rank, env->sample, job->window_ns);
+    return trace_capture(&x->trace, env->rank, env->sample, job->window_ns);
 }
 
 /* One record. Returns 0, or -1 on a fatal error (out of memory). */
@@ -704,10 +867,11 @@ static int export_record(mw_export_t *x, const Mpiwatch__Record *rec)
             export_core_start(x, rec->start);
         uint64_t accepted = x->core->stats.accepted;
         mw_collector_apply_record(x->core, rec);
-        if (x->o->per_rank && rec->body_case == MPIWATCH__RECORD__BODY_MESSAGE &&
-            x->core->stats.accepted > accepted)
-            export_rank_sample(x, &rec->message);
-        return 0;
+        if (f != FMT_SUMMARY && rec->body_case == MPIWATCH__RECORD__BODY_MESSAGE &&
+            x->core->stats.accepted > accepted && export_rank_sample(x, &rec->message) < 0)
+            return -1;
+        if (f != FMT_PERFETTO)
+            return 0; /* summary, --per-rank and capture come from the core only */
     }
     switch (rec->body_case) {
     case MPIWATCH__RECORD__BODY_START:
@@ -848,7 +1012,9 @@ static int export_run(const mw_export_opts_t *o)
     if (!x.view) {
         fprintf(stderr, "mpiwatch-export: out of memory\n");
         rc = 1;
-    } else if ((o->format == FMT_SUMMARY || o->per_rank) && export_core_init(&x) < 0) {
+    } else if ((o->format == FMT_SUMMARY || o->format == FMT_PERFETTO ||
+                o->format == FMT_CAPTURE || o->per_rank) &&
+               export_core_init(&x) < 0) {
         rc = 1;
     } else if (o->format == FMT_PERFETTO) {
         trace_begin(&x.trace, out);
@@ -896,6 +1062,11 @@ static int export_run(const mw_export_opts_t *o)
                 "mpiwatch-export: warning: %" PRIu64 " event(s) before the start of the "
                 "recording (rank clocks behind the collector's?): negative timestamps\n",
                 x.trace.before_origin);
+    if (x.trace.captured_no_lane)
+        fprintf(stderr,
+                "mpiwatch-export: warning: %" PRIu64 " captured call(s) overlapped %u others "
+                "of the same rank: not in the trace\n",
+                x.trace.captured_no_lane, MW_EXPORT_LANES);
     if (x.trace.calls_no_lane || x.trace.calls_bad)
         fprintf(stderr,
                 "mpiwatch-export: warning: %" PRIu64 " call(s) overlapped %u others of the "
@@ -940,6 +1111,7 @@ static void usage(FILE *out)
           "                       csv       one row per window and function\n"
           "                       jsonl     one merged window per line (JSON lines)\n"
           "                       summary   the collector's summary JSON\n"
+          "                       capture   one JSON line per captured window of a rank\n"
           "                       vtk       ParaView: DIR/JOB_NNNNNN.vtp per frame, DIR/JOB.pvd\n"
           "  -o, --output OUT     the file to write; - (the default) writes to stdout\n"
           "      --per-rank       csv: one row per rank, window and function\n"
@@ -1035,7 +1207,7 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
     while (i < sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0] && strcmp(format, FORMAT_NAMES[i]))
         i++;
     if (i == sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0]) {
-        snprintf(err, errlen, "unknown format '%s' (perfetto, csv, jsonl, summary or vtk)", format);
+        snprintf(err, errlen, "unknown format '%s' (perfetto, csv, jsonl, summary, vtk or capture)", format);
         return -1;
     }
     o->format = (mw_export_format_t)i;

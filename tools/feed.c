@@ -18,6 +18,8 @@
  * The history request goes through a REQ socket (identity and empty delimiter are added by
  * libzmq) or, with --dealer, a DEALER socket (the body alone), the two client kinds the
  * endpoint accepts.
+ * With CURVE (--curve-server and --curve-key, or MPIWATCH_CURVE_SERVER and MPIWATCH_CURVE_KEY;
+ * docs/security.md) the socket is a CURVE client; the keys are read once, before connecting.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,6 +30,7 @@
 
 #include <zmq.h>
 
+#include "keyfile.h"
 #include "mw_proto.h"
 #include "window_json.h"
 
@@ -47,7 +50,12 @@ typedef struct {
     int have_last, have_range, have_rank, job;
     uint64_t last, first_w, last_w, id;
     uint32_t rank;
+    const char *curve_server, *curve_key; /* NULL: the MPIWATCH_CURVE_* variables */
 } feed_opts_t;
+
+/* The CURVE keys (keyfile.h) when in use, loaded in main(). */
+static mw_curve_client_t feed_curve;
+static int feed_curve_on;
 
 /* ---- JSON output -------------------------------------------------------------------------- */
 
@@ -269,6 +277,17 @@ static int feed_setopt(void *s, int opt, const void *v, size_t len, const char *
     return 0;
 }
 
+/* Makes s a CURVE client when keys were given (before zmq_connect). */
+static int feed_curve_apply(void *s)
+{
+    char err[300];
+    if (feed_curve_on && mw_curve_client_apply(s, &feed_curve, err, sizeof err) != 0) {
+        fprintf(stderr, "mpiwatch-feed: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
 /* Receives one frame into msg (initialised here). Returns its size, -2 on the timeout, -1 on
  * an error (reported). */
 static int feed_recv(void *s, zmq_msg_t *msg, const char *what)
@@ -314,6 +333,8 @@ static int feed_subscribe(void *ctx, const feed_opts_t *o)
         if (feed_setopt(s, ZMQ_SUBSCRIBE, t, strlen(t), "ZMQ_SUBSCRIBE") < 0)
             goto out;
     }
+    if (feed_curve_apply(s) < 0)
+        goto out;
     if (zmq_connect(s, o->subscribe) != 0) {
         fprintf(stderr, "mpiwatch-feed: cannot connect to %s: %s\n", o->subscribe,
                 zmq_strerror(zmq_errno()));
@@ -506,6 +527,8 @@ static int feed_history(void *ctx, const feed_opts_t *o)
         feed_setopt(s, ZMQ_RCVTIMEO, &timeout, sizeof timeout, "ZMQ_RCVTIMEO") < 0 ||
         feed_setopt(s, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg, "ZMQ_MAXMSGSIZE") < 0)
         goto out;
+    if (feed_curve_apply(s) < 0)
+        goto out;
     if (zmq_connect(s, o->history) != 0) {
         fprintf(stderr, "mpiwatch-feed: cannot connect to %s: %s\n", o->history,
                 zmq_strerror(zmq_errno()));
@@ -552,7 +575,7 @@ static void usage(FILE *f)
             "       mpiwatch-feed --history ENDPOINT (--last N | --range A:B | --rank R --range "
             "A:B | --job)\n"
             "                     [--dealer] [--id N]\n"
-            "common: [--timeout-ms MS] [--pb-hex]\n"
+            "common: [--timeout-ms MS] [--pb-hex] [--curve-server FILE --curve-key FILE]\n"
             "\n"
             "  --subscribe EP     print every message of a collector's --publish feed\n"
             "  --topic T          only topic T (job, window, event); repeatable\n"
@@ -569,6 +592,9 @@ static void usage(FILE *f)
             "exit 1 if\n"
             "                     nothing came); history: wait at most MS for the reply (10000)\n"
             "  --pb-hex           add the encoded bytes of windows and samples as hex (\"pb\")\n"
+            "  --curve-server FILE  the collector's CURVE public key (.pub; default\n"
+            "                     $MPIWATCH_CURVE_SERVER), with --curve-key FILE, this client's\n"
+            "                     key pair (.key; $MPIWATCH_CURVE_KEY): docs/security.md\n"
             "Output: JSON lines on stdout. Exit status 0, 1 on an error or an error reply, 2 on a "
             "usage error.\n");
 }
@@ -615,6 +641,8 @@ int main(int argc, char **argv)
         {"job", no_argument, NULL, 'j'},             {"dealer", no_argument, NULL, 'd'},
         {"id", required_argument, NULL, 'i'},        {"timeout-ms", required_argument, NULL, 'T'},
         {"pb-hex", no_argument, NULL, 'x'},          {"help", no_argument, NULL, 'h'},
+        {"curve-server", required_argument, NULL, 'S'},
+        {"curve-key", required_argument, NULL, 'K'},
         {NULL, 0, NULL, 0}};
     feed_opts_t o = {.timeout_ms = -2};
     int c;
@@ -688,6 +716,12 @@ int main(int argc, char **argv)
         case 'x':
             o.pb_hex = 1;
             break;
+        case 'S':
+            o.curve_server = optarg;
+            break;
+        case 'K':
+            o.curve_key = optarg;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -720,6 +754,13 @@ int main(int argc, char **argv)
     }
     if (o.timeout_ms == -2)
         o.timeout_ms = o.history ? 10000 : -1;
+    char kerr[600];
+    feed_curve_on = mw_curve_client_load(o.curve_server, o.curve_key, &feed_curve, kerr,
+                                         sizeof kerr);
+    if (feed_curve_on < 0) {
+        fprintf(stderr, "mpiwatch-feed: %s\n", kerr);
+        return 2;
+    }
 
     void *ctx = zmq_ctx_new();
     if (!ctx) {

@@ -1,10 +1,14 @@
 /* steer.c: mpiwatch-steer, sends one steering request to a collector's --control endpoint.
  *
  * DESIGN: a REQ socket, one SteerRequest, one SteerReply awaited for at most --timeout-ms.
- * The key, value and ranks are checked here first (the same rules as the collector's, which
- * checks again), so a typo gets a clear message without a collector. Exit status: 0 when
- * the collector published the message, 1 when it refused it (its reason on stderr), 2 for a
- * usage error or a request refused before sending, 3 when no reply came.
+ * The key, value and ranks are checked here first (steer_request.c, shared with the viewer:
+ * the same rules as the collector's, which checks again), so a typo gets a clear message
+ * without a collector. With CURVE keys (--curve-server/--curve-key or MPIWATCH_CURVE_SERVER/
+ * MPIWATCH_CURVE_KEY, docs/security.md) the socket is a CURVE client, and a monitor ends the
+ * wait as soon as the collector refuses the handshake. Exit status: 0 when
+ * the collector published the message, 1 when it refused it or the connection (the reason on
+ * stderr), 2 for a usage error (an unusable key file included) or a request refused before
+ * sending, 3 when no reply came.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -13,74 +17,34 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "mw_proto.h"
-
-#define MAX_RANKS 4096u
+#include "keyfile.h"
+#include "steer_request.h"
 
 static void usage(FILE *out)
 {
-    fprintf(out, "Usage: mpiwatch-steer [--ranks LIST] [--timeout-ms N] ENDPOINT KEY=VALUE\n"
+    fprintf(out, "Usage: mpiwatch-steer [--ranks LIST] [--timeout-ms N] [--curve-server FILE\n"
+                 "                      --curve-key FILE] ENDPOINT KEY=VALUE\n"
                  "Send KEY=VALUE to the ranks of the job behind the collector's --control\n"
                  "ENDPOINT. LIST: ranks and ranges, e.g. 0-3,7 (default: all ranks).\n"
-                 "KEY: 1..64 of A-Z a-z 0-9 . _ -; VALUE: at most 1024 bytes of text.\n");
-}
-
-static int parse_ranks(const char *s, uint32_t *out, size_t *n)
-{
-    *n = 0;
-    while (*s) {
-        char *end;
-        errno = 0;
-        unsigned long a = strtoul(s, &end, 10), b = a;
-        if (end == s || errno || a > UINT32_MAX)
-            return -1;
-        s = end;
-        if (*s == '-') {
-            b = strtoul(s + 1, &end, 10);
-            if (end == s + 1 || errno || b > UINT32_MAX || b < a)
-                return -1;
-            s = end;
-        }
-        for (unsigned long r = a; r <= b; r++) {
-            if (*n >= MAX_RANKS)
-                return -1;
-            out[(*n)++] = (uint32_t)r;
-        }
-        if (*s == ',')
-            s++;
-        else if (*s)
-            return -1;
-    }
-    return *n ? 0 : -1;
-}
-
-static const char *check_key(const char *k)
-{
-    size_t n = strlen(k);
-    if (n == 0 || n > 64)
-        return "the key must have 1 to 64 characters";
-    for (size_t i = 0; i < n; i++) {
-        char c = k[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-'))
-            return "the key may only contain A-Z a-z 0-9 . _ -";
-    }
-    return NULL;
+                 "KEY: 1..64 of A-Z a-z 0-9 . _ -; VALUE: at most 1024 bytes of text.\n"
+                 "With CURVE (docs/security.md): the collector's .pub file and this client's\n"
+                 ".key file (default: $MPIWATCH_CURVE_SERVER and $MPIWATCH_CURVE_KEY).\n");
 }
 
 int main(int argc, char **argv)
 {
-    static uint32_t ranks[MAX_RANKS];
-    size_t n_ranks = 0;
+    static mw_steer_request_t rq;
     long timeout_ms = 5000;
     const char *pos[2];
+    const char *curve_server = NULL, *curve_key = NULL;
     int npos = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return 0;
         } else if (strcmp(argv[i], "--ranks") == 0 && i + 1 < argc) {
-            if (parse_ranks(argv[++i], ranks, &n_ranks) < 0) {
+            if (mw_steer_parse_ranks(argv[++i], rq.ranks, &rq.n_ranks, MW_STEER_REQ_RANKS_MAX) <
+                0) {
                 fprintf(stderr, "mpiwatch-steer: bad --ranks '%s' (e.g. 0-3,7)\n", argv[i]);
                 return 2;
             }
@@ -91,6 +55,10 @@ int main(int argc, char **argv)
                 fprintf(stderr, "mpiwatch-steer: bad --timeout-ms '%s'\n", argv[i]);
                 return 2;
             }
+        } else if (strcmp(argv[i], "--curve-server") == 0 && i + 1 < argc) {
+            curve_server = argv[++i];
+        } else if (strcmp(argv[i], "--curve-key") == 0 && i + 1 < argc) {
+            curve_key = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1] == '-') {
             fprintf(stderr, "mpiwatch-steer: unknown option %s\n", argv[i]);
             usage(stderr);
@@ -106,44 +74,39 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    const char *eq = strchr(pos[1], '=');
-    if (!eq) {
-        fprintf(stderr, "mpiwatch-steer: expected KEY=VALUE, got '%s'\n", pos[1]);
+    char err[600];
+    if (mw_steer_request_set(&rq, pos[1], err, sizeof err) < 0) {
+        fprintf(stderr, "mpiwatch-steer: %s\n", err);
         return 2;
     }
-    char key[80];
-    size_t kl = (size_t)(eq - pos[1]);
-    if (kl >= sizeof key) {
-        fprintf(stderr, "mpiwatch-steer: bad key: the key must have 1 to 64 characters\n");
+    static mw_curve_client_t curve;
+    int use_curve = mw_curve_client_load(curve_server, curve_key, &curve, err, sizeof err);
+    if (use_curve < 0) {
+        fprintf(stderr, "mpiwatch-steer: %s\n", err);
         return 2;
     }
-    memcpy(key, pos[1], kl);
-    key[kl] = 0;
-    const char *why = check_key(key);
-    if (why) {
-        fprintf(stderr, "mpiwatch-steer: bad key '%s': %s\n", key, why);
-        return 2;
-    }
-    if (strlen(eq + 1) > 1024) {
-        fprintf(stderr, "mpiwatch-steer: the value is longer than 1024 bytes\n");
-        return 2;
-    }
-
-    Mpiwatch__SteerRequest rq = MPIWATCH__STEER_REQUEST__INIT;
-    rq.key = key;
-    rq.value = (char *)(eq + 1);
-    rq.ranks = ranks;
-    rq.n_ranks = n_ranks;
-    size_t len = mpiwatch__steer_request__get_packed_size(&rq);
-    uint8_t *buf = malloc(len ? len : 1);
+    uint8_t *buf = NULL;
+    size_t len = mw_steer_request_pack(&rq, &buf);
     if (!buf)
         return 3;
-    mpiwatch__steer_request__pack(&rq, buf);
 
     int rc = 3;
+    void *mon = NULL;
     void *ctx = zmq_ctx_new();
     void *sock = ctx ? zmq_socket(ctx, ZMQ_REQ) : NULL;
     int zero = 0;
+    if (sock && use_curve > 0 && mw_curve_client_apply(sock, &curve, err, sizeof err) != 0) {
+        fprintf(stderr, "mpiwatch-steer: %s\n", err);
+        goto out;
+    }
+    mw_keyfile_wipe(&curve, sizeof curve);
+    /* A refused handshake ends the wait at once, with the reason (a client without CURVE
+     * would otherwise be refused again every 100 ms until the timeout). */
+    mon = sock ? mw_curve_monitor_open(ctx, sock, err, sizeof err) : NULL;
+    if (sock && !mon) {
+        fprintf(stderr, "mpiwatch-steer: %s\n", err);
+        goto out;
+    }
     if (!sock || zmq_setsockopt(sock, ZMQ_LINGER, &zero, sizeof zero) != 0 ||
         zmq_connect(sock, pos[0]) != 0) {
         fprintf(stderr, "mpiwatch-steer: cannot connect to %s: %s\n", pos[0],
@@ -154,30 +117,42 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpiwatch-steer: send: %s\n", zmq_strerror(zmq_errno()));
         goto out;
     }
-    zmq_pollitem_t item = {.socket = sock, .events = ZMQ_POLLIN};
-    if (zmq_poll(&item, 1, timeout_ms) <= 0) {
-        fprintf(stderr, "mpiwatch-steer: no reply from %s within %ld ms\n", pos[0], timeout_ms);
-        goto out;
+    zmq_pollitem_t item[2] = {{.socket = sock, .events = ZMQ_POLLIN},
+                              {.socket = mon, .events = ZMQ_POLLIN}};
+    for (;;) {
+        if (zmq_poll(item, 2, timeout_ms) <= 0) {
+            fprintf(stderr, "mpiwatch-steer: no reply from %s within %ld ms\n", pos[0],
+                    timeout_ms);
+            goto out;
+        }
+        if (item[0].revents & ZMQ_POLLIN)
+            break;
+        if (mw_curve_monitor_refused(mon, err, sizeof err)) {
+            fprintf(stderr, "mpiwatch-steer: rejected: %s refused the connection: %s\n", pos[0],
+                    err);
+            rc = 1;
+            goto out;
+        }
     }
     uint8_t reply[2048];
     int n = zmq_recv(sock, reply, sizeof reply, 0);
-    Mpiwatch__SteerReply *r = n > 0 && (size_t)n <= sizeof reply
-                                  ? mpiwatch__steer_reply__unpack(NULL, (size_t)n, reply)
-                              : n == 0 ? mpiwatch__steer_reply__unpack(NULL, 0, reply)
-                                       : NULL;
-    if (!r) {
+    int ok = 0;
+    uint64_t seq = 0;
+    if (n < 0 || (size_t)n > sizeof reply ||
+        mw_steer_reply_parse(reply, (size_t)n, &ok, &seq, err, sizeof err) < 0) {
         fprintf(stderr, "mpiwatch-steer: bad reply from %s\n", pos[0]);
         goto out;
     }
-    if (r->ok) {
-        printf("sent %s (seq %llu)\n", pos[1], (unsigned long long)r->seq);
+    if (ok) {
+        printf("sent %s (seq %llu)\n", pos[1], (unsigned long long)seq);
         rc = 0;
     } else {
-        fprintf(stderr, "mpiwatch-steer: rejected: %s\n", r->error ? r->error : "");
+        fprintf(stderr, "mpiwatch-steer: rejected: %s\n", err);
         rc = 1;
     }
-    mpiwatch__steer_reply__free_unpacked(r, NULL);
 out:
+    if (mon)
+        zmq_close(mon);
     if (sock)
         zmq_close(sock);
     if (ctx)

@@ -8,6 +8,9 @@
  * SDL_WaitEventTimeout, so an idle viewer costs nothing while still polling the source about
  * thirty times a second. Input maps to the model's view operations (scroll, zoom, select,
  * pick); the keys are listed in one table that also feeds the help overlay (panels.c).
+ * Steering: ':' opens a one-line prompt that takes every key until Enter (sent through
+ * control.c, never waited for) or Escape; the --steer options go through the same client once
+ * the job is known, one at a time, and their results are printed and kept for --meta.
  */
 #include "app.h"
 
@@ -22,6 +25,7 @@
 #include "views.h"
 
 #define IDLE_WAIT_MS 30
+#define NOTE_NS 6000000000ull /* a steering result stays at the bottom this long */
 #define ZOOM_STEP 1.25  /* one key press or wheel notch: the span shrinks or grows by this */
 #define CLICK_SLOP_PX 4 /* a press that moves less than this is a click, not a drag */
 
@@ -196,6 +200,20 @@ int mw_app_init(mw_app_t *app, const mw_options_t *opt, int headless)
         return -1;
     }
 
+    /* Steering: --control, else what `mpiwatch run` exports. A bad endpoint given on the
+     * command line is an error; one from the environment only turns steering off. */
+    const char *ctl = opt->control;
+    if (!ctl || !*ctl)
+        ctl = getenv("MPIWATCH_CONTROL");
+    if (ctl && *ctl) {
+        app->ctl = mw_control_open(ctl, 0, err, sizeof err);
+        if (!app->ctl) {
+            fprintf(stderr, "mpiwatch-viewer: steering: %s\n", err);
+            if (opt->control)
+                return -1;
+        }
+    }
+
     app_view_reset(app);
     app->model_gen = mw_model_generation(app->model);
 
@@ -208,6 +226,8 @@ int mw_app_init(mw_app_t *app, const mw_options_t *opt, int headless)
 
 void mw_app_cleanup(mw_app_t *app)
 {
+    if (app->ctl)
+        mw_control_free(app->ctl);
     if (app->src)
         mw_source_free(app->src);
     if (app->model)
@@ -334,7 +354,205 @@ int mw__app_update(mw_app_t *app, uint64_t now_ns)
     }
     mw__app_need(app);
     app_title(app);
+    if (mw__app_steer(app, now_ns))
+        app->dirty = 1;
+    /* A result note appearing or going away is a change on screen. */
+    int state = 0;
+    int shown = mw__app_steer_note(app, now_ns, &state) != NULL;
+    if (shown != app->note_shown) {
+        app->note_shown = shown;
+        app->dirty = 1;
+    }
     return 0;
+}
+
+/* ---- steering ----------------------------------------------------------------------------- */
+
+static const char *const steer_off =
+    "steering is off: no --control ENDPOINT and no $MPIWATCH_CONTROL (mpiwatch run sets it)";
+
+/* A result for the note at the bottom. */
+static void app_note(mw_app_t *app, const mw_control_result_t *r)
+{
+    app->note = *r;
+    app->dirty = 1;
+}
+
+/* A --steer request is over: its result is kept for --meta and printed. */
+static void app_steer_result(mw_app_t *app, const mw_control_result_t *r)
+{
+    if (app->steer_done < MW_STEER_OPTS_MAX)
+        app->steer_res[app->steer_done] = *r;
+    app->steer_done++;
+    if (r->state != MW_CONTROL_SENT)
+        app->steer_failed++;
+    printf("steer: %s\n", r->text);
+    fflush(stdout);
+}
+
+int mw__app_steer(mw_app_t *app, uint64_t now_ns)
+{
+    int changed = 0;
+    if (!app->ctl) {
+        /* Nothing can be sent: every --steer fails, once. */
+        while (app->steer_next < app->opt.n_steer) {
+            mw_control_result_t r;
+            memset(&r, 0, sizeof r);
+            r.state = MW_CONTROL_NO_REPLY;
+            r.at_ns = now_ns;
+            snprintf(r.request, sizeof r.request, "%.150s", app->opt.steer[app->steer_next++]);
+            snprintf(r.text, sizeof r.text, "not sent: %s", steer_off);
+            app_steer_result(app, &r);
+            app_note(app, &r);
+            changed = 1;
+        }
+        return changed;
+    }
+    const mw_control_result_t *r = mw_control_result(app->ctl);
+    if (mw_control_poll(app->ctl, now_ns)) {
+        app_note(app, r);
+        changed = 1;
+    }
+    if (app->steer_id && r->id == app->steer_id && r->state != MW_CONTROL_WAITING) {
+        app_steer_result(app, r);
+        app->steer_id = 0;
+    }
+    /* The --steer requests go once the job is known (the collector then knows its size and
+     * can check rank lists), one at a time. */
+    if (!app->steer_id && app->steer_next < app->opt.n_steer && mw_model_job(app->model) &&
+        !mw_control_busy(app->ctl)) {
+        if (app->steer_next == 0) {
+            mw_event_counts_t ec;
+            mw_model_event_counts(app->model, &ec);
+            app->steer_events0 = ec.by_kind[MW_EVENT_STEER];
+        }
+        const char *line = app->opt.steer[app->steer_next++];
+        if (mw_control_send(app->ctl, line, ':', now_ns) == 0)
+            app->steer_id = r->id;
+        else
+            app_steer_result(app, r);
+        app_note(app, r);
+        changed = 1;
+    }
+    return changed;
+}
+
+const char *mw__app_steer_note(const mw_app_t *app, uint64_t now_ns, int *state)
+{
+    const mw_control_result_t *n = &app->note;
+    if (n->state == MW_CONTROL_IDLE || !n->text[0])
+        return NULL;
+    if (n->state != MW_CONTROL_WAITING && now_ns - n->at_ns > NOTE_NS && !app->headless)
+        return NULL;
+    *state = n->state;
+    return n->text;
+}
+
+/* Opens the prompt, with the ranks selected in the views after an empty KEY=VALUE. */
+static void prompt_open(mw_app_t *app)
+{
+    app->prompt_open = 1;
+    app->prompt[0] = 0;
+    app->prompt_cur = 0;
+    const mw_topo_gl_t *t = &app->tp;
+    if (mw__app_topo(app) && app->show == MW_SHOW_TOPOLOGY && t->pick.kind == MW_TOPO_PICK_RANK) {
+        snprintf(app->prompt, sizeof app->prompt, " %u", (unsigned)t->pick.rank);
+    } else if (mw__app_topo(app) && app->show == MW_SHOW_MATRIX && t->mx_pick) {
+        uint32_t a = 0, b = 0;
+        mw_matrix_bin_ranks(&t->mx, t->mx_src_bin, &a, &b);
+        if (b > a)
+            snprintf(app->prompt, sizeof app->prompt, " %u-%u", a, b);
+        else
+            snprintf(app->prompt, sizeof app->prompt, " %u", a);
+    } else if (!mw__app_topo(app) && app->view.highlight_rank >= 0) {
+        snprintf(app->prompt, sizeof app->prompt, " %lld", (long long)app->view.highlight_rank);
+    }
+}
+
+static void prompt_enter(mw_app_t *app)
+{
+    uint64_t now = mw__now_ns();
+    if (!app->ctl) {
+        mw_control_result_t r;
+        memset(&r, 0, sizeof r);
+        r.state = MW_CONTROL_INVALID;
+        r.at_ns = now;
+        snprintf(r.text, sizeof r.text, "%s", steer_off);
+        app_note(app, &r);
+        app->prompt_open = 0;
+        return;
+    }
+    int rc = mw_control_send(app->ctl, app->prompt, ' ', now);
+    app_note(app, mw_control_result(app->ctl));
+    /* A line refused before sending (or while the last request waits) stays open to be
+     * corrected or sent again; the prompt shows the note that says why. */
+    if (rc == 0)
+        app->prompt_open = 0;
+}
+
+/* The prompt's keys; every key is the prompt's while it is open. */
+static void prompt_key(mw_app_t *app, SDL_Keycode k)
+{
+    size_t n = strlen(app->prompt), c = app->prompt_cur;
+    switch (k) {
+    case SDLK_RETURN:
+    case SDLK_KP_ENTER:
+        prompt_enter(app);
+        break;
+    case SDLK_ESCAPE:
+        app->prompt_open = 0;
+        break;
+    case SDLK_BACKSPACE:
+        if (c > 0) {
+            size_t a = c - 1;
+            while (a > 0 && ((unsigned char)app->prompt[a] & 0xc0) == 0x80)
+                a--; /* a whole UTF-8 character */
+            memmove(app->prompt + a, app->prompt + c, n - c + 1);
+            app->prompt_cur = a;
+        }
+        break;
+    case SDLK_DELETE:
+        if (c < n) {
+            size_t b = c + 1;
+            while (b < n && ((unsigned char)app->prompt[b] & 0xc0) == 0x80)
+                b++;
+            memmove(app->prompt + c, app->prompt + b, n - b + 1);
+        }
+        break;
+    case SDLK_LEFT:
+        while (c > 0 && ((unsigned char)app->prompt[--c] & 0xc0) == 0x80)
+            ;
+        app->prompt_cur = c;
+        break;
+    case SDLK_RIGHT:
+        if (c < n)
+            c++;
+        while (c < n && ((unsigned char)app->prompt[c] & 0xc0) == 0x80)
+            c++;
+        app->prompt_cur = c;
+        break;
+    case SDLK_HOME:
+        app->prompt_cur = 0;
+        break;
+    case SDLK_END:
+        app->prompt_cur = n;
+        break;
+    default:
+        return;
+    }
+    app->dirty = 1;
+}
+
+/* Typed text goes into the prompt at the cursor (bytes of UTF-8 as they come). */
+static void prompt_char(mw_app_t *app, char ch)
+{
+    size_t n = strlen(app->prompt), c = app->prompt_cur;
+    if ((unsigned char)ch < 0x20 || n + 1 >= sizeof app->prompt)
+        return;
+    memmove(app->prompt + c + 1, app->prompt + c, n - c + 1);
+    app->prompt[c] = ch;
+    app->prompt_cur = c + 1;
+    app->dirty = 1;
 }
 
 void mw__app_need(mw_app_t *app)
@@ -448,6 +666,13 @@ int mw_app_run(mw_app_t *app)
     return 0;
 }
 
+void mw__app_prompt(mw_app_t *app, const char *text)
+{
+    prompt_open(app);
+    for (const char *c = text; *c; c++)
+        prompt_char(app, *c);
+}
+
 /* ---- input -------------------------------------------------------------------------------- */
 
 static int in_rect(const mw_rect_t *r, int x, int y)
@@ -556,6 +781,10 @@ static int app_topo_key(mw_app_t *app, SDL_Keycode k)
 static void app_key(mw_app_t *app, SDL_Keycode k)
 {
     const mw_layout_t *l = &app->layout;
+    if (app->prompt_open) {
+        prompt_key(app, k);
+        return;
+    }
     if (mw__app_topo(app) && app_topo_key(app, k))
         return;
     switch (k) {
@@ -670,6 +899,15 @@ static void app_char(mw_app_t *app, char c)
 {
     const mw_layout_t *l = &app->layout;
     mw_view_t *v = &app->view;
+    if (app->prompt_open) {
+        prompt_char(app, c);
+        return;
+    }
+    if (c == ':') {
+        prompt_open(app);
+        app->dirty = 1;
+        return;
+    }
     if (mw__app_topo(app) && app_topo_char(app, c))
         return;
     switch (c) {

@@ -14,6 +14,7 @@
 #include <SDL2/SDL.h>
 #include <stdint.h>
 
+#include "control.h"
 #include "gl_util.h"
 #include "model.h"
 #include "source.h"
@@ -64,6 +65,12 @@ typedef struct {
     int bundles; /* -1 auto (default), 0 individual lines, 1 node bundles */
     int periodic;
     int labels; /* 0: no rank labels */
+    /* Steering (control.h): the collector's --control endpoint (else $MPIWATCH_CONTROL), and
+     * the --steer KEY=VALUE[:RANKS] requests sent, in order, once the job is known. */
+    const char *control;
+#define MW_STEER_OPTS_MAX 8
+    const char *steer[MW_STEER_OPTS_MAX];
+    int n_steer;
 } mw_options_t;
 
 /* The call view's GL state and its cache of the last binning (view_density.c). */
@@ -195,6 +202,20 @@ typedef struct mw_app {
     int drag_x0, drag_y0, drag_last_x, drag_last_y;
     int drag_moved;
 
+    /* Steering: the client (NULL: steering is off), the one-line prompt (':'), and the
+     * results of the --steer requests. */
+    mw_control_t *ctl;
+    int prompt_open;
+    char prompt[1400]; /* what is typed: KEY=VALUE [RANKS] */
+    size_t prompt_cur; /* the cursor, a byte offset */
+    int steer_next;    /* the next --steer to send */
+    uint64_t steer_id; /* request id of the --steer in flight, 0 none */
+    mw_control_result_t steer_res[MW_STEER_OPTS_MAX];
+    int steer_done, steer_failed;
+    uint64_t steer_events0; /* steer events in the model when the first --steer was sent */
+    mw_control_result_t note; /* the last steering result (or "steering is off") shown */
+    int note_shown;           /* it was on screen in the last frame */
+
     /* Frame rate over the last second of drawn frames. */
     double fps;
     uint64_t fps_t0_ns;
@@ -231,6 +252,15 @@ int mw__app_whole_run(mw_app_t *app);
 /* Tells the model which windows the screen needs (the timeline's and the call view's ranges,
  * and in the topology and matrix views the window shown). */
 void mw__app_need(mw_app_t *app);
+/* Steering: sends what the --steer options still have to send, takes replies; 1 when something
+ * changed on screen. */
+int mw__app_steer(mw_app_t *app, uint64_t now_ns);
+/* The result line to show at the bottom (a reply of the last few seconds, or a request waiting),
+ * or NULL; *state is its mw_control_state_t. */
+const char *mw__app_steer_note(const mw_app_t *app, uint64_t now_ns, int *state);
+/* Opens the steering prompt (prefilled with the ranks selected in the views) and types `text`
+ * at its start, as ':' and the keys would (snapshots use it to draw the prompt). */
+void mw__app_prompt(mw_app_t *app, const char *text);
 /* 1 in the topology and matrix views. */
 static inline int mw__app_topo(const mw_app_t *app)
 {

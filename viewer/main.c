@@ -12,6 +12,7 @@
 
 #include "app.h"
 #include "snapshot.h"
+#include "steer_request.h"
 
 static void usage(FILE *f)
 {
@@ -24,6 +25,7 @@ static void usage(FILE *f)
                "           [--window N | --step N] [--color messages|bytes|src|dst]\n"
                "           [--camera YAW,PITCH[,DISTANCE]] [--zoom F] [--bundles auto|on|off]\n"
                "           [--periodic] [--no-labels]\n"
+               "           [--control ENDPOINT] [--steer KEY=VALUE[:RANKS]]...\n"
                "           [--snapshot OUT.png [--at SECONDS] [--range A:B] [--meta OUT.json]\n"
                "                               [--pick X,Y]]\n"
                "           [--bench-frames N] [--help] [--version]\n"
@@ -55,6 +57,12 @@ static void usage(FILE *f)
                "                     off (rank to rank)\n"
                "  --periodic         topology: wrap-around partners drawn as stubs at the edges\n"
                "  --no-labels        topology: no rank numbers\n"
+               "  --control EP       the collector's steering endpoint (its --control; default\n"
+               "                     $MPIWATCH_CONTROL): ':' in the window opens a prompt\n"
+               "  --steer K=V[:R]    with --connect: send K=V to ranks R (e.g. 0-3,7; default\n"
+               "                     all) once the job is known, print the result (repeatable,\n"
+               "                     at most 8; with --snapshot the exit status is 1 when one\n"
+               "                     was not sent)\n"
                "  --snapshot PNG     draw once offscreen, write the PNG and exit\n"
                "  --at S             snapshot, bench: the timeline ends at S seconds (30 s shown)\n"
                "  --range A:B        snapshot, bench: the selected range, in seconds\n"
@@ -103,6 +111,8 @@ static int parse_options(mw_options_t *o, int argc, char **argv, int *help, int 
         OPT_BUNDLES,
         OPT_PERIODIC,
         OPT_NOLABELS,
+        OPT_CONTROL,
+        OPT_STEER,
         OPT_HELP,
         OPT_VERSION
     };
@@ -131,6 +141,8 @@ static int parse_options(mw_options_t *o, int argc, char **argv, int *help, int 
                                              {"bundles", required_argument, NULL, OPT_BUNDLES},
                                              {"periodic", no_argument, NULL, OPT_PERIODIC},
                                              {"no-labels", no_argument, NULL, OPT_NOLABELS},
+                                             {"control", required_argument, NULL, OPT_CONTROL},
+                                             {"steer", required_argument, NULL, OPT_STEER},
                                              {"help", no_argument, NULL, OPT_HELP},
                                              {"version", no_argument, NULL, OPT_VERSION},
                                              {NULL, 0, NULL, 0}};
@@ -366,6 +378,24 @@ static int parse_options(mw_options_t *o, int argc, char **argv, int *help, int 
         case OPT_NOLABELS:
             o->labels = 0;
             break;
+        case OPT_CONTROL:
+            o->control = a;
+            break;
+        case OPT_STEER: {
+            /* Checked now, so that a typo is a usage error; sent by the same code later. */
+            static mw_steer_request_t rq;
+            char why[300];
+            if (o->n_steer >= MW_STEER_OPTS_MAX) {
+                fprintf(stderr, "mpiwatch-viewer: at most %d --steer\n", MW_STEER_OPTS_MAX);
+                return -1;
+            }
+            if (mw_steer_request_parse_line(&rq, a, ':', why, sizeof why) < 0) {
+                fprintf(stderr, "mpiwatch-viewer: --steer %s: %s\n", a, why);
+                return -1;
+            }
+            o->steer[o->n_steer++] = a;
+            break;
+        }
         case 'h':
         case OPT_HELP:
             *help = 1;
@@ -395,6 +425,10 @@ static int parse_options(mw_options_t *o, int argc, char **argv, int *help, int 
     }
     if (o->history && !o->connect) {
         fprintf(stderr, "mpiwatch-viewer: --history goes with --connect\n");
+        return -1;
+    }
+    if (o->n_steer && !o->connect) {
+        fprintf(stderr, "mpiwatch-viewer: --steer goes with --connect\n");
         return -1;
     }
     if (speed_given && !o->replay) {

@@ -4,6 +4,8 @@
  * rectangles. The legend's rows are exactly where mw_pick() looks for them (a heading row, then
  * entry i at legend.y + (i + 1) * legend_row_h), so a click lands on the entry it is drawn on. The
  * help overlay lists every key and mouse action from one table, the same actions app.c binds.
+ * The events list and the steering prompt are drawn by view_events.c; a steering result of the
+ * last few seconds takes the status bar's counters' place.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -284,9 +286,19 @@ static void draw_status(mw_app_t *app)
     }
     float y = (float)r->y + ((float)r->h - (float)mw__text_line_height(t, fs)) / 2;
     mw_rgba_t warn = mw__hex(MW_COLOR_PAUSED, 1);
+    mw_rgba_t left_c = s.samples_dropped || s.partial ? warn : mw__hex(MW_COLOR_DIM, 1);
+    /* A steering result of the last few seconds takes the counters' place. */
+    int nst = 0;
+    const char *note = mw__app_steer_note(app, mw__now_ns(), &nst);
+    if (note) {
+        snprintf(buf, sizeof buf, "steering: %s", note);
+        left_c = mw__hex(nst == MW_CONTROL_SENT      ? MW_COLOR_LIVE
+                         : nst == MW_CONTROL_WAITING ? MW_COLOR_PAUSED
+                                                     : MW_COLOR_ERROR,
+                         1);
+    }
     float left_w = mw__text_fit(t, fs, buf, room, fit, sizeof fit);
-    mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT,
-                  s.samples_dropped || s.partial ? warn : mw__hex(MW_COLOR_DIM, 1), fit);
+    mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, left_c, fit);
     /* The right-hand note only where it does not touch the counters. */
     float right_room = room - left_w - mw__px(app, 16);
     if (right_room > mw__px(app, 40)) {
@@ -304,8 +316,13 @@ void mw__panels_draw(mw_app_t *app)
     if (!mw__app_topo(app)) {
         draw_legend(app);
         draw_details(app);
+        mw__events_panel_draw(app);
     }
-    draw_status(app);
+    /* The steering prompt, when open, takes the status bar's place. */
+    if (app->prompt_open)
+        mw__prompt_draw(app);
+    else
+        draw_status(app);
 }
 
 /* Every key and mouse action app.c binds. */
@@ -321,6 +338,7 @@ static const char *const help_rows[][2] = {
     {"v", "views: all → timeline → call view → topology → matrix"},
     {"Esc", "clear selection, highlights and pick"},
     {"s", "save a snapshot (mpiwatch-TIMESTAMP.png)"},
+    {":", "steer: KEY=VALUE [RANKS], Enter sends, Esc cancels"},
     {"q", "quit"},
     {"? or F1", "this help"},
     {"", ""},

@@ -9,6 +9,8 @@
  * waiting for the picked rank's calls so the PNG shows them highlighted. The PNG is the
  * offscreen framebuffer read back (rows flipped: GL's origin is the bottom left); --meta writes
  * the layout and the model's numbers behind what was drawn, for tests to compare with pixels.
+ * --steer requests are sent once the job is known, their replies and then (live) their steer
+ * events on the feed are waited for, so that the PNG and the meta show them.
  */
 #include "snapshot.h"
 
@@ -25,6 +27,12 @@
 #define SNAPSHOT_TIMEOUT_S 20
 #define SNAPSHOT_WAIT_MS 20
 #define SNAPSHOT_SPAN_S 30.0 /* --at shows the 30 s before it */
+#define SNAPSHOT_EVENTS_S 5  /* a recording's job events are waited for this long at most */
+
+/* Until when a snapshot waits for the recording's job events (read by one pass over the whole
+ * file, which a very long recording may not finish in time: its snapshot then lacks the
+ * events the pass had not reached, rather than failing). 0: not set yet. */
+static uint64_t events_deadline;
 
 int mw__write_png(const char *path, int w, int h)
 {
@@ -96,11 +104,15 @@ static int snapshot_ready(mw_app_t *app)
         mw_model_answered(app->model, first, last);
         return 0;
     }
-    if (mw__app_topo(app) && app->tp.step_mode) {
-        /* Time steps are read from the recording on their own: wait for all of them. */
+    {
+        /* Time steps and job events are read from the recording on their own: wait for all of
+         * them (steps in the step views; events, drawn in the others, for a while). */
         mw_source_status_t st;
         mw_source_status(app->src, &st);
-        if (st.steps_pending)
+        if (!events_deadline)
+            events_deadline = mw__now_ns() + SNAPSHOT_EVENTS_S * 1000000000ull;
+        if (st.steps_pending &&
+            ((mw__app_topo(app) && app->tp.step_mode) || mw__now_ns() < events_deadline))
             return 0;
     }
     return !mw_source_rank_busy(app->src);
@@ -460,9 +472,136 @@ static void json_topology(mw_app_t *app, cJSON *root)
     }
 }
 
+static uint64_t job_window_ns(const mw_app_t *app)
+{
+    const Mpiwatch__JobInfo *job = mw_model_job(app->model);
+    return job ? job->window_ns : 0;
+}
+
+static const char *event_kind_name(const mw_event_t *e)
+{
+    return e->kind_name;
+}
+
+static const char *control_state_name(mw_control_state_t s)
+{
+    switch (s) {
+    case MW_CONTROL_WAITING:
+        return "waiting";
+    case MW_CONTROL_SENT:
+        return "sent";
+    case MW_CONTROL_REJECTED:
+        return "rejected";
+    case MW_CONTROL_INVALID:
+        return "invalid";
+    case MW_CONTROL_NO_REPLY:
+        return "no_reply";
+    default:
+        return "idle";
+    }
+}
+
+/* The events the model keeps, where their markers are drawn, and the events list as shown;
+ * the --steer requests and their results. */
+static void json_events(mw_app_t *app, cJSON *root)
+{
+    const mw_layout_t *l = &app->layout;
+    cJSON *o = cJSON_AddObjectToObject(root, "events");
+    mw_event_counts_t ec;
+    mw_model_event_counts(app->model, &ec);
+    json_u64(o, "total", ec.total);
+    json_u64(o, "rules", ec.by_kind[MW_EVENT_RULE]);
+    json_u64(o, "steers", ec.by_kind[MW_EVENT_STEER]);
+    json_u64(o, "dropped", ec.dropped);
+    cJSON_AddNumberToObject(o, "kept", (double)mw_model_event_count(app->model));
+    cJSON_AddItemToObject(o, "panel", json_rect(&l->events));
+    int dash[2] = {MW_STEER_DASH_ON, MW_STEER_DASH};
+    cJSON_AddItemToObject(o, "dash", cJSON_CreateIntArray(dash, 2));
+    static mw_event_marker_t tm[MW_EVENTS_MAX], dm[MW_EVENTS_MAX];
+    int ntm =
+        l->show_timeline && !mw__app_topo(app)
+            ? mw__event_markers(app, &l->timeline, app->view.t0, app->view.t1, tm, MW_EVENTS_MAX)
+            : 0;
+    double f0 = 0, f1 = 0;
+    mw_view_focus(&app->view, &f0, &f1);
+    int ndm = l->show_density && !mw__app_topo(app)
+                  ? mw__event_markers(app, &l->density, f0, f1, dm, MW_EVENTS_MAX)
+                  : 0;
+    cJSON *list = cJSON_AddArrayToObject(o, "list");
+    for (size_t i = 0; i < mw_model_event_count(app->model); i++) {
+        const mw_event_t *e = mw_model_event_at(app->model, i);
+        cJSON *j = cJSON_CreateObject();
+        json_u64(j, "seq", e->seq);
+        cJSON_AddStringToObject(j, "kind", event_kind_name(e));
+        cJSON_AddStringToObject(j, "detail", e->detail);
+        json_u64(j, "real_ns", e->real_ns);
+        double t = 0;
+        uint64_t w = 0;
+        if (mw_model_event_time(app->model, e, &t, &w) == 0) {
+            cJSON_AddNumberToObject(j, "t", t);
+            json_u64(j, "window", w);
+            uint64_t origin_w =
+                job_window_ns(app) ? mw_model_origin_ns(app->model) / job_window_ns(app) : 0;
+            json_u64(j, "run_window", w >= origin_w ? w - origin_w : 0);
+        } else {
+            cJSON_AddNullToObject(j, "t");
+            cJSON_AddNullToObject(j, "window");
+        }
+        if (e->kind == MW_EVENT_RULE || e->kind == MW_EVENT_ACTION_EXIT)
+            cJSON_AddStringToObject(j, "rule", e->rule);
+        if (e->has_value)
+            cJSON_AddNumberToObject(j, "value", e->value);
+        if (e->kind == MW_EVENT_RULE)
+            cJSON_AddNumberToObject(j, "rank", (double)e->rank);
+        if (e->steer_after)
+            json_u64(j, "steer_after", e->steer_after);
+        /* Its markers: the pixel column of the line and the color drawn there. */
+        for (int k = 0; k < 2; k++) {
+            const mw_event_marker_t *m = k ? dm : tm;
+            int n = k ? ndm : ntm;
+            for (int q = 0; q < n; q++) {
+                if (m[q].e != e)
+                    continue;
+                cJSON *mk = cJSON_AddObjectToObject(j, k ? "density_marker" : "timeline_marker");
+                cJSON_AddNumberToObject(mk, "x", m[q].x);
+                cJSON_AddNumberToObject(mk, "px", (double)(int)m[q].x);
+                unsigned c = m[q].color;
+                int rgb[3] = {(int)(c >> 16) & 255, (int)(c >> 8) & 255, (int)c & 255};
+                cJSON_AddItemToObject(mk, "rgb", cJSON_CreateIntArray(rgb, 3));
+                cJSON_AddBoolToObject(mk, "dashed", e->kind != MW_EVENT_RULE);
+            }
+        }
+        cJSON_AddItemToArray(list, j);
+    }
+    static char lines[MW_EVENTS_MAX][320];
+    int kinds[MW_EVENTS_MAX];
+    int n = mw__event_lines(app, lines, kinds, MW_EVENTS_MAX);
+    cJSON *shown = cJSON_AddArrayToObject(o, "lines");
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(shown, cJSON_CreateString(lines[i]));
+
+    if (app->ctl)
+        cJSON_AddStringToObject(root, "control", mw_control_endpoint(app->ctl));
+    else
+        cJSON_AddNullToObject(root, "control");
+    cJSON *st = cJSON_AddArrayToObject(root, "steer");
+    for (int i = 0; i < app->steer_done && i < MW_STEER_OPTS_MAX; i++) {
+        const mw_control_result_t *r = &app->steer_res[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "option", app->opt.steer[i]);
+        cJSON_AddStringToObject(j, "request", r->request);
+        cJSON_AddStringToObject(j, "state", control_state_name(r->state));
+        json_u64(j, "seq", r->seq);
+        cJSON_AddStringToObject(j, "text", r->text);
+        cJSON_AddItemToArray(st, j);
+    }
+}
+
 static int write_meta(mw_app_t *app, const char *path)
 {
     cJSON *root = json_meta(app);
+    if (root)
+        json_events(app, root);
     if (root && mw__app_topo(app))
         json_topology(app, root);
     char *s = root ? cJSON_Print(root) : NULL;
@@ -585,9 +724,62 @@ static int snapshot_pick(mw_app_t *app)
     return 0;
 }
 
+/* --steer: sends the requests (mw__app_steer does, from mw__app_update) and waits for their
+ * results; then, live, for their steer events to come back on the feed so that the snapshot
+ * shows them. Returns 0 when every request was sent. */
+static int snapshot_steer(mw_app_t *app)
+{
+    int n = app->opt.n_steer;
+    if (!n)
+        return 0;
+    uint64_t deadline = mw__now_ns() + (uint64_t)n * (MW_CONTROL_TIMEOUT_MS + 1000) * 1000000ull;
+    while (app->steer_done < n) {
+        if (mw__app_update(app, mw__now_ns()) < 0)
+            return -1;
+        if (app->steer_done >= n)
+            break;
+        if (mw__now_ns() > deadline) { /* cannot happen: every request times out before */
+            fprintf(stderr, "mpiwatch-viewer: the --steer requests did not finish\n");
+            return -1;
+        }
+        if (app->ctl)
+            mw_control_wait(app->ctl, SNAPSHOT_WAIT_MS);
+    }
+    uint64_t sent = (uint64_t)(app->steer_done - app->steer_failed);
+    deadline = mw__now_ns() + 3000000000ull;
+    for (;;) {
+        mw_event_counts_t ec;
+        mw_model_event_counts(app->model, &ec);
+        if (ec.by_kind[MW_EVENT_STEER] >= app->steer_events0 + sent || mw__now_ns() > deadline)
+            break;
+        mw_source_wait(app->src, SNAPSHOT_WAIT_MS);
+        if (mw__app_update(app, mw__now_ns()) < 0)
+            return -1;
+    }
+    /* Following, the timeline ends at the newest window, which closes a little after the
+     * message was published: wait for the windows to reach it, so that its marker is drawn. */
+    size_t ne = mw_model_event_count(app->model);
+    const mw_event_t *last = ne ? mw_model_event_at(app->model, ne - 1) : NULL;
+    double t = 0;
+    while (sent && last && app->view.follow &&
+           mw_model_event_time(app->model, last, &t, NULL) == 0 && app->view.t1 < t &&
+           mw__now_ns() < deadline) {
+        mw_source_wait(app->src, SNAPSHOT_WAIT_MS);
+        if (mw__app_update(app, mw__now_ns()) < 0)
+            return -1;
+    }
+    return app->steer_failed ? 1 : 0;
+}
+
 int mw_snapshot_run(mw_app_t *app)
 {
     if (snapshot_load(app) < 0)
+        return 1;
+    int steer = snapshot_steer(app);
+    if (steer < 0)
+        return 1;
+    /* New events may have moved the view (following): load what it needs now. */
+    if (app->opt.n_steer && snapshot_load(app) < 0)
         return 1;
     mw__app_layout(app);
     if (app->opt.pick_given && snapshot_pick(app) < 0)
@@ -597,6 +789,10 @@ int mw_snapshot_run(mw_app_t *app)
     const char *help = getenv("MPIWATCH_VIEWER_HELP");
     if (help && !strcmp(help, "1"))
         app->view.show_help = 1;
+    /* MPIWATCH_VIEWER_PROMPT=TEXT draws the steering prompt open with TEXT typed, likewise. */
+    const char *prompt = getenv("MPIWATCH_VIEWER_PROMPT");
+    if (prompt)
+        mw__app_prompt(app, prompt);
     mw__app_layout(app);
     mw__app_render(app);
     glFinish();
@@ -606,7 +802,7 @@ int mw_snapshot_run(mw_app_t *app)
         return 1;
     if (app->opt.meta && write_meta(app, app->opt.meta) < 0)
         return 1;
-    return 0;
+    return steer;
 }
 
 /* The calls of the call view's range: every call counted once, by the sub-slot it ended in. */

@@ -2,15 +2,15 @@
  *
  * DESIGN: everything happens in mw_source_poll(), called once per frame, and nothing in it
  * blocks. Live: the SUB socket is drained with ZMQ_DONTWAIT up to SOURCE_DRAIN_CAP messages per
- * poll (job descriptions, windows, events); windows go into the model, gaps in their indices
- * are counted. The DEALER socket on the history endpoint carries at most one window request
- * (first the last SOURCE_LAST_N windows, then what mw_model_wanted() says is missing) and one
- * rank request at a time, each with its own id: a reply whose id matches neither (the answer
- * to a request given up after SOURCE_TIMEOUT_NS) is dropped. A truncated reply is followed by
- * a request for the rest; a range that failed or brought nothing is not asked for again before
- * SOURCE_BACKOFF_NS, so that a hole in the run does not cost a request per frame. Messages
- * are unpacked with protobuf-c's default allocator, so every sub-message is its own
- * allocation: a window or job is detached from its Feed or HistoryReply and handed to the
+ * poll (job descriptions, windows, events); windows and events go into the model, gaps in
+ * their indices are counted. The DEALER socket on the history endpoint carries at most one
+ * window request (first the last SOURCE_LAST_N windows, then what mw_model_wanted() says is
+ * missing) and one rank request at a time, each with its own id: a reply whose id matches
+ * neither (the answer to a request given up after SOURCE_TIMEOUT_NS) is dropped. A truncated
+ * reply is followed by a request for the rest; a range that failed or brought nothing is not
+ * asked for again before SOURCE_BACKOFF_NS, so that a hole in the run does not cost a request
+ * per frame. Messages are unpacked with protobuf-c's default allocator, so every sub-message is
+ * its own allocation: a window or job is detached from its Feed or HistoryReply and handed to the
  * model, which owns it from then on.
  * Replay: the recording's reader stands in for the history endpoint. At open the job
  * descriptions before the first window (the job as it started) and after the last one (how it
@@ -19,7 +19,9 @@
  * next window is read ahead and given to the model when the wall clock reaches its recorded
  * close time divided by the speed. A rank request reads the recorded envelopes forward from the
  * first sample of its first window, with a second reader so that window fetches do not lose
- * its place. All replay work of one poll stops after SOURCE_BUDGET_NS and resumes at the next.
+ * its place. A third reader walks the whole file once for its time steps and job events
+ * (rule firings and steering messages happen between windows, anywhere in the run). All
+ * replay work of one poll stops after SOURCE_BUDGET_NS and resumes at the next.
  */
 #include "source.h"
 
@@ -33,6 +35,7 @@
 
 #include <zmq.h>
 
+#include "keyfile.h"
 #include "mw_recording.h"
 
 #define SOURCE_DRAIN_CAP 256            /* feed messages taken per poll */
@@ -121,6 +124,10 @@ struct mw_source {
     int steps_done;
     Mpiwatch__Step *step_ahead; /* playing: read, not due yet */
     uint64_t step_ahead_mono;
+    /* Job events are read by the same walk; playing, one waits here until it is due. */
+    int ev_ahead;
+    char ev_kind[32], ev_detail[MW_EVENT_DETAIL];
+    uint64_t ev_real_ns, ev_mono;
     mw_arena_t arena; /* decodes recorded envelopes for rank requests */
     int arena_ready;
 };
@@ -329,6 +336,8 @@ static int source_drain_feed(mw_source_t *s, mw_model_t *m)
                 mpiwatch__step__free_unpacked(st, NULL);
         } else if (f->body_case == MPIWATCH__FEED__BODY_EVENT && f->event) {
             source_set_event(s, f->event->kind, f->event->detail);
+            mw_model_add_event(m, f->event->kind, f->event->detail, f->event->real_ns);
+            s->st.events++;
         }
         mpiwatch__feed__free_unpacked(f, NULL);
     }
@@ -901,13 +910,22 @@ static void source_rank_scan(mw_source_t *s, mw_model_t *m, uint64_t deadline, i
     }
 }
 
-/* Hands the model the recording's time steps: reads on from where the last poll stopped until
- * the deadline; playing at a speed, a step waits until the recorded time of its frame. */
+/* Hands the model the recording's time steps and job events: reads on from where the last poll
+ * stopped until the deadline; playing at a speed, a step or event waits until the recorded
+ * time of its frame. */
 static void source_scan_steps(mw_source_t *s, mw_model_t *m, uint64_t now_ns, uint64_t deadline,
                               int *more)
 {
     double elapsed = (double)(now_ns - s->t0_ns) * s->speed;
     while (!s->steps_done && source_clock_ns() < deadline) {
+        if (s->ev_ahead) {
+            if (s->st.playing && (double)(int64_t)(s->ev_mono - s->first_mono) > elapsed)
+                return; /* not due yet */
+            mw_model_add_event(m, s->ev_kind, s->ev_detail, s->ev_real_ns);
+            s->st.events++;
+            s->ev_ahead = 0;
+            continue;
+        }
         if (!s->step_ahead) {
             const Mpiwatch__Record *rec;
             char err[256];
@@ -918,6 +936,15 @@ static void source_scan_steps(mw_source_t *s, mw_model_t *m, uint64_t now_ns, ui
                 s->steps_done = 1;
                 s->st.steps_pending = 0;
                 break;
+            }
+            if (rec->body_case == MPIWATCH__RECORD__BODY_EVENT && rec->event) {
+                const Mpiwatch__JobEvent *ev = rec->event;
+                snprintf(s->ev_kind, sizeof s->ev_kind, "%s", ev->kind ? ev->kind : "");
+                snprintf(s->ev_detail, sizeof s->ev_detail, "%s", ev->detail ? ev->detail : "");
+                s->ev_real_ns = ev->real_ns ? ev->real_ns : rec->real_ns;
+                s->ev_mono = rec->mono_ns;
+                s->ev_ahead = 1;
+                continue;
             }
             if (rec->body_case != MPIWATCH__RECORD__BODY_STEP || !rec->step)
                 continue;
@@ -999,6 +1026,11 @@ mw_source_t *mw_source_connect(const char *feed, const char *history, char *err,
     s->hold_ext = history && *history;
     int linger = 0, sub_hwm = SOURCE_SUB_RCVHWM, hwm = 100;
     int64_t maxmsg = SOURCE_MAXMSG;
+    /* CURVE (docs/security.md): MPIWATCH_CURVE_SERVER and MPIWATCH_CURVE_KEY, both sockets. */
+    mw_curve_client_t curve;
+    int use_curve = mw_curve_client_load(NULL, NULL, &curve, err, len);
+    if (use_curve < 0)
+        goto fail;
     if (!(s->ctx = zmq_ctx_new())) {
         snprintf(err, len, "zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
         goto fail;
@@ -1011,7 +1043,8 @@ mw_source_t *mw_source_connect(const char *feed, const char *history, char *err,
         source_setopt(s->sub, ZMQ_RCVHWM, &sub_hwm, sizeof sub_hwm, "ZMQ_RCVHWM", err, len) < 0 ||
         source_setopt(s->sub, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg, "ZMQ_MAXMSGSIZE", err, len) <
             0 ||
-        source_setopt(s->sub, ZMQ_SUBSCRIBE, "", 0, "ZMQ_SUBSCRIBE", err, len) < 0)
+        source_setopt(s->sub, ZMQ_SUBSCRIBE, "", 0, "ZMQ_SUBSCRIBE", err, len) < 0 ||
+        (use_curve > 0 && mw_curve_client_apply(s->sub, &curve, err, len) < 0))
         goto fail;
     if (zmq_connect(s->sub, feed) != 0) {
         snprintf(err, len, "cannot connect to the feed %s: %s", feed, zmq_strerror(zmq_errno()));
@@ -1027,7 +1060,8 @@ mw_source_t *mw_source_connect(const char *feed, const char *history, char *err,
             source_setopt(s->dealer, ZMQ_RCVHWM, &hwm, sizeof hwm, "ZMQ_RCVHWM", err, len) < 0 ||
             source_setopt(s->dealer, ZMQ_SNDHWM, &hwm, sizeof hwm, "ZMQ_SNDHWM", err, len) < 0 ||
             source_setopt(s->dealer, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg, "ZMQ_MAXMSGSIZE", err,
-                          len) < 0)
+                          len) < 0 ||
+            (use_curve > 0 && mw_curve_client_apply(s->dealer, &curve, err, len) < 0))
             goto fail;
         if (zmq_connect(s->dealer, history) != 0) {
             snprintf(err, len, "cannot connect to the history endpoint %s: %s", history,
@@ -1035,8 +1069,12 @@ mw_source_t *mw_source_connect(const char *feed, const char *history, char *err,
             goto fail;
         }
     }
+    if (use_curve > 0)
+        mw_keyfile_wipe(&curve, sizeof curve);
     return s;
 fail:
+    if (use_curve > 0)
+        mw_keyfile_wipe(&curve, sizeof curve);
     mw_source_free(s);
     return NULL;
 }

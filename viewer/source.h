@@ -27,7 +27,8 @@ typedef struct {
     uint64_t feed_windows, feed_gaps; /* windows from the feed, indices missed on it */
     uint64_t requests, replies, errors;
     uint64_t steps;    /* time steps handed to the model */
-    int steps_pending; /* replay: the recording's steps are still being read */
+    int steps_pending; /* replay: the recording's steps and events are still being read */
+    uint64_t events;   /* job events handed to the model */
     char what[256]; /* the endpoint or the file */
 } mw_source_status_t;
 

@@ -448,6 +448,7 @@ void mw__density_draw(mw_app_t *app)
         mw__vbuf_draw(&d->quad, GL_TRIANGLE_STRIP, v, 4);
     }
 
+    mw__event_markers_draw(app, r, f0, f1, 0);
     draw_longest(app, r, f0, f1);
     draw_rank_calls(app, r, f0, f1);
     draw_pick(app, r, f0, f1);

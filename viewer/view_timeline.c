@@ -9,7 +9,8 @@
  * are not cached (still being fetched, or evicted) are drawn as a hatched gap rather than as
  * zero, which would read as "perfect efficiency". The selected range (what the call view
  * shows) is a translucent box with its edges; the default range (the last tenth of the view)
- * is shown the same way, fainter, so it is always clear what the call view covers.
+ * is shown the same way, fainter, so it is always clear what the call view covers. Rule
+ * firings and steering messages are marked on top (view_events.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -379,6 +380,8 @@ void mw__timeline_draw(mw_app_t *app)
     draw_axes(app, r);
     mw__batch_flush(&app->batch);
     draw_labels(app, r);
+    /* Rule firings and steering messages over everything: they explain what follows. */
+    mw__event_markers_draw(app, r, app->view.t0, app->view.t1, 1);
     mw__batch_flush(&app->batch);
     mw__text_flush(app->text);
 }

@@ -21,6 +21,15 @@
 #define MW_COLOR_ACCENT 0x6cb6ff
 #define MW_COLOR_LIVE 0x5fd37a
 #define MW_COLOR_PAUSED 0xe3b341
+/* Job event markers: hues the function palette does not use, so a marker is never read as a
+ * layer of the stack. */
+#define MW_COLOR_RULE 0xff3df2  /* a rule fired (magenta) */
+#define MW_COLOR_STEER 0x2fe6ff /* a steering message (cyan) */
+#define MW_COLOR_ERROR 0xff6b6b
+/* A steering message's line is dashed: MW_STEER_DASH_ON pixels drawn of every MW_STEER_DASH,
+ * from the plot's top. */
+#define MW_STEER_DASH_ON 6
+#define MW_STEER_DASH 10
 
 /* Line widths and sizes scale with the high-DPI factor. */
 static inline float mw__px(const mw_app_t *app, float px)
@@ -80,6 +89,25 @@ mw_scale_t mw__matrix_scale(const mw_app_t *app);
 /* The (sender, receiver) bins under pixel (x, y); 0 outside the plot. */
 int mw__matrix_cell_at(const mw_app_t *app, int x, int y, int *src_bin, int *dst_bin);
 void mw__matrix_pick(mw_app_t *app, int x, int y);
+
+/* view_events.c: job events on the plots (markers), the events list, the steering prompt. */
+typedef struct {
+    const mw_event_t *e;
+    float x;        /* pixel column of the marker's line */
+    unsigned color; /* MW_COLOR_RULE or MW_COLOR_STEER */
+} mw_event_marker_t;
+/* The markers of the rule firings and steering messages in [t0, t1] across r, oldest first. */
+int mw__event_markers(const mw_app_t *app, const mw_rect_t *r, double t0, double t1,
+                      mw_event_marker_t *out, int max);
+/* Draws them over plot r: full lines, heads and labels (timeline), or faint lines and heads
+ * (the call view). */
+void mw__event_markers_draw(mw_app_t *app, const mw_rect_t *r, double t0, double t1, int full);
+/* The lines of the events list, newest first: a steering message that was a rule's action is
+ * on the rule's line. Returns the count; kinds[i] is the event kind of line i. */
+int mw__event_lines(const mw_app_t *app, char (*lines)[320], int *kinds, int max);
+void mw__events_panel_draw(mw_app_t *app);
+/* The steering prompt over the status bar. */
+void mw__prompt_draw(mw_app_t *app);
 
 /* panels.c: title, legend, details, status bar, help overlay. */
 void mw__panels_draw(mw_app_t *app);

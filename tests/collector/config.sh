@@ -50,7 +50,8 @@ expect_line "$dir/p1.ini" "report ="
 keys=$(grep -E '^[a-z-]+ =' "$dir/p1.ini" | cut -d' ' -f1 | tr '\n' ' ')
 [ "$keys" = "listen summary-json report stats-json exit-after-job lateness-ms \
 silence-timeout-ms metrics-port record replay speed from to publish rules steer control history \
-history-windows history-mb quiet verbose " ] || mw_fail "printed keys: $keys"
+history-windows history-mb curve-secret curve-clients allow-insecure quiet verbose " ] ||
+    mw_fail "printed keys: $keys"
 
 # 2. Flags win over the file, before or after --config.
 for order in before after; do

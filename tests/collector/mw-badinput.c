@@ -36,12 +36,12 @@
 #include "testmsg.h"
 
 #define JOB "badinput"
-#define REASONS 13
+#define REASONS 15
 
 static const char *const reason_names[REASONS] = {
-    "multipart",    "too_large",      "decode",         "version",  "no_body",
-    "job_mismatch", "table_mismatch", "rank_range",     "no_hello", "duplicate",
-    "timestamp",    "bad_field",      "duplicate_hello"};
+    "multipart",    "too_large",      "decode",         "version",       "no_body",
+    "job_mismatch", "table_mismatch", "rank_range",     "no_hello",      "duplicate",
+    "timestamp",    "bad_field",      "duplicate_hello", "capture_field", "capture_time"};
 
 static unsigned expected[REASONS];
 static unsigned accepted, samples;

@@ -608,7 +608,7 @@ static void test_arena_bound(void **state)
         size_t len;
     } kinds[] = {{"empty function summaries", "\x12\x00", 2},
                  {"empty long calls", "\x72\x00", 2},
-                 {"unknown fields (20: 1)", "\xa0\x01\x01", 3},
+                 {"unknown fields (30: 1)", "\xf0\x01\x01", 3},
                  {"one packed array of 1-byte 64-bit values", NULL, 1}};
     for (int kind = 0; kind < 4; kind++) {
         tm_enc_t e, s;

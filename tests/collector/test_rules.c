@@ -5,7 +5,8 @@
  * its cooldown; bad files are refused with file:line; a reload with a bad file keeps the old
  * set; exec passes shell metacharacters through as plain data (a script writes its argv into
  * a file, and no command hidden in the words runs); a program past its timeout is killed and
- * its end recorded.
+ * its end recorded; the capture action's keys are checked when the file is loaded, and its
+ * first window K lies after the firing's lead.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -211,6 +212,56 @@ static void test_invalid(void **state)
     assert_non_null(strstr(err, "/nonexistent/r.ini: "));
 }
 
+/* action = capture (docs/steering.md): `capture = N` in 1..MW_CAPTURE_MAX_WINDOWS is
+ * required, `ranks` optional; K is the first window starting after now + the lead. */
+static void test_capture_action(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *msg;
+    } cases[] = {
+        {"[rule a]\nmetric = dropped\nop = >\nthreshold = 1\naction = capture\n",
+         "r.ini:1: rule 'a': action capture needs 'capture = N' (windows)"},
+        {"[rule a]\naction = capture\ncapture = 0\n",
+         "r.ini:3: capture '0': expected windows, 1..1000"},
+        {"[rule a]\naction = capture\ncapture = 1001\n",
+         "r.ini:3: capture '1001': expected windows, 1..1000"},
+        {"[rule a]\naction = capture\ncapture = 3@7\n", "r.ini:3: capture '3@7'"},
+        {"[rule a]\naction = capture\ncapture = -2\n", "r.ini:3: capture '-2'"},
+        {"[rule a]\naction = capture\ncapture = 2\nranks = 1-\n", "r.ini:4: ranks '1-'"},
+        {"[rule a]\naction = trace\n", "r.ini:2: unknown action 'trace' (log, exec, steer, "
+                                         "capture)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char err[320] = "";
+        mw_rules_t *rs = mw__rules_load(write_file("r.ini", cases[i].text), err, sizeof err);
+        if (rs)
+            fail_msg("case %zu loaded", i);
+        if (!strstr(err, cases[i].msg))
+            fail_msg("case %zu: '%s' lacks '%s'", i, err, cases[i].msg);
+    }
+    /* Valid, with and without ranks: loads, and fires like any rule (the message cannot be
+     * sent here, there is no steering socket: a warning, never a failure). */
+    col->rules = load("[rule cap]\nmetric = rank_mpi_fraction\nop = >=\nthreshold = 0\n"
+                      "action = capture\ncapture = 1000\ncooldown = 5\n"
+                      "[rule cap2]\nmetric = missing_ranks\nop = >\nthreshold = 0\n"
+                      "action = capture\ncapture = 2\nranks = 0,2-3\n");
+    assert_int_equal(mw__rules_count(col->rules), 2);
+    window(10, 0, 0, 0, 0);
+    window(11, 0, 0, 0, 0);
+    assert_int_equal(mw__rules_fired(col->rules, "cap"), 1);
+    assert_int_equal(mw__rules_fired(col->rules, "cap2"), 0);
+    /* K: the window after the one holding now + 200 ms, never before index + 1. */
+    const uint64_t W = 100 * MW_NS_PER_MS, lead = MW_RULES_CAPTURE_LEAD_NS;
+    assert_int_equal(lead, 200 * MW_NS_PER_MS);
+    assert_int_equal(mw__rules_capture_first(10, W, 12 * W), 15);
+    assert_int_equal(mw__rules_capture_first(10, W, 12 * W + W - 1), 15);
+    assert_int_equal(mw__rules_capture_first(10, W, 13 * W), 16);
+    assert_int_equal(mw__rules_capture_first(20, W, 12 * W), 21);
+    assert_int_equal(mw__rules_capture_first(5, 10 * MW_NS_PER_MS, 1000 * MW_NS_PER_MS), 121);
+    assert_int_equal(mw__rules_capture_first(5, 0, 12 * W), 6);
+}
+
 static void test_reload_keeps_old(void **state)
 {
     (void)state;
@@ -351,6 +402,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_persistence_and_cooldown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics_and_scopes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_capture_action, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload_keeps_old, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exec_metacharacters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exec_timeout, setup, teardown),

@@ -318,6 +318,74 @@ static void test_report_and_live_text(void **state)
     fx_free(f);
 }
 
+/* Rule, steer and action_exit events in the live view: exact lines, printed once each in the
+ * one-line mode, the last MW_LIVE_EVENTS in the block, windows counted from the job's first. */
+static void test_live_events(void **state)
+{
+    (void)state;
+    fx_t *f = sample_job();
+    mw_collector_t *c = f->c;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    assert_non_null(mem);
+    c->live.enabled = 1;
+    c->live.tty = 0;
+    c->live.out = mem;
+    mw__collector_event(c, "job_start", "3 ranks");
+    mw_window_t w;
+    memset(&w, 0, sizeof w);
+    w.window_ns = 500 * MW_NS_PER_MS;
+    w.index = 1000;
+    mw_live_window(&c->live, &w);
+    w.index = 1037;
+    mw_live_window(&c->live, &w);
+    mw__collector_event(c, "rule",
+                        "rule=imbalance metric=imbalance scope=all value=3.50132 window=1037 "
+                        "rank=0 node=n1");
+    mw__collector_event(c, "steer", "rebalance=1 ranks 0,1,2,3");
+    mw__collector_event(c, "rank_dead", "rank 2"); /* not shown */
+    w.index = 1040;
+    mw_live_window(&c->live, &w);
+    mw__collector_event(c, "action_exit", "rule=notify pid=42 status=exit 3");
+    mw__collector_event(c, "rule",
+                        "rule=losing-data metric=dropped scope=any value=12 window=1040 rank=-1");
+    fflush(mem);
+    assert_string_equal(text, "mpiwatch: w 37  rule imbalance fired: imbalance 3.5 (rank 0)\n"
+                              "mpiwatch: w 37  steer rebalance=1 ranks 0,1,2,3\n"
+                              "mpiwatch: w 40  rule notify: program ended, pid=42 status=exit 3\n"
+                              "mpiwatch: w 40  rule losing-data fired: dropped 12\n");
+    assert_int_equal(c->live.n_events, 4);
+
+    /* A fifth event pushes the first out of the block. */
+    mw__collector_event(c, "steer", "app.mode=fast");
+    char buf[4096];
+    mw_live_format(&c->live, c, 1, buf, sizeof buf);
+    assert_null(strstr(buf, "rule imbalance fired"));
+    const char *a = strstr(buf, "\n  w 37  steer rebalance=1 ranks 0,1,2,3\n");
+    const char *b = strstr(buf, "\n  w 40  steer app.mode=fast\n");
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_true(a < b);                           /* oldest first */
+    assert_true(b < strstr(buf, "\n  dropped ")); /* above the loss counters */
+    /* The one-line status does not repeat them. */
+    mw_live_format(&c->live, c, 0, buf, sizeof buf);
+    assert_null(strstr(buf, "steer"));
+    /* A new job starts with none; --quiet shows nothing. */
+    mw__collector_event(c, "job_start", "3 ranks");
+    assert_int_equal(c->live.n_events, 0);
+    c->live.enabled = 0;
+    size_t before = len;
+    mw__collector_event(c, "rule", "rule=x metric=dropped value=1 window=1 rank=-1");
+    fflush(mem);
+    assert_int_equal(len, before);
+    assert_int_equal(c->live.n_events, 0);
+    c->live.out = stderr;
+    fclose(mem);
+    free(text);
+    fx_free(f);
+}
+
 static void test_options(void **state)
 {
     (void)state;
@@ -334,8 +402,9 @@ static void test_options(void **state)
                     "--summary-json",
                     "s.json",
                     "-q",
+                    "--allow-insecure", /* the wildcard endpoint is not local (docs/security.md) */
                     NULL};
-    assert_int_equal(mw_options_parse(&o, 10, argv, err, sizeof err), 0);
+    assert_int_equal(mw_options_parse(&o, 11, argv, err, sizeof err), 0);
     assert_int_equal(o.n_listen, 3);
     assert_string_equal(o.listen[1], "tcp://127.0.0.1:5555");
     assert_string_equal(o.listen[2], "tcp://*:6000");
@@ -381,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_summary_without_job_and_silent_rank),
         cmocka_unit_test(test_files_written_at_job_end),
         cmocka_unit_test(test_report_and_live_text),
+        cmocka_unit_test(test_live_events),
         cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

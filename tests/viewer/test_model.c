@@ -1170,6 +1170,162 @@ static void test_rank_calls(void **state)
     mw_model_free(m);
 }
 
+/* ---- job events --------------------------------------------------------------------------- */
+
+static void test_event_parse(void **state)
+{
+    (void)state;
+    mw_event_t e;
+    mw_event_parse(&e, "rule",
+                   "rule=imbalance metric=imbalance scope=all value=1.82 window=37 rank=2 "
+                   "node=n0",
+                   5);
+    assert_int_equal(e.kind, MW_EVENT_RULE);
+    assert_string_equal(e.rule, "imbalance");
+    assert_true(e.has_value);
+    assert_float_equal(e.value, 1.82, 1e-12);
+    assert_true(e.has_window);
+    assert_int_equal(e.window, 37);
+    assert_int_equal(e.rank, 2);
+    assert_int_equal(e.real_ns, 5);
+    /* A job-wide metric: rank -1, no node. */
+    mw_event_parse(&e, "rule", "rule=late metric=dropped scope=any value=3 window=0 rank=-1", 0);
+    assert_int_equal(e.rank, -1);
+    assert_true(e.has_window);
+    assert_int_equal(e.window, 0);
+    mw_event_parse(&e, "steer", "rebalance=1 ranks 0,1", 0);
+    assert_int_equal(e.kind, MW_EVENT_STEER);
+    assert_false(e.has_window);
+    assert_string_equal(e.detail, "rebalance=1 ranks 0,1");
+    mw_event_parse(&e, "action_exit", "rule=x pid=12 status=exit 0", 0);
+    assert_int_equal(e.kind, MW_EVENT_ACTION_EXIT);
+    assert_string_equal(e.rule, "x");
+    assert_false(e.has_window);
+    mw_event_parse(&e, "job_end", "complete", 0);
+    assert_int_equal(e.kind, MW_EVENT_OTHER);
+    assert_string_equal(e.kind_name, "job_end");
+}
+
+static void test_event_hostile(void **state)
+{
+    (void)state;
+    mw_event_t e;
+    /* Missing fields, NULLs. */
+    mw_event_parse(&e, "rule", "", 0);
+    assert_false(e.has_window);
+    assert_false(e.has_value);
+    assert_int_equal(e.rank, -1);
+    assert_string_equal(e.rule, "");
+    mw_event_parse(&e, NULL, NULL, 0);
+    assert_string_equal(e.kind_name, "event");
+    assert_string_equal(e.detail, "");
+    /* Not numbers, or numbers too large for a window index. */
+    static const char *const bad[] = {
+        "rule=a window=3x value=1..2 rank=r", "rule=a window= value= rank=",
+        "rule=a window=-4 value=nan rank=99999999999",
+        "rule=a window=99999999999999999999 value=1e999 rank=1x",
+        "rule=a xwindow=5 valuex=1 window2=3", "rule=a window=0x10 value=inf",
+        "rule=a window=9007199254740992"}; /* 2^53 */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mw_event_parse(&e, "rule", bad[i], 0);
+        assert_false(e.has_window);
+        assert_false(e.has_value);
+        assert_int_equal(e.rank, -1);
+        assert_string_equal(e.rule, "a");
+    }
+    /* Long: cut, and a field past the cut is not known. */
+    char *big = malloc(20000);
+    assert_non_null(big);
+    memset(big, 'x', 19999);
+    big[19999] = 0;
+    memcpy(big, "rule=", 5);
+    memcpy(big + 19000, " window=12", 10);
+    mw_event_parse(&e, "rule", big, 0);
+    assert_int_equal(strlen(e.detail), MW_EVENT_DETAIL - 1);
+    assert_int_equal(strlen(e.rule), MW_EVENT_NAME - 1);
+    assert_false(e.has_window);
+    mw_event_parse(&e, big, "x", 0);
+    assert_true(strlen(e.kind_name) < sizeof e.kind_name);
+    assert_int_equal(e.kind, MW_EVENT_OTHER);
+    /* Control characters become '?'; a cut never ends inside a UTF-8 character. */
+    mw_event_parse(&e, "steer", "a=\x01\n\x7f\xc3\xa9", 0);
+    assert_string_equal(e.detail, "a=???\xc3\xa9");
+    memset(big, 'y', 254);
+    memcpy(big + 254, "\xc3\xa9zz", 5);
+    mw_event_parse(&e, "steer", big, 0);
+    assert_int_equal(strlen(e.detail), 254);
+    free(big);
+    /* The text of an event with nothing known. */
+    mw_event_parse(&e, "rule", "garbage", 0);
+    char line[320];
+    mw_event_text(NULL, &e, NULL, line, sizeof line);
+    assert_string_equal(line, "rule ?");
+}
+
+static void test_event_store(void **state)
+{
+    (void)state;
+    mw_model_t *m = mw_model_new(0);
+    mw_model_set_job(m, make_job("ev", 4, WNS));
+    mw_model_set_extent(m, 100, 200); /* the time axis' 0 is window 100 */
+    char d[128];
+    for (int i = 0; i < 300; i++) {
+        snprintf(d, sizeof d, "rule=r%d metric=imbalance scope=any value=%d.5 window=%d rank=1",
+                 i, i, 100 + i);
+        mw_model_add_event(m, i % 3 == 2 ? "job_end" : "rule", d, 0);
+    }
+    mw_event_counts_t c;
+    mw_model_event_counts(m, &c);
+    assert_int_equal(c.total, 300);
+    assert_int_equal(c.by_kind[MW_EVENT_RULE], 200);
+    assert_int_equal(c.by_kind[MW_EVENT_OTHER], 100);
+    assert_int_equal(c.dropped, 300 - MW_EVENTS_MAX);
+    assert_int_equal(mw_model_event_count(m), MW_EVENTS_MAX);
+    assert_int_equal(mw_model_event_at(m, 0)->seq, 300 - MW_EVENTS_MAX + 1);
+    assert_int_equal(mw_model_event_at(m, MW_EVENTS_MAX - 1)->seq, 300);
+    assert_null(mw_model_event_at(m, MW_EVENTS_MAX));
+    const mw_event_t *last = mw_model_event_at(m, MW_EVENTS_MAX - 2); /* i = 298: a rule */
+    assert_string_equal(last->rule, "r298");
+    /* A rule at window 398 is drawn at the end of it: (398 + 1 - 100) windows of 0.1 s. */
+    double t = 0;
+    uint64_t w = 0;
+    assert_int_equal(mw_model_event_time(m, last, &t, &w), 0);
+    assert_float_equal(t, 29.9, 1e-9);
+    assert_int_equal(w, 398);
+
+    /* A rule's steering action follows it within 50 ms; a later message stands alone. */
+    uint64_t g = 150 * WNS + WNS / 2;
+    mw_model_add_event(m, "rule", "rule=imbalance value=1.82 window=137 rank=1", g);
+    mw_model_add_event(m, "steer", "rebalance=1 ranks 1", g + 1000000);
+    mw_model_add_event(m, "steer", "app.msg=x", g + 2000000000ull);
+    size_t n = mw_model_event_count(m);
+    const mw_event_t *rule = mw_model_event_at(m, n - 3), *act = mw_model_event_at(m, n - 2),
+                     *man = mw_model_event_at(m, n - 1);
+    assert_int_equal(act->steer_after, rule->seq);
+    assert_int_equal(man->steer_after, 0);
+    /* A steering message is placed at its time, on the windows' clock. */
+    assert_int_equal(mw_model_event_time(m, man, &t, &w), 0);
+    assert_float_equal(t, 5.05 + 2.0, 1e-6);
+    assert_int_equal(w, 170);
+    char line[320];
+    mw_event_text(m, rule, act, line, sizeof line);
+    assert_string_equal(line, "w 37  rule imbalance 1.82 → steer rebalance=1 ranks 1");
+    mw_event_text(m, man, NULL, line, sizeof line);
+    assert_string_equal(line, "w 70  steer app.msg=x");
+    mw_event_t e;
+    mw_event_parse(&e, "steer", "a=1", 0); /* no time: it cannot be placed */
+    assert_int_equal(mw_model_event_time(m, &e, &t, &w), -1);
+    mw_event_text(m, &e, NULL, line, sizeof line);
+    assert_string_equal(line, "steer a=1");
+
+    /* Another job: its events only. */
+    mw_model_set_job(m, make_job("other", 4, WNS));
+    assert_int_equal(mw_model_event_count(m), 0);
+    mw_model_event_counts(m, &c);
+    assert_int_equal(c.total, 0);
+    mw_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1190,6 +1346,9 @@ int main(void)
         cmocka_unit_test(test_view),
         cmocka_unit_test(test_layout),
         cmocka_unit_test(test_rank_calls),
+        cmocka_unit_test(test_event_parse),
+        cmocka_unit_test(test_event_hostile),
+        cmocka_unit_test(test_event_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

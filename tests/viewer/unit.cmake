@@ -3,3 +3,10 @@ add_executable(test_viewer_model ${CMAKE_CURRENT_SOURCE_DIR}/test_model.c)
 target_link_libraries(test_viewer_model PRIVATE mw_viewer_model PkgConfig::CMOCKA)
 add_test(NAME viewer_model COMMAND test_viewer_model)
 set_tests_properties(viewer_model PROPERTIES LABELS "viewer;unit" TIMEOUT 120)
+
+# The steering request code shared with mpiwatch-steer and the viewer's steering client,
+# against a ROUTER of the test's own.
+add_executable(test_viewer_control ${CMAKE_CURRENT_SOURCE_DIR}/test_control.c)
+target_link_libraries(test_viewer_control PRIVATE mw_viewer_control PkgConfig::CMOCKA)
+add_test(NAME viewer_control COMMAND test_viewer_control)
+set_tests_properties(viewer_control PROPERTIES LABELS "viewer;unit" TIMEOUT 60)

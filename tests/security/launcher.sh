@@ -1,0 +1,39 @@
+#!/bin/bash
+# launcher.sh: `mpiwatch run` passes MPIWATCH_CURVE_SERVER and MPIWATCH_CURVE_KEY on to the
+# ranks (docs/security.md). Its private collector gets CURVE through --collector-arg; a 4-rank
+# known_c job then delivers exactly the known pattern, both when the command uses -x (the
+# launcher adds -x for the two variables) and when it does not (mca_base_env_list); no
+# connection is refused. With the variables set and no --curve-secret the launcher warns.
+. "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
+mw_setup security_launcher
+mw_require MW_LAUNCHER
+prog=$MW_PROGRAMS/known_c
+[ -x "$prog" ] || mw_fail "program not built: $prog"
+cd "$MW_T" || mw_fail "cd $MW_T"
+n=2000
+"$MW_LAUNCHER" keygen coll >/dev/null && mkdir -m 755 clients &&
+    "$MW_LAUNCHER" keygen clients/ranks >/dev/null || mw_fail "keygen"
+export MPIWATCH_CURVE_SERVER=$MW_T/coll.pub MPIWATCH_CURVE_KEY=$MW_T/clients/ranks.key
+
+for variant in x env; do
+    extra=()
+    [ "$variant" = x ] && extra=(-x MW_SECURITY_TEST=1)
+    rm -f summary.json stats.json
+    "$MW_LAUNCHER" run --no-viewer --no-record --quiet --summary-json "$MW_T/summary.json" \
+        --stats-json "$MW_T/stats.json" --collector-arg=--curve-secret="$MW_T/coll.key" \
+        --collector-arg=--curve-clients="$MW_T/clients" -- \
+        "$MW_MPIRUN" "${extra[@]}" --oversubscribe -np "$MW_NP" "$prog" "$n" >"$variant.out" 2>"$variant.err" ||
+        mw_fail "$variant: mpiwatch run failed: $(tail -c 1500 "$variant.err")"
+    grep -q "^known_c: $MW_NP ranks, N=$n, pattern ok" "$variant.out" || mw_fail "$variant: $(cat "$variant.out")"
+    grep -q "note: MPIWATCH_CURVE" "$variant.err" && mw_fail "$variant: a note although CURVE is configured"
+    mw_check --pattern known --n "$n" --label "known_c ($variant)"
+    "$MW_PYTHON" -c 'import json, sys; a = json.load(open(sys.argv[1]))["auth_refused"]; sys.exit(sum(a.values()))' \
+        "$MW_T/stats.json" || mw_fail "$variant: connections refused: $(cat "$MW_T/stats.json")"
+done
+
+# The variables without a CURVE collector: a note (the job still runs, unmonitored).
+"$MW_LAUNCHER" run --no-viewer --no-record --quiet --grace 1 -- \
+    "$MW_MPIRUN" --oversubscribe -np 2 "$prog" 10 >note.out 2>note.err || mw_fail "run without CURVE: $(tail -c 800 note.err)"
+grep -q "note: MPIWATCH_CURVE_SERVER/MPIWATCH_CURVE_KEY are set but the collector has no --curve-secret" note.err ||
+    mw_fail "no note: $(cat note.err)"
+echo "launcher: ok"
