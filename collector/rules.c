@@ -44,6 +44,7 @@ extern char **environ;
     X(FN_P50, "function_p50", 0, 1)                                                                \
     X(FN_P99, "function_p99", 0, 1)                                                                \
     X(IMBALANCE, "imbalance", 1, 0)                                                                \
+    X(LOAD_IMBALANCE, "load_imbalance", 1, 0)                                                      \
     X(BYTES_PER_S, "bytes_per_s", 0, 0)                                                            \
     X(MISSING, "missing_ranks", 0, 0)                                                              \
     X(DROPPED, "dropped", 0, 0)
@@ -668,13 +669,17 @@ static int rule_eval(const rule_t *r, const mw_job_t *job, const mw_window_t *w,
         }
         return 1;
     }
-    case M_IMBALANCE: {
+    case M_IMBALANCE:
+    case M_LOAD_IMBALANCE: {
+        /* max / mean over the ranks in scope of their MPI share (imbalance) or of their share
+         * outside MPI, the computation (load_imbalance); the rank is the one at the max. */
         double sum = 0, max = 0;
         uint32_t n = 0;
         for (uint32_t i = 0; w->rank_pm && i < w->n_rank_pm; i++) {
             if (w->rank_pm[i] == MW_RANK_PM_NONE || !rule_in_scope(r, job, i))
                 continue;
-            double v = w->rank_pm[i];
+            double pm = w->rank_pm[i] < 1000 ? w->rank_pm[i] : 1000;
+            double v = r->metric == M_IMBALANCE ? pm : 1000.0 - pm;
             if (!n || v > max)
                 max = v, *rank = i;
             sum += v;

@@ -166,6 +166,35 @@ static void test_metrics_and_scopes(void **state)
     assert_int_equal(mw__rules_fired(col->rules, "share"), 2);
 }
 
+/* One slow rank of four: the three others wait for it. Their MPI shares are alike, so
+ * imbalance (max / mean of MPI shares: 900 / 700) stays low; load_imbalance compares the time
+ * outside MPI (900 / 300 = 3) and singles the slow rank out. */
+static void test_load_imbalance(void **state)
+{
+    (void)state;
+    col->rules = load("[rule load]\nmetric = load_imbalance\nop = >\nthreshold = 2.9\n"
+                      "action = log\n"
+                      "[rule mpi]\nmetric = imbalance\nop = >\nthreshold = 1.3\naction = log\n"
+                      "[rule waiters]\nmetric = load_imbalance\nop = >\nthreshold = 1.01\n"
+                      "scope = 0-2\naction = log\n"
+                      "[rule even]\nmetric = load_imbalance\nop = <\nthreshold = 1.01\n"
+                      "action = log\n");
+    window(0, 900, 900, 900, 100); /* 3.0 */
+    assert_int_equal(mw__rules_fired(col->rules, "load"), 1);
+    assert_int_equal(mw__rules_fired(col->rules, "mpi"), 0); /* 1.2857 */
+    assert_int_equal(mw__rules_fired(col->rules, "waiters"), 0); /* 1.0 among 0-2 */
+    assert_int_equal(mw__rules_fired(col->rules, "even"), 0);
+    window(1, 900, 900, 880, 100); /* 900 / 293.3 = 3.07; among 0-2: 120 / 106.7 = 1.125 */
+    assert_int_equal(mw__rules_fired(col->rules, "load"), 2);
+    assert_int_equal(mw__rules_fired(col->rules, "waiters"), 1);
+    window(2, 500, 500, 500, 500); /* balanced: 1.0 */
+    assert_int_equal(mw__rules_fired(col->rules, "load"), 2);
+    assert_int_equal(mw__rules_fired(col->rules, "even"), 1);
+    window(3, 1000, 1000, 1000, 1000); /* nobody computes: no value, nothing holds */
+    assert_int_equal(mw__rules_fired(col->rules, "load"), 2);
+    assert_int_equal(mw__rules_fired(col->rules, "even"), 1);
+}
+
 static void test_invalid(void **state)
 {
     (void)state;
@@ -400,6 +429,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_persistence_and_cooldown, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load_imbalance, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics_and_scopes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capture_action, setup, teardown),
