@@ -516,29 +516,10 @@ static int zap_one(mw_collector_t *c)
 static int monitor_one(mw_collector_t *c, int i)
 {
     auth_socket_t *s = &c->auth->sock[i];
-    zmq_msg_t m;
-    uint16_t event = 0;
-    uint32_t value = 0;
-    zmq_msg_init(&m);
-    if (zmq_msg_recv(&m, s->monitor, ZMQ_DONTWAIT) < 0) {
-        zmq_msg_close(&m);
+    uint16_t event;
+    uint32_t value;
+    if (!mw_zmq_monitor_event(s->monitor, &event, &value))
         return 0;
-    }
-    if (zmq_msg_size(&m) >= 6) {
-        memcpy(&event, zmq_msg_data(&m), 2);
-        memcpy(&value, (const char *)zmq_msg_data(&m) + 2, 4);
-    }
-    int more = zmq_msg_more(&m);
-    zmq_msg_close(&m);
-    while (more) { /* the endpoint frame: the socket's own address, not the peer's */
-        zmq_msg_init(&m);
-        if (zmq_msg_recv(&m, s->monitor, 0) < 0) {
-            zmq_msg_close(&m);
-            break;
-        }
-        more = zmq_msg_more(&m);
-        zmq_msg_close(&m);
-    }
     if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
         if (value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
             auth_refuse(c, MW_AUTH_MECHANISM, s, NULL,

@@ -521,23 +521,23 @@ void *mw_curve_monitor_open(void *ctx, void *sock, char *err, size_t errlen)
     return m;
 }
 
-int mw_curve_monitor_refused(void *monitor, char *err, size_t errlen)
+int mw_zmq_monitor_event(void *monitor, uint16_t *event, uint32_t *value)
 {
     zmq_msg_t m;
-    uint16_t event = 0;
-    uint32_t value = 0;
+    *event = 0;
+    *value = 0;
     zmq_msg_init(&m);
     if (zmq_msg_recv(&m, monitor, ZMQ_DONTWAIT) < 0) {
         zmq_msg_close(&m);
         return 0;
     }
     if (zmq_msg_size(&m) >= 6) {
-        memcpy(&event, zmq_msg_data(&m), 2);
-        memcpy(&value, (const char *)zmq_msg_data(&m) + 2, 4);
+        memcpy(event, zmq_msg_data(&m), 2);
+        memcpy(value, (const char *)zmq_msg_data(&m) + 2, 4);
     }
     int more = zmq_msg_more(&m);
     zmq_msg_close(&m);
-    while (more) { /* the endpoint frame */
+    while (more) { /* the endpoint frame: the socket's own address, not the peer's */
         zmq_msg_init(&m);
         if (zmq_msg_recv(&m, monitor, 0) < 0) {
             zmq_msg_close(&m);
@@ -546,6 +546,15 @@ int mw_curve_monitor_refused(void *monitor, char *err, size_t errlen)
         more = zmq_msg_more(&m);
         zmq_msg_close(&m);
     }
+    return 1;
+}
+
+int mw_curve_monitor_refused(void *monitor, char *err, size_t errlen)
+{
+    uint16_t event;
+    uint32_t value;
+    if (!mw_zmq_monitor_event(monitor, &event, &value))
+        return 0;
     if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
         snprintf(err, errlen, "the server refused this client's key (ZAP status %u: not "
                               "authorized; docs/security.md)", value);

@@ -83,6 +83,9 @@ void *mw_curve_monitor_open(void *ctx, void *sock, char *err, size_t errlen);
 /* Reads one event from that monitor without blocking. Returns 1 when it tells that the server
  * refused the handshake (why in err: not authorized, no CURVE on one side), 0 otherwise. */
 int mw_curve_monitor_refused(void *monitor, char *err, size_t errlen);
+/* Reads one event (its number and value) from a zmq_socket_monitor PAIR socket without
+ * blocking, both frames. Returns 1 when one was read, 0 when none was waiting. */
+int mw_zmq_monitor_event(void *monitor, uint16_t *event, uint32_t *value);
 
 /* Overwrites secret material so that it does not linger in memory. */
 void mw_keyfile_wipe(void *p, size_t len);

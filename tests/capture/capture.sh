@@ -48,11 +48,7 @@ mw_start_collector --exit-after-job --summary-json "$MW_T/summary.json" --record
 mw_mpirun -x MPIWATCH_STEER="ipc://$MW_T/steer" "$prog" "$MW_T" 40 \
     >"$MW_T/app.out" 2>"$MW_T/app.err" &
 job=$!
-for ((i = 0; i < 400; i++)); do
-    [ -e "$MW_T/ready" ] && break
-    sleep 0.05
-done
-[ -e "$MW_T/ready" ] || { kill "$job"; mw_fail "the program never got ready"; }
+mw_wait_file "$MW_T/ready" "$job" || mw_fail "the program never got ready"
 sleep 1 # the ranks' subscriptions reach the collector
 
 check_args=()

@@ -32,11 +32,7 @@ run_steered() {
     mw_mpirun -x MPIWATCH_STEER="ipc://$MW_T/steer" "$prog" "$mode" "$MW_T" \
         >"$MW_T/$mode.out" 2>"$MW_T/$mode.err" &
     local job=$!
-    for ((i = 0; i < 400; i++)); do
-        [ -e "$MW_T/ready" ] && break
-        sleep 0.05
-    done
-    [ -e "$MW_T/ready" ] || { kill "$job"; mw_fail "$mode: the program never got ready"; }
+    mw_wait_file "$MW_T/ready" "$job" || mw_fail "$mode: the program never got ready"
     sleep 1 # the ranks' subscriptions reach the collector
     steer "$CTL" "app.msg=$mode-hello" "$@" >"$MW_T/steer.out" 2>&1 ||
         mw_fail "$mode: mpiwatch steer failed: $(cat "$MW_T/steer.out")"

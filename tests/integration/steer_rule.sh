@@ -24,14 +24,7 @@ steer() { "$MW_LAUNCHER" steer "$@"; }
 now_ns() { date +%s%N; }
 
 # wait_file PATH WHAT: up to 20 s.
-wait_file() {
-    local i
-    for ((i = 0; i < 400; i++)); do
-        [ -e "$1" ] && return 0
-        sleep 0.05
-    done
-    mw_fail "$2"
-}
+wait_file() { mw_wait_file "$1" || mw_fail "$2"; }
 
 # ---- a rule steers rank 1 ---------------------------------------------------------------
 cat >"$MW_T/rules.ini" <<'EOF'

@@ -119,6 +119,18 @@ mw_start_collector() {
     mw_fail "the collector did not listen on $MW_EP within 10 s"
 }
 
+# mw_wait_file PATH [PID]: true once PATH exists (up to 20 s); false after that, having killed
+# PID when one is given (a job that never got ready).
+mw_wait_file() {
+    local i
+    for ((i = 0; i < 400; i++)); do
+        [ -e "$1" ] && return 0
+        sleep 0.05
+    done
+    [ -z "${2:-}" ] || kill "$2" 2>/dev/null
+    return 1
+}
+
 # mw_collector_gone_within SECONDS: true once the collector has exited, false if it is still
 # running SECONDS later (0: right now).
 mw_collector_gone_within() {

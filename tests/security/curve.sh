@@ -71,11 +71,7 @@ mw_start_collector --quiet --exit-after-job --listen "$ING" --steer "$STEER" --c
     -x MPIWATCH_WINDOW_MS -x MPIWATCH_STEER="$STEER" "${rank_keys[@]}" \
     "$MW_PROGRAMS/steer_cb" mpi "$MW_T" >steer_cb.out 2>steer_cb.err &
 job=$!
-for ((i = 0; i < 400; i++)); do
-    [ -e ready ] && break
-    sleep 0.05
-done
-[ -e ready ] || { kill "$job"; mw_fail "steer_cb never got ready: $(head -c 1000 steer_cb.err)"; }
+mw_wait_file ready "$job" || mw_fail "steer_cb never got ready: $(head -c 1000 steer_cb.err)"
 sleep 1 # the ranks' subscriptions reach the collector
 
 # expect_refused NAME MESSAGE COMMAND...: exit status 1 and MESSAGE on stderr.

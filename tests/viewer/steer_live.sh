@@ -36,11 +36,7 @@ mw_start_collector --exit-after-job --summary-json "$MW_T/summary.json" \
     -x MPIWATCH_WINDOW_MS -x MPIWATCH_STEER="ipc://$MW_T/steer" "$prog" poll "$MW_T" \
     >"$MW_T/job.out" 2>"$MW_T/job.err" &
 job=$!
-for ((i = 0; i < 400; i++)); do
-    [ -e "$MW_T/ready" ] && break
-    sleep 0.05
-done
-[ -e "$MW_T/ready" ] || { kill "$job"; mw_fail "the program never got ready"; }
+mw_wait_file "$MW_T/ready" "$job" || mw_fail "the program never got ready"
 sleep 1 # the ranks' subscriptions reach the collector
 
 # view ARGS...: the viewer on the live feed, a snapshot; its exit status in $rc.
