@@ -53,7 +53,7 @@ static void collector_on_window(const mw_window_t *w, void *user)
     c->stats.windows++;
     /* Close latency (docs/collector.md, Performance), with the clock of the event that closed
      * it; a window that ends in the collector's future (rank clocks ahead) counts as 0. */
-    uint64_t end_ns = (w->index + 1) * w->window_ns;
+    uint64_t end_ns = w->start_ns + w->window_ns;
     mw_latency_add(&c->stats.close_latency, c->now.real_ns > end_ns ? c->now.real_ns - end_ns : 0);
     mw_latency_add(&c->stats.close_wait, c->now.mono_ns > w->last_arrival_ns
                                              ? c->now.mono_ns - w->last_arrival_ns
@@ -156,6 +156,7 @@ int mw__collector_job_begin(mw_collector_t *c, const Mpiwatch__Envelope *env, ui
         mw__job_free(&c->job);
         return -1;
     }
+    c->merge.grid = &c->job.grid;
     c->merge_ready = 1;
     /* Without memory for steps the job still runs, without them. */
     if (mw__steps_begin(c, h->size, h->window_ns, c->opt->lateness_ms * MW_NS_PER_MS) < 0)

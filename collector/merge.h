@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "grid.h"
 #include "index.h"
 #include "mw_proto.h"
 
@@ -102,8 +103,9 @@ typedef struct {
  *   MPI time fraction = mpi_time_ns / (window_ns * ranks_reporting)   (also in mpi_fraction)
  *                     or, by occupancy, occ_total_ns / (window_ns * ranks_reporting) */
 typedef struct {
-    uint64_t index; /* k: the window covers [k * window_ns, (k + 1) * window_ns) global ns */
-    uint64_t window_ns;
+    uint64_t index;    /* k: the window covers [start_ns, start_ns + window_ns) global ns */
+    uint64_t window_ns; /* its own length: the grid can change mid-job (grid.h) */
+    uint64_t start_ns;
     uint32_t subslots;
     uint32_t duration_bins;
     uint32_t ranks_reporting; /* ranks whose sample for this window was merged */
@@ -162,7 +164,8 @@ typedef void (*mw_window_fn)(const mw_window_t *w, void *user);
 
 typedef struct {
     uint32_t size; /* ranks of the job */
-    uint64_t window_ns;
+    uint64_t window_ns; /* the first length; the ring was sized for it */
+    const mw_grid_t *grid; /* the job's grid (NULL: one segment of window_ns) */
     uint64_t lateness_ns;
     uint32_t subslots;
     uint32_t duration_bins;
@@ -199,6 +202,8 @@ typedef struct {
 int mw_merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t subslots,
                   uint32_t duration_bins, uint64_t lateness_ns, mw_window_fn on_close, void *user);
 void mw_merge_free(mw_merge_t *m);
+/* The shortest window length the ring sized at init still holds (lateness / L + 8 windows). */
+uint64_t mw_merge_min_window_ns(const mw_merge_t *m);
 
 /* Last window index `rank` sent, or -1. */
 int64_t mw_merge_last_window(const mw_merge_t *m, uint32_t rank);

@@ -158,6 +158,8 @@ static int steer_builtin(const char *key, const char *value)
         mw__set_state(-1, 0);
     } else if (strcmp(k, "capture") == 0) {
         mw__capture_request(value); /* refusals are counted there, by reason */
+    } else if (strcmp(k, "window") == 0) {
+        mw__grid_request(value); /* grid.c; refusals are counted there, by reason */
     } else {
         T.bad++;
     }
