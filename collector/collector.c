@@ -98,8 +98,8 @@ int mw_collector_init(mw_collector_t *c, const mw_options_t *opt)
 }
 
 /* Hands the job description to the recording and the feed: at the job's start, once every
- * rank has said hello, and at its end. */
-static void collector_publish_job(mw_collector_t *c)
+ * rank has said hello, when its window grid changes (steer.c), and at its end. */
+void mw__collector_publish_job(mw_collector_t *c)
 {
     c->job_published_hellos = c->job.hellos;
     if (!c->record && !c->feed)
@@ -194,7 +194,7 @@ static void collector_end_job(mw_collector_t *c, mw_end_t why, uint64_t now_ns)
     snprintf(detail, sizeof detail, "%s: %llu windows, %llu partial", mw_end_name(why),
              (unsigned long long)c->job.windows, (unsigned long long)c->job.partial_windows);
     collector_event(c, "job_end", detail);
-    collector_publish_job(c);
+    mw__collector_publish_job(c);
     MW_LOG(MW_LOG_INFO, "job '%s' ended (%s): %llu windows, %llu partial", c->job.job,
            mw_end_name(why), (unsigned long long)c->job.windows,
            (unsigned long long)c->job.partial_windows);
@@ -227,7 +227,7 @@ mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, 
         if (env->body_case == MPIWATCH__ENVELOPE__BODY_HELLO &&
             (c->job.hellos == 1 || c->job.hellos == c->job.size) &&
             c->job.hellos != c->job_published_hellos)
-            collector_publish_job(c);
+            mw__collector_publish_job(c);
     } else {
         c->stats.rejected[r]++;
         if (env)
@@ -298,7 +298,7 @@ void mw_collector_finish(mw_collector_t *c, const mw_clock_t *now)
         c->job.ended = MW_END_SIGNAL;
         c->job.ended_ns = now->mono_ns;
         collector_event(c, "job_end", "signal");
-        collector_publish_job(c);
+        mw__collector_publish_job(c);
     }
     /* A job that ended already has its report on screen: only refresh the files. */
     mw_collector_write_outputs(c, !c->outputs_written);

@@ -599,6 +599,8 @@ void mw__steer_serve(mw_collector_t *c);
 uint64_t mw__steer_rejected(const mw_collector_t *c);
 /* mpiwatch.window requests refused (counted in steer_rejected too). */
 uint64_t mw__steer_window_rejected(const mw_collector_t *c);
+/* Records and publishes the job description (JobInfo) now. */
+void mw__collector_publish_job(mw_collector_t *c);
 /* Applies a recorded "window" event's grid change (replay). Returns 0, or -1. */
 int mw__grid_apply_event(mw_collector_t *c, const char *detail);
 

@@ -198,6 +198,7 @@ static void steer_window_apply(mw_collector_t *c, uint64_t k, uint64_t ms)
     snprintf(detail, sizeof detail, "window=%" PRIu64 "ms from window %" PRIu64 " start %" PRIu64,
              ms, k, mw_grid_start(&c->job.grid, k));
     mw__collector_event(c, "window", detail);
+    mw__collector_publish_job(c); /* JobInfo.grid */
     MW_LOG(MW_LOG_INFO, "window length %" PRIu64 " ms from window %" PRIu64, ms, k);
 }
 
@@ -216,6 +217,7 @@ int mw__grid_apply_event(mw_collector_t *c, const char *detail)
         return -1;
     }
     mw__collector_event(c, "window", detail);
+    mw__collector_publish_job(c);
     return 0;
 }
 
