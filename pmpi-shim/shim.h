@@ -167,8 +167,10 @@ typedef struct {
     /* timer: ns = base_ns + ((ticks - base_ticks) * mult) >> 32 */
     int use_tsc;
     uint64_t base_ticks, base_ns, mult;
-    mw_seg_t seg[MW_GRID_MAX_SEGMENTS]; /* the grid: seg[0] = {0, 0, window_ns} */
-    _Atomic unsigned nseg;
+    /* Where the fixed grid's tick length and sub-slot fields were (now per segment, seg[]):
+     * kept so that the fields the inlined common path reads below keep their offsets and
+     * cache lines (the wrappers' code is the same, instruction for instruction). */
+    uint64_t reserved_[3];
     int64_t offset_ns;     /* global = local monotonic ns + offset_ns */
     uint64_t clock_error_ns;
     /* memory layout, fixed at init */
@@ -178,6 +180,10 @@ typedef struct {
     _Atomic unsigned nthreads;
     _Atomic uint64_t threads_dropped; /* calls from threads beyond max_threads */
     _Atomic uint64_t calls_dropped;   /* calls whose window slot was still owned by the sender */
+    /* The grid: seg[0] = {0, 0, window_ns}. Last, so that the fields the common path reads
+     * keep their offsets and cache lines. */
+    mw_seg_t seg[MW_GRID_MAX_SEGMENTS];
+    _Atomic unsigned nseg;
 } mw_global_t;
 
 extern mw_global_t mw__g;
