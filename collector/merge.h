@@ -1,7 +1,8 @@
 /* merge.h: merged windows, the collector's unit of output, and the ring that builds them.
  *
  * A rank sends one Sample per window of the global grid (window k covers global time
- * [k * window_ns, (k + 1) * window_ns)). The merge adds every accepted sample into the open
+ * [k * window_ns, (k + 1) * window_ns), or its place on the job's grid after an
+ * mpiwatch.window change: grid.h; each window carries its own start and length). The merge adds every accepted sample into the open
  * window of the same index and closes windows strictly in index order, each exactly once, when
  * every expected rank has reported it or when its lateness deadline has passed. A closed
  * window is handed to a callback as an `mw_window_t`; that struct is what later outputs (the

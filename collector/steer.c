@@ -163,7 +163,7 @@ static int steer_publish(mw_collector_t *c, const char *key, const char *value,
 
 /* mpiwatch.window=MS, the one built-in key the collector decides (grid.c): checks it for the
  * whole job and turns it into MS@K, K the window the change starts at. Returns 0, or -1. */
-static int steer_window(const mw_collector_t *c, const char *value, size_t n_ranks, char *out,
+static int steer_window(mw_collector_t *c, const char *value, size_t n_ranks, char *out,
                         size_t outlen, uint64_t *k, uint64_t *ms, char *err, size_t errlen)
 {
     if (n_ranks) {
@@ -180,6 +180,9 @@ static int steer_window(const mw_collector_t *c, const char *value, size_t n_ran
     }
     if (mw_grid_check(&c->job.grid, *ms, mw_merge_min_window_ns(&c->merge), err, errlen) < 0)
         return -1;
+    /* Now, not the batch's clock: the lead is counted from when the message leaves (a
+     * replay never gets here: it has no steering socket, it applies the recorded event). */
+    mw_clock_now(&c->now);
     int64_t newest = c->merge.started ? c->merge.max_seen : -1;
     *k = mw_grid_pick(&c->job.grid, c->now.real_ns, newest);
     snprintf(out, outlen, "%" PRIu64 "@%" PRIu64, *ms, *k);

@@ -8,7 +8,10 @@
  * and call density by start and by end. A call that ends in a window the sender has already
  * collected goes into the next open window and is counted as late, so counts stay exact.
  * Nothing here locks, allocates, logs or enters the kernel; the `busy` counter brackets the
- * writes for the sender (see shim.h).
+ * writes for the sender (see shim.h). The window grid (its segments, changed by
+ * mpiwatch.window, grid.c) is looked up only on the slow paths, where the window of a time or
+ * the bounds of a window are computed; the common path only compares with the thread's cached
+ * window bounds.
  */
 #include "shim.h"
 
