@@ -53,7 +53,7 @@ static void collector_on_window(const mw_window_t *w, void *user)
     c->stats.windows++;
     /* Close latency (docs/collector.md, Performance), with the clock of the event that closed
      * it; a window that ends in the collector's future (rank clocks ahead) counts as 0. */
-    uint64_t end_ns = (w->index + 1) * w->window_ns;
+    uint64_t end_ns = w->start_ns + w->window_ns;
     mw_latency_add(&c->stats.close_latency, c->now.real_ns > end_ns ? c->now.real_ns - end_ns : 0);
     mw_latency_add(&c->stats.close_wait, c->now.mono_ns > w->last_arrival_ns
                                              ? c->now.mono_ns - w->last_arrival_ns
@@ -98,8 +98,8 @@ int mw_collector_init(mw_collector_t *c, const mw_options_t *opt)
 }
 
 /* Hands the job description to the recording and the feed: at the job's start, once every
- * rank has said hello, and at its end. */
-static void collector_publish_job(mw_collector_t *c)
+ * rank has said hello, when its window grid changes (steer.c), and at its end. */
+void mw__collector_publish_job(mw_collector_t *c)
 {
     c->job_published_hellos = c->job.hellos;
     if (!c->record && !c->feed)
@@ -156,6 +156,7 @@ int mw__collector_job_begin(mw_collector_t *c, const Mpiwatch__Envelope *env, ui
         mw__job_free(&c->job);
         return -1;
     }
+    c->merge.grid = &c->job.grid;
     c->merge_ready = 1;
     /* Without memory for steps the job still runs, without them. */
     if (mw__steps_begin(c, h->size, h->window_ns, c->opt->lateness_ms * MW_NS_PER_MS) < 0)
@@ -193,7 +194,7 @@ static void collector_end_job(mw_collector_t *c, mw_end_t why, uint64_t now_ns)
     snprintf(detail, sizeof detail, "%s: %llu windows, %llu partial", mw_end_name(why),
              (unsigned long long)c->job.windows, (unsigned long long)c->job.partial_windows);
     collector_event(c, "job_end", detail);
-    collector_publish_job(c);
+    mw__collector_publish_job(c);
     MW_LOG(MW_LOG_INFO, "job '%s' ended (%s): %llu windows, %llu partial", c->job.job,
            mw_end_name(why), (unsigned long long)c->job.windows,
            (unsigned long long)c->job.partial_windows);
@@ -226,7 +227,7 @@ mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, 
         if (env->body_case == MPIWATCH__ENVELOPE__BODY_HELLO &&
             (c->job.hellos == 1 || c->job.hellos == c->job.size) &&
             c->job.hellos != c->job_published_hellos)
-            collector_publish_job(c);
+            mw__collector_publish_job(c);
     } else {
         c->stats.rejected[r]++;
         if (env)
@@ -297,7 +298,7 @@ void mw_collector_finish(mw_collector_t *c, const mw_clock_t *now)
         c->job.ended = MW_END_SIGNAL;
         c->job.ended_ns = now->mono_ns;
         collector_event(c, "job_end", "signal");
-        collector_publish_job(c);
+        mw__collector_publish_job(c);
     }
     /* A job that ended already has its report on screen: only refresh the files. */
     mw_collector_write_outputs(c, !c->outputs_written);

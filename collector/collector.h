@@ -150,7 +150,8 @@ void mw_options_usage(FILE *out, const char *prog);
     X(BAD_FIELD, "bad_field")                                                                      \
     X(DUPLICATE_HELLO, "duplicate_hello")                                                          \
     X(CAPTURE_FIELD, "capture_field")                                                              \
-    X(CAPTURE_TIME, "capture_time")
+    X(CAPTURE_TIME, "capture_time")                                                                \
+    X(GRID_MISMATCH, "grid_mismatch")
 
 typedef enum {
     MW_ACCEPTED = 0,
@@ -249,7 +250,8 @@ typedef struct {
     char program[MW_MAX_STRING + 1];
     char mpi_library[MW_MAX_STRING + 1];
     uint32_t size;
-    uint64_t window_ns;
+    uint64_t window_ns; /* the first window length (Hello.window_ns) */
+    mw_grid_t grid;     /* the window grid: window_ns, then mpiwatch.window changes (grid.h) */
     uint32_t subslots;
     uint32_t duration_bins;
 
@@ -595,6 +597,12 @@ void mw__steer_pollitem(mw_steer_t *s, zmq_pollitem_t *item);
 void mw__steer_serve(mw_collector_t *c);
 /* Steer requests rejected so far (bad key, value or ranks; undecodable). */
 uint64_t mw__steer_rejected(const mw_collector_t *c);
+/* mpiwatch.window requests refused (counted in steer_rejected too). */
+uint64_t mw__steer_window_rejected(const mw_collector_t *c);
+/* Records and publishes the job description (JobInfo) now. */
+void mw__collector_publish_job(mw_collector_t *c);
+/* Applies a recorded "window" event's grid change (replay). Returns 0, or -1. */
+int mw__grid_apply_event(mw_collector_t *c, const char *detail);
 
 /* ---- replay (replay.c, in the executable only) -------------------------------------------- */
 

@@ -197,7 +197,8 @@ static mw_reject_t check_capture(const mw_job_t *job, const Mpiwatch__Sample *s)
     if (n > MW_CAPTURE_MAX_CALLS || cp->n_start != n || cp->n_duration_ns != n ||
         cp->n_bytes != n || cp->n_peer != n)
         return MW_REJECT_CAPTURE_FIELD;
-    const int64_t w = (int64_t)job->window_ns, tol = (int64_t)MW_CAPTURE_TOLERANCE_NS;
+    const int64_t w = (int64_t)mw_grid_len(&job->grid, s->window);
+    const int64_t tol = (int64_t)MW_CAPTURE_TOLERANCE_NS;
     const int64_t day = (int64_t)MW_TIMESTAMP_TOLERANCE_NS;
     uint64_t early = 0;
     for (size_t i = 0; i < n; i++) {
@@ -229,10 +230,17 @@ static mw_reject_t check_sample(mw_collector_t *c, const Mpiwatch__Envelope *env
 
     if (!time_ok(s->sent_ns, now->real_ns))
         return MW_REJECT_TIMESTAMP;
-    /* The window's start must be a sane time too; divide first, the product could wrap. */
-    if (s->window > (now->real_ns + MW_TIMESTAMP_TOLERANCE_NS) / job->window_ns ||
-        !time_ok(s->window * job->window_ns, now->real_ns))
+    /* The window's start must be a sane time too; index first, the product could wrap. */
+    if (s->window > mw_grid_index(&job->grid, now->real_ns + MW_TIMESTAMP_TOLERANCE_NS) ||
+        !time_ok(mw_grid_start(&job->grid, s->window), now->real_ns))
         return MW_REJECT_TIMESTAMP;
+    /* A rank on another grid (it missed or got too late an mpiwatch.window change): its
+     * windows cover other times than ours, so none of them is merged. Older libraries send
+     * neither field. */
+    if ((s->window_ns || s->window_start_ns) &&
+        (s->window_ns != mw_grid_len(&job->grid, s->window) ||
+         s->window_start_ns != mw_grid_start(&job->grid, s->window)))
+        return MW_REJECT_GRID_MISMATCH;
     if ((int64_t)s->window <= mw_merge_last_window(&c->merge, env->rank))
         return MW_REJECT_DUPLICATE;
 

@@ -328,6 +328,7 @@ int mw__job_begin(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns)
     job->active = 1;
     job->size = h->size;
     job->window_ns = h->window_ns;
+    mw_grid_init(&job->grid, h->window_ns);
     job->subslots = h->subslots;
     job->duration_bins = h->duration_bins;
     copy_string(job->job, env->job);
@@ -543,7 +544,8 @@ double mw_job_rank_fraction(const mw_job_t *job, uint32_t rank)
     const mw_rank_t *r = &job->ranks[rank];
     if (r->first_window < 0 || job->window_ns == 0)
         return -1.0;
-    double span = (double)(r->last_window - r->first_window + 1) * (double)job->window_ns;
+    double span = (double)mw_grid_span(&job->grid, (uint64_t)r->first_window,
+                                       (uint64_t)r->last_window + 1);
     return (double)r->mpi_time_ns / span;
 }
 

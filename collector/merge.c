@@ -185,6 +185,14 @@ int mw_merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t sub
     return 0;
 }
 
+uint64_t mw_merge_min_window_ns(const mw_merge_t *m)
+{
+    /* The ring holds cap windows: lateness / L + 8 of them must fit, as at init. */
+    if (m->cap <= 8 || m->lateness_ns / m->window_ns + 8 > m->cap)
+        return m->window_ns;
+    return (m->lateness_ns + (m->cap - 8) - 1) / (m->cap - 8);
+}
+
 void mw_merge_free(mw_merge_t *m)
 {
     if (m->ring)
@@ -451,6 +459,8 @@ int mw_merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint64
     if (!win->open) {
         win->open = 1;
         win->index = (uint64_t)w;
+        win->window_ns = m->grid ? mw_grid_len(m->grid, (uint64_t)w) : m->window_ns;
+        win->start_ns = m->grid ? mw_grid_start(m->grid, (uint64_t)w) : (uint64_t)w * m->window_ns;
         win->first_arrival_ns = now_ns;
     }
     win->last_arrival_ns = now_ns;

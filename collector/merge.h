@@ -1,7 +1,8 @@
 /* merge.h: merged windows, the collector's unit of output, and the ring that builds them.
  *
  * A rank sends one Sample per window of the global grid (window k covers global time
- * [k * window_ns, (k + 1) * window_ns)). The merge adds every accepted sample into the open
+ * [k * window_ns, (k + 1) * window_ns), or its place on the job's grid after an
+ * mpiwatch.window change: grid.h; each window carries its own start and length). The merge adds every accepted sample into the open
  * window of the same index and closes windows strictly in index order, each exactly once, when
  * every expected rank has reported it or when its lateness deadline has passed. A closed
  * window is handed to a callback as an `mw_window_t`; that struct is what later outputs (the
@@ -13,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "grid.h"
 #include "index.h"
 #include "mw_proto.h"
 
@@ -102,8 +104,9 @@ typedef struct {
  *   MPI time fraction = mpi_time_ns / (window_ns * ranks_reporting)   (also in mpi_fraction)
  *                     or, by occupancy, occ_total_ns / (window_ns * ranks_reporting) */
 typedef struct {
-    uint64_t index; /* k: the window covers [k * window_ns, (k + 1) * window_ns) global ns */
-    uint64_t window_ns;
+    uint64_t index;    /* k: the window covers [start_ns, start_ns + window_ns) global ns */
+    uint64_t window_ns; /* its own length: the grid can change mid-job (grid.h) */
+    uint64_t start_ns;
     uint32_t subslots;
     uint32_t duration_bins;
     uint32_t ranks_reporting; /* ranks whose sample for this window was merged */
@@ -162,7 +165,8 @@ typedef void (*mw_window_fn)(const mw_window_t *w, void *user);
 
 typedef struct {
     uint32_t size; /* ranks of the job */
-    uint64_t window_ns;
+    uint64_t window_ns; /* the first length; the ring was sized for it */
+    const mw_grid_t *grid; /* the job's grid (NULL: one segment of window_ns) */
     uint64_t lateness_ns;
     uint32_t subslots;
     uint32_t duration_bins;
@@ -199,6 +203,8 @@ typedef struct {
 int mw_merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t subslots,
                   uint32_t duration_bins, uint64_t lateness_ns, mw_window_fn on_close, void *user);
 void mw_merge_free(mw_merge_t *m);
+/* The shortest window length the ring sized at init still holds (lateness / L + 8 windows). */
+uint64_t mw_merge_min_window_ns(const mw_merge_t *m);
 
 /* Last window index `rank` sent, or -1. */
 int64_t mw_merge_last_window(const mw_merge_t *m, uint32_t rank);

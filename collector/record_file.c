@@ -645,6 +645,15 @@ int mw_collector_apply_record(mw_collector_t *c, const Mpiwatch__Record *rec)
     case MPIWATCH__RECORD__BODY_FINISH:
         mw_collector_finish(c, &clock);
         return 1;
+    case MPIWATCH__RECORD__BODY_EVENT:
+        /* The one recorded output that is also an input: a window length change decided by
+         * a steering request, which replay cannot repeat. The samples need its grid. */
+        if (rec->event && rec->event->kind && strcmp(rec->event->kind, "window") == 0 &&
+            rec->event->job && strcmp(rec->event->job, c->job.job) == 0 && rec->event->detail) {
+            c->now = clock;
+            mw__grid_apply_event(c, rec->event->detail);
+        }
+        return 0;
     default:
         return 0; /* outputs (window, job, event), index and start: derived or not inputs */
     }

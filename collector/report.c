@@ -56,12 +56,16 @@ static void report_header(const mw_collector_t *c, FILE *out)
         fprintf(out, ", ... (%u more)", hosts - REPORT_HOSTS);
     fputc('\n', out);
 
-    uint64_t span = job->min_window >= 0
-                        ? (uint64_t)(job->max_window - job->min_window + 1) * job->window_ns
-                        : 0;
+    uint64_t span = job->min_window >= 0 ? mw_grid_span(&job->grid, (uint64_t)job->min_window,
+                                                        (uint64_t)job->max_window + 1)
+                                         : 0;
     uint64_t end = job->ended_ns ? job->ended_ns : job->last_activity_ns;
-    fprintf(out, "duration     %.3f s of windows (%.3g ms each), %.3f s of collection\n",
-            ns_to_s(span), (double)job->window_ns / 1e6, ns_to_s(end - job->started_ns));
+    fprintf(out, "duration     %.3f s of windows (%.3g ms each", ns_to_s(span),
+            (double)job->window_ns / 1e6);
+    for (uint32_t i = 1; i < job->grid.n; i++)
+        fprintf(out, ", %.3g ms from window %" PRIu64, (double)job->grid.seg[i].window_ns / 1e6,
+                job->grid.seg[i].first);
+    fprintf(out, "), %.3f s of collection\n", ns_to_s(end - job->started_ns));
     fprintf(out, "windows      %" PRIu64 " merged, %" PRIu64 " partial (ranks missing)\n",
             job->windows, job->partial_windows);
     fprintf(out, "clock sync   max estimated error %.3f us\n", ns_to_us(job->max_clock_error_ns));

@@ -926,7 +926,11 @@ static void rules_fire(mw_rules_t *rs, rule_t *r, mw_collector_t *c, const mw_wi
         /* Every rank captures the same windows: K, chosen so that the message reaches them
          * before K starts (see mw__rules_capture_first). Without `ranks`, all ranks. */
         char arg[48];
-        uint64_t k = mw__rules_capture_first(w->index, w->window_ns, c->now.real_ns);
+        uint64_t k = c->job.grid.n > 1
+                         ? mw_grid_index(&c->job.grid, c->now.real_ns + MW_RULES_CAPTURE_LEAD_NS) + 1
+                         : mw__rules_capture_first(w->index, w->window_ns, c->now.real_ns);
+        if (k <= w->index)
+            k = w->index + 1;
         snprintf(arg, sizeof arg, "%" PRIu32 "@%" PRIu64, r->capture, k);
         MW_LOG(MW_LOG_INFO, "rule '%s': capture of windows %" PRIu64 "..%" PRIu64, r->name, k,
                k + r->capture - 1);
@@ -957,10 +961,17 @@ void mw__rules_window(mw_rules_t *rs, mw_collector_t *c, const mw_window_t *w)
             continue;
         if (r->last_fire >= 0) {
             uint64_t cd = r->cooldown;
-            if (r->cooldown_is_ns)
-                cd = w->window_ns ? (cd + w->window_ns - 1) / w->window_ns : 0;
-            if (w->index - (uint64_t)r->last_fire <= cd)
-                continue; /* in cooldown: the condition keeps counting */
+            if (r->cooldown_is_ns && c->job.grid.n > 1) {
+                /* Window time on the job's grid: blocked while this window starts less than
+                 * `cooldown` after the end of the window that fired (the lengths can differ). */
+                if (mw_grid_span(&c->job.grid, (uint64_t)r->last_fire + 1, w->index) < cd)
+                    continue;
+            } else {
+                if (r->cooldown_is_ns)
+                    cd = w->window_ns ? (cd + w->window_ns - 1) / w->window_ns : 0;
+                if (w->index - (uint64_t)r->last_fire <= cd)
+                    continue; /* in cooldown: the condition keeps counting */
+            }
         }
         r->last_fire = (int64_t)w->index;
         r->streak = 0;

@@ -12,10 +12,17 @@
  * and reported in the reply. The rules engine (rules.c) publishes through mw__steer_send(),
  * the same path. Every published Steer is also a "steer" job event, so it appears in the
  * recording and on the live feed. Serving is bounded per wakeup (STEER_BATCH).
+ *
+ * One built-in key is decided here rather than passed through: mpiwatch.window=MS changes the
+ * window length of the whole job (grid.c). The collector checks it, picks the window K it
+ * starts at (about a second ahead of everything it has seen), publishes MS@K to every rank,
+ * appends the segment to the job's grid and records a "window" job event, which replay
+ * applies again so that it merges the same windows.
  */
 #include "collector.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +37,7 @@ struct mw_steer {
     uint64_t seq;       /* last published sequence number */
     uint64_t published; /* Steer messages sent */
     uint64_t rejected;  /* requests (or mw__steer_send calls) refused */
+    uint64_t window_rejected; /* ... of which mpiwatch.window requests */
     uint64_t send_errors;
 };
 
@@ -153,6 +161,69 @@ static int steer_publish(mw_collector_t *c, const char *key, const char *value,
     return (int)(m.seq & 0x7fffffff) ? (int)(m.seq & 0x7fffffff) : 1;
 }
 
+/* mpiwatch.window=MS, the one built-in key the collector decides (grid.c): checks it for the
+ * whole job and turns it into MS@K, K the window the change starts at. Returns 0, or -1. */
+static int steer_window(mw_collector_t *c, const char *value, size_t n_ranks, char *out,
+                        size_t outlen, uint64_t *k, uint64_t *ms, char *err, size_t errlen)
+{
+    if (n_ranks) {
+        snprintf(err, errlen, "mpiwatch.window changes the whole job's grid: no rank list");
+        return -1;
+    }
+    if (!c->job.active || c->job.ended != MW_END_NONE || !c->merge_ready) {
+        snprintf(err, errlen, "mpiwatch.window: no running job");
+        return -1;
+    }
+    if (mw_grid_parse_ms(value, ms) < 0) {
+        snprintf(err, errlen, "mpiwatch.window: the value must be a window length in ms (digits)");
+        return -1;
+    }
+    if (mw_grid_check(&c->job.grid, *ms, mw_merge_min_window_ns(&c->merge), err, errlen) < 0)
+        return -1;
+    /* Now, not the batch's clock: the lead is counted from when the message leaves (a
+     * replay never gets here: it has no steering socket, it applies the recorded event). */
+    mw_clock_now(&c->now);
+    int64_t newest = c->merge.started ? c->merge.max_seen : -1;
+    *k = mw_grid_pick(&c->job.grid, c->now.real_ns, newest);
+    snprintf(out, outlen, "%" PRIu64 "@%" PRIu64, *ms, *k);
+    return 0;
+}
+
+/* The grid change of a published mpiwatch.window: the job's grid and the "window" event,
+ * which a replay applies again (mw__grid_apply_event). */
+static void steer_window_apply(mw_collector_t *c, uint64_t k, uint64_t ms)
+{
+    char err[160], detail[160];
+    if (mw_grid_append(&c->job.grid, k, ms, err, sizeof err) < 0) {
+        MW_LOG(MW_LOG_ERROR, "mpiwatch.window: %s", err); /* checked before: not reached */
+        return;
+    }
+    snprintf(detail, sizeof detail, "window=%" PRIu64 "ms from window %" PRIu64 " start %" PRIu64,
+             ms, k, mw_grid_start(&c->job.grid, k));
+    mw__collector_event(c, "window", detail);
+    mw__collector_publish_job(c); /* JobInfo.grid */
+    MW_LOG(MW_LOG_INFO, "window length %" PRIu64 " ms from window %" PRIu64, ms, k);
+}
+
+int mw__grid_apply_event(mw_collector_t *c, const char *detail)
+{
+    uint64_t ms, k, start;
+    char err[160];
+    if (!c->job.active ||
+        sscanf(detail, "window=%" SCNu64 "ms from window %" SCNu64 " start %" SCNu64, &ms, &k,
+               &start) != 3)
+        return -1;
+    if (mw_grid_append(&c->job.grid, k, ms, err, sizeof err) < 0 ||
+        mw_grid_start(&c->job.grid, k) != start) {
+        MW_LOG(MW_LOG_WARN, "recorded window change '%s' not applied: %s", detail,
+               mw_grid_start(&c->job.grid, k) != start ? "another grid" : err);
+        return -1;
+    }
+    mw__collector_event(c, "window", detail);
+    mw__collector_publish_job(c);
+    return 0;
+}
+
 static int steer_request(mw_collector_t *c, const char *key, const char *value,
                          const uint32_t *ranks, size_t n_ranks, char *err, size_t errlen,
                          uint64_t *seq)
@@ -163,6 +234,19 @@ static int steer_request(mw_collector_t *c, const char *key, const char *value,
             c->steer->rejected++;
         return -1;
     }
+    char window_value[48];
+    uint64_t k = 0, ms = 0;
+    int window = key && strcmp(key, "mpiwatch.window") == 0;
+    if (window) {
+        if (steer_window(c, value, n_ranks, window_value, sizeof window_value, &k, &ms, err,
+                         errlen) < 0) {
+            c->steer->rejected++;
+            c->steer->window_rejected++;
+            MW_LOG(MW_LOG_INFO, "steer: rejected: %s", err);
+            return -1;
+        }
+        value = window_value;
+    }
     if (mw__steer_check(c, key, value, ranks, n_ranks, err, errlen) < 0) {
         c->steer->rejected++;
         MW_LOG(MW_LOG_INFO, "steer: rejected: %s", err);
@@ -170,6 +254,8 @@ static int steer_request(mw_collector_t *c, const char *key, const char *value,
     }
     if (steer_publish(c, key, value, ranks, n_ranks, err, errlen) < 0)
         return -1;
+    if (window)
+        steer_window_apply(c, k, ms);
     *seq = c->steer->seq;
     return 0;
 }
@@ -187,6 +273,11 @@ int mw__steer_send(mw_collector_t *c, const char *key, const char *value, const 
 uint64_t mw__steer_rejected(const mw_collector_t *c)
 {
     return c->steer ? c->steer->rejected : 0;
+}
+
+uint64_t mw__steer_window_rejected(const mw_collector_t *c)
+{
+    return c->steer ? c->steer->window_rejected : 0;
 }
 
 static void *steer_socket(void *ctx, int type, const char *ep, const char *what)

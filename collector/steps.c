@@ -208,10 +208,11 @@ mw_reject_t mw__steps_check(mw_collector_t *c, const Mpiwatch__Sample *s)
     }
     /* A mark may sit in a later window's sample than its time (a late mark, a slot left
      * behind), never in an earlier one. */
-    uint64_t wstart = s->window * S->window_ns;
-    uint64_t slack = 5 * S->window_ns + S->lateness_ns;
+    uint64_t wstart = mw_grid_start(&c->job.grid, s->window);
+    uint64_t wlen = mw_grid_len(&c->job.grid, s->window);
+    uint64_t slack = 5 * (wlen > S->window_ns ? wlen : S->window_ns) + S->lateness_ns;
     uint64_t lo = wstart > slack ? wstart - slack : 0;
-    uint64_t hi = wstart + S->window_ns + S->lateness_ns;
+    uint64_t hi = wstart + wlen + S->lateness_ns;
     mw_reject_t r = MW_ACCEPTED;
     for (size_t i = s->n_steps; i-- > 0;) {
         const Mpiwatch__StepMark *m = s->steps[i];
@@ -501,7 +502,7 @@ void mw__steps_sample(mw_collector_t *c, uint32_t rank, const Mpiwatch__Sample *
             return;
         }
         r->ready = 1;
-        r->start_ns = s->window * S->window_ns;
+        r->start_ns = mw_grid_start(&c->job.grid, s->window);
     }
     /* prev_* hold the previous mark of this window (zero before the first). */
     for (size_t i = 0; i < s->n_steps; i++) {

@@ -322,7 +322,8 @@ char *mw_stats_json(const mw_collector_t *c)
         json_u64(root, "partial_windows", c->stats.partial_windows) < 0)
         goto out;
     /* Steering requests refused (steer.c), only when steering is on. */
-    if (c->steer && json_u64(root, "steer_rejected", mw__steer_rejected(c)) < 0)
+    if (c->steer && (json_u64(root, "steer_rejected", mw__steer_rejected(c)) < 0 ||
+                     json_u64(root, "window_rejected", mw__steer_window_rejected(c)) < 0))
         goto out;
     /* Connections refused by CURVE (auth.c), by reason, only when CURVE is on. */
     if (c->opt && c->opt->curve_secret) {

@@ -56,6 +56,9 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
     Mpiwatch__Window pw = MPIWATCH__WINDOW__INIT;
     pw.index = w->index;
     pw.window_ns = w->window_ns;
+    /* Only off the first grid: 0 means index * window_ns, so a job that never changes its
+     * window length encodes exactly as before (docs/recording.md). */
+    pw.start_ns = w->start_ns != w->index * w->window_ns ? w->start_ns : 0;
     pw.subslots = w->subslots;
     pw.duration_bins = w->duration_bins;
     pw.ranks_reporting = w->ranks_reporting;
@@ -304,6 +307,19 @@ size_t mw__jobinfo_pack(mw_pb_encoder_t *e, const mw_job_t *job, uint64_t functi
         return 0;
     ji.n_nodes = job->n_nodes;
     ji.nodes = nodes.ptr;
+    /* The grid, once it has more than its first segment (JobInfo.window_ns says that one). */
+    Mpiwatch__GridSegment seg[MW_GRID_MAX_SEGMENTS], *seg_ptr[MW_GRID_MAX_SEGMENTS];
+    if (job->grid.n > 1) {
+        for (uint32_t i = 0; i < job->grid.n; i++) {
+            mpiwatch__grid_segment__init(&seg[i]);
+            seg[i].first = job->grid.seg[i].first;
+            seg[i].start_ns = job->grid.seg[i].start_ns;
+            seg[i].window_ns = job->grid.seg[i].window_ns;
+            seg_ptr[i] = &seg[i];
+        }
+        ji.n_grid = job->grid.n;
+        ji.grid = seg_ptr;
+    }
     size_t len = pb_pack(e, &ji.base);
     jobinfo_nodes_free(&nodes);
     return len;

@@ -156,8 +156,7 @@ int mw__capture_request(const char *value)
         C.bad++;
         return -1;
     }
-    const uint64_t W = mw__g.window_ns;
-    int64_t now_w = (int64_t)(mw__global_ns(mw__now()) / W);
+    int64_t now_w = mw__grid_index(mw__global_ns(mw__now()));
     /* A K far beyond the present would hold the capture slot for nothing. */
     if (at && (int64_t)k > now_w + (int64_t)MW_CAPTURE_MAX_WINDOWS) {
         C.bad++;
@@ -173,7 +172,7 @@ int mw__capture_request(const char *value)
     }
     /* The first window that starts at least the guard after now. */
     uint64_t now = fenced_now();
-    int64_t safe = (int64_t)((now + CAPTURE_GUARD_NS + W - 1) / W);
+    int64_t safe = mw__grid_first_from(now + CAPTURE_GUARD_NS);
     C.first = at ? k : (uint64_t)safe;
     C.windows = (uint32_t)n;
     C.hi = (int64_t)(C.first + n);
@@ -187,7 +186,7 @@ int mw__capture_request(const char *value)
     publish();
     /* Had this thread been descheduled between reading the clock and the store, a thread
      * could have entered the first window without seeing the range: move on past it. */
-    for (now = fenced_now(); C.lo < C.hi && (uint64_t)C.lo * W < now + CAPTURE_GUARD_NS;
+    for (now = fenced_now(); C.lo < C.hi && mw__grid_start(C.lo) < now + CAPTURE_GUARD_NS;
          now = fenced_now()) {
         C.lo++;
         publish();
@@ -223,7 +222,7 @@ void mw__capture_take(mw_thread_t *t, mw_slot_t *s, int64_t k)
     uint64_t traced = (uint64_t)kept + lost;
     C.dropped += lost + (timed > traced ? timed - traced : 0);
     const mw_call_t *c = kept ? slot_trace(t, s) : NULL;
-    const uint64_t wstart = (uint64_t)k * mw__g.window_ns;
+    const uint64_t wstart = mw__grid_start(k);
     for (uint32_t i = 0; i < kept; i++) {
         if (C.n >= MW_CAPTURE_MAX_CALLS) {
             C.dropped += kept - i;

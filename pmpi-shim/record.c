@@ -8,7 +8,10 @@
  * and call density by start and by end. A call that ends in a window the sender has already
  * collected goes into the next open window and is counted as late, so counts stay exact.
  * Nothing here locks, allocates, logs or enters the kernel; the `busy` counter brackets the
- * writes for the sender (see shim.h).
+ * writes for the sender (see shim.h). The window grid (its segments, changed by
+ * mpiwatch.window, grid.c) is looked up only on the slow paths, where the window of a time or
+ * the bounds of a window are computed; the common path only compares with the thread's cached
+ * window bounds.
  */
 #include "shim.h"
 
@@ -90,34 +93,86 @@ void mw__slot_reset(mw_slot_t *s)
     atomic_store_explicit(&s->tag, 0, memory_order_release);
 }
 
+/* A segment's sub-slot length and multiplier, from its length. */
+void mw__seg_ticks(mw_seg_t *sg)
+{
+    unsigned n = mw__g.cfg.subslots;
+    uint64_t ticks = mw__ns_to_ticks(sg->len_ns);
+    if (ticks < n)
+        ticks = n;
+    sg->sub_ticks = ticks / n;
+    sg->sub_mult = (uint64_t)(((unsigned __int128)1 << 32) / sg->sub_ticks);
+}
+
 void mw__grid_init(uint64_t window_ns, unsigned subslots)
 {
     mw__g.window_ns = window_ns;
     mw__g.cfg.subslots = subslots;
-    mw__g.window_ticks = mw__ns_to_ticks(window_ns);
-    if (mw__g.window_ticks < subslots)
-        mw__g.window_ticks = subslots;
-    mw__g.sub_ticks = mw__g.window_ticks / subslots;
-    mw__g.sub_mult = (uint64_t)(((unsigned __int128)1 << 32) / mw__g.sub_ticks);
+    mw__g.seg[0] = (mw_seg_t){.first = 0, .start_ns = 0, .len_ns = window_ns};
+    mw__seg_ticks(&mw__g.seg[0]);
+    atomic_store_explicit(&mw__g.nseg, 1, memory_order_release);
 }
 
-unsigned mw__sub_of(uint64_t off)
+/* The grid is searched from its newest segment: a job has at most MW_GRID_MAX_SEGMENTS and
+ * the present is in the last one. Negative indices (closed_upto before the first window)
+ * belong to the first segment. */
+const mw_seg_t *mw__seg_of_index(int64_t k)
 {
-    uint64_t i = (uint64_t)(((unsigned __int128)off * mw__g.sub_mult) >> 32);
+    unsigned n = atomic_load_explicit(&mw__g.nseg, memory_order_acquire);
+    while (n > 1 && mw__g.seg[n - 1].first > k)
+        n--;
+    return &mw__g.seg[n - 1];
+}
+
+const mw_seg_t *mw__seg_of_time(uint64_t g)
+{
+    unsigned n = atomic_load_explicit(&mw__g.nseg, memory_order_acquire);
+    while (n > 1 && mw__g.seg[n - 1].start_ns > g)
+        n--;
+    return &mw__g.seg[n - 1];
+}
+
+uint64_t mw__grid_start(int64_t k)
+{
+    const mw_seg_t *sg = mw__seg_of_index(k);
+    return sg->start_ns + (uint64_t)(k - sg->first) * sg->len_ns;
+}
+
+uint64_t mw__grid_len(int64_t k)
+{
+    return mw__seg_of_index(k)->len_ns;
+}
+
+int64_t mw__grid_index(uint64_t g)
+{
+    const mw_seg_t *sg = mw__seg_of_time(g);
+    return sg->first + (int64_t)((g - sg->start_ns) / sg->len_ns);
+}
+
+int64_t mw__grid_first_from(uint64_t g)
+{
+    int64_t k = mw__grid_index(g);
+    return mw__grid_start(k) < g ? k + 1 : k;
+}
+
+unsigned mw__sub_of(const mw_seg_t *sg, uint64_t off)
+{
+    uint64_t i = (uint64_t)(((unsigned __int128)off * sg->sub_mult) >> 32);
     uint64_t n = mw__g.cfg.subslots;
     if (i >= n)
         return (unsigned)n - 1;
-    if (off >= (i + 1) * mw__g.sub_ticks && i + 1 < n)
+    if (off >= (i + 1) * sg->sub_ticks && i + 1 < n)
         i++;
-    else if (off < i * mw__g.sub_ticks)
+    else if (off < i * sg->sub_ticks)
         i--;
     return (unsigned)i;
 }
 
-/* Start of sub-slot i of the window that starts at wstart; sub-slot n is the window's end. */
-static inline uint64_t sub_start(uint64_t wstart, uint64_t wend, unsigned i)
+/* Start of sub-slot i of the window of segment sg that starts at wstart; sub-slot n is the
+ * window's end. */
+static inline uint64_t sub_start(const mw_seg_t *sg, uint64_t wstart, uint64_t wend, unsigned i)
 {
-    return i >= mw__g.cfg.subslots ? wend : wstart + i * mw__g.sub_ticks;
+    return i >= mw__g.cfg.subslots ? wend : wstart + i * sg->sub_ticks;
 }
 
 /* The slot of window w, claimed for this thread, or NULL when the sender still owns it. */
@@ -137,10 +192,13 @@ static mw_slot_t *slot_get(mw_thread_t *t, int64_t w)
 void mw__window_locate(mw_thread_t *t, uint64_t t1)
 {
     uint64_t g = mw__global_ns(t1);
-    int64_t w = (int64_t)(g / mw__g.window_ns);
+    const mw_seg_t *sg = mw__seg_of_time(g);
+    int64_t w = sg->first + (int64_t)((g - sg->start_ns) / sg->len_ns);
+    uint64_t ws = sg->start_ns + (uint64_t)(w - sg->first) * sg->len_ns;
     t->cw = w;
-    t->cw_start = mw__global_to_ticks((uint64_t)w * mw__g.window_ns);
-    t->cw_end = mw__global_to_ticks((uint64_t)(w + 1) * mw__g.window_ns);
+    t->cseg = sg;
+    t->cw_start = mw__global_to_ticks(ws);
+    t->cw_end = mw__global_to_ticks(ws + sg->len_ns);
     if (t->cw_end <= t->cw_start)
         t->cw_end = t->cw_start + 1;
     t->sub_lo = t->sub_hi = 0;
@@ -169,12 +227,13 @@ unsigned char *mw__row_get(mw_slot_t *s, unsigned fn)
 
 /* Adds the time [a, b) (ticks, inside the window [wstart, wend)) to a row's occupancy,
  * split at sub-slot boundaries. */
-static void occupy(unsigned char *row, uint64_t wstart, uint64_t wend, uint64_t a, uint64_t b)
+static void occupy(const mw_seg_t *sg, unsigned char *row, uint64_t wstart, uint64_t wend,
+                   uint64_t a, uint64_t b)
 {
     uint64_t *occ = mw__row_occ(row);
-    unsigned sa = mw__sub_of(a - wstart), sb = mw__sub_of(b - wstart);
+    unsigned sa = mw__sub_of(sg, a - wstart), sb = mw__sub_of(sg, b - wstart);
     for (unsigned s = sa; s <= sb; s++) {
-        uint64_t lo = sub_start(wstart, wend, s), hi = sub_start(wstart, wend, s + 1);
+        uint64_t lo = sub_start(sg, wstart, wend, s), hi = sub_start(sg, wstart, wend, s + 1);
         uint64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
         if (y > x)
             occ[s] += y - x;
@@ -184,7 +243,7 @@ static void occupy(unsigned char *row, uint64_t wstart, uint64_t wend, uint64_t 
 /* Occupancy of the part of a call that lies in earlier windows that are still open. */
 static void occupy_earlier(mw_thread_t *t, unsigned fn, uint64_t t0, int64_t w, int64_t closed)
 {
-    int64_t first = (int64_t)(mw__global_ns(t0) / mw__g.window_ns);
+    int64_t first = mw__grid_index(mw__global_ns(t0));
     if (first <= closed)
         first = closed + 1;
     if (first < w - (int64_t)MW_RING + 1)
@@ -197,11 +256,13 @@ static void occupy_earlier(mw_thread_t *t, unsigned fn, uint64_t t0, int64_t w, 
                 s->dropped++;
             continue;
         }
-        uint64_t lo = mw__global_to_ticks((uint64_t)v * mw__g.window_ns);
-        uint64_t hi = mw__global_to_ticks((uint64_t)(v + 1) * mw__g.window_ns);
+        const mw_seg_t *sg = mw__seg_of_index(v);
+        uint64_t vs = sg->start_ns + (uint64_t)(v - sg->first) * sg->len_ns;
+        uint64_t lo = mw__global_to_ticks(vs);
+        uint64_t hi = mw__global_to_ticks(vs + sg->len_ns);
         uint64_t a = t0 > lo ? t0 : lo;
         if (hi > a)
-            occupy(row, lo, hi, a, hi);
+            occupy(sg, row, lo, hi, a, hi);
     }
 }
 
@@ -253,9 +314,9 @@ void mw__peer_add(mw_slot_t *s, int peer, uint64_t bytes)
 
 void mw__sub_locate(mw_thread_t *t, uint64_t t1)
 {
-    t->sub_i = mw__sub_of(t1 - t->cw_start);
-    t->sub_lo = sub_start(t->cw_start, t->cw_end, t->sub_i);
-    t->sub_hi = sub_start(t->cw_start, t->cw_end, t->sub_i + 1);
+    t->sub_i = mw__sub_of(t->cseg, t1 - t->cw_start);
+    t->sub_lo = sub_start(t->cseg, t->cw_start, t->cw_end, t->sub_i);
+    t->sub_hi = sub_start(t->cseg, t->cw_start, t->cw_end, t->sub_i + 1);
 }
 
 void mw__detail_spanning(mw_thread_t *t, unsigned char *row, unsigned fn, uint64_t t0,
@@ -264,16 +325,17 @@ void mw__detail_spanning(mw_thread_t *t, unsigned char *row, unsigned fn, uint64
     unsigned se = t->sub_i, n = mw__g.cfg.subslots;
     mw__row_end_x(row)[se * MW_NBINS + bin]++;
     if (t0 >= t->cw_start) {
-        unsigned ss = mw__sub_of(t0 - t->cw_start);
+        unsigned ss = mw__sub_of(t->cseg, t0 - t->cw_start);
         mw__row_start_x(row)[(n + ss) * MW_NBINS + bin]++;
-        occupy(row, t->cw_start, t->cw_end, t0, t1);
+        occupy(t->cseg, row, t->cw_start, t->cw_end, t0, t1);
     } else {
         /* Started in an earlier window: density index counts whole sub-slots back. */
         uint64_t back = t->cw_start - t0;
-        uint64_t subs = (back + mw__g.sub_ticks - 1) / mw__g.sub_ticks;
+        uint64_t sub = t->cseg->sub_ticks;
+        uint64_t subs = (back + sub - 1) / sub;
         unsigned idx = subs >= n ? 0 : n - (unsigned)subs;
         mw__row_start_x(row)[idx * MW_NBINS + bin]++;
-        occupy(row, t->cw_start, t->cw_end, t->cw_start, t1);
+        occupy(t->cseg, row, t->cw_start, t->cw_end, t->cw_start, t1);
         occupy_earlier(t, fn, t0, t->cw, closed);
     }
 }

@@ -313,6 +313,8 @@ static void send_sample(int64_t k)
     enc_t *e = &S.enc;
     Mpiwatch__Sample smp = MPIWATCH__SAMPLE__INIT;
     smp.window = (uint64_t)k;
+    smp.window_ns = mw__grid_len(k);
+    smp.window_start_ns = mw__grid_start(k);
     size_t nf = 0;
     for (unsigned f = 1; f < MW_FN_COUNT; f++) {
         const mw_fnstat_t *x = &a->fn[f];
@@ -586,12 +588,15 @@ static void *sender_main(void *arg)
     socket_open();
     S.hello_pending = 1;
     S.link = LINK_CONNECTING;
-    uint64_t grace = mw__g.window_ns / 10;
-    if (grace < 1000000)
-        grace = 1000000;
     pthread_mutex_lock(&S.lock);
     while (!S.stop) {
-        uint64_t due = (uint64_t)(S.next + 1) * mw__g.window_ns + grace, now = global_now();
+        /* The grid may change between two turns (mpiwatch.window): look it up every time. */
+        const mw_seg_t *sg = mw__seg_of_index(S.next);
+        uint64_t grace = sg->len_ns / 10;
+        if (grace < 1000000)
+            grace = 1000000;
+        uint64_t due = sg->start_ns + (uint64_t)(S.next + 1 - sg->first) * sg->len_ns + grace;
+        uint64_t now = global_now();
         if (now < due) {
             wait_until(due, now);
             pthread_mutex_unlock(&S.lock);
@@ -614,13 +619,14 @@ static void *sender_main(void *arg)
      * connected to) give it up to MPIWATCH_LINGER_MS to take what is queued. A collector that
      * is absent or gone costs nothing here. */
     tick_io();
-    int64_t last = (int64_t)(global_now() / mw__g.window_ns);
+    int64_t last = mw__grid_index(global_now());
     for (; S.next <= last; S.next++) {
         mw__collect(&S.acc, S.next);
         send_sample(S.next);
     }
     send_bye();
     mw__capture_log();
+    mw__grid_log();
     uint64_t deadline = mw__monotonic_ns() + (uint64_t)mw__g.cfg.linger_ms * 1000000ull;
     for (;;) {
         tick_io();

@@ -138,8 +138,21 @@ typedef struct {
     mw_slot_t *cslot;            /* its slot, claimed; NULL when it could not be */
     uint64_t sub_lo, sub_hi;     /* cached sub-slot of the last record, in ticks */
     unsigned sub_i;
+    const struct mw_seg *cseg;   /* the grid segment of window cw (its sub-slot length) */
     /* followed by MW_RING slots of mw__g.slot_bytes each */
 } mw_thread_t;
+
+/* One segment of the window grid (record.c, docs/shim.md "Window length"): window k >= first
+ * (up to the next segment's first) covers [start_ns + (k - first) len_ns, ... + len_ns) of
+ * global time. Immutable once published: the sender thread fills seg[n] and then stores
+ * nseg = n + 1 with release; readers load nseg with acquire, only on slow paths. */
+#define MW_GRID_MAX_SEGMENTS 16u
+typedef struct mw_seg {
+    int64_t first;
+    uint64_t start_ns, len_ns;
+    uint64_t sub_ticks; /* sub-slot length in ticks; the last sub-slot takes the rest */
+    uint64_t sub_mult;  /* approximate sub-slot of an offset: (off * sub_mult) >> 32 */
+} mw_seg_t;
 
 /* Process-wide state (record.c). */
 typedef struct {
@@ -150,13 +163,14 @@ typedef struct {
     _Atomic int64_t closed_upto; /* last window the sender collected */
     int need_fence;              /* no membarrier: threads pay a full fence instead */
     int rank, size;
-    uint64_t window_ns;
+    uint64_t window_ns; /* the job's first window length (Hello.window_ns) */
     /* timer: ns = base_ns + ((ticks - base_ticks) * mult) >> 32 */
     int use_tsc;
     uint64_t base_ticks, base_ns, mult;
-    uint64_t window_ticks; /* window length in ticks (rounded) */
-    uint64_t sub_ticks;    /* sub-slot length in ticks; the last sub-slot takes the rest */
-    uint64_t sub_mult;     /* approximate sub-slot of an offset: (off * sub_mult) >> 32 */
+    /* Where the fixed grid's tick length and sub-slot fields were (now per segment, seg[]):
+     * kept so that the fields the inlined common path reads below keep their offsets and
+     * cache lines (the wrappers' code is the same, instruction for instruction). */
+    uint64_t reserved_[3];
     int64_t offset_ns;     /* global = local monotonic ns + offset_ns */
     uint64_t clock_error_ns;
     /* memory layout, fixed at init */
@@ -166,6 +180,10 @@ typedef struct {
     _Atomic unsigned nthreads;
     _Atomic uint64_t threads_dropped; /* calls from threads beyond max_threads */
     _Atomic uint64_t calls_dropped;   /* calls whose window slot was still owned by the sender */
+    /* The grid: seg[0] = {0, 0, window_ns}. Last, so that the fields the common path reads
+     * keep their offsets and cache lines. */
+    mw_seg_t seg[MW_GRID_MAX_SEGMENTS];
+    _Atomic unsigned nseg;
 } mw_global_t;
 
 extern mw_global_t mw__g;
@@ -208,8 +226,21 @@ mw_thread_t *mw__thread_attach(void);
 int mw__alloc(void);
 /* Sets the window grid: length in ns and sub-slots per window (after the timer). */
 void mw__grid_init(uint64_t window_ns, unsigned subslots);
-/* Sub-slot of an offset (ticks) from a window's start, exact against sub_ticks boundaries. */
-unsigned mw__sub_of(uint64_t off_ticks);
+/* The grid (slow paths only): the segment of window k / of global time g, window k's start
+ * and length, the window holding g, the first window starting at or after g. */
+const mw_seg_t *mw__seg_of_index(int64_t k);
+const mw_seg_t *mw__seg_of_time(uint64_t g);
+uint64_t mw__grid_start(int64_t k);
+uint64_t mw__grid_len(int64_t k);
+int64_t mw__grid_index(uint64_t g);
+int64_t mw__grid_first_from(uint64_t g);
+/* mpiwatch.window=MS@K (steer.c, on the sender thread): windows from K on are MS long. */
+int mw__grid_request(const char *value);
+void mw__seg_ticks(mw_seg_t *sg);
+void mw__grid_log(void);
+/* Sub-slot of an offset (ticks) from the start of a window of segment sg, exact against its
+ * sub_ticks boundaries. */
+unsigned mw__sub_of(const mw_seg_t *sg, uint64_t off_ticks);
 void mw__slot_reset(mw_slot_t *s);
 static inline mw_thread_t *mw__thread(unsigned i)
 {

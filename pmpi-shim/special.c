@@ -81,7 +81,7 @@ int mw__init_common(int thread_level)
     mw__g.need_fence = membarrier_setup() != 0;
     mw__steps_init(); /* this thread takes the step marks (docs/steps.md) */
     uint64_t now_g = mw__global_ns(mw__now());
-    atomic_store(&mw__g.closed_upto, (int64_t)(now_g / mw__g.window_ns) - 1);
+    atomic_store(&mw__g.closed_upto, mw__grid_index(now_g) - 1);
 
     int len = 0;
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];

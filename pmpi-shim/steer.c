@@ -7,7 +7,8 @@
  * no list), a key of 1..64 of [A-Za-z0-9._-] and a value of at most 1024 bytes without
  * control characters. Bad messages are dropped and counted. Keys under "mpiwatch." belong to
  * the library and are applied on the sender thread at once (pause and resume flip the same
- * flag as MPI_Pcontrol; capture schedules a per-call trace of whole windows, capture.c).
+ * flag as MPI_Pcontrol; capture schedules a per-call trace of whole windows, capture.c;
+ * window switches the window grid at the window the collector chose, grid.c).
  * Every other key goes into a fixed single-producer/single-consumer ring (dropped and counted
  * when full) and raises a one-byte "pending" flag.
  *
@@ -158,6 +159,8 @@ static int steer_builtin(const char *key, const char *value)
         mw__set_state(-1, 0);
     } else if (strcmp(k, "capture") == 0) {
         mw__capture_request(value); /* refusals are counted there, by reason */
+    } else if (strcmp(k, "window") == 0) {
+        mw__grid_request(value); /* grid.c; refusals are counted there, by reason */
     } else {
         T.bad++;
     }

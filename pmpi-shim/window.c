@@ -165,8 +165,9 @@ void mw__collect(acc_t *acc, int64_t k)
     unsigned n = atomic_load(&mw__g.nthreads);
     if (n > mw__g.cfg.max_threads)
         n = mw__g.cfg.max_threads;
-    uint64_t wstart = (uint64_t)k * mw__g.window_ns;
-    uint64_t lo = mw__global_to_ticks(wstart), hi = mw__global_to_ticks(wstart + mw__g.window_ns);
+    const mw_seg_t *sg = mw__seg_of_index(k);
+    uint64_t wstart = sg->start_ns + (uint64_t)(k - sg->first) * sg->len_ns;
+    uint64_t lo = mw__global_to_ticks(wstart), hi = mw__global_to_ticks(wstart + sg->len_ns);
     for (unsigned i = 0; i < n; i++) {
         mw_thread_t *t = mw__thread(i);
         if (wait_quiet(t) != 0)
@@ -209,8 +210,8 @@ void mw__collect(acc_t *acc, int64_t k)
                 uint64_t *occ = mw__row_occ(row);
                 unsigned ns = mw__g.cfg.subslots;
                 for (unsigned sub = 0; sub < ns; sub++) {
-                    uint64_t b0 = lo + sub * mw__g.sub_ticks;
-                    uint64_t b1 = sub + 1 < ns ? b0 + mw__g.sub_ticks : hi;
+                    uint64_t b0 = lo + sub * sg->sub_ticks;
+                    uint64_t b1 = sub + 1 < ns ? b0 + sg->sub_ticks : hi;
                     uint64_t x = a > b0 ? a : b0;
                     if (b1 > x)
                         occ[sub] += b1 - x;

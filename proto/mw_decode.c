@@ -507,7 +507,8 @@ static const rep_field_t sample_rep[14] = {
 
 #define SAMPLE_KNOWN                                                                               \
     (BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(5) | BIT(6) | BIT(7) | BIT(8) | BIT(9) | BIT(10) |    \
-     BIT(11) | BIT(12) | BIT(13) | BIT(14) | BIT(15) | BIT(16) | BIT(17) | BIT(18))
+     BIT(11) | BIT(12) | BIT(13) | BIT(14) | BIT(15) | BIT(16) | BIT(17) | BIT(18) | BIT(21) |  \
+     BIT(22))
 
 static inline size_t *rep_n(Mpiwatch__Sample *s, uint32_t field)
 {
@@ -546,7 +547,7 @@ static int scan_sample(const uint8_t *p, const uint8_t *end, size_t *n_fn, size_
             if (wire != WIRE_LEN || !(p = rd_len(p, end, &body)))
                 return -1;
             ++*(field == 2 ? n_fn : n_long);
-        } else if (field == 1 || (field >= 15 && field <= 18)) {
+        } else if (field == 1 || (field >= 15 && field <= 18) || field == 21 || field == 22) {
             uint64_t v;
             if (wire != WIRE_VARINT || !(p = rd_varint(p, end, &v)))
                 return -1;
@@ -615,6 +616,12 @@ static Mpiwatch__Sample *dec_sample_two_pass(mw_arena_t *a, const uint8_t *p, co
             break;
         case 18:
             p = rd_varint(p, end, &s->sent_ns);
+            break;
+        case 21:
+            p = rd_varint(p, end, &s->window_ns);
+            break;
+        case 22:
+            p = rd_varint(p, end, &s->window_start_ns);
             break;
         default:
             if (field >= 3 && field <= 13) {
@@ -706,6 +713,12 @@ static Mpiwatch__Sample *dec_sample_one_pass(mw_arena_t *a, const uint8_t *p, co
             break;
         case KEY(18, WIRE_VARINT):
             p = rd_varint(p, end, &s->sent_ns);
+            break;
+        case KEY(21, WIRE_VARINT):
+            p = rd_varint(p, end, &s->window_ns);
+            break;
+        case KEY(22, WIRE_VARINT):
+            p = rd_varint(p, end, &s->window_start_ns);
             break;
         default:
             if (field == 19 || field == 20)

@@ -546,7 +546,7 @@ static int trace_capture(mw_trace_t *t, uint32_t rank, const Mpiwatch__Sample *s
     const Mpiwatch__Capture *cp = s->capture;
     if (trace_reserve_rank(t, rank) < 0 || capture_order(t, cp) < 0)
         return -1;
-    const uint64_t wstart = s->window * window_ns;
+    const uint64_t wstart = s->window_start_ns ? s->window_start_ns : s->window * window_ns;
     const size_t base = (size_t)rank * MW_EXPORT_LANES;
     const uint32_t pid = trace_rank_pid(t, rank);
     for (uint32_t k = 0; k < cp->n_fn; k++) {
@@ -598,12 +598,16 @@ static int capture_line(FILE *out, mw_trace_t *t, uint32_t rank, const Mpiwatch_
     const Mpiwatch__Capture *cp = s->capture;
     if (capture_order(t, cp) < 0)
         return -1;
+    /* The sample's own place on the grid when it says (the grid can change mid-job). */
+    uint64_t wstart = s->window_start_ns ? s->window_start_ns : s->window * window_ns;
+    if (s->window_ns)
+        window_ns = s->window_ns;
     fprintf(out,
             "{\"rank\":%" PRIu32 ",\"window\":%" PRIu64 ",\"start_ns\":%" PRIu64
             ",\"window_ns\":%" PRIu64 ",\"first\":%" PRIu64 ",\"windows\":%" PRIu32
             ",\"skipped\":%" PRIu32 ",\"dropped\":%" PRIu64 ",\"calls_late\":%" PRIu64
             ",\"counts\":{",
-            rank, s->window, s->window * window_ns, window_ns, cp->first, cp->windows, cp->skipped,
+            rank, s->window, wstart, window_ns, cp->first, cp->windows, cp->skipped,
             cp->dropped, s->calls_late);
     int first = 1;
     for (size_t i = 0; i < s->n_functions; i++) {

@@ -621,6 +621,8 @@ static double seconds_since(uint64_t t, uint64_t origin)
 static uint64_t window_start(const Mpiwatch__Window *w)
 {
     uint64_t s;
+    if (w->start_ns) /* its own start: the grid changed (docs/recording.md) */
+        return w->start_ns;
     return __builtin_mul_overflow(w->index, w->window_ns, &s) ? 0 : s;
 }
 

@@ -173,6 +173,14 @@ static void json_job(FILE *o, const Mpiwatch__JobInfo *j)
             j->size, j->window_ns, j->subslots, j->duration_bins, j->function_count,
             j->function_table_hash, j->n_ranks);
     json_str(o, j->state);
+    if (j->n_grid) { /* the window length changed (mpiwatch.window, docs/feed.md) */
+        fputs(", \"grid\": [", o);
+        for (size_t i = 0; i < j->n_grid; i++)
+            fprintf(o, "%s{\"first\": %" PRIu64 ", \"start_ns\": %" PRIu64
+                       ", \"window_ns\": %" PRIu64 "}",
+                    i ? ", " : "", j->grid[i]->first, j->grid[i]->start_ns, j->grid[i]->window_ns);
+        fputc(']', o);
+    }
     fputs(", \"hosts\": [", o);
     for (size_t i = 0; i < j->n_hosts; i++) {
         fputs(i ? ", " : "", o);

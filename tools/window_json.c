@@ -63,15 +63,19 @@ static size_t parallel_len(const size_t *lens, int k, uint64_t *skipped)
     return lo;
 }
 
-static void view_fill(mw_window_view_t *v, uint64_t index, uint64_t window_ns, uint32_t subslots,
-                      uint32_t ranks, Mpiwatch__FunctionStat *const *functions, size_t n_functions,
+static void view_fill(mw_window_view_t *v, uint64_t index, uint64_t window_ns, uint64_t start_ns,
+                      uint32_t subslots, uint32_t ranks, Mpiwatch__FunctionStat *const *functions, size_t n_functions,
                       const uint32_t *occ_fn, size_t n_occ_fn, const uint32_t *occ_sub,
                       size_t n_occ_sub, const uint64_t *occ_ns, size_t n_occ_ns)
 {
     view_clear(v);
     v->index = index;
     v->window_ns = window_ns;
-    if (__builtin_mul_overflow(index, window_ns, &v->start_ns))
+    /* Its own start when it carries one (the grid changed, docs/recording.md), else on the
+     * job's one grid. */
+    if (start_ns)
+        v->start_ns = start_ns;
+    else if (__builtin_mul_overflow(index, window_ns, &v->start_ns))
         v->start_ns = 0;
     v->subslots = subslots >= 1 && subslots <= MW_MAX_SUBSLOTS ? subslots : 0;
     v->slot_ns = v->subslots ? window_ns / v->subslots : 0;
@@ -108,7 +112,7 @@ static void view_fill(mw_window_view_t *v, uint64_t index, uint64_t window_ns, u
 
 void mw_window_view_set(mw_window_view_t *v, const Mpiwatch__Window *w)
 {
-    view_fill(v, w->index, w->window_ns, w->subslots, w->ranks_reporting, w->functions,
+    view_fill(v, w->index, w->window_ns, w->start_ns, w->subslots, w->ranks_reporting, w->functions,
               w->n_functions, w->occ_fn, w->n_occ_fn, w->occ_sub, w->n_occ_sub, w->occ_ns,
               w->n_occ_ns);
     v->w = w;
@@ -117,7 +121,8 @@ void mw_window_view_set(mw_window_view_t *v, const Mpiwatch__Window *w)
 void mw_window_view_set_sample(mw_window_view_t *v, const Mpiwatch__Sample *s, uint64_t window_ns,
                                uint32_t subslots)
 {
-    view_fill(v, s->window, window_ns, subslots, 1, s->functions, s->n_functions, s->occ_fn,
+    view_fill(v, s->window, s->window_ns ? s->window_ns : window_ns, s->window_start_ns, subslots,
+              1, s->functions, s->n_functions, s->occ_fn,
               s->n_occ_fn, s->occ_sub, s->n_occ_sub, s->occ_ns, s->n_occ_ns);
 }
 

@@ -24,7 +24,8 @@
 typedef struct {
     uint64_t index;     /* window index on the global grid */
     uint64_t window_ns; /* window length */
-    uint64_t start_ns;  /* index * window_ns, global time (0 when that overflows) */
+    uint64_t start_ns;  /* global time: the window's own start, else index * window_ns (0 when
+                         * that overflows) */
     uint32_t subslots;  /* sub-slots per window; 0 when the window's value is unusable */
     uint64_t slot_ns;   /* window_ns / subslots (0 with no sub-slots) */
     uint32_t ranks;     /* divisor of the fractions: ranks that reported (1 for a sample) */

@@ -260,7 +260,7 @@ static uint64_t app_window_of(const mw_app_t *app, double t)
     if (!job || !job->window_ns)
         return 0;
     double g = (double)mw_model_origin_ns(app->model) + (t > 0 ? t : 0) * 1e9;
-    return (uint64_t)(g / (double)job->window_ns);
+    return mw_model_window_at(app->model, (uint64_t)g);
 }
 
 int mw__app_whole_run(mw_app_t *app)
@@ -269,8 +269,8 @@ int mw__app_whole_run(mw_app_t *app)
     uint64_t oldest = 0, newest = 0;
     if (!job || !job->window_ns || mw_model_extent(app->model, &oldest, &newest) != 0)
         return -1;
-    double t0 = mw_model_seconds(app->model, oldest * job->window_ns);
-    double t1 = mw_model_seconds(app->model, (newest + 1) * job->window_ns);
+    double t0 = mw_model_seconds(app->model, mw_model_window_start(app->model, oldest));
+    double t1 = mw_model_seconds(app->model, mw_model_window_start(app->model, newest + 1));
     if (t0 < 0)
         t0 = 0;
     if (!(t1 > t0))
@@ -563,8 +563,8 @@ void mw__app_need(mw_app_t *app)
     if (mw__app_topo(app) && !app->tp.step_mode && job && job->window_ns) {
         /* The window shown: kept and fetched like the call view's range. */
         uint64_t k = app->tp.window;
-        f0 = mw_model_seconds(app->model, k * job->window_ns);
-        f1 = mw_model_seconds(app->model, (k + 1) * job->window_ns - 1);
+        f0 = mw_model_seconds(app->model, mw_model_window_start(app->model, k));
+        f1 = mw_model_seconds(app->model, mw_model_window_start(app->model, k + 1) - 1);
     }
     mw_model_need(app->model, app->view.t0, app->view.t1, f0, f1);
 }

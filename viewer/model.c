@@ -192,14 +192,22 @@ typedef struct {
     size_t stamp_cap;
 } scratch_t;
 
+#define MODEL_MAX_SEGMENTS 16
+
 struct mw_model {
     size_t budget;
     Mpiwatch__JobInfo *job;
     uint64_t generation;
 
     int grid_set;
-    uint64_t window_ns;
+    uint64_t window_ns; /* the job's first window length */
     uint32_t subslots, bins;
+    /* The window grid (docs/steering.md, mpiwatch.window): seg[0] = {0, 0, window_ns}, later
+     * segments from JobInfo.grid or from windows that carry their own start. */
+    struct {
+        uint64_t first, start_ns, len;
+    } seg[MODEL_MAX_SEGMENTS];
+    unsigned nseg;
 
     int origin_set, origin_from_extent;
     uint64_t origin_index;
@@ -373,9 +381,68 @@ static int grid_valid(uint64_t window_ns, uint32_t subslots, uint32_t bins)
            bins <= MW_MAX_DURATION_BINS;
 }
 
+/* The segment of window k (the last one whose first window is <= k). */
+static unsigned seg_of(const mw_model_t *m, uint64_t k)
+{
+    unsigned i = m->nseg ? m->nseg - 1 : 0;
+    while (i > 0 && m->seg[i].first > k)
+        i--;
+    return i;
+}
+
+uint64_t mw_model_window_start(const mw_model_t *m, uint64_t k)
+{
+    if (m->nseg == 0)
+        return k * m->window_ns;
+    unsigned i = seg_of(m, k);
+    return m->seg[i].start_ns + (k - m->seg[i].first) * m->seg[i].len;
+}
+
+uint64_t mw_model_window_len(const mw_model_t *m, uint64_t k)
+{
+    return m->nseg == 0 ? m->window_ns : m->seg[seg_of(m, k)].len;
+}
+
+uint64_t mw_model_window_at(const mw_model_t *m, uint64_t g)
+{
+    unsigned i = m->nseg ? m->nseg - 1 : 0;
+    if (m->nseg == 0)
+        return m->window_ns ? g / m->window_ns : 0;
+    while (i > 0 && m->seg[i].start_ns > g)
+        i--;
+    return m->seg[i].first + (g - m->seg[i].start_ns) / m->seg[i].len;
+}
+
+static void grid_reset(mw_model_t *m, uint64_t window_ns)
+{
+    m->window_ns = window_ns;
+    m->nseg = 1;
+    m->seg[0].first = m->seg[0].start_ns = 0;
+    m->seg[0].len = window_ns;
+}
+
+/* A window that carries its own start (the grid changed): a new segment from it on when the
+ * grid known so far places it elsewhere, and it comes after the last known change. */
+static void grid_learn(mw_model_t *m, const Mpiwatch__Window *w)
+{
+    if (!m->grid_set || !w->start_ns || m->nseg == 0 || m->nseg >= MODEL_MAX_SEGMENTS)
+        return;
+    if (mw_model_window_start(m, w->index) == w->start_ns &&
+        mw_model_window_len(m, w->index) == w->window_ns)
+        return;
+    if (w->index <= m->seg[m->nseg - 1].first)
+        return;
+    m->seg[m->nseg].first = w->index;
+    m->seg[m->nseg].start_ns = w->start_ns;
+    m->seg[m->nseg].len = w->window_ns;
+    m->nseg++;
+}
+
 static int same_grid(const mw_model_t *m, const Mpiwatch__Window *w)
 {
-    return w->window_ns == m->window_ns && w->subslots == m->subslots &&
+    uint64_t start = w->start_ns ? w->start_ns : w->index * w->window_ns;
+    return w->window_ns == mw_model_window_len(m, w->index) &&
+           start == mw_model_window_start(m, w->index) && w->subslots == m->subslots &&
            w->duration_bins == m->bins;
 }
 
@@ -394,7 +461,19 @@ void mw_model_set_job(mw_model_t *m, Mpiwatch__JobInfo *job)
      * are dropped. A job without a grid leaves the one taken from the windows. */
     if (grid_valid(job->window_ns, job->subslots, job->duration_bins)) {
         m->grid_set = 1;
-        m->window_ns = job->window_ns;
+        grid_reset(m, job->window_ns);
+        /* The job's later segments, when its window length changed (checked: increasing
+         * first windows, contiguous in time, lengths that grid_valid accepts). */
+        for (size_t i = 1; i < job->n_grid && m->nseg < MODEL_MAX_SEGMENTS; i++) {
+            const Mpiwatch__GridSegment *g = job->grid[i];
+            if (!g || !grid_valid(g->window_ns, 1, 1) || g->first <= m->seg[m->nseg - 1].first ||
+                g->start_ns != mw_model_window_start(m, g->first))
+                break;
+            m->seg[m->nseg].first = g->first;
+            m->seg[m->nseg].start_ns = g->start_ns;
+            m->seg[m->nseg].len = g->window_ns;
+            m->nseg++;
+        }
         m->subslots = job->subslots;
         m->bins = job->duration_bins;
         size_t k = 0;
@@ -526,7 +605,7 @@ int mw_model_extent(const mw_model_t *m, uint64_t *oldest, uint64_t *newest)
 
 uint64_t mw_model_origin_ns(const mw_model_t *m)
 {
-    return m->origin_set && m->grid_set ? m->origin_index * m->window_ns : 0;
+    return m->origin_set && m->grid_set ? mw_model_window_start(m, m->origin_index) : 0;
 }
 
 double mw_model_seconds(const mw_model_t *m, uint64_t global_ns)
@@ -677,14 +756,14 @@ int mw_model_event_time(const mw_model_t *m, const mw_event_t *e, double *t, uin
         return -1;
     uint64_t g;
     if (e->kind == MW_EVENT_RULE && e->has_window && e->window < UINT64_MAX / m->window_ns - 1)
-        g = (e->window + 1) * m->window_ns;
+        g = mw_model_window_start(m, e->window + 1);
     else if (e->real_ns)
         g = e->real_ns;
     else
         return -1;
     *t = mw_model_seconds(m, g);
     if (window)
-        *window = e->kind == MW_EVENT_RULE && e->has_window ? e->window : g / m->window_ns;
+        *window = e->kind == MW_EVENT_RULE && e->has_window ? e->window : mw_model_window_at(m, g);
     return 0;
 }
 
@@ -723,9 +802,42 @@ void mw_event_text(const mw_model_t *m, const mw_event_t *e, const mw_event_t *w
 }
 
 /* Window index of time t (seconds), which may be before window 0. */
+static int64_t index_of_rel(const mw_model_t *m, double rel)
+{
+    /* Relative to the origin's segment while rel is before every later one (and always on a
+     * grid of one segment: the arithmetic of a job that never changed its window length). */
+    unsigned o = seg_of(m, m->origin_index), i = m->nseg ? m->nseg - 1 : 0;
+    uint64_t origin = mw_model_origin_ns(m);
+    while (i > o && (double)(int64_t)(m->seg[i].start_ns - origin) > rel)
+        i--;
+    if (i <= o)
+        return (int64_t)m->origin_index +
+               (int64_t)floordiv(rel, (double)mw_model_window_len(m, m->origin_index));
+    double from = rel - (double)(int64_t)(m->seg[i].start_ns - origin);
+    return (int64_t)m->seg[i].first + (int64_t)floordiv(from, (double)m->seg[i].len);
+}
+
 static int64_t index_of_time(const mw_model_t *m, double t)
 {
-    return (int64_t)m->origin_index + (int64_t)floordiv(t * NS_PER_S, (double)m->window_ns);
+    return index_of_rel(m, t * NS_PER_S);
+}
+
+/* The shortest window length of the grid. */
+static uint64_t shortest_len(const mw_model_t *m)
+{
+    uint64_t l = m->window_ns;
+    for (unsigned i = 1; i < m->nseg; i++)
+        if (m->seg[i].len < l)
+            l = m->seg[i].len;
+    return l;
+}
+
+/* Start of window k (absolute index) in ns from the origin. */
+static double rel_start(const mw_model_t *m, int64_t k)
+{
+    if (k < 0)
+        return (double)(k - (int64_t)m->origin_index) * (double)m->window_ns;
+    return (double)(int64_t)(mw_model_window_start(m, (uint64_t)k) - mw_model_origin_ns(m));
 }
 
 /* The newest window known, from the extent or the windows seen; -1 when none. */
@@ -910,13 +1022,19 @@ int mw_model_add_window(mw_model_t *m, Mpiwatch__Window *w)
 {
     if (!w)
         return -1;
+    if (window_valid(w))
+        grid_learn(m, w);
     if (!window_valid(w) || (m->grid_set && !same_grid(m, w))) {
         mpiwatch__window__free_unpacked(w, NULL);
         return -1;
     }
     if (!m->grid_set) {
         m->grid_set = 1;
-        m->window_ns = w->window_ns;
+        grid_reset(m, w->window_ns);
+        if (w->start_ns) { /* a window after a change, before the job: its segment for now */
+            m->seg[0].first = w->index;
+            m->seg[0].start_ns = w->start_ns;
+        }
         m->subslots = w->subslots;
         m->bins = w->duration_bins;
     }
@@ -1068,9 +1186,9 @@ void mw_view_update(mw_view_t *v, const mw_model_t *m)
     uint64_t newest;
     if (!m->grid_set || !m->origin_set || newest_index(m, &newest) < 0)
         return;
-    double end = mw_model_seconds(m, (newest + 1) * m->window_ns);
+    double end = mw_model_seconds(m, mw_model_window_start(m, newest + 1));
     uint64_t oldest = m->extent_set ? m->ext_old : (m->n ? m->ent[0].index : m->origin_index);
-    double begin = mw_model_seconds(m, oldest * m->window_ns);
+    double begin = mw_model_seconds(m, mw_model_window_start(m, oldest));
     if (v->follow) {
         v->t1 = end;
         v->t0 = end - v->span;
@@ -1431,7 +1549,6 @@ int mw_timeline_columns(const mw_model_t *m, double t0, double t1, int ncols, fl
     if (!m->grid_set || !m->origin_set || !(t1 > t0) || m->n == 0)
         return 0;
     const uint32_t S = m->subslots;
-    const double W = (double)m->window_ns, ss = W / S;
     const double base = t0 * NS_PER_S, colw = (t1 - t0) * NS_PER_S / ncols;
     /* Fractions per sub-slot and layer of the window `cur`, computed once for the columns that
      * cut it. */
@@ -1442,12 +1559,16 @@ int mw_timeline_columns(const mw_model_t *m, double t0, double t1, int ncols, fl
     for (int c = 0; c < ncols; c++) {
         double a = base + c * colw, b = a + colw;
         double acc[LAYERS] = {0}, covered = 0;
-        int64_t k = (int64_t)floordiv(a, W);
-        int64_t klast = (int64_t)ceil(b / W) - 1;
+        /* k: absolute window index; the windows' own starts and lengths (the grid can
+         * change mid-run). */
+        int64_t k = index_of_rel(m, a);
+        int64_t klast = index_of_rel(m, b);
+        if (rel_start(m, klast) >= b)
+            klast--;
         while (k <= klast) {
-            int64_t abs = (int64_t)m->origin_index + k;
+            int64_t abs = k;
             if (abs < 0) {
-                k = -(int64_t)m->origin_index;
+                k = 0;
                 continue;
             }
             while (pos > 0 && m->ent[pos - 1].index >= (uint64_t)abs)
@@ -1458,11 +1579,12 @@ int mw_timeline_columns(const mw_model_t *m, double t0, double t1, int ncols, fl
                 break;
             if (m->ent[pos].index != (uint64_t)abs) {
                 /* Jump over the gap to the next cached window. */
-                k = (int64_t)m->ent[pos].index - (int64_t)m->origin_index;
+                k = (int64_t)m->ent[pos].index;
                 continue;
             }
             const Mpiwatch__Window *w = m->ent[pos].w;
-            double ws = k * W, we = ws + W;
+            const double W = (double)w->window_ns, ss = W / S;
+            double ws = rel_start(m, k), we = ws + W;
             double oa = fmax(a, ws), ob = fmin(b, we);
             double rr = w->ranks_reporting;
             if (ob > oa && oa <= ws && ob >= we) {
@@ -1811,7 +1933,7 @@ static void lc_build(lc_table_t *t, const Mpiwatch__Window *w)
 {
     memset(t, 0, sizeof *t);
     uint64_t W = w->window_ns, S = w->subslots, ss = W / S ? W / S : 1;
-    uint64_t wstart = w->index * W;
+    uint64_t wstart = w->start_ns ? w->start_ns : w->index * W;
     size_t n = w->n_longest < LC_SLOTS / 2 ? w->n_longest : LC_SLOTS / 2;
     for (size_t i = 0; i < n; i++) {
         const Mpiwatch__Call *c = w->longest[i];
@@ -1850,7 +1972,7 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
     const mw_repr_t repr = v->repr < MW_REPR_COUNT ? v->repr : MW_REPR_END;
     const unsigned nb = m->bins, S = m->subslots;
     const unsigned want_end = repr == MW_REPR_START ? 0 : 1;
-    const double W = (double)m->window_ns, ss = W / S;
+    const double W = (double)shortest_len(m); /* extra windows for long calls */
     const unsigned hfn = v->highlight_fn;
     const int64_t hrank = v->highlight_rank;
     scratch_t *sc = m->scratch;
@@ -1915,7 +2037,8 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
 
     for (size_t p = p0; p < p1; p++) {
         const Mpiwatch__Window *win = m->ent[p].w;
-        const double wsr = ((double)(int64_t)(win->index - m->origin_index)) * W - f.t0ns;
+        const double wsr = rel_start(m, (int64_t)win->index) - f.t0ns;
+        const double ss = (double)win->window_ns / S;
         const int have_lc = win->n_longest > 0;
         if (have_lc)
             lc_build(&lc, win);
@@ -2264,7 +2387,8 @@ mw_pick_t mw_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l,
     frame_init(&f, m, f0, f1, d0, d1, r->w, r->h, NULL, NULL);
     const mw_repr_t repr = v->repr < MW_REPR_COUNT ? v->repr : MW_REPR_END;
     int cx = x - r->x, cy = r->y + r->h - 1 - y;
-    const double W = (double)m->window_ns, ss = W / m->subslots;
+    const double W = (double)shortest_len(m);
+    const unsigned S = m->subslots;
     int64_t k0 = index_of_time(m, f0), k1 = index_of_time(m, f1);
     if (repr != MW_REPR_END)
         k1 += (int64_t)fmin(ceil(d1 / W) + 1, MAX_EXTRA_WINDOWS);
@@ -2296,7 +2420,8 @@ mw_pick_t mw_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l,
     uint64_t best_count = 0;
     for (size_t p = p0; p < p1; p++) {
         const Mpiwatch__Window *win = m->ent[p].w;
-        const double wsr = ((double)(int64_t)(win->index - m->origin_index)) * W - f.t0ns;
+        const double wsr = rel_start(m, (int64_t)win->index) - f.t0ns;
+        const double ss = (double)win->window_ns / S;
         for (size_t i = 0; i < win->n_density_fn; i++) {
             unsigned b = win->density_bin[i];
             uint64_t cnt = win->density_count[i];
@@ -2319,12 +2444,12 @@ mw_pick_t mw_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l,
             if (!hit)
                 continue;
             best_count = cnt;
-            uint64_t sub0 = win->index * m->window_ns +
-                            (uint64_t)(int64_t)floor(sub * (double)m->window_ns / m->subslots);
+            uint64_t sub0 = mw_model_window_start(m, win->index) +
+                            (uint64_t)(int64_t)floor(sub * (double)win->window_ns / m->subslots);
             pk.kind = MW_PICK_CELL;
             pk.fn = win->density_fn[i];
             pk.cell_t0_ns = sub0;
-            pk.cell_t1_ns = sub0 + (uint64_t)(m->window_ns / m->subslots);
+            pk.cell_t1_ns = sub0 + (uint64_t)(win->window_ns / m->subslots);
             pk.cell_d0_ns = (uint64_t)1 << b;
             pk.cell_d1_ns = (uint64_t)1 << (b + 1);
             pk.cell_count = cnt;
@@ -2393,7 +2518,10 @@ size_t mw_rank_calls_from_sample(const Mpiwatch__Envelope *env, uint64_t window_
         nd = s->n_density_end;
     if (s->n_density_count < nd)
         nd = s->n_density_count;
-    int64_t wstart = (int64_t)(s->window * window_ns);
+    /* The sample's own place on the grid when it says (the grid can change mid-job). */
+    if (s->window_ns)
+        window_ns = s->window_ns;
+    int64_t wstart = (int64_t)(s->window_start_ns ? s->window_start_ns : s->window * window_ns);
     for (size_t i = 0; i < nd && *n < max; i++) {
         if (s->density_count[i] == 0 || s->density_bin[i] >= 64)
             continue;

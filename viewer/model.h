@@ -343,6 +343,11 @@ void mw_model_set_rank_calls(mw_model_t *m, uint32_t rank, const mw_rank_call_t 
 const mw_rank_call_t *mw_model_rank_calls(const mw_model_t *m, uint32_t *rank, size_t *n);
 /* Appends the calls of one rank's sample (an Envelope with a Sample, as the history endpoint
  * or the recording gives it) to out[*n..max); returns the number added. */
+/* The window grid as the model knows it (the job's, and windows carrying their own start):
+ * window k's global start and length, and the window holding global time g. */
+uint64_t mw_model_window_start(const mw_model_t *m, uint64_t k);
+uint64_t mw_model_window_len(const mw_model_t *m, uint64_t k);
+uint64_t mw_model_window_at(const mw_model_t *m, uint64_t g);
 size_t mw_rank_calls_from_sample(const Mpiwatch__Envelope *env, uint64_t window_ns,
                                  uint32_t subslots, mw_rank_call_t *out, size_t *n, size_t max);
 

@@ -78,8 +78,17 @@ static void draw_title(mw_app_t *app)
         room = (float)(r->x + r->w) - pad - x;
     char buf[512], fit[512];
     if (job) {
-        char win[32];
+        char win[96];
         mw_format_duration((double)job->window_ns, win, sizeof win);
+        /* A job whose window length changed (mpiwatch.window): every length in order. */
+        for (size_t i = 1; i < job->n_grid && job->grid[i]; i++) {
+            char more[32];
+            size_t at = strlen(win);
+            mw_format_duration((double)job->grid[i]->window_ns, more, sizeof more);
+            if (at + strlen(more) + 8 >= sizeof win)
+                break;
+            snprintf(win + at, sizeof win - at, " → %s", more);
+        }
         /* The collector keeps "" as host 0 for ranks whose host is not known yet. */
         size_t hosts = 0;
         for (size_t i = 0; i < job->n_hosts; i++)

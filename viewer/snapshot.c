@@ -540,8 +540,9 @@ static void json_events(mw_app_t *app, cJSON *root)
         if (mw_model_event_time(app->model, e, &t, &w) == 0) {
             cJSON_AddNumberToObject(j, "t", t);
             json_u64(j, "window", w);
-            uint64_t origin_w =
-                job_window_ns(app) ? mw_model_origin_ns(app->model) / job_window_ns(app) : 0;
+            uint64_t origin_w = job_window_ns(app)
+                                    ? mw_model_window_at(app->model, mw_model_origin_ns(app->model))
+                                    : 0;
             json_u64(j, "run_window", w >= origin_w ? w - origin_w : 0);
         } else {
             cJSON_AddNullToObject(j, "t");
@@ -815,10 +816,10 @@ static double bench_calls(mw_app_t *app)
         return 0;
     double f0 = 0, f1 = 0;
     mw_view_focus(&app->view, &f0, &f1);
-    uint64_t origin = mw_model_origin_ns(app->model), wns = job->window_ns;
-    uint64_t sub = wns / job->subslots;
+    uint64_t origin = mw_model_origin_ns(app->model);
     double g0 = (double)origin + (f0 > 0 ? f0 : 0) * 1e9, g1 = (double)origin + f1 * 1e9;
-    uint64_t first = (uint64_t)(g0 / (double)wns), last = (uint64_t)(g1 / (double)wns);
+    uint64_t first = mw_model_window_at(app->model, (uint64_t)g0);
+    uint64_t last = g1 > 0 ? mw_model_window_at(app->model, (uint64_t)g1) : 0;
     double calls = 0;
     for (uint64_t k = first; k <= last; k++) {
         const Mpiwatch__Window *w = mw_model_window(app->model, k);
@@ -830,7 +831,9 @@ static double bench_calls(mw_app_t *app)
         for (size_t i = 0; i < n; i++) {
             if (!w->density_end[i])
                 continue;
-            double t = (double)(k * wns) + (double)w->density_sub[i] * (double)sub;
+            uint64_t wns = w->window_ns, sub = wns / job->subslots;
+            double t = (double)mw_model_window_start(app->model, k) +
+                       (double)w->density_sub[i] * (double)sub;
             if (t >= g0 && t < g1)
                 calls += (double)w->density_count[i];
         }

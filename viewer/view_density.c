@@ -245,7 +245,11 @@ static void draw_rank_calls(mw_app_t *app, const mw_rect_t *r, double f0, double
                 if (c->end != want_end || !sub_ns)
                     continue;
                 float x0 = x_of_ns(app, f0, f1, c->start_ns);
-                float x1 = x_of_ns(app, f0, f1, c->start_ns + sub_ns);
+                /* A sub-slot of the cell's own window (the grid can change mid-run). */
+                uint64_t cell_ns =
+                    mw_model_window_len(app->model, mw_model_window_at(app->model, c->start_ns)) /
+                    job->subslots;
+                float x1 = x_of_ns(app, f0, f1, c->start_ns + (cell_ns ? cell_ns : sub_ns));
                 float y0 = y_of_dur(app, 2.0 * (double)c->duration_ns);
                 float y1 = y_of_dur(app, (double)c->duration_ns);
                 if (x1 < left || x0 > right || y1 < top || y0 > bottom)
@@ -301,10 +305,10 @@ static void draw_longest(mw_app_t *app, const mw_rect_t *r, double f0, double f1
         return;
     const Mpiwatch__Call *top[LONGEST_RINGED];
     int n = 0;
-    double origin = (double)mw_model_origin_ns(app->model), wns = (double)job->window_ns;
-    double k0 = floor((origin + f0 * 1e9) / wns), k1 = floor((origin + f1 * 1e9) / wns);
-    if (k0 < 0)
-        k0 = 0;
+    double origin = (double)mw_model_origin_ns(app->model);
+    double g0 = origin + f0 * 1e9, g1 = origin + f1 * 1e9;
+    double k0 = g0 > 0 ? (double)mw_model_window_at(app->model, (uint64_t)g0) : 0;
+    double k1 = g1 > 0 ? (double)mw_model_window_at(app->model, (uint64_t)g1) : -1;
     if (k1 - k0 > 100000)
         k0 = k1 - 100000; /* a zoomed-out range: its newest part */
     for (double k = k0; k <= k1; k++) {

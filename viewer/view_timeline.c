@@ -169,8 +169,8 @@ static void draw_columns(mw_app_t *app, const mw_rect_t *r)
     const Mpiwatch__JobInfo *job = mw_model_job(app->model);
     uint64_t oldest = 0, newest = 0;
     if (job && job->window_ns && mw_model_extent(app->model, &oldest, &newest) == 0) {
-        run0 = mw_model_seconds(app->model, oldest * job->window_ns);
-        run1 = mw_model_seconds(app->model, (newest + 1) * job->window_ns);
+        run0 = mw_model_seconds(app->model, mw_model_window_start(app->model, oldest));
+        run1 = mw_model_seconds(app->model, mw_model_window_start(app->model, newest + 1));
     }
     const mw_view_t *v = &app->view;
     double dt = tl->ncols > 0 ? (v->t1 - v->t0) / tl->ncols : 0;

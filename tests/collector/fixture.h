@@ -21,6 +21,7 @@
 /* A closed window as the tests see it (the mw_window_t is only valid in the callback). */
 typedef struct {
     uint64_t index;
+    uint64_t start_ns, window_ns; /* its place on the job's grid */
     uint32_t reporting, missing;
     uint64_t mpi_time_ns, occ_total_ns;
     double mpi_fraction, occ_fraction;
@@ -61,6 +62,8 @@ static inline void fx_on_window(const mw_window_t *w, void *user)
     fx_window_t *o = &f->closed[f->n_closed++];
     memset(o, 0, sizeof *o);
     o->index = w->index;
+    o->start_ns = w->start_ns;
+    o->window_ns = w->window_ns;
     o->reporting = w->ranks_reporting;
     o->missing = w->ranks_missing;
     o->mpi_time_ns = w->mpi_time_ns;

@@ -36,12 +36,13 @@
 #include "testmsg.h"
 
 #define JOB "badinput"
-#define REASONS 15
+#define REASONS 16
 
 static const char *const reason_names[REASONS] = {
     "multipart",    "too_large",      "decode",         "version",       "no_body",
     "job_mismatch", "table_mismatch", "rank_range",     "no_hello",      "duplicate",
-    "timestamp",    "bad_field",      "duplicate_hello", "capture_field", "capture_time"};
+    "timestamp",    "bad_field",      "duplicate_hello", "capture_field", "capture_time",
+    "grid_mismatch"};
 
 static unsigned expected[REASONS];
 static unsigned accepted, samples;
@@ -284,6 +285,11 @@ static void mode_bad(void *ctx, const char *endpoint, const char *host, const ch
     valid_sample(&m, current_window());
     m.sample.sent_ns += 3 * 86400000000000ull;
     send_msg(s, &m, "timestamp");
+    /* A window of another grid (a rank that missed an mpiwatch.window change). */
+    valid_sample(&m, current_window());
+    m.sample.window_ns = 2 * TM_WINDOW_NS;
+    m.sample.window_start_ns = current_window() * TM_WINDOW_NS;
+    send_msg(s, &m, "grid_mismatch");
     tm_hello(&m, JOB, 0, 1, now_ns());
     m.hello.pid = 777;
     send_msg(s, &m, "duplicate_hello");

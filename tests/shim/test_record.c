@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -331,6 +332,62 @@ static void test_threads_counted_exactly(void **state)
     assert_true(dropped * 1000 < (uint64_t)STRESS_THREADS * STRESS_CALLS);
 }
 
+/* mpiwatch.window=MS@K on the rank (grid.c): refused when malformed, out of bounds, not after
+ * the last change or too late (window K begun); applied otherwise, after which windows from K
+ * on have the new length, start where the one before ends, and calls in them are split into
+ * sub-slots of the new length (a call spanning the switch too). */
+static void test_grid_switch(void **state)
+{
+    (void)state;
+    const uint64_t W10 = 10000000ull; /* 10 ms windows, 20 ms after the switch */
+    setup_recorder((unsigned)W10, 10);
+    int64_t now_w = mw__grid_index(mw__global_ns(mw__now()));
+    int64_t K = now_w + 50; /* 0.5 s ahead */
+    char v[64];
+    const char *bad[] = {"", "abc", "20", "20@", "@5", "20@-5", "+20@5", "20@5x", "9@5", "81@5"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(mw__grid_request(bad[i]), -1);
+    snprintf(v, sizeof v, "20@%lld", (long long)now_w); /* begun: too late */
+    assert_int_equal(mw__grid_request(v), -1);
+    assert_int_equal(atomic_load(&mw__g.nseg), 1);
+    snprintf(v, sizeof v, "20@%lld", (long long)K);
+    assert_int_equal(mw__grid_request(v), 0);
+    assert_int_equal(atomic_load(&mw__g.nseg), 2);
+    assert_int_equal(mw__grid_request(v), -1); /* not after the last change */
+    uint64_t T = (uint64_t)K * W10;
+    assert_int_equal(mw__grid_start(K), T);
+    assert_int_equal(mw__grid_len(K - 1), W10);
+    assert_int_equal(mw__grid_len(K), 2 * W10);
+    assert_int_equal(mw__grid_start(K + 3), T + 6 * W10);
+    assert_int_equal(mw__grid_index(T - 1), K - 1);
+    assert_int_equal(mw__grid_index(T + 2 * W10 - 1), K);
+    assert_int_equal(mw__grid_index(T + 2 * W10), K + 1);
+    assert_int_equal(mw__grid_first_from(T + 1), K + 1);
+
+    atomic_store(&mw__g.closed_upto, K - 2);
+    mw_thread_t *t = self();
+    const uint64_t sub0 = W10 / 10, sub1 = 2 * W10 / 10;
+    /* From sub-slot 9 of K - 1 (1 ms sub-slots) to the middle of sub-slot 1 of K (2 ms). */
+    mw__record(t, MW_ID_Recv, T - sub0, T + sub1 + sub1 / 2, 0, -1);
+    /* Inside sub-slot 3 of K, and from the middle of sub-slot 5 to the middle of 7. */
+    mw__record(t, MW_ID_Bcast, T + 3 * sub1 + 5, T + 3 * sub1 + 500, 0, -1);
+    mw__record(t, MW_ID_Barrier, T + 5 * sub1 + sub1 / 2, T + 7 * sub1 + sub1 / 2, 0, -1);
+    mw__collect(&acc, K - 1);
+    assert_int_equal(acc.fn[MW_ID_Recv].count, 0);
+    assert_int_equal(occ_of(MW_ID_Recv, 9), sub0);
+    mw__acc_clear(&acc);
+    mw__collect(&acc, K);
+    assert_int_equal(acc.fn[MW_ID_Recv].count, 1);
+    assert_int_equal(occ_of(MW_ID_Recv, 0), sub1);
+    assert_int_equal(occ_of(MW_ID_Recv, 1), sub1 / 2);
+    assert_int_equal(occ_of(MW_ID_Bcast, 3), 495);
+    assert_int_equal(occ_of(MW_ID_Barrier, 5), sub1 / 2);
+    assert_int_equal(occ_of(MW_ID_Barrier, 6), sub1);
+    assert_int_equal(occ_of(MW_ID_Barrier, 7), sub1 / 2);
+    assert_int_equal(acc.late, 0);
+    mw__grid_init((unsigned)W10, 10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_sender_behind_counts_in_older_slot),
         cmocka_unit_test(test_counted_calls_use_last_window),
         cmocka_unit_test(test_threads_counted_exactly),
+        cmocka_unit_test(test_grid_switch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -195,6 +195,77 @@ static Mpiwatch__JobInfo *make_job(const char *name, uint32_t size, uint64_t win
 
 /* ---- the timeline ------------------------------------------------------------------------- */
 
+/* A window whose length changed mid-run (mpiwatch.window): 200 ms windows from K on, each with
+ * its own start, fraction `frac` of 1 rank in function 1 in every sub-slot. */
+static Mpiwatch__Window *long_window(uint64_t k, uint64_t K, double frac)
+{
+    wb_t b;
+    wb_init(&b, k, 1, 64, 1);
+    b.w.window_ns = 2 * WNS;
+    b.w.start_ns = K * WNS + (k - K) * 2 * WNS;
+    for (unsigned s = 0; s < SUBS; s++)
+        wb_occ(&b, 1, s, (uint64_t)(2 * SSNS * frac));
+    wb_fn(&b, 1, 1);
+    return wb_done(&b);
+}
+
+/* The timeline of a run whose window length changed from 100 ms to 200 ms at window 4: the
+ * windows are kept and drawn at their true times (window 4 starts at 0.4 s, window 5 at
+ * 0.6 s, both 0.2 s wide), with no gap at the change. */
+static void test_changed_grid(void **state)
+{
+    (void)state;
+    mw_model_t *m = mw_model_new(0);
+    const uint64_t K = 4;
+    for (uint64_t k = 0; k < K; k++) {
+        wb_t b;
+        wb_init(&b, k, 1, 64, 1);
+        for (unsigned s = 0; s < SUBS; s++)
+            wb_occ(&b, 1, s, SSNS / 4); /* 0.25 */
+        wb_fn(&b, 1, 1);
+        assert_int_equal(mw_model_add_window(m, wb_done(&b)), 0);
+    }
+    assert_int_equal(mw_model_add_window(m, long_window(K, K, 0.5)), 0);
+    assert_int_equal(mw_model_add_window(m, long_window(K + 1, K, 0.75)), 0);
+    assert_int_equal(mw_model_window_start(m, K), K * WNS);
+    assert_int_equal(mw_model_window_start(m, K + 1), (K + 2) * WNS);
+    assert_int_equal(mw_model_window_start(m, K + 2), (K + 4) * WNS);
+    assert_int_equal(mw_model_window_len(m, K - 1), WNS);
+    assert_int_equal(mw_model_window_len(m, K + 1), 2 * WNS);
+    assert_int_equal(mw_model_window_at(m, (K + 3) * WNS), K + 1);
+    assert_int_equal(mw_model_window_at(m, K * WNS - 1), K - 1);
+
+    /* 10 columns of 0.1 s over 0..1 s: 4 of 0.25, 2 of 0.5, 2 of 0.75, then nothing. */
+    float out[10 * (MW_PALETTE + 2)];
+    assert_int_equal(mw_timeline_columns(m, 0.0, 1.0, 10, out), 8);
+    const float want[10] = {0.25f, 0.25f, 0.25f, 0.25f, 0.5f, 0.5f, 0.75f, 0.75f, 0, 0};
+    for (int c = 0; c < 10; c++) {
+        assert_float_equal(FCOL(out, c, 0), want[c], 1e-5);
+        assert_float_equal(FCOL(out, c, MW_PALETTE + 1), c < 8 ? 1.0f : 0.0f, 0);
+    }
+    /* A window on the old grid after the change does not fit and is refused. */
+    assert_int_equal(mw_model_add_window(m, plain_window(K + 2)), -1);
+
+    /* The job's grid from its description: the same places, before any window arrived. */
+    mw_model_t *j = mw_model_new(0);
+    Mpiwatch__JobInfo *job = make_job("grid", 1, WNS);
+    Mpiwatch__GridSegment g0 = MPIWATCH__GRID_SEGMENT__INIT, g1 = MPIWATCH__GRID_SEGMENT__INIT;
+    Mpiwatch__GridSegment *gp[2] = {&g0, &g1};
+    g0.window_ns = WNS;
+    g1.first = K;
+    g1.start_ns = K * WNS;
+    g1.window_ns = 2 * WNS;
+    job->n_grid = 2;
+    job->grid = gp;
+    mw_model_set_job(j, job);
+    assert_int_equal(mw_model_window_start(j, K + 1), (K + 2) * WNS);
+    assert_int_equal(mw_model_add_window(j, long_window(K + 1, K, 0.5)), 0);
+    job->n_grid = 0; /* the segments are on this stack: the model copied them */
+    job->grid = NULL;
+    mw_model_free(j);
+    mw_model_free(m);
+}
+
 /* Two functions inside 25% and 50% of 4 ranks in every sub-slot stack to 0.25 and 0.75; the
  * function with more time has slot 0. */
 static void test_stacking(void **state)
@@ -1332,6 +1403,7 @@ int main(void)
         cmocka_unit_test(test_stacking),
         cmocka_unit_test(test_columns_average),
         cmocka_unit_test(test_gaps),
+        cmocka_unit_test(test_changed_grid),
         cmocka_unit_test(test_scales_and_ticks),
         cmocka_unit_test(test_transfer),
         cmocka_unit_test(test_density_outlier),
