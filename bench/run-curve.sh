@@ -1,16 +1,16 @@
 #!/bin/bash
-# bench-curve.sh BUILD_DIR [SECONDS] [RUNS]: what CURVE costs the collector (docs/security.md).
+# run-curve.sh BUILD_DIR [SECONDS] [RUNS]: what CURVE costs the collector (docs/security.md).
 # Not a test: it prints figures. Each run starts a collector on tcp://127.0.0.1 (with CURVE, or
 # without), runs tests/programs/steer_cb on 4 ranks for SECONDS (default 8) with 2 ms windows
 # (about 2,000 small samples per second), and prints the collector's CPU seconds (user + system,
 # both threads, from /proc/PID/stat after the job) and the samples it accepted. Runs alternate
 # plain / CURVE, RUNS pairs (default 3); the medians come last. Needs a built tree.
 set -u
-build=$(readlink -f "${1:?usage: bench-curve.sh BUILD_DIR [SECONDS] [RUNS]}")
+build=$(readlink -f "${1:?usage: run-curve.sh BUILD_DIR [SECONDS] [RUNS]}")
 secs=${2:-8}
 runs=${3:-3}
 MW_COLLECTOR=$build/collector/mpiwatch-collector
-. "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/common.sh"
 mw_init bench_curve
 mw_mpi_env
 cd "$MW_T" || exit 1
