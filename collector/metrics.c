@@ -155,6 +155,13 @@ static char *metrics_format(const mw_collector_t *c, size_t *len)
     for (int r = 1; r < MW_REJECT_COUNT; r++)
         metrics_put(&b, "mpiwatch_messages_rejected_total{reason=\"%s\"} %" PRIu64 "\n",
                     mw_reject_name((mw_reject_t)r), c->stats.rejected[r]);
+    if (c->opt && c->opt->curve_secret) { /* as in the stats JSON: only when CURVE is on */
+        metrics_head(&b, "mpiwatch_connections_refused_total", "counter",
+                     "Connections refused by CURVE authentication, by reason.");
+        for (int r = 0; r < MW_AUTH_COUNT; r++)
+            metrics_put(&b, "mpiwatch_connections_refused_total{reason=\"%s\"} %" PRIu64 "\n",
+                        mw_auth_reason_name((mw_auth_reason_t)r), c->stats.auth_refused[r]);
+    }
     if (b.failed) {
         free(b.buf);
         return NULL;
@@ -171,6 +178,8 @@ static uint64_t metrics_signature(const mw_collector_t *c)
                  c->stats.jobs + c->job.dead;
     for (int r = 0; r < MW_REJECT_COUNT; r++)
         s += c->stats.rejected[r];
+    for (int r = 0; r < MW_AUTH_COUNT; r++)
+        s += c->stats.auth_refused[r];
     return s;
 }
 

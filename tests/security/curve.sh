@@ -10,7 +10,8 @@
 #     DEALER (NULL mechanism) on the control socket and a plain SUB on the steering socket are
 #     refused, and so is a client with another collector's public key: the tools say so
 #     (exit 1), no callback runs for them, the collector counts exactly 1 unauthorized key,
-#     3 peers without CURVE and 1 wrong server key, refuses nothing else, logs the refusals with
+#     3 peers without CURVE and 1 wrong server key (in --stats-json and, while the job runs,
+#     on the Prometheus page), refuses nothing else, logs the refusals with
 #     the socket and (for the key) the peer address, and stays up until the job ends. The same
 #     plain client with the right keys gets in, and its bogus request is still refused by the
 #     steering checks (steer_rejected 1).
@@ -65,8 +66,10 @@ check_refused 0 0 0
 # 2. Steering over CURVE, and the refused ones.
 rm -f "$MW_T/summary.json" "$MW_T/stats.json" ready stop
 : >"$MW_T/collector.err"
+mport=$(free_port)
 mw_start_collector --quiet --exit-after-job --listen "$ING" --steer "$STEER" --control "$CTL" \
-    "${curve[@]}" --summary-json "$MW_T/summary.json" --stats-json "$MW_T/stats.json"
+    "${curve[@]}" --summary-json "$MW_T/summary.json" --stats-json "$MW_T/stats.json" \
+    --metrics-port "$mport"
 "$MW_MPIRUN" --oversubscribe -np "$MW_NP" -x LD_PRELOAD="$MW_LIB" -x MPIWATCH_COLLECTOR="$ING" \
     -x MPIWATCH_WINDOW_MS -x MPIWATCH_STEER="$STEER" "${rank_keys[@]}" \
     "$MW_PROGRAMS/steer_cb" mpi "$MW_T" >steer_cb.out 2>steer_cb.err &
@@ -103,6 +106,17 @@ MPIWATCH_CURVE_SERVER="$MW_T/coll.pub" MPIWATCH_CURVE_KEY="$MW_T/clients/op.key"
     mw_fail "authorized steer failed: $(cat op.out)"
 grep -qx "sent app.msg=secure-hello (seq 1)" op.out || mw_fail "authorized steer: $(cat op.out)"
 sleep 1
+# The same refusals on the Prometheus page, while the job runs.
+"$MW_PYTHON" - "$mport" <<'PY' || mw_fail "/metrics does not show the refusals (above)"
+import re, sys, urllib.request
+text = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=5).read().decode()
+got = {m[0]: int(m[1]) for m in
+       re.findall(r'^mpiwatch_connections_refused_total\{reason="(\w+)"\} (\d+)$', text, re.M)}
+print("metrics:", got)
+assert sorted(got) == ["crypto", "handshake", "mechanism", "unauthorized"], got
+assert got["unauthorized"] == 1 and got["crypto"] == 1, got
+assert got["mechanism"] + got["handshake"] == 3, got
+PY
 touch stop
 wait "$job" || mw_fail "steer_cb failed: $(head -c 1000 steer_cb.err)"
 cat steer_cb.out
