@@ -64,7 +64,10 @@ static void marker_label(const mw_event_t *e, char *buf, size_t len)
         snprintf(buf, len, "%s", e->rule[0] ? e->rule : "rule");
     } else {
         char kv[40];
-        snprintf(kv, sizeof kv, "%.*s", (int)strcspn(e->detail, " "), e->detail);
+        /* The library's own keys carry the window the collector chose (`@K`, an absolute
+         * index of 10 digits or more): the marker's place already says when. */
+        size_t n = strcspn(e->detail, strncmp(e->detail, "mpiwatch.", 9) == 0 ? " @" : " ");
+        snprintf(kv, sizeof kv, "%.*s", (int)n, e->detail);
         snprintf(buf, len, "steer %s", kv);
     }
 }
