@@ -38,19 +38,26 @@
 
 extern char **environ;
 
+/* name, per rank (a scope chooses the ranks), needs `function`, over windows (OVER_W), time
+ * steps (OVER_S) or both: a step has exact totals per function and pair but no histograms or
+ * per-rank shares (docs/steps.md). */
+#define OVER_W 1
+#define OVER_S 2
 #define RULES_METRICS(X)                                                                           \
-    X(RANK_FRACTION, "rank_mpi_fraction", 1, 0)                                                    \
-    X(FN_SHARE, "function_share", 0, 1)                                                            \
-    X(FN_P50, "function_p50", 0, 1)                                                                \
-    X(FN_P99, "function_p99", 0, 1)                                                                \
-    X(IMBALANCE, "imbalance", 1, 0)                                                                \
-    X(LOAD_IMBALANCE, "load_imbalance", 1, 0)                                                      \
-    X(BYTES_PER_S, "bytes_per_s", 0, 0)                                                            \
-    X(MISSING, "missing_ranks", 0, 0)                                                              \
-    X(DROPPED, "dropped", 0, 0)
+    X(RANK_FRACTION, "rank_mpi_fraction", 1, 0, OVER_W)                                            \
+    X(FN_SHARE, "function_share", 0, 1, OVER_W | OVER_S)                                           \
+    X(FN_P50, "function_p50", 0, 1, OVER_W)                                                        \
+    X(FN_P99, "function_p99", 0, 1, OVER_W)                                                        \
+    X(IMBALANCE, "imbalance", 1, 0, OVER_W)                                                        \
+    X(LOAD_IMBALANCE, "load_imbalance", 1, 0, OVER_W)                                              \
+    X(BYTES_PER_S, "bytes_per_s", 0, 0, OVER_W | OVER_S)                                           \
+    X(MPI_FRACTION, "mpi_fraction", 0, 0, OVER_W | OVER_S)                                         \
+    X(STEP_TIME, "step_time", 0, 0, OVER_S)                                                        \
+    X(MISSING, "missing_ranks", 0, 0, OVER_W)                                                      \
+    X(DROPPED, "dropped", 0, 0, OVER_W)
 
 typedef enum {
-#define X(id, name, scoped, fn) M_##id,
+#define X(id, name, scoped, fn, over) M_##id,
     RULES_METRICS(X)
 #undef X
         M_COUNT
@@ -60,11 +67,14 @@ static const struct {
     const char *name;
     int scoped; /* a per-rank metric: the scope chooses the ranks */
     int fn;     /* needs `function` */
+    int over;   /* OVER_W, OVER_S or both */
 } metric_desc[M_COUNT] = {
-#define X(id, name, scoped, fn) {name, scoped, fn},
+#define X(id, name, scoped, fn, over) {name, scoped, fn, over},
     RULES_METRICS(X)
 #undef X
 };
+#undef OVER_W
+#undef OVER_S
 
 typedef enum { OP_GT, OP_GE, OP_LT, OP_LE } op_t;
 static const char *const op_names[] = {">", ">=", "<", "<="};
@@ -105,10 +115,12 @@ typedef struct {
     ranks_t steer_ranks;
     int has_steer_ranks;
     uint32_t capture; /* action capture: windows to capture, 0 when not given */
-    /* State. */
+    int over_step;    /* over = step: evaluated on each time step, not each window */
+    /* State. For a step rule, last_index and last_fire are step numbers. */
     uint32_t streak;
-    int64_t last_index; /* window last evaluated, -1 none */
-    int64_t last_fire;  /* window of the last firing, -1 none */
+    int64_t last_index;        /* window last evaluated, -1 none */
+    int64_t last_fire;         /* window of the last firing, -1 none */
+    uint64_t last_fire_end_ns; /* step rules: the end of the step that fired */
     uint64_t fired;
     uint32_t running;
 } rule_t;
@@ -231,7 +243,7 @@ bad:
 }
 
 static const char *const placeholders[] = {"rule", "rank",   "value", "window",
-                                           "node", "metric", "job"};
+                                           "node", "metric", "job",   "step"};
 
 /* Checks that every {NAME} in a word is a known placeholder. Returns 0, or -1 with p's error. */
 static int parse_check_placeholders(parse_t *p, const char *w)
@@ -337,6 +349,11 @@ static int parse_key(parse_t *p, rule_t *r, const char *k, const char *v)
                 return 0;
             }
         parse_error(p, p->line, "unknown metric '%.100s'", v);
+    } else if (strcmp(k, "over") == 0) {
+        if (strcmp(v, "window") == 0 || strcmp(v, "step") == 0)
+            r->over_step = v[0] == 's';
+        else
+            parse_error(p, p->line, "over must be 'window' or 'step', not '%.100s'", v);
     } else if (strcmp(k, "function") == 0) {
         r->fn = mw_fn_id(v);
         if (r->fn == 0)
@@ -500,6 +517,14 @@ static void parse_check_rule(parse_t *p, const rule_t *r)
     else if (metric_desc[r->metric].fn && !r->fn)
         parse_error(p, r->line, "rule '%s': metric %s needs 'function'", r->name,
                     metric_desc[r->metric].name);
+    else if (r->over_step && !(metric_desc[r->metric].over & 2))
+        parse_error(p, r->line,
+                    "rule '%s': metric %s is per window; over = step takes step_time, "
+                    "function_share, bytes_per_s or mpi_fraction",
+                    r->name, metric_desc[r->metric].name);
+    else if (!r->over_step && !(metric_desc[r->metric].over & 1))
+        parse_error(p, r->line, "rule '%s': metric %s needs over = step", r->name,
+                    metric_desc[r->metric].name);
     else if (r->scope != SCOPE_ANY && !metric_desc[r->metric].scoped)
         parse_error(p, r->line, "rule '%s': metric %s is job-wide and takes no scope", r->name,
                     metric_desc[r->metric].name);
@@ -508,8 +533,7 @@ static void parse_check_rule(parse_t *p, const rule_t *r)
     else if (r->action == ACT_STEER && !r->steer_key)
         parse_error(p, r->line, "rule '%s': action steer needs 'steer = KEY=VALUE'", r->name);
     else if (r->action == ACT_CAPTURE && !r->capture)
-        parse_error(p, r->line, "rule '%s': action capture needs 'capture = N' (windows)",
-                    r->name);
+        parse_error(p, r->line, "rule '%s': action capture needs 'capture = N' (windows)", r->name);
 }
 
 mw_rules_t *mw__rules_load(const char *path, char *err, size_t errlen)
@@ -708,6 +732,11 @@ static int rule_eval(const rule_t *r, const mw_job_t *job, const mw_window_t *w,
         *value = w->window_ns ? (double)bytes / ((double)w->window_ns / 1e9) : 0;
         break;
     }
+    case M_MPI_FRACTION:
+        if (!w->ranks_reporting || !w->window_ns)
+            return 0;
+        *value = (double)w->mpi_time_ns / ((double)w->ranks_reporting * (double)w->window_ns);
+        break;
     case M_MISSING:
         *value = w->ranks_missing;
         break;
@@ -719,16 +748,57 @@ static int rule_eval(const rule_t *r, const mw_job_t *job, const mw_window_t *w,
     return 1;
 }
 
+/* A step rule's value on a closed step (collector/steps.c). Returns 0 when the step has no
+ * value for it (no duration, no calls of the function). */
+static int rule_eval_step(const rule_t *r, const Mpiwatch__Step *st, double *value)
+{
+    double dur = st->end_ns > st->start_ns ? (double)(st->end_ns - st->start_ns) : 0;
+    switch (r->metric) {
+    case M_STEP_TIME:
+        if (!dur)
+            return 0;
+        *value = dur / 1e9;
+        return 1;
+    case M_FN_SHARE:
+        if (!st->mpi_time_ns)
+            return 0;
+        for (size_t i = 0; i < st->n_functions; i++)
+            if (st->functions[i]->fn == r->fn) {
+                *value = (double)st->functions[i]->total_ns / (double)st->mpi_time_ns;
+                return 1;
+            }
+        *value = 0;
+        return 1;
+    case M_BYTES_PER_S: {
+        if (!dur)
+            return 0;
+        uint64_t bytes = 0;
+        for (size_t i = 0; i < st->n_pair_bytes; i++)
+            bytes += st->pair_bytes[i];
+        *value = (double)bytes / (dur / 1e9);
+        return 1;
+    }
+    case M_MPI_FRACTION:
+        if (!dur || !st->ranks)
+            return 0;
+        *value = (double)st->mpi_time_ns / ((double)st->ranks * dur);
+        return 1;
+    default:
+        return 0; /* refused when the rules were loaded */
+    }
+}
+
 /* ---- actions ------------------------------------------------------------------------------ */
 
 typedef struct {
-    char rule[64], rank[24], value[32], window[24], metric[32];
+    char rule[64], rank[24], value[32], window[24], metric[32], step[24];
     const char *node, *job;
 } fire_t;
 
 static const char *fire_get(const fire_t *f, const char *name, size_t len)
 {
-    const char *vals[] = {f->rule, f->rank, f->value, f->window, f->node, f->metric, f->job};
+    const char *vals[] = {f->rule, f->rank,   f->value, f->window,
+                          f->node, f->metric, f->job,   f->step};
     for (size_t i = 0; i < sizeof placeholders / sizeof *placeholders; i++)
         if (strlen(placeholders[i]) == len && strncmp(placeholders[i], name, len) == 0)
             return vals[i];
@@ -775,21 +845,22 @@ static void rules_spawn(mw_rules_t *rs, rule_t *r, const fire_t *f, uint64_t now
         return;
     }
     char **argv = calloc(r->n_words + 1, sizeof *argv);
-    char *envs[7] = {0};
+    char *envs[8] = {0};
     char **envp = NULL;
     size_t n_env = 0;
     for (char **e = environ; e && *e; e++)
         n_env++;
-    envp = calloc(n_env + 8, sizeof *envp);
+    envp = calloc(n_env + 9, sizeof *envp);
     int ok = argv && envp;
     for (size_t i = 0; ok && i < r->n_words; i++)
         ok = (argv[i] = fire_expand(f, r->words[i])) != NULL;
-    static const char *const env_names[7] = {"MPIWATCH_RULE",   "MPIWATCH_RANK", "MPIWATCH_VALUE",
+    static const char *const env_names[8] = {"MPIWATCH_RULE",   "MPIWATCH_RANK", "MPIWATCH_VALUE",
                                              "MPIWATCH_WINDOW", "MPIWATCH_JOB",  "MPIWATCH_NODE",
-                                             "MPIWATCH_METRIC"};
-    const char *env_vals[7] = {f->rule, f->rank, f->value, f->window, f->job, f->node, f->metric};
+                                             "MPIWATCH_METRIC", "MPIWATCH_STEP"};
+    const char *env_vals[8] = {f->rule, f->rank, f->value,  f->window,
+                               f->job,  f->node, f->metric, f->step};
     size_t k = 0;
-    for (int i = 0; ok && i < 7; i++) {
+    for (int i = 0; ok && i < 8; i++) {
         ok = asprintf(&envs[i], "%s=%s", env_names[i], env_vals[i]) >= 0;
         if (!ok)
             envs[i] = NULL;
@@ -798,14 +869,14 @@ static void rules_spawn(mw_rules_t *rs, rule_t *r, const fire_t *f, uint64_t now
         /* Ours replace any inherited MPIWATCH_<same> so the program sees one value. */
         for (char **e = environ; e && *e; e++) {
             int mine = 0;
-            for (int i = 0; i < 7; i++) {
+            for (int i = 0; i < 8; i++) {
                 size_t len = strlen(env_names[i]);
                 mine |= strncmp(*e, env_names[i], len) == 0 && (*e)[len] == '=';
             }
             if (!mine)
                 envp[k++] = *e;
         }
-        for (int i = 0; i < 7; i++)
+        for (int i = 0; i < 8; i++)
             envp[k++] = envs[i];
     }
     pid_t pid = -1;
@@ -849,7 +920,7 @@ static void rules_spawn(mw_rules_t *rs, rule_t *r, const fire_t *f, uint64_t now
     for (size_t i = 0; argv && i < r->n_words; i++)
         free(argv[i]);
     free(argv);
-    for (int i = 0; i < 7; i++)
+    for (int i = 0; i < 8; i++)
         free(envs[i]);
     free(envp);
 }
@@ -890,8 +961,10 @@ uint64_t mw__rules_capture_first(uint64_t index, uint64_t window_ns, uint64_t no
     return k > index ? k : index + 1;
 }
 
-static void rules_fire(mw_rules_t *rs, rule_t *r, mw_collector_t *c, const mw_window_t *w,
-                       double value, int64_t rank)
+/* A firing at window `index` (for a step rule: the window its step ended in, and `step`;
+ * otherwise step is -1). */
+static void rules_fire(mw_rules_t *rs, rule_t *r, mw_collector_t *c, uint64_t index,
+                       uint64_t window_ns, int64_t step, double value, int64_t rank)
 {
     fire_t f;
     snprintf(f.rule, sizeof f.rule, "%s", r->name);
@@ -900,16 +973,17 @@ static void rules_fire(mw_rules_t *rs, rule_t *r, mw_collector_t *c, const mw_wi
     else
         snprintf(f.rank, sizeof f.rank, "-1");
     snprintf(f.value, sizeof f.value, "%.6g", value);
-    snprintf(f.window, sizeof f.window, "%llu", (unsigned long long)w->index);
+    snprintf(f.window, sizeof f.window, "%llu", (unsigned long long)index);
+    snprintf(f.step, sizeof f.step, "%lld", (long long)step);
     snprintf(f.metric, sizeof f.metric, "%s", metric_desc[r->metric].name);
     f.node = rank >= 0 && c->job.ranks ? mw_job_node(&c->job, (uint32_t)rank) : "";
     f.job = c->job.job;
     r->fired++;
     char detail[512];
     snprintf(detail, sizeof detail,
-             "rule=%s metric=%s scope=%.100s value=%s window=%s rank=%s%s%.100s", r->name, f.metric,
-             r->scope_text ? r->scope_text : "any", f.value, f.window, f.rank,
-             f.node[0] ? " node=" : "", f.node);
+             "rule=%s metric=%s scope=%.100s value=%s window=%s rank=%s%s%.100s%s%s", r->name,
+             f.metric, r->scope_text ? r->scope_text : "any", f.value, f.window, f.rank,
+             f.node[0] ? " node=" : "", f.node, step >= 0 ? " step=" : "", step >= 0 ? f.step : "");
     MW_LOG(MW_LOG_WARN, "rule fired: %s", detail);
     mw__collector_event(c, "rule", detail);
     switch (r->action) {
@@ -926,11 +1000,12 @@ static void rules_fire(mw_rules_t *rs, rule_t *r, mw_collector_t *c, const mw_wi
         /* Every rank captures the same windows: K, chosen so that the message reaches them
          * before K starts (see mw__rules_capture_first). Without `ranks`, all ranks. */
         char arg[48];
-        uint64_t k = c->job.grid.n > 1
-                         ? mw_grid_index(&c->job.grid, c->now.real_ns + MW_RULES_CAPTURE_LEAD_NS) + 1
-                         : mw__rules_capture_first(w->index, w->window_ns, c->now.real_ns);
-        if (k <= w->index)
-            k = w->index + 1;
+        uint64_t k =
+            c->job.grid.n > 1
+                ? mw_grid_index(&c->job.grid, c->now.real_ns + MW_RULES_CAPTURE_LEAD_NS) + 1
+                : mw__rules_capture_first(index, window_ns, c->now.real_ns);
+        if (k <= index)
+            k = index + 1;
         snprintf(arg, sizeof arg, "%" PRIu32 "@%" PRIu64, r->capture, k);
         MW_LOG(MW_LOG_INFO, "rule '%s': capture of windows %" PRIu64 "..%" PRIu64, r->name, k,
                k + r->capture - 1);
@@ -947,6 +1022,8 @@ void mw__rules_window(mw_rules_t *rs, mw_collector_t *c, const mw_window_t *w)
         double value = 0;
         int64_t rank = -1;
         int holds = 0;
+        if (r->over_step)
+            continue;
         /* Persistence counts consecutive windows: a window without data breaks the run. */
         if (r->last_index >= 0 && (uint64_t)r->last_index + 1 != w->index)
             r->streak = 0;
@@ -975,7 +1052,45 @@ void mw__rules_window(mw_rules_t *rs, mw_collector_t *c, const mw_window_t *w)
         }
         r->last_fire = (int64_t)w->index;
         r->streak = 0;
-        rules_fire(rs, r, c, w, value, rank);
+        rules_fire(rs, r, c, w->index, w->window_ns, -1, value, rank);
+    }
+}
+
+void mw__rules_step(mw_rules_t *rs, mw_collector_t *c, const Mpiwatch__Step *st)
+{
+    for (size_t i = 0; rs && i < rs->n; i++) {
+        rule_t *r = &rs->r[i];
+        double value = 0;
+        if (!r->over_step)
+            continue;
+        /* Persistence counts consecutive steps: a step that did not close (folded into
+         * another, or none) breaks the run. */
+        if (r->last_index >= 0 && (uint64_t)r->last_index + 1 != st->step)
+            r->streak = 0;
+        r->last_index = (int64_t)st->step;
+        if (!rule_eval_step(r, st, &value) || !rule_cmp(r, value)) {
+            r->streak = 0;
+            continue;
+        }
+        if (r->streak < UINT32_MAX)
+            r->streak++;
+        if (r->streak < r->for_n)
+            continue;
+        if (r->last_fire >= 0) {
+            /* In steps, or in time: blocked while this step ends less than `cooldown` after
+             * the end of the step that fired. */
+            if (r->cooldown_is_ns ? st->end_ns < r->last_fire_end_ns + r->cooldown
+                                  : st->step - (uint64_t)r->last_fire <= r->cooldown)
+                continue;
+        }
+        r->last_fire = (int64_t)st->step;
+        r->last_fire_end_ns = st->end_ns;
+        r->streak = 0;
+        const mw_grid_t *g = &c->job.grid;
+        uint64_t k = g->n ? mw_grid_index(g, st->end_ns)
+                          : (c->job.window_ns ? st->end_ns / c->job.window_ns : 0);
+        rules_fire(rs, r, c, k, g->n ? mw_grid_len(g, k) : c->job.window_ns, (int64_t)st->step,
+                   value, -1);
     }
 }
 
@@ -1050,13 +1165,17 @@ int mw__rules_reload(mw_collector_t *c)
     }
     mw_rules_t *o = c->rules;
     if (o) {
-        /* Same name, same state; running programs stay tracked. */
+        /* Same name, same state (its counts are of windows or of steps: only when it still
+         * counts the same thing); running programs stay tracked. */
         for (size_t i = 0; i < n->n; i++)
             for (size_t k = 0; k < o->n; k++)
                 if (strcmp(n->r[i].name, o->r[k].name) == 0) {
-                    n->r[i].streak = o->r[k].streak;
-                    n->r[i].last_index = o->r[k].last_index;
-                    n->r[i].last_fire = o->r[k].last_fire;
+                    if (n->r[i].over_step == o->r[k].over_step) {
+                        n->r[i].streak = o->r[k].streak;
+                        n->r[i].last_index = o->r[k].last_index;
+                        n->r[i].last_fire = o->r[k].last_fire;
+                        n->r[i].last_fire_end_ns = o->r[k].last_fire_end_ns;
+                    }
                     n->r[i].fired = o->r[k].fired;
                     n->r[i].running = o->r[k].running;
                 }

@@ -30,6 +30,9 @@ mw_rules_t *mw__rules_load(const char *path, char *err, size_t errlen);
 void mw__rules_free(mw_rules_t *rs);
 /* Evaluates every rule on a closed window and fires those due. */
 void mw__rules_window(mw_rules_t *rs, struct mw_collector *c, const mw_window_t *w);
+/* Evaluates the `over = step` rules on a time step that just closed (collector/steps.c). */
+struct Mpiwatch__Step;
+void mw__rules_step(mw_rules_t *rs, struct mw_collector *c, const struct Mpiwatch__Step *st);
 /* Reaps finished programs and kills those past their timeout. */
 void mw__rules_tick(mw_rules_t *rs, struct mw_collector *c, uint64_t now_ns);
 /* Monotonic time at which mw__rules_tick() has work (UINT64_MAX: none). */

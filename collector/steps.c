@@ -16,6 +16,7 @@
  * to the recording, the feed (topic "step") and the list the summary JSON is built from.
  */
 #include "steps.h"
+#include "rules.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -364,6 +365,9 @@ static void step_close(mw_collector_t *c, step_open_t *o)
 
     size_t len = mw__step_pack(&c->enc, &st);
     S->closed++;
+    /* Rules over steps read the step before anything else is done with it; like window
+     * rules, they never change it (docs/steering.md). */
+    mw__rules_step(c->rules, c, &st);
     if (len) {
         if (c->record)
             mw__record_step(c->record, &c->now, c->enc.out, len);

@@ -181,7 +181,7 @@ static void test_load_imbalance(void **state)
                       "action = log\n");
     window(0, 900, 900, 900, 100); /* 3.0 */
     assert_int_equal(mw__rules_fired(col->rules, "load"), 1);
-    assert_int_equal(mw__rules_fired(col->rules, "mpi"), 0); /* 1.2857 */
+    assert_int_equal(mw__rules_fired(col->rules, "mpi"), 0);     /* 1.2857 */
     assert_int_equal(mw__rules_fired(col->rules, "waiters"), 0); /* 1.0 among 0-2 */
     assert_int_equal(mw__rules_fired(col->rules, "even"), 0);
     window(1, 900, 900, 880, 100); /* 900 / 293.3 = 3.07; among 0-2: 120 / 106.7 = 1.125 */
@@ -193,6 +193,97 @@ static void test_load_imbalance(void **state)
     window(3, 1000, 1000, 1000, 1000); /* nobody computes: no value, nothing holds */
     assert_int_equal(mw__rules_fired(col->rules, "load"), 2);
     assert_int_equal(mw__rules_fired(col->rules, "even"), 1);
+}
+
+/* A closed time step as collector/steps.c hands it to the rules: DUR_MS long, MPI_NS of MPI
+ * time over 4 ranks, AR_NS of it in MPI_Allreduce, BYTES point-to-point bytes. */
+static void step(uint64_t n, uint64_t dur_ms, uint64_t mpi_ns, uint64_t ar_ns, uint64_t bytes)
+{
+    Mpiwatch__FunctionStat ar = MPIWATCH__FUNCTION_STAT__INIT;
+    Mpiwatch__FunctionStat *fs[1] = {&ar};
+    uint64_t pb[1] = {bytes};
+    uint32_t src[1] = {0}, dst[1] = {1};
+    uint64_t msg[1] = {1};
+    Mpiwatch__Step st = MPIWATCH__STEP__INIT;
+    ar.fn = mw_fn_id("MPI_Allreduce");
+    ar.count = 1;
+    ar.total_ns = ar_ns;
+    st.step = n;
+    st.start_ns = 1000000000000ull + n * 10000000000ull;
+    st.end_ns = st.start_ns + dur_ms * 1000000ull;
+    st.ranks = 4;
+    st.mpi_time_ns = mpi_ns;
+    st.n_functions = ar_ns ? 1 : 0;
+    st.functions = fs;
+    st.n_pair_src = st.n_pair_dst = st.n_pair_messages = st.n_pair_bytes = bytes ? 1 : 0;
+    st.pair_src = src;
+    st.pair_dst = dst;
+    st.pair_messages = msg;
+    st.pair_bytes = pb;
+    mw__rules_step(col->rules, col, &st);
+}
+
+static void test_steps(void **state)
+{
+    (void)state;
+    col->rules =
+        load("[rule slow]\nover = step\nmetric = step_time\nop = >\nthreshold = 1.0\n"
+             "for = 2\ncooldown = 1\naction = log\n"
+             "[rule share]\nover = step\nmetric = function_share\n"
+             "function = MPI_Allreduce\nop = >=\nthreshold = 0.5\naction = log\n"
+             "[rule frac]\nover = step\nmetric = mpi_fraction\nop = >\n"
+             "threshold = 0.5\naction = log\n"
+             "[rule bw]\nover = step\nmetric = bytes_per_s\nop = >\nthreshold = 1000\n"
+             "action = log\n"
+             "[rule late]\nover = step\nmetric = step_time\nop = >\nthreshold = 1.0\n"
+             "cooldown = 25s\naction = log\n"
+             "[rule win]\nmetric = mpi_fraction\nop = >=\nthreshold = 0.5\naction = log\n");
+    static const struct {
+        uint64_t step, dur_ms, slow, late; /* fired counts after this step */
+    } seq[] = {
+        /* Steps end 10 s apart. late (cooldown 25 s) fires at 1, then not before 30 s later. */
+        {1, 2000, 0, 1}, /* slow: 1 in a row */
+        {2, 2000, 1, 1}, /* slow: 2 in a row, fires */
+        {3, 2000, 1, 1}, /* slow: 1 in a row since the firing (and in its cooldown) */
+        {4, 2000, 2, 2}, /* slow: 2 in a row, 2 steps after the firing: fires; late: 30 s */
+        {5, 500, 2, 2},  /* fast: the runs break */
+        {7, 2000, 2, 3}, /* a gap (step 6 never closed): slow starts again; late: 30 s */
+        {8, 2000, 3, 3}, /* late: 10 s after its firing */
+    };
+    for (size_t i = 0; i < sizeof seq / sizeof seq[0]; i++) {
+        step(seq[i].step, seq[i].dur_ms, 0, 0, 0);
+        if (mw__rules_fired(col->rules, "slow") != seq[i].slow ||
+            mw__rules_fired(col->rules, "late") != seq[i].late)
+            fail_msg("step %llu: slow fired %llu (expected %llu), late %llu (expected %llu)",
+                     (unsigned long long)seq[i].step,
+                     (unsigned long long)mw__rules_fired(col->rules, "slow"),
+                     (unsigned long long)seq[i].slow,
+                     (unsigned long long)mw__rules_fired(col->rules, "late"),
+                     (unsigned long long)seq[i].late);
+    }
+    assert_int_equal(mw__rules_fired(col->rules, "share"), 0); /* no MPI time: no value */
+    assert_int_equal(mw__rules_fired(col->rules, "frac"), 0);
+    assert_int_equal(mw__rules_fired(col->rules, "bw"), 0); /* 0 bytes: 0 <= 1000 */
+    /* 4 ranks x 2 s = 8e9 ns: 4e9 of MPI is 0.5 (not > 0.5), 5e9 is 0.625. */
+    step(20, 2000, 4000000000ull, 2400000000ull, 2000);
+    assert_int_equal(mw__rules_fired(col->rules, "share"), 1); /* 0.6 */
+    assert_int_equal(mw__rules_fired(col->rules, "frac"), 0);
+    assert_int_equal(mw__rules_fired(col->rules, "bw"), 0); /* 1000 B/s, not > 1000 */
+    step(21, 2000, 5000000000ull, 2000000000ull, 3000);
+    assert_int_equal(mw__rules_fired(col->rules, "share"), 1); /* 0.4 */
+    assert_int_equal(mw__rules_fired(col->rules, "frac"), 1);
+    assert_int_equal(mw__rules_fired(col->rules, "bw"), 1);
+    assert_int_equal(mw__rules_fired(col->rules, "slow"), 4); /* 20 and 21: 2 s, 2 in a row */
+    /* Steps never feed window rules, and windows never feed step rules. */
+    assert_int_equal(mw__rules_fired(col->rules, "win"), 0);
+    win.ranks_reporting = 4;
+    win.mpi_time_ns = 150 * MW_NS_PER_MS; /* of 4 x 100 ms: 0.375 */
+    window(0, 500, 500, 500, 500);
+    assert_int_equal(mw__rules_fired(col->rules, "win"), 0);
+    win.mpi_time_ns = 200 * MW_NS_PER_MS; /* 0.5 */
+    window(1, 500, 500, 500, 500);
+    assert_int_equal(mw__rules_fired(col->rules, "win"), 1);
+    assert_int_equal(mw__rules_fired(col->rules, "slow"), 4);
 }
 
 static void test_invalid(void **state)
@@ -226,6 +317,18 @@ static void test_invalid(void **state)
          "r.ini:1: rule 'a': action steer needs"},
         {"[rule a]\nmetric = dropped\nop = >\nthreshold = 1\naction = log\ncooldown = 5m\n",
          "r.ini:6: cooldown '5m'"},
+        {"[rule a]\nmetric = step_time\nop = >\nthreshold = 1\naction = log\n",
+         "r.ini:1: rule 'a': metric step_time needs over = step"},
+        {"[rule a]\nmetric = function_p99\nfunction = MPI_Send\nover = step\nop = >\n"
+         "threshold = 1\naction = log\n",
+         "r.ini:1: rule 'a': metric function_p99 is per window; over = step takes"},
+        {"[rule a]\nmetric = load_imbalance\nover = step\nop = >\nthreshold = 1\naction = log\n",
+         "r.ini:1: rule 'a': metric load_imbalance is per window"},
+        {"[rule a]\nmetric = step_time\nover = steps\n",
+         "r.ini:3: over must be 'window' or 'step'"},
+        {"[rule a]\nmetric = step_time\nover = step\nscope = 0-1\nop = >\nthreshold = 1\n"
+         "action = log\n",
+         "r.ini:1: rule 'a': metric step_time is job-wide and takes no scope"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char err[320] = "";
@@ -259,7 +362,7 @@ static void test_capture_action(void **state)
         {"[rule a]\naction = capture\ncapture = -2\n", "r.ini:3: capture '-2'"},
         {"[rule a]\naction = capture\ncapture = 2\nranks = 1-\n", "r.ini:4: ranks '1-'"},
         {"[rule a]\naction = trace\n", "r.ini:2: unknown action 'trace' (log, exec, steer, "
-                                         "capture)"},
+                                       "capture)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char err[320] = "";
@@ -430,6 +533,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_persistence_and_cooldown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_load_imbalance, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metrics_and_scopes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capture_action, setup, teardown),

@@ -37,11 +37,13 @@ mw_wait_collector() {
 
 # mw_run_job SUCCESS_REGEX COMMAND...: a collector (--exit-after-job, summary in
 # $MW_T/summary.json), then COMMAND, which must exit 0 and print a line matching SUCCESS_REGEX
-# (its stdout is shown), then the collector must end cleanly (mw_wait_collector).
+# (its stdout is shown), then the collector must end cleanly (mw_wait_collector). The array
+# MW_JOB_ARGS, when set, adds collector options.
 mw_run_job() {
     local want=$1 rc
     shift
-    mw_start_collector --exit-after-job --summary-json "$MW_T/summary.json"
+    mw_start_collector --exit-after-job --summary-json "$MW_T/summary.json" \
+        ${MW_JOB_ARGS[@]+"${MW_JOB_ARGS[@]}"}
     "$@" >"$MW_T/app.out" 2>"$MW_T/app.err"
     rc=$?
     cat "$MW_T/app.out"
