@@ -1015,6 +1015,23 @@ static void rules_fire(mw_rules_t *rs, rule_t *r, mw_collector_t *c, uint64_t in
     }
 }
 
+/* Persistence: counts the windows (or steps) in a row, by index, in which the condition held;
+ * a false one or a gap in the indices (no data) starts again. Returns 1 when it has held for
+ * `for` of them. */
+static int rule_persist(rule_t *r, uint64_t index, int holds)
+{
+    if (r->last_index >= 0 && (uint64_t)r->last_index + 1 != index)
+        r->streak = 0;
+    r->last_index = (int64_t)index;
+    if (!holds) {
+        r->streak = 0;
+        return 0;
+    }
+    if (r->streak < UINT32_MAX)
+        r->streak++;
+    return r->streak >= r->for_n;
+}
+
 void mw__rules_window(mw_rules_t *rs, mw_collector_t *c, const mw_window_t *w)
 {
     for (size_t i = 0; rs && i < rs->n; i++) {
@@ -1024,17 +1041,9 @@ void mw__rules_window(mw_rules_t *rs, mw_collector_t *c, const mw_window_t *w)
         int holds = 0;
         if (r->over_step)
             continue;
-        /* Persistence counts consecutive windows: a window without data breaks the run. */
-        if (r->last_index >= 0 && (uint64_t)r->last_index + 1 != w->index)
-            r->streak = 0;
-        r->last_index = (int64_t)w->index;
-        if (!rule_eval(r, &c->job, w, &value, &rank, &holds) || !holds) {
-            r->streak = 0;
-            continue;
-        }
-        if (r->streak < UINT32_MAX)
-            r->streak++;
-        if (r->streak < r->for_n)
+        if (!rule_eval(r, &c->job, w, &value, &rank, &holds))
+            holds = 0;
+        if (!rule_persist(r, w->index, holds))
             continue;
         if (r->last_fire >= 0) {
             uint64_t cd = r->cooldown;
@@ -1063,18 +1072,8 @@ void mw__rules_step(mw_rules_t *rs, mw_collector_t *c, const Mpiwatch__Step *st)
         double value = 0;
         if (!r->over_step)
             continue;
-        /* Persistence counts consecutive steps: a step that did not close (folded into
-         * another, or none) breaks the run. */
-        if (r->last_index >= 0 && (uint64_t)r->last_index + 1 != st->step)
-            r->streak = 0;
-        r->last_index = (int64_t)st->step;
-        if (!rule_eval_step(r, st, &value) || !rule_cmp(r, value)) {
-            r->streak = 0;
-            continue;
-        }
-        if (r->streak < UINT32_MAX)
-            r->streak++;
-        if (r->streak < r->for_n)
+        /* A step that did not close (folded into another, or none) breaks the run. */
+        if (!rule_persist(r, st->step, rule_eval_step(r, st, &value) && rule_cmp(r, value)))
             continue;
         if (r->last_fire >= 0) {
             /* In steps, or in time: blocked while this step ends less than `cooldown` after

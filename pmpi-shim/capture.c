@@ -102,36 +102,10 @@ static int capture_alloc(void)
 }
 
 /* A decimal number of at most 15 digits without sign or blanks. Returns 0, or -1. */
-static int parse_num(const char **s, uint64_t *out)
-{
-    const char *p = *s;
-    uint64_t v = 0;
-    size_t n = 0;
-    while (*p >= '0' && *p <= '9' && n < 16) {
-        v = v * 10 + (uint64_t)(*p++ - '0');
-        n++;
-    }
-    if (n == 0 || n > 15)
-        return -1;
-    *s = p;
-    *out = v;
-    return 0;
-}
-
 static void publish(void)
 {
     uint64_t word = C.lo < C.hi ? (uint64_t)C.lo << MW_CAPTURE_N_BITS | (uint64_t)(C.hi - C.lo) : 0;
     atomic_store_explicit(&mw__capture_range, word, memory_order_release);
-}
-
-/* The global time now, read after everything before it is visible to every thread (a full
- * fence, and with the TSC an lfence, so that the clock is not read early). */
-static uint64_t fenced_now(void)
-{
-    atomic_thread_fence(memory_order_seq_cst);
-    if (mw__g.use_tsc)
-        __builtin_ia32_lfence();
-    return mw__global_ns(mw__now());
 }
 
 int mw__capture_request(const char *value)
@@ -140,14 +114,14 @@ int mw__capture_request(const char *value)
     uint64_t n, k = 0;
     const char *p = value;
     int at = 0;
-    if (parse_num(&p, &n) < 0 || n < 1 || n > MW_CAPTURE_MAX_WINDOWS) {
+    if (mw__steer_number(&p, &n) < 0 || n < 1 || n > MW_CAPTURE_MAX_WINDOWS) {
         C.bad++;
         return -1;
     }
     if (*p == '@') {
         p++;
         at = 1;
-        if (parse_num(&p, &k) < 0) {
+        if (mw__steer_number(&p, &k) < 0) {
             C.bad++;
             return -1;
         }
@@ -171,7 +145,7 @@ int mw__capture_request(const char *value)
         return -1;
     }
     /* The first window that starts at least the guard after now. */
-    uint64_t now = fenced_now();
+    uint64_t now = mw__fenced_now();
     int64_t safe = mw__grid_first_from(now + CAPTURE_GUARD_NS);
     C.first = at ? k : (uint64_t)safe;
     C.windows = (uint32_t)n;
@@ -186,8 +160,8 @@ int mw__capture_request(const char *value)
     publish();
     /* Had this thread been descheduled between reading the clock and the store, a thread
      * could have entered the first window without seeing the range: move on past it. */
-    for (now = fenced_now(); C.lo < C.hi && mw__grid_start(C.lo) < now + CAPTURE_GUARD_NS;
-         now = fenced_now()) {
+    for (now = mw__fenced_now(); C.lo < C.hi && mw__grid_start(C.lo) < now + CAPTURE_GUARD_NS;
+         now = mw__fenced_now()) {
         C.lo++;
         publish();
     }

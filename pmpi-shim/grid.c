@@ -28,30 +28,14 @@ static struct {
     uint64_t requests, applied, bad, late, full, raced;
 } G;
 
-/* A decimal number of 1..15 digits without sign or blanks, ending at `end` (a char). */
+/* A number (mw__steer_number) ending at `end` (a char). */
 static int parse_num(const char **s, char end, uint64_t *out)
 {
     const char *p = *s;
-    uint64_t v = 0;
-    size_t n = 0;
-    while (*p >= '0' && *p <= '9' && n < 16) {
-        v = v * 10 + (uint64_t)(*p++ - '0');
-        n++;
-    }
-    if (n == 0 || n > 15 || *p != end)
+    if (mw__steer_number(&p, out) < 0 || *p != end)
         return -1;
     *s = p;
-    *out = v;
     return 0;
-}
-
-/* The global time now, read after everything before it is visible to every thread. */
-static uint64_t fenced_now(void)
-{
-    atomic_thread_fence(memory_order_seq_cst);
-    if (mw__g.use_tsc)
-        __builtin_ia32_lfence();
-    return mw__global_ns(mw__now());
 }
 
 int mw__grid_request(const char *value)
@@ -78,7 +62,7 @@ int mw__grid_request(const char *value)
         return -1;
     }
     uint64_t start = mw__grid_start((int64_t)k);
-    if (start < fenced_now() + GRID_GUARD_NS) {
+    if (start < mw__fenced_now() + GRID_GUARD_NS) {
         G.late++;
         mw__log("window %s: window %llu has begun; this rank keeps its grid and the "
                 "collector will reject its samples from there on",
@@ -92,7 +76,7 @@ int mw__grid_request(const char *value)
     G.applied++;
     /* Descheduled for the whole guard between the check and the store: a thread may have
      * cached window K with its old bounds. Not undone (that would race too); counted. */
-    if (fenced_now() >= start)
+    if (mw__fenced_now() >= start)
         G.raced++;
     mw__log("window: %llu ms from window %llu", (unsigned long long)ms, (unsigned long long)k);
     return 0;
@@ -104,6 +88,6 @@ void mw__grid_log(void)
         mw__log("window: %llu requests, %llu applied, %llu bad, %llu too late, %llu refused "
                 "(segments full), %llu raced",
                 (unsigned long long)G.requests, (unsigned long long)G.applied,
-                (unsigned long long)G.bad, (unsigned long long)G.late,
-                (unsigned long long)G.full, (unsigned long long)G.raced);
+                (unsigned long long)G.bad, (unsigned long long)G.late, (unsigned long long)G.full,
+                (unsigned long long)G.raced);
 }

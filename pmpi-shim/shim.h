@@ -7,7 +7,8 @@
  * hot path takes no lock, allocates nothing and makes no system call. The sender thread
  * collects window k from every thread's ring once k is over: it publishes k as closed,
  * issues one membarrier() so that every thread either sees the new value or has its "busy"
- * mark visible, waits for busy threads to finish their record, and then owns the slot. All memory is allocated once at MPI_Init from sizes in the configuration.
+ * mark visible, waits for busy threads to finish their record, and then owns the slot. All memory
+ * is allocated once at MPI_Init from sizes in the configuration.
  */
 #ifndef MW_SHIM_H
 #define MW_SHIM_H
@@ -24,8 +25,8 @@
  * calls inside the library are direct calls, not PLT calls. */
 #define MW_EXPORT __attribute__((visibility("default")))
 
-#define MW_NBINS 40u  /* log2 duration bins; bin 39 holds everything >= 2^39 ns (~9 min) */
-#define MW_RING 4u    /* windows a thread may run ahead of the sender before it drops */
+#define MW_NBINS 40u /* log2 duration bins; bin 39 holds everything >= 2^39 ns (~9 min) */
+#define MW_RING 4u   /* windows a thread may run ahead of the sender before it drops */
 
 /* Settings, read once from MPIWATCH_* variables (config.c). */
 typedef struct {
@@ -45,9 +46,9 @@ typedef struct {
     /* Time steps (docs/steps.md): MPIWATCH_STEP=fn:N (step_fn, step_every) or =auto. */
     unsigned step_fn, step_every;
     int step_auto;
-    unsigned step_marks; /* MPIWATCH_STEP_MARKS: marks one thread keeps per window */
-    char steer[256]; /* MPIWATCH_STEER: the collector's steering endpoint ("": none) */
-    unsigned nodes; /* MPIWATCH_NODES: emulated nodes (0: the real ones), docs/topology.md */
+    unsigned step_marks;  /* MPIWATCH_STEP_MARKS: marks one thread keeps per window */
+    char steer[256];      /* MPIWATCH_STEER: the collector's steering endpoint ("": none) */
+    unsigned nodes;       /* MPIWATCH_NODES: emulated nodes (0: the real ones), docs/topology.md */
     unsigned capture_max; /* MPIWATCH_CAPTURE_MAX: traced calls per window and thread */
 } mw_config_t;
 
@@ -107,7 +108,7 @@ typedef struct {
     uint32_t npeers;
     uint32_t nmarks, mark_fn_used, mark_peer_used; /* step marks in this slot (steps.c) */
     uint32_t ntrace, trace_lost; /* capture: calls traced into its buffer / not (full) */
-    uint64_t long_min; /* its duration; 0 until K calls are kept */
+    uint64_t long_min;           /* its duration; 0 until K calls are kept */
     uint8_t row_of[MW_FN_COUNT];
     mw_fnstat_t fn[MW_FN_COUNT] __attribute__((aligned(64)));
     /* followed by: K mw_call_t, cfg.peers mw_peer_t (open addressing, rank + 1 as key),
@@ -133,12 +134,12 @@ typedef struct {
     /* One word the sender reads: 0 idle; MW_INFLIGHT_BUSY while the owner writes a slot; in
      * a timed call, its start ticks << 10 | fn; MW_INFLIGHT_NESTED in an untimed wrapper. */
     _Atomic uint64_t inflight;
-    int64_t cw;                  /* cached window index of the last record */
-    uint64_t cw_start, cw_end;   /* its bounds, in ticks */
-    mw_slot_t *cslot;            /* its slot, claimed; NULL when it could not be */
-    uint64_t sub_lo, sub_hi;     /* cached sub-slot of the last record, in ticks */
+    int64_t cw;                /* cached window index of the last record */
+    uint64_t cw_start, cw_end; /* its bounds, in ticks */
+    mw_slot_t *cslot;          /* its slot, claimed; NULL when it could not be */
+    uint64_t sub_lo, sub_hi;   /* cached sub-slot of the last record, in ticks */
     unsigned sub_i;
-    const struct mw_seg *cseg;   /* the grid segment of window cw (its sub-slot length) */
+    const struct mw_seg *cseg; /* the grid segment of window cw (its sub-slot length) */
     /* followed by MW_RING slots of mw__g.slot_bytes each */
 } mw_thread_t;
 
@@ -171,7 +172,7 @@ typedef struct {
      * kept so that the fields the inlined common path reads below keep their offsets and
      * cache lines (the wrappers' code is the same, instruction for instruction). */
     uint64_t reserved_[3];
-    int64_t offset_ns;     /* global = local monotonic ns + offset_ns */
+    int64_t offset_ns; /* global = local monotonic ns + offset_ns */
     uint64_t clock_error_ns;
     /* memory layout, fixed at init */
     size_t row_bytes, row_same, row_end_x, row_start_x;
@@ -220,6 +221,10 @@ static inline uint64_t mw__global_ns(uint64_t ticks)
 }
 uint64_t mw__global_to_ticks(uint64_t global_ns);
 uint64_t mw__monotonic_ns(void);
+/* The global time now, read after everything before it is visible to every thread (a full
+ * fence, and with the TSC an lfence, so that the clock is not read early): what the sender
+ * thread uses to decide whether a window has started yet (capture.c, grid.c). */
+uint64_t mw__fenced_now(void);
 
 /* record.c: hot path */
 mw_thread_t *mw__thread_attach(void);
@@ -303,8 +308,7 @@ static inline __attribute__((always_inline)) mw_thread_t *mw__self(void)
     mw_thread_t *t = mw__tls;
     if (__builtin_expect(t == NULL, 0))
         t = mw__thread_attach();
-    if (__builtin_expect(t == NULL ||
-                             atomic_load_explicit(&t->inflight, memory_order_relaxed) != 0,
+    if (__builtin_expect(t == NULL || atomic_load_explicit(&t->inflight, memory_order_relaxed) != 0,
                          0))
         return NULL;
     return t;
@@ -325,7 +329,8 @@ static inline __attribute__((always_inline)) uint64_t mw__begin(mw_thread_t *t, 
 
 #include "record_fast.h"
 
-static inline __attribute__((always_inline)) void mw__end(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t bytes, int peer)
+static inline __attribute__((always_inline)) void mw__end(mw_thread_t *t, unsigned fn, uint64_t t0,
+                                                          uint64_t bytes, int peer)
 {
     uint64_t t1 = mw__now();
     mw__record(t, fn, t0, t1, bytes, peer);
@@ -457,7 +462,7 @@ typedef struct {
     unsigned npeers;
     uint64_t dropped, late;
     uint64_t seen_calls_dropped, seen_threads_dropped; /* global counters already reported */
-    mw_acc_marks_t marks; /* step marks of the window (steps.c) */
+    mw_acc_marks_t marks;                              /* step marks of the window (steps.c) */
 } acc_t;
 
 int mw__acc_init(acc_t *a);
@@ -513,6 +518,9 @@ void mw__steer_dispatch(mw_thread_t *t);
 void mw__steer_open(void *ctx, const char *job);
 void *mw__steer_socket(void);
 void mw__steer_drain(void);
+/* The values of built-in keys: a decimal number of 1..15 digits, no sign or blank; advances
+ * *s past it. Returns 0, or -1 (nothing read). */
+int mw__steer_number(const char **s, uint64_t *out);
 void mw__steer_close(void);
 
 /* ---- capture (capture.c, docs/steering.md) -------------------------------------------------

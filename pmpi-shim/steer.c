@@ -120,6 +120,30 @@ void mw__steer_close(void)
     }
 }
 
+int mw__steer_number(const char **s, uint64_t *out)
+{
+    const char *p = *s;
+    uint64_t v = 0;
+    size_t n = 0;
+    while (*p >= '0' && *p <= '9' && n < 16) {
+        v = v * 10 + (uint64_t)(*p++ - '0');
+        n++;
+    }
+    if (n == 0 || n > 15)
+        return -1;
+    *s = p;
+    *out = v;
+    return 0;
+}
+
+uint64_t mw__fenced_now(void)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (mw__g.use_tsc)
+        __builtin_ia32_lfence();
+    return mw__global_ns(mw__now());
+}
+
 static int key_ok(const char *k)
 {
     size_t n = strlen(k);
