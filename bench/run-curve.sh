@@ -14,8 +14,7 @@ MW_COLLECTOR=$build/collector/mpiwatch-collector
 mw_init bench_curve
 mw_mpi_env
 cd "$MW_T" || exit 1
-"$build/tools/mpiwatch-keygen" coll >/dev/null && mkdir -m 755 clients &&
-    "$build/tools/mpiwatch-keygen" clients/ranks >/dev/null || mw_fail "keygen"
+mw_curve_keys ranks "$build/tools/mpiwatch-keygen"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 one() {

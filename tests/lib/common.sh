@@ -119,6 +119,16 @@ mw_start_collector() {
     mw_fail "the collector did not listen on $MW_EP within 10 s"
 }
 
+# mw_curve_keys CLIENT KEYGEN...: CURVE keys in the current directory (docs/security.md): the
+# collector's coll.key / coll.pub and the client's clients/CLIENT.key in a client directory of
+# mode 755, made with the command KEYGEN... (`mpiwatch keygen` or mpiwatch-keygen).
+mw_curve_keys() {
+    local client=$1
+    shift
+    "$@" coll >/dev/null && mkdir -m 755 clients && "$@" "clients/$client" >/dev/null ||
+        mw_fail "keygen"
+}
+
 # mw_wait_file PATH [PID]: true once PATH exists (up to 20 s); false after that, having killed
 # PID when one is given (a job that never got ready).
 mw_wait_file() {

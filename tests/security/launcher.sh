@@ -11,8 +11,7 @@ prog=$MW_PROGRAMS/known_c
 [ -x "$prog" ] || mw_fail "program not built: $prog"
 cd "$MW_T" || mw_fail "cd $MW_T"
 n=2000
-"$MW_LAUNCHER" keygen coll >/dev/null && mkdir -m 755 clients &&
-    "$MW_LAUNCHER" keygen clients/ranks >/dev/null || mw_fail "keygen"
+mw_curve_keys ranks "$MW_LAUNCHER" keygen
 export MPIWATCH_CURVE_SERVER=$MW_T/coll.pub MPIWATCH_CURVE_KEY=$MW_T/clients/ranks.key
 
 for variant in x env; do

@@ -49,8 +49,7 @@ grep -q "warning" "$MW_T/collector.err" && mw_fail "a warning for local endpoint
 mw_stop_collector
 
 # The same policy from --config; keys in the file; flags as usual.
-"$MW_LAUNCHER" keygen coll >/dev/null && mkdir -m 755 clients &&
-    "$MW_LAUNCHER" keygen clients/op >/dev/null || mw_fail "keygen"
+mw_curve_keys op "$MW_LAUNCHER" keygen
 cat >insecure.ini <<INI
 [collector]
 control = tcp://*:$port

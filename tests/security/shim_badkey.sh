@@ -12,8 +12,7 @@ prog=$MW_PROGRAMS/known_c
 [ -x "$prog" ] || mw_fail "program not built: $prog"
 cd "$MW_T" || mw_fail "cd $MW_T"
 n=2000
-"$MW_LAUNCHER" keygen coll >/dev/null && mkdir -m 755 clients &&
-    "$MW_LAUNCHER" keygen clients/ranks >/dev/null || mw_fail "keygen"
+mw_curve_keys ranks "$MW_LAUNCHER" keygen
 chmod 644 clients/ranks.key
 port=$("$MW_PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 

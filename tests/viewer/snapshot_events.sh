@@ -20,9 +20,9 @@ MW_COLLECTOR=$2
 loadgen=$3
 probe=$4
 mw_init viewer_snapshot_events
-[ -x "$viewer" ] || mw_skip "the viewer is not built: $viewer"
-export SDL_VIDEODRIVER=offscreen
-unset DISPLAY WAYLAND_DISPLAY MPIWATCH_CONTROL
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh" "$viewer" "" "$probe"
+unset MPIWATCH_CONTROL
 
 cat >"$MW_T/rules.ini" <<'INI'
 [rule allreduce]
@@ -53,25 +53,10 @@ mw_collector_exits 30
 grep -c "rule fired" "$MW_T/collector.err" >/dev/null ||
     { MW_FAILURE_LOG=$MW_T/collector.err; mw_fail "no rule fired"; }
 
-snap() {
-    local name=$1 rc
-    shift
-    "$viewer" --replay "$MW_T/run.mpiw" --snapshot "$MW_T/$name.png" \
-        --meta "$MW_T/$name.meta.json" "$@" >"$MW_T/$name.out" 2>"$MW_T/$name.err"
-    rc=$?
-    if [ $rc != 0 ]; then
-        if grep -qiE "offscreen.*(not available|unavailable)|no available video device|EGL not" \
-            "$MW_T/$name.err"; then
-            mw_skip "no offscreen GL here: $(head -n 3 "$MW_T/$name.err")"
-        fi
-        MW_FAILURE_LOG=$MW_T/$name.err
-        mw_fail "viewer snapshot $name ($*) exited with status $rc"
-    fi
-}
-snap all --view all --size 1280x800
+sv_snap all "$MW_T/run.mpiw" --view all --size 1280x800
 "$MW_PYTHON" "$(dirname "$0")/eventcheck.py" replay "$probe" "$MW_T/collector.err" \
     "$MW_T/all.meta.json" "$MW_T/all.png" || mw_fail "events check (all) failed"
-snap tl --view timeline --size 1920x1080
+sv_snap tl "$MW_T/run.mpiw" --view timeline --size 1920x1080
 "$MW_PYTHON" "$(dirname "$0")/eventcheck.py" replay "$probe" "$MW_T/collector.err" \
     "$MW_T/tl.meta.json" "$MW_T/tl.png" || mw_fail "events check (timeline) failed"
 mw_log "ok"
