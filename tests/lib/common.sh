@@ -37,6 +37,17 @@ mw_skip() {
     exit 77
 }
 
+# mw_no_display WHY: the viewer could not draw here (no video device, no EGL, no offscreen
+# driver). That is a skip only where it was explicitly allowed (MW_ALLOW_NO_DISPLAY=1) and never
+# in CI (CI=true); anywhere else it fails, because a viewer that lost its headless drawing would
+# otherwise pass every snapshot test as "skipped".
+mw_no_display() {
+    if [ "${MW_ALLOW_NO_DISPLAY:-0}" = 1 ] && [ "${CI:-}" != true ]; then
+        mw_skip "no offscreen GL here (MW_ALLOW_NO_DISPLAY=1): $*"
+    fi
+    mw_fail "the viewer cannot draw offscreen: $* (MW_ALLOW_NO_DISPLAY=1 skips this outside CI)"
+}
+
 # mw_require VAR...: each variable is set and not empty (CTest passes the paths that way).
 mw_require() {
     local v

@@ -20,7 +20,7 @@ prog=$4
 mpirun=$5
 mw_init viewer_steer_live
 mw_mpi_env
-[ -x "$viewer" ] || mw_skip "the viewer is not built: $viewer"
+[ -x "$viewer" ] || mw_fail "the viewer is not built: $viewer"
 [ -x "$prog" ] || mw_fail "program not built: $prog"
 [ -r "$lib" ] || mw_fail "library not built: $lib"
 export SDL_VIDEODRIVER=offscreen MPIWATCH_WINDOW_MS=50
@@ -50,7 +50,7 @@ view() {
     if grep -qiE "offscreen.*(not available|unavailable)|no available video device|EGL not" \
         "$MW_T/$name.err"; then
         kill "$job"
-        mw_skip "no offscreen GL here: $(head -n 3 "$MW_T/$name.err")"
+        mw_no_display "$(head -n 3 "$MW_T/$name.err")"
     fi
 }
 view live --control "$ctl" --steer app.msg=x:1 --steer app.msg=y:9
