@@ -226,6 +226,13 @@ static void steer_take(const void *data, size_t len)
     atomic_store_explicit(&mw__steer_pending, 1, memory_order_release);
 }
 
+/* The parser of one received Steer frame, for the fuzz target (tests/fuzz/fuzz_steer.c): the
+ * same checks and effects as a message taken by mw__steer_drain(), without a socket. */
+void mw__steer_take(const void *data, size_t len)
+{
+    steer_take(data, len);
+}
+
 void mw__steer_drain(void)
 {
     if (!T.sub)
