@@ -434,7 +434,7 @@ int mw__collector_job_begin(mw_collector_t *c, const Mpiwatch__Envelope *env, ui
 
 /* ---- outputs ------------------------------------------------------------------------------ */
 
-/* Writes the summary JSON (via FILE.tmp and rename). Returns 0, or -1 with a log message. */
+/* Writes the summary JSON (atomically, mw__write_file). Returns 0, or -1 with a log message. */
 int mw_summary_write(const mw_collector_t *c, const char *path);
 /* The summary as a string (caller frees), or NULL. */
 char *mw_summary_json(const mw_collector_t *c);
@@ -442,7 +442,8 @@ int mw_stats_write(const mw_collector_t *c, const char *path);
 char *mw_stats_json(const mw_collector_t *c);
 /* Writes the end-of-run report. */
 void mw_report_write(const mw_collector_t *c, FILE *out);
-/* Writes `path` atomically: `text` to path.tmp, then rename. Returns 0, or -1 logged. */
+/* Writes `path` atomically and durably (proto/mw_file.h: a fresh temporary file, fsync, rename;
+ * a symbolic link at path is replaced, not followed). Returns 0, or -1 logged. */
 int mw__write_file(const char *path, const char *text);
 
 void mw_live_init(mw_live_t *live, FILE *out, int enabled);

@@ -1,12 +1,14 @@
 /* summary.c: the job summary JSON and the ingest statistics JSON.
  *
  * DESIGN: both documents are built with cJSON from the exact job totals (job.c) and the
- * collector's counters, and written atomically (FILE.tmp, then rename) so a reader never
- * sees half a file. Counters are uint64; cJSON keeps numbers as doubles and would print large
- * ones as 1.2e+16, so every integer is inserted as a raw, exactly formatted token instead.
- * The key set is fixed: tools and tests depend on it.
+ * collector's counters, and written atomically and durably with mw_file.h (a fresh temporary
+ * file beside FILE, fsync, rename), so a reader never sees half a file and a symbolic link
+ * planted at FILE is replaced, never written through. Counters are uint64; cJSON keeps
+ * numbers as doubles and would print large ones as 1.2e+16, so every integer is inserted as
+ * a raw, exactly formatted token instead. The key set is fixed: tools and tests depend on it.
  */
 #include "collector.h"
+#include "mw_file.h"
 #include "steps.h"
 
 #include <cJSON.h>
@@ -17,33 +19,26 @@
 
 int mw__write_file(const char *path, const char *text)
 {
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
-    if (!tmp) {
-        MW_LOG(MW_LOG_ERROR, "cannot write %s: out of memory", path);
-        return -1;
-    }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        MW_LOG(MW_LOG_ERROR, "cannot write %s: %s", tmp, strerror(errno));
-        free(tmp);
-        return -1;
-    }
+    char err[512];
     size_t len = strlen(text);
-    int failed = fwrite(text, 1, len, f) != len;
-    if (len && text[len - 1] != '\n')
-        failed |= fputc('\n', f) == EOF;
-    failed |= fclose(f) != 0;
-    if (failed || rename(tmp, path) != 0) {
-        MW_LOG(MW_LOG_ERROR, "cannot write %s: %s", path, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return -1;
+    mw_afile_t *a = mw_afile_open(path, err, sizeof err);
+    int rc = -1;
+    if (a) {
+        FILE *f = mw_afile_stream(a);
+        /* The documents end with a newline; the text from cJSON does not. */
+        int failed = fwrite(text, 1, len, f) != len;
+        if (len && text[len - 1] != '\n')
+            failed |= fputc('\n', f) == EOF;
+        if (failed) {
+            snprintf(err, sizeof err, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
+            mw_afile_abort(a);
+        } else {
+            rc = mw_afile_commit(a, err, sizeof err);
+        }
     }
-    free(tmp);
-    return 0;
+    if (rc < 0)
+        MW_LOG(MW_LOG_ERROR, "%s", err);
+    return rc;
 }
 
 /* Adds "key": v as an exact integer. Returns 0, or -1 when out of memory. */

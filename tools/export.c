@@ -54,6 +54,7 @@
 
 #include "collector.h"
 #include "export_vtk.h"
+#include "mw_file.h"
 #include "mw_recording.h"
 #include "window_json.h"
 
@@ -974,14 +975,16 @@ static int export_run(const mw_export_opts_t *o)
         return 2;
     }
 
-    /* A regular file (or a new one) is written beside the target and renamed at the end, so
-     * that a failed export never leaves a file that looks complete. Anything else (stdout,
-     * /dev/null, a FIFO, a symbolic link such as /dev/stdout) is written in place: renaming
-     * over it would replace it. */
+    /* A regular file (or a new one) is written through mw_file.h (a fresh temporary file
+     * beside the target, fsync, rename), so that a failed export never leaves a file that
+     * looks complete, and a symbolic link at the target is replaced rather than written
+     * through. Only an output that is not a file is written in place: stdout, /dev/null, a
+     * FIFO, or a link to one of those such as /dev/stdout (stat follows it). */
     struct stat st;
     int to_stdout = strcmp(o->output, "-") == 0;
-    int in_place = to_stdout || (lstat(o->output, &st) == 0 && !S_ISREG(st.st_mode));
-    char *tmp = NULL;
+    int in_place = to_stdout || (stat(o->output, &st) == 0 && !S_ISREG(st.st_mode) &&
+                                 !S_ISDIR(st.st_mode));
+    mw_afile_t *af = NULL;
     FILE *out = stdout;
     if (!to_stdout && in_place) {
         out = fopen(o->output, "w");
@@ -991,20 +994,13 @@ static int export_run(const mw_export_opts_t *o)
             return 1;
         }
     } else if (!to_stdout) {
-        size_t len = strlen(o->output);
-        tmp = malloc(len + 5);
-        if (tmp) {
-            memcpy(tmp, o->output, len);
-            memcpy(tmp + len, ".tmp", 5);
-        }
-        out = tmp ? fopen(tmp, "w") : NULL;
-        if (!out) {
-            fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", tmp ? tmp : o->output,
-                    tmp ? strerror(errno) : "out of memory");
-            free(tmp);
+        af = mw_afile_open(o->output, err, sizeof err);
+        if (!af) {
+            fprintf(stderr, "mpiwatch-export: %s\n", err);
             mw_rec_reader_close(r);
             return 1;
         }
+        out = mw_afile_stream(af);
     }
 
     mw_export_t x;
@@ -1079,23 +1075,23 @@ static int export_run(const mw_export_opts_t *o)
     export_free(&x);
     mw_rec_reader_close(r);
 
+    if (af) {
+        /* Commit or drop the temporary file: the target changes only on success. */
+        if (rc != 0) {
+            mw_afile_abort(af);
+        } else if (mw_afile_commit(af, err, sizeof err) != 0) {
+            fprintf(stderr, "mpiwatch-export: %s\n", err);
+            rc = 1;
+        }
+        return rc;
+    }
     if (fflush(out) != 0 || ferror(out)) {
         fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", o->output, strerror(errno));
         rc = 1;
     }
     if (!to_stdout && fclose(out) != 0 && rc == 0) {
-        fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", tmp ? tmp : o->output,
-                strerror(errno));
+        fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", o->output, strerror(errno));
         rc = 1;
-    }
-    if (tmp) {
-        if (rc == 0 && rename(tmp, o->output) != 0) {
-            fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", o->output, strerror(errno));
-            rc = 1;
-        }
-        if (rc != 0)
-            remove(tmp);
-        free(tmp);
     }
     return rc;
 }

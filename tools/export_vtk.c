@@ -23,8 +23,9 @@
  * reads, so the memory is that of the layout plus one frame. Files are ASCII XML, the simplest
  * form every VTK reader takes (the binary forms would save space, not correctness), written
  * the way VTK's own writer lays them out (version 0.1, offsets without a leading 0). Each is
- * written as NAME.tmp and renamed, and the .pvd is renamed last: an export that fails leaves
- * no collection that looks complete. Names from the recording appear only as character codes
+ * written through mw_file.h (a fresh temporary file, fsync, rename: a symbolic link at a name
+ * is replaced, never written through), and the .pvd is renamed last: an export that fails
+ * leaves no collection that looks complete. Names from the recording appear only as character codes
  * (VTK string arrays) and in escaped comments and attributes, so the files stay valid XML
  * whatever the ranks called their hosts.
  */
@@ -38,6 +39,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "mw_file.h"
 #include "mw_recording.h"
 #include "vtk_layout.h"
 #include "window_json.h"
@@ -65,8 +67,8 @@ typedef struct {
 
     mw_vtk_layout_t lay;
     char prefix[MW_VTK_PREFIX_MAX + 1];
-    FILE *pvd;
-    char *pvd_path, *pvd_tmp;
+    mw_afile_t *pvd; /* the collection, written through mw_file.h */
+    char *pvd_path;
 
     uint64_t *sent_b, *recv_b, *sent_m, *recv_m; /* [n_ranks]: the frame's figures per rank */
     mw_vtk_link_t *links;
@@ -326,16 +328,13 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
         n_arcs += !v->links[i].intra;
     size_t n_points = nr + 4 * nb + n_arcs, n_cells = nr + n_links + nb;
 
-    size_t len = strlen(path) + 5;
-    char *tmp = malloc(len);
-    if (tmp)
-        snprintf(tmp, len, "%s.tmp", path);
-    FILE *f = tmp ? fopen(tmp, "w") : NULL;
-    if (!f) {
-        vtk_warn("cannot write %s: %s", tmp ? tmp : path, tmp ? strerror(errno) : "out of memory");
-        free(tmp);
+    char err[512];
+    mw_afile_t *af = mw_afile_open(path, err, sizeof err);
+    if (!af) {
+        vtk_warn("%s", err);
         return -1;
     }
+    FILE *f = mw_afile_stream(af);
     fputs("<?xml version=\"1.0\"?>\n<!-- mpiwatch-export: job \"", f);
     xml_comment_text(f, v->job ? v->job->job : "");
     fprintf(f, "\", %s %" PRIu64 " -->\n", fr->what, fr->number);
@@ -560,14 +559,10 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
     arr_end(f, "DataArray", k);
     fputs("      </Polys>\n    </Piece>\n  </PolyData>\n</VTKFile>\n", f);
 
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        vtk_warn("cannot write %s: %s", path, strerror(errno ? errno : EIO));
-        remove(tmp);
-        free(tmp);
+    if (mw_afile_commit(af, err, sizeof err) != 0) {
+        vtk_warn("%s", err);
         return -1;
     }
-    free(tmp);
     return 0;
 }
 
@@ -603,9 +598,10 @@ static int emit_frame(mw_vtk_t *v, const mw_vtk_frame_t *fr, uint64_t number, si
     free(path);
     if (rc < 0)
         return -1;
-    fprintf(v->pvd, "    <DataSet timestep=\"%.9g\" group=\"\" part=\"0\" file=\"", fr->time);
-    xml_attr(v->pvd, name);
-    fputs("\"/>\n", v->pvd);
+    FILE *pvd = mw_afile_stream(v->pvd);
+    fprintf(pvd, "    <DataSet timestep=\"%.9g\" group=\"\" part=\"0\" file=\"", fr->time);
+    xml_attr(pvd, name);
+    fputs("\"/>\n", pvd);
     v->have_last = 1;
     v->last_frame = number;
     v->frames++;
@@ -793,11 +789,7 @@ static int make_dir(const char *dir)
 
 static void vtk_free(mw_vtk_t *v)
 {
-    if (v->pvd)
-        fclose(v->pvd);
-    if (v->pvd_tmp)
-        remove(v->pvd_tmp);
-    free(v->pvd_tmp);
+    mw_afile_abort(v->pvd); /* NULL once committed */
     free(v->pvd_path);
     free(v->sent_b);
     free(v->recv_b);
@@ -843,8 +835,7 @@ int mw_export_vtk(const mw_vtk_opts_t *o)
     v.recv_m = calloc(nr, sizeof *v.recv_m);
     make_prefix(v.prefix, v.job ? v.job->job : NULL);
     v.pvd_path = path_join(o->dir, v.prefix, ".pvd");
-    v.pvd_tmp = path_join(o->dir, v.prefix, ".pvd.tmp");
-    if (!v.sent_b || !v.recv_b || !v.sent_m || !v.recv_m || !v.pvd_path || !v.pvd_tmp) {
+    if (!v.sent_b || !v.recv_b || !v.sent_m || !v.recv_m || !v.pvd_path) {
         vtk_warn("out of memory");
         vtk_free(&v);
         return 1;
@@ -853,18 +844,20 @@ int mw_export_vtk(const mw_vtk_opts_t *o)
         vtk_free(&v);
         return 1;
     }
-    v.pvd = fopen(v.pvd_tmp, "w");
+    char err[512];
+    v.pvd = mw_afile_open(v.pvd_path, err, sizeof err);
     if (!v.pvd) {
-        vtk_warn("cannot write %s: %s", v.pvd_tmp, strerror(errno));
+        vtk_warn("%s", err);
         vtk_free(&v);
         return 1;
     }
-    fputs("<?xml version=\"1.0\"?>\n<!-- mpiwatch-export: job \"", v.pvd);
-    xml_comment_text(v.pvd, v.job ? v.job->job : "");
-    fprintf(v.pvd, "\", one file per %s -->\n", o->by_step ? "time step" : "window");
+    FILE *pvd = mw_afile_stream(v.pvd);
+    fputs("<?xml version=\"1.0\"?>\n<!-- mpiwatch-export: job \"", pvd);
+    xml_comment_text(pvd, v.job ? v.job->job : "");
+    fprintf(pvd, "\", one file per %s -->\n", o->by_step ? "time step" : "window");
     fputs("<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
           "  <Collection>\n",
-          v.pvd);
+          pvd);
 
     rc = write_frames(&v);
     if (rc == 0 && v.frames == 0) {
@@ -873,12 +866,11 @@ int mw_export_vtk(const mw_vtk_opts_t *o)
         rc = 1;
     }
     if (rc == 0) {
-        fputs("  </Collection>\n</VTKFile>\n", v.pvd);
-        int bad = ferror(v.pvd);
-        int closed = fclose(v.pvd);
+        fputs("  </Collection>\n</VTKFile>\n", pvd);
+        int committed = mw_afile_commit(v.pvd, err, sizeof err);
         v.pvd = NULL;
-        if (bad || closed != 0 || rename(v.pvd_tmp, v.pvd_path) != 0) {
-            vtk_warn("cannot write %s: %s", v.pvd_path, strerror(errno ? errno : EIO));
+        if (committed != 0) {
+            vtk_warn("%s", err);
             rc = 1;
         }
     }

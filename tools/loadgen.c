@@ -29,6 +29,7 @@
 
 #include <zmq.h>
 
+#include "mw_file.h"
 #include "mw_proto.h"
 
 #define LG_SUBSLOTS 10u
@@ -716,13 +717,13 @@ static void sleep_until_realtime(uint64_t t)
 
 static int write_totals_json(const char *path, uint64_t windows, double elapsed)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        fprintf(stderr, "mpiwatch-loadgen: %s: %s\n", tmp, strerror(errno));
+    char err[512];
+    mw_afile_t *af = mw_afile_open(path, err, sizeof err);
+    if (!af) {
+        fprintf(stderr, "mpiwatch-loadgen: %s\n", err);
         return -1;
     }
+    FILE *f = mw_afile_stream(af);
     fprintf(f,
             "{\"job\": \"%s\", \"ranks\": %u, \"nodes\": %u, \"window_ns\": %" PRIu64
             ", \"windows\": %" PRIu64 ", \"hellos\": %" PRIu64 ", \"samples\": %" PRIu64
@@ -736,8 +737,8 @@ static int write_totals_json(const char *path, uint64_t windows, double elapsed)
                 ", \"bytes\": %" PRIu64 "}",
                 i ? "," : "", FN_MODELS[i].name, G.tot[i].count, G.tot[i].time_ns, G.tot[i].bytes);
     fprintf(f, "}}\n");
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        fprintf(stderr, "mpiwatch-loadgen: %s: %s\n", path, strerror(errno));
+    if (mw_afile_commit(af, err, sizeof err) != 0) {
+        fprintf(stderr, "mpiwatch-loadgen: %s\n", err);
         return -1;
     }
     return 0;

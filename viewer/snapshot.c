@@ -22,6 +22,7 @@
 
 #include <stb_image_write.h>
 
+#include "mw_file.h"
 #include "views.h"
 
 #define SNAPSHOT_TIMEOUT_S 20
@@ -33,6 +34,14 @@
  * file, which a very long recording may not finish in time: its snapshot then lacks the
  * events the pass had not reached, rather than failing). 0: not set yet. */
 static uint64_t events_deadline;
+
+/* stb's output callback: the encoded bytes go to the temporary file's stream (a short write
+ * shows in ferror, which mw_afile_commit checks). */
+static void png_to_stream(void *context, void *data, int size)
+{
+    if (size > 0)
+        fwrite(data, 1, (size_t)size, context);
+}
 
 int mw__write_png(const char *path, int w, int h)
 {
@@ -51,10 +60,20 @@ int mw__write_png(const char *path, int w, int h)
         px[i * 3 + 1] = px[i * 4 + 1];
         px[i * 3 + 2] = px[i * 4 + 2];
     }
-    int ok = stbi_write_png(path, w, h, 3, px, w * 3);
+    /* Encoded into a file of mw_file.h, so that a snapshot replaces PATH (a symbolic link
+     * included) only when it is complete. */
+    char err[512];
+    mw_afile_t *af = mw_afile_open(path, err, sizeof err);
+    int ok = af && stbi_write_png_to_func(png_to_stream, mw_afile_stream(af), w, h, 3, px, w * 3);
     free(px);
+    if (af && !ok) {
+        snprintf(err, sizeof err, "cannot write %s: the PNG encoder failed", path);
+        mw_afile_abort(af);
+    } else if (ok && mw_afile_commit(af, err, sizeof err) != 0) {
+        ok = 0;
+    }
     if (!ok) {
-        fprintf(stderr, "mpiwatch-viewer: cannot write %s\n", path);
+        fprintf(stderr, "mpiwatch-viewer: %s\n", err);
         return -1;
     }
     return 0;
@@ -611,16 +630,14 @@ static int write_meta(mw_app_t *app, const char *path)
         fprintf(stderr, "mpiwatch-viewer: out of memory writing %s\n", path);
         return -1;
     }
-    FILE *f = fopen(path, "w");
-    int ok = f && fputs(s, f) >= 0 && fputc('\n', f) != EOF;
-    if (f && fclose(f) != 0)
-        ok = 0;
+    size_t len = strlen(s);
+    s[len] = '\n'; /* cJSON_Print's terminator becomes the file's final newline */
+    char err[512];
+    int rc = mw_file_write_atomic(path, s, len + 1, err, sizeof err);
     free(s);
-    if (!ok) {
-        fprintf(stderr, "mpiwatch-viewer: cannot write %s\n", path);
-        return -1;
-    }
-    return 0;
+    if (rc != 0)
+        fprintf(stderr, "mpiwatch-viewer: %s\n", err);
+    return rc;
 }
 
 /* ---- snapshot and benchmark --------------------------------------------------------------- */
