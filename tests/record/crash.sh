@@ -1,20 +1,28 @@
 #!/bin/bash
-# crash.sh COLLECTOR LOADGEN RECDUMP MODE: a recording survives the end of its collector.
+# crash.sh COLLECTOR LOADGEN RECDUMP MODE EXPORT FEED: a recording survives the end of its
+# collector.
 #
 # MODE kill:    kill -9 of the collector in the middle of a 256-rank loadgen job. The file
 #               must read without error up to its last complete frame (a torn tail is
 #               allowed, reported, not an error), hold the windows closed so far (flushed at
 #               every window), all of them found through the index and the forward scan, and
 #               replay (exit 0) with every regenerated window equal to the recorded one.
+#               That is checked on what the replay publishes, not on its own log line: a
+#               subscriber (mpiwatch-feed) takes the windows of a --publish replay, and
+#               windows_equal.py compares them with `mpiwatch-export --format jsonl` of the
+#               file (every recorded window, in order, field by field).
 # MODE sigterm: SIGTERM in the middle of the job. The collector must exit 0 with the summary
 #               written and the recording flushed and closed (finish frame, last index, not
-#               truncated), and replaying it must give a byte-identical summary.
+#               truncated), and replaying it must give a byte-identical summary and publish
+#               the recorded windows, as above.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 MW_COLLECTOR=$1
 REC_LOADGEN=$2
 REC_DUMP=$3
 mode=$4
+REC_EXPORT=$5
+REC_FEED=$6
 mw_init "record_crash_$mode"
 d=$MW_T
 
@@ -58,6 +66,26 @@ read -r compared differ <<<"$(rec_compared "$d/replay.err")"
 { [ "$compared" = "$windows" ] && [ "$differ" = 0 ]; } ||
     mw_fail "replay compared ${compared:-?} of $windows windows, ${differ:-?} differ"
 [ -s "$d/replay.json" ] || mw_fail "the replay wrote no summary"
+
+# The windows the replay derives again, as a subscriber receives them, against the recorded
+# ones as the exporter reads them. --speed 0.25 puts the first window at least 0.4 s after the
+# replay starts, time for the subscriber (started first) to connect; it stops once it has as
+# many windows as the recording holds, and the replay (which then waits for the recorded
+# ranks' silence timeout) is stopped with SIGTERM.
+"$REC_EXPORT" --format jsonl "$d/run.mpiw" -o "$d/recorded.jsonl" 2>"$d/export.err" ||
+    { MW_FAILURE_LOG=$d/export.err; mw_fail "mpiwatch-export failed"; }
+"$REC_FEED" --subscribe "ipc://$d/pub" --topic window --count "$windows" --timeout-ms 30000 \
+    >"$d/replayed.jsonl" 2>"$d/feed.err" &
+feed=$!
+"$MW_COLLECTOR" --quiet --replay "$d/run.mpiw" --speed 0.25 --publish "ipc://$d/pub" \
+    </dev/null >/dev/null 2>"$d/published.err" &
+MW_CPID=$!
+wait "$feed" || { MW_FAILURE_LOG=$d/feed.err; mw_fail "the subscriber got no complete replay"; }
+kill -TERM "$MW_CPID" 2>/dev/null
+MW_FAILURE_LOG=$d/published.err
+mw_collector_exits 10
+"$MW_PYTHON" "$(dirname "$0")/windows_equal.py" all "$d/recorded.jsonl" "$d/replayed.jsonl" ||
+    mw_fail "the replay did not publish the recorded windows"
 if [ "$mode" = sigterm ]; then
     cmp "$d/live.json" "$d/replay.json" || mw_fail "the replayed summary differs from the live one"
 fi
