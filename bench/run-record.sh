@@ -60,7 +60,7 @@ sock=${MW_EP#ipc://}
 # run MODE N: one collector run; appends "MODE N CPU_S USER_S SYS_S BYTES ACCEPTED" to results.
 run() {
     local mode=$1 n=$2 out=$MW_T/$1-$2 rec=() i cpu bytes=0 accepted
-    [ "$mode" = record ] && rec=(--record "$recdir/bench.mpiw")
+    [ "$mode" = record ] && rec=(--record "$recdir/bench.mpiw") && rm -f "$recdir/bench.mpiw"
     rm -f "$sock"
     (
         TIMEFORMAT='%3U %3S'

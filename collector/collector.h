@@ -66,10 +66,10 @@ void mw_clock_now(mw_clock_t *now);
 #define MW_NS_PER_S 1000000000ull
 #define MW_TIMESTAMP_TOLERANCE_NS (86400ull * MW_NS_PER_S) /* timestamps within a day of now */
 #define MW_MAX_WINDOW_NS (60ull * MW_NS_PER_S)
-#define MW_MAX_RANKS (1u << 20)
-#define MW_MAX_STRING 1024u /* longest string field accepted (host, job, program, ...) */
-#define MW_MAX_TOPO_OBJECTS 65536u /* objects of one node's hardware in a hello */
-#define MW_MAX_PUS 65536u          /* PUs of one rank's binding in a hello */
+/* MW_MAX_RANKS, MW_MAX_STRING, MW_MAX_PUS, MW_MAX_TOPO_OBJECTS, MW_MAX_TOPO_DEPTH and the
+ * job-wide caps MW_JOB_MAX_* are in proto/mw_limits.h: the readers of a job description check
+ * the same caps (docs/collector.md, "Caps"). */
+#include "mw_limits.h"
 /* A captured call must end inside its sample's window, give or take this (the ticks to ns
  * rounding of the rank's clock is a few ns), unless it is one of the sample's late calls. */
 #define MW_CAPTURE_TOLERANCE_NS 1000ull
@@ -151,7 +151,9 @@ void mw_options_usage(FILE *out, const char *prog);
     X(DUPLICATE_HELLO, "duplicate_hello")                                                          \
     X(CAPTURE_FIELD, "capture_field")                                                              \
     X(CAPTURE_TIME, "capture_time")                                                                \
-    X(GRID_MISMATCH, "grid_mismatch")
+    X(GRID_MISMATCH, "grid_mismatch")                                                              \
+    X(TOPO_DEPTH, "topo_depth") /* a node's hardware deeper than MW_MAX_TOPO_DEPTH */              \
+    X(TOTALS, "totals")
 
 typedef enum {
     MW_ACCEPTED = 0,
@@ -163,6 +165,26 @@ typedef enum {
 
 /* "decode", ... for a reason; "accepted" for MW_ACCEPTED. */
 const char *mw_reject_name(mw_reject_t reason);
+
+/* ---- job-wide caps (job.c, docs/collector.md "Caps") ------------------------------------- */
+
+/* What an accepted hello claimed beyond a job-wide cap (proto/mw_limits.h) and the collector
+ * did not keep: the rank is in the job, without that part. */
+#define MW_CAP_REASONS(X)                                                                          \
+    X(PUS, "pus")           /* a PU list over MW_JOB_MAX_PUS: the rank keeps none */             \
+    X(OBJECTS, "objects")   /* a node's hardware over MW_JOB_MAX_TOPO_OBJECTS: none kept */      \
+    X(NAMES, "names")       /* a host or node name over MW_JOB_MAX_NAMES or _NAME_BYTES */       \
+    X(JOB_INFO, "job_info") /* a rank that would take the job description over
+                               MW_JOB_MAX_INFO_BYTES: left out of it (still in the totals) */
+
+typedef enum {
+#define MW_X(id, name) MW_CAP_##id,
+    MW_CAP_REASONS(MW_X)
+#undef MW_X
+        MW_CAP_COUNT
+} mw_cap_reason_t;
+
+const char *mw_cap_reason_name(mw_cap_reason_t reason);
 
 /* ---- refused connections (auth.c, docs/security.md) -------------------------------------- */
 
@@ -203,6 +225,13 @@ typedef struct {
     uint64_t records_dropped;     /* sum of records_dropped over its samples */
     uint64_t records_dropped_bye; /* records_dropped_total from its bye */
     uint64_t calls_late;
+    /* Loss accounting (job.c, docs/collector.md): the rank's running totals since MPI_Init as
+     * its latest sample or its bye said (per function in its mw_rank_fn_t entries). */
+    uint8_t has_totals;   /* its samples carry totals (0: an older library, or nothing seen) */
+    uint8_t totals_final; /* they came from its bye: final, not as of its last sample */
+    uint32_t tot_fns;     /* its entries with totals (tot_count > 0) */
+    uint64_t tot_samples, tot_calls, tot_time_ns, tot_bytes;
+    uint64_t bytes; /* merged, as calls and mpi_time_ns are */
     uint32_t rank_fn_first; /* position + 1 of its block of entries in job.rank_fn (0: none) */
     uint32_t pairs_first;   /* ... in job.pairs */
     uint32_t rank_fn_n, pairs_n; /* entries in those blocks (job.c) */
@@ -211,6 +240,7 @@ typedef struct {
     uint32_t node;
     int32_t l3, numa;
     uint8_t bound;
+    uint8_t in_info; /* its RankInfo is in the job description (job.c, MW_CAP_JOB_INFO) */
     uint32_t pus_first, pus_n;
 } mw_rank_t;
 
@@ -238,7 +268,17 @@ typedef struct {
     uint64_t count;
     uint64_t time_ns;
     uint64_t bytes;
+    uint64_t tot_count, tot_time_ns, tot_bytes; /* the rank's running totals (loss accounting) */
 } mw_rank_fn_t;
+
+/* Calls, ns, bytes and samples: what the ranks did, merged or missed (loss accounting). */
+typedef struct {
+    uint64_t calls, time_ns, bytes, samples;
+} mw_tally_t;
+
+/* Largest running total accepted (calls, ns or bytes of one function on one rank, samples of
+ * one rank): 2^54 (208 days of ns), so that sums over a rank's functions cannot wrap. */
+#define MW_TOTAL_MAX (1ull << 54)
 
 #define MW_JOB_MAX_RANK_FN (1u << 26)
 #define MW_JOB_MAX_PAIRS (1u << 25)
@@ -273,12 +313,19 @@ typedef struct {
     uint32_t cap_node_hw;
     uint32_t *pus; /* every rank's PU list (mw_rank_t.pus_first) */
     uint32_t n_pus, cap_pus;
+    /* Job-wide caps (docs/collector.md "Caps"): what all hellos made the job keep, and an
+     * upper bound of the encoded job description's size. */
+    uint64_t n_objects, name_bytes, info_bytes;
+    uint64_t capped[MW_CAP_COUNT];
 
     mw_fn_total_t fn[MW_FN_COUNT];
     mw__index_t rank_fn; /* list of mw_rank_fn_t, keys (rank << 32 | fn), see job.c */
     mw__index_t pairs;   /* list of mw_pair_sum_t, keys (src << 32 | dst) */
     mw__index_t rank_fn_late, pairs_late; /* key -> position, for entries outside rank blocks */
     uint64_t overflow;   /* per-rank function or pair totals that did not fit */
+    /* Loss accounting over the ranks that send running totals: the sum of their latest totals
+     * (at_ranks) and of what was merged from them (merged); missed = at_ranks - merged. */
+    mw_tally_t at_ranks, merged;
 
     uint64_t samples;
     uint64_t late;
@@ -301,6 +348,21 @@ uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t n
 void mw__job_bye(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns);
 /* Marks every rank that has neither said bye nor died as dead; returns how many. */
 uint32_t mw__job_declare_dead(mw_job_t *job);
+/* Loss accounting: checks the running totals of a sample (s) or a bye (b) of `rank` against
+ * the totals the rank reported before and what the sample adds (docs/collector.md). Returns
+ * MW_ACCEPTED or MW_REJECT_TOTALS. */
+mw_reject_t mw__job_totals_check(const mw_job_t *job, uint32_t rank, const Mpiwatch__Sample *s,
+                                 const Mpiwatch__Bye *b);
+/* What the collector missed of the job: missed = the ranks' totals - merged, exactly (ranks
+ * without totals count as merged with nothing missed). `per_fn` (MW_FN_COUNT entries, or NULL)
+ * gets the missed part per function. */
+typedef struct {
+    mw_tally_t at_ranks, merged, missed;
+    uint32_t ranks_missing;    /* ranks with something missed */
+    uint32_t ranks_not_final;  /* ranks with totals but no bye: totals as of their last sample */
+    uint32_t ranks_no_totals;  /* ranks that said hello but sent no totals */
+} mw_loss_t;
+void mw_job_loss(const mw_job_t *job, mw_loss_t *out, mw_tally_t *per_fn);
 /* The summary's "dropped": rank-side dropped samples plus dropped records, all ranks. */
 uint64_t mw_job_dropped(const mw_job_t *job);
 const char *mw_job_host(const mw_job_t *job, uint32_t rank);
@@ -322,6 +384,7 @@ typedef struct {
     uint64_t partial_windows;
     uint64_t jobs;
     uint64_t auth_refused[MW_AUTH_COUNT]; /* connections refused with CURVE on, by reason */
+    uint64_t capped[MW_CAP_COUNT];        /* parts of hellos over a job-wide cap, all jobs */
     mw_latency_t close_latency; /* window end on the global grid -> close (collector real time) */
     mw_latency_t close_wait;    /* last sample merged into the window -> close (monotonic) */
 } mw_stats_t;
@@ -389,6 +452,7 @@ typedef struct mw_collector {
     mw_job_t job;
     mw_merge_t merge;
     int merge_ready;
+    uint64_t replay_window_refused; /* recorded window changes replay refused (record_file.c) */
     mw_stats_t stats;
     mw_live_t live;
     int outputs_written;           /* the current job's report and summary have been written */
@@ -477,9 +541,11 @@ void *mw__zmq_serve_socket(void *ctx, int type, const char *ep, const char *what
 
 typedef struct mw_auth mw_auth_t;
 
-/* 1 when a ZeroMQ endpoint is reachable from this host only: ipc://, inproc://, or tcp:// on
- * 127.0.0.0/8, ::1 (also as ::ffff:127.x.x.x) or localhost. A wildcard (*, 0.0.0.0, ::), an
- * interface name, any other address or transport is not local (0). */
+/* 1 when a ZeroMQ endpoint is reachable from this host only: ipc://PATH, inproc://, or tcp:// on
+ * 127.0.0.0/8, ::1 (also as ::ffff:127.x.x.x), or localhost when it resolves to loopback
+ * addresses only. An abstract ipc://@name (no permissions: any local user connects), a
+ * wildcard (*, 0.0.0.0, ::), an interface name, any other address or transport is not local
+ * (0). */
 int mw__endpoint_local(const char *ep);
 /* The start-up policy (called by mw_options_check): --curve-secret and --curve-clients go
  * together and their files must load; without them every endpoint the collector binds must
@@ -573,9 +639,7 @@ int mw_collector_apply_record(mw_collector_t *c, const Mpiwatch__Record *rec);
 
 /* ---- steering (steer.c; docs/steering.md) ------------------------------------------------ */
 
-#define MW_STEER_MAX_KEY 64u
-#define MW_STEER_MAX_VALUE 1024u
-
+/* MW_STEER_MAX_KEY, _VALUE, _RANKS and _MESSAGE: proto/mw_proto.h (both ends agree). */
 typedef struct mw_steer mw_steer_t;
 
 /* Checks a key (1..64 of [A-Za-z0-9._-]), a value (at most 1024 bytes of UTF-8 without

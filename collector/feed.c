@@ -809,7 +809,7 @@ static int feed_rec_samples(mw_feed_t *f, mw_collector_t *c, mw_rec_reader_t *rd
             return -1;
         }
         if (rc == 1) {
-            start = soff ? soff : MW_REC_HEADER_BYTES; /* unknown: from the beginning */
+            start = soff ? soff : mw_rec_reader_start(rd); /* unknown: from the beginning */
             break;
         }
     }

@@ -31,6 +31,17 @@
  * Every REC_INDEX_EVERY closed windows, and at close, an index frame lists where those
  * windows' frames are and where each one's first sample frame is (noted by looking into
  * received envelopes without decoding them), chained to the previous index frame.
+ * Each index frame's payload begins with the file's index key, 16 random bytes drawn at open
+ * and written only into the header: received frames are recorded verbatim and may be full of
+ * index tags, but not of a key drawn after they were sent, so a reader's backward search for
+ * the last index cannot be steered by them (proto/mw_recording.c).
+ *
+ * Nothing derived is left out silently: a record over the frame limit (a very large job
+ * description or window) is split into MW_REC_TAG_CONT chunks that the reader reassembles, up
+ * to MW_REC_MAX_RECORD; one beyond that is logged as an error and counted.
+ *
+ * The file is created with O_EXCL | O_NOFOLLOW: an existing name (a symbolic link included)
+ * is refused, so a recording never truncates another file; only a device is opened as it is.
  *
  * A write error (a full disk) is logged once with the path and the reason, counted, and
  * stops the recording for good: from then on every call returns at once, and ingest and every
@@ -42,11 +53,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,6 +76,7 @@
 #define REC_INDEX_EVERY 32u               /* closed windows per index frame */
 #define REC_FIRST_SLOTS 1024u             /* > MW_MERGE_RING_MAX: open windows never collide */
 #define REC_PREFIX_MAX 40u                /* mono, real, body key and length: 4 varints */
+#define REC_CHUNK ((size_t)4 << 20)       /* chunk frames of a record over MW_REC_MAX_FRAME */
 
 _Static_assert(REC_FIRST_SLOTS > MW_MERGE_RING_MAX &&
                    (REC_FIRST_SLOTS & (REC_FIRST_SLOTS - 1)) == 0,
@@ -103,7 +118,8 @@ struct mw_record {
     uint64_t handed_mono_ns;
     mw_clock_t last; /* the clock of the last frame, for the frames written at close */
     int failed;
-    uint64_t windows, too_large;
+    uint64_t windows, too_large, chunked;
+    unsigned char key[MW_REC_KEY_BYTES]; /* begins every index frame (mw_recording.h) */
     uint64_t failed_bytes; /* what the file holds, once the recording has failed */
 
     /* The writer thread. Everything below `lock` is shared with it. */
@@ -266,17 +282,86 @@ static int rec_drain(mw_record_t *r)
     return 0;
 }
 
-/* Appends one frame holding a Record: the clocks, then the body as field `field` (the bytes of
- * an embedded message, or a flag when `body` is NULL), then `parts` when it is not 0. Hands
- * the buffer to the writer when `handoff`, when it is full, or when the last hand-off is
- * REC_FLUSH_NS of recorded time ago. Returns the frame's offset, or 0 when not written. */
+/* Appends one frame of tag `tag` whose payload is the pieces a, b, c (any may be empty),
+ * handing the buffer to the writer first when the frame does not fit. Returns the frame's
+ * offset, or 0 when the recording has failed. */
+static uint64_t rec_frame(mw_record_t *r, uint32_t tag, const void *a, size_t na, const void *b,
+                          size_t nb, const void *c, size_t nc)
+{
+    size_t payload = na + nb + nc, frame = MW_REC_FRAME_HEADER_BYTES + payload;
+    /* Room for the frame and the padding of its block; a buffer after a hand-off holds at
+     * most one partial block, so the largest frame always fits. */
+    if (r->buf[r->cur].len + frame + REC_BLOCK > REC_BUFFER_CAP && rec_handoff(r) < 0)
+        return 0;
+    rec_buf_t *buf = &r->buf[r->cur];
+    uint64_t off = buf->off + buf->len;
+    unsigned char *w = buf->data + buf->len, *q = w + MW_REC_FRAME_HEADER_BYTES;
+    if (na)
+        memcpy(q, a, na);
+    if (nb)
+        memcpy(q + na, b, nb);
+    if (nc)
+        memcpy(q + na + nb, c, nc);
+    mw_rec_put_frame_header(w, tag, (uint32_t)payload, mw_rec_crc(0, q, payload));
+    buf->len += frame;
+    r->size = off + frame;
+    r->dirty = 1;
+    return off;
+}
+
+/* A record over the frame limit (only an output can be: a job description of a very large
+ * job, or its window): written as MW_REC_TAG_CONT chunks and a last frame with `tag`, which
+ * the reader puts back together. Returns the first chunk's offset, or 0. */
+static uint64_t rec_chunked(mw_record_t *r, uint32_t tag, const void *a, size_t na,
+                            const void *b, size_t nb, const void *c, size_t nc)
+{
+    size_t payload = na + nb + nc;
+    unsigned char *all = malloc(payload);
+    if (!all) {
+        if (r->too_large++ == 0)
+            MW_LOG(MW_LOG_ERROR, "recording %s: out of memory for a %zu-byte record: left out",
+                   r->path, payload);
+        return 0;
+    }
+    memcpy(all, a, na);
+    if (nb)
+        memcpy(all + na, b, nb);
+    if (nc)
+        memcpy(all + na + nb, c, nc);
+    uint64_t first = 0;
+    for (size_t o = 0; o < payload;) {
+        size_t n = payload - o > REC_CHUNK ? REC_CHUNK : payload - o;
+        uint64_t off = rec_frame(r, o + n == payload ? tag : MW_REC_TAG_CONT, all + o, n, NULL,
+                                 0, NULL, 0);
+        if (!off) {
+            free(all);
+            return 0; /* failed: the reader sees an unfinished sequence as a torn tail */
+        }
+        if (o == 0)
+            first = off;
+        o += n;
+    }
+    free(all);
+    r->chunked++;
+    return first;
+}
+
+/* Appends one record: the clocks, then the body as field `field` (the bytes of an embedded
+ * message, or a flag when `body` is NULL), then `parts` when it is not 0; an index frame's
+ * payload begins with the file's key. Hands the buffer to the writer when `handoff`, when it
+ * is full, or when the last hand-off is REC_FLUSH_NS of recorded time ago. Returns the
+ * record's offset, or 0 when not written. */
 static uint64_t rec_append(mw_record_t *r, uint32_t tag, const mw_clock_t *now, uint32_t field,
                            const void *body, size_t body_len, uint32_t parts, int handoff)
 {
     if (r->failed)
         return 0;
-    unsigned char pre[REC_PREFIX_MAX], suf[16];
+    unsigned char pre[MW_REC_KEY_BYTES + REC_PREFIX_MAX], suf[16];
     size_t np = 0, ns = 0;
+    if (tag == MW_REC_TAG_INDEX) {
+        memcpy(pre, r->key, MW_REC_KEY_BYTES);
+        np = MW_REC_KEY_BYTES;
+    }
     np += put_key(pre + np, REC_MONO, 0);
     np += put_varint(pre + np, now->mono_ns);
     np += put_key(pre + np, REC_REAL, 0);
@@ -294,33 +379,25 @@ static uint64_t rec_append(mw_record_t *r, uint32_t tag, const mw_clock_t *now, 
         ns += put_varint(suf + ns, parts);
     }
     size_t payload = np + body_len + ns;
-    if (payload > MW_REC_MAX_FRAME) {
-        /* Only an output can be this large (received frames are cut, see mw__record_frame);
-         * replay derives it again, so the recording stays complete for replay. */
+    uint64_t off;
+    if (payload <= MW_REC_MAX_FRAME) {
+        off = rec_frame(r, tag, pre, np, body, body_len, suf, ns);
+    } else if (payload <= MW_REC_MAX_RECORD && tag == MW_REC_TAG_FRAME) {
+        off = rec_chunked(r, tag, pre, np, body, body_len, suf, ns);
+    } else {
+        /* Larger than a reader accepts (received frames are cut long before, see
+         * mw__record_frame): counted and logged, never silent. */
         if (r->too_large++ == 0)
-            MW_LOG(MW_LOG_WARN,
-                   "recording %s: a %zu-byte record is over the frame limit and "
-                   "was left out",
-                   r->path, payload);
+            MW_LOG(MW_LOG_ERROR,
+                   "recording %s: a %zu-byte record is over the limit of %u bytes and was left "
+                   "out",
+                   r->path, payload, MW_REC_MAX_RECORD);
         return 0;
     }
-    size_t frame = MW_REC_FRAME_HEADER_BYTES + payload;
-    /* Room for the frame and the padding of its block; a buffer after a hand-off holds at
-     * most one partial block, so the largest frame always fits. */
-    if (r->buf[r->cur].len + frame + REC_BLOCK > REC_BUFFER_CAP && rec_handoff(r) < 0)
+    if (!off)
         return 0;
-    rec_buf_t *b = &r->buf[r->cur];
-    uint64_t off = b->off + b->len;
-    unsigned char *w = b->data + b->len, *q = w + MW_REC_FRAME_HEADER_BYTES;
-    memcpy(q, pre, np);
-    if (body_len)
-        memcpy(q + np, body, body_len);
-    memcpy(q + np + body_len, suf, ns);
-    mw_rec_put_frame_header(w, tag, (uint32_t)payload, mw_rec_crc(0, q, payload));
-    b->len += frame;
-    r->size = off + frame;
-    r->dirty = 1;
     r->last = *now;
+    rec_buf_t *b = &r->buf[r->cur];
     if (handoff || b->len >= REC_HANDOFF || now->mono_ns >= r->handed_mono_ns + REC_FLUSH_NS) {
         r->handed_mono_ns = now->mono_ns;
         if (rec_handoff(r) < 0)
@@ -378,15 +455,38 @@ static void rec_free(mw_record_t *r)
     free(r);
 }
 
-/* Opens the file, with O_DIRECT when the file system takes it (not tmpfs, for one). */
-static int rec_open_file(mw_record_t *r)
+/* Opens the file, with O_DIRECT when the file system takes it (not tmpfs, for one). The file
+ * is created, never reused: O_EXCL refuses an existing name, a symbolic link included (even
+ * one to nowhere), so a recording never truncates another recording or whatever file a link
+ * planted in a shared directory points at. Only an existing device (/dev/null, /dev/full) is
+ * opened as it is, without following a link and without O_TRUNC: writing there replaces no
+ * file. Returns 0, or -1 with a message in err. */
+static int rec_open_file(mw_record_t *r, char *err, size_t errlen)
 {
-    int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
     r->fd = open(r->path, flags | O_DIRECT, 0644);
     r->direct = r->fd >= 0;
     if (r->fd < 0 && errno == EINVAL)
         r->fd = open(r->path, flags, 0644);
-    return r->fd < 0 ? -1 : 0;
+    if (r->fd >= 0)
+        return 0;
+    if (errno != EEXIST) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    int fd = open(r->path, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0 && fstat(fd, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
+        r->fd = fd;
+        r->direct = 0;
+        return 0;
+    }
+    if (fd >= 0)
+        close(fd);
+    snprintf(err, errlen,
+             "the file exists (a recording never replaces a file or follows a symbolic link: "
+             "remove it or choose another name)");
+    return -1;
 }
 
 /* Writes the header and the start frame at once, on this thread: a target that cannot be
@@ -441,8 +541,15 @@ mw_record_t *mw__record_open(const char *path, const mw_options_t *opt)
         rec_free(r);
         return NULL;
     }
-    if (rec_open_file(r) < 0) {
-        MW_LOG(MW_LOG_ERROR, "cannot record into %s: %s", path, strerror(errno));
+    char why[200];
+    if (getrandom(r->key, sizeof r->key, 0) != (ssize_t)sizeof r->key) {
+        MW_LOG(MW_LOG_ERROR, "cannot record into %s: no random index key: %s", path,
+               strerror(errno));
+        rec_free(r);
+        return NULL;
+    }
+    if (rec_open_file(r, why, sizeof why) < 0) {
+        MW_LOG(MW_LOG_ERROR, "cannot record into %s: %s", path, why);
         rec_free(r);
         return NULL;
     }
@@ -450,7 +557,7 @@ mw_record_t *mw__record_open(const char *path, const mw_options_t *opt)
     mw_clock_now(&now);
     r->handed_mono_ns = now.mono_ns;
     r->last = now;
-    mw_rec_put_header(r->buf[0].data);
+    mw_rec_put_header_key(r->buf[0].data, r->key);
     r->buf[0].len = r->size = MW_REC_HEADER_BYTES;
 
     /* The settings that decide which windows close when: replay runs with the same ones. */
@@ -629,6 +736,40 @@ const char *mw__record_path(const mw_record_t *r)
     return r ? r->path : "";
 }
 
+/* Checks a recorded window length change (`window=MSms from window K start T`) against the
+ * job's grid as it is now, with the rules a live request passes (grid.c: length bounds, the
+ * factor from the job's first length, the segment count, the merge ring) and the place it
+ * must start at: K after the last segment's first window, T the start K has on the grid
+ * before the change. Returns 0 when it may be applied, -1 with a reason. Nothing is changed. */
+static int rec_check_window_event(const mw_collector_t *c, const char *detail, char *err,
+                                  size_t errlen)
+{
+    uint64_t ms, k, start;
+    char tail;
+    if (!c->job.active || !c->merge_ready) {
+        snprintf(err, errlen, "no running job");
+        return -1;
+    }
+    if (sscanf(detail, "window=%" SCNu64 "ms from window %" SCNu64 " start %" SCNu64 "%c", &ms,
+               &k, &start, &tail) != 3) {
+        snprintf(err, errlen, "not a window change");
+        return -1;
+    }
+    const mw_grid_t *g = &c->job.grid;
+    if (mw_grid_check(g, ms, mw_merge_min_window_ns(&c->merge), err, errlen) < 0)
+        return -1;
+    if (g->n && k <= g->seg[g->n - 1].first) {
+        snprintf(err, errlen, "window %" PRIu64 " is not after the grid's last change", k);
+        return -1;
+    }
+    if (mw_grid_start(g, k) != start) {
+        snprintf(err, errlen, "window %" PRIu64 " starts at %" PRIu64 " on this grid, not %" PRIu64,
+                 k, mw_grid_start(g, k), start);
+        return -1;
+    }
+    return 0;
+}
+
 int mw_collector_apply_record(mw_collector_t *c, const Mpiwatch__Record *rec)
 {
     mw_clock_t clock = {rec->mono_ns, rec->real_ns};
@@ -650,6 +791,15 @@ int mw_collector_apply_record(mw_collector_t *c, const Mpiwatch__Record *rec)
          * a steering request, which replay cannot repeat. The samples need its grid. */
         if (rec->event && rec->event->kind && strcmp(rec->event->kind, "window") == 0 &&
             rec->event->job && strcmp(rec->event->job, c->job.job) == 0 && rec->event->detail) {
+            /* Data from the file: checked in full before the grid changes, as a live
+             * request is (a refused one changes nothing and is counted). */
+            char err[160];
+            if (rec_check_window_event(c, rec->event->detail, err, sizeof err) < 0) {
+                c->replay_window_refused++;
+                MW_LOG(MW_LOG_WARN, "recorded window change '%.80s' refused: %s",
+                       rec->event->detail, err);
+                return 0;
+            }
             c->now = clock;
             mw__grid_apply_event(c, rec->event->detail);
         }

@@ -11,7 +11,8 @@
  *
  * Seeking by window (find_window, span) keeps a table of (window, offset) built from three
  * sources, cheapest first: the last index frame, found by searching backwards from the end of
- * the file for its tag and verifying length and CRC; the chain of index frames before it
+ * the file for its tag followed by the file's index key, then verifying length and CRC; the
+ * chain of index frames before it
  * (`previous`); and a forward scan of the frames after the last index, which only looks at a
  * record's first fields instead of decoding it. The table is kept between calls: on a file
  * that is still being written, a later call looks only at what was appended since (the
@@ -20,6 +21,25 @@
  * with zeros and rewrites it when it has more (collector/record_file.c). An offset taken
  * from an index is data from the file like any other, so find_window reads the frame it points
  * at and checks that it holds that window before returning it.
+ *
+ * The backward search cannot be steered by what peers send. The collector records received
+ * frames verbatim, so they may hold the bytes "MWIX" followed by a plausible length, as often
+ * as a crafted frame likes (an 8 MiB frame holds a million); verifying each such candidate
+ * costs a CRC over its claimed length. A version 2 file begins every index frame's payload
+ * with 16 random bytes drawn when the file was created (the header holds them, nothing sends
+ * them anywhere), so a candidate without them is skipped after a 16-byte compare. Whatever the
+ * version, the search verifies at most RD_BACK_TRIES candidates and looks at most RD_BACK_MAX
+ * bytes back, then leaves the rest to the forward scan, which reads each frame once by its
+ * length; a crafted version 1 file therefore costs a bounded search plus one pass.
+ *
+ * The window table is looked up by binary search: over the table itself while window indices
+ * only grow in file order, otherwise over a copy sorted by (window, offset) that is brought up
+ * to date (sorting only the new entries and merging) when the table has grown. A recording of
+ * several jobs, or of windows closed out of order, therefore costs O(log n) per lookup too.
+ *
+ * Records larger than a frame (a job description of a very large job) arrive as chunk frames
+ * (MW_REC_TAG_CONT) ending with an ordinary frame; they are reassembled into a buffer of their
+ * own, capped at MW_REC_MAX_RECORD, and a broken sequence ends the file like a torn frame.
  */
 #include "mw_recording.h"
 
@@ -37,7 +57,9 @@
 #define RD_BACK_CHUNK (64u << 10)                    /* backward search step */
 #define RD_MAX_HEADER 4096u                          /* a longer header is not a recording */
 #define RD_ARENA_MIN ((size_t)4 << 20)               /* decoding arena, grown on demand ... */
-#define RD_ARENA_MAX ((size_t)16 * MW_REC_MAX_FRAME) /* ... up to this */
+#define RD_ARENA_MAX ((size_t)8 * MW_REC_MAX_RECORD) /* ... up to this */
+#define RD_BACK_TRIES 16u                            /* index candidates verified per search */
+#define RD_BACK_MAX ((uint64_t)64 << 20)             /* bytes one backward search looks at */
 
 /* Record fields the reader looks at without decoding (proto/mpiwatch.proto, Record). */
 #define RD_FIELD_MONO 1u
@@ -67,11 +89,21 @@ static uint32_t get32(const unsigned char *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-void mw_rec_put_header(unsigned char out[MW_REC_HEADER_BYTES])
+void mw_rec_put_header_key(unsigned char out[MW_REC_HEADER_BYTES], const unsigned char *key)
 {
+    _Static_assert(MW_REC_HEADER_BYTES == 16 + MW_REC_KEY_BYTES, "magic, version, length, key");
     memcpy(out, MW_REC_MAGIC, 8);
     put32(out + 8, MW_REC_VERSION);
     put32(out + 12, MW_REC_HEADER_BYTES);
+    if (key)
+        memcpy(out + 16, key, MW_REC_KEY_BYTES);
+    else
+        memset(out + 16, 0, MW_REC_KEY_BYTES);
+}
+
+void mw_rec_put_header(unsigned char out[MW_REC_HEADER_BYTES])
+{
+    mw_rec_put_header_key(out, NULL);
 }
 
 void mw_rec_put_frame_header(unsigned char out[MW_REC_FRAME_HEADER_BYTES], uint32_t tag,
@@ -238,7 +270,14 @@ typedef struct {
     size_t cap;
     uint64_t off; /* file offset of data[0] */
     size_t len;   /* bytes held */
+    unsigned char *rec; /* a chunked record reassembled (its own buffer: data is reused) */
+    size_t rec_cap;
 } rd_buf_t;
+
+/* A window table entry's place in index order (the sorted copy of an unsorted table). */
+typedef struct {
+    uint64_t window, pos;
+} rd_order_t;
 
 typedef struct {
     uint64_t window, offset, first_sample, mono_ns;
@@ -246,6 +285,8 @@ typedef struct {
 
 struct mw_rec_reader {
     int fd;
+    unsigned version;
+    unsigned char key[MW_REC_KEY_BYTES]; /* version 2: what every index frame begins with */
     uint64_t start; /* offset of the first frame: the header's length */
     uint64_t pos;   /* the next frame for mw_rec_reader_next */
     int truncated;
@@ -257,6 +298,8 @@ struct mw_rec_reader {
     rd_win_t *win; /* every window found so far, in file order */
     size_t n_win, cap_win;
     int unsorted;        /* window indices are not non-decreasing in file order */
+    rd_order_t *order;   /* then: entries [0, n_order) sorted by (window, offset) */
+    size_t n_order, cap_order;
     uint64_t tail;       /* frames before this offset are in the table */
     uint64_t known_size; /* file size when the table was last brought up to date */
     uint64_t first_mono, last_mono;
@@ -327,10 +370,11 @@ static ssize_t rd_get(int fd, rd_buf_t *b, uint64_t off, size_t n, size_t ahead,
 }
 
 /* Checks the frame at `off`. Returns 1 with its tag and payload (valid until the next read
- * into b); 0 when no complete, intact frame starts there (*torn: there are bytes, but not a
- * good frame); -1 on a read error. */
+ * into b; an index frame's key is checked and left out); 0 when no complete, intact frame
+ * starts there (*torn: there are bytes, but not a good frame); -1 on a read error. *next is
+ * the offset after the frame. */
 static int rd_frame(mw_rec_reader_t *r, rd_buf_t *b, uint64_t off, size_t ahead, uint32_t *tag,
-                    const unsigned char **payload, uint32_t *len, int *torn)
+                    const unsigned char **payload, uint32_t *len, int *torn, uint64_t *next)
 {
     const unsigned char *h;
     *torn = 0;
@@ -342,7 +386,9 @@ static int rd_frame(mw_rec_reader_t *r, rd_buf_t *b, uint64_t off, size_t ahead,
         return 0;
     }
     uint32_t t = get32(h), n = get32(h + 4), crc = get32(h + 8);
-    if ((t != MW_REC_TAG_FRAME && t != MW_REC_TAG_INDEX) || n > MW_REC_MAX_FRAME) {
+    if ((t != MW_REC_TAG_FRAME && t != MW_REC_TAG_INDEX &&
+         (t != MW_REC_TAG_CONT || r->version < 2)) ||
+        n > MW_REC_MAX_FRAME) {
         *torn = 1;
         return 0;
     }
@@ -357,6 +403,64 @@ static int rd_frame(mw_rec_reader_t *r, rd_buf_t *b, uint64_t off, size_t ahead,
     *tag = t;
     *payload = h + MW_REC_FRAME_HEADER_BYTES;
     *len = n;
+    *next = off + total;
+    if (t == MW_REC_TAG_INDEX && r->version >= 2) {
+        /* The writer begins every index frame with the key: one without is not its own. */
+        if (n < MW_REC_KEY_BYTES || memcmp(*payload, r->key, MW_REC_KEY_BYTES) != 0) {
+            *torn = 1;
+            return 0;
+        }
+        *payload += MW_REC_KEY_BYTES;
+        *len -= MW_REC_KEY_BYTES;
+    }
+    return 1;
+}
+
+/* Reads the record at `off` like rd_frame, reassembling a chunked one (MW_REC_TAG_CONT frames
+ * and the frame that ends them) into b->rec; the tag returned is then MW_REC_TAG_FRAME. A
+ * chunk sequence that is broken, ends in another kind of frame or passes MW_REC_MAX_RECORD is
+ * not a good record (0, *torn set). */
+static int rd_record(mw_rec_reader_t *r, rd_buf_t *b, uint64_t off, size_t ahead, uint32_t *tag,
+                     const unsigned char **payload, uint32_t *len, int *torn, uint64_t *next)
+{
+    int k = rd_frame(r, b, off, ahead, tag, payload, len, torn, next);
+    if (k <= 0 || *tag != MW_REC_TAG_CONT)
+        return k;
+    size_t have = 0;
+    for (;;) {
+        if (have + *len > MW_REC_MAX_RECORD) {
+            *torn = 1;
+            return 0;
+        }
+        if (have + *len > b->rec_cap) {
+            size_t cap = b->rec_cap ? b->rec_cap : (size_t)MW_REC_MAX_FRAME;
+            while (cap < have + *len)
+                cap *= 2;
+            if (cap > MW_REC_MAX_RECORD)
+                cap = MW_REC_MAX_RECORD;
+            unsigned char *p = realloc(b->rec, cap);
+            if (!p) {
+                *torn = 1; /* cannot be held: unreadable, like a damaged record */
+                return 0;
+            }
+            b->rec = p;
+            b->rec_cap = cap;
+        }
+        memcpy(b->rec + have, *payload, *len);
+        have += *len;
+        if (*tag == MW_REC_TAG_FRAME)
+            break;
+        k = rd_frame(r, b, *next, ahead, tag, payload, len, torn, next);
+        if (k < 0)
+            return -1;
+        if (k == 0 || *tag == MW_REC_TAG_INDEX) {
+            *torn = 1;
+            return 0;
+        }
+    }
+    *tag = MW_REC_TAG_FRAME;
+    *payload = b->rec;
+    *len = (uint32_t)have;
     return 1;
 }
 
@@ -376,20 +480,22 @@ mw_rec_reader_t *mw_rec_reader_open(const char *path, char *err, size_t errlen)
         close(fd);
         return NULL;
     }
-    if (got < (ssize_t)sizeof h || memcmp(h, MW_REC_MAGIC, 8) != 0) {
+    /* Version 1 headers are 16 bytes: a file of just that is an empty version 1 recording. */
+    if (got < 16 || memcmp(h, MW_REC_MAGIC, 8) != 0) {
         why = "not an mpiwatch recording";
     } else {
         version = get32(h + 8);
         hlen = get32(h + 12);
-        if (version != MW_REC_VERSION)
+        uint32_t min = version >= 2 ? MW_REC_HEADER_BYTES : 16;
+        if (version < MW_REC_VERSION_OLDEST || version > MW_REC_VERSION)
             why = "unsupported format version";
-        else if (hlen < MW_REC_HEADER_BYTES || hlen > RD_MAX_HEADER)
+        else if (hlen < min || hlen > RD_MAX_HEADER || (uint64_t)got < min)
             why = "bad header length";
     }
     if (why) {
-        if (version != MW_REC_VERSION && version)
-            rd_err(err, errlen, "%s: %s %u (this reader reads version %u)", path, why, version,
-                   MW_REC_VERSION);
+        if (version && (version < MW_REC_VERSION_OLDEST || version > MW_REC_VERSION))
+            rd_err(err, errlen, "%s: %s %u (this reader reads versions %u to %u)", path, why,
+                   version, MW_REC_VERSION_OLDEST, MW_REC_VERSION);
         else
             rd_err(err, errlen, "%s: %s", path, why);
         close(fd);
@@ -403,6 +509,9 @@ mw_rec_reader_t *mw_rec_reader_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     r->fd = fd;
+    r->version = version;
+    if (version >= 2)
+        memcpy(r->key, h + 16, MW_REC_KEY_BYTES);
     r->start = r->pos = r->tail = hlen;
     return r;
 }
@@ -415,7 +524,10 @@ void mw_rec_reader_close(mw_rec_reader_t *r)
     free(r->seq.data);
     free(r->scan.data);
     free(r->back.data);
+    free(r->seq.rec);
+    free(r->scan.rec);
     free(r->win);
+    free(r->order);
     mw_arena_free(&r->arena);
     free(r);
 }
@@ -443,7 +555,8 @@ int mw_rec_reader_next(mw_rec_reader_t *r, const Mpiwatch__Record **rec, uint64_
     uint32_t tag, len;
     const unsigned char *p;
     int torn;
-    int k = rd_frame(r, &r->seq, r->pos, RD_AHEAD, &tag, &p, &len, &torn);
+    uint64_t next;
+    int k = rd_record(r, &r->seq, r->pos, RD_AHEAD, &tag, &p, &len, &torn, &next);
     if (k < 0) {
         rd_err(err, errlen, "read error at offset %llu: %s", (unsigned long long)r->pos,
                strerror(errno));
@@ -464,7 +577,7 @@ int mw_rec_reader_next(mw_rec_reader_t *r, const Mpiwatch__Record **rec, uint64_
     r->truncated = 0;
     if (offset)
         *offset = r->pos;
-    r->pos += MW_REC_FRAME_HEADER_BYTES + (uint64_t)len;
+    r->pos = next;
     *rec = d;
     return 1;
 }
@@ -476,6 +589,11 @@ int mw_rec_reader_seek(mw_rec_reader_t *r, uint64_t offset)
     r->pos = offset;
     r->truncated = 0;
     return 0;
+}
+
+uint64_t mw_rec_reader_start(const mw_rec_reader_t *r)
+{
+    return r->start;
 }
 
 int mw_rec_reader_truncated(const mw_rec_reader_t *r)
@@ -518,14 +636,59 @@ static rd_win_t *rd_win_at(mw_rec_reader_t *r, uint64_t offset)
     return lo < r->n_win && r->win[lo].offset == offset ? &r->win[lo] : NULL;
 }
 
-/* The first entry of window `index`, or -1. */
-static long rd_win_find(const mw_rec_reader_t *r, uint64_t index)
+static int rd_order_cmp(const void *a, const void *b)
+{
+    const rd_order_t *x = a, *y = b;
+    if (x->window != y->window)
+        return x->window < y->window ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Brings the sorted copy up to date with the table: sorts the entries added since and merges
+ * them in. Returns 0, or -1 when out of memory. */
+static int rd_order_update(mw_rec_reader_t *r)
+{
+    if (r->n_order == r->n_win)
+        return 0;
+    size_t add = r->n_win - r->n_order, n = r->n_win;
+    if (r->cap_order < 2 * n) {
+        rd_order_t *o = realloc(r->order, 2 * n * sizeof *o);
+        if (!o)
+            return -1;
+        r->order = o;
+        r->cap_order = 2 * n;
+    }
+    /* The new entries sorted behind the old ones, then merged into the second half. */
+    rd_order_t *fresh = r->order + r->n_order;
+    for (size_t i = 0; i < add; i++)
+        fresh[i] = (rd_order_t){r->win[r->n_order + i].window, r->n_order + i};
+    qsort(fresh, add, sizeof *fresh, rd_order_cmp);
+    rd_order_t *out = r->order + n;
+    size_t a = 0, b = r->n_order, o = 0;
+    while (a < r->n_order || b < n)
+        out[o++] = b >= n || (a < r->n_order && rd_order_cmp(&r->order[a], &r->order[b]) <= 0)
+                       ? r->order[a++]
+                       : r->order[b++];
+    memmove(r->order, out, n * sizeof *out);
+    r->n_order = n;
+    return 0;
+}
+
+/* The first entry of window `index`, or -1 (also when out of memory). */
+static long rd_win_find(mw_rec_reader_t *r, uint64_t index)
 {
     if (r->unsorted) {
-        for (size_t i = 0; i < r->n_win; i++)
-            if (r->win[i].window == index)
-                return (long)i;
-        return -1;
+        if (rd_order_update(r) < 0)
+            return -1;
+        size_t lo = 0, hi = r->n_order;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (r->order[mid].window < index)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo < r->n_order && r->order[lo].window == index ? (long)r->order[lo].pos : -1;
     }
     size_t lo = 0, hi = r->n_win;
     while (lo < hi) {
@@ -546,7 +709,8 @@ static int rd_index_at(mw_rec_reader_t *r, uint64_t off, Mpiwatch__Record **out,
     uint32_t tag, len;
     const unsigned char *p;
     int torn;
-    int k = rd_frame(r, &r->scan, off, 0, &tag, &p, &len, &torn);
+    uint64_t next;
+    int k = rd_frame(r, &r->scan, off, 0, &tag, &p, &len, &torn, &next);
     if (k <= 0)
         return k;
     if (tag != MW_REC_TAG_INDEX)
@@ -559,7 +723,7 @@ static int rd_index_at(mw_rec_reader_t *r, uint64_t off, Mpiwatch__Record **out,
         return 0;
     }
     *out = rec;
-    *end = off + MW_REC_FRAME_HEADER_BYTES + len;
+    *end = next;
     return 1;
 }
 
@@ -575,39 +739,51 @@ static void rd_index_first_samples(mw_rec_reader_t *r, const Mpiwatch__RecordInd
 }
 
 /* Searches [lo, hi) backwards for the last intact index frame. Returns 1 with its offset, 0
- * when there is none, -1 on a read error. */
+ * when there is none or the search gave up (the forward scan then covers the rest), -1 on a
+ * read error. A candidate is the tag followed, in a version 2 file, by the file's key 12
+ * bytes later; at most RD_BACK_TRIES candidates are verified and RD_BACK_MAX bytes looked at,
+ * so what received frames contain decides neither how long this takes nor what it finds. */
 static int rd_find_last_index(mw_rec_reader_t *r, uint64_t lo, uint64_t hi, uint64_t *found)
 {
     static const unsigned char tag[4] = {'M', 'W', 'I', 'X'};
     _Static_assert(MW_REC_TAG_INDEX == ((uint32_t)'M' | 'W' << 8 | 'I' << 16 | (uint32_t)'X' << 24),
                    "the index tag is the bytes MWIX");
-    if (hi < lo + MW_REC_FRAME_HEADER_BYTES)
+    size_t need = MW_REC_FRAME_HEADER_BYTES + (r->version >= 2 ? MW_REC_KEY_BYTES : 0);
+    if (hi < lo + need)
         return 0;
-    uint64_t end = hi - MW_REC_FRAME_HEADER_BYTES + 4; /* a tag must start before end - 3 */
-    while (end >= lo + 4) {
+    uint64_t end = hi - need + 1; /* candidates start in [lo, end) */
+    uint64_t looked = 0;
+    unsigned tries = 0;
+    while (end > lo && looked < RD_BACK_MAX) {
         uint64_t from = end - lo > RD_BACK_CHUNK ? end - RD_BACK_CHUNK : lo;
+        size_t span = (size_t)(end - from);
         const unsigned char *p;
-        ssize_t got = rd_get(r->fd, &r->back, from, (size_t)(end - from), 0, &p);
+        /* The chunk and the bytes a candidate at its end needs after its first byte. */
+        ssize_t got = rd_get(r->fd, &r->back, from, span + need - 1, 0, &p);
         if (got < 0)
             return -1;
-        for (ssize_t i = got - 4; i >= 0; i--) {
-            if (p[i] != tag[0] || memcmp(p + i, tag, 4) != 0)
+        for (size_t i = span; i-- > 0;) {
+            if (p[i] != tag[0] || i + need > (size_t)got || memcmp(p + i, tag, 4) != 0)
                 continue;
+            if (r->version >= 2 &&
+                memcmp(p + i + MW_REC_FRAME_HEADER_BYTES, r->key, MW_REC_KEY_BYTES) != 0)
+                continue;
+            if (++tries > RD_BACK_TRIES)
+                return 0;
             Mpiwatch__Record *rec;
             uint64_t fend;
-            int k = rd_index_at(r, from + (uint64_t)i, &rec, &fend);
+            int k = rd_index_at(r, from + i, &rec, &fend);
             if (k < 0)
                 return -1;
             if (k == 1) {
                 mpiwatch__record__free_unpacked(rec, NULL);
-                *found = from + (uint64_t)i;
+                *found = from + i;
                 return 1;
             }
             /* rd_index_at read through r->scan: p (in r->back) is still valid. */
         }
-        if (from == lo)
-            break;
-        end = from + 3; /* a tag straddling the chunk boundary is seen in the next chunk */
+        looked += span;
+        end = from;
     }
     return 0;
 }
@@ -705,8 +881,9 @@ static int rd_scan_forward(mw_rec_reader_t *r)
         uint32_t tag, len;
         const unsigned char *p;
         int torn;
+        uint64_t next;
         rd_peek_t pk;
-        int k = rd_frame(r, &r->scan, r->tail, RD_AHEAD, &tag, &p, &len, &torn);
+        int k = rd_record(r, &r->scan, r->tail, RD_AHEAD, &tag, &p, &len, &torn, &next);
         if (k <= 0)
             return k;
         if (rd_peek(p, len, &pk) < 0)
@@ -723,7 +900,7 @@ static int rd_scan_forward(mw_rec_reader_t *r)
         }
         r->last_mono = pk.mono_ns;
         r->have_last = 1;
-        r->tail += MW_REC_FRAME_HEADER_BYTES + (uint64_t)len;
+        r->tail = next;
     }
 }
 
@@ -741,6 +918,7 @@ static int rd_refresh(mw_rec_reader_t *r)
     if (size < r->known_size) {
         /* Shorter than before: the padding cut at close, or not the same file any more. */
         r->n_win = 0;
+        r->n_order = 0;
         r->unsorted = 0;
         r->tail = r->start;
         r->known_size = 0;
@@ -752,8 +930,9 @@ static int rd_refresh(mw_rec_reader_t *r)
         uint32_t tag, len;
         const unsigned char *p;
         int torn;
+        uint64_t next;
         rd_peek_t pk;
-        int k = rd_frame(r, &r->scan, r->start, 0, &tag, &p, &len, &torn);
+        int k = rd_record(r, &r->scan, r->start, 0, &tag, &p, &len, &torn, &next);
         if (k < 0)
             return -1;
         if (k == 1 && rd_peek(p, len, &pk) == 0) {
@@ -782,8 +961,9 @@ int mw_rec_reader_find_window(mw_rec_reader_t *r, uint64_t index, uint64_t *wind
     uint32_t tag, len;
     const unsigned char *p;
     int torn;
+    uint64_t next;
     rd_peek_t pk;
-    int k = rd_frame(r, &r->scan, w->offset, 0, &tag, &p, &len, &torn);
+    int k = rd_record(r, &r->scan, w->offset, 0, &tag, &p, &len, &torn, &next);
     if (k < 0)
         return -1;
     if (k == 0 || tag != MW_REC_TAG_FRAME || rd_peek(p, len, &pk) < 0 ||

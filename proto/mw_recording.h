@@ -4,11 +4,18 @@
  * viewer read them with the reader declared here, which is why it lives beside the wire
  * format and not in the collector. The format is specified in docs/recording.md:
  *
- *   header   8 bytes "MPIWATCH", u32 format version (MW_REC_VERSION), u32 header length (16)
+ *   header   8 bytes "MPIWATCH", u32 format version (MW_REC_VERSION), u32 header length (32),
+ *            16 random bytes: the file's index key (version 2; version 1 has a 16-byte header)
  *   frames   u32 tag, u32 payload length, u32 CRC-32 (zlib) of the payload, then the payload:
  *            one Mpiwatch__Record. All integers little-endian. Tag MW_REC_TAG_FRAME for
- *            every frame but index frames, which carry MW_REC_TAG_INDEX so that a reader can
- *            find the last index by searching backwards from the end of the file.
+ *            every frame but index frames and record chunks. Index frames carry
+ *            MW_REC_TAG_INDEX and begin their payload with the file's index key, so that a
+ *            reader can find the last index by searching backwards from the end of the file
+ *            without being misled by received bytes (which are recorded verbatim and may
+ *            contain the tag, but cannot contain a key that was drawn after they were sent
+ *            and never leaves the file). A record larger than one frame is written as
+ *            MW_REC_TAG_CONT frames followed by one MW_REC_TAG_FRAME frame; its payload is
+ *            the concatenation of theirs, at most MW_REC_MAX_RECORD bytes.
  *
  * A file is valid up to its last complete frame whose CRC matches: a writer killed in the
  * middle of a frame leaves a file that reads fine up to that frame.
@@ -22,12 +29,16 @@
 #include "mw_proto.h"
 
 #define MW_REC_MAGIC "MPIWATCH"
-#define MW_REC_VERSION 1u
-#define MW_REC_HEADER_BYTES 16u
+#define MW_REC_VERSION 2u
+#define MW_REC_VERSION_OLDEST 1u /* still read: no index key (bounded search) and no chunks */
+#define MW_REC_HEADER_BYTES 32u  /* what this version writes; version 1 wrote 16 */
+#define MW_REC_KEY_BYTES 16u
 #define MW_REC_FRAME_HEADER_BYTES 12u
 #define MW_REC_TAG_FRAME 0x4652574du /* "MWRF" as little-endian bytes */
 #define MW_REC_TAG_INDEX 0x5849574du /* "MWIX" */
+#define MW_REC_TAG_CONT 0x4352574du  /* "MWRC": a record continues in the next frame */
 #define MW_REC_MAX_FRAME (MW_MAX_MESSAGE_BYTES + (1u << 20)) /* a message plus its Record */
+#define MW_REC_MAX_RECORD (64u << 20) /* a chunked record (a large job or window), whole */
 
 typedef struct mw_rec_reader mw_rec_reader_t;
 
@@ -43,6 +54,8 @@ int mw_rec_reader_next(mw_rec_reader_t *r, const Mpiwatch__Record **rec, uint64_
                        char *err, size_t errlen);
 /* Moves to the frame at `offset` (an offset returned by the reader or found in an index). */
 int mw_rec_reader_seek(mw_rec_reader_t *r, uint64_t offset);
+/* The offset of the file's first frame (the header's length: it depends on the version). */
+uint64_t mw_rec_reader_start(const mw_rec_reader_t *r);
 /* 1 when reading stopped at a torn or corrupt frame rather than at a clean end of file. */
 int mw_rec_reader_truncated(const mw_rec_reader_t *r);
 
@@ -63,7 +76,10 @@ int mw_rec_reader_span(mw_rec_reader_t *r, uint64_t *first_window, uint64_t *las
 /* CRC-32 (zlib's and gzip's: polynomial 0x04C11DB7 reflected, check value 0xCBF43926) of n
  * bytes, continuing `crc` (start with 0). */
 uint32_t mw_rec_crc(uint32_t crc, const void *data, size_t n);
-/* The 16-byte file header of this format version. */
+/* The file header of this format version with the index key `key` (MW_REC_KEY_BYTES random
+ * bytes, as the writer draws them). */
+void mw_rec_put_header_key(unsigned char out[MW_REC_HEADER_BYTES], const unsigned char *key);
+/* The same with a key of zeros, for hand-made test files that hold no index frame. */
 void mw_rec_put_header(unsigned char out[MW_REC_HEADER_BYTES]);
 /* A frame header: tag, payload length, CRC-32 of the payload, little-endian. */
 void mw_rec_put_frame_header(unsigned char out[MW_REC_FRAME_HEADER_BYTES], uint32_t tag,

@@ -37,6 +37,7 @@
 
 #include "keyfile.h"
 #include "mw_recording.h"
+#include "topo.h"
 
 #define SOURCE_DRAIN_CAP 256            /* feed messages taken per poll */
 #define SOURCE_SUB_RCVHWM 1000          /* feed messages libzmq queues for us */
@@ -238,9 +239,20 @@ static int source_add_window(mw_source_t *s, mw_model_t *m, Mpiwatch__Window *w)
 }
 
 /* Hands the model a job description (owned from now on). A different job resets what the feed
- * taught us; windows that waited for a job go in now. Returns the windows added. */
+ * taught us; windows that waited for a job go in now. Returns the windows added. A description
+ * over the caps a collector keeps to (mw_topo_job_check: ranks, names, PUs, hardware objects
+ * and depth, strings; proto/mw_limits.h) is refused, logged and counted as an error: the
+ * model keeps the job it had, so a crafted feed or recording cannot make the views build or
+ * walk more than a real collector would send. */
 static int source_set_job(mw_source_t *s, mw_model_t *m, Mpiwatch__JobInfo *job)
 {
+    char why[160];
+    if (mw_topo_job_check(job, why, sizeof why) < 0) {
+        source_log("%s: job description refused: %s", s->st.what, why);
+        s->st.errors++;
+        mpiwatch__job_info__free_unpacked(job, NULL);
+        return 0;
+    }
     const char *name = job->job ? job->job : "";
     if (strcmp(name, s->job_name) != 0) {
         if (*s->job_name) { /* another job: what we knew of the previous one is void */
@@ -847,7 +859,7 @@ static void source_rank_start(mw_source_t *s, mw_model_t *m)
         if (rc < 0)
             break;
         if (rc == 1) {
-            start = soff ? soff : MW_REC_HEADER_BYTES; /* unknown: from the beginning */
+            start = soff ? soff : mw_rec_reader_start(s->rd); /* unknown: from the beginning */
             break;
         }
     }
@@ -1104,11 +1116,11 @@ mw_source_t *mw_source_replay(const char *path, double speed, char *err, size_t 
         goto fail;
     }
     s->have_span = rc == 1;
-    if (mw_rec_reader_seek(s->rd, MW_REC_HEADER_BYTES) < 0) {
+    if (mw_rec_reader_seek(s->rd, mw_rec_reader_start(s->rd)) < 0) {
         snprintf(err, len, "%s: cannot seek", path);
         goto fail;
     }
-    if (mw_rec_reader_seek(s->rd_step, MW_REC_HEADER_BYTES) < 0) {
+    if (mw_rec_reader_seek(s->rd_step, mw_rec_reader_start(s->rd_step)) < 0) {
         snprintf(err, len, "%s: cannot seek", path);
         goto fail;
     }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -315,10 +316,10 @@ static void test_open_refuses(void **state)
     assert_non_null(strstr(err, "not an mpiwatch recording"));
 
     mw_rec_put_header(hdr);
-    hdr[8] = 2; /* version 2 */
+    hdr[8] = 3; /* version 3 */
     write_all(path, hdr, sizeof hdr);
     assert_null(mw_rec_reader_open(path, err, sizeof err));
-    assert_non_null(strstr(err, "version 2"));
+    assert_non_null(strstr(err, "version 3"));
 
     mw_rec_put_header(hdr);
     hdr[12] = 8; /* header shorter than itself */
@@ -615,6 +616,274 @@ static void test_replay_equals_live(void **state)
     fx_free(live);
 }
 
+
+/* ---- hardening (issue 12) ------------------------------------------------------------------ */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A received frame full of planted index frame headers: "MWIX", a length of `claim` bytes and
+ * a CRC, every 12 bytes. Verifying one costs a CRC over `claim` bytes, which is what made the
+ * old backward search cost 1-2 ms per planted header. */
+static uint8_t *planted_frame(size_t len, uint32_t claim)
+{
+    uint8_t *p = malloc(len);
+    assert_non_null(p);
+    for (size_t i = 0; i + 12 <= len; i += 12) {
+        memcpy(p + i, "MWIX", 4);
+        mw_rec_put_frame_header(p + i, MW_REC_TAG_INDEX, claim, 0x12345678u);
+    }
+    return p;
+}
+
+/* Finds every window of a fresh reader on `path` and returns the seconds it took. */
+static double time_find_all(const char *path, uint64_t windows)
+{
+    char err[128];
+    double t0 = now_s();
+    mw_rec_reader_t *rd = mw_rec_reader_open(path, err, sizeof err);
+    assert_non_null(rd);
+    for (uint64_t k = 0; k < windows; k++)
+        check_window(rd, k, 0);
+    uint64_t first, last;
+    assert_int_equal(mw_rec_reader_span(rd, &first, &last, NULL, NULL), 1);
+    assert_int_equal(last, FX_W0 + windows - 1);
+    mw_rec_reader_close(rd);
+    return now_s() - t0;
+}
+
+/* A peer plants hundreds of thousands of index tags in frames the collector records, after the
+ * last index frame (as on a file still being written, which is what --history reads). The
+ * reader must find every window without verifying them: with the file's key, a planted tag is
+ * rejected by a 16-byte compare. The bound is generous for a loaded machine; the search this
+ * replaces took minutes here (a CRC over 1 MiB per planted tag). */
+static void test_planted_index_tags(void **state)
+{
+    (void)state;
+    char path[128];
+    path_of(path, sizeof path, "planted.mpiw");
+    mw_options_t opt;
+    mw_record_t *r = open_writer(path, &opt);
+    mw_clock_t now = {FX_MONO_NS, FX_REAL_NS};
+    for (uint64_t k = 0; k < 40; k++) /* an index after window 32 */
+        write_window(r, &now, k);
+    size_t len = MW_MAX_MESSAGE_BYTES;
+    uint8_t *bad = planted_frame(len, 1u << 20);
+    for (int i = 0; i < 3; i++) /* about 2 million planted tags */
+        mw__record_frame(r, &now, bad, len, 1);
+    free(bad);
+    for (uint64_t k = 40; k < 44; k++)
+        write_window(r, &now, k);
+    mw__record_flush(r);
+    double t = time_find_all(path, 44);
+    print_message("planted tags: all 44 windows found in %.3f s\n", t);
+    assert_true(t < 5.0);
+    mw__record_close(r);
+    mw_options_free(&opt);
+}
+
+/* Appends one hand-made version 1 frame holding `rec` to fp. */
+static uint64_t v1_frame(FILE *fp, uint32_t tag, const Mpiwatch__Record *rec)
+{
+    size_t n = mpiwatch__record__get_packed_size(rec);
+    uint8_t *p = malloc(n), h[MW_REC_FRAME_HEADER_BYTES];
+    assert_non_null(p);
+    mpiwatch__record__pack(rec, p);
+    mw_rec_put_frame_header(h, tag, (uint32_t)n, mw_rec_crc(0, p, n));
+    uint64_t off = (uint64_t)ftell(fp);
+    assert_int_equal(fwrite(h, 1, sizeof h, fp), sizeof h);
+    assert_int_equal(fwrite(p, 1, n, fp), n);
+    free(p);
+    return off;
+}
+
+/* A version 1 file (no key: every planted tag is a candidate) stays readable and fast: the
+ * search verifies a bounded number of candidates, then the forward scan reads each frame once. */
+static void test_planted_v1(void **state)
+{
+    (void)state;
+    char path[128];
+    path_of(path, sizeof path, "planted-v1.mpiw");
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    uint8_t hdr[16];
+    memcpy(hdr, MW_REC_MAGIC, 8);
+    memcpy(hdr + 8, "\1\0\0\0\20\0\0\0", 8); /* version 1, header 16 */
+    assert_int_equal(fwrite(hdr, 1, 16, fp), 16);
+    uint8_t wb[256];
+    size_t len = MW_MAX_MESSAGE_BYTES;
+    uint8_t *bad = planted_frame(len, 1u << 20);
+    for (uint64_t k = 0; k < 8; k++) {
+        Mpiwatch__Record rec = MPIWATCH__RECORD__INIT;
+        rec.mono_ns = FX_MONO_NS + k;
+        rec.body_case = MPIWATCH__RECORD__BODY_MESSAGE;
+        rec.message.data = bad;
+        rec.message.len = len;
+        v1_frame(fp, MW_REC_TAG_FRAME, &rec);
+        Mpiwatch__Window w = MPIWATCH__WINDOW__INIT;
+        (void)wb;
+        w.index = FX_W0 + k;
+        w.window_ns = TM_WINDOW_NS;
+        rec.body_case = MPIWATCH__RECORD__BODY_WINDOW;
+        rec.window = &w;
+        v1_frame(fp, MW_REC_TAG_FRAME, &rec);
+    }
+    free(bad);
+    assert_int_equal(fclose(fp), 0);
+    double t = time_find_all(path, 8);
+    print_message("planted tags in a version 1 file: all 8 windows found in %.3f s\n", t);
+    assert_true(t < 5.0);
+}
+
+/* A record over the frame limit (a job description of a very large job) is written as chunks
+ * and read back whole, by the sequential reader and by the window table's forward scan. */
+static void test_chunked_job(void **state)
+{
+    (void)state;
+    char path[128], err[128];
+    path_of(path, sizeof path, "bigjob.mpiw");
+    mw_options_t opt;
+    mw_record_t *r = open_writer(path, &opt);
+    mw_clock_t now = {FX_MONO_NS, FX_REAL_NS};
+    write_window(r, &now, 0);
+    Mpiwatch__JobInfo job = MPIWATCH__JOB_INFO__INIT;
+    size_t big = 3 * (size_t)MW_REC_MAX_FRAME + 12345;
+    char *name = malloc(big + 1);
+    assert_non_null(name);
+    for (size_t i = 0; i < big; i++)
+        name[i] = (char)('a' + i % 26);
+    name[big] = '\0';
+    job.job = name;
+    size_t n = mpiwatch__job_info__get_packed_size(&job);
+    uint8_t *pb = malloc(n);
+    assert_non_null(pb);
+    mpiwatch__job_info__pack(&job, pb);
+    mw__record_job(r, &now, pb, n);
+    free(pb);
+    for (uint64_t k = 1; k < 3; k++)
+        write_window(r, &now, k);
+    mw__record_close(r);
+    mw_options_free(&opt);
+
+    size_t flen;
+    uint8_t *all = read_all(path, &flen);
+    int chunks = 0;
+    for (size_t i = 0; i + 4 <= flen; i++)
+        chunks += memcmp(all + i, "MWRC", 4) == 0;
+    free(all);
+    assert_true(chunks >= 3);
+
+    mw_rec_reader_t *rd = mw_rec_reader_open(path, err, sizeof err);
+    assert_non_null(rd);
+    const Mpiwatch__Record *rec;
+    int jobs = 0, k;
+    while ((k = mw_rec_reader_next(rd, &rec, NULL, err, sizeof err)) == 1) {
+        if (rec->body_case == MPIWATCH__RECORD__BODY_JOB) {
+            assert_non_null(rec->job);
+            assert_int_equal(strlen(rec->job->job), big);
+            assert_memory_equal(rec->job->job, name, big);
+            jobs++;
+        }
+    }
+    assert_int_equal(k, 0);
+    assert_int_equal(mw_rec_reader_truncated(rd), 0);
+    assert_int_equal(jobs, 1);
+    mw_rec_reader_close(rd);
+    free(name);
+    rd = mw_rec_reader_open(path, err, sizeof err);
+    for (uint64_t w = 0; w < 3; w++)
+        check_window(rd, w, 0);
+    mw_rec_reader_close(rd);
+}
+
+/* A recording never replaces a file: an existing name and a symbolic link (to a file that must
+ * stay intact, and to nowhere) are refused; a device is written as before. */
+static void test_no_overwrite(void **state)
+{
+    (void)state;
+    char path[128], target[128], link[128], dangling[128];
+    path_of(path, sizeof path, "exists.mpiw");
+    path_of(target, sizeof target, "precious.txt");
+    path_of(link, sizeof link, "link.mpiw");
+    path_of(dangling, sizeof dangling, "dangling.mpiw");
+    write_all(path, (const uint8_t *)"old recording", 13);
+    write_all(target, (const uint8_t *)"precious", 8);
+    assert_int_equal(symlink(target, link), 0);
+    char nowhere[160];
+    snprintf(nowhere, sizeof nowhere, "%s/nowhere", tmpdir);
+    assert_int_equal(symlink(nowhere, dangling), 0);
+    mw_options_t opt;
+    mw_options_defaults(&opt);
+    assert_null(mw__record_open(path, &opt));
+    assert_null(mw__record_open(link, &opt));
+    assert_null(mw__record_open(dangling, &opt));
+    size_t len;
+    uint8_t *b = read_all(target, &len);
+    assert_int_equal(len, 8);
+    assert_memory_equal(b, "precious", 8);
+    free(b);
+    b = read_all(path, &len);
+    assert_int_equal(len, 13);
+    free(b);
+    struct stat st;
+    assert_int_equal(lstat(nowhere, &st), -1); /* the dangling link created nothing */
+    mw_record_t *r = mw__record_open("/dev/null", &opt);
+    assert_non_null(r);
+    mw__record_close(r);
+    mw_options_free(&opt);
+}
+
+/* A window length change in a recording is checked before it is applied: lengths the live
+ * collector refuses, a change that does not start where the grid says, and garbage leave the
+ * grid as it was. A good one is applied. */
+static void test_bad_window_event(void **state)
+{
+    (void)state;
+    fx_t *fx = fx_new();
+    fx_hellos(fx, JOB, RANKS);
+    const mw_grid_t before = fx->c->job.grid;
+    assert_int_equal(before.n, 1);
+    uint64_t k = FX_W0 + 1000, start = mw_grid_start(&before, k);
+    char bad[6][128];
+    snprintf(bad[0], sizeof bad[0], "window=1ms from window %llu start %llu",
+             (unsigned long long)k, (unsigned long long)start);
+    snprintf(bad[1], sizeof bad[1], "window=999999ms from window %llu start %llu",
+             (unsigned long long)k, (unsigned long long)start);
+    snprintf(bad[2], sizeof bad[2], "window=200ms from window %llu start %llu",
+             (unsigned long long)k, (unsigned long long)start + 1);
+    snprintf(bad[3], sizeof bad[3], "window=200ms from window 0 start 0");
+    snprintf(bad[4], sizeof bad[4], "window=200ms from window %llu start %llu trailing",
+             (unsigned long long)k, (unsigned long long)start);
+    snprintf(bad[5], sizeof bad[5], "window=200ms");
+    Mpiwatch__JobEvent ev = MPIWATCH__JOB_EVENT__INIT;
+    Mpiwatch__Record rec = MPIWATCH__RECORD__INIT;
+    rec.body_case = MPIWATCH__RECORD__BODY_EVENT;
+    rec.event = &ev;
+    rec.mono_ns = fx->now.mono_ns;
+    rec.real_ns = fx->now.real_ns;
+    ev.kind = "window";
+    ev.job = JOB;
+    for (int i = 0; i < 6; i++) {
+        ev.detail = bad[i];
+        mw_collector_apply_record(fx->c, &rec);
+        assert_int_equal(fx->c->job.grid.n, 1);
+        assert_memory_equal(&fx->c->job.grid, &before, sizeof before);
+    }
+    assert_int_equal(fx->c->replay_window_refused, 6);
+    char good[128];
+    snprintf(good, sizeof good, "window=200ms from window %llu start %llu",
+             (unsigned long long)k, (unsigned long long)start);
+    ev.detail = good;
+    mw_collector_apply_record(fx->c, &rec);
+    assert_int_equal(fx->c->job.grid.n, 2);
+    assert_int_equal(fx->c->replay_window_refused, 6);
+    fx_free(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -625,6 +894,11 @@ int main(void)
         cmocka_unit_test(test_random_damage),
         cmocka_unit_test(test_write_error),
         cmocka_unit_test(test_replay_equals_live),
+        cmocka_unit_test(test_planted_index_tags),
+        cmocka_unit_test(test_planted_v1),
+        cmocka_unit_test(test_chunked_job),
+        cmocka_unit_test(test_no_overwrite),
+        cmocka_unit_test(test_bad_window_event),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
