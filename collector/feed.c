@@ -27,7 +27,11 @@
  * validated (frame count, size, decoding, what it asks); a bad one is counted by reason and
  * answered with an error when it has a usable envelope, dropped otherwise. Serving a request
  * is bounded by the reply cap (FEED_REPLY_MAX) and by how much of the recording one request
- * may read (FEED_SCAN_MAX), since it runs on the ingest thread.
+ * may read (FEED_SCAN_MAX), since it runs on the ingest thread; and in time: reading the
+ * recording for one request stops after FEED_REQUEST_NS with `truncated` set (the client asks
+ * for the rest, as after a reply that hit the size cap), and one wake-up takes no further
+ * request once FEED_WAKEUP_NS have been spent: the rest wait in libzmq's queue for the next
+ * turn of the loop, after ingest, authentication, steering and signals have had theirs.
  */
 #include "collector.h"
 
@@ -52,7 +56,9 @@
 #define FEED_REPLY_MAX (64u << 20)       /* a reply stops here with `truncated` set */
 #define FEED_WINDOW_BYTES (256ull << 20) /* encoded windows kept, besides --history-windows */
 #define FEED_SAMPLE_ENTRY_BYTES 128u     /* one sample entry per this much of --history-mb */
-#define FEED_SCAN_MAX (1ull << 30)       /* recording bytes one rank request may read */
+#define FEED_SCAN_MAX (256ull << 20)     /* recording bytes one rank request may read */
+#define FEED_REQUEST_NS (50 * MW_NS_PER_MS) /* work on one request before its reply is cut */
+#define FEED_WAKEUP_NS (20 * MW_NS_PER_MS)  /* requests are taken while less has been spent */
 #define FEED_MAX_WINDOWS 100000u         /* windows one reply may probe in the recording */
 #define FEED_BATCH 16                    /* requests answered per wakeup */
 #define FEED_JOB_EVERY_NS MW_NS_PER_S    /* the job description is republished this often */
@@ -749,9 +755,10 @@ static int feed_rec_windows(mw_feed_t *f, mw_rec_reader_t *rd, uint64_t first, u
         first = span_first;
     if (last > span_last)
         last = span_last;
-    uint64_t probes = 0;
+    uint64_t probes = 0, t0 = feed_mono_ns();
     for (uint64_t k = first; k <= last && !b->truncated; k++) {
-        if (++probes > FEED_MAX_WINDOWS) {
+        if (++probes > FEED_MAX_WINDOWS ||
+            (probes % 16 == 0 && feed_mono_ns() - t0 > FEED_REQUEST_NS)) {
             b->truncated = 1;
             break;
         }
@@ -826,9 +833,13 @@ static int feed_rec_samples(mw_feed_t *f, mw_collector_t *c, mw_rec_reader_t *rd
         snprintf(err, errlen, "cannot seek in the recording");
         return -1;
     }
-    uint64_t scanned = 0, taken_last = 0;
+    uint64_t scanned = 0, taken_last = 0, frames = 0, t0 = feed_mono_ns();
     int taken = 0;
     for (;;) {
+        if (++frames % 64 == 0 && feed_mono_ns() - t0 > FEED_REQUEST_NS) {
+            b->truncated = 1;
+            break;
+        }
         const Mpiwatch__Record *rec;
         uint64_t off;
         int rc = mw_rec_reader_next(rd, &rec, &off, err, errlen);
@@ -1194,7 +1205,8 @@ void mw__feed_serve(mw_feed_t *f, mw_collector_t *c)
     }
     if (!f->router)
         return;
-    for (int i = 0; i < FEED_BATCH; i++) {
+    uint64_t t0 = feed_mono_ns();
+    for (int i = 0; i < FEED_BATCH && feed_mono_ns() - t0 < FEED_WAKEUP_NS; i++) {
         zmq_msg_t msgs[3];
         int kept;
         int parts = feed_recv(f, msgs, &kept);
