@@ -12,6 +12,7 @@ pkgs=(build-essential cmake pkg-config gfortran g++
       libhwloc-dev hwloc libcjson-dev libinih-dev libmicrohttpd-dev libcmocka-dev libdeflate-dev
       libsdl2-dev libsdl2-ttf-dev libepoxy-dev libstb-dev fonts-dejavu-core libgl1-mesa-dri
       python3 python3-mpi4py python3-numpy
+      python3-vtk9 prometheus
       clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,15 +1,21 @@
 #!/bin/bash
-# metrics.sh COLLECTOR LOADGEN: --metrics-port serves the Prometheus text format.
+# metrics.sh COLLECTOR LOADGEN MW_BADINPUT: --metrics-port serves the Prometheus text format.
 #
-# A collector with --metrics-port on a free loopback port receives a 16-rank loadgen job (and
+# A collector with --metrics-port on a free loopback port (and a TCP ingest port) first gets
+# crafted bad input and a 1-rank job (mw-badinput bad, then job: every rejection reason it can
+# provoke, each a known number of times, which it prints), then a 16-rank loadgen job (and
 # stays up: no --exit-after-job). GET /metrics must then carry HELP and TYPE lines for every
-# metric, the job's exact call counts (compared with what the loadgen says it sent), a
-# rejected line for every reason, the 0.0.4 content type; /other must be 404. When promtool is
-# installed, `promtool check metrics` must accept the body. SIGTERM must still exit 0.
+# metric, the loadgen job's exact call counts (compared with what the loadgen says it sent), a
+# rejected line for every reason mw-badinput knows, equal to its tally (a page at 0 fails),
+# nothing rejected for a reason it did not provoke, accepted messages and closed windows of
+# both jobs exactly, the 0.0.4 content type; /other must be 404. `promtool check metrics`
+# (Debian package prometheus, installed by tools/setup.sh) must accept the body. SIGTERM must
+# still exit 0.
 # shellcheck source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 MW_COLLECTOR=$1
 loadgen=$2
+badinput=$3
 python=$MW_PYTHON
 mw_init collector_metrics
 dir=$MW_T
@@ -17,7 +23,16 @@ dir=$MW_T
 # A port that was free a moment ago; a collector that cannot bind it exits 1 and fails here.
 port=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
     mw_fail "no free port"
-mw_start_collector --quiet --metrics-port "$port"
+tcp=$("$python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
+    mw_fail "no free port"
+mw_start_collector --quiet --metrics-port "$port" --listen "tcp://127.0.0.1:$tcp" \
+    --silence-timeout-ms 30000
+
+"$badinput" bad "$MW_EP" 127.0.0.1 "$tcp" >"$dir/bad.json" || mw_fail "mw-badinput bad failed"
+# The job's samples are for the windows from "now" on: 0.2 s later they are past the bad
+# phase's valid sample, and not duplicates of it.
+sleep 0.2
+"$badinput" job "$MW_EP" >"$dir/job.json" || mw_fail "mw-badinput job failed"
 
 "$loadgen" --connect "$MW_EP" --ranks 16 --rate 10 --functions 4 --seconds 1 --nodes 2 \
     --totals-json "$dir/totals.json" 2>"$dir/loadgen.err" || {
@@ -31,6 +46,7 @@ import json, re, sys, time, urllib.error, urllib.request
 port, d = sys.argv[1], sys.argv[2]
 base = f"http://127.0.0.1:{port}"
 totals = json.load(open(f"{d}/totals.json"))
+bad, job = json.load(open(f"{d}/bad.json")), json.load(open(f"{d}/job.json"))
 errors = []
 
 def scrape():
@@ -98,13 +114,24 @@ for fn, t in totals["functions"].items():
         errors.append(f"seconds {fn}: got {got!r}, want {t['time_ns'] / 1e9}")
 check("ranks", values.get("mpiwatch_ranks"), totals["ranks"])
 check("accepted", values.get("mpiwatch_messages_accepted_total"),
-      totals["hellos"] + totals["samples"] + totals["byes"])
-check("windows closed", values.get("mpiwatch_windows_closed_total"), totals["windows"])
-reasons = ["multipart", "too_large", "decode", "version", "no_body", "job_mismatch",
-           "table_mismatch", "rank_range", "no_hello", "duplicate", "timestamp", "bad_field",
-           "duplicate_hello"]
-for r in reasons:
-    check(f"rejected {r}", values.get(f'mpiwatch_messages_rejected_total{{reason="{r}"}}'), 0)
+      bad["accepted"] + job["accepted"] + totals["hellos"] + totals["samples"] + totals["byes"])
+# mw-badinput's job has one window per valid sample (badinput.sh checks the same in the stats).
+check("windows closed", values.get("mpiwatch_windows_closed_total"),
+      bad["samples"] + job["samples"] + totals["windows"])
+# Every reason mw-badinput knows is on the page with its tally; any other reason the page
+# lists (one newer than mw-badinput) was not provoked and must be 0.
+page = {m.group(1): v for k, v in values.items()
+        if (m := re.fullmatch(r'mpiwatch_messages_rejected_total\{reason="([a-z_]+)"\}', k))}
+for r, n in bad["rejected"].items():
+    check(f"rejected {r}", page.get(r), float(n + job["rejected"][r]))
+for r, v in page.items():
+    if r not in bad["rejected"]:
+        check(f"rejected {r} (not provoked)", v, 0)
+provoked = sum(1 for r, n in bad["rejected"].items() if n)
+if provoked < 10:
+    errors.append(f"mw-badinput provoked only {provoked} reasons")
+print(f"rejected on the page: {sum(page.values()):.0f} over {len(page)} reasons, "
+      f"{provoked} provoked", file=sys.stderr)
 with open(f"{d}/metrics.txt", "w") as f:
     f.write(body)
 
@@ -119,11 +146,9 @@ for e in errors:
 sys.exit(1 if errors else 0)
 PY
 
-if command -v promtool >/dev/null 2>&1; then
-    promtool check metrics <"$dir/metrics.txt" || mw_fail "promtool check metrics rejected the page"
-else
-    mw_log "promtool not installed: format checked by this script only"
-fi
+command -v promtool >/dev/null 2>&1 ||
+    mw_fail "promtool is not installed (Debian: prometheus; tools/setup.sh installs it)"
+promtool check metrics <"$dir/metrics.txt" || mw_fail "promtool check metrics rejected the page"
 
 kill -TERM "$MW_CPID"
 mw_collector_exits 10
