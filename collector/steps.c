@@ -14,10 +14,25 @@
  * the oldest. Everything is driven by accepted samples, byes and the job's end, so a replay of
  * a recording closes the same steps in the same order. A closed step is encoded once and goes
  * to the recording, the feed (topic "step") and the list the summary JSON is built from.
+ *
+ * The bookkeeping costs O(log MW_STEPS_MAX_OPEN) per mark, whatever the job's size (issue 12:
+ * a scan of every rank per marked sample made 32,768 ranks cost 1.5 s per window). Steps
+ * close lowest first, so every closed step is below every open one: `floor` is the highest
+ * step closed. A rank's `passed` (the highest step it ended) is then either an open step or
+ * <= floor. Each open step counts the expected ranks whose `passed` is that step (`at`), and
+ * `behind` counts those whose `passed` is <= floor; the lowest open step can close exactly
+ * when `behind` is 0, and closing it moves its `at` into `behind`. A mark moves one rank
+ * between two counters. Open steps are found by binary search in `order` (slots sorted by
+ * step). A mark of a step <= floor (closed already, e.g. by the cap, or never reached by a
+ * rank that skipped it) would reopen a step that was emitted: instead its calls stay in the
+ * rank's carry and go to the next step the rank ends, as a folded step (Step.folded), and it
+ * is counted (`late`); a mark below every open step when the cap is reached is treated the
+ * same way (`refused`).
  */
 #include "steps.h"
 #include "rules.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,14 +40,16 @@ typedef struct {
     mw__index_t fn;    /* fn -> mw_fn_stats_t: the rank's totals since its last mark */
     mw__index_t peer;  /* peer -> mw_pair_sum_t: its messages since its last mark */
     uint64_t start_ns; /* where its current step started: its last mark, or its first window */
-    int64_t passed;    /* the last step it ended, -1 none */
+    int64_t passed;    /* the highest step it ended, -1 none */
+    uint32_t folded;   /* marks folded into its carry (late or refused marks) */
     uint8_t ready, gone;
 } step_rank_t;
 
 typedef struct {
-    int used, ready;
+    int ready;
     uint64_t step, start_ns, end_ns;
     uint32_t ranks, folded;
+    uint32_t at;       /* expected ranks whose `passed` is this step */
     mw__index_t fn;    /* fn -> mw_fn_stats_t */
     mw__index_t pairs; /* src << 32 | dst -> mw_pair_sum_t */
 } step_open_t;
@@ -42,7 +59,12 @@ struct mw_steps {
     uint64_t window_ns, lateness_ns;
     step_rank_t *rank;
     step_open_t open[MW_STEPS_MAX_OPEN];
-    uint32_t n_open;
+    uint32_t order[MW_STEPS_MAX_OPEN]; /* slots of the open steps, by step */
+    uint32_t free_slot[MW_STEPS_MAX_OPEN];
+    uint32_t n_open, n_free;
+    int64_t floor;   /* the highest step closed, -1 none */
+    uint32_t behind; /* expected ranks whose `passed` is <= floor */
+    uint64_t late, refused, forced;
     /* Scratch: the previous mark's (or, in validation, the sample's) totals, dense. */
     mw_fn_stats_t prev_fn[MW_FN_COUNT];
     mw_fn_stats_t tot_fn[MW_FN_COUNT];
@@ -58,6 +80,7 @@ struct mw_steps {
     size_t *kept_len;
     size_t n_kept;
     uint64_t closed;
+    uint64_t work; /* rank records and open-step entries visited (tests) */
 };
 
 int mw__steps_begin(mw_collector_t *c, uint32_t size, uint64_t window_ns, uint64_t lateness_ns)
@@ -81,6 +104,11 @@ int mw__steps_begin(mw_collector_t *c, uint32_t size, uint64_t window_ns, uint64
     }
     for (uint32_t r = 0; r < size; r++)
         S->rank[r].passed = -1;
+    S->floor = -1;
+    S->behind = size;
+    for (uint32_t i = 0; i < MW_STEPS_MAX_OPEN; i++)
+        S->free_slot[i] = MW_STEPS_MAX_OPEN - 1 - i;
+    S->n_free = MW_STEPS_MAX_OPEN;
     return 0;
 }
 
@@ -397,48 +425,76 @@ static void step_close(mw_collector_t *c, step_open_t *o)
 done:
     mw__index_clear(&o->fn);
     mw__index_clear(&o->pairs);
-    o->used = 0;
-    S->n_open--;
 }
 
-static step_open_t *open_lowest(mw_steps_t *S)
+/* The position in `order` of `step`, or where it would go. */
+static uint32_t order_find(mw_steps_t *S, uint64_t step)
 {
-    step_open_t *low = NULL;
-    for (uint32_t i = 0; i < MW_STEPS_MAX_OPEN && S->n_open; i++)
-        if (S->open[i].used && (!low || S->open[i].step < low->step))
-            low = &S->open[i];
-    return low;
+    uint32_t lo = 0, hi = S->n_open;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        S->work++;
+        if (S->open[S->order[mid]].step < step)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static step_open_t *open_find(mw_steps_t *S, int64_t step)
+{
+    if (step < 0 || !S->n_open)
+        return NULL;
+    uint32_t i = order_find(S, (uint64_t)step);
+    return i < S->n_open && S->open[S->order[i]].step == (uint64_t)step ? &S->open[S->order[i]]
+                                                                        : NULL;
+}
+
+/* Emits the lowest open step: it becomes the floor and its ranks fall behind. */
+static void close_lowest(mw_collector_t *c)
+{
+    mw_steps_t *S = c->steps;
+    uint32_t slot = S->order[0];
+    step_open_t *o = &S->open[slot];
+    S->work++;
+    S->floor = (int64_t)o->step;
+    S->behind += o->at;
+    step_close(c, o);
+    memmove(S->order, S->order + 1, (S->n_open - 1) * sizeof S->order[0]);
+    S->n_open--;
+    S->free_slot[S->n_free++] = slot;
 }
 
 /* Closes the steps every expected rank has passed, lowest first. */
 static void close_ready(mw_collector_t *c)
 {
     mw_steps_t *S = c->steps;
-    int64_t min_passed = INT64_MAX;
-    for (uint32_t r = 0; r < S->size; r++)
-        if (!S->rank[r].gone && S->rank[r].passed < min_passed)
-            min_passed = S->rank[r].passed;
-    step_open_t *o;
-    while ((o = open_lowest(S)) && (int64_t)o->step <= min_passed)
-        step_close(c, o);
+    while (S->n_open && S->behind == 0)
+        close_lowest(c);
 }
 
+/* The open entry of `step` (> floor), opened if needed; NULL when the step cannot be opened
+ * (below every open step while MW_STEPS_MAX_OPEN are open, or out of memory). */
 static step_open_t *step_entry(mw_collector_t *c, uint64_t step)
 {
     mw_steps_t *S = c->steps;
-    step_open_t *freeslot = NULL;
-    for (uint32_t i = 0; i < MW_STEPS_MAX_OPEN; i++) {
-        if (S->open[i].used && S->open[i].step == step)
-            return &S->open[i];
-        if (!S->open[i].used && !freeslot)
-            freeslot = &S->open[i];
+    uint32_t pos = order_find(S, step);
+    if (pos < S->n_open && S->open[S->order[pos]].step == step)
+        return &S->open[S->order[pos]];
+    if (S->n_open == MW_STEPS_MAX_OPEN) {
+        /* Too many steps waiting for slow or silent ranks: the oldest goes as it is, unless
+         * the new step would be older still. */
+        if (pos == 0) {
+            S->refused++;
+            return NULL;
+        }
+        S->forced++;
+        close_lowest(c);
+        pos--;
     }
-    if (!freeslot) {
-        /* Too many steps waiting for slow or silent ranks: the oldest goes as it is. */
-        freeslot = open_lowest(S);
-        step_close(c, freeslot);
-    }
-    step_open_t *o = freeslot;
+    uint32_t slot = S->free_slot[S->n_free - 1];
+    step_open_t *o = &S->open[slot];
     if (!o->ready) {
         if (mw__index_init(&o->fn, sizeof(mw_fn_stats_t), 16, MW_FN_COUNT) < 0)
             return NULL;
@@ -448,13 +504,29 @@ static step_open_t *step_entry(mw_collector_t *c, uint64_t step)
         }
         o->ready = 1;
     }
-    o->used = 1;
+    S->n_free--;
+    memmove(S->order + pos + 1, S->order + pos, (S->n_open - pos) * sizeof S->order[0]);
+    S->order[pos] = slot;
+    S->n_open++;
     o->step = step;
     o->start_ns = UINT64_MAX;
     o->end_ns = 0;
-    o->ranks = o->folded = 0;
-    S->n_open++;
+    o->ranks = o->folded = o->at = 0;
     return o;
+}
+
+/* The rank's `passed` moves to `step` (an open step above it): one counter to another. */
+static void rank_pass(mw_steps_t *S, step_rank_t *r, step_open_t *o)
+{
+    if (!r->gone) {
+        step_open_t *from = r->passed > S->floor ? open_find(S, r->passed) : NULL;
+        if (from)
+            from->at--;
+        else
+            S->behind--;
+        o->at++;
+    }
+    r->passed = (int64_t)o->step;
 }
 
 /* The rank ended `m->step`: its carry goes into the step's entry. Pairs of one rank are
@@ -464,10 +536,20 @@ static void rank_ends_step(mw_collector_t *c, uint32_t rank, const Mpiwatch__Ste
 {
     mw_steps_t *S = c->steps;
     step_rank_t *r = &S->rank[rank];
-    step_open_t *o = step_entry(c, m->step);
-    if (o) {
+    S->work++;
+    step_open_t *o = (int64_t)m->step > S->floor ? step_entry(c, m->step) : NULL;
+    if (!o) {
+        /* A closed step (or one refused): its calls stay in the carry, folded into the next
+         * step this rank ends. */
+        if ((int64_t)m->step <= S->floor)
+            S->late++;
+        r->folded += 1 + m->folded;
+        return;
+    }
+    {
         o->ranks++;
-        o->folded += m->folded;
+        o->folded += m->folded + r->folded;
+        r->folded = 0;
         if (r->start_ns < o->start_ns)
             o->start_ns = r->start_ns;
         if (m->end_ns > o->end_ns)
@@ -489,7 +571,7 @@ static void rank_ends_step(mw_collector_t *c, uint32_t rank, const Mpiwatch__Ste
     mw__index_clear(&r->peer);
     r->start_ns = m->end_ns;
     if ((int64_t)m->step > r->passed)
-        r->passed = (int64_t)m->step;
+        rank_pass(S, r, o);
 }
 
 void mw__steps_sample(mw_collector_t *c, uint32_t rank, const Mpiwatch__Sample *s)
@@ -554,9 +636,14 @@ void mw__steps_leave(mw_collector_t *c, uint32_t rank)
     mw_steps_t *S = c->steps;
     if (!S || rank >= S->size || S->rank[rank].gone)
         return;
-    S->rank[rank].gone = 1; /* what it did after its last mark belongs to no step */
-    if (S->n_open)
-        close_ready(c);
+    step_rank_t *r = &S->rank[rank];
+    step_open_t *at = r->passed > S->floor ? open_find(S, r->passed) : NULL;
+    if (at)
+        at->at--;
+    else
+        S->behind--;
+    r->gone = 1; /* what it did after its last mark belongs to no step */
+    close_ready(c);
 }
 
 void mw__steps_end(mw_collector_t *c)
@@ -564,9 +651,13 @@ void mw__steps_end(mw_collector_t *c)
     mw_steps_t *S = c->steps;
     if (!S)
         return;
-    step_open_t *o;
-    while ((o = open_lowest(S)))
-        step_close(c, o);
+    while (S->n_open)
+        close_lowest(c);
+    if (S->late || S->refused || S->forced)
+        MW_LOG(MW_LOG_WARN,
+               "steps: %" PRIu64 " closed before every rank ended them (over %u open), %" PRIu64
+               " mark(s) of closed steps and %" PRIu64 " over the cap folded into later steps",
+               S->forced, MW_STEPS_MAX_OPEN, S->late, S->refused);
 }
 
 size_t mw__steps_kept(const mw_collector_t *c, size_t i, const uint8_t **pb)
@@ -581,4 +672,18 @@ size_t mw__steps_kept(const mw_collector_t *c, size_t i, const uint8_t **pb)
 uint64_t mw__steps_closed(const mw_collector_t *c)
 {
     return c->steps ? c->steps->closed : 0;
+}
+
+uint64_t mw__steps_work(const mw_collector_t *c)
+{
+    return c->steps ? c->steps->work : 0;
+}
+
+void mw__steps_counts(const mw_collector_t *c, uint64_t *late, uint64_t *refused,
+                      uint64_t *forced)
+{
+    const mw_steps_t *S = c->steps;
+    *late = S ? S->late : 0;
+    *refused = S ? S->refused : 0;
+    *forced = S ? S->forced : 0;
 }

@@ -32,6 +32,13 @@ void mw__steps_end(mw_collector_t *c);
  * closed in all. */
 size_t mw__steps_kept(const mw_collector_t *c, size_t i, const uint8_t **pb);
 uint64_t mw__steps_closed(const mw_collector_t *c);
+/* For tests: rank records and open-step entries visited so far (the bookkeeping's work). */
+uint64_t mw__steps_work(const mw_collector_t *c);
+/* Marks of steps already closed (late), marks below every open step when MW_STEPS_MAX_OPEN
+ * were open (refused), both folded into the rank's next step, and steps closed by that cap
+ * before every rank ended them (forced). */
+void mw__steps_counts(const mw_collector_t *c, uint64_t *late, uint64_t *refused,
+                      uint64_t *forced);
 /* Encodes a closed step (window_pb.c). Returns its length in e->out, or 0. */
 size_t mw__step_pack(mw_pb_encoder_t *e, const Mpiwatch__Step *step);
 

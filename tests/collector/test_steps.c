@@ -240,12 +240,110 @@ static void test_validation(void **state)
     fx_free(f);
 }
 
+/* Issue 12, defect 5: the bookkeeping of a step mark must not depend on the job's size. 2048
+ * ranks end one step per window for 4 windows; the work counter (rank records and open-step
+ * entries visited) must stay within a constant per mark. The old code scanned every rank and
+ * every open-step slot per marked sample: about 2048 x (2048 + 1024) visits per window. */
+static void test_work_per_mark(void **state)
+{
+    (void)state;
+    enum { RANKS = 2048, WINDOWS = 4, PER_MARK = 32 };
+    fx_t *f = fx_new();
+    tm_msg_t m;
+    marks_t k;
+    uint64_t w = FX_W0;
+    fx_hellos(f, JOB, RANKS);
+    uint64_t marks = 0;
+    for (uint64_t s = 0; s < WINDOWS; s++) {
+        for (uint32_t r = 0; r < RANKS; r++) {
+            sample(f, &m, r, w + s, 2, (r + 1) % RANKS, 1);
+            add_mark(&m, &k, s, at(w + s, 50), 1, (r + 1) % RANKS, 1);
+            assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+            marks++;
+        }
+        /* Every rank ended step s: it closed, and only it. */
+        assert_int_equal(mw__steps_closed(f->c), s + 1);
+    }
+    uint64_t work = mw__steps_work(f->c);
+    print_message("steps work: %llu visits for %llu marks\n", (unsigned long long)work,
+                  (unsigned long long)marks);
+    assert_true(work <= PER_MARK * marks);
+    Mpiwatch__Step *st = closed_step(f, 3);
+    assert_int_equal(st->step, 3);
+    assert_int_equal(st->ranks, RANKS);
+    assert_int_equal(st->n_functions, 1);
+    assert_int_equal(st->functions[0]->count, 2 * RANKS); /* 1 before the mark, 1 carried */
+    assert_int_equal(st->n_pair_src, RANKS);
+    mpiwatch__step__free_unpacked(st, NULL);
+    fx_free(f);
+}
+
+/* Every step count a peer can claim is capped: rank 0 ends 1152 steps (even numbers from 10,
+ * 64 per window) while rank 1 ends none. At most MW_STEPS_MAX_OPEN wait; the 128 oldest close
+ * with rank 0 only, counted as forced. Rank 1 then ends step 5 (closed before it came: late),
+ * 265 (above the floor 264 but below every open step while the cap is reached: refused) and
+ * 400: its calls of the first two are folded into step 400, which closes with both ranks and
+ * every call, and so do the open steps below it. The work stays within a constant per mark. */
+static void test_cap_late_refused(void **state)
+{
+    (void)state;
+    fx_t *f = fx_new();
+    tm_msg_t m;
+    marks_t k;
+    uint64_t w = FX_W0, marks = 0;
+    fx_hellos(f, JOB, 2);
+    for (uint64_t i = 0; i < 18; i++) {
+        sample(f, &m, 0, w + i, 65, 0, 0);
+        for (uint64_t j = 0; j < 64; j++, marks++)
+            add_mark(&m, &k, 10 + 2 * (64 * i + j), at(w + i, 1 + j), j + 1, 0, 0);
+        assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+        fx_advance(f, 100);
+    }
+    uint64_t late, refused, forced;
+    mw__steps_counts(f->c, &late, &refused, &forced);
+    assert_int_equal(forced, 18 * 64 - MW_STEPS_MAX_OPEN);
+    assert_int_equal(mw__steps_closed(f->c), forced);
+    assert_int_equal(late + refused, 0);
+    Mpiwatch__Step *st = closed_step(f, forced - 1);
+    assert_int_equal(st->step, 264);
+    assert_int_equal(st->ranks, 1);
+    mpiwatch__step__free_unpacked(st, NULL);
+
+    sample(f, &m, 1, w + 17, 10, 0, 0);
+    add_mark(&m, &k, 5, at(w + 17, 10), 2, 0, 0);
+    add_mark(&m, &k, 265, at(w + 17, 20), 3, 0, 0);
+    add_mark(&m, &k, 400, at(w + 17, 30), 7, 0, 0);
+    marks += 3;
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    mw__steps_counts(f->c, &late, &refused, &forced);
+    assert_int_equal(late, 1);
+    assert_int_equal(refused, 1);
+    assert_int_equal(forced, 128);
+    /* Steps 266..400 (even) closed: 68 more. */
+    assert_int_equal(mw__steps_closed(f->c), 128 + 68);
+    st = closed_step(f, 128 + 67);
+    assert_int_equal(st->step, 400);
+    assert_int_equal(st->ranks, 2);
+    assert_int_equal(st->folded, 2);
+    assert_int_equal(st->n_functions, 1);
+    assert_int_equal(st->functions[0]->count, 1 + 7); /* rank 0's one call, all 7 of rank 1 */
+    mpiwatch__step__free_unpacked(st, NULL);
+    st = closed_step(f, 128);
+    assert_int_equal(st->step, 266);
+    assert_int_equal(st->ranks, 1); /* rank 1 passed it without ending it */
+    mpiwatch__step__free_unpacked(st, NULL);
+    assert_true(mw__steps_work(f->c) <= 32 * marks);
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_difference),
         cmocka_unit_test(test_close_at_end),
         cmocka_unit_test(test_validation),
+        cmocka_unit_test(test_work_per_mark),
+        cmocka_unit_test(test_cap_late_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
