@@ -12,11 +12,24 @@
  * K far enough ahead that every rank traces the same whole windows); `exec` starts a program
  * with posix_spawnp (no shell: the command line is split into words when the file is loaded,
  * and placeholders are replaced inside those words, so substituted text is only ever data) and
- * never waits for it: the
- * collector's tick reaps it with waitpid(WNOHANG) every MW_RULES_REAP_NS while programs run,
- * sends SIGTERM at its timeout and SIGKILL MW_RULES_KILL_GRACE_NS later, and records how it
- * ended as an "action_exit" event. A rule runs at most `max_running` programs at once and the
- * collector at most MW_RULES_MAX_CHILDREN; a firing beyond that is logged and skipped.
+ * never waits for it. Text that comes from a peer ({node}, {job}: names the ranks announced)
+ * is sanitised first (fire_clean): bytes outside [A-Za-z0-9._:+=@,-] become '_', and so does
+ * a leading '-' or '.', so that a job named "--help" or "-rf" can never be read as an option,
+ * nor a node named ".." as a parent directory.
+ *
+ * An action is its process group, not its process (issue 12, defect 7): the program starts
+ * in a group of its own (POSIX_SPAWN_SETPGROUP), and every signal goes to the whole group, so
+ * what a `sh -c` starts goes with it. The collector's tick reaps the leader with
+ * waitpid(WNOHANG) every MW_RULES_REAP_NS and records how it ended as an "action_exit" event;
+ * the action keeps its slot while anything of its group still runs (kill(-pgid, 0)), and the
+ * group gets SIGTERM at the timeout and SIGKILL MW_RULES_KILL_GRACE_NS later. On Linux the
+ * collector is a child subreaper (PR_SET_CHILD_SUBREAPER, set at the first action), so what
+ * an action leaves behind becomes the collector's child when its parent ends, and is reaped
+ * here (waitpid(-pgid)) instead of lingering as a zombie that still counts in the group. When the rules
+ * are freed (the collector exits) every running group gets SIGTERM, then SIGKILL after at most
+ * MW_RULES_KILL_GRACE_NS, and the leaders are reaped: nothing is left behind with ppid 1. A
+ * rule runs at most `max_running` actions at once and the collector at most
+ * MW_RULES_MAX_CHILDREN; a firing beyond that is logged and skipped.
  */
 #define _GNU_SOURCE /* environ */
 #include "rules.h"
@@ -34,6 +47,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <unistd.h>
 
 extern char **environ;
@@ -126,10 +143,11 @@ typedef struct {
 } rule_t;
 
 typedef struct {
-    pid_t pid;
+    pid_t pid; /* the leader, and the id of the action's process group */
     char rule[64];
     uint64_t deadline_ns, kill_ns; /* SIGTERM at deadline, SIGKILL at kill_ns (0: not yet) */
-    int timed_out;
+    uint64_t release_ns;           /* after SIGKILL: the slot is given up then at the latest */
+    int timed_out, reaped;         /* reaped: the leader's end is recorded */
 } child_t;
 
 struct mw_rules {
@@ -572,10 +590,61 @@ mw_rules_t *mw__rules_load(const char *path, char *err, size_t errlen)
     return p.rs;
 }
 
+static void reap_group(mw_rules_t *rs, mw_collector_t *c, child_t *ch);
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* 1 while anything of the action's group still exists (zombies included). */
+static int group_alive(const child_t *ch)
+{
+    return kill(-ch->pid, 0) == 0 || errno == EPERM;
+}
+
+/* The collector is going away: every running action's group gets SIGTERM, SIGKILL when it
+ * is still there MW_RULES_KILL_GRACE_NS later, and the leaders are reaped. Bounded: at most
+ * the grace plus one second, polled every 10 ms (the collector is exiting; nothing else
+ * waits on its loop). */
+static void rules_stop_all(mw_rules_t *rs)
+{
+    if (!rs->n_child)
+        return;
+    MW_LOG(MW_LOG_INFO, "stopping %u running action(s)", rs->n_child);
+    for (unsigned i = 0; i < rs->n_child; i++)
+        kill(-rs->child[i].pid, SIGTERM);
+    uint64_t t0 = mono_ns(), kill_at = t0 + MW_RULES_KILL_GRACE_NS,
+             give_up = kill_at + 1000000000ull;
+    int killed = 0;
+    for (;;) {
+        unsigned left = 0;
+        for (unsigned i = 0; i < rs->n_child; i++) {
+            child_t *ch = &rs->child[i];
+            reap_group(rs, NULL, ch);
+            left += !ch->reaped || group_alive(ch);
+        }
+        uint64_t now = mono_ns();
+        if (!left || now >= give_up)
+            break;
+        if (!killed && now >= kill_at) {
+            for (unsigned i = 0; i < rs->n_child; i++)
+                kill(-rs->child[i].pid, SIGKILL);
+            killed = 1;
+            MW_LOG(MW_LOG_WARN, "%u action(s) still running after SIGTERM: killed", left);
+        }
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    rs->n_child = 0;
+}
+
 void mw__rules_free(mw_rules_t *rs)
 {
     if (!rs)
         return;
+    rules_stop_all(rs);
     for (size_t i = 0; i < rs->n; i++)
         rule_free(&rs->r[i]);
     free(rs->r);
@@ -792,8 +861,27 @@ static int rule_eval_step(const rule_t *r, const Mpiwatch__Step *st, double *val
 
 typedef struct {
     char rule[64], rank[24], value[32], window[24], metric[32], step[24];
-    const char *node, *job;
+    char node[MW_MAX_STRING + 1], job[MW_MAX_STRING + 1]; /* from peers: fire_clean()ed */
 } fire_t;
+
+/* Copies text a peer chose (a job or node name) into an argv word or environment value that
+ * cannot be mistaken for an option, a path step or anything a program parses: bytes outside
+ * [A-Za-z0-9._:+=@,-] become '_', and so does a leading '-' or '.'. Names that mpiwatch
+ * itself makes (host names, MPIWATCH_JOB values of letters, digits, '-', '_', '.') are
+ * unchanged, unless they start with '-' or '.'. */
+static void fire_clean(char *out, size_t cap, const char *in)
+{
+    size_t n = 0;
+    for (; in && in[n] && n + 1 < cap; n++) {
+        unsigned char ch = (unsigned char)in[n];
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                 strchr("._:+=@,-", ch) != NULL;
+        if (n == 0 && (ch == '-' || ch == '.'))
+            ok = 0;
+        out[n] = ok ? (char)ch : '_';
+    }
+    out[n] = '\0';
+}
 
 static const char *fire_get(const fire_t *f, const char *name, size_t len)
 {
@@ -844,6 +932,11 @@ static void rules_spawn(mw_rules_t *rs, rule_t *r, const fire_t *f, uint64_t now
                r->running);
         return;
     }
+#ifdef __linux__
+    static int subreaper;
+    if (!subreaper && prctl(PR_SET_CHILD_SUBREAPER, 1) == 0)
+        subreaper = 1;
+#endif
     char **argv = calloc(r->n_words + 1, sizeof *argv);
     char *envs[8] = {0};
     char **envp = NULL;
@@ -976,8 +1069,9 @@ static void rules_fire(mw_rules_t *rs, rule_t *r, mw_collector_t *c, uint64_t in
     snprintf(f.window, sizeof f.window, "%llu", (unsigned long long)index);
     snprintf(f.step, sizeof f.step, "%lld", (long long)step);
     snprintf(f.metric, sizeof f.metric, "%s", metric_desc[r->metric].name);
-    f.node = rank >= 0 && c->job.ranks ? mw_job_node(&c->job, (uint32_t)rank) : "";
-    f.job = c->job.job;
+    fire_clean(f.node, sizeof f.node,
+               rank >= 0 && c->job.ranks ? mw_job_node(&c->job, (uint32_t)rank) : "");
+    fire_clean(f.job, sizeof f.job, c->job.job);
     r->fired++;
     char detail[512];
     snprintf(detail, sizeof detail,
@@ -1095,47 +1189,78 @@ void mw__rules_step(mw_rules_t *rs, mw_collector_t *c, const Mpiwatch__Step *st)
 
 /* ---- programs ----------------------------------------------------------------------------- */
 
+/* Records the end of an action's leader as an "action_exit" event. */
+static void child_exit(mw_rules_t *rs, mw_collector_t *c, const child_t *ch, pid_t got, int st)
+{
+    char detail[160];
+    if (got < 0)
+        snprintf(detail, sizeof detail, "rule=%s pid=%d status=unknown (%s)", ch->rule,
+                 (int)ch->pid, strerror(errno));
+    else if (WIFEXITED(st))
+        snprintf(detail, sizeof detail, "rule=%s pid=%d status=exit %d%s", ch->rule, (int)ch->pid,
+                 WEXITSTATUS(st), ch->timed_out ? " timeout" : "");
+    else
+        snprintf(detail, sizeof detail, "rule=%s pid=%d status=signal %d%s", ch->rule,
+                 (int)ch->pid, WIFSIGNALED(st) ? WTERMSIG(st) : 0, ch->timed_out ? " timeout" : "");
+    MW_LOG(got > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? MW_LOG_INFO : MW_LOG_WARN,
+           "action_exit: %s", detail);
+    if (c)
+        mw__collector_event(c, "action_exit", detail);
+    memcpy(rs->last_exit, detail, sizeof detail);
+}
+
+/* Reaps what of the action's group has ended and is ours (the leader, and what it left
+ * behind once reparented to the collector); the leader's end is recorded. Bounded by the
+ * processes that ended. */
+static void reap_group(mw_rules_t *rs, mw_collector_t *c, child_t *ch)
+{
+    for (;;) {
+        int st = 0;
+        pid_t p = waitpid(-ch->pid, &st, WNOHANG);
+        if (p > 0) {
+            if (p == ch->pid && !ch->reaped) {
+                child_exit(rs, c, ch, p, st);
+                ch->reaped = 1;
+            }
+            continue;
+        }
+        if (p < 0 && !ch->reaped) { /* the leader is not ours any more (cannot happen) */
+            child_exit(rs, c, ch, p, 0);
+            ch->reaped = 1;
+        }
+        return;
+    }
+}
+
 void mw__rules_tick(mw_rules_t *rs, mw_collector_t *c, uint64_t now_ns)
 {
     if (!rs)
         return;
     for (unsigned i = 0; i < rs->n_child;) {
         child_t *ch = &rs->child[i];
-        int st;
-        pid_t got = waitpid(ch->pid, &st, WNOHANG);
-        if (got == 0) {
-            if (!ch->kill_ns && now_ns >= ch->deadline_ns) {
-                MW_LOG(MW_LOG_WARN, "rule '%s': pid %d timed out, terminating it", ch->rule,
-                       (int)ch->pid);
-                kill(ch->pid, SIGTERM);
-                ch->timed_out = 1;
-                ch->kill_ns = now_ns + MW_RULES_KILL_GRACE_NS;
-            } else if (ch->kill_ns && now_ns >= ch->kill_ns) {
-                kill(ch->pid, SIGKILL);
-                ch->kill_ns = UINT64_MAX; /* once */
-            }
-            i++;
+        reap_group(rs, c, ch);
+        /* The group outlives its leader while a process it started still runs; the pid
+         * cannot be reused while that group exists. */
+        if (ch->reaped && (!group_alive(ch) || (ch->release_ns && now_ns >= ch->release_ns))) {
+            for (size_t k = 0; k < rs->n; k++)
+                if (strcmp(rs->r[k].name, ch->rule) == 0 && rs->r[k].running)
+                    rs->r[k].running--;
+            rs->child[i] = rs->child[--rs->n_child];
             continue;
         }
-        char detail[160];
-        if (got < 0)
-            snprintf(detail, sizeof detail, "rule=%s pid=%d status=unknown (%s)", ch->rule,
-                     (int)ch->pid, strerror(errno));
-        else if (WIFEXITED(st))
-            snprintf(detail, sizeof detail, "rule=%s pid=%d status=exit %d%s", ch->rule,
-                     (int)ch->pid, WEXITSTATUS(st), ch->timed_out ? " timeout" : "");
-        else
-            snprintf(detail, sizeof detail, "rule=%s pid=%d status=signal %d%s", ch->rule,
-                     (int)ch->pid, WIFSIGNALED(st) ? WTERMSIG(st) : 0,
-                     ch->timed_out ? " timeout" : "");
-        MW_LOG(got > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? MW_LOG_INFO : MW_LOG_WARN,
-               "action_exit: %s", detail);
-        mw__collector_event(c, "action_exit", detail);
-        memcpy(rs->last_exit, detail, sizeof detail);
-        for (size_t k = 0; k < rs->n; k++)
-            if (strcmp(rs->r[k].name, ch->rule) == 0 && rs->r[k].running)
-                rs->r[k].running--;
-        rs->child[i] = rs->child[--rs->n_child];
+        if (!ch->kill_ns && now_ns >= ch->deadline_ns) {
+            MW_LOG(MW_LOG_WARN, "rule '%s': action (process group %d) timed out, terminating it",
+                   ch->rule, (int)ch->pid);
+            kill(-ch->pid, SIGTERM);
+            ch->timed_out = 1;
+            ch->kill_ns = now_ns + MW_RULES_KILL_GRACE_NS;
+        } else if (ch->kill_ns && !ch->release_ns && now_ns >= ch->kill_ns) {
+            kill(-ch->pid, SIGKILL);
+            /* Once; a group that still shows after that is zombies nobody reaps (not ours
+             * once their parent is gone): its slot is released a grace later. */
+            ch->release_ns = now_ns + MW_RULES_KILL_GRACE_NS;
+        }
+        i++;
     }
 }
 
@@ -1145,7 +1270,10 @@ uint64_t mw__rules_next_ns(const mw_rules_t *rs, uint64_t now_ns)
         return UINT64_MAX;
     uint64_t next = now_ns + MW_RULES_REAP_NS;
     for (unsigned i = 0; i < rs->n_child; i++) {
-        uint64_t d = rs->child[i].kill_ns ? rs->child[i].kill_ns : rs->child[i].deadline_ns;
+        const child_t *ch = &rs->child[i];
+        uint64_t d = ch->release_ns ? ch->release_ns
+                     : ch->kill_ns  ? ch->kill_ns
+                                    : ch->deadline_ns;
         if (d < next)
             next = d;
     }
@@ -1181,6 +1309,7 @@ int mw__rules_reload(mw_collector_t *c)
         memcpy(n->child, o->child, sizeof n->child);
         memcpy(n->last_exit, o->last_exit, sizeof n->last_exit);
         n->n_child = o->n_child;
+        o->n_child = 0; /* the new set tracks them: freeing the old one must not stop them */
         mw__rules_free(o);
     }
     c->rules = n;
