@@ -18,7 +18,7 @@ typedef struct mw_rules mw_rules_t;
 
 #define MW_RULES_MAX_CHILDREN 16    /* programs run by exec actions at once, all rules */
 #define MW_RULES_REAP_NS 100000000u /* how often running programs are reaped (100 ms) */
-#define MW_RULES_KILL_GRACE_NS (2ull * 1000000000ull) /* SIGTERM -> SIGKILL */
+#define MW_RULES_KILL_GRACE_NS (2ull * 1000000000ull) /* SIGTERM -> SIGKILL, to the group */
 /* action = capture: the first captured window starts at least this long after the firing
  * (collector real time), time for the message to reach every rank (docs/steering.md). */
 #define MW_RULES_CAPTURE_LEAD_NS 200000000ull
@@ -26,7 +26,9 @@ typedef struct mw_rules mw_rules_t;
 /* Reads a rule file. Returns the set, or NULL with "FILE:LINE: message" (or "FILE: message")
  * in err. */
 mw_rules_t *mw__rules_load(const char *path, char *err, size_t errlen);
-/* Frees a set; programs still running are left to finish on their own. NULL is ignored. */
+/* Frees a set. Actions still running are stopped first: SIGTERM to each one's process group,
+ * SIGKILL MW_RULES_KILL_GRACE_NS later to what remains, leaders reaped (at most the grace and
+ * one second; the collector calls this as it exits). NULL is ignored. */
 void mw__rules_free(mw_rules_t *rs);
 /* Evaluates every rule on a closed window and fires those due. */
 void mw__rules_window(mw_rules_t *rs, struct mw_collector *c, const mw_window_t *w);

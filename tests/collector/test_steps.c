@@ -1,5 +1,7 @@
 /* test_steps.c: per-step totals by difference, step closing and step-mark validation
- * (collector/steps.c, docs/steps.md), with crafted samples carrying StepMarks.
+ * (collector/steps.c, docs/steps.md), with crafted samples carrying StepMarks; the work of
+ * the bookkeeping per mark (counted, not timed: issue 12, defect 5) and the caps on what a
+ * rank can claim (open steps, marks of closed steps).
  */
 #include <setjmp.h>
 #include <stdarg.h>
