@@ -95,26 +95,38 @@ static uint64_t table_hash(void)
  * indices are -1 or more, a rank lists at most MW_MAX_PUS PUs, and a node's hardware is at
  * most MW_MAX_TOPO_OBJECTS objects of the four known types, each after its parent (so that
  * a reader can build the tree in one pass and never loops), a PU enclosing nothing, and it
- * describes the hello's own node. O(objects), paid once per node. */
-static int placement_ok(const Mpiwatch__Hello *h)
+ * describes the hello's own node (bad_field otherwise). Its tree is at most MW_MAX_TOPO_DEPTH
+ * levels deep (topo_depth otherwise): every reader walks it, and a chain of 65,536 objects
+ * once crashed the viewer's recursive layout. O(objects), paid once per node. */
+static mw_reject_t check_placement(const Mpiwatch__Hello *h)
 {
+    /* Depth of each object, by index: parents come first, so one forward pass computes it.
+     * Static scratch: the collector's core runs on one thread. */
+    static uint8_t depth[MW_MAX_TOPO_OBJECTS];
+    _Static_assert(MW_MAX_TOPO_DEPTH < 255, "depths fit in a byte");
     if (!text_ok(h->node) || h->l3 < -1 || h->numa < -1 || h->n_pus > MW_MAX_PUS)
-        return 0;
+        return MW_REJECT_BAD_FIELD;
     const Mpiwatch__NodeTopology *t = h->topology;
     if (!t)
-        return 1;
+        return MW_ACCEPTED;
     if (!text_ok(t->node) || t->n_objects > MW_MAX_TOPO_OBJECTS)
-        return 0;
+        return MW_REJECT_BAD_FIELD;
     if (t->node && t->node[0] && strcmp(t->node, mw_hello_node(h)) != 0)
-        return 0;
+        return MW_REJECT_BAD_FIELD;
     for (size_t i = 0; i < t->n_objects; i++) {
         const Mpiwatch__TopoObject *o = t->objects[i];
         if (o->type < 1 || o->type > 4 || o->parent < -1 || (int64_t)o->parent >= (int64_t)i)
-            return 0;
+            return MW_REJECT_BAD_FIELD;
         if (o->parent >= 0 && t->objects[o->parent]->type == 4)
-            return 0;
+            return MW_REJECT_BAD_FIELD;
     }
-    return 1;
+    for (size_t i = 0; i < t->n_objects; i++) {
+        int32_t p = t->objects[i]->parent;
+        depth[i] = (uint8_t)(p < 0 ? 1 : depth[p] + 1);
+        if (depth[i] > MW_MAX_TOPO_DEPTH)
+            return MW_REJECT_TOPO_DEPTH;
+    }
+    return MW_ACCEPTED;
 }
 
 static mw_reject_t check_hello(mw_collector_t *c, const Mpiwatch__Envelope *env,
@@ -135,8 +147,9 @@ static mw_reject_t check_hello(mw_collector_t *c, const Mpiwatch__Envelope *env,
     if (!text_ok(env->job) || !text_ok(h->host) || !text_ok(h->binding) || !text_ok(h->cpuset) ||
         !text_ok(h->mpi_library) || !text_ok(h->timer) || !text_ok(h->program))
         return MW_REJECT_BAD_FIELD;
-    if (!placement_ok(h))
-        return MW_REJECT_BAD_FIELD;
+    mw_reject_t placement = check_placement(h);
+    if (placement != MW_ACCEPTED)
+        return placement;
     if (h->window_ns == 0 || h->window_ns > MW_MAX_WINDOW_NS || h->subslots == 0 ||
         h->subslots > MW_MAX_SUBSLOTS || h->duration_bins == 0 ||
         h->duration_bins > MW_MAX_DURATION_BINS || h->pu < -1 || h->core < -1 || h->package < -1)
@@ -290,6 +303,9 @@ static mw_reject_t check_sample(mw_collector_t *c, const Mpiwatch__Envelope *env
     }
     if (s->capture && (r = check_capture(job, s)) != MW_ACCEPTED)
         return r;
+    /* Running totals (loss accounting, job.c): after the functions they are checked against. */
+    if ((r = mw__job_totals_check(job, env->rank, s, NULL)) != MW_ACCEPTED)
+        return r;
     /* Step marks last: their bounds are the totals checked above (steps.c). */
     return mw__steps_check(c, s);
 }
@@ -307,7 +323,12 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
             return r;
         if (!job_open(c) && mw__collector_job_begin(c, env, now->mono_ns) < 0)
             return MW_REJECT_RANK_RANGE; /* no memory for a job this size */
+        uint64_t capped[MW_CAP_COUNT];
+        memcpy(capped, c->job.capped, sizeof capped);
         mw__job_hello(&c->job, env, now->mono_ns);
+        /* What went over a job-wide cap, also counted for the collector's lifetime. */
+        for (int i = 0; i < MW_CAP_COUNT; i++)
+            c->stats.capped[i] += c->job.capped[i] - capped[i];
         return MW_ACCEPTED;
 
     case MPIWATCH__ENVELOPE__BODY_SAMPLE: {
@@ -329,6 +350,8 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
             return r;
         if (!env->bye)
             return MW_REJECT_NO_BODY;
+        if ((r = mw__job_totals_check(&c->job, env->rank, NULL, env->bye)) != MW_ACCEPTED)
+            return r;
         mw__job_bye(&c->job, env, now->mono_ns);
         mw_merge_leave(&c->merge, env->rank);
         mw__steps_leave(c, env->rank);

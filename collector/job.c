@@ -26,6 +26,26 @@
  * of hellos costs O(1) each); a node's hardware is the first description any hello of it
  * carried, even a repeated hello, and is never replaced, so the outcome depends only on the
  * order of the messages (replay regenerates it). Ranks' PU lists share one growing array.
+ *
+ * Caps (docs/collector.md, "Caps"): what hellos make the job keep is capped job-wide, not only
+ * per message (proto/mw_limits.h): PU entries, hardware objects, distinct names and their
+ * bytes, and an upper bound of the encoded job description, kept as hellos arrive (each part
+ * is charged its largest possible encoding). A part of a hello over a cap is not kept and is
+ * counted by reason (mw_cap_reason_t); the rank itself is always in the job, so none of its
+ * samples is lost. The per-rank array is sized by the job size a hello claims, but it is
+ * calloc'd and only written for ranks that say hello, so a 152-byte hello claiming 2^20 ranks
+ * costs address space, not memory: pages are touched as ranks actually connect.
+ *
+ * Loss accounting (docs/collector.md, "Loss accounting"): every sample and bye of a current
+ * library carries the rank's running totals since MPI_Init (per function ever called: calls,
+ * ns, bytes; samples produced). The latest ones are kept per rank and function beside what was
+ * merged (mw_rank_fn_t), and job-wide as two sums, so that missed = totals - merged is exact
+ * and costs O(1) to read. Samples that arrive after their window closed are merged into the
+ * totals like any other (counted as late, not as missed). The check (mw__job_totals_check)
+ * makes missed never negative: a rank's totals never decrease, and each sample's totals grow
+ * by at least what the sample itself adds, so the sum of its merged samples can never exceed
+ * its latest totals. A rank either sends totals from its first message on or never (older
+ * libraries): the two are not mixed, so its figures are either all accounted or flagged.
  */
 #include "collector.h"
 
@@ -53,9 +73,40 @@ typedef struct {
     uint64_t **hash;
     uint32_t *n, *cap;
     mw__index_t *index;
+    mw_job_t *job; /* for the job-wide caps on names */
 } name_table_t;
 
-/* Index of name `name` in a table, added when new; -1 when memory runs out. A hash index finds
+/* The largest encoding of each part of a JobInfo (protobuf varints: 10 bytes for a negative
+ * int32, 5 for any other 32-bit value, 10 for 64 bits; a key byte and a length varint of at
+ * most 5 bytes per field), which is what the job description budget is charged. */
+#define INFO_FIXED (3u * (MW_MAX_STRING + 6u) + 256u + MW_GRID_MAX_SEGMENTS * 40u)
+#define INFO_NAME(len) ((uint64_t)(len) + 6u)                 /* a host, or a node's name */
+#define INFO_NODE 6u                                          /* a NodeTopology's own key */
+#define INFO_OBJECT 24u                                       /* a TopoObject */
+#define INFO_RANK 104u                                        /* a RankInfo without PUs */
+#define INFO_PU 5u                                            /* one of its PUs */
+
+/* Charges `bytes` to the job description's budget; 0 when they do not fit (nothing charged). */
+static int info_charge(mw_job_t *job, uint64_t bytes)
+{
+    if (bytes > MW_JOB_MAX_INFO_BYTES - job->info_bytes)
+        return 0;
+    job->info_bytes += bytes;
+    return 1;
+}
+
+const char *mw_cap_reason_name(mw_cap_reason_t reason)
+{
+    static const char *const names[MW_CAP_COUNT] = {
+#define MW_X(id, name) name,
+        MW_CAP_REASONS(MW_X)
+#undef MW_X
+    };
+    return (unsigned)reason < MW_CAP_COUNT ? names[reason] : "?";
+}
+
+/* Index of name `name` in a table, added when new; -1 when memory runs out, -2 when a new name
+ * would go over a job-wide cap (counted by the caller). A hash index finds
  * a known name in O(1): the hellos of a 16k-rank job on 1k nodes arrive in one burst, and
  * scanning every host for each of them stalled ingest for tens of milliseconds. The index
  * keeps the first name of each hash; a name whose hash is already taken by another name (a
@@ -73,6 +124,14 @@ static int64_t intern_name(name_table_t t, const char *name)
             if ((*t.hash)[i] == h && strcmp((*t.names)[i], name) == 0)
                 return i;
     }
+    size_t len = strlen(name);
+    mw_job_t *job = t.job;
+    if (job->n_hosts + job->n_nodes >= MW_JOB_MAX_NAMES ||
+        len > MW_JOB_MAX_NAME_BYTES - job->name_bytes)
+        return -2;
+    if (!info_charge(job, INFO_NAME(len) + (t.names == &job->nodes ? INFO_NODE : 0)))
+        return -2;
+    job->name_bytes += len;
     if (*t.n == *t.cap) {
         uint32_t cap = *t.cap ? *t.cap * 2 : 16;
         char **names = realloc(*t.names, cap * sizeof *names);
@@ -99,16 +158,20 @@ static int64_t intern_name(name_table_t t, const char *name)
     return (*t.n)++;
 }
 
-/* Index of host name `name`, added when new; 0 (the "" host) when memory runs out. */
+/* Index of host name `name`, added when new; 0 (the "" host) when memory runs out or a cap
+ * refuses it. */
 static uint32_t job_intern_host(mw_job_t *job, const char *name)
 {
     name_table_t t = {&job->hosts, &job->host_hash, &job->n_hosts, &job->cap_hosts,
-                      &job->host_index};
+                      &job->host_index, job};
     int64_t i = intern_name(t, name);
+    if (i == -2)
+        job->capped[MW_CAP_NAMES]++;
     return i < 0 ? 0 : (uint32_t)i;
 }
 
-/* Index of node `name`, added (without hardware) when new; -1 when memory runs out. Room for
+/* Index of node `name`, added (without hardware) when new; -1 when memory runs out or a cap
+ * refuses it (counted). Room for
  * the hardware of one more node is made first, so a node is never interned without it. */
 static int64_t job_intern_node(mw_job_t *job, const char *name)
 {
@@ -122,20 +185,34 @@ static int64_t job_intern_node(mw_job_t *job, const char *name)
         job->cap_node_hw = cap;
     }
     name_table_t t = {&job->nodes, &job->node_hash, &job->n_nodes, &job->cap_nodes,
-                      &job->node_index};
-    return intern_name(t, name);
+                      &job->node_index, job};
+    int64_t i = intern_name(t, name);
+    if (i == -2)
+        job->capped[MW_CAP_NAMES]++;
+    return i < 0 ? -1 : i;
 }
 
 /* Keeps the hardware a hello describes for node `node` if the node has none yet: the first
- * description wins, so that which rank reported it does not matter (see docs/topology.md). */
+ * description wins, so that which rank reported it does not matter (see docs/topology.md).
+ * Hardware that would take the job over MW_JOB_MAX_TOPO_OBJECTS or the job description's
+ * budget is not kept (counted); a later hello of the node may still bring a smaller one. */
 static void job_node_hardware(mw_job_t *job, uint32_t node, const Mpiwatch__NodeTopology *t)
 {
     if (!t || t->n_objects == 0 || node >= job->n_nodes || job->node_hw[node].n_objects)
         return;
+    if (t->n_objects > MW_JOB_MAX_TOPO_OBJECTS - job->n_objects) {
+        job->capped[MW_CAP_OBJECTS]++;
+        return;
+    }
+    if (!info_charge(job, (uint64_t)t->n_objects * INFO_OBJECT)) {
+        job->capped[MW_CAP_JOB_INFO]++;
+        return;
+    }
     mw_topo_obj_t *o = malloc(t->n_objects * sizeof *o);
     if (!o) {
         MW_LOG(MW_LOG_WARN, "node %s: no memory for its %zu hardware objects", job->nodes[node],
                t->n_objects);
+        job->info_bytes -= (uint64_t)t->n_objects * INFO_OBJECT;
         return;
     }
     for (size_t i = 0; i < t->n_objects; i++) {
@@ -146,21 +223,34 @@ static void job_node_hardware(mw_job_t *job, uint32_t node, const Mpiwatch__Node
     }
     job->node_hw[node].objects = o;
     job->node_hw[node].n_objects = (uint32_t)t->n_objects;
+    job->n_objects += t->n_objects;
 }
 
-/* Appends a rank's PU list to job->pus; leaves the rank without PUs when memory runs out. */
+/* Appends a rank's PU list to job->pus; leaves the rank without PUs when memory runs out, or
+ * when the list would take the job over MW_JOB_MAX_PUS or the job description's budget
+ * (counted). Called for a rank whose RankInfo is in the job description only. */
 static void job_rank_pus(mw_job_t *job, mw_rank_t *r, const Mpiwatch__Hello *h)
 {
-    if (h->n_pus == 0 || h->n_pus > UINT32_MAX - job->n_pus)
+    if (h->n_pus == 0)
         return;
+    if (h->n_pus > MW_JOB_MAX_PUS - job->n_pus) {
+        job->capped[MW_CAP_PUS]++;
+        return;
+    }
+    if (!info_charge(job, (uint64_t)h->n_pus * INFO_PU)) {
+        job->capped[MW_CAP_JOB_INFO]++;
+        return;
+    }
     uint32_t need = job->n_pus + (uint32_t)h->n_pus;
     if (need > job->cap_pus) {
         uint32_t cap = job->cap_pus ? job->cap_pus : 1024;
         while (cap < need)
             cap = cap > UINT32_MAX / 2 ? need : cap * 2;
         uint32_t *p = realloc(job->pus, (size_t)cap * sizeof *p);
-        if (!p)
+        if (!p) {
+            job->info_bytes -= (uint64_t)h->n_pus * INFO_PU;
             return;
+        }
         job->pus = p;
         job->cap_pus = cap;
     }
@@ -304,6 +394,215 @@ static void *table_get(mw__index_t *ix, mw__index_t *late, uint32_t b, uint32_t 
     return v;
 }
 
+/* ---- loss accounting (see DESIGN) --------------------------------------------------------- */
+
+/* A rank's running totals as the wire carries them, from a sample or a bye. */
+typedef struct {
+    size_t n;
+    const uint32_t *fn;
+    const uint64_t *calls, *ns, *bytes;
+    uint64_t samples;
+    int present; /* the message carries totals at all */
+} totals_t;
+
+/* A bye's totals count as present when it lists any, or when the rank sent totals before (a
+ * rank that never recorded a call lists none). */
+static totals_t totals_of(const mw_rank_t *r, const Mpiwatch__Sample *s, const Mpiwatch__Bye *b)
+{
+    totals_t t = {0};
+    if (s) {
+        t = (totals_t){s->n_total_fn, s->total_fn, s->total_calls, s->total_ns, s->total_bytes,
+                       s->samples_total, 0};
+        t.present = s->n_total_fn || s->n_total_calls || s->n_total_ns || s->n_total_bytes ||
+                    s->samples_total;
+        if (t.present && (s->n_total_calls != t.n || s->n_total_ns != t.n ||
+                          s->n_total_bytes != t.n))
+            t.n = SIZE_MAX; /* parallel arrays of different lengths: refused below */
+    } else if (b) {
+        t = (totals_t){b->n_total_fn, b->total_fn, b->total_calls, b->total_ns, b->total_bytes,
+                       b->windows_sent, 0};
+        t.present = r->has_totals || b->n_total_fn || b->n_total_calls || b->n_total_ns ||
+                    b->n_total_bytes;
+        if (t.present && (b->n_total_calls != t.n || b->n_total_ns != t.n ||
+                          b->n_total_bytes != t.n))
+            t.n = SIZE_MAX;
+    }
+    return t;
+}
+
+/* The entry of `key` in a rank's block or among the late entries, without creating it. */
+static const mw_rank_fn_t *rank_fn_find(const mw_job_t *job, const mw_rank_t *r, uint64_t key)
+{
+    const mw__index_t *ix = &job->rank_fn;
+    if (r->rank_fn_first) {
+        uint32_t lo = r->rank_fn_first - 1, hi = lo + r->rank_fn_n;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (ix->keys[mid] < key)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < r->rank_fn_first - 1 + r->rank_fn_n && ix->keys[lo] == key)
+            return entry_at(ix, lo);
+    }
+    const uint32_t *at = mw__index_find(&job->rank_fn_late, key);
+    return at ? entry_at(ix, *at) : NULL;
+}
+
+/* Position of fn in the totals (ids strictly increasing, checked first), or -1. */
+static int64_t totals_find(const totals_t *t, uint32_t fn)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->fn[mid] < fn)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->n && t->fn[lo] == fn ? (int64_t)lo : -1;
+}
+
+mw_reject_t mw__job_totals_check(const mw_job_t *job, uint32_t rank, const Mpiwatch__Sample *s,
+                                 const Mpiwatch__Bye *b)
+{
+    const mw_rank_t *r = &job->ranks[rank];
+    totals_t t = totals_of(r, s, b);
+    if (!t.present) /* an older library: accepted, unless this rank did send totals before */
+        return r->has_totals ? MW_REJECT_TOTALS : MW_ACCEPTED;
+    if (!r->has_totals && r->samples > 0) /* merged without totals before: not mixed */
+        return MW_REJECT_TOTALS;
+    /* The shape: parallel arrays, each function at most once, in increasing id, called at
+     * least once; every value capped; the samples produced grow with every sample. */
+    if (t.n > MW_FN_COUNT - 1 || t.samples > MW_TOTAL_MAX)
+        return MW_REJECT_TOTALS;
+    if (s ? t.samples <= r->tot_samples : t.samples < r->tot_samples)
+        return MW_REJECT_TOTALS;
+    uint32_t matched = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        if (t.fn[i] == 0 || t.fn[i] >= MW_FN_COUNT || (i && t.fn[i] <= t.fn[i - 1]) ||
+            t.calls[i] == 0 || t.calls[i] > MW_TOTAL_MAX || t.ns[i] > MW_TOTAL_MAX ||
+            t.bytes[i] > MW_TOTAL_MAX)
+            return MW_REJECT_TOTALS;
+        const mw_rank_fn_t *e = rank_fn_find(job, r, (uint64_t)rank << 32 | t.fn[i]);
+        if (e && e->tot_count) {
+            if (t.calls[i] < e->tot_count || t.ns[i] < e->tot_time_ns ||
+                t.bytes[i] < e->tot_bytes)
+                return MW_REJECT_TOTALS; /* totals never decrease */
+            matched++;
+        }
+    }
+    if (matched != r->tot_fns) /* a function the rank had reported is gone */
+        return MW_REJECT_TOTALS;
+    /* What the sample adds must fit in the growth of its totals. */
+    for (size_t i = 0; s && i < s->n_functions; i++) {
+        const Mpiwatch__FunctionStat *f = s->functions[i];
+        if (!f->count && !f->total_ns && !f->bytes)
+            continue;
+        int64_t at = totals_find(&t, f->fn);
+        if (at < 0)
+            return MW_REJECT_TOTALS;
+        const mw_rank_fn_t *e = rank_fn_find(job, r, (uint64_t)rank << 32 | f->fn);
+        uint64_t c0 = e ? e->tot_count : 0, n0 = e ? e->tot_time_ns : 0, b0 = e ? e->tot_bytes : 0;
+        if (t.calls[at] - c0 < f->count || t.ns[at] - n0 < f->total_ns ||
+            t.bytes[at] - b0 < f->bytes)
+            return MW_REJECT_TOTALS;
+    }
+    return MW_ACCEPTED;
+}
+
+/* Keeps a checked message's totals as the rank's latest, and moves the job-wide sum. */
+static void job_totals_apply(mw_job_t *job, uint32_t rank, const totals_t *t, int final)
+{
+    mw_rank_t *r = &job->ranks[rank];
+    if (!t->present)
+        return;
+    uint64_t calls = 0, ns = 0, bytes = 0;
+    uint32_t fns = 0;
+    int first = r->rank_fn_first == 0;
+    uint32_t b = first ? job->rank_fn.n : r->rank_fn_first - 1, pos = b;
+    for (size_t i = 0; i < t->n; i++) {
+        calls += t->calls[i];
+        ns += t->ns[i];
+        bytes += t->bytes[i];
+        uint64_t key = (uint64_t)rank << 32 | t->fn[i];
+        int created = 1;
+        mw_rank_fn_t *rf = first ? mw__index_append(&job->rank_fn, key)
+                                 : table_get(&job->rank_fn, &job->rank_fn_late, b, r->rank_fn_n,
+                                             &pos, key, &created);
+        if (!rf) {
+            job->overflow++; /* the rank's sums stay exact; this function's share is unknown */
+            continue;
+        }
+        if (created) {
+            rf->rank = rank;
+            rf->fn = t->fn[i];
+        }
+        rf->tot_count = t->calls[i];
+        rf->tot_time_ns = t->ns[i];
+        rf->tot_bytes = t->bytes[i];
+        fns++;
+    }
+    if (first && job->rank_fn.n > b)
+        block_close(&job->rank_fn, b, fold_rank_fn, &r->rank_fn_first, &r->rank_fn_n);
+    job->at_ranks.calls += calls - r->tot_calls;
+    job->at_ranks.time_ns += ns - r->tot_time_ns;
+    job->at_ranks.bytes += bytes - r->tot_bytes;
+    job->at_ranks.samples += t->samples - r->tot_samples;
+    r->tot_calls = calls;
+    r->tot_time_ns = ns;
+    r->tot_bytes = bytes;
+    r->tot_samples = t->samples;
+    r->tot_fns = fns;
+    r->has_totals = 1;
+    if (final)
+        r->totals_final = 1;
+}
+
+void mw_job_loss(const mw_job_t *job, mw_loss_t *out, mw_tally_t *per_fn)
+{
+    memset(out, 0, sizeof *out);
+    mw_tally_t all = {0};
+    for (unsigned fn = 1; fn < MW_FN_COUNT; fn++) {
+        all.calls += job->fn[fn].count;
+        all.time_ns += job->fn[fn].total_ns;
+        all.bytes += job->fn[fn].bytes;
+    }
+    all.samples = job->samples;
+    /* Ranks without totals count as what was merged from them, with nothing missed. */
+    out->missed.calls = job->at_ranks.calls - job->merged.calls;
+    out->missed.time_ns = job->at_ranks.time_ns - job->merged.time_ns;
+    out->missed.bytes = job->at_ranks.bytes - job->merged.bytes;
+    out->missed.samples = job->at_ranks.samples - job->merged.samples;
+    out->merged = all;
+    out->at_ranks.calls = all.calls + out->missed.calls;
+    out->at_ranks.time_ns = all.time_ns + out->missed.time_ns;
+    out->at_ranks.bytes = all.bytes + out->missed.bytes;
+    out->at_ranks.samples = all.samples + out->missed.samples;
+    for (uint32_t i = 0; i < job->size; i++) {
+        const mw_rank_t *r = &job->ranks[i];
+        if (r->has_totals) {
+            out->ranks_not_final += !r->totals_final;
+            out->ranks_missing += r->tot_calls != r->calls || r->tot_time_ns != r->mpi_time_ns ||
+                                  r->tot_bytes != r->bytes || r->tot_samples != r->samples;
+        } else if (r->said_hello) {
+            out->ranks_no_totals++;
+        }
+    }
+    if (!per_fn)
+        return;
+    memset(per_fn, 0, MW_FN_COUNT * sizeof *per_fn);
+    for (uint32_t i = 0; i < job->rank_fn.n; i++) {
+        const mw_rank_fn_t *rf = MW__INDEX_AT(&job->rank_fn, const mw_rank_fn_t, i);
+        if (!job->ranks[rf->rank].has_totals || rf->tot_count == 0)
+            continue;
+        per_fn[rf->fn].calls += rf->tot_count - rf->count;
+        per_fn[rf->fn].time_ns += rf->tot_time_ns - rf->time_ns;
+        per_fn[rf->fn].bytes += rf->tot_bytes - rf->bytes;
+    }
+}
+
 int mw__job_begin(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns)
 {
     const Mpiwatch__Hello *h = env->hello;
@@ -334,8 +633,9 @@ int mw__job_begin(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns)
     copy_string(job->job, env->job);
     copy_string(job->program, h->program);
     copy_string(job->mpi_library, h->mpi_library);
-    for (uint32_t r = 0; r < h->size; r++)
-        job->ranks[r].first_window = job->ranks[r].last_window = -1;
+    /* No loop over the ranks here: a rank's state is written when it says hello (see DESIGN),
+     * so the claimed size costs memory only as ranks connect. */
+    job->info_bytes = INFO_FIXED;
     job->min_window = job->max_window = -1;
     job->started_ns = job->last_activity_ns = now_ns;
     job_intern_host(job, ""); /* index 0: unknown host */
@@ -385,6 +685,12 @@ void mw__job_hello(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns
     }
     r->state = MW_RANK_LIVE;
     r->said_hello = 1;
+    r->first_window = r->last_window = -1; /* the rank's state is first written here */
+    /* Its entry in the job description first: the budget keeps room for the entries of the
+     * ranks that connect, before their PU lists. */
+    r->in_info = (uint8_t)info_charge(job, INFO_RANK);
+    if (!r->in_info)
+        job->capped[MW_CAP_JOB_INFO]++;
     r->pid = h->pid;
     r->host = job_intern_host(job, h->host ? h->host : "");
     r->pu = h->pu;
@@ -394,10 +700,11 @@ void mw__job_hello(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns
     r->numa = h->numa;
     r->bound = h->bound ? 1 : 0;
     int64_t node = job_intern_node(job, mw_hello_node(h));
-    r->node = node < 0 ? UINT32_MAX : (uint32_t)node; /* UINT32_MAX: out of memory */
+    r->node = node < 0 ? UINT32_MAX : (uint32_t)node; /* UINT32_MAX: out of memory or capped */
     if (node >= 0)
         job_node_hardware(job, (uint32_t)node, h->topology);
-    job_rank_pus(job, r, h);
+    if (r->in_info)
+        job_rank_pus(job, r, h);
     r->clock_error_ns = h->clock_error_ns;
     if (h->clock_error_ns > job->max_clock_error_ns)
         job->max_clock_error_ns = h->clock_error_ns;
@@ -436,6 +743,7 @@ uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t n
         mw_fn_stats_add(&job->fn[f->fn], f);
         r->calls += f->count;
         r->mpi_time_ns += f->total_ns;
+        r->bytes += f->bytes;
 
         uint64_t key = (uint64_t)rank << 32 | f->fn;
         int created = 1;
@@ -476,6 +784,18 @@ uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t n
     if (first && job->pairs.n > b)
         block_close(&job->pairs, b, fold_pair, &r->pairs_first, &r->pairs_n);
 
+    /* Loss accounting: what this sample merged, then its running totals (checked in ingest). */
+    totals_t t = totals_of(r, s, NULL);
+    if (t.present) {
+        for (size_t i = 0; i < s->n_functions; i++) {
+            job->merged.calls += s->functions[i]->count;
+            job->merged.time_ns += s->functions[i]->total_ns;
+            job->merged.bytes += s->functions[i]->bytes;
+        }
+        job->merged.samples++;
+        job_totals_apply(job, rank, &t, 0);
+    }
+
     r->records_dropped += s->records_dropped;
     r->calls_late += s->calls_late;
     uint64_t dropped_more = 0;
@@ -496,6 +816,8 @@ void mw__job_bye(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns)
     if (b->samples_dropped_total > r->samples_dropped)
         r->samples_dropped = b->samples_dropped_total;
     r->records_dropped_bye = b->records_dropped_total;
+    totals_t t = totals_of(r, NULL, b);
+    job_totals_apply(job, env->rank, &t, 1);
     job->byes++;
 }
 
@@ -503,10 +825,13 @@ uint32_t mw__job_declare_dead(mw_job_t *job)
 {
     uint32_t n = 0;
     for (uint32_t i = 0; i < job->size; i++) {
-        if (job->ranks[i].state == MW_RANK_PENDING || job->ranks[i].state == MW_RANK_LIVE) {
+        /* A rank that never said hello is counted without being written to: its state was
+         * never touched (see DESIGN) and stays pending. */
+        uint8_t state = job->ranks[i].state;
+        if (state == MW_RANK_LIVE)
             job->ranks[i].state = MW_RANK_DEAD;
+        if (state == MW_RANK_LIVE || state == MW_RANK_PENDING)
             n++;
-        }
     }
     job->dead += n;
     return n;
@@ -542,7 +867,7 @@ const char *mw_job_node(const mw_job_t *job, uint32_t rank)
 double mw_job_rank_fraction(const mw_job_t *job, uint32_t rank)
 {
     const mw_rank_t *r = &job->ranks[rank];
-    if (r->first_window < 0 || job->window_ns == 0)
+    if (!r->said_hello || r->first_window < 0 || job->window_ns == 0) /* see DESIGN */
         return -1.0;
     double span = (double)mw_grid_span(&job->grid, (uint64_t)r->first_window,
                                        (uint64_t)r->last_window + 1);

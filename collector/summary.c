@@ -60,6 +60,89 @@ static int json_fn(cJSON *obj, unsigned fn, uint64_t count, uint64_t time_ns, ui
     return json_u64(o, "bytes", bytes);
 }
 
+/* {"calls": n, "time_ns": n, "bytes": n, "samples": n} under obj[name]. */
+static cJSON *json_tally(cJSON *obj, const char *name, const mw_tally_t *t)
+{
+    cJSON *o = cJSON_AddObjectToObject(obj, name);
+    if (!o || json_u64(o, "calls", t->calls) < 0 || json_u64(o, "time_ns", t->time_ns) < 0 ||
+        json_u64(o, "bytes", t->bytes) < 0 || json_u64(o, "samples", t->samples) < 0)
+        return NULL;
+    return o;
+}
+
+/* A rank's loss accounting: what it missed and where its totals come from ("bye": final;
+ * "last_sample": the rank did not say bye, its totals are as of its last sample; "none": an
+ * older library, nothing known beyond what was merged). */
+static int summary_rank_missed(const mw_rank_t *r, cJSON *o)
+{
+    mw_tally_t m = {0};
+    if (r->has_totals)
+        m = (mw_tally_t){r->tot_calls - r->calls, r->tot_time_ns - r->mpi_time_ns,
+                         r->tot_bytes - r->bytes, r->tot_samples - r->samples};
+    cJSON *x = json_tally(o, "missed", &m);
+    const char *from = !r->has_totals ? "none" : r->totals_final ? "bye" : "last_sample";
+    return x && cJSON_AddStringToObject(x, "totals", from) ? 0 : -1;
+}
+
+/* Adds rank numbers to an array: those for which keep() is true. */
+static int json_ranks(const mw_job_t *job, cJSON *arr, int (*keep)(const mw_rank_t *))
+{
+    for (uint32_t i = 0; i < job->size; i++) {
+        if (!keep(&job->ranks[i]))
+            continue;
+        cJSON *v = cJSON_CreateNumber(i);
+        if (!v || !cJSON_AddItemToArray(arr, v)) {
+            cJSON_Delete(v);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int rank_missed_some(const mw_rank_t *r)
+{
+    return r->has_totals && (r->tot_calls != r->calls || r->tot_time_ns != r->mpi_time_ns ||
+                             r->tot_bytes != r->bytes || r->tot_samples != r->samples);
+}
+
+static int rank_not_final(const mw_rank_t *r)
+{
+    return r->has_totals && !r->totals_final;
+}
+
+static int rank_no_totals(const mw_rank_t *r)
+{
+    return r->said_hello && !r->has_totals;
+}
+
+/* "missed" (docs/collector.md, "Loss accounting"): what the ranks did that is not in this
+ * summary, exactly: at_ranks = the functions above + missed, for calls, time and bytes. */
+static int summary_missed(const mw_job_t *job, cJSON *root)
+{
+    mw_loss_t loss;
+    mw_tally_t *per_fn = calloc(MW_FN_COUNT, sizeof *per_fn);
+    if (!per_fn)
+        return -1;
+    mw_job_loss(job, &loss, per_fn);
+    cJSON *o = json_tally(root, "missed", &loss.missed), *arr, *fns;
+    int rc = -1;
+    if (o && json_tally(o, "at_ranks", &loss.at_ranks) && (arr = cJSON_AddArrayToObject(o, "ranks")) &&
+        json_ranks(job, arr, rank_missed_some) == 0 &&
+        (arr = cJSON_AddArrayToObject(o, "ranks_without_bye")) &&
+        json_ranks(job, arr, rank_not_final) == 0 &&
+        (arr = cJSON_AddArrayToObject(o, "ranks_without_totals")) &&
+        json_ranks(job, arr, rank_no_totals) == 0 && (fns = cJSON_AddObjectToObject(o, "functions"))) {
+        rc = 0;
+        for (unsigned fn = 1; fn < MW_FN_COUNT && rc == 0; fn++) {
+            const mw_tally_t *t = &per_fn[fn];
+            if (t->calls || t->time_ns || t->bytes)
+                rc = json_fn(fns, fn, t->calls, t->time_ns, t->bytes);
+        }
+    }
+    free(per_fn);
+    return rc;
+}
+
 static int cmp_rank_fn(const void *pa, const void *pb)
 {
     const mw_rank_fn_t *a = *(const mw_rank_fn_t *const *)pa, *b = *(const mw_rank_fn_t *const *)pb;
@@ -172,7 +255,7 @@ static int summary_per_rank(const mw_job_t *job, cJSON *root)
         if (json_u64(o, "rank", rank) < 0 ||
             !cJSON_AddStringToObject(o, "host", mw_job_host(job, rank)) ||
             json_u64(o, "mpi_time_ns", job->ranks[rank].mpi_time_ns) < 0 ||
-            summary_rank_place(job, rank, o) < 0 ||
+            summary_rank_place(job, rank, o) < 0 || summary_rank_missed(&job->ranks[rank], o) < 0 ||
             !(fns = cJSON_AddObjectToObject(o, "functions"))) {
             rc = -1;
             break;
@@ -291,7 +374,7 @@ char *mw_summary_json(const mw_collector_t *c)
     if (summary_per_rank(job, root) < 0 || summary_pairs(job, root) < 0 ||
         summary_steps(c, root) < 0)
         goto out;
-    if (summary_nodes(job, root) < 0)
+    if (summary_nodes(job, root) < 0 || summary_missed(job, root) < 0)
         goto out;
     text = cJSON_Print(root);
 out:
@@ -312,7 +395,10 @@ char *mw_stats_json(const mw_collector_t *c)
     for (int r = 1; r < MW_REJECT_COUNT; r++)
         if (json_u64(rej, mw_reject_name((mw_reject_t)r), c->stats.rejected[r]) < 0)
             goto out;
-    if (json_u64(root, "late", c->stats.late) < 0 ||
+    /* What the current job's ranks did that the collector never received (loss accounting). */
+    mw_loss_t loss;
+    mw_job_loss(&c->job, &loss, NULL);
+    if (json_u64(root, "late", c->stats.late) < 0 || !json_tally(root, "missed", &loss.missed) ||
         json_u64(root, "windows", c->stats.windows) < 0 ||
         json_u64(root, "partial_windows", c->stats.partial_windows) < 0)
         goto out;
@@ -320,6 +406,19 @@ char *mw_stats_json(const mw_collector_t *c)
     if (c->steer && (json_u64(root, "steer_rejected", mw__steer_rejected(c)) < 0 ||
                      json_u64(root, "window_rejected", mw__steer_window_rejected(c)) < 0))
         goto out;
+    /* Parts of hellos over a job-wide cap (job.c), by reason, only when there were some, so
+     * that the key set of an ordinary run stays what it was. */
+    uint64_t capped = 0;
+    for (int r = 0; r < MW_CAP_COUNT; r++)
+        capped += c->stats.capped[r];
+    if (capped) {
+        cJSON *cap = cJSON_AddObjectToObject(root, "capped");
+        if (!cap)
+            goto out;
+        for (int r = 0; r < MW_CAP_COUNT; r++)
+            if (json_u64(cap, mw_cap_reason_name((mw_cap_reason_t)r), c->stats.capped[r]) < 0)
+                goto out;
+    }
     /* Connections refused by CURVE (auth.c), by reason, only when CURVE is on. */
     if (c->opt && c->opt->curve_secret) {
         cJSON *auth = cJSON_AddObjectToObject(root, "auth_refused");

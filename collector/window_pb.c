@@ -281,7 +281,7 @@ size_t mw__jobinfo_pack(mw_pb_encoder_t *e, const mw_job_t *job, uint64_t functi
         return 0;
     for (uint32_t r = 0; r < job->size && n < job->hellos; r++) {
         const mw_rank_t *k = &job->ranks[r];
-        if (!k->said_hello)
+        if (!k->said_hello || !k->in_info) /* in_info: within the description's budget (job.c) */
             continue;
         Mpiwatch__RankInfo *o = &e->rank[n];
         mpiwatch__rank_info__init(o);

@@ -43,7 +43,7 @@ def check(what, got, want):
 
 # Every reason is present, and each is counted exactly as often as it was provoked.
 check("stats keys", sorted(stats),
-      sorted(["accepted", "rejected", "late", "windows", "partial_windows", "close_latency_ms_p50",
+      sorted(["accepted", "rejected", "late", "missed", "windows", "partial_windows", "close_latency_ms_p50",
               "close_latency_ms_p99", "close_latency_ms_max", "close_wait_ms_p50",
               "close_wait_ms_p99"]))
 check("reasons", sorted(stats["rejected"]), sorted(bad["rejected"]))
@@ -51,8 +51,9 @@ for reason, n in bad["rejected"].items():
     check(f"rejected[{reason}]", stats["rejected"].get(reason), n + job["rejected"][reason])
 provoked = [r for r, n in bad["rejected"].items() if n]
 # too_large: libzmq drops oversized frames itself (ZMQ_MAXMSGSIZE); capture_field and
-# capture_time are provoked by tests/capture; so 13 of them here (grid_mismatch included).
-check("reasons provoked", len(provoked), 13)
+# capture_time are provoked by tests/capture; so 15 of them here (grid_mismatch, totals and
+# topo_depth included).
+check("reasons provoked", len(provoked), 15)
 check("accepted", stats["accepted"], bad["accepted"] + job["accepted"])
 samples = bad["samples"] + job["samples"]
 check("stats windows", stats["windows"], samples)
@@ -60,7 +61,11 @@ check("stats late", stats["late"], 0)
 check("stats partial", stats["partial_windows"], 0)
 
 # The valid job is in the summary, exactly.
-check("summary keys", sorted(summary), sorted(["ranks", "windows", "dropped", "late", "functions", "per_rank", "pairs", "nodes"]))
+check("summary keys", sorted(summary), sorted(["ranks", "windows", "dropped", "late", "functions", "per_rank", "pairs", "nodes", "missed"]))
+# The valid job's samples carry no running totals (as an older library's): nothing is known
+# to be missed, and the rank is flagged.
+check("missed calls", summary["missed"]["calls"], 0)
+check("ranks without totals", summary["missed"]["ranks_without_totals"], [0])
 check("ranks", summary["ranks"], 1)
 check("windows", summary["windows"], samples)
 check("dropped", summary["dropped"], 0)
@@ -69,7 +74,7 @@ want_fns = {f: {k: v * samples for k, v in c.items()} for f, c in bad["per_sampl
 check("functions", summary["functions"], want_fns)
 check("per_rank count", len(summary["per_rank"]), 1)
 r0 = summary["per_rank"][0]
-check("per_rank keys", sorted(r0), sorted(["rank", "host", "mpi_time_ns", "functions", "node", "pu", "core", "l3", "package", "numa", "bound", "pus"]))
+check("per_rank keys", sorted(r0), sorted(["rank", "host", "mpi_time_ns", "functions", "node", "pu", "core", "l3", "package", "numa", "bound", "pus", "missed"]))
 check("per_rank[0].rank", r0["rank"], 0)
 check("per_rank[0].host", r0["host"], "node0")
 check("per_rank[0].functions", r0["functions"], want_fns)

@@ -33,16 +33,17 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "mw_limits.h"
 #include "testmsg.h"
 
 #define JOB "badinput"
-#define REASONS 16
+#define REASONS 18
 
 static const char *const reason_names[REASONS] = {
     "multipart",    "too_large",      "decode",         "version",       "no_body",
     "job_mismatch", "table_mismatch", "rank_range",     "no_hello",      "duplicate",
     "timestamp",    "bad_field",      "duplicate_hello", "capture_field", "capture_time",
-    "grid_mismatch"};
+    "grid_mismatch", "totals",        "topo_depth"};
 
 static unsigned expected[REASONS];
 static unsigned accepted, samples;
@@ -265,6 +266,25 @@ static void mode_bad(void *ctx, const char *endpoint, const char *host, const ch
     tm_hello(&m, JOB, 0, 1, now_ns());
     m.hello.window_ns = 0;
     send_msg(s, &m, "bad_field");
+    /* A node's hardware as a chain of 65,536 objects, each inside the previous one (~1 MB):
+     * deeper than MW_MAX_TOPO_DEPTH. It once reached every viewer and crashed its layout. */
+    {
+        static Mpiwatch__TopoObject chain[MW_MAX_TOPO_OBJECTS];
+        static Mpiwatch__TopoObject *chain_p[MW_MAX_TOPO_OBJECTS];
+        Mpiwatch__NodeTopology topo = MPIWATCH__NODE_TOPOLOGY__INIT;
+        for (uint32_t i = 0; i < MW_MAX_TOPO_OBJECTS; i++) {
+            mpiwatch__topo_object__init(&chain[i]);
+            chain[i].type = i + 1 < MW_MAX_TOPO_OBJECTS ? 3 : 4;
+            chain[i].parent = (int32_t)i - 1;
+            chain[i].logical = chain[i].os_index = i;
+            chain_p[i] = &chain[i];
+        }
+        topo.n_objects = MW_MAX_TOPO_OBJECTS;
+        topo.objects = chain_p;
+        tm_hello(&m, JOB, 0, 1, now_ns());
+        m.hello.topology = &topo;
+        send_msg(s, &m, "topo_depth");
+    }
 
     tm_hello(&m, JOB, 0, 1, now_ns()); /* the job starts */
     send_msg(s, &m, NULL);
@@ -290,6 +310,12 @@ static void mode_bad(void *ctx, const char *endpoint, const char *host, const ch
     m.sample.window_ns = 2 * TM_WINDOW_NS;
     m.sample.window_start_ns = current_window() * TM_WINDOW_NS;
     send_msg(s, &m, "grid_mismatch");
+    /* Running totals whose parallel arrays differ in length (loss accounting). */
+    valid_sample(&m, current_window());
+    tm_add_total(&m, mw_fn_id("MPI_Allreduce"), 10, 10000, 800);
+    m.sample.n_total_bytes = 0;
+    m.sample.samples_total = 1;
+    send_msg(s, &m, "totals");
     tm_hello(&m, JOB, 0, 1, now_ns());
     m.hello.pid = 777;
     send_msg(s, &m, "duplicate_hello");

@@ -1,0 +1,34 @@
+/* mw_limits.h: the caps on everything a peer can claim about a job, shared by both ends.
+ *
+ * DESIGN: a hello is small, but what it claims (a job size, a PU list, a node's hardware, host
+ * and node names) is kept by the collector for the whole job and re-encoded in every job
+ * description it sends to viewers, recordings and exporters. Each claim is therefore capped
+ * twice: per message (what one hello may say) and per job (what all hellos together may make
+ * the collector keep). The collector refuses what goes over a cap and counts it by reason
+ * (docs/collector.md, "Caps"); the readers of a job description (the viewer, the exporters)
+ * refuse a description that goes over the same caps, so neither end can be made to build or
+ * walk something the other would not have sent. The caps are chosen so that a real job of
+ * 100,000 ranks fits with room to spare; the memory they bound is stated in docs/collector.md.
+ */
+#ifndef MW_LIMITS_H
+#define MW_LIMITS_H
+
+/* Per message (one hello). */
+#define MW_MAX_RANKS (1u << 20)       /* job size a hello may claim (MPI_COMM_WORLD size) */
+#define MW_MAX_STRING 1024u           /* longest string field (host, job, node, program, ...) */
+#define MW_MAX_TOPO_OBJECTS 65536u    /* objects of one node's hardware */
+#define MW_MAX_PUS 65536u             /* PUs of one rank's binding */
+/* Levels of one node's hardware tree: hwloc trees are under 16 levels deep (machine, groups,
+ * packages, dies, caches, cores, PUs) and mpiwatch sends four (package, L3, core, PU). */
+#define MW_MAX_TOPO_DEPTH 64u
+
+/* Per job (all hellos together). */
+#define MW_JOB_MAX_PUS (1u << 21)          /* PU entries of all ranks' bindings: 8 MiB */
+#define MW_JOB_MAX_TOPO_OBJECTS (1u << 20) /* hardware objects of all nodes: 16 MiB */
+#define MW_JOB_MAX_NAMES (1u << 18)        /* distinct host and node names together */
+#define MW_JOB_MAX_NAME_BYTES (8u << 20)   /* bytes of those names */
+/* The encoded job description (JobInfo) never exceeds this: the collector keeps an upper
+ * bound of its size and refuses what would cross it. Under the history reply's 64 MiB. */
+#define MW_JOB_MAX_INFO_BYTES (48u << 20)
+
+#endif
