@@ -3,12 +3,19 @@
  * DESIGN: the layout is built once per job description in two passes over every node: the first
  * sizes each node's used hardware bottom-up (objects come after their parents, so walking the
  * list backwards meets children first), which gives the common grid cell of the node planes; the
- * second places the same boxes top-down in that grid. Lines are rebuilt per window or step: the
+ * second places the same boxes top-down in that grid, walking the list forwards (a parent is
+ * placed before its children). Neither pass recurses, and each is linear in the objects of the
+ * node (children are linked lists, objects are found by binary search of sorted keys): a
+ * crafted chain of 65,536 objects once overflowed the stack of a recursive placement, and the
+ * job description's check (mw_topo_job_check) refuses trees deeper than MW_MAX_TOPO_DEPTH
+ * before they get here. Lines are rebuilt per window or step: the
  * pairs are copied, sorted by (src, dst) and merged, so every pair is drawn exactly once whatever
  * order or duplicates the input has, and the node-to-node bundles are sums of those lines,
  * sorted the same way. Everything is deterministic, which is what the snapshot tests rely on.
  */
 #include "topo.h"
+
+#include "mw_limits.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -32,12 +39,14 @@ typedef struct {
     int *used;                /* per object: 1 when a rank's PU is in it */
     int *first, *next, *last; /* used children, in order */
     int *depth;
-    float *w, *d; /* sizes */
+    float *w, *d;   /* sizes */
+    uint64_t *keys; /* type << 60 | index << 28 | position, sorted: find_obj */
     int n;
 } node_work_t;
 
 static void work_free(node_work_t *k)
 {
+    free(k->keys);
     free(k->used);
     free(k->first);
     free(k->next);
@@ -60,7 +69,9 @@ static int work_alloc(node_work_t *k, int n)
     k->depth = calloc(c, sizeof *k->depth);
     k->w = calloc(c, sizeof *k->w);
     k->d = calloc(c, sizeof *k->d);
-    if (!k->used || !k->first || !k->next || !k->last || !k->depth || !k->w || !k->d) {
+    k->keys = malloc(c * sizeof *k->keys);
+    if (!k->used || !k->first || !k->next || !k->last || !k->depth || !k->w || !k->d ||
+        !k->keys) {
         work_free(k);
         return -1;
     }
@@ -84,27 +95,56 @@ static int grid_cols(int k, float cw, float cd)
     return best;
 }
 
-/* Finds the object of `type` with OS index (PUs) or logical index (others) `idx`. */
-static int find_obj(const Mpiwatch__NodeTopology *nt, unsigned type, int64_t idx, int by_os)
+/* Object lookup: PUs by OS index, other objects by logical index. */
+static uint64_t obj_key(uint32_t type, uint32_t idx)
 {
-    if (idx < 0)
-        return -1;
-    for (size_t i = 0; i < nt->n_objects; i++) {
+    return (uint64_t)(type & 0xf) << 60 | (uint64_t)idx << 28;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorts the keys of a node's objects (positions fit in 28 bits: a node has at most
+ * MW_MAX_TOPO_OBJECTS of them, which the callers check). */
+static void work_keys(node_work_t *k, const Mpiwatch__NodeTopology *nt)
+{
+    for (int i = 0; i < k->n; i++) {
         const Mpiwatch__TopoObject *o = nt->objects[i];
-        if (o->type == type && (int64_t)(by_os ? o->os_index : o->logical) == idx)
-            return (int)i;
+        k->keys[i] = obj_key(o->type, o->type == MW_TOPO_PU ? o->os_index : o->logical) |
+                     (uint64_t)i;
     }
-    return -1;
+    qsort(k->keys, (size_t)k->n, sizeof *k->keys, cmp_u64);
+}
+
+/* The first object (in list order) of `type` with OS index (PUs) or logical index (others)
+ * `idx`, or -1: a binary search of the sorted keys. */
+static int find_obj(const node_work_t *k, unsigned type, int64_t idx)
+{
+    if (idx < 0 || idx > UINT32_MAX)
+        return -1;
+    const uint64_t mask = ~(((uint64_t)1 << 28) - 1), want = obj_key(type, (uint32_t)idx);
+    size_t lo = 0, hi = (size_t)k->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((k->keys[mid] & mask) < want)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < (size_t)k->n && (k->keys[lo] & mask) == want ? (int)(k->keys[lo] & ~mask) : -1;
 }
 
 /* The object a rank sits on: its PU, else the first PU of its binding, else its core. */
-static int rank_obj(const Mpiwatch__NodeTopology *nt, const Mpiwatch__RankInfo *ri)
+static int rank_obj(const node_work_t *k, const Mpiwatch__RankInfo *ri)
 {
-    int o = find_obj(nt, MW_TOPO_PU, ri->pu, 1);
+    int o = find_obj(k, MW_TOPO_PU, ri->pu);
     for (size_t i = 0; o < 0 && i < ri->n_pus; i++)
-        o = find_obj(nt, MW_TOPO_PU, ri->pus[i], 1);
+        o = find_obj(k, MW_TOPO_PU, ri->pus[i]);
     if (o < 0)
-        o = find_obj(nt, MW_TOPO_CORE, ri->core, 0);
+        o = find_obj(k, MW_TOPO_CORE, ri->core);
     return o;
 }
 
@@ -115,15 +155,16 @@ static int node_size(node_work_t *k, const Mpiwatch__NodeTopology *nt,
                      float *w, float *d)
 {
     int n = (int)nt->n_objects;
+    work_keys(k, nt);
     for (uint32_t i = 0; i < nr; i++) {
         const Mpiwatch__RankInfo *r = ri[ranks[i]];
         if (!r)
             continue;
-        int o = rank_obj(nt, r);
+        int o = rank_obj(k, r);
         if (o >= 0)
             k->used[o] = 1;
         for (size_t j = 0; j < r->n_pus; j++) {
-            int p = find_obj(nt, MW_TOPO_PU, r->pus[j], 1);
+            int p = find_obj(k, MW_TOPO_PU, r->pus[j]);
             if (p >= 0)
                 k->used[p] = 1;
         }
@@ -191,44 +232,161 @@ static void grid_place(float x0, float z0, int c, int cols, float cw, float cd, 
     *z = z0 + PAD + row * (cd + GAP);
 }
 
-/* Places the boxes of the children of object i (or of the roots, i = -1) inside the area
- * starting at (x0, z0). */
-static void place_children(mw_topo_layout_t *L, node_work_t *k, const Mpiwatch__NodeTopology *nt,
-                           uint32_t node, int i, float x0, float z0, float *ox, float *oz)
+/* Places the children of object i (or the roots, i = -1, whose list starts at `head`) on a
+ * grid inside the area starting at (x0, z0): their corners go to ox, oz. */
+static void place_grid(node_work_t *k, int head, float x0, float z0, float *ox, float *oz)
 {
-    int n = (int)nt->n_objects, c = 0;
+    int c = 0;
     float cw = 0, cd = 0;
-    for (int j = 0; j < n; j++)
-        if (k->used[j] && (i < 0 ? k->depth[j] == 1 : nt->objects[j]->parent == i)) {
-            cw = fmaxf2(cw, k->w[j]);
-            cd = fmaxf2(cd, k->d[j]);
-            c++;
-        }
+    for (int j = head; j >= 0; j = k->next[j], c++) {
+        cw = fmaxf2(cw, k->w[j]);
+        cd = fmaxf2(cd, k->d[j]);
+    }
     int cols = grid_cols(c, cw, cd), idx = 0;
-    for (int j = 0; j < n; j++) {
-        if (!k->used[j] || !(i < 0 ? k->depth[j] == 1 : nt->objects[j]->parent == i))
-            continue;
+    for (int j = head; j >= 0; j = k->next[j]) {
         float cx, cz;
         grid_place(x0, z0, idx++, cols, cw, cd, &cx, &cz);
-        cx += (cw - k->w[j]) / 2;
-        cz += (cd - k->d[j]) / 2;
-        ox[j] = cx;
-        oz[j] = cz;
+        ox[j] = cx + (cw - k->w[j]) / 2;
+        oz[j] = cz + (cd - k->d[j]) / 2;
+    }
+}
+
+/* Places the used hardware of a node whose plane starts at (x0, z0) and adds its boxes, parents
+ * first, in list order. No recursion (see DESIGN): the roots are placed on the plane, then each
+ * object, met after its parent, places its own children. Returns the deepest level placed. */
+static int place_node(mw_topo_layout_t *L, node_work_t *k, const Mpiwatch__NodeTopology *nt,
+                      uint32_t node, float x0, float z0, float *ox, float *oz)
+{
+    int n = (int)nt->n_objects, roots = -1, last = -1, deepest = 0;
+    for (int j = 0; j < n; j++) {
+        if (!k->used[j] || k->depth[j] != 1)
+            continue;
+        k->next[j] = -1; /* roots are linked through next too: they have no siblings */
+        if (last < 0)
+            roots = j;
+        else
+            k->next[last] = j;
+        last = j;
+    }
+    place_grid(k, roots, x0, z0, ox, oz);
+    for (int j = 0; j < n; j++) {
+        if (!k->used[j])
+            continue;
         mw_topo_box_t *b = &L->boxes[L->n_boxes++];
         unsigned type = nt->objects[j]->type;
         b->type = (uint8_t)(type >= 1 && type <= 4 ? type : MW_TOPO_CORE);
         b->node = node;
         b->logical = nt->objects[j]->logical;
-        b->lo[0] = cx;
-        b->lo[2] = cz;
-        b->hi[0] = cx + k->w[j];
-        b->hi[2] = cz + k->d[j];
+        b->lo[0] = ox[j];
+        b->lo[2] = oz[j];
+        b->hi[0] = ox[j] + k->w[j];
+        b->hi[2] = oz[j] + k->d[j];
         b->lo[1] = MW_TOPO_PLANE_Y + (float)(k->depth[j] - 1) * MW_TOPO_LEVEL_H;
         b->hi[1] = b->lo[1] + MW_TOPO_LEVEL_H;
         L->boxes_of_type[b->type]++;
+        if (k->depth[j] > deepest)
+            deepest = k->depth[j];
         if (k->first[j] >= 0)
-            place_children(L, k, nt, node, j, cx, cz, ox, oz);
+            place_grid(k, k->first[j], ox[j], oz[j], ox, oz);
     }
+    return deepest;
+}
+
+/* A string field within MW_MAX_STRING bytes (NULL counts as empty). */
+static int short_text(const char *t)
+{
+    return !t || strnlen(t, MW_MAX_STRING + 1) <= MW_MAX_STRING;
+}
+
+int mw_topo_job_check(const Mpiwatch__JobInfo *job, char *err, size_t errlen)
+{
+    if (!job) {
+        snprintf(err, errlen, "no job description");
+        return -1;
+    }
+    if (job->size > MW_MAX_RANKS || job->n_ranks > job->size) {
+        snprintf(err, errlen, "%u ranks described in a job of %u (at most %u)",
+                 (unsigned)job->n_ranks, job->size, MW_MAX_RANKS);
+        return -1;
+    }
+    if (!short_text(job->job) || !short_text(job->program) || !short_text(job->mpi_library) ||
+        !short_text(job->state)) {
+        snprintf(err, errlen, "a string over %u bytes", MW_MAX_STRING);
+        return -1;
+    }
+    if (job->n_hosts + (uint64_t)job->n_nodes > MW_JOB_MAX_NAMES) {
+        snprintf(err, errlen, "%zu hosts and %zu nodes (at most %u names)", job->n_hosts,
+                 job->n_nodes, MW_JOB_MAX_NAMES);
+        return -1;
+    }
+    uint64_t bytes = 0, pus = 0, objects = 0;
+    for (size_t i = 0; i < job->n_hosts; i++) {
+        if (!short_text(job->hosts[i])) {
+            snprintf(err, errlen, "host %zu: a name over %u bytes", i, MW_MAX_STRING);
+            return -1;
+        }
+        bytes += job->hosts[i] ? strlen(job->hosts[i]) : 0;
+    }
+    for (size_t i = 0; i < job->n_ranks; i++) {
+        const Mpiwatch__RankInfo *r = job->ranks[i];
+        if (!r || r->rank >= job->size || r->n_pus > MW_MAX_PUS) {
+            snprintf(err, errlen, "rank entry %zu: rank out of range or over %u PUs", i,
+                     MW_MAX_PUS);
+            return -1;
+        }
+        pus += r->n_pus;
+    }
+    if (pus > MW_JOB_MAX_PUS) {
+        snprintf(err, errlen, "%llu PUs in all (at most %u)", (unsigned long long)pus,
+                 MW_JOB_MAX_PUS);
+        return -1;
+    }
+    uint8_t *depth = NULL;
+    for (size_t g = 0; g < job->n_nodes; g++) {
+        const Mpiwatch__NodeTopology *nt = job->nodes[g];
+        if (!nt)
+            continue;
+        if (!short_text(nt->node)) {
+            snprintf(err, errlen, "node %zu: a name over %u bytes", g, MW_MAX_STRING);
+            goto fail;
+        }
+        bytes += nt->node ? strlen(nt->node) : 0;
+        objects += nt->n_objects;
+        if (nt->n_objects > MW_MAX_TOPO_OBJECTS || objects > MW_JOB_MAX_TOPO_OBJECTS) {
+            snprintf(err, errlen, "node %zu: %zu hardware objects (at most %u, %u in all)", g,
+                     nt->n_objects, MW_MAX_TOPO_OBJECTS, MW_JOB_MAX_TOPO_OBJECTS);
+            goto fail;
+        }
+        if (!depth && nt->n_objects && !(depth = malloc(MW_MAX_TOPO_OBJECTS))) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+        /* Depth by one forward pass (a parent comes first; one that does not is a root, as
+         * the layout takes it). */
+        for (size_t i = 0; i < nt->n_objects; i++) {
+            const Mpiwatch__TopoObject *o = nt->objects[i];
+            if (!o) {
+                snprintf(err, errlen, "node %zu: a missing object", g);
+                goto fail;
+            }
+            depth[i] = o->parent >= 0 && (size_t)o->parent < i ? depth[o->parent] + 1 : 1;
+            if (depth[i] > MW_MAX_TOPO_DEPTH) {
+                snprintf(err, errlen, "node %zu: hardware deeper than %u levels", g,
+                         MW_MAX_TOPO_DEPTH);
+                goto fail;
+            }
+        }
+    }
+    free(depth);
+    if (bytes > MW_JOB_MAX_NAME_BYTES) {
+        snprintf(err, errlen, "%llu bytes of names (at most %u)", (unsigned long long)bytes,
+                 MW_JOB_MAX_NAME_BYTES);
+        return -1;
+    }
+    return 0;
+fail:
+    free(depth);
+    return -1;
 }
 
 void mw_topo_layout_free(mw_topo_layout_t *L)
@@ -309,7 +467,8 @@ int mw_topo_layout(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job)
         else
             snprintf(nd_->name, sizeof nd_->name, "%s", g < groups ? "node" : "unplaced");
         const Mpiwatch__NodeTopology *nt = g < groups && have_nodes ? job->nodes[g] : NULL;
-        if (nt && nt->n_objects && count[g]) {
+        /* Positions in the lookup keys take 28 bits: more objects are not believed. */
+        if (nt && nt->n_objects && nt->n_objects <= MW_MAX_TOPO_OBJECTS && count[g]) {
             node_work_t k;
             if (work_alloc(&k, (int)nt->n_objects) < 0)
                 goto out;
@@ -364,6 +523,7 @@ int mw_topo_layout(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job)
     }
 
     /* Pass 2: boxes and ranks. */
+    int levels = 4; /* the deepest hardware placed: the scene's height */
     for (size_t g = 0; g < G; g++) {
         mw_topo_node_t *p = &L->nodes[g];
         const uint32_t *rk = order + start[g];
@@ -380,11 +540,13 @@ int mw_topo_layout(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job)
                 goto out;
             }
             node_size(&k, nt, ri, rk, count[g], &w_, &d_);
-            place_children(L, &k, nt, (uint32_t)g, -1, p->lo[0], p->lo[2], ox, oz);
+            int deep = place_node(L, &k, nt, (uint32_t)g, p->lo[0], p->lo[2], ox, oz);
+            if (deep > levels)
+                levels = deep;
             for (uint32_t i = 0; i < count[g]; i++) {
                 mw_topo_rank_t *t = &L->ranks[rk[i]];
                 t->node = (int32_t)g;
-                int o = ri[rk[i]] ? rank_obj(nt, ri[rk[i]]) : -1;
+                int o = ri[rk[i]] ? rank_obj(&k, ri[rk[i]]) : -1;
                 if (o < 0 || !k.used[o]) {
                     /* A rank whose PU is unknown: at the plane's near left corner. */
                     t->pos[0] = p->lo[0] + 0.5f;
@@ -422,7 +584,7 @@ int mw_topo_layout(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job)
     L->lo[2] = -D / 2;
     L->hi[2] = D / 2;
     L->lo[1] = MW_TOPO_PLANE_Y - PLANE_T;
-    L->hi[1] = MW_TOPO_PLANE_Y + 4 * MW_TOPO_LEVEL_H + MW_TOPO_MARKER_H;
+    L->hi[1] = MW_TOPO_PLANE_Y + (float)levels * MW_TOPO_LEVEL_H + MW_TOPO_MARKER_H;
     rc = 0;
 out:
     free(ri);

@@ -87,7 +87,15 @@ typedef struct {
     size_t boxes_of_type[MW_TOPO_TYPES];
 } mw_topo_layout_t;
 
-/* Builds the layout of `job` (NULL or empty: no nodes). Returns 0, -1 out of memory. */
+/* Checks a job description against the caps of proto/mw_limits.h before anything uses it: job
+ * size, ranks (each < size, once the list is longer than size), PUs per rank and in all,
+ * names (hosts and nodes) and their bytes, hardware objects per node and in all, tree depth
+ * (MW_MAX_TOPO_DEPTH), string lengths. O(size of the description). Returns 0, or -1 with the
+ * reason in err. */
+int mw_topo_job_check(const Mpiwatch__JobInfo *job, char *err, size_t errlen);
+
+/* Builds the layout of `job` (NULL or empty: no nodes). Returns 0, -1 out of memory. Never
+ * recurses; linear in the objects of each node and the ranks placed on it. */
 int mw_topo_layout(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job);
 void mw_topo_layout_free(mw_topo_layout_t *L);
 

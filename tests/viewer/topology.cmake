@@ -6,6 +6,13 @@ target_link_libraries(test_viewer_topo PRIVATE mw_viewer_model PkgConfig::CMOCKA
 add_test(NAME viewer_topo COMMAND test_viewer_topo)
 set_tests_properties(viewer_topo PROPERTIES LABELS "viewer;unit" TIMEOUT 120)
 
+# Job descriptions over the caps (proto/mw_limits.h): a 65,536-deep hardware chain laid out
+# without recursion, and refused with every other claim over a cap by mw_topo_job_check.
+add_executable(test_viewer_topo_caps ${CMAKE_CURRENT_SOURCE_DIR}/test_topo_caps.c)
+target_link_libraries(test_viewer_topo_caps PRIVATE mw_viewer_model PkgConfig::CMOCKA)
+add_test(NAME viewer_topo_caps COMMAND test_viewer_topo_caps)
+set_tests_properties(viewer_topo_caps PROPERTIES LABELS "viewer;unit" TIMEOUT 120)
+
 add_executable(topo-synth ${CMAKE_CURRENT_SOURCE_DIR}/topo-synth.c)
 target_link_libraries(topo-synth PRIVATE mw_recording mw_proto)
 
