@@ -6,6 +6,10 @@
  * and a margin of MW_VTK_PAD around and between them. Because a node's objects come as a flat
  * list in which every object follows its parent, one backward sweep sizes every object and
  * one forward sweep places every child inside its parent: no recursion, whatever the depth.
+ * Every pass is linear in the objects of a node (the ranks of each box are summed by one more
+ * backward sweep, not by walking up from every rank), and a node whose tree is deeper than
+ * MW_MAX_TOPO_DEPTH or that has more than MW_MAX_TOPO_OBJECTS objects (proto/mw_limits.h,
+ * what a collector ever sends) is drawn without hardware and counted as bad.
  * The planes (nodes) then sit in rows, about as many rows as columns, left to right.
  *
  * Each node is laid out twice by the same function: once to learn its size (so the rows can
@@ -23,10 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mw_limits.h"
+
 #define MW_VTK_PAD 0.25f              /* margin around and between children */
 #define MW_VTK_NODE_GAP 2.0f          /* space between planes */
 #define MW_VTK_MAX_RANKS (1u << 20)   /* as the collector's MW_MAX_RANKS */
-#define MW_VTK_MAX_OBJECTS (1u << 20) /* objects of one node beyond this are not believed */
+#define MW_VTK_MAX_OBJECTS MW_MAX_TOPO_OBJECTS /* more objects in a node are not believed */
 
 static const char UNPLACED_NAME[] = "(unplaced ranks)";
 
@@ -44,6 +50,7 @@ typedef struct {
     uint32_t *next_slot;      /* [objects]: ranks placed in it so far (second pass) */
     uint64_t *keys;           /* [objects]: type << 32 | index, sorted: the lookup below */
     int32_t *rank_obj;        /* [n_ranks]: the object rank r goes to, -1 loose */
+    uint8_t *depth;           /* [MW_VTK_MAX_OBJECTS]: levels above each object, plane_topology */
 } mw_vtk_ctx_t;
 
 /* Object lookup: PUs by OS index, cores and packages by logical index. Each key holds the
@@ -137,7 +144,8 @@ static void share_spot(uint32_t j, uint32_t k, float x0, float y0, float w, floa
 }
 
 /* The hardware of a plane when it can be drawn: a node of the job with objects that hold
- * together (known types, every parent before its child). NULL otherwise. */
+ * together (known types, every parent before its child, at most MW_MAX_TOPO_DEPTH levels).
+ * NULL otherwise. */
 static const Mpiwatch__NodeTopology *plane_topology(const mw_vtk_ctx_t *c, uint32_t plane, int *bad)
 {
     const Mpiwatch__JobInfo *job = c->job;
@@ -154,6 +162,12 @@ static const Mpiwatch__NodeTopology *plane_topology(const mw_vtk_ctx_t *c, uint3
     for (size_t i = 0; i < t->n_objects; i++) {
         const Mpiwatch__TopoObject *o = t->objects[i];
         if (!o || o->type < 1 || o->type > 4 || o->parent < -1 || o->parent >= (int32_t)i) {
+            *bad = 1;
+            return NULL;
+        }
+        /* Parents come first: one forward pass gives every depth. */
+        c->depth[i] = (uint8_t)(o->parent < 0 ? 1 : c->depth[o->parent] + 1);
+        if (c->depth[i] > MW_MAX_TOPO_DEPTH) {
             *bad = 1;
             return NULL;
         }
@@ -343,8 +357,14 @@ static void plane_layout(mw_vtk_layout_t *l, mw_vtk_ctx_t *c, uint32_t p, float 
         }
         share_spot(c->next_slot[k]++, c->in_obj[k], c->x[k], c->y[k], c->w[k], c->h[k], &pt->x,
                    &pt->y);
-        for (int32_t q = k; q >= 0; q = t->objects[q]->parent)
-            l->boxes[base + (size_t)q].ranks++;
+    }
+    /* Each box counts the ranks in it and in every box inside it: children come after their
+     * parent, so a backward sweep adds each finished sum into its parent once. */
+    for (size_t k = n; k-- > 0;) {
+        l->boxes[base + k].ranks += c->in_obj[k];
+        int32_t parent = t->objects[k]->parent;
+        if (parent >= 0)
+            l->boxes[base + (size_t)parent].ranks += l->boxes[base + k].ranks;
     }
 }
 
@@ -367,6 +387,7 @@ static void ctx_free(mw_vtk_ctx_t *c)
     free(c->next_slot);
     free(c->keys);
     free(c->rank_obj);
+    free(c->depth);
 }
 
 int mw_vtk_layout_build(mw_vtk_layout_t *l, const Mpiwatch__JobInfo *job)
@@ -399,10 +420,11 @@ int mw_vtk_layout_build(mw_vtk_layout_t *l, const Mpiwatch__JobInfo *job)
     c.plane_count = calloc(planes, sizeof *c.plane_count);
     c.plane_w = malloc(planes * sizeof *c.plane_w);
     c.plane_h = malloc(planes * sizeof *c.plane_h);
+    c.depth = malloc(MW_VTK_MAX_OBJECTS);
     l->node_name = malloc(planes * sizeof *l->node_name);
     l->rank = calloc(nr, sizeof *l->rank);
     if (!c.info || !c.rank_next || !c.rank_obj || !c.plane_head || !c.plane_count || !c.plane_w ||
-        !c.plane_h || !l->node_name || !l->rank)
+        !c.plane_h || !c.depth || !l->node_name || !l->rank)
         goto oom;
 
     for (size_t i = 0; job && i < job->n_ranks; i++) {
