@@ -19,8 +19,9 @@ Checks what mpiwatch-export --format vtk wrote into DIR:
     it;
   - optionally the number of frames, planes, PU rectangles (all, those with ranks, those in a
     rank's binding) and the job's name.
-When the vtk Python module is there, every file is read with VTK's own XML reader as well.
-Only the standard library is needed otherwise. Exits 1 with a message at the first problem.
+Every file is also read with VTK's own XML reader (the vtk Python module, Debian's python3-vtk9,
+which tools/setup.sh installs): its absence is a failure, not a skip, so that a file only this
+script accepts cannot pass. Exits 1 with a message at the first problem.
 """
 import argparse
 import glob
@@ -120,11 +121,17 @@ def check_cells(fn, piece, kind, n_points, expect_sizes):
     return cells, conn
 
 
+def vtk_version():
+    import vtk
+    return vtk.vtkVersion.GetVTKVersion()
+
+
 def check_with_vtk(fn, counts):
     try:
-        import vtk  # noqa: F401 (optional: Debian's python3-vtk9)
+        import vtk  # noqa: F401 (Debian's python3-vtk9)
     except ImportError:
-        return False
+        fail("the vtk Python module is missing (Debian: python3-vtk9; tools/setup.sh installs "
+             "it): VTK's own reader must read every file")
     r = vtk.vtkXMLPolyDataReader()
     r.SetFileName(fn)
     r.Update()
@@ -331,7 +338,7 @@ def main():
         fail("hardware rectangles where the job describes none")
     print(f"check_vtk: {len(frames)} frames ok: {f0['ranks']} ranks, {f0['planes']} planes, "
           f"{f0['pu_boxes']} PU rectangles ({f0['pu_used']} with ranks, {f0['pu_bound']} bound)"
-          f"{', read by VTK too' if f0['vtk'] else ''}")
+          f", read by VTK {vtk_version()} too")
 
 
 if __name__ == "__main__":

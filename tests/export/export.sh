@@ -1,5 +1,5 @@
 #!/bin/bash
-# export.sh COLLECTOR LOADGEN EXPORT: a recorded load-generator run exported in every format.
+# export.sh COLLECTOR LOADGEN EXPORT GAPJOB: a recorded load-generator run exported in every format.
 #
 # A real collector records (--record) an emulated 64-rank job on 4 nodes (mpiwatch-loadgen,
 # fixed seed) and writes its live summary and stats. Then mpiwatch-export must give:
@@ -13,7 +13,11 @@
 #             as many partial-window markers as the stats count, the job's start and end.
 # A second run of 1024 ranks with --lateness-ms 1 (windows close before all ranks report:
 # partial windows and late samples, as many as the machine makes) must still give the live
-# summary and per-rank sums, and one marker per partial window. A truncated and a corrupted copy of the
+# summary and per-rank sums, and one marker per partial window. Because run b may happen to
+# have no partial window on a fast machine, run c is a 4-rank job (mw-gapjob) whose rank 3 is
+# silent for 10 of its 16 windows, recorded with --lateness-ms 200: the 5 windows mw-gapjob says
+# are sure to be partial must be exported as partial (jsonl: ranks_missing 1), no window
+# outside the gap may be, and the perfetto trace has one marker per partial window. A truncated and a corrupted copy of the
 # recording export what precedes the damage with a warning and exit 0; a missing file, a file
 # that is not a recording and an unknown format exit 2.
 # shellcheck source=../lib/common.sh
@@ -21,6 +25,7 @@
 MW_COLLECTOR=$1
 loadgen=$2
 export_=$3
+gapjob=$4
 python=$MW_PYTHON
 mw_init export
 dir=$MW_T
@@ -123,10 +128,14 @@ if [ ! -p "$dir/fifo" ]; then
 fi
 wait "$reader"
 cmp "$dir/a.live.json" "$dir/fifo.out" || mw_fail "the summary written to a FIFO differs"
+# A symbolic link at the output's name is replaced by the file, never written through
+# (docs/security.md: a planted link must not let an export overwrite another file).
+echo keep >"$dir/a.link.target"
 ln -s a.link.target "$dir/a.link"
 run_export a summary -o "$dir/a.link"
-[ -L "$dir/a.link" ] || mw_fail "the symbolic link given as output was replaced"
-cmp "$dir/a.live.json" "$dir/a.link.target" || mw_fail "the summary written through a link"
+[ ! -L "$dir/a.link" ] || mw_fail "the export wrote through the symbolic link given as output"
+cmp "$dir/a.live.json" "$dir/a.link" || mw_fail "the summary that replaced a link differs"
+[ "$(cat "$dir/a.link.target")" = keep ] || mw_fail "the link's target was overwritten"
 
 # Run b: 1024 ranks on 8 nodes, whose samples of one window take the load generator several
 # ms to send, and windows that close 1 ms after their first sample: ranks are missing (partial
@@ -140,4 +149,33 @@ cmp "$dir/b.live.json" "$dir/b.summary" ||
     mw_fail "run b: the exported summary differs from the live one"
 "$python" "$(dirname "$0")/check_export.py" "$dir" b partial ||
     mw_fail "export check (run b)"
+
+# Run c: partial windows for certain (the sender's own list), not as many as the machine makes.
+mw_start_collector --exit-after-job --quiet --record "$dir/c.mpiw" \
+    --summary-json "$dir/c.live.json" --stats-json "$dir/c.stats.json" --lateness-ms 200
+"$gapjob" "$MW_EP" >"$dir/c.totals.json" || mw_fail "mw-gapjob failed"
+mw_collector_exits 20
+for f in summary jsonl csv perfetto; do
+    run_export c "$f" -o "$dir/c.$f"
+done
+run_export c csv --per-rank -o "$dir/c.rank.csv"
+cmp "$dir/c.live.json" "$dir/c.summary" ||
+    mw_fail "run c: the exported summary differs from the live one"
+"$python" "$(dirname "$0")/check_export.py" "$dir" c partial ||
+    mw_fail "export check (run c)"
+"$python" - "$dir" <<'PY' || mw_fail "run c: the partial windows"
+import json, sys
+d = sys.argv[1]
+sent = json.load(open(f"{d}/c.totals.json"))
+stats = json.load(open(f"{d}/c.stats.json"))
+lines = [json.loads(l) for l in open(f"{d}/c.jsonl")]
+partial = [w["index"] for w in lines if w["partial"]]
+missing = [w["ranks_missing"] for w in lines if w["partial"]]
+print(f"run c: partial {partial}, sure {sent['partial_sure']}, maybe {sent['partial_maybe']}")
+ok = (set(sent["partial_sure"]) <= set(partial)
+      and set(partial) <= set(sent["partial_sure"]) | set(sent["partial_maybe"])
+      and set(missing) == {1} and stats["partial_windows"] == len(partial)
+      and [w["index"] for w in lines] == sent["windows"])
+sys.exit(0 if ok else 1)
+PY
 mw_log "ok"

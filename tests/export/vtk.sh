@@ -116,7 +116,7 @@ fi
 # Real time steps: tests/programs/steps (mw_step() every iteration) on 4 ranks with the
 # library, recorded; its step files must carry the pairs of the summary's steps.
 if [ -z "$mpirun" ] || [ ! -x "$steps_prog" ]; then
-    mw_log "part skipped: no mpirun or no steps program: real Step records not checked"
+    mw_fail "no mpirun or no steps program: real Step records cannot be checked"
 else
     mw_mpi_env
     export MPIWATCH_WINDOW_MS=10
