@@ -13,6 +13,13 @@ target_link_libraries(test_viewer_topo_caps PRIVATE mw_viewer_model PkgConfig::C
 add_test(NAME viewer_topo_caps COMMAND test_viewer_topo_caps)
 set_tests_properties(viewer_topo_caps PROPERTIES LABELS "viewer;unit" TIMEOUT 120)
 
+# The live source refuses a feed's job description over the caps (the 65,536-deep chain) and
+# takes a valid one after it, through a real PUB socket.
+add_executable(test_viewer_source_caps ${CMAKE_CURRENT_SOURCE_DIR}/test_source_caps.c)
+target_link_libraries(test_viewer_source_caps PRIVATE mw_viewer_source PkgConfig::CMOCKA)
+add_test(NAME viewer_source_caps COMMAND test_viewer_source_caps)
+set_tests_properties(viewer_source_caps PROPERTIES LABELS "viewer;unit" TIMEOUT 120)
+
 add_executable(topo-synth ${CMAKE_CURRENT_SOURCE_DIR}/topo-synth.c)
 target_link_libraries(topo-synth PRIVATE mw_recording mw_proto)
 
