@@ -148,6 +148,25 @@ static char *metrics_format(const mw_collector_t *c, size_t *len)
                    "Samples that arrived after their window had closed, since the collector "
                    "started.",
                    c->stats.late);
+    /* Loss accounting (docs/collector.md): the ranks' running totals minus what arrived. */
+    mw_loss_t loss;
+    mw_job_loss(job, &loss, NULL);
+    metrics_scalar(&b, "mpiwatch_missed_calls_total", "counter",
+                   "MPI calls the ranks of the current job made that never reached the "
+                   "collector (their samples were dropped, lost in flight or sent before it "
+                   "started).",
+                   loss.missed.calls);
+    metrics_head(&b, "mpiwatch_missed_call_seconds_total", "counter",
+                 "Seconds inside MPI calls of the current job that never reached the collector.");
+    metrics_put(&b, "mpiwatch_missed_call_seconds_total %.9f\n",
+                (double)loss.missed.time_ns / 1e9);
+    metrics_scalar(&b, "mpiwatch_missed_bytes_total", "counter",
+                   "Bytes of MPI calls of the current job that never reached the collector.",
+                   loss.missed.bytes);
+    metrics_scalar(&b, "mpiwatch_missed_samples_total", "counter",
+                   "Samples the ranks of the current job produced that never reached the "
+                   "collector.",
+                   loss.missed.samples);
     metrics_scalar(&b, "mpiwatch_messages_accepted_total", "counter",
                    "Messages accepted since the collector started.", c->stats.accepted);
     metrics_head(&b, "mpiwatch_messages_rejected_total", "counter",

@@ -229,6 +229,23 @@ static void report_losses(const mw_collector_t *c, FILE *out)
     fprintf(out,
             "  late at the collector: %" PRIu64 " samples (in the totals, not in their window)\n",
             job->late);
+    /* Loss accounting (docs/collector.md): the ranks' running totals against what arrived. */
+    mw_loss_t loss;
+    mw_job_loss(job, &loss, NULL);
+    fprintf(out,
+            "  missed by the collector: %" PRIu64 " calls, %.6f s in MPI, %" PRIu64
+            " bytes, %" PRIu64 " samples of %u rank(s)\n",
+            loss.missed.calls, ns_to_s(loss.missed.time_ns), loss.missed.bytes,
+            loss.missed.samples, loss.ranks_missing);
+    fprintf(out, "  calls at the ranks: %" PRIu64 " = %" PRIu64 " in this report + %" PRIu64
+                 " missed\n",
+            loss.at_ranks.calls, loss.merged.calls, loss.missed.calls);
+    if (loss.ranks_not_final)
+        fprintf(out, "  ranks without bye: %u (their totals are as of their last sample)\n",
+                loss.ranks_not_final);
+    if (loss.ranks_no_totals)
+        fprintf(out, "  ranks without running totals (older library): %u (missed unknown)\n",
+                loss.ranks_no_totals);
     if (c->merge_ready && c->merge.evicted)
         fprintf(out, "  windows closed early to bound memory: %" PRIu64 "\n", c->merge.evicted);
     if (job->overflow)

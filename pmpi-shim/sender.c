@@ -13,6 +13,13 @@
  * going to the application's threads. With MPIWATCH_STEER the thread also owns a SUB socket
  * (steer.c), waits on it with zmq_poll instead of sleeping, and drains it on every wake-up.
  * A captured window's sample also carries its per-call trace (capture.c, Sample.capture).
+ *
+ * Every sample also carries the rank's running totals since MPI_Init (per function ever
+ * called: calls, ns, bytes; and the samples produced), and so does the bye. They are summed
+ * here, once per window from the accumulator that is being encoded, never in the wrappers, so
+ * the hot path is unchanged and the totals equal the sum of every sample produced, sent or
+ * dropped. A collector that missed samples (it restarted, started late, or the queue was full)
+ * reports the difference as missed (docs/collector.md, "Loss accounting").
  */
 #include "shim.h"
 
@@ -69,6 +76,13 @@ static struct {
     size_t bl_bytes;
     uint64_t seq;
     uint64_t samples_dropped_total, records_dropped_total, calls_total, windows_sent;
+    /* Running totals by function id, and the ids ever called in increasing order: the
+     * parallel packed arrays of Sample.total_* and Bye.total_* (only functions ever called). */
+    uint64_t tot_calls[MW_FN_COUNT], tot_ns[MW_FN_COUNT], tot_bytes[MW_FN_COUNT];
+    uint32_t tot_fn[MW_FN_COUNT];
+    uint64_t tot_w_calls[MW_FN_COUNT], tot_w_ns[MW_FN_COUNT], tot_w_bytes[MW_FN_COUNT];
+    unsigned tot_n;
+    int tot_new; /* a function was called for the first time: rebuild the id list */
     int64_t next; /* next window to collect */
     acc_t acc;
     enc_t enc;
@@ -306,6 +320,36 @@ static void sample_capture(Mpiwatch__Sample *smp, Mpiwatch__Capture *cap, int64_
     }
 }
 
+/* Adds one window's totals of function f to the running totals. */
+static void totals_add(unsigned f, const mw_fnstat_t *x)
+{
+    if (!S.tot_calls[f])
+        S.tot_new = 1;
+    S.tot_calls[f] += x->count;
+    S.tot_ns[f] += x->total_ns;
+    S.tot_bytes[f] += x->bytes;
+}
+
+/* The running totals as the wire's parallel arrays (ids increasing); returns how many. The
+ * id list is rebuilt only when a function was called for the first time. */
+static unsigned totals_wire(void)
+{
+    if (S.tot_new) {
+        S.tot_n = 0;
+        for (unsigned f = 1; f < MW_FN_COUNT; f++)
+            if (S.tot_calls[f])
+                S.tot_fn[S.tot_n++] = f;
+        S.tot_new = 0;
+    }
+    for (unsigned i = 0; i < S.tot_n; i++) {
+        unsigned f = S.tot_fn[i];
+        S.tot_w_calls[i] = S.tot_calls[f];
+        S.tot_w_ns[i] = S.tot_ns[f];
+        S.tot_w_bytes[i] = S.tot_bytes[f];
+    }
+    return S.tot_n;
+}
+
 /* Encodes the accumulator as window k's sample and sends it. */
 static void send_sample(int64_t k)
 {
@@ -329,6 +373,7 @@ static void send_sample(int64_t k)
         fs->max_ns = x->max_ns;
         fs->bytes = x->bytes;
         S.calls_total += x->count;
+        totals_add(f, x);
         if (a->row_of[f]) {
             uint32_t *h = e->hist[f];
             mw__row_hist(a->rows + (size_t)(a->row_of[f] - 1) * mw__g.row_bytes, h);
@@ -408,6 +453,12 @@ static void send_sample(int64_t k)
     smp.records_dropped = a->dropped;
     smp.calls_late = a->late;
     smp.samples_dropped_total = S.samples_dropped_total;
+    smp.n_total_fn = smp.n_total_calls = smp.n_total_ns = smp.n_total_bytes = totals_wire();
+    smp.total_fn = S.tot_fn;
+    smp.total_calls = S.tot_w_calls;
+    smp.total_ns = S.tot_w_ns;
+    smp.total_bytes = S.tot_w_bytes;
+    smp.samples_total = S.windows_sent + 1; /* this one included */
     smp.sent_ns = mw__global_ns(mw__now());
     S.records_dropped_total += a->dropped;
     sample_steps(&smp, &a->marks);
@@ -431,6 +482,11 @@ static void send_bye(void)
     b.samples_dropped_total = S.samples_dropped_total;
     b.records_dropped_total = S.records_dropped_total;
     b.calls_total = S.calls_total;
+    b.n_total_fn = b.n_total_calls = b.n_total_ns = b.n_total_bytes = totals_wire();
+    b.total_fn = S.tot_fn;
+    b.total_calls = S.tot_w_calls;
+    b.total_ns = S.tot_w_ns;
+    b.total_bytes = S.tot_w_bytes;
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
     env.body_case = MPIWATCH__ENVELOPE__BODY_BYE;
     env.bye = &b;

@@ -497,18 +497,26 @@ typedef struct {
 
 #define REP(field, name, kind)                                                                     \
     [field] = {offsetof(Mpiwatch__Sample, n_##name), offsetof(Mpiwatch__Sample, name), kind}
-static const rep_field_t sample_rep[14] = {
+#define SAMPLE_REP_END 27 /* packed arrays are fields 3..13 and 23..26 */
+static const rep_field_t sample_rep[SAMPLE_REP_END] = {
     REP(3, peer_rank, K_U32),    REP(4, peer_messages, K_U64),  REP(5, peer_bytes, K_U64),
     REP(6, occ_fn, K_U32),       REP(7, occ_sub, K_U32),        REP(8, occ_ns, K_U64),
     REP(9, density_fn, K_U32),   REP(10, density_sub, K_S32),   REP(11, density_bin, K_U32),
-    REP(12, density_end, K_U32), REP(13, density_count, K_U64),
+    REP(12, density_end, K_U32), REP(13, density_count, K_U64), REP(23, total_fn, K_U32),
+    REP(24, total_calls, K_U64), REP(25, total_ns, K_U64),      REP(26, total_bytes, K_U64),
 };
 #undef REP
+
+/* Whether a Sample field is one of its packed arrays. */
+static inline int sample_is_rep(uint32_t field)
+{
+    return (field >= 3 && field <= 13) || (field >= 23 && field <= 26);
+}
 
 #define SAMPLE_KNOWN                                                                               \
     (BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(5) | BIT(6) | BIT(7) | BIT(8) | BIT(9) | BIT(10) |    \
      BIT(11) | BIT(12) | BIT(13) | BIT(14) | BIT(15) | BIT(16) | BIT(17) | BIT(18) | BIT(21) |  \
-     BIT(22))
+     BIT(22) | BIT(23) | BIT(24) | BIT(25) | BIT(26) | BIT(27))
 
 static inline size_t *rep_n(Mpiwatch__Sample *s, uint32_t field)
 {
@@ -523,14 +531,14 @@ static inline void **rep_arr(Mpiwatch__Sample *s, uint32_t field)
 /* First pass: checks every member header of the Sample, counts the repeated messages and the
  * unknown fields, and bounds each packed array (payload bytes, or 1 per unpacked element). */
 static int scan_sample(const uint8_t *p, const uint8_t *end, size_t *n_fn, size_t *n_long,
-                       size_t bound[14], size_t *n_unknown)
+                       size_t bound[SAMPLE_REP_END], size_t *n_unknown)
 {
     while (p < end) {
         uint32_t field, wire;
         const uint8_t *body;
         if (!(p = rd_key(p, end, &field, &wire)))
             return -1;
-        if (field >= 3 && field <= 13) {
+        if (sample_is_rep(field)) {
             if (wire == WIRE_LEN) {
                 if (!(p = rd_len(p, end, &body)))
                     return -1;
@@ -547,7 +555,8 @@ static int scan_sample(const uint8_t *p, const uint8_t *end, size_t *n_fn, size_
             if (wire != WIRE_LEN || !(p = rd_len(p, end, &body)))
                 return -1;
             ++*(field == 2 ? n_fn : n_long);
-        } else if (field == 1 || (field >= 15 && field <= 18) || field == 21 || field == 22) {
+        } else if (field == 1 || (field >= 15 && field <= 18) || field == 21 || field == 22 ||
+                   field == 27) {
             uint64_t v;
             if (wire != WIRE_VARINT || !(p = rd_varint(p, end, &v)))
                 return -1;
@@ -564,7 +573,7 @@ static int scan_sample(const uint8_t *p, const uint8_t *end, size_t *n_fn, size_
  * then the values. Handles every valid encoding. */
 static Mpiwatch__Sample *dec_sample_two_pass(mw_arena_t *a, const uint8_t *p, const uint8_t *end)
 {
-    size_t n_fn = 0, n_long = 0, n_unknown = 0, bound[14] = {0};
+    size_t n_fn = 0, n_long = 0, n_unknown = 0, bound[SAMPLE_REP_END] = {0};
     if (scan_sample(p, end, &n_fn, &n_long, bound, &n_unknown) < 0)
         return NULL;
     Mpiwatch__Sample *s = arena_get(a, sizeof *s);
@@ -574,8 +583,9 @@ static Mpiwatch__Sample *dec_sample_two_pass(mw_arena_t *a, const uint8_t *p, co
     if ((n_fn && !(s->functions = arena_get(a, n_fn * sizeof *s->functions))) ||
         (n_long && !(s->longest = arena_get(a, n_long * sizeof *s->longest))))
         return NULL;
-    for (uint32_t f = 3; f <= 13; f++)
-        if (bound[f] && !(*rep_arr(s, f) = arena_get(a, bound[f] * kind_size(sample_rep[f].kind))))
+    for (uint32_t f = 3; f < SAMPLE_REP_END; f++)
+        if (sample_is_rep(f) && bound[f] &&
+            !(*rep_arr(s, f) = arena_get(a, bound[f] * kind_size(sample_rep[f].kind))))
             return NULL;
 
     const uint8_t *start = p;
@@ -623,8 +633,11 @@ static Mpiwatch__Sample *dec_sample_two_pass(mw_arena_t *a, const uint8_t *p, co
         case 22:
             p = rd_varint(p, end, &s->window_start_ns);
             break;
+        case 27:
+            p = rd_varint(p, end, &s->samples_total);
+            break;
         default:
-            if (field >= 3 && field <= 13) {
+            if (sample_is_rep(field)) {
                 kind_t kind = sample_rep[field].kind;
                 if (wire == WIRE_LEN) {
                     if (!(p = rd_len(p, end, &body)) ||
@@ -643,8 +656,8 @@ static Mpiwatch__Sample *dec_sample_two_pass(mw_arena_t *a, const uint8_t *p, co
         if (!p)
             return NULL; /* cannot happen after the scan; kept as a guard */
     }
-    for (uint32_t f = 3; f <= 13; f++)
-        if (*rep_n(s, f) == 0)
+    for (uint32_t f = 3; f < SAMPLE_REP_END; f++)
+        if (sample_is_rep(f) && *rep_n(s, f) == 0)
             *rep_arr(s, f) = NULL; /* only empty chunks: protobuf-c allocates nothing */
     if (n_unknown && keep_unknown(a, &s->base, start, end, SAMPLE_KNOWN, n_unknown) < 0)
         return NULL;
@@ -720,10 +733,13 @@ static Mpiwatch__Sample *dec_sample_one_pass(mw_arena_t *a, const uint8_t *p, co
         case KEY(22, WIRE_VARINT):
             p = rd_varint(p, end, &s->window_start_ns);
             break;
+        case KEY(27, WIRE_VARINT):
+            p = rd_varint(p, end, &s->samples_total);
+            break;
         default:
             if (field == 19 || field == 20)
                 return NULL; /* step marks, captures (rare): protobuf-c decodes the sample */
-            if (field >= 3 && field <= 13) {
+            if (sample_is_rep(field)) {
                 if (wire != WIRE_LEN || (seen >> field & 1)) {
                     *retry = 1; /* unpacked, split, or a wrong wire type: the general way */
                     return NULL;

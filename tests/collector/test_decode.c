@@ -237,6 +237,8 @@ static size_t canonical_inputs(input_t *in)
     add_packed(in, &n, &m);
     tm_bye(&m, "job-1", 3);
     m.bye.calls_total = 123456789;
+    tm_add_total(&m, 4, 123456780, 99, 1 << 20);
+    tm_add_total(&m, 9, 9, 1, 0);
     add_packed(in, &n, &m);
     tm_sample(&m, "job-1", 0, 17000000000ull, NOW); /* empty */
     add_packed(in, &n, &m);
@@ -264,6 +266,11 @@ static size_t canonical_inputs(input_t *in)
         m.sample.records_dropped = variant;
         m.sample.samples_dropped_total = variant * 1000;
         m.sample.calls_late = variant == 2 ? UINT64_MAX : 0;
+        /* Running totals (Sample.total_*, samples_total): a few, or none in variant 0. */
+        for (unsigned i = 0; variant && i < 4 * variant && i < TM_MAX; i++)
+            tm_add_total(&m, 1 + i * 3, variant == 2 ? UINT64_MAX - i : 1000 + i,
+                         (uint64_t)i << (i % 60), i * 4096);
+        m.sample.samples_total = variant == 2 ? UINT64_MAX : variant * 77;
         if (variant == 3) { /* extreme values of every kind */
             m.env.rank = UINT32_MAX;
             m.env.seq = UINT64_MAX;
@@ -355,6 +362,16 @@ static size_t odd_valid_inputs(input_t *in)
     tm_put_ld(&s, 63, "q", 1);
     tm_put_uint(&s, 64, 1);
     tm_put_uint(&s, 18, NOW);
+    tm_put_uint(&s, 23, 4); /* running totals: unpacked, split and packed */
+    tm_put_ld(&s, 23, "\x05\x06", 2);
+    tm_put_ld(&s, 24, "\x80\x01\x02", 3);
+    tm_put_uint(&s, 24, 7);
+    tm_put_ld(&s, 25, "\x01\x02\x03", 3);
+    tm_put_uint(&s, 26, 1);
+    tm_put_uint(&s, 26, 2);
+    tm_put_ld(&s, 26, "\x03", 1);
+    tm_put_uint(&s, 27, 41);
+    tm_put_uint(&s, 27, 42); /* last wins */
     env_head(&e, 1);
     tm_put_uint(&e, 9, 1); /* unknown in the envelope, before the body */
     tm_put_msg(&e, 11, &s);
@@ -452,6 +469,11 @@ static void test_odd_valid(void **state)
     assert_int_equal(env->sample->n_density_sub, 5);
     assert_int_equal(env->sample->density_sub[2], INT32_MIN);
     assert_int_equal(env->base.n_unknown_fields, 2);
+    assert_int_equal(env->sample->n_total_fn, 3);
+    assert_int_equal(env->sample->total_fn[2], 6);
+    assert_int_equal(env->sample->total_calls[0], 128);
+    assert_int_equal(env->sample->n_total_bytes, 3);
+    assert_int_equal(env->sample->samples_total, 42);
     env = mw_envelope_decode(&arena, in[1].data, in[1].len);
     assert_int_equal(env->rank, 1);
     assert_int_equal(env->sample->window, 5);

@@ -72,9 +72,9 @@ static void test_summary_keys_and_values(void **state)
     cJSON *root = cJSON_Parse(text);
     assert_non_null(root);
 
-    static const char *const top[] = {"ranks",     "windows",  "dropped", "late",
-                                      "functions", "per_rank", "pairs",   "nodes"};
-    assert_keys(root, top, 8);
+    static const char *const top[] = {"ranks",    "windows", "dropped", "late",  "functions",
+                                      "per_rank", "pairs",   "nodes",   "missed"};
+    assert_keys(root, top, 9);
     assert_int_equal(num(root, "ranks"), 3);
     assert_int_equal(num(root, "windows"), 3);
     assert_int_equal(num(root, "late"), 0);
@@ -96,12 +96,14 @@ static void test_summary_keys_and_values(void **state)
     static const char *const rkeys[] = {"rank", "host", "mpi_time_ns", "functions",
                                         /* placement (docs/topology.md) */
                                         "node", "pu", "core", "l3", "package", "numa", "bound",
-                                        "pus"};
+                                        "pus",
+                                        /* loss accounting (docs/collector.md) */
+                                        "missed"};
     const cJSON *per_rank = cJSON_GetObjectItemCaseSensitive(root, "per_rank");
     assert_int_equal(cJSON_GetArraySize(per_rank), 3);
     for (int i = 0; i < 3; i++) {
         const cJSON *r = cJSON_GetArrayItem(per_rank, i);
-        assert_keys(r, rkeys, 12);
+        assert_keys(r, rkeys, 13);
         assert_int_equal(num(r, "rank"), i);
         char host[16];
         snprintf(host, sizeof host, "node%d", i / 2);
@@ -163,9 +165,9 @@ static void test_summary_without_job_and_silent_rank(void **state)
     assert_non_null(text);
     cJSON *root = cJSON_Parse(text);
     assert_non_null(root);
-    static const char *const top[] = {"ranks",     "windows",  "dropped", "late",
-                                      "functions", "per_rank", "pairs",   "nodes"};
-    assert_keys(root, top, 8);
+    static const char *const top[] = {"ranks",    "windows", "dropped", "late",  "functions",
+                                      "per_rank", "pairs",   "nodes",   "missed"};
+    assert_keys(root, top, 9);
     assert_int_equal(num(root, "ranks"), 0);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "per_rank")), 0);
     cJSON_Delete(root);
@@ -246,6 +248,7 @@ static void test_files_written_at_job_end(void **state)
     static const char *const skeys[] = {"accepted",
                                         "rejected",
                                         "late",
+                                        "missed",
                                         "windows",
                                         "partial_windows",
                                         "close_latency_ms_p50",
@@ -253,7 +256,7 @@ static void test_files_written_at_job_end(void **state)
                                         "close_latency_ms_max",
                                         "close_wait_ms_p50",
                                         "close_wait_ms_p99"};
-    assert_keys(root, skeys, 10);
+    assert_keys(root, skeys, 11);
     assert_int_equal(num(root, "accepted"), 3);
     assert_int_equal(num(root, "windows"), 1);
     const cJSON *rej = cJSON_GetObjectItemCaseSensitive(root, "rejected");

@@ -115,6 +115,32 @@ Mpiwatch__FunctionStat *tm_add_fn(tm_msg_t *m, uint32_t fn, uint64_t count, uint
     return f;
 }
 
+void tm_add_total(tm_msg_t *m, uint32_t fn, uint64_t calls, uint64_t ns, uint64_t bytes)
+{
+    size_t *n = m->env.body_case == MPIWATCH__ENVELOPE__BODY_BYE ? &m->bye.n_total_fn
+                                                                 : &m->sample.n_total_fn;
+    size_t i = (*n)++;
+    m->total_fn[i] = fn;
+    m->total_calls[i] = calls;
+    m->total_ns[i] = ns;
+    m->total_bytes[i] = bytes;
+    if (m->env.body_case == MPIWATCH__ENVELOPE__BODY_BYE) {
+        Mpiwatch__Bye *b = &m->bye;
+        b->n_total_calls = b->n_total_ns = b->n_total_bytes = b->n_total_fn;
+        b->total_fn = m->total_fn;
+        b->total_calls = m->total_calls;
+        b->total_ns = m->total_ns;
+        b->total_bytes = m->total_bytes;
+    } else {
+        Mpiwatch__Sample *s = &m->sample;
+        s->n_total_calls = s->n_total_ns = s->n_total_bytes = s->n_total_fn;
+        s->total_fn = m->total_fn;
+        s->total_calls = m->total_calls;
+        s->total_ns = m->total_ns;
+        s->total_bytes = m->total_bytes;
+    }
+}
+
 void tm_add_peer(tm_msg_t *m, uint32_t peer, uint64_t messages, uint64_t bytes)
 {
     size_t i = m->sample.n_peer_rank++;

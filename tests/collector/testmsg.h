@@ -36,6 +36,8 @@ typedef struct {
     uint32_t density_fn[TM_MAX], density_bin[TM_MAX], density_end[TM_MAX];
     int32_t density_sub[TM_MAX];
     uint64_t density_count[TM_MAX];
+    uint32_t total_fn[TM_MAX]; /* running totals (Sample.total_*, Bye.total_*) */
+    uint64_t total_calls[TM_MAX], total_ns[TM_MAX], total_bytes[TM_MAX];
 } tm_msg_t;
 
 /* The window index on the TM_WINDOW_NS grid that contains real time `now_ns`. */
@@ -55,6 +57,9 @@ void tm_add_peer(tm_msg_t *m, uint32_t peer, uint64_t messages, uint64_t bytes);
 void tm_add_occ(tm_msg_t *m, uint32_t fn, uint32_t sub, uint64_t ns);
 void tm_add_density(tm_msg_t *m, uint32_t fn, int32_t sub, uint32_t bin, uint32_t end,
                     uint64_t count);
+/* Appends one running total (fn, calls, ns, bytes) to the sample's or, after tm_bye(), the
+ * bye's totals: functions in increasing id for a well-formed message. */
+void tm_add_total(tm_msg_t *m, uint32_t fn, uint64_t calls, uint64_t ns, uint64_t bytes);
 void tm_add_call(tm_msg_t *m, uint32_t fn, uint64_t start_ns, uint64_t duration_ns, uint64_t bytes,
                  int32_t peer);
 

@@ -53,7 +53,8 @@ class Checker:
     def common(self, np_expected, activity=True):
         """activity: the program communicates, so there must be windows and MPI time."""
         s = self.s
-        for key in ("ranks", "windows", "dropped", "late", "functions", "per_rank", "pairs"):
+        for key in ("ranks", "windows", "dropped", "late", "functions", "per_rank", "pairs",
+                    "missed"):
             if key not in s:
                 self.error("summary has no key %r (keys: %s)" % (key, ", ".join(sorted(s))))
         if self.errors:
@@ -72,6 +73,19 @@ class Checker:
                        % s["dropped"])
         if s["late"]:
             self.notes.append("late samples: %d" % s["late"])
+        # Loss accounting (docs/collector.md): a complete run misses nothing, every rank's
+        # final totals come from its bye and equal what the summary holds.
+        m = s["missed"]
+        if m["calls"] or m["samples"] or m["time_ns"] or m["bytes"]:
+            self.error("missed: expected nothing, got %s" % {k: m[k] for k in
+                                                             ("calls", "time_ns", "bytes", "samples")})
+        calls = sum(f["count"] for f in s["functions"].values())
+        if m["at_ranks"]["calls"] != calls:
+            self.error("calls at the ranks (their byes): %d, in the summary: %d"
+                       % (m["at_ranks"]["calls"], calls))
+        if m["ranks_without_bye"] or m["ranks_without_totals"]:
+            self.error("ranks without bye %s, without totals %s"
+                       % (m["ranks_without_bye"], m["ranks_without_totals"]))
         for r in per_rank:
             if not r.get("host"):
                 self.error("rank %s: empty host" % r.get("rank"))
