@@ -13,6 +13,16 @@
  * the same path. Every published Steer is also a "steer" job event, so it appears in the
  * recording and on the live feed. Serving is bounded per wakeup (STEER_BATCH).
  *
+ * Size: a rank's SUB socket refuses frames over MW_STEER_RANK_MAX_MESSAGE, and libzmq then
+ * drops the whole connection, so one oversized Steer would cut a rank off from steering. The
+ * collector therefore never publishes a Steer over MW_STEER_MAX_MESSAGE (proto/mw_proto.h,
+ * 8 KiB, a quarter of the ranks' limit): the rank list is sorted, duplicates are removed, and
+ * when key, value, job and ranks do not fit one message the ranks are split over as many
+ * Steers as needed (each lists a disjoint part, all carry the same seq, so every listed rank
+ * gets the request exactly once). 4096 ranks and a 1024-byte value make two or three Steers.
+ * A request that could not fit even with one rank per message (it cannot happen within the
+ * key, value and job-name caps) is refused with an error and counted in `rejected`.
+ *
  * One built-in key is decided here rather than passed through: mpiwatch.window=MS changes the
  * window length of the whole job (grid.c). The collector checks it, picks the window K it
  * starts at (about a second ahead of everything it has seen), publishes MS@K to every rank,
@@ -29,7 +39,6 @@
 
 #define STEER_PUB_HWM 1000            /* Steer messages queued per rank before libzmq drops */
 #define STEER_REQUEST_MAX (16u << 10) /* a SteerRequest is at most ~1.1 KiB plus ranks */
-#define STEER_MAX_RANKS 4096u         /* ranks one request may list */
 #define STEER_BATCH 16                /* requests answered per wakeup */
 
 struct mw_steer {
@@ -39,6 +48,8 @@ struct mw_steer {
     uint64_t rejected;  /* requests (or mw__steer_send calls) refused */
     uint64_t window_rejected; /* ... of which mpiwatch.window requests */
     uint64_t send_errors;
+    uint64_t split; /* requests published as more than one Steer (rank lists split by size) */
+    uint64_t parts; /* Steer messages those were split into */
 };
 
 /* Valid UTF-8 (no overlongs, surrogates or code points past U+10FFFF) and no control
@@ -98,8 +109,8 @@ int mw__steer_check(const mw_collector_t *c, const char *key, const char *value,
         snprintf(err, errlen, "value is not UTF-8 text without control characters");
         return -1;
     }
-    if (n_ranks > STEER_MAX_RANKS) {
-        snprintf(err, errlen, "more than %u ranks listed", STEER_MAX_RANKS);
+    if (n_ranks > MW_STEER_MAX_RANKS) {
+        snprintf(err, errlen, "more than %u ranks listed", MW_STEER_MAX_RANKS);
         return -1;
     }
     if (n_ranks && !c->job.active) {
@@ -114,7 +125,35 @@ int mw__steer_check(const mw_collector_t *c, const char *key, const char *value,
     return 0;
 }
 
-/* Publishes one checked Steer; returns its sequence number, or -1. */
+/* Bytes of a protobuf varint. */
+static size_t varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sends one Steer (two frames). Returns 0, or -1 with zmq_errno() set. */
+static int steer_send_one(mw_steer_t *s, const Mpiwatch__Steer *m, uint8_t *buf)
+{
+    size_t len = mpiwatch__steer__pack(m, buf);
+    if (zmq_send(s->pub, "steer", 5, ZMQ_SNDMORE | ZMQ_DONTWAIT) != 5 ||
+        zmq_send(s->pub, buf, len, ZMQ_DONTWAIT) != (int)len)
+        return -1;
+    return 0;
+}
+
+/* Publishes one checked Steer, split by ranks into messages of at most MW_STEER_MAX_MESSAGE
+ * bytes (see the top of the file); returns its sequence number, or -1. */
 static int steer_publish(mw_collector_t *c, const char *key, const char *value,
                          const uint32_t *ranks, size_t n_ranks, char *err, size_t errlen)
 {
@@ -124,24 +163,70 @@ static int steer_publish(mw_collector_t *c, const char *key, const char *value,
     m.job = c->job.job;
     m.key = (char *)key;
     m.value = (char *)(value ? value : "");
-    m.n_ranks = n_ranks;
-    m.ranks = (uint32_t *)ranks;
-    size_t len = mpiwatch__steer__get_packed_size(&m);
-    uint8_t *buf = malloc(len ? len : 1);
-    if (!buf) {
+    /* Sorted and without duplicates: the parts are disjoint, no rank hears a request twice. */
+    uint32_t *sorted = malloc((n_ranks ? n_ranks : 1) * sizeof *sorted);
+    uint8_t *buf = malloc(MW_STEER_MAX_MESSAGE);
+    if (!sorted || !buf) {
+        free(sorted);
+        free(buf);
         s->send_errors++;
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    mpiwatch__steer__pack(&m, buf);
-    int ok = zmq_send(s->pub, "steer", 5, ZMQ_SNDMORE | ZMQ_DONTWAIT) == 5 &&
-             zmq_send(s->pub, buf, len, ZMQ_DONTWAIT) == (int)len;
+    size_t nr = 0;
+    if (n_ranks) {
+        memcpy(sorted, ranks, n_ranks * sizeof *sorted);
+        qsort(sorted, n_ranks, sizeof *sorted, cmp_u32);
+        for (size_t i = 0; i < n_ranks; i++)
+            if (nr == 0 || sorted[i] != sorted[nr - 1])
+                sorted[nr++] = sorted[i];
+    }
+    /* The message without ranks, and the room left for the packed ranks field (its tag, its
+     * length varint and the rank varints). */
+    size_t base = mpiwatch__steer__get_packed_size(&m);
+    size_t room = base + 1 + 2 < MW_STEER_MAX_MESSAGE ? MW_STEER_MAX_MESSAGE - base - 1 - 2 : 0;
+    if (nr ? room < 5 : base > MW_STEER_MAX_MESSAGE) { /* not within the caps: never sent */
+        free(sorted);
+        free(buf);
+        s->rejected++;
+        snprintf(err, errlen, "the steering message would exceed %u bytes", MW_STEER_MAX_MESSAGE);
+        MW_LOG(MW_LOG_WARN, "steer: rejected: %s", err);
+        return -1;
+    }
+    unsigned parts = 0;
+    int ok = 1;
+    size_t pos = 0;
+    do {
+        /* As many ranks as fit (room counts a 2-byte length varint: at most 16383 bytes). */
+        size_t take = 0, bytes = 0;
+        while (pos + take < nr && bytes + varint_len(sorted[pos + take]) <= room) {
+            bytes += varint_len(sorted[pos + take]);
+            take++;
+        }
+        m.ranks = nr ? sorted + pos : NULL;
+        m.n_ranks = take;
+        if (mpiwatch__steer__get_packed_size(&m) > MW_STEER_MAX_MESSAGE ||
+            steer_send_one(s, &m, buf) < 0) {
+            ok = 0;
+            break;
+        }
+        pos += take;
+        parts++;
+    } while (pos < nr);
+    free(sorted);
     free(buf);
     if (!ok) {
         s->send_errors++;
-        snprintf(err, errlen, "cannot publish: %s", zmq_strerror(zmq_errno()));
+        snprintf(err, errlen, "cannot publish%s: %s", parts ? " all parts" : "",
+                 zmq_strerror(zmq_errno()));
         MW_LOG(MW_LOG_WARN, "steer: %s", err);
         return -1;
+    }
+    if (parts > 1) {
+        s->split++;
+        s->parts += parts;
+        MW_LOG(MW_LOG_DEBUG, "steer #%llu: %zu ranks in %u messages",
+               (unsigned long long)m.seq, nr, parts);
     }
     s->seq = m.seq;
     s->published++;
@@ -310,9 +395,12 @@ void mw__steer_close(mw_steer_t *s)
     if (!s)
         return;
     if (s->pub || s->router)
-        MW_LOG(MW_LOG_INFO, "steer: published %llu, rejected %llu, send errors %llu",
+        MW_LOG(MW_LOG_INFO,
+               "steer: published %llu, rejected %llu, send errors %llu, split %llu (into %llu "
+               "messages)",
                (unsigned long long)s->published, (unsigned long long)s->rejected,
-               (unsigned long long)s->send_errors);
+               (unsigned long long)s->send_errors, (unsigned long long)s->split,
+               (unsigned long long)s->parts);
     if (s->pub && zmq_close(s->pub) != 0)
         MW_LOG(MW_LOG_ERROR, "zmq_close: %s", zmq_strerror(zmq_errno()));
     if (s->router && zmq_close(s->router) != 0)

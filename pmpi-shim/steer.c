@@ -19,6 +19,16 @@
  * and only when it is set calls out of line. The consumer side is serialised by a try-lock
  * flag that is never waited on: a second thread arriving while callbacks run (or an MPI call
  * made from inside a callback) just returns, so callbacks never nest.
+ *
+ * Sizes and the link: the socket takes frames of up to MW_STEER_RANK_MAX_MESSAGE (32 KiB),
+ * four times the largest Steer the collector publishes (MW_STEER_MAX_MESSAGE, proto/
+ * mw_proto.h; the collector splits longer rank lists), and the arena decodes any frame of that
+ * size. A larger frame still makes libzmq drop the connection (a protocol error), and libzmq
+ * does not reconnect after a protocol error or a failed handshake: that used to end steering
+ * for the rest of the run. So a monitor watches the socket: when the link went down and libzmq
+ * has not announced a retry of its own within STEER_REVIVE_NS, the socket is closed and made
+ * again (counted; the delay doubles up to STEER_REVIVE_MAX_NS while no valid message arrives),
+ * so a peer that keeps sending garbage costs at most one reconnection per interval.
  */
 #include "mpiwatch.h"
 #include "shim.h"
@@ -28,13 +38,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #define STEER_RING 16u /* messages waiting for the application; a power of two */
-#define STEER_KEY_MAX 64u
-#define STEER_VALUE_MAX 1024u
-#define STEER_FRAME_MAX 8192 /* a Steer: key, value, job, a few thousand ranks at most */
-#define STEER_ARENA 32768u   /* decoding memory for one message (protobuf-c allocator) */
+#define STEER_KEY_MAX MW_STEER_MAX_KEY
+#define STEER_VALUE_MAX MW_STEER_MAX_VALUE
+#define STEER_FRAME_MAX MW_STEER_RANK_MAX_MESSAGE
+/* Decoding memory for one message (protobuf-c allocator): a frame's strings, and its ranks at
+ * 4 bytes each when every rank took one byte on the wire, fit whatever the frame holds. */
+#define STEER_ARENA (5u * STEER_FRAME_MAX + 4096u)
+#define STEER_REVIVE_NS 1000000000ull      /* link down with no retry by libzmq: remake it */
+#define STEER_REVIVE_MAX_NS 16000000000ull /* the delay doubles up to this */
+_Static_assert(MW_STEER_RANK_MAX_MESSAGE >= 2 * MW_STEER_MAX_MESSAGE,
+               "a rank takes comfortably more than the collector sends");
 #define STEER_BATCH 64       /* messages taken per wake-up */
 
 typedef struct {
@@ -45,7 +62,11 @@ typedef struct {
 _Atomic unsigned char mw__steer_pending;
 
 static struct {
-    void *sub;
+    void *sub, *ctx, *monitor;
+    unsigned generation;      /* sockets made so far (names the monitor's endpoint) */
+    uint64_t lost_ns;         /* monotonic time the link went down without a retry; 0: fine */
+    uint64_t revive_ns;       /* current delay before the socket is remade */
+    uint64_t reconnects;      /* sockets remade */
     char job[64];
     steer_entry_t ring[STEER_RING];
     _Atomic uint32_t head, tail;
@@ -80,26 +101,109 @@ static void arena_free(void *data, void *p)
 
 static ProtobufCAllocator steer_allocator = {.alloc = arena_alloc, .free = arena_free};
 
-void mw__steer_open(void *ctx, const char *job)
+/* Makes the SUB socket, its monitor, and connects it. Returns 0, or -1 (logged). */
+static int steer_connect(void)
 {
-    if (!ctx || !mw__g.cfg.steer[0])
-        return;
-    snprintf(T.job, sizeof T.job, "%s", job);
-    T.sub = zmq_socket(ctx, ZMQ_SUB);
+    T.sub = zmq_socket(T.ctx, ZMQ_SUB);
     if (!T.sub)
-        return;
+        return -1;
     int zero = 0, hwm = 64;
     int64_t maxmsg = STEER_FRAME_MAX;
     zmq_setsockopt(T.sub, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(T.sub, ZMQ_RCVHWM, &hwm, sizeof hwm);
     zmq_setsockopt(T.sub, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg);
+    char ep[80];
+    snprintf(ep, sizeof ep, "inproc://mpiwatch-steer-monitor-%ld-%u", (long)getpid(),
+             T.generation++);
+    if (zmq_socket_monitor(T.sub, ep,
+                           ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED |
+                               ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_CONNECT_DELAYED |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) == 0 &&
+        (T.monitor = zmq_socket(T.ctx, ZMQ_PAIR)) != NULL) {
+        zmq_setsockopt(T.monitor, ZMQ_LINGER, &zero, sizeof zero);
+        if (zmq_connect(T.monitor, ep) != 0) {
+            zmq_close(T.monitor);
+            T.monitor = NULL; /* steering still works; only the revival is lost */
+        }
+    }
     if (zmq_setsockopt(T.sub, ZMQ_SUBSCRIBE, "steer", 5) != 0 || mw__curve_client(T.sub) != 0 ||
         zmq_connect(T.sub, mw__g.cfg.steer) != 0) {
         mw__log("cannot connect the steering socket to %s: %s", mw__g.cfg.steer,
                 zmq_strerror(zmq_errno()));
-        zmq_close(T.sub);
-        T.sub = NULL;
+        return -1;
     }
+    return 0;
+}
+
+static void steer_disconnect(void)
+{
+    if (T.sub) {
+        zmq_socket_monitor(T.sub, NULL, 0);
+        zmq_close(T.sub);
+    }
+    if (T.monitor)
+        zmq_close(T.monitor);
+    T.sub = T.monitor = NULL;
+}
+
+void mw__steer_open(void *ctx, const char *job)
+{
+    if (!ctx || !mw__g.cfg.steer[0])
+        return;
+    snprintf(T.job, sizeof T.job, "%s", job);
+    T.ctx = ctx;
+    T.revive_ns = STEER_REVIVE_NS;
+    if (steer_connect() != 0)
+        steer_disconnect();
+}
+
+/* Reads the monitor without waiting, and remakes the socket when the link has been down for
+ * the revival delay with no retry announced by libzmq (a protocol error, an oversized frame,
+ * a failed handshake: libzmq gives such a connection up for good). */
+static void steer_watch(void)
+{
+    if (!T.monitor)
+        return;
+    for (;;) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, T.monitor, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&m);
+            break;
+        }
+        uint16_t event = 0;
+        if (zmq_msg_size(&m) >= 2)
+            memcpy(&event, zmq_msg_data(&m), 2);
+        int more = zmq_msg_more(&m);
+        zmq_msg_close(&m);
+        while (more) { /* the second frame is the endpoint */
+            zmq_msg_init(&m);
+            if (zmq_msg_recv(&m, T.monitor, ZMQ_DONTWAIT) < 0) {
+                zmq_msg_close(&m);
+                break;
+            }
+            more = zmq_msg_more(&m);
+            zmq_msg_close(&m);
+        }
+        if (event == ZMQ_EVENT_DISCONNECTED || event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL ||
+            event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+            if (!T.lost_ns)
+                T.lost_ns = mw__monotonic_ns();
+        } else {
+            T.lost_ns = 0; /* connected, or libzmq is retrying by itself */
+        }
+    }
+    if (!T.lost_ns || mw__monotonic_ns() - T.lost_ns < T.revive_ns)
+        return;
+    steer_disconnect();
+    T.lost_ns = 0;
+    T.reconnects++;
+    if (T.revive_ns < STEER_REVIVE_MAX_NS)
+        T.revive_ns *= 2;
+    if (steer_connect() != 0)
+        steer_disconnect(); /* steering is off from here on, as when the first connect fails */
 }
 
 void *mw__steer_socket(void)
@@ -110,13 +214,13 @@ void *mw__steer_socket(void)
 void mw__steer_close(void)
 {
     if (T.sub) {
-        zmq_close(T.sub);
-        T.sub = NULL;
+        steer_disconnect();
         mw__log("steer: %llu received, %llu bad, %llu for another job, %llu for other ranks, "
-                "%llu built-in, %llu dropped (ring full)",
+                "%llu built-in, %llu dropped (ring full), %llu reconnections",
                 (unsigned long long)T.received, (unsigned long long)T.bad,
                 (unsigned long long)T.other_job, (unsigned long long)T.not_mine,
-                (unsigned long long)T.builtin, (unsigned long long)T.full);
+                (unsigned long long)T.builtin, (unsigned long long)T.full,
+                (unsigned long long)T.reconnects);
     }
 }
 
@@ -199,6 +303,7 @@ static void steer_take(const void *data, size_t len)
         T.bad++;
         return;
     }
+    T.revive_ns = STEER_REVIVE_NS; /* a valid message: the link works */
     if (strcmp(m->job, T.job) != 0) {
         T.other_job++;
         return;
@@ -235,6 +340,7 @@ void mw__steer_take(const void *data, size_t len)
 
 void mw__steer_drain(void)
 {
+    steer_watch();
     if (!T.sub)
         return;
     for (int i = 0; i < STEER_BATCH; i++) {

@@ -22,6 +22,17 @@
  * MW_MAX_MESSAGE_BYTES and its decoding within the collector's arena). */
 #define MW_CAPTURE_MAX_WINDOWS 1000u
 #define MW_CAPTURE_MAX_CALLS 65536u
+/* Steering (docs/steering.md): both ends must agree on these. A request may carry a key of
+ * 1..64 of [A-Za-z0-9._-], a value of at most 1024 bytes and at most 4096 ranks. The collector
+ * never publishes a Steer larger than MW_STEER_MAX_MESSAGE bytes: a request whose rank list
+ * would make it larger goes out as several Steers, each listing a part of the ranks (one seq).
+ * A rank takes frames of up to MW_STEER_RANK_MAX_MESSAGE (ZMQ_MAXMSGSIZE; libzmq drops the
+ * connection on a larger one), comfortably above what the collector sends. */
+#define MW_STEER_MAX_KEY 64u
+#define MW_STEER_MAX_VALUE 1024u
+#define MW_STEER_MAX_RANKS 4096u
+#define MW_STEER_MAX_MESSAGE 8192u
+#define MW_STEER_RANK_MAX_MESSAGE (4u * MW_STEER_MAX_MESSAGE)
 
 /* What kind of MPI call a function is; drives how bytes and peers are counted. */
 typedef enum {
@@ -68,6 +79,12 @@ typedef struct {
     size_t used;
     size_t failed; /* allocations refused since the last reset */
 } mw_arena_t;
+
+/* The default collector endpoint of this user (mw_endpoint.c, docs/security.md): ipc://DIR/
+ * collector, DIR = $XDG_RUNTIME_DIR/mpiwatch or /tmp/mpiwatch-UID, created with mode 0700 and
+ * checked (a directory, not a symlink, owned by this user, no group or other permission).
+ * Returns 0, or -1 with the reason in err (then there is no default). */
+int mw_default_endpoint(char *ep, size_t eplen, char *err, size_t errlen);
 
 int mw_arena_init(mw_arena_t *arena, size_t size);
 void mw_arena_reset(mw_arena_t *arena);

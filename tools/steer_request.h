@@ -14,9 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MW_STEER_REQ_KEY_MAX 64u     /* as the collector: 1..64 of [A-Za-z0-9._-] */
-#define MW_STEER_REQ_VALUE_MAX 1024u /* bytes */
-#define MW_STEER_REQ_RANKS_MAX 4096u /* ranks one request may list */
+#include "mw_proto.h"
+
+/* The collector's caps (proto/mw_proto.h), so that a client refuses what it would refuse. */
+#define MW_STEER_REQ_KEY_MAX MW_STEER_MAX_KEY     /* 1..64 of [A-Za-z0-9._-] */
+#define MW_STEER_REQ_VALUE_MAX MW_STEER_MAX_VALUE /* bytes */
+#define MW_STEER_REQ_RANKS_MAX MW_STEER_MAX_RANKS /* ranks one request may list */
 
 typedef struct {
     char key[MW_STEER_REQ_KEY_MAX + 1];
