@@ -36,6 +36,10 @@
 #define MW_BACKLOG 64
 #define STEER_WAIT_NS 20000000ull /* with steering, MPI_Finalize waits at most this for the thread */
 #define MW_BACKLOG_BYTES (4u << 20)
+/* Windows the sender may emit in one catch-up (after a starved stretch, or at MPI_Finalize):
+ * the present is normally at most a window or two ahead of it, and nothing it receives can
+ * make it encode more than this at once (docs/shim.md, "Window length"). */
+#define MW_CATCHUP_MAX 1000
 enum { LINK_CONNECTING, LINK_UP, LINK_DOWN };
 
 /* Preallocated protobuf-c message storage. */
@@ -585,6 +589,23 @@ static void socket_close(uint64_t linger_ms)
     S.push = S.monitor = S.ctx = NULL;
 }
 
+/* Windows left out by catch_up(): counted as dropped samples, so the collector knows. */
+static uint64_t catchup_skipped;
+
+/* Moves the next window to collect to at most MW_CATCHUP_MAX windows before `present`. The
+ * windows jumped over are counted as dropped samples; what threads recorded in them is still
+ * in their ring slots and goes into the first window collected (mw__collect takes older slots
+ * too), so no call is lost from the totals. */
+static void catch_up(int64_t present)
+{
+    if (present - S.next < MW_CATCHUP_MAX)
+        return;
+    int64_t to = present - MW_CATCHUP_MAX + 1;
+    catchup_skipped += (uint64_t)(to - S.next);
+    S.samples_dropped_total += (uint64_t)(to - S.next);
+    S.next = to;
+}
+
 /* Global ns now, on the same clock the recording threads use. */
 static uint64_t global_now(void)
 {
@@ -664,6 +685,7 @@ static void *sender_main(void *arg)
          * turn, without sleeping, so nothing is skipped. */
         pthread_mutex_unlock(&S.lock);
         tick_io();
+        catch_up(mw__grid_index(now));
         mw__collect(&S.acc, S.next);
         send_sample(S.next);
         S.next++;
@@ -676,6 +698,7 @@ static void *sender_main(void *arg)
      * is absent or gone costs nothing here. */
     tick_io();
     int64_t last = mw__grid_index(global_now());
+    catch_up(last);
     for (; S.next <= last; S.next++) {
         mw__collect(&S.acc, S.next);
         send_sample(S.next);
@@ -683,6 +706,9 @@ static void *sender_main(void *arg)
     send_bye();
     mw__capture_log();
     mw__grid_log();
+    if (catchup_skipped)
+        mw__log("sender: %llu windows skipped to catch up (counted as dropped samples)",
+                (unsigned long long)catchup_skipped);
     uint64_t deadline = mw__monotonic_ns() + (uint64_t)mw__g.cfg.linger_ms * 1000000ull;
     for (;;) {
         tick_io();

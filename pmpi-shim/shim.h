@@ -241,6 +241,17 @@ int64_t mw__grid_index(uint64_t g);
 int64_t mw__grid_first_from(uint64_t g);
 /* mpiwatch.window=MS@K (steer.c, on the sender thread): windows from K on are MS long. */
 int mw__grid_request(const char *value);
+/* The checks of one MS@K request against the grid seg[0..nseg) (first_len: the job's first
+ * window length; now: global ns), with no side effect: MW_GRID_OK with K's start in *start, or
+ * why not. Every product and sum is overflow-checked; K must start within
+ * MW_GRID_MAX_LEAD_NS of now (grid.c). */
+#define MW_GRID_MAX_LEAD_NS 60000000000ull
+enum { MW_GRID_OK, MW_GRID_BAD, MW_GRID_FULL, MW_GRID_FAR, MW_GRID_LATE };
+int mw__grid_plan(const mw_seg_t *seg, unsigned nseg, uint64_t first_len, uint64_t now,
+                  uint64_t ms, uint64_t k, uint64_t *start);
+/* Window k's start on segment sg (k >= sg->first) into *out: 0, or -1 when it does not fit in
+ * 64 bits. */
+int mw__grid_start_checked(const mw_seg_t *sg, int64_t k, uint64_t *out);
 void mw__seg_ticks(mw_seg_t *sg);
 void mw__grid_log(void);
 /* Sub-slot of an offset (ticks) from the start of a window of segment sg, exact against its
