@@ -34,6 +34,17 @@ int main(int argc, char **argv)
         mw_options_free(&opt);
         return 2;
     }
+    /* No --listen: this user's private default endpoint, the one the library uses without
+     * MPIWATCH_COLLECTOR (proto/mw_endpoint.c, docs/security.md). */
+    if (!opt.replay && opt.n_listen == 0 && !opt.help && !opt.version) {
+        char ep[256];
+        if (mw_default_endpoint(ep, sizeof ep, err, sizeof err) != 0 ||
+            mw_options_set(&opt, "listen", ep, err, sizeof err) != 0) {
+            fprintf(stderr, "mpiwatch-collector: no --listen and %s (try --help)\n", err);
+            mw_options_free(&opt);
+            return 2;
+        }
+    }
     if (mw_options_check(&opt, err, sizeof err) < 0) {
         fprintf(stderr, "mpiwatch-collector: %s (try --help)\n", err);
         mw_options_free(&opt);

@@ -70,9 +70,19 @@ void mw__config_read(mw_config_t *cfg)
     cfg->verbose = (int)env_uint("MPIWATCH_VERBOSE", 0, 0, 9);
     const char *d = getenv("MPIWATCH_DISABLE");
     cfg->disable = d && *d && strcmp(d, "0") != 0;
+    /* Without MPIWATCH_COLLECTOR: this user's private ipc:// endpoint, never a shared TCP
+     * port another user could bind first (proto/mw_endpoint.c, docs/security.md). When it
+     * cannot be had safely the library stays inert, and says why with MPIWATCH_VERBOSE=1. */
     const char *c = getenv("MPIWATCH_COLLECTOR");
-    snprintf(cfg->collector, sizeof cfg->collector, "%s",
-             c && *c ? c : "tcp://127.0.0.1:7811");
+    char why[256];
+    if (c && *c) {
+        snprintf(cfg->collector, sizeof cfg->collector, "%s", c);
+    } else if (!cfg->disable &&
+               mw_default_endpoint(cfg->collector, sizeof cfg->collector, why, sizeof why) != 0) {
+        cfg->collector[0] = 0;
+        cfg->disable = 1;
+        mw__log("no MPIWATCH_COLLECTOR and %s; the library stays inert", why);
+    }
     const char *st = getenv("MPIWATCH_STEER");
     if (st && strlen(st) < sizeof cfg->steer)
         snprintf(cfg->steer, sizeof cfg->steer, "%s", st);
