@@ -19,8 +19,9 @@
  *
  * DESIGN: the collector decodes into one 32 MiB arena, inside which ASan cannot see the end
  * of a repeated field: an index one past an array would read the next field, not a redzone.
- * So this file replaces mw_envelope_decode() (the build compiles proto/mw_proto.c with the
- * real one renamed to mw__fuzz_arena_decode) and, for op 1 frames, unpacks with malloc, which
+ * So this file replaces mw_envelope_decode() (the build links with
+ * -Wl,--wrap=mw_envelope_decode: the collector's calls reach __wrap_mw_envelope_decode below,
+ * and __real_mw_envelope_decode is the real one) and, for op 1 frames, unpacks with malloc, which
  * gives every array its own redzone. Op 0 frames keep the arena, so its code is fuzzed too.
  * The decoded envelope lives until the next decode, exactly as with the arena.
  *
@@ -49,8 +50,9 @@
 #include "fixture.h"
 #include "pbequal.h"
 
-/* The real decoder, renamed in this build (see the comment at the top). */
-Mpiwatch__Envelope *mw__fuzz_arena_decode(mw_arena_t *arena, const void *data, size_t len);
+/* The real decoder and its replacement, named by the linker's --wrap (see the top). */
+Mpiwatch__Envelope *__real_mw_envelope_decode(mw_arena_t *arena, const void *data, size_t len);
+Mpiwatch__Envelope *__wrap_mw_envelope_decode(mw_arena_t *arena, const void *data, size_t len);
 
 static int use_malloc_decode;
 static Mpiwatch__Envelope *malloc_env; /* the last envelope unpacked with malloc */
@@ -85,12 +87,12 @@ static void release_malloc_env(void)
     }
 }
 
-Mpiwatch__Envelope *mw_envelope_decode(mw_arena_t *arena, const void *data, size_t len)
+Mpiwatch__Envelope *__wrap_mw_envelope_decode(mw_arena_t *arena, const void *data, size_t len)
 {
     release_malloc_env();
     differential(data, len);
     if (!use_malloc_decode)
-        return mw__fuzz_arena_decode(arena, data, len);
+        return __real_mw_envelope_decode(arena, data, len);
     if (len > MW_MAX_MESSAGE_BYTES)
         return NULL;
     malloc_env = mpiwatch__envelope__unpack(NULL, len, data);

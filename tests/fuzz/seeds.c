@@ -1,18 +1,27 @@
-/* seeds.c: writes the seed corpus of fuzz_ingest from valid messages.
+/* seeds.c: writes the seed corpora of the binary fuzz targets from valid messages.
  *
- *   mw-fuzz-seeds DIR
+ *   mw-fuzz-seeds INGEST_DIR RECORDING_DIR FEED_DIR STEER_DIR
  *
- * Each seed is a script in fuzz_ingest's input format (see fuzz_ingest.c) built from the
- * messages of testmsg.c, so that the fuzzer starts from inputs that get past decoding and
- * validation: a whole job with windows that close, a job that ends by silence, late samples,
- * and a few messages rejected for one reason each. Generated at build time so that the seeds
- * follow the function table and the proto instead of being binaries checked in.
+ * fuzz_ingest: scripts in its input format (see fuzz_ingest.c) built from the messages of
+ * testmsg.c, so that the fuzzer starts from inputs that get past decoding and validation: a
+ * whole job with windows that close, a job that ends by silence, late samples, and a few
+ * messages rejected for one reason each.
+ * fuzz_recording: recordings written by the collector's own writer (record_file.c) while a job
+ * runs through the collector core (more windows than one index frame covers, so the files have
+ * several index frames), and a copy with a torn last frame.
+ * fuzz_feed: the job description, windows, steps and events of that recording, each wrapped as
+ * the Feed message the collector publishes, in fuzz_feed's length-prefixed sequence.
+ * fuzz_steer: Steer messages for the built-in keys (pause, resume, capture, window) and for the
+ * application, with and without rank lists, in fuzz_steer's length-prefixed sequence.
+ * Generated at build time so that the seeds follow the function table, the proto and the
+ * recording format instead of being binaries checked in.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fixture.h"
+#include "mw_recording.h"
 
 typedef struct {
     uint8_t buf[1 << 16];
@@ -85,10 +94,191 @@ static int write_seed(const char *dir, const char *name, const script_t *s)
     return 0;
 }
 
+/* ---- fuzz_recording, fuzz_feed, fuzz_steer ------------------------------------------------ */
+
+/* A 2-byte little-endian length and the bytes (the input format of fuzz_feed and fuzz_steer). */
+static void put_lp(script_t *s, const void *p, size_t n)
+{
+    if (n > 0xffff)
+        abort();
+    uint8_t hdr[2] = {(uint8_t)n, (uint8_t)(n >> 8)};
+    put(s, hdr, 2);
+    put(s, p, n);
+}
+
+/* A job of `size` ranks run through the collector core with a recording open: hellos, `windows`
+ * windows of full samples, a rejected frame, the byes, then the recording is closed. */
+static int write_recording(const char *path, uint32_t size, uint64_t windows)
+{
+    fx_t *f = fx_new();
+    f->c->record = mw__record_open(path, &f->opt);
+    if (!f->c->record) {
+        fprintf(stderr, "mw-fuzz-seeds: cannot record to %s\n", path);
+        fx_free(f);
+        return -1;
+    }
+    static tm_msg_t m;
+    fx_hellos(f, "rec", size);
+    for (uint64_t w = 0; w < windows; w++) {
+        for (uint32_t r = 0; r < size; r++) {
+            full_sample(&m, "rec", r, size, FX_W0 + w, f->now.real_ns);
+            fx_feed(f, &m);
+        }
+        fx_advance(f, TM_WINDOW_NS / MW_NS_PER_MS);
+    }
+    tm_hello(&m, "rec", size + 3, size, f->now.real_ns); /* rejected, still recorded */
+    fx_feed(f, &m);
+    for (uint32_t r = 0; r < size; r++) {
+        tm_bye(&m, "rec", r);
+        fx_feed(f, &m);
+    }
+    fx_advance(f, 5000);
+    mw__record_close(f->c->record);
+    f->c->record = NULL;
+    fx_free(f);
+    return 0;
+}
+
+/* A copy of the first n - cut bytes of a file. */
+static int write_torn(const char *from, const char *to, long cut)
+{
+    FILE *in = fopen(from, "rb");
+    if (!in)
+        return -1;
+    static uint8_t buf[1 << 22];
+    size_t n = fread(buf, 1, sizeof buf, in);
+    fclose(in);
+    if ((long)n <= cut)
+        return -1;
+    FILE *out = fopen(to, "wb");
+    if (!out || fwrite(buf, 1, n - (size_t)cut, out) != n - (size_t)cut || fclose(out) != 0)
+        return -1;
+    return 0;
+}
+
+/* The job, windows, steps and events of a recording as one fuzz_feed input. */
+static int write_feed(const char *recording, const char *dir, const char *name)
+{
+    char err[256];
+    mw_rec_reader_t *r = mw_rec_reader_open(recording, err, sizeof err);
+    if (!r) {
+        fprintf(stderr, "mw-fuzz-seeds: %s\n", err);
+        return -1;
+    }
+    static script_t s;
+    memset(&s, 0, sizeof s);
+    const Mpiwatch__Record *rec;
+    unsigned windows = 0;
+    while (mw_rec_reader_next(r, &rec, NULL, err, sizeof err) == 1) {
+        Mpiwatch__Feed feed = MPIWATCH__FEED__INIT;
+        switch (rec->body_case) {
+        case MPIWATCH__RECORD__BODY_JOB:
+            feed.body_case = MPIWATCH__FEED__BODY_JOB;
+            feed.job = rec->job;
+            break;
+        case MPIWATCH__RECORD__BODY_WINDOW:
+            if (windows++ >= 8) /* a few windows: the seed stays small */
+                continue;
+            feed.body_case = MPIWATCH__FEED__BODY_WINDOW;
+            feed.window = rec->window;
+            break;
+        case MPIWATCH__RECORD__BODY_STEP:
+            feed.body_case = MPIWATCH__FEED__BODY_STEP;
+            feed.step = rec->step;
+            break;
+        case MPIWATCH__RECORD__BODY_EVENT:
+            feed.body_case = MPIWATCH__FEED__BODY_EVENT;
+            feed.event = rec->event;
+            break;
+        default:
+            continue;
+        }
+        size_t n = mpiwatch__feed__get_packed_size(&feed);
+        uint8_t *buf = malloc(n ? n : 1);
+        if (!buf)
+            abort();
+        mpiwatch__feed__pack(&feed, buf);
+        if (s.n + 2 + n <= sizeof s.buf)
+            put_lp(&s, buf, n);
+        free(buf);
+    }
+    mw_rec_reader_close(r);
+    /* Two events the viewer parses (a rule firing, the steering message it sent). */
+    Mpiwatch__JobEvent ev = MPIWATCH__JOB_EVENT__INIT;
+    Mpiwatch__Feed feed = MPIWATCH__FEED__INIT;
+    feed.body_case = MPIWATCH__FEED__BODY_EVENT;
+    feed.event = &ev;
+    const char *kinds[] = {"rule", "steer"};
+    const char *details[] = {"rule=slow metric=mpi_fraction scope=rank value=0.8 window=3 rank=1 "
+                             "node=node000",
+                             "rebalance=1 ranks 1"};
+    for (int i = 0; i < 2; i++) {
+        ev.kind = (char *)kinds[i];
+        ev.detail = (char *)details[i];
+        ev.real_ns = FX_REAL_NS + 300 * MW_NS_PER_MS;
+        uint8_t buf[512];
+        size_t n = mpiwatch__feed__get_packed_size(&feed);
+        if (n > sizeof buf)
+            abort();
+        mpiwatch__feed__pack(&feed, buf);
+        put_lp(&s, buf, n);
+    }
+    if (windows == 0) {
+        fprintf(stderr, "mw-fuzz-seeds: %s has no window\n", recording);
+        return -1;
+    }
+    return write_seed(dir, name, &s);
+}
+
+static void steer(script_t *s, const char *job, const char *key, const char *value,
+                  const uint32_t *ranks, size_t n_ranks)
+{
+    Mpiwatch__Steer m = MPIWATCH__STEER__INIT;
+    m.seq = 1;
+    m.job = (char *)job;
+    m.key = (char *)key;
+    m.value = (char *)value;
+    m.ranks = (uint32_t *)ranks;
+    m.n_ranks = n_ranks;
+    uint8_t buf[8192];
+    size_t n = mpiwatch__steer__get_packed_size(&m);
+    if (n > sizeof buf)
+        abort();
+    mpiwatch__steer__pack(&m, buf);
+    put_lp(s, buf, n);
+}
+
+static int write_steer_seeds(const char *dir)
+{
+    static script_t s;
+    static const uint32_t r0[] = {0}, r13[] = {1, 3}, many[] = {5, 4, 3, 2, 1, 0};
+    int rc = 0;
+    memset(&s, 0, sizeof s);
+    steer(&s, "", "rebalance", "1", NULL, 0);
+    steer(&s, "", "my.key-2_x", "a value with spaces", r0, 1);
+    steer(&s, "", "other", "not for rank 0", r13, 2);
+    steer(&s, "another-job", "k", "v", NULL, 0);
+    rc |= write_seed(dir, "app", &s);
+    memset(&s, 0, sizeof s);
+    steer(&s, "", "mpiwatch.pause", "", NULL, 0);
+    steer(&s, "", "mpiwatch.resume", "", many, 6);
+    rc |= write_seed(dir, "pause", &s);
+    memset(&s, 0, sizeof s);
+    steer(&s, "", "mpiwatch.capture", "3", NULL, 0);
+    steer(&s, "", "mpiwatch.capture", "2@170000000000", NULL, 0);
+    rc |= write_seed(dir, "capture", &s);
+    memset(&s, 0, sizeof s);
+    steer(&s, "", "mpiwatch.window", "200@17000000999", NULL, 0);
+    steer(&s, "", "mpiwatch.window", "50@17000001999", r0, 1);
+    steer(&s, "", "mpiwatch.window", "100@1", NULL, 0);
+    rc |= write_seed(dir, "window", &s);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR\n", argv[0]);
+    if (argc != 5) {
+        fprintf(stderr, "usage: %s INGEST_DIR RECORDING_DIR FEED_DIR STEER_DIR\n", argv[0]);
         return 2;
     }
     const char *dir = argv[1];
@@ -160,5 +350,15 @@ int main(int argc, char **argv)
     op3(&s, 1);
     rc |= write_seed(dir, "rejects", &s);
 
+    /* Recordings: a small job, and one with more windows than an index frame covers. */
+    char rec1[4096], rec2[4096], torn[4096];
+    snprintf(rec1, sizeof rec1, "%s/job4", argv[2]);
+    snprintf(rec2, sizeof rec2, "%s/job2-long", argv[2]);
+    snprintf(torn, sizeof torn, "%s/job4-torn", argv[2]);
+    rc |= write_recording(rec1, 4, 6);
+    rc |= write_recording(rec2, 2, 80);
+    rc |= write_torn(rec1, torn, 7);
+    rc |= write_feed(rec1, argv[3], "job4");
+    rc |= write_steer_seeds(argv[4]);
     return rc ? 1 : 0;
 }
