@@ -279,15 +279,76 @@ def check_outlier(probe, synth_json, meta_json, png_path, o_min):
              f"< o_min {o_min}")
 
 
-def check_pick_target(synth_json, meta_json):
-    """Prints 'X Y' per long call: the pixel of its start at its duration (repr start)."""
-    synth, meta = load(synth_json), load(meta_json)
+def log2_bin(ns):
+    return int(ns).bit_length() - 1
+
+
+def expected_duration_range(durations):
+    """The call view's duration axis as docs/viewer.md states it, from the calls' durations
+    alone: half a log2 bin below the shortest call's bin and above the longest's, widened
+    around its geometric middle to at least two decades."""
+    lo, hi = log2_bin(min(durations)), log2_bin(max(durations))
+    d0, d1 = 2.0 ** (lo - 0.5), 2.0 ** (hi + 1.5)
+    if d1 / d0 < 100.0:
+        g = math.sqrt(d0 * d1)
+        d0, d1 = g / 10.0, g * 10.0
+        if d0 < 1.0:
+            d0, d1 = 1.0, d1 / d0
+    return d0, d1
+
+
+def visible_opacity(png, r, color, x, y, radius=4):
+    """The highest opacity of `color` over the plot's background among the pixels around
+    (x, y): the pixel is read as background + opacity x (color - background)."""
+    bx = r["x"] + 3 if x > r["x"] + r["w"] / 2 else r["x"] + r["w"] - 4
+    bg = png.pixel(bx, int(y))
+    c_bg = [c - b for c, b in zip(color, bg)]
+    norm = sum(v * v for v in c_bg)
+    if norm < 30 * 30:
+        return None, bg
+    best = None
+    for dy in range(-radius, radius + 1):
+        for dx in range(-radius, radius + 1):
+            px, py = int(round(x)) + dx, int(round(y)) + dy
+            if not (r["x"] <= px < r["x"] + r["w"] and r["y"] <= py < r["y"] + r["h"]):
+                continue
+            p = png.pixel(px, py)
+            o = sum((a - b) * v for a, b, v in zip(p, bg, c_bg)) / norm
+            resid = max(abs(a - (b + o * v)) for a, b, v in zip(p, bg, c_bg))
+            if resid <= 16 and (best is None or o > best[0]):
+                best = (o, px, py, p)
+    return best, bg
+
+
+def check_pick_target(synth_json, meta_json, probe, png_path, t0, t1):
+    """Prints 'X Y' per long call: the pixel of its start at its duration (repr start),
+    computed independently of the viewer's own axes: x from the time range the test asked for
+    (--range T0:T1), y from the duration axis docs/viewer.md defines over the calls mw-synth
+    wrote. Only the plot's rectangle comes from the meta. The viewer's meta must state the same
+    ranges, and the PNG must show each call's function color there."""
+    synth, meta, png = load(synth_json), load(meta_json), Png(probe, png_path)
+    t0, t1 = float(t0), float(t1)
     r, f, d = rect(meta, "density"), focus_range(meta), duration_range(meta)
     if not r or not f or not d:
         return
+    durations = [c["duration_ns"] for c in synth["long_calls"]]
+    durations.append(synth["background"]["duration_ns"])
+    e0, e1 = expected_duration_range(durations)
+    if not (near((f[0], f[1]), (t0, t1), 1e-9)):
+        fail(f"the call view shows {f}, not the --range {t0}:{t1} asked for")
+    if abs(d[0] / e0 - 1) > 1e-6 or abs(d[1] / e1 - 1) > 1e-6:
+        fail(f"duration axis {d[0]:.6g}..{d[1]:.6g} ns, want {e0:.6g}..{e1:.6g} "
+             f"(half a bin around the calls' bins {log2_bin(min(durations))}.."
+             f"{log2_bin(max(durations))})")
     for c in synth["long_calls"]:
-        x = x_of_time(r, f[0], f[1], c["start_s"])
-        y = y_of_duration(r, d[0], d[1], c["duration_ns"])
+        x = x_of_time(r, t0, t1, c["start_s"])
+        y = y_of_duration(r, e0, e1, c["duration_ns"])
+        color = legend_color(meta, c["fn"])
+        best, bg = visible_opacity(png, r, color, x, y, 3) if color else (None, None)
+        print(f"{c['fn']} of rank {c['rank']} at ({x:.1f}, {y:.1f}): color {color}, "
+              f"background {bg}, best pixel {best}", file=sys.stderr)
+        if best is None or best[0] < 0.25:
+            fail(f"{c['fn']} of rank {c['rank']}: its color is not drawn at ({x:.1f}, {y:.1f})")
         print(int(round(x)), int(round(y)))
 
 
