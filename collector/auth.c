@@ -1,8 +1,10 @@
 /* auth.c: who may talk to the collector's sockets (docs/security.md).
  *
  * DESIGN: the policy is decided at start, before anything is bound (mw__auth_check, from
- * mw_options_check): an endpoint reachable only from this host (ipc://, inproc://, tcp:// on
- * loopback) needs nothing; any other one needs CURVE (--curve-secret with --curve-clients) or
+ * mw_options_check): an endpoint reachable only from this host (ipc:// with a path, inproc://,
+ * tcp:// on a loopback address, or on localhost when every address it resolves to is
+ * loopback) needs nothing; an abstract ipc://@name is not local (it has no file, so no
+ * permission guards it: any local user can connect); any other one needs CURVE (--curve-secret with --curve-clients) or
  * the explicit --allow-insecure. With CURVE, every socket the collector binds (ingest, live
  * feed, history, steering, control) is a CURVE server with the collector's secret key, and a
  * ZAP handler decides which clients get in: a REP socket bound on inproc://zeromq.zap.01 in the
@@ -29,6 +31,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -81,8 +84,43 @@ const char *mw_auth_reason_name(mw_auth_reason_t reason)
 
 /* ---- policy ------------------------------------------------------------------------------- */
 
+/* 1 when `sa` is a loopback address: 127.0.0.0/8, ::1, or ::ffff:127.x.x.x. */
+static int addr_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >> 24) ==
+               127;
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a6 = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+        return IN6_IS_ADDR_LOOPBACK(a6) || (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
+    }
+    return 0;
+}
+
+/* "localhost" is a name, not an address: libzmq resolves it with getaddrinfo when it binds, and
+ * /etc/hosts or a resolver can map it anywhere. It is local only when it resolves, and every
+ * address it resolves to is loopback, so whichever one libzmq takes is. */
+static int localhost_loopback(const char *host)
+{
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
+        return 0;
+    int all = 1;
+    for (const struct addrinfo *ai = res; ai; ai = ai->ai_next)
+        all &= ai->ai_addr && addr_loopback(ai->ai_addr);
+    freeaddrinfo(res);
+    return all;
+}
+
 int mw__endpoint_local(const char *ep)
 {
+    /* An abstract socket (ipc://@name) has no file and so no permissions: any local user can
+     * connect to it. Only a path-named one is guarded by its directory's and file's modes. */
+    if (strncmp(ep, "ipc://@", 7) == 0)
+        return 0;
     if (strncmp(ep, "ipc://", 6) == 0 || strncmp(ep, "inproc://", 9) == 0)
         return 1;
     if (strncmp(ep, "tcp://", 6) != 0)
@@ -104,7 +142,7 @@ int mw__endpoint_local(const char *ep)
         host[n - 2] = '\0';
     }
     if (strcasecmp(host, "localhost") == 0)
-        return 1;
+        return localhost_loopback(host);
     struct in_addr a4;
     if (inet_pton(AF_INET, host, &a4) == 1)
         return (ntohl(a4.s_addr) >> 24) == 127;
@@ -145,7 +183,7 @@ static int check_local(void *user, const char *opt, const char *ep)
         return 0;
     /* main() has 256 bytes for this, " (try --help)" included. */
     snprintf(x->err, x->errlen,
-             "%s %.60s is not local (ipc:// or loopback): use CURVE (--curve-secret FILE "
+             "%s %.60s is not local (ipc://PATH or loopback): use CURVE (--curve-secret FILE "
              "--curve-clients FILE_OR_DIR, docs/security.md) or --allow-insecure",
              opt, ep);
     return -1;

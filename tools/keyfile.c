@@ -3,9 +3,12 @@
  * DESIGN: one module, linked into every program that touches keys (the collector, the shim,
  * the tools, the viewer), so there is one definition of the format and one set of checks. A
  * file is opened once and checked on its descriptor (fstat: a regular file; for a secret key,
- * no access for group or others), so what is checked is what is read; it is read whole
- * (a few hundred bytes, capped) and parsed from memory with inih. Keys are Z85 text of exactly
- * 40 characters decoded with zmq_z85_decode, and a key pair must match
+ * no access for group or others; for a secret key and for the authorized client keys, owned by
+ * this user or root, because whoever owns a file can chmod it and rewrite it at will), so what
+ * is checked is what is read; a directory of client keys is checked the same way (owner, not
+ * writable by group or others) and its files are opened relative to its descriptor. A file
+ * is read whole (a few hundred bytes, capped) and parsed from memory with inih. Keys are Z85
+ * text of exactly 40 characters decoded with zmq_z85_decode, and a key pair must match
  * (zmq_curve_public of the secret gives the public key), which catches a file edited by hand.
  * Buffers that held a secret are wiped before they are released. Nothing here prints or exits:
  * every error comes back as a message that names the file, because the shim, which links
@@ -40,12 +43,34 @@ void mw_keyfile_wipe(void *p, size_t len)
 
 enum { FILE_ANY, FILE_SECRET, FILE_TRUSTED };
 
+/* Whether a file or directory may decide who gets in: owned by the user running this program or
+ * by root. Anyone else who owns it could change its mode and its content at any time, whatever
+ * the mode says now. */
+static int owner_trusted(const struct stat *st)
+{
+    return st->st_uid == geteuid() || st->st_uid == 0;
+}
+
+/* The message for a file or directory that owner_trusted refuses. */
+static void owner_error(const char *path, const struct stat *st, const char *what, char *err,
+                        size_t errlen)
+{
+    snprintf(err, errlen,
+             "%s: owned by uid %u, not by this user (uid %u) or root: its owner could %s "
+             "(chown it, or use a copy of your own)",
+             path, (unsigned)st->st_uid, (unsigned)geteuid(), what);
+}
+
 /* Reads a whole file into a NUL-terminated buffer (caller wipes and frees). `kind`: FILE_SECRET
- * refuses a mode that lets group or others in, FILE_TRUSTED one that lets them write. */
-static char *read_whole(const char *path, int kind, size_t max, char *err, size_t errlen)
+ * refuses a mode that lets group or others in, FILE_TRUSTED one that lets them write; both
+ * refuse a file owned by another user than this one or root. The file is `name` relative to
+ * the directory descriptor `dirfd` (AT_FDCWD: the current directory); `path` names it in
+ * messages. */
+static char *read_whole_at(int dirfd, const char *name, const char *path, int kind, size_t max,
+                           char *err, size_t errlen)
 {
     /* O_NONBLOCK: a FIFO put in place of the file must not hang the reader (fstat refuses it). */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return NULL;
@@ -58,6 +83,14 @@ static char *read_whole(const char *path, int kind, size_t max, char *err, size_
     }
     if (!S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "%s: not a regular file", path);
+        goto fail;
+    }
+    if (kind == FILE_SECRET && !owner_trusted(&st)) {
+        owner_error(path, &st, "read or replace the secret key", err, errlen);
+        goto fail;
+    }
+    if (kind == FILE_TRUSTED && !owner_trusted(&st)) {
+        owner_error(path, &st, "add keys to it", err, errlen);
         goto fail;
     }
     if (kind == FILE_SECRET && (st.st_mode & 077)) {
@@ -108,6 +141,11 @@ fail:
     }
     close(fd);
     return NULL;
+}
+
+static char *read_whole(const char *path, int kind, size_t max, char *err, size_t errlen)
+{
+    return read_whole_at(AT_FDCWD, path, path, kind, max, err, errlen);
 }
 
 /* ---- parsing ------------------------------------------------------------------------------ */
@@ -270,9 +308,10 @@ int mw_keyfile_read_public(const char *path, uint8_t key[MW_CURVE_KEY_BYTES], ch
     return rc;
 }
 
-static int read_clients_file(const char *path, parse_ctx_t *x, char *err, size_t errlen)
+static int read_clients_file(int dirfd, const char *name, const char *path, parse_ctx_t *x,
+                             char *err, size_t errlen)
 {
-    char *text = read_whole(path, FILE_TRUSTED, CLIENTS_MAX_BYTES, err, errlen);
+    char *text = read_whole_at(dirfd, name, path, FILE_TRUSTED, CLIENTS_MAX_BYTES, err, errlen);
     if (!text)
         return -1;
     x->name = path;
@@ -306,16 +345,32 @@ int mw_keyfile_read_clients(const char *path,
         return -1;
     }
     if (!S_ISDIR(st.st_mode))
-        return read_clients_file(path, &x, err, errlen);
+        return read_clients_file(AT_FDCWD, path, path, &x, err, errlen);
+    /* The directory is checked on the descriptor it is then read through, and its files are
+     * opened relative to it, so what was checked is what is read even if a name changes. */
+    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || fstat(dfd, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        if (dfd >= 0)
+            close(dfd);
+        return -1;
+    }
+    if (!owner_trusted(&st)) {
+        owner_error(path, &st, "add keys to this directory", err, errlen);
+        close(dfd);
+        return -1;
+    }
     if (st.st_mode & 022) {
         snprintf(err, errlen,
                  "%s: mode %04o lets group or others add keys to this directory (chmod go-w it)",
                  path, (unsigned)(st.st_mode & 07777));
+        close(dfd);
         return -1;
     }
-    DIR *d = opendir(path);
+    DIR *d = fdopendir(dfd); /* owns dfd from here; dirfd(d) opens the files */
     if (!d) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        close(dfd);
         return -1;
     }
     int rc = 0;
@@ -329,7 +384,7 @@ int mw_keyfile_read_clients(const char *path,
             rc = -1;
             break;
         }
-        rc = read_clients_file(file, &x, err, errlen);
+        rc = read_clients_file(dirfd(d), e->d_name, file, &x, err, errlen);
     }
     closedir(d);
     if (rc == 0 && x.n_public == 0) {

@@ -8,10 +8,11 @@
  *   public-key = <40 characters of Z85>
  *   secret-key = <40 characters of Z85>      (only in NAME.key)
  *
- * NAME.key holds a key pair and must be a regular file that neither group nor others can
- * access (mode & 077 == 0); NAME.pub holds the public key alone. A list of authorized
- * clients is either a directory of *.pub files or one file of [curve] sections (the .pub files
- * concatenated); neither it nor its directory may be writable by group or others. Every
+ * NAME.key holds a key pair and must be a regular file owned by this user (or root) that
+ * neither group nor others can access (mode & 077 == 0); NAME.pub holds the public key alone.
+ * A list of authorized clients is either a directory of *.pub files or one file of [curve]
+ * sections (the .pub files concatenated); the directory and every key file must be owned by
+ * this user (or root) and not writable by group or others. Every
  * function here returns 0, or -1 with a message naming the file in err.
  */
 #ifndef MW_KEYFILE_H

@@ -22,7 +22,7 @@ refused() {
     grep -qF -- "$want" err.txt || mw_fail "$*: expected '$want', got: $(cat err.txt)"
     [ ! -S "$MW_T/x" ] || mw_fail "$*: bound an ipc socket before refusing"
 }
-fix="is not local (ipc:// or loopback): use CURVE (--curve-secret FILE --curve-clients FILE_OR_DIR, docs/security.md) or --allow-insecure"
+fix="is not local (ipc://PATH or loopback): use CURVE (--curve-secret FILE --curve-clients FILE_OR_DIR, docs/security.md) or --allow-insecure"
 refused "--listen tcp://*:$port $fix" --listen "tcp://*:$port"
 refused "--listen tcp://0.0.0.0:$port $fix" --listen "ipc://$MW_T/x" --listen "tcp://0.0.0.0:$port"
 refused "--publish tcp://[::]:$port $fix" --listen "ipc://$MW_T/x" --publish "tcp://[::]:$port"

@@ -1,15 +1,19 @@
 /* test_keyfile.c: the security checks that need no sockets (docs/security.md).
  *
- * - mw__endpoint_local: which endpoints the collector may bind without CURVE (ipc://, inproc://,
- *   tcp:// on 127.0.0.0/8, ::1, localhost) and which it may not (wildcards, other addresses,
- *   interface and host names, other transports, malformed endpoints);
+ * - mw__endpoint_local: which endpoints the collector may bind without CURVE (ipc://PATH,
+ *   inproc://, tcp:// on 127.0.0.0/8, ::1, localhost resolving to loopback only) and which it
+ *   may not (abstract ipc://@name, wildcards, other addresses, interface and host names, other
+ *   transports, malformed endpoints); localhost resolving elsewhere is tested by policy.sh;
  * - mw__auth_check: the start-up policy (a non-local endpoint of any kind needs CURVE or
  *   --allow-insecure; --curve-secret and --curve-clients go together; --replay refuses CURVE);
  * - the key-file parser (mw_keyfile_parse) on good and bad text, with the line of the error;
  * - reading files: modes (a secret key open to group or others is refused, naming the file),
  *   not a regular file, a .key given where a .pub belongs, the list of client keys (a file of
  *   several keys, a directory of *.pub, writable by others refused), and mw_keyfile_generate
- *   (modes whatever the umask, refusal to overwrite, --force).
+ *   (modes whatever the umask, refusal to overwrite, --force);
+ * - owners (test_owner): a secret key, a client list, a directory of client keys or one key in
+ *   it owned by another user (chowned to nobody) is refused naming the file; back in this
+ *   user's (or root's) hands it is accepted.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -48,7 +52,7 @@ static void test_endpoint_local(void **state)
 {
     (void)state;
     static const char *const local[] = {
-        "ipc:///tmp/x",          "ipc://@abstract",        "inproc://a",
+        "ipc:///tmp/x",          "ipc://rel/path",         "inproc://a",
         "tcp://127.0.0.1:5555",  "tcp://127.1.2.3:1",      "tcp://127.0.0.1:*",
         "tcp://[::1]:5555",      "tcp://::1:5555",         "tcp://localhost:5555",
         "tcp://LocalHost:1",     "tcp://[::ffff:127.0.0.1]:7",
@@ -62,6 +66,8 @@ static void test_endpoint_local(void **state)
         "pgm://127.0.0.1;239.192.1.1:5555", "ws://127.0.0.1:80", "udp://127.0.0.1:5",
         "TCP://127.0.0.1:5",   "",                       "127.0.0.1:5555",
         "tcp://1270.0.0.1:5",  "tcp://127.0.0.1.evil.example:5",
+        /* Abstract sockets have no file, so no permission keeps other local users out. */
+        "ipc://@abstract",     "ipc://@",                "ipc://@/tmp/x",
     };
     for (size_t i = 0; i < sizeof local / sizeof local[0]; i++) {
         if (mw__endpoint_local(local[i]) != 1)
@@ -321,12 +327,14 @@ static void test_policy(void **state)
     } cases[] = {
         {"listen", "ipc:///tmp/a,tcp://127.0.0.1:1", NULL},
         {"listen", "tcp://*:1",
-         "--listen tcp://*:1 is not local (ipc:// or loopback): use CURVE (--curve-secret "
+         "--listen tcp://*:1 is not local (ipc://PATH or loopback): use CURVE (--curve-secret "
          "FILE --curve-clients FILE_OR_DIR, docs/security.md) or --allow-insecure"},
         {"publish", "tcp://0.0.0.0:2", "--publish tcp://0.0.0.0:2 is not local"},
         {"history", "tcp://[::]:3", "--history tcp://[::]:3 is not local"},
         {"steer", "tcp://10.1.1.1:4", "--steer tcp://10.1.1.1:4 is not local"},
         {"control", "tcp://node:5", "--control tcp://node:5 is not local"},
+        {"listen", "ipc://@mw-abstract", "--listen ipc://@mw-abstract is not local"},
+        {"publish", "ipc://@mw-feed", "--publish ipc://@mw-feed is not local"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         mw_options_defaults(&o);
@@ -385,6 +393,64 @@ static void test_policy(void **state)
     mw_options_free(&o);
 }
 
+/* Another user who owns a key list, its directory or a secret key could rewrite it (and chmod
+ * it first): each is refused naming the file, whatever its mode. Needs root to chown. */
+static void test_owner(void **state)
+{
+    (void)state;
+    if (geteuid() != 0)
+        skip();
+    const uid_t other = 65534; /* nobody */
+    char sec[256], pub[256], err[512], p[128], d[128], key[128];
+    mw_keypair_t kp;
+    uint8_t got[8][32];
+    pair_text(sec, pub, sizeof sec, NULL);
+
+    /* The secret key: 0600 but owned by another user. */
+    snprintf(key, sizeof key, "%s", put("own.key", sec, 0600, p, sizeof p));
+    assert_int_equal(chown(key, other, (gid_t)-1), 0);
+    assert_int_equal(mw_keyfile_read_pair(key, &kp, err, sizeof err), -1);
+    assert_non_null(strstr(err, key));
+    assert_non_null(strstr(err, "owned by uid 65534, not by this user (uid 0) or root"));
+    assert_int_equal(chown(key, 0, (gid_t)-1), 0);
+    assert_int_equal(mw_keyfile_read_pair(key, &kp, err, sizeof err), 0);
+
+    /* One file of client keys owned by another user. */
+    put("list.pub", pub, 0644, p, sizeof p);
+    assert_int_equal(chown(p, other, (gid_t)-1), 0);
+    memset(got, 0, sizeof got);
+    assert_int_equal(mw_keyfile_read_clients(p, collect, got, err, sizeof err), -1);
+    assert_non_null(strstr(err, p));
+    assert_non_null(strstr(err, "its owner could add keys to it"));
+
+    /* A directory owned by another user, with files of ours: refused (its owner may add a
+     * file at any time). */
+    snprintf(d, sizeof d, "%s/own.d", dir);
+    assert_int_equal(mkdir(d, 0755), 0);
+    put("own.d/a.pub", pub, 0644, p, sizeof p);
+    assert_int_equal(chown(d, other, (gid_t)-1), 0);
+    memset(got, 0, sizeof got);
+    assert_int_equal(mw_keyfile_read_clients(d, collect, got, err, sizeof err), -1);
+    char want[256];
+    snprintf(want, sizeof want, "%s: owned by uid 65534", d);
+    assert_non_null(strstr(err, want));
+    assert_non_null(strstr(err, "add keys to this directory"));
+    assert_int_equal(chown(d, 0, (gid_t)-1), 0);
+    memset(got, 0, sizeof got);
+    assert_int_equal(mw_keyfile_read_clients(d, collect, got, err, sizeof err), 0);
+
+    /* Our directory, one key in it owned by another user: refused naming that file. */
+    put("own.d/b.pub", pub, 0644, p, sizeof p);
+    assert_int_equal(chown(p, other, (gid_t)-1), 0);
+    memset(got, 0, sizeof got);
+    assert_int_equal(mw_keyfile_read_clients(d, collect, got, err, sizeof err), -1);
+    snprintf(want, sizeof want, "%s: owned by uid 65534", p);
+    assert_non_null(strstr(err, want));
+    assert_int_equal(chown(p, 0, (gid_t)-1), 0);
+    memset(got, 0, sizeof got);
+    assert_int_equal(mw_keyfile_read_clients(d, collect, got, err, sizeof err), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +460,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_clients, setup, teardown),
         cmocka_unit_test_setup_teardown(test_generate, setup, teardown),
         cmocka_unit_test_setup_teardown(test_policy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_owner, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
