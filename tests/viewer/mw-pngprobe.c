@@ -7,6 +7,9 @@
  *   mw-pngprobe FILE.png count R G B TOL [X0 Y0 X1 Y1] -> pixels within TOL of the color in
  *                                                        the rectangle (inclusive; default the
  *                                                        whole image)
+ *   mw-pngprobe FILE.png find R G B TOL [X0 Y0 X1 Y1]  -> "N CX CY X0 Y0 X1 Y1": how many such
+ *                                                        pixels, their centroid and bounding
+ *                                                        box ("0" when there is none)
  *
  * Coordinates are pixels from the top left corner. Two colors are within TOL when each
  * channel differs by at most TOL. A run of `column` extends while each pixel is within TOL
@@ -52,7 +55,8 @@ static int near(const unsigned char *a, const unsigned char *b, int tol)
 static int usage(void)
 {
     fprintf(stderr, "usage: mw-pngprobe FILE.png (size | pixel X Y | column X Y0 Y1 [TOL] |\n"
-                    "                              count R G B TOL [X0 Y0 X1 Y1])\n");
+                    "                              count R G B TOL [X0 Y0 X1 Y1] |\n"
+                    "                              find R G B TOL [X0 Y0 X1 Y1])\n");
     return 2;
 }
 
@@ -98,7 +102,7 @@ int main(int argc, char **argv)
             printf("%d %d %d %d %d\n", start, y - 1, p[0], p[1], p[2]);
             start = y;
         }
-    } else if (!strcmp(q, "count") && (na == 4 || na == 8)) {
+    } else if ((!strcmp(q, "count") || !strcmp(q, "find")) && (na == 4 || na == 8)) {
         unsigned char c[3] = {(unsigned char)a[0], (unsigned char)a[1], (unsigned char)a[2]};
         int x0 = 0, y0 = 0, x1 = W - 1, y1 = H - 1;
         if (na == 8) {
@@ -108,10 +112,26 @@ int main(int argc, char **argv)
             y1 = a[7] >= H ? H - 1 : a[7];
         }
         long count = 0;
+        double sx = 0, sy = 0;
+        int bx0 = W, by0 = H, bx1 = -1, by1 = -1;
         for (int y = y0; y <= y1; y++)
             for (int x = x0; x <= x1; x++)
-                count += near(px(x, y), c, a[3]);
-        printf("%ld\n", count);
+                if (near(px(x, y), c, a[3])) {
+                    count++;
+                    sx += x;
+                    sy += y;
+                    bx0 = x < bx0 ? x : bx0;
+                    bx1 = x > bx1 ? x : bx1;
+                    by0 = y < by0 ? y : by0;
+                    by1 = y > by1 ? y : by1;
+                }
+        if (q[0] == 'c')
+            printf("%ld\n", count);
+        else if (count)
+            printf("%ld %.2f %.2f %d %d %d %d\n", count, sx / (double)count, sy / (double)count,
+                   bx0, by0, bx1, by1);
+        else
+            printf("0\n");
     } else {
         rc = usage();
     }

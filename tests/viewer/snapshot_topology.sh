@@ -7,6 +7,9 @@
 # pixels of the sampled intra- and inter-node lines' colors where they are drawn, and the legend
 # bar; node bundles must sum to the same totals; the periodic option splits the wrap-around
 # pairs; --step shows a time step; a recording without hardware falls back to planes by host.
+# Where rank 0 is drawn is checked without the viewer's meta (topocheck.py orbit): nearly
+# top-down at yaw 0 in the top-left corner of the scene, and at yaw 180 and 90 where the orbit
+# about the scene's centre must put it.
 # shellcheck source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 mw_init viewer_snapshot_topology
@@ -22,6 +25,13 @@ tc() { "$MW_PYTHON" "$TC" "$@" || mw_fail "check $1 failed (see above)"; }
 sv_snap lines "$MW_T/t.mpiw" --view topology --window 1 --bundles off --camera 0,60
 tc lines "$SV_PROBE" "$MW_T/t.json" "$MW_T/lines.meta.json" "$MW_T/lines.png" 1
 tc legend "$SV_PROBE" "$MW_T/t.json" "$MW_T/lines.meta.json" "$MW_T/lines.png"
+
+for yaw in 0 180 90; do
+    sv_snap "yaw$yaw" "$MW_T/t.mpiw" --view topology --window 1 --bundles on --no-labels \
+        --camera "$yaw,89"
+done
+tc orbit "$SV_PROBE" "$MW_T/t.json" "$MW_T/yaw0.meta.json" "$MW_T/yaw0.png" \
+    "$MW_T/yaw180.meta.json" "$MW_T/yaw180.png" "$MW_T/yaw90.meta.json" "$MW_T/yaw90.png"
 
 sv_snap bytes "$MW_T/t.mpiw" --view topology --window 2 --bundles off --color bytes
 tc lines "$SV_PROBE" "$MW_T/t.json" "$MW_T/bytes.meta.json" "$MW_T/bytes.png" 2

@@ -11,8 +11,20 @@ Usage: python3 topocheck.py CHECK PROBE SYNTH.json META.json PNG [ARGS...]
                 of the scale's maximum (it is the largest pair) and so has the bar's right end
   mxpick  W OUT the --pick output of the known pair's cell names it with its figures
   target        prints the pixel of the known pair's cell (for --pick)
-The expected numbers come from topo-synth's JSON, the geometry from the viewer's --meta, the
-pixels from mw-pngprobe. Exits 1 with every failed check listed. Standard library only.
+  orbit   META180 PNG180 META90 PNG90
+                where rank 0 is drawn, from first principles rather than the viewer's meta:
+                three snapshots at pitch 89 (nearly top-down) and yaw 0, 180 and 90. Rank 0
+                sends the most bytes (topo-synth's known pair), so its marker is the only one
+                in the ramp's max color (read from the PNG's own rank bar). It must be one
+                compact marker; at yaw 0 above and to the left of the drawing region's centre
+                (the orbit camera looks at the scene's centre; nodes are laid out in node order
+                row by row and rank 0 is on node 0's first PU, so it is the top-left corner);
+                at yaw 180 at its reflection through the centre and at yaw 90 at its rotation
+                by 90 degrees about it (within 4 px): a camera or a placement that moved ranks
+                fails either the corner or the symmetry.
+The expected numbers come from topo-synth's JSON, the geometry from the viewer's --meta (except
+for orbit), the pixels from mw-pngprobe. Exits 1 with every failed check listed. Standard
+library only.
 """
 import json
 import subprocess
@@ -163,6 +175,49 @@ def check_mxpick(synth, w, out):
     expect("pick bytes", p.get("bytes"), win["known_bytes"])
 
 
+def rank0_marker(meta, png):
+    """(centroid x, y) of the pixels of the rank bar's max color in the scene above the legend
+    panel, or None, with the reasons added to the errors."""
+    t = meta["topology"]
+    bar, region, legend_bar = t["rank_bar"], t["region"], t["legend_bar"]
+    top = probe(png, "pixel", bar["x"] + bar["w"] - 2, bar["y"] + bar["h"] // 2).split()
+    if len(top) != 3:
+        return None
+    r, g, b = (int(v) for v in top)
+    out = probe(png, "find", r, g, b, 6, region["x"], region["y"],
+                region["x"] + region["w"] - 1, legend_bar["y"] - 40).split()
+    if not out or out[0] == "0":
+        fail("%s: no pixel of the rank scale's max color %s %s %s in the scene" % (png, r, g, b))
+        return None
+    n, cx, cy = int(out[0]), float(out[1]), float(out[2])
+    x0, y0, x1, y1 = (int(v) for v in out[3:7])
+    print("%s: rank 0 marker: %d pixels of (%d, %d, %d) around (%.1f, %.1f), box %d..%d x %d..%d" %
+          (png, n, r, g, b, cx, cy, x0, x1, y0, y1))
+    if n < 12 or x1 - x0 > 24 or y1 - y0 > 24:
+        fail("%s: the max color is not one compact marker (%d pixels in %dx%d)" %
+             (png, n, x1 - x0 + 1, y1 - y0 + 1))
+        return None
+    return cx, cy
+
+
+def check_orbit(meta0, png0, meta180, png180, meta90, png90):
+    reg = meta0["topology"]["region"]
+    cx, cy = reg["x"] + reg["w"] / 2.0, reg["y"] + reg["h"] / 2.0
+    p0, p180, p90 = (rank0_marker(m, p) for m, p in ((meta0, png0), (meta180, png180),
+                                                      (meta90, png90)))
+    if not p0:
+        return
+    vx, vy = p0[0] - cx, p0[1] - cy
+    if not (vx < -20 and vy < -20):
+        fail("yaw 0: rank 0 at (%.1f, %.1f) is not above and left of the centre (%.1f, %.1f)" %
+             (p0[0], p0[1], cx, cy))
+    for name, p, want in (("yaw 180", p180, (cx - vx, cy - vy)),
+                          ("yaw 90", p90, (cx - vy, cy + vx))):
+        if p and (abs(p[0] - want[0]) > 4 or abs(p[1] - want[1]) > 4):
+            fail("%s: rank 0 at (%.1f, %.1f), want (%.1f, %.1f)" % (name, p[0], p[1], want[0],
+                                                                     want[1]))
+
+
 if __name__ == "__main__":
     check, PROBE, synth_p, meta_p, png = sys.argv[1:6]
     rest = sys.argv[6:]
@@ -177,6 +232,8 @@ if __name__ == "__main__":
         check_matrix(synth, meta, png, int(rest[0]))
     elif check == "mxpick":
         check_mxpick(synth, int(rest[0]), rest[1])
+    elif check == "orbit":
+        check_orbit(meta, png, load(rest[0]), rest[1], load(rest[2]), rest[3])
     elif check == "target":
         x, y = cell_xy(meta, *synth["known_pair"])
         print("%d,%d" % (x, y))
