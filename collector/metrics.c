@@ -11,6 +11,7 @@
  * for more than METRICS_PERIOD_NS even when no other timer is pending.
  */
 #include "collector.h"
+#include "steps.h"
 
 #include <arpa/inet.h>
 #include <inttypes.h>
@@ -174,6 +175,14 @@ static char *metrics_format(const mw_collector_t *c, size_t *len)
     for (int r = 1; r < MW_REJECT_COUNT; r++)
         metrics_put(&b, "mpiwatch_messages_rejected_total{reason=\"%s\"} %" PRIu64 "\n",
                     mw_reject_name((mw_reject_t)r), c->stats.rejected[r]);
+    /* Step data refused by a cap (steps.c, docs/steps.md): always listed, 0 without steps. */
+    metrics_head(&b, "mpiwatch_steps_refused_total", "counter",
+                 "Step marks, steps, pairs and carried segments of the current job that the "
+                 "collector did not keep as claimed (a step cap), by reason.");
+    for (int r = 0; r < MW_STEPS_REFUSAL_COUNT; r++)
+        metrics_put(&b, "mpiwatch_steps_refused_total{reason=\"%s\"} %" PRIu64 "\n",
+                    mw__steps_refusal_name((mw_steps_refusal_t)r),
+                    mw__steps_refused(c, (mw_steps_refusal_t)r));
     if (c->opt && c->opt->curve_secret) { /* as in the stats JSON: only when CURVE is on */
         metrics_head(&b, "mpiwatch_connections_refused_total", "counter",
                      "Connections refused by CURVE authentication, by reason.");
@@ -199,6 +208,8 @@ static uint64_t metrics_signature(const mw_collector_t *c)
         s += c->stats.rejected[r];
     for (int r = 0; r < MW_AUTH_COUNT; r++)
         s += c->stats.auth_refused[r];
+    for (int r = 0; r < MW_STEPS_REFUSAL_COUNT; r++)
+        s += mw__steps_refused(c, (mw_steps_refusal_t)r);
     return s;
 }
 

@@ -7,6 +7,7 @@
  * with small fixed top-N arrays, with no sort of the whole set.
  */
 #include "collector.h"
+#include "steps.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -250,6 +251,15 @@ static void report_losses(const mw_collector_t *c, FILE *out)
         fprintf(out, "  windows closed early to bound memory: %" PRIu64 "\n", c->merge.evicted);
     if (job->overflow)
         fprintf(out, "  totals that did not fit their table: %" PRIu64 "\n", job->overflow);
+    /* Time steps (docs/steps.md): what a step cap refused, once the job marked steps. */
+    if (mw__steps_marked(c)) {
+        fprintf(out, "  steps refused by a cap:");
+        for (int r = 0; r < MW_STEPS_REFUSAL_COUNT; r++)
+            fprintf(out, "%s %s %" PRIu64, r ? "," : "",
+                    mw__steps_refusal_name((mw_steps_refusal_t)r),
+                    mw__steps_refused(c, (mw_steps_refusal_t)r));
+        fprintf(out, "\n");
+    }
 
     uint64_t rejected = 0;
     for (int r = 1; r < MW_REJECT_COUNT; r++)

@@ -27,7 +27,21 @@
  * rank that skipped it) would reopen a step that was emitted: instead its calls stay in the
  * rank's carry and go to the next step the rank ends, as a folded step (Step.folded), and it
  * is counted (`late`); a mark below every open step when the cap is reached is treated the
- * same way (`refused`).
+ * same way (`below_open`).
+ *
+ * Memory is bounded job-wide, not per rank: a rank's carry may hold an entry for every peer it
+ * talked to since its last mark, so an all-to-all job would need ranks^2 entries, and a rank
+ * that ends the same open step again and again appends pairs to it each time. Carry tables and
+ * open steps' pair lists start small (MW_STEPS_TABLE_INITIAL entries, a fixed cost per sending
+ * rank and per slot), and every doubling is charged to a budget: min(MW_STEPS_CARRY_PER_RANK x
+ * ranks, MW_STEPS_MAX_CARRY) entries for the carries, MW_STEPS_MAX_PAIRS for the pair lists.
+ * Charges count allocated entries, so they bound the memory itself; a table that grew is freed
+ * and started small again when its contents are handed over (a mark, a step's close), so the
+ * budget follows what is held now, not past peaks. What does not fit is left out of the step
+ * and counted (`carry`, `pairs`), not folded into an "other" bucket: a Step has no field for
+ * one, a made-up peer would mislead the viewer and the exports, and the same messages and calls
+ * are still exact in the windows, the job's totals and the recording. Every refusal is counted
+ * by reason and shown in the stats JSON, on the Prometheus page and in the report.
  */
 #include "steps.h"
 #include "rules.h"
@@ -41,7 +55,8 @@ typedef struct {
     mw__index_t peer;  /* peer -> mw_pair_sum_t: its messages since its last mark */
     uint64_t start_ns; /* where its current step started: its last mark, or its first window */
     int64_t passed;    /* the highest step it ended, -1 none */
-    uint32_t folded;   /* marks folded into its carry (late or refused marks) */
+    uint32_t folded;   /* marks folded into its carry (late or below_open marks) */
+    uint32_t charged;  /* entries its carry tables grew by, charged to the carry budget */
     uint8_t ready, gone;
 } step_rank_t;
 
@@ -50,6 +65,7 @@ typedef struct {
     uint64_t step, start_ns, end_ns;
     uint32_t ranks, folded;
     uint32_t at;       /* expected ranks whose `passed` is this step */
+    uint32_t charged;  /* entries its pair list grew by, charged to the pair budget */
     mw__index_t fn;    /* fn -> mw_fn_stats_t */
     mw__index_t pairs; /* src << 32 | dst -> mw_pair_sum_t */
 } step_open_t;
@@ -62,9 +78,12 @@ struct mw_steps {
     uint32_t order[MW_STEPS_MAX_OPEN]; /* slots of the open steps, by step */
     uint32_t free_slot[MW_STEPS_MAX_OPEN];
     uint32_t n_open, n_free;
-    int64_t floor;   /* the highest step closed, -1 none */
-    uint32_t behind; /* expected ranks whose `passed` is <= floor */
-    uint64_t late, refused, forced;
+    int64_t floor;                            /* the highest step closed, -1 none */
+    uint32_t behind;                          /* expected ranks whose `passed` is <= floor */
+    uint64_t refused[MW_STEPS_REFUSAL_COUNT]; /* by mw_steps_refusal_t */
+    uint64_t marks;                           /* marks applied */
+    uint64_t carry_budget, carry_held;        /* entries the carries may grow by / grew by */
+    uint64_t pairs_held;                      /* entries the open steps' pair lists grew by */
     /* Scratch: the previous mark's (or, in validation, the sample's) totals, dense. */
     mw_fn_stats_t prev_fn[MW_FN_COUNT];
     mw_fn_stats_t tot_fn[MW_FN_COUNT];
@@ -90,6 +109,9 @@ int mw__steps_begin(mw_collector_t *c, uint32_t size, uint64_t window_ns, uint64
     if (!S)
         return -1;
     S->size = size;
+    S->carry_budget = (uint64_t)MW_STEPS_CARRY_PER_RANK * size;
+    if (S->carry_budget > MW_STEPS_MAX_CARRY)
+        S->carry_budget = MW_STEPS_MAX_CARRY;
     S->window_ns = window_ns;
     S->lateness_ns = lateness_ns;
     S->rank = calloc(size, sizeof *S->rank);
@@ -289,8 +311,55 @@ static void stats_add(mw_fn_stats_t *t, const mw_fn_stats_t *x)
     t->bytes += x->bytes;
 }
 
+/* The entry of `key` in one of the rank's carry tables, created when absent. A table that is
+ * full doubles, and the entries it gains are charged to the job-wide carry budget; when they
+ * do not fit (or memory runs out) the segment is left out of the rank's next step and counted
+ * as `carry`. The budget counts allocated entries, not used ones, so it bounds memory. */
+static void *carry_get(mw_steps_t *S, step_rank_t *r, mw__index_t *ix, uint64_t key, int *created)
+{
+    *created = 0;
+    if (ix->n == ix->cap && S->carry_held + ix->cap > S->carry_budget && !mw__index_find(ix, key)) {
+        S->refused[MW_STEPS_CARRY]++;
+        return NULL;
+    }
+    uint32_t before = ix->cap;
+    void *v = mw__index_get(ix, key, created);
+    if (!v) {
+        S->refused[MW_STEPS_CARRY]++; /* the table's own maximum, or out of memory */
+        return NULL;
+    }
+    S->carry_held += ix->cap - before;
+    r->charged += ix->cap - before;
+    return v;
+}
+
+/* Sets up (again) a rank's carry tables at their initial size. On failure a table stays empty
+ * and zeroed, so every later segment is refused and counted instead of touching it. */
+static int carry_init(mw_steps_t *S, step_rank_t *r)
+{
+    int fn = mw__index_init(&r->fn, sizeof(mw_fn_stats_t), MW_STEPS_TABLE_INITIAL, MW_FN_COUNT);
+    int peer = mw__index_init(&r->peer, sizeof(mw_pair_sum_t), MW_STEPS_TABLE_INITIAL, S->size);
+    return fn < 0 || peer < 0 ? -1 : 0;
+}
+
+/* Empties a rank's carry. Tables that grew are given back to the budget (freed and set up at
+ * their initial size), so the budget measures what the carries hold now, not past peaks. */
+static void carry_release(mw_steps_t *S, step_rank_t *r)
+{
+    mw__index_clear(&r->fn);
+    mw__index_clear(&r->peer);
+    if (!r->charged)
+        return;
+    S->carry_held -= r->charged;
+    r->charged = 0;
+    mw__index_free(&r->fn);
+    mw__index_free(&r->peer);
+    (void)carry_init(S, r);
+}
+
 /* Adds snapshot f minus the previous one (prev_fn) to the rank's carry. */
-static void carry_fn(step_rank_t *r, const Mpiwatch__FunctionStat *f, const mw_fn_stats_t *prev)
+static void carry_fn(mw_steps_t *S, step_rank_t *r, const Mpiwatch__FunctionStat *f,
+                     const mw_fn_stats_t *prev)
 {
     mw_fn_stats_t d = {.count = f->count - prev->count,
                        .total_ns = f->total_ns - prev->total_ns,
@@ -300,17 +369,18 @@ static void carry_fn(step_rank_t *r, const Mpiwatch__FunctionStat *f, const mw_f
     if (!d.count && !d.total_ns && !d.bytes)
         return;
     int created;
-    mw_fn_stats_t *t = mw__index_get(&r->fn, f->fn, &created);
+    mw_fn_stats_t *t = carry_get(S, r, &r->fn, f->fn, &created);
     if (t)
         stats_add(t, &d);
 }
 
-static void carry_peer(step_rank_t *r, uint32_t peer, uint64_t messages, uint64_t bytes)
+static void carry_peer(mw_steps_t *S, step_rank_t *r, uint32_t peer, uint64_t messages,
+                       uint64_t bytes)
 {
     if (!messages && !bytes)
         return;
     int created;
-    mw_pair_sum_t *p = mw__index_get(&r->peer, peer, &created);
+    mw_pair_sum_t *p = carry_get(S, r, &r->peer, peer, &created);
     if (p)
         mw_pair_add(p, created, 0, peer, messages, bytes);
 }
@@ -359,7 +429,8 @@ static void step_close(mw_collector_t *c, step_open_t *o)
     st.functions = S->fsp;
     size_t np = o->pairs.n;
     if (np > S->p_cap) {
-        size_t cap = np * 2;
+        /* Room to grow, never beyond what one step can hold (docs/steps.md: 96 MiB). */
+        size_t cap = np < MW_STEPS_MAX_PAIRS / 2 ? np * 2 : MW_STEPS_MAX_PAIRS;
         uint32_t *a = realloc(S->p_src, cap * sizeof *a),
                  *b = a ? realloc(S->p_dst, cap * sizeof *b) : NULL;
         if (a)
@@ -425,6 +496,14 @@ static void step_close(mw_collector_t *c, step_open_t *o)
 done:
     mw__index_clear(&o->fn);
     mw__index_clear(&o->pairs);
+    if (o->charged) {
+        /* A slot whose pair list grew gives it back: step_entry() sets it up again small. */
+        S->pairs_held -= o->charged;
+        o->charged = 0;
+        mw__index_free(&o->fn);
+        mw__index_free(&o->pairs);
+        o->ready = 0;
+    }
 }
 
 /* The position in `order` of `step`, or where it would go. */
@@ -486,10 +565,10 @@ static step_open_t *step_entry(mw_collector_t *c, uint64_t step)
         /* Too many steps waiting for slow or silent ranks: the oldest goes as it is, unless
          * the new step would be older still. */
         if (pos == 0) {
-            S->refused++;
+            S->refused[MW_STEPS_BELOW_OPEN]++;
             return NULL;
         }
-        S->forced++;
+        S->refused[MW_STEPS_FORCED]++;
         close_lowest(c);
         pos--;
     }
@@ -498,7 +577,8 @@ static step_open_t *step_entry(mw_collector_t *c, uint64_t step)
     if (!o->ready) {
         if (mw__index_init(&o->fn, sizeof(mw_fn_stats_t), 16, MW_FN_COUNT) < 0)
             return NULL;
-        if (mw__index_init_list(&o->pairs, sizeof(mw_pair_sum_t), 16, MW_MERGE_MAX_PAIRS) < 0) {
+        if (mw__index_init_list(&o->pairs, sizeof(mw_pair_sum_t), MW_STEPS_TABLE_INITIAL,
+                                MW_STEPS_MAX_PAIRS) < 0) {
             mw__index_free(&o->fn);
             return NULL;
         }
@@ -542,7 +622,7 @@ static void rank_ends_step(mw_collector_t *c, uint32_t rank, const Mpiwatch__Ste
         /* A closed step (or one refused): its calls stay in the carry, folded into the next
          * step this rank ends. */
         if ((int64_t)m->step <= S->floor)
-            S->late++;
+            S->refused[MW_STEPS_LATE]++;
         r->folded += 1 + m->folded;
         return;
     }
@@ -562,13 +642,23 @@ static void rank_ends_step(mw_collector_t *c, uint32_t rank, const Mpiwatch__Ste
         }
         for (uint32_t i = 0; i < r->peer.n; i++) {
             const mw_pair_sum_t *p = MW__INDEX_AT(&r->peer, const mw_pair_sum_t, i);
+            /* A full list doubles; what it gains is charged to the job-wide pair budget. */
+            if (o->pairs.n == o->pairs.cap && S->pairs_held + o->pairs.cap > MW_STEPS_MAX_PAIRS) {
+                S->refused[MW_STEPS_PAIRS] += r->peer.n - i;
+                break;
+            }
+            uint32_t before = o->pairs.cap;
             mw_pair_sum_t *q = mw__index_append(&o->pairs, (uint64_t)rank << 32 | p->dst);
-            if (q)
-                mw_pair_add(q, 1, rank, p->dst, p->messages, p->bytes);
+            if (!q) {
+                S->refused[MW_STEPS_PAIRS]++; /* the list's maximum, or out of memory */
+                continue;
+            }
+            S->pairs_held += o->pairs.cap - before;
+            o->charged += o->pairs.cap - before;
+            mw_pair_add(q, 1, rank, p->dst, p->messages, p->bytes);
         }
     }
-    mw__index_clear(&r->fn);
-    mw__index_clear(&r->peer);
+    carry_release(S, r);
     r->start_ns = m->end_ns;
     if ((int64_t)m->step > r->passed)
         rank_pass(S, r, o);
@@ -581,10 +671,9 @@ void mw__steps_sample(mw_collector_t *c, uint32_t rank, const Mpiwatch__Sample *
         return;
     step_rank_t *r = &S->rank[rank];
     if (!r->ready) {
-        if (mw__index_init(&r->fn, sizeof(mw_fn_stats_t), 16, MW_FN_COUNT) < 0)
-            return;
-        if (mw__index_init(&r->peer, sizeof(mw_pair_sum_t), 16, S->size) < 0) {
+        if (carry_init(S, r) < 0) {
             mw__index_free(&r->fn);
+            mw__index_free(&r->peer);
             return;
         }
         r->ready = 1;
@@ -594,11 +683,13 @@ void mw__steps_sample(mw_collector_t *c, uint32_t rank, const Mpiwatch__Sample *
     for (size_t i = 0; i < s->n_steps; i++) {
         const Mpiwatch__StepMark *m = s->steps[i];
         for (size_t j = 0; j < m->n_functions; j++)
-            carry_fn(r, m->functions[j], &S->prev_fn[m->functions[j]->fn]);
+            carry_fn(S, r, m->functions[j], &S->prev_fn[m->functions[j]->fn]);
         for (size_t j = 0; j < m->n_peer_rank; j++) {
             uint32_t p = m->peer_rank[j];
-            carry_peer(r, p, m->peer_messages[j] - S->prev_pm[p], m->peer_bytes[j] - S->prev_pb[p]);
+            carry_peer(S, r, p, m->peer_messages[j] - S->prev_pm[p],
+                       m->peer_bytes[j] - S->prev_pb[p]);
         }
+        S->marks++;
         rank_ends_step(c, rank, m);
         if (i > 0)
             scratch_clear(S, &(Mpiwatch__Sample){.n_steps = 1, .steps = s->steps + i - 1});
@@ -612,7 +703,7 @@ void mw__steps_sample(mw_collector_t *c, uint32_t rank, const Mpiwatch__Sample *
     /* The rest of the window belongs to the rank's next step. Peers may repeat in a sample
      * (nothing forbids it), so the window's totals per peer are summed first. */
     for (size_t i = 0; i < s->n_functions; i++)
-        carry_fn(r, s->functions[i], &S->prev_fn[s->functions[i]->fn]);
+        carry_fn(S, r, s->functions[i], &S->prev_fn[s->functions[i]->fn]);
     for (size_t i = 0; i < s->n_peer_rank; i++) {
         uint32_t p = s->peer_rank[i];
         S->tot_pm[p] += s->peer_messages[i];
@@ -621,7 +712,7 @@ void mw__steps_sample(mw_collector_t *c, uint32_t rank, const Mpiwatch__Sample *
     for (size_t i = 0; i < s->n_peer_rank; i++) {
         uint32_t p = s->peer_rank[i];
         if (S->tot_pm[p] || S->tot_pb[p]) {
-            carry_peer(r, p, S->tot_pm[p] - S->prev_pm[p], S->tot_pb[p] - S->prev_pb[p]);
+            carry_peer(S, r, p, S->tot_pm[p] - S->prev_pm[p], S->tot_pb[p] - S->prev_pb[p]);
             S->tot_pm[p] = S->tot_pb[p] = 0;
         }
     }
@@ -643,6 +734,8 @@ void mw__steps_leave(mw_collector_t *c, uint32_t rank)
     else
         S->behind--;
     r->gone = 1; /* what it did after its last mark belongs to no step */
+    if (r->ready)
+        carry_release(S, r);
     close_ready(c);
 }
 
@@ -653,11 +746,18 @@ void mw__steps_end(mw_collector_t *c)
         return;
     while (S->n_open)
         close_lowest(c);
-    if (S->late || S->refused || S->forced)
+    const uint64_t *n = S->refused;
+    if (n[MW_STEPS_LATE] || n[MW_STEPS_BELOW_OPEN] || n[MW_STEPS_FORCED])
         MW_LOG(MW_LOG_WARN,
                "steps: %" PRIu64 " closed before every rank ended them (over %u open), %" PRIu64
                " mark(s) of closed steps and %" PRIu64 " over the cap folded into later steps",
-               S->forced, MW_STEPS_MAX_OPEN, S->late, S->refused);
+               n[MW_STEPS_FORCED], MW_STEPS_MAX_OPEN, n[MW_STEPS_LATE], n[MW_STEPS_BELOW_OPEN]);
+    if (n[MW_STEPS_PAIRS] || n[MW_STEPS_CARRY])
+        MW_LOG(MW_LOG_WARN,
+               "steps: %" PRIu64 " pair(s) over the %u pair entries of open steps and %" PRIu64
+               " function or peer segment(s) over the carry budget (%" PRIu64
+               " entries) left out of their steps (the windows have them)",
+               n[MW_STEPS_PAIRS], MW_STEPS_MAX_PAIRS, n[MW_STEPS_CARRY], S->carry_budget);
 }
 
 size_t mw__steps_kept(const mw_collector_t *c, size_t i, const uint8_t **pb)
@@ -679,11 +779,32 @@ uint64_t mw__steps_work(const mw_collector_t *c)
     return c->steps ? c->steps->work : 0;
 }
 
-void mw__steps_counts(const mw_collector_t *c, uint64_t *late, uint64_t *refused,
-                      uint64_t *forced)
+uint64_t mw__steps_refused(const mw_collector_t *c, mw_steps_refusal_t reason)
 {
     const mw_steps_t *S = c->steps;
-    *late = S ? S->late : 0;
-    *refused = S ? S->refused : 0;
-    *forced = S ? S->forced : 0;
+    return S && (unsigned)reason < MW_STEPS_REFUSAL_COUNT ? S->refused[reason] : 0;
+}
+
+const char *mw__steps_refusal_name(mw_steps_refusal_t reason)
+{
+    static const char *const names[] = {
+#define MW_X(id, name) name,
+        MW_STEPS_REFUSALS(MW_X)
+#undef MW_X
+    };
+    return (unsigned)reason < MW_STEPS_REFUSAL_COUNT ? names[reason] : "?";
+}
+
+int mw__steps_marked(const mw_collector_t *c)
+{
+    return c->steps && c->steps->marks > 0;
+}
+
+void mw__steps_held(const mw_collector_t *c, uint64_t *carry, uint64_t *carry_budget,
+                    uint64_t *pairs)
+{
+    const mw_steps_t *S = c->steps;
+    *carry = S ? S->carry_held : 0;
+    *carry_budget = S ? S->carry_budget : 0;
+    *pairs = S ? S->pairs_held : 0;
 }

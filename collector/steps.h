@@ -13,6 +13,36 @@
 #define MW_STEPS_MAX_MARKS 64u   /* step marks accepted in one sample */
 #define MW_STEPS_MAX_OPEN 1024u  /* steps waiting for ranks; beyond, the oldest closes */
 #define MW_STEPS_KEEP (1u << 16) /* closed steps kept for the summary JSON */
+/* Entries the ranks' carries (functions and peers since each rank's last mark) may grow by,
+ * job-wide: this many per rank of the job, at most MW_STEPS_MAX_CARRY (docs/steps.md). */
+#define MW_STEPS_CARRY_PER_RANK 256u
+#define MW_STEPS_MAX_CARRY (1u << 20)
+/* Pair entries the open steps may grow by, job-wide (one step may take all of them). */
+#define MW_STEPS_MAX_PAIRS (1u << 22)
+/* Entries every carry table and open step's pair list starts with (not charged). */
+#define MW_STEPS_TABLE_INITIAL 16u
+
+/* What the collector did not keep of the steps as the ranks claimed them, by reason (the
+ * stats JSON's "steps_refused", the Prometheus page's mpiwatch_steps_refused_total):
+ * - late: marks of a step already closed, folded into the rank's next step;
+ * - below_open: marks below every open step while MW_STEPS_MAX_OPEN were open, folded too;
+ * - forced: steps closed by MW_STEPS_MAX_OPEN before every expected rank ended them;
+ * - pairs: (src, dst) entries left out of an open step by MW_STEPS_MAX_PAIRS;
+ * - carry: a rank's function or peer segments left out of its next step by the carry budget.
+ */
+#define MW_STEPS_REFUSALS(X)                                                                       \
+    X(LATE, "late")                                                                                \
+    X(BELOW_OPEN, "below_open")                                                                    \
+    X(FORCED, "forced")                                                                            \
+    X(PAIRS, "pairs")                                                                              \
+    X(CARRY, "carry")
+
+typedef enum {
+#define MW_X(id, name) MW_STEPS_##id,
+    MW_STEPS_REFUSALS(MW_X)
+#undef MW_X
+        MW_STEPS_REFUSAL_COUNT
+} mw_steps_refusal_t;
 
 typedef struct mw_steps mw_steps_t;
 
@@ -34,11 +64,15 @@ size_t mw__steps_kept(const mw_collector_t *c, size_t i, const uint8_t **pb);
 uint64_t mw__steps_closed(const mw_collector_t *c);
 /* For tests: rank records and open-step entries visited so far (the bookkeeping's work). */
 uint64_t mw__steps_work(const mw_collector_t *c);
-/* Marks of steps already closed (late), marks below every open step when MW_STEPS_MAX_OPEN
- * were open (refused), both folded into the rank's next step, and steps closed by that cap
- * before every rank ended them (forced). */
-void mw__steps_counts(const mw_collector_t *c, uint64_t *late, uint64_t *refused,
-                      uint64_t *forced);
+/* How often the current job's steps were refused for `reason` (0 without a job), its name
+ * ("late", ...), and whether the job applied any step mark (the stats JSON then lists the
+ * refusals, zeros included). */
+uint64_t mw__steps_refused(const mw_collector_t *c, mw_steps_refusal_t reason);
+const char *mw__steps_refusal_name(mw_steps_refusal_t reason);
+int mw__steps_marked(const mw_collector_t *c);
+/* For tests: carry and pair entries charged to their budgets now, and the carry budget. */
+void mw__steps_held(const mw_collector_t *c, uint64_t *carry, uint64_t *carry_budget,
+                    uint64_t *pairs);
 /* Encodes a closed step (window_pb.c). Returns its length in e->out, or 0. */
 size_t mw__step_pack(mw_pb_encoder_t *e, const Mpiwatch__Step *step);
 

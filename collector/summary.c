@@ -419,6 +419,17 @@ char *mw_stats_json(const mw_collector_t *c)
             if (json_u64(cap, mw_cap_reason_name((mw_cap_reason_t)r), c->stats.capped[r]) < 0)
                 goto out;
     }
+    /* Step data of the current job refused by a cap (steps.c, docs/steps.md), by reason, zeros
+     * included, once the job applied a step mark: a job without steps keeps its key set. */
+    if (mw__steps_marked(c)) {
+        cJSON *st = cJSON_AddObjectToObject(root, "steps_refused");
+        if (!st)
+            goto out;
+        for (int r = 0; r < MW_STEPS_REFUSAL_COUNT; r++)
+            if (json_u64(st, mw__steps_refusal_name((mw_steps_refusal_t)r),
+                         mw__steps_refused(c, (mw_steps_refusal_t)r)) < 0)
+                goto out;
+    }
     /* Connections refused by CURVE (auth.c), by reason, only when CURVE is on. */
     if (c->opt && c->opt->curve_secret) {
         cJSON *auth = cJSON_AddObjectToObject(root, "auth_refused");

@@ -93,7 +93,8 @@ types = {"mpiwatch_calls_total": "counter", "mpiwatch_call_seconds_total": "coun
          "mpiwatch_samples_dropped_total": "counter",
          "mpiwatch_samples_late_total": "counter",
          "mpiwatch_messages_accepted_total": "counter",
-         "mpiwatch_messages_rejected_total": "counter"}
+         "mpiwatch_messages_rejected_total": "counter",
+         "mpiwatch_steps_refused_total": "counter"}
 for name, t in types.items():
     if not re.search(rf"^# HELP {name} \S", body, re.M):
         errors.append(f"no HELP for {name}")
@@ -132,6 +133,14 @@ if provoked < 10:
     errors.append(f"mw-badinput provoked only {provoked} reasons")
 print(f"rejected on the page: {sum(page.values()):.0f} over {len(page)} reasons, "
       f"{provoked} provoked", file=sys.stderr)
+# Step refusals (docs/steps.md): every reason listed; the loadgen job marks no steps, so 0
+# (collector_steps overflows each cap and checks the exact counts).
+steps = {m.group(1): v for k, v in values.items()
+         if (m := re.fullmatch(r'mpiwatch_steps_refused_total\{reason="([a-z_]+)"\}', k))}
+check("step refusal reasons", sorted(steps),
+      sorted(["late", "below_open", "forced", "pairs", "carry"]))
+for r, v in steps.items():
+    check(f"steps refused {r}", v, 0)
 with open(f"{d}/metrics.txt", "w") as f:
     f.write(body)
 

@@ -1,13 +1,18 @@
 /* test_steps.c: per-step totals by difference, step closing and step-mark validation
  * (collector/steps.c, docs/steps.md), with crafted samples carrying StepMarks; the work of
  * the bookkeeping per mark (counted, not timed: issue 12, defect 5) and the caps on what a
- * rank can claim (open steps, marks of closed steps).
+ * rank can claim (open steps, marks of closed steps, pairs of open steps, carried peers), each
+ * overflowed by crafted marks and checked against the exact count of what it refused, in the
+ * counters, the stats JSON and the text report (issue 12, delivery item 2).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include <cJSON.h>
+#include <stdio.h>
 
 #include "fixture.h"
 #include "steps.h"
@@ -86,6 +91,53 @@ static Mpiwatch__Step *closed_step(fx_t *f, size_t i)
     Mpiwatch__Step *s = mpiwatch__step__unpack(NULL, len, pb);
     assert_non_null(s);
     return s;
+}
+
+static void steps_counts(fx_t *f, uint64_t *late, uint64_t *below_open, uint64_t *forced)
+{
+    *late = mw__steps_refused(f->c, MW_STEPS_LATE);
+    *below_open = mw__steps_refused(f->c, MW_STEPS_BELOW_OPEN);
+    *forced = mw__steps_refused(f->c, MW_STEPS_FORCED);
+}
+
+/* The counters, the stats JSON's "steps_refused" (exactly the five reasons) and the report's
+ * losses line all say `want` (late, below_open, forced, pairs, carry). */
+static void expect_refused(fx_t *f, const uint64_t want[MW_STEPS_REFUSAL_COUNT])
+{
+    static const char *const names[] = {"late", "below_open", "forced", "pairs", "carry"};
+    assert_int_equal(MW_STEPS_REFUSAL_COUNT, 5);
+    char line[256] = "steps refused by a cap:";
+    for (int r = 0; r < MW_STEPS_REFUSAL_COUNT; r++) {
+        assert_string_equal(mw__steps_refusal_name((mw_steps_refusal_t)r), names[r]);
+        assert_int_equal(mw__steps_refused(f->c, (mw_steps_refusal_t)r), want[r]);
+        size_t n = strlen(line);
+        snprintf(line + n, sizeof line - n, "%s %s %llu", r ? "," : "", names[r],
+                 (unsigned long long)want[r]);
+    }
+    char *text = mw_stats_json(f->c);
+    assert_non_null(text);
+    cJSON *root = cJSON_Parse(text);
+    cJSON_free(text);
+    assert_non_null(root);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "steps_refused");
+    assert_true(cJSON_IsObject(st));
+    assert_int_equal(cJSON_GetArraySize(st), MW_STEPS_REFUSAL_COUNT);
+    for (int r = 0; r < MW_STEPS_REFUSAL_COUNT; r++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, names[r]);
+        if (!cJSON_IsNumber(v))
+            fail_msg("steps_refused.%s is missing", names[r]);
+        assert_true(v->valuedouble == (double)want[r]);
+    }
+    cJSON_Delete(root);
+    char *report = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&report, &len);
+    assert_non_null(mem);
+    mw_report_write(f->c, mem);
+    fclose(mem);
+    if (!strstr(report, line))
+        fail_msg("no '%s' in the report:\n%s", line, report);
+    free(report);
 }
 
 static void expect_step(fx_t *f, size_t i, uint64_t step, uint32_t ranks, uint64_t count,
@@ -302,7 +354,7 @@ static void test_cap_late_refused(void **state)
         fx_advance(f, 100);
     }
     uint64_t late, refused, forced;
-    mw__steps_counts(f->c, &late, &refused, &forced);
+    steps_counts(f, &late, &refused, &forced);
     assert_int_equal(forced, 18 * 64 - MW_STEPS_MAX_OPEN);
     assert_int_equal(mw__steps_closed(f->c), forced);
     assert_int_equal(late + refused, 0);
@@ -317,10 +369,12 @@ static void test_cap_late_refused(void **state)
     add_mark(&m, &k, 400, at(w + 17, 30), 7, 0, 0);
     marks += 3;
     assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
-    mw__steps_counts(f->c, &late, &refused, &forced);
+    steps_counts(f, &late, &refused, &forced);
     assert_int_equal(late, 1);
     assert_int_equal(refused, 1);
     assert_int_equal(forced, 128);
+    /* The same counts, by reason, in the stats JSON and the report. */
+    expect_refused(f, (const uint64_t[MW_STEPS_REFUSAL_COUNT]){1, 1, 128, 0, 0});
     /* Steps 266..400 (even) closed: 68 more. */
     assert_int_equal(mw__steps_closed(f->c), 128 + 68);
     st = closed_step(f, 128 + 67);
@@ -338,6 +392,160 @@ static void test_cap_late_refused(void **state)
     fx_free(f);
 }
 
+/* A sample with more peers than tm_msg_t holds: rank `rank`'s window w with `peers` peers (ids
+ * 0..peers-1), `msgs` messages of 10 bytes each to every one, and `n_marks` marks of steps
+ * steps[0..], mark j's snapshot holding j + 1 messages to every peer (so each mark hands its
+ * step one new message per peer). */
+enum { BIG_PEERS = 512 };
+static Mpiwatch__StepMark big_mark[MW_STEPS_MAX_MARKS];
+static Mpiwatch__StepMark *big_markp[MW_STEPS_MAX_MARKS];
+static uint32_t big_rank[BIG_PEERS];
+static uint64_t big_msgs[MW_STEPS_MAX_MARKS + 1][BIG_PEERS];
+static uint64_t big_bytes[MW_STEPS_MAX_MARKS + 1][BIG_PEERS];
+
+static void big_sample(fx_t *f, tm_msg_t *m, uint32_t rank, uint64_t w, uint32_t peers,
+                       uint64_t msgs, unsigned n_marks, const uint64_t *steps)
+{
+    tm_sample(m, JOB, rank, w, f->now.real_ns);
+    for (uint32_t p = 0; p < peers; p++) {
+        big_rank[p] = p;
+        big_msgs[MW_STEPS_MAX_MARKS][p] = msgs;
+        big_bytes[MW_STEPS_MAX_MARKS][p] = msgs * 10;
+    }
+    m->sample.n_peer_rank = m->sample.n_peer_messages = m->sample.n_peer_bytes = peers;
+    m->sample.peer_rank = big_rank;
+    m->sample.peer_messages = big_msgs[MW_STEPS_MAX_MARKS];
+    m->sample.peer_bytes = big_bytes[MW_STEPS_MAX_MARKS];
+    for (unsigned j = 0; j < n_marks; j++) {
+        Mpiwatch__StepMark *k = &big_mark[j];
+        mpiwatch__step_mark__init(k);
+        k->step = steps[j];
+        k->end_ns = at(w, 1 + j);
+        k->source = 1;
+        for (uint32_t p = 0; p < peers; p++) {
+            big_msgs[j][p] = j + 1;
+            big_bytes[j][p] = (j + 1) * 10;
+        }
+        k->n_peer_rank = k->n_peer_messages = k->n_peer_bytes = peers;
+        k->peer_rank = big_rank;
+        k->peer_messages = big_msgs[j];
+        k->peer_bytes = big_bytes[j];
+        big_markp[j] = k;
+    }
+    m->sample.n_steps = n_marks;
+    m->sample.steps = big_markp;
+}
+
+/* Issue 12, delivery item 2: a rank's carry holds an entry per peer it talked to since its
+ * last mark, so 512 ranks talking to all 512 would hold 512^2 entries. The carries may grow
+ * by 256 entries per rank job-wide (131,072 here); beyond that a peer's segment is left out
+ * of the step and counted as `carry`. Every rank ends step 0 at the start of window w, then
+ * sends one message to each of the 512 ranks; in window w+1 it ends step 1, which gets what
+ * the carries held.
+ *
+ * Exact count: a peer table starts at 16 entries and doubles, each doubling charged. A rank
+ * growing to 512 costs 496, so ranks 0..263 fit whole (130,944); rank 264 grows to 128
+ * (+16+32+64 = 131,056; 256 would need 128 more) and leaves out 512-128 = 384; rank 265 grows
+ * to 32 (+16 = 131,072, the whole budget) and leaves out 480; ranks 266..511 keep their
+ * initial 16 and leave out 496 each: 384 + 480 + 246 x 496 = 122,880 segments. Step 1 then
+ * has the other 512^2 - 122,880 = 139,264 pairs, one message each. */
+static void test_carry_budget(void **state)
+{
+    (void)state;
+    enum { RANKS = BIG_PEERS };
+    fx_t *f = fx_new();
+    tm_msg_t m;
+    uint64_t w = FX_W0;
+    const uint64_t step0 = 0, step1 = 1;
+    fx_hellos(f, JOB, RANKS);
+    for (uint32_t r = 0; r < RANKS; r++) {
+        big_sample(f, &m, r, w, RANKS, 1, 1, &step0);
+        big_mark[0].n_peer_rank = big_mark[0].n_peer_messages = big_mark[0].n_peer_bytes = 0;
+        assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    }
+    assert_int_equal(mw__steps_closed(f->c), 1); /* step 0: every rank ended it, nothing in it */
+    uint64_t carry, budget, pairs;
+    mw__steps_held(f->c, &carry, &budget, &pairs);
+    assert_int_equal(budget, MW_STEPS_CARRY_PER_RANK * RANKS);
+    assert_int_equal(carry, budget); /* grown to the budget exactly, not beyond */
+    const uint64_t left_out = 384 + 480 + 246 * 496;
+    expect_refused(f, (const uint64_t[MW_STEPS_REFUSAL_COUNT]){0, 0, 0, 0, left_out});
+
+    for (uint32_t r = 0; r < RANKS; r++) {
+        big_sample(f, &m, r, w + 1, 0, 0, 1, &step1);
+        big_mark[0].n_peer_rank = big_mark[0].n_peer_messages = big_mark[0].n_peer_bytes = 0;
+        assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    }
+    assert_int_equal(mw__steps_closed(f->c), 2);
+    mw__steps_held(f->c, &carry, &budget, &pairs);
+    assert_int_equal(carry, 0); /* handed to step 1 and given back */
+    assert_int_equal(pairs, 0); /* step 1 closed: its list was given back too */
+    Mpiwatch__Step *st = closed_step(f, 1);
+    assert_int_equal(st->step, 1);
+    assert_int_equal(st->ranks, RANKS);
+    uint64_t msgs = 0;
+    for (size_t j = 0; j < st->n_pair_src; j++)
+        msgs += st->pair_messages[j];
+    assert_int_equal(st->n_pair_src, (uint64_t)RANKS * RANKS - left_out);
+    assert_int_equal(msgs + left_out, (uint64_t)RANKS * RANKS); /* kept + counted = sent */
+    mpiwatch__step__free_unpacked(st, NULL);
+    /* Budget given back: a rank can carry all its peers again, nothing more is refused. */
+    big_sample(f, &m, 7, w + 2, RANKS, 1, 0, NULL);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    assert_int_equal(mw__steps_refused(f->c, MW_STEPS_CARRY), left_out);
+    fx_free(f);
+}
+
+/* Issue 12, delivery item 2: pairs of one step beyond MW_MERGE_MAX_PAIRS used to be dropped
+ * without a count, and 1024 open steps could each hold that many. Rank 0 of a 512-rank job
+ * (the others never mark, so the steps stay open) ends step 10 64 times per sample, each mark
+ * handing it one message to each of 512 peers: 32,768 pair entries per sample. After 128
+ * samples step 10 holds 2^22 entries (its list grew from 16 to 2^22: 2^22 - 16 charged); the
+ * 129th sample's 32,768 are refused. Step 11 then gets 16 + 16 entries (the last 16 of the
+ * budget) and 32,768 - 32 are refused: 65,504 `pairs` in all. */
+static void test_pairs_budget(void **state)
+{
+    (void)state;
+    enum { RANKS = BIG_PEERS, PER_SAMPLE = MW_STEPS_MAX_MARKS * BIG_PEERS };
+    assert_int_equal(MW_STEPS_MAX_PAIRS, MW_MERGE_MAX_PAIRS);
+    fx_t *f = fx_new();
+    tm_msg_t m;
+    uint64_t w = FX_W0;
+    uint64_t steps[MW_STEPS_MAX_MARKS];
+    fx_hellos(f, JOB, RANKS);
+    const uint64_t fill = MW_STEPS_MAX_PAIRS / PER_SAMPLE; /* 128 */
+    for (uint64_t i = 0; i < fill + 2; i++) {
+        for (unsigned j = 0; j < MW_STEPS_MAX_MARKS; j++)
+            steps[j] = i <= fill ? 10 : 11;
+        big_sample(f, &m, 0, w + i, RANKS, MW_STEPS_MAX_MARKS, MW_STEPS_MAX_MARKS, steps);
+        assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+        fx_advance(f, 100);
+        if (i + 1 == fill)
+            assert_int_equal(mw__steps_refused(f->c, MW_STEPS_PAIRS), 0);
+    }
+    uint64_t carry, budget, pairs;
+    mw__steps_held(f->c, &carry, &budget, &pairs);
+    assert_int_equal(pairs, MW_STEPS_MAX_PAIRS); /* (2^22 - 16) + 16 */
+    assert_int_equal(carry, 0);                  /* each mark handed its 512 peers over */
+    const uint64_t refused = PER_SAMPLE + (PER_SAMPLE - 32);
+    expect_refused(f, (const uint64_t[MW_STEPS_REFUSAL_COUNT]){0, 0, 0, refused, 0});
+    assert_int_equal(mw__steps_closed(f->c), 0);
+
+    /* The job ends: both steps close with what they kept, and the pair budget is given back. */
+    for (uint32_t r = 0; r < RANKS; r++) {
+        tm_bye(&m, JOB, r);
+        assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    }
+    assert_int_equal(mw__steps_closed(f->c), 2);
+    mw__steps_held(f->c, &carry, &budget, &pairs);
+    assert_int_equal(pairs, 0);
+    Mpiwatch__Step *st = closed_step(f, 1);
+    assert_int_equal(st->step, 11);
+    assert_int_equal(st->n_pair_src, 32);
+    mpiwatch__step__free_unpacked(st, NULL);
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -346,6 +554,8 @@ int main(void)
         cmocka_unit_test(test_validation),
         cmocka_unit_test(test_work_per_mark),
         cmocka_unit_test(test_cap_late_refused),
+        cmocka_unit_test(test_carry_budget),
+        cmocka_unit_test(test_pairs_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
