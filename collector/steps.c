@@ -54,7 +54,7 @@ typedef struct {
     mw__index_t fn;    /* fn -> mw_fn_stats_t: the rank's totals since its last mark */
     mw__index_t peer;  /* peer -> mw_pair_sum_t: its messages since its last mark */
     uint64_t start_ns; /* where its current step started: its last mark, or its first window */
-    int64_t passed;    /* the highest step it ended, -1 none */
+    uint64_t passed1;  /* the highest step it ended plus 1, 0 none (see rank_passed()) */
     uint32_t folded;   /* marks folded into its carry (late or below_open marks) */
     uint32_t charged;  /* entries its carry tables grew by, charged to the carry budget */
     uint8_t ready, gone;
@@ -124,8 +124,6 @@ int mw__steps_begin(mw_collector_t *c, uint32_t size, uint64_t window_ns, uint64
         mw__steps_free(c);
         return -1;
     }
-    for (uint32_t r = 0; r < size; r++)
-        S->rank[r].passed = -1;
     S->floor = -1;
     S->behind = size;
     for (uint32_t i = 0; i < MW_STEPS_MAX_OPEN; i++)
@@ -595,18 +593,26 @@ static step_open_t *step_entry(mw_collector_t *c, uint64_t step)
     return o;
 }
 
+/* The highest step the rank ended, -1 none. Stored plus one so that a rank that never sent a
+ * sample is all zeros: the per-rank arrays come from calloc and are never written for such a
+ * rank, so a hello claiming 2^20 ranks costs address space, not memory (docs/steps.md). */
+static int64_t rank_passed(const step_rank_t *r)
+{
+    return (int64_t)r->passed1 - 1;
+}
+
 /* The rank's `passed` moves to `step` (an open step above it): one counter to another. */
 static void rank_pass(mw_steps_t *S, step_rank_t *r, step_open_t *o)
 {
     if (!r->gone) {
-        step_open_t *from = r->passed > S->floor ? open_find(S, r->passed) : NULL;
+        step_open_t *from = rank_passed(r) > S->floor ? open_find(S, rank_passed(r)) : NULL;
         if (from)
             from->at--;
         else
             S->behind--;
         o->at++;
     }
-    r->passed = (int64_t)o->step;
+    r->passed1 = o->step + 1; /* step <= INT64_MAX (checked) */
 }
 
 /* The rank ended `m->step`: its carry goes into the step's entry. Pairs of one rank are
@@ -660,7 +666,7 @@ static void rank_ends_step(mw_collector_t *c, uint32_t rank, const Mpiwatch__Ste
     }
     carry_release(S, r);
     r->start_ns = m->end_ns;
-    if ((int64_t)m->step > r->passed)
+    if ((int64_t)m->step > rank_passed(r))
         rank_pass(S, r, o);
 }
 
@@ -728,7 +734,7 @@ void mw__steps_leave(mw_collector_t *c, uint32_t rank)
     if (!S || rank >= S->size || S->rank[rank].gone)
         return;
     step_rank_t *r = &S->rank[rank];
-    step_open_t *at = r->passed > S->floor ? open_find(S, r->passed) : NULL;
+    step_open_t *at = rank_passed(r) > S->floor ? open_find(S, rank_passed(r)) : NULL;
     if (at)
         at->at--;
     else
