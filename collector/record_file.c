@@ -619,8 +619,11 @@ void mw__record_close(mw_record_t *r)
         rec_fail(r, errno);
     if (close(r->fd) != 0)
         rec_fail(r, errno);
-    MW_LOG(r->failed ? MW_LOG_WARN : MW_LOG_INFO, "recording %s: %llu bytes, %llu windows%s",
+    MW_LOG(r->failed || r->too_large ? MW_LOG_WARN : MW_LOG_INFO,
+           "recording %s: %llu bytes, %llu windows, %llu records chunked, %llu left out (over "
+           "%u bytes)%s",
            r->path, (unsigned long long)mw__record_bytes(r), (unsigned long long)r->windows,
+           (unsigned long long)r->chunked, (unsigned long long)r->too_large, MW_REC_MAX_RECORD,
            r->failed ? " (stopped by a write error)" : "");
     rec_free(r);
 }
