@@ -9,13 +9,18 @@
 #          tests/programs/steady makes an MPI_Allreduce every ~2 ms on 4 ranks, with 100 ms
 #          windows: from the recording (jsonl export), the windows between the two (a 500 ms
 #          margin after the pause, for it to reach every rank's sender thread even on a busy
-#          machine) are there and hold exactly zero calls; the windows from 500 ms after the
-#          resume to the end of the stream hold calls again, like those before the pause (at
-#          least 90% of them: on a machine this loaded by other jobs, 4 ranks can all be kept
-#          from finishing an Allreduce for a whole window now and then).
+#          machine) are there (at least 15 of the ~25) and hold exactly zero calls; the
+#          windows from 500 ms after the resume to the end of the stream hold calls again, like
+#          those before the pause (at least 3 windows each side, at least half of them with
+#          calls: on a loaded 2-core machine 4 ranks can be kept from finishing an Allreduce
+#          for several windows, but a pause that never ends leaves none).
 #   one:   `mpiwatch steer CTL rebalance=1 --ranks 2` to examples/rebalance.c: the request
-#          reaches rank 2 only, travels in the application's allreduce, and all 4 ranks
+#          reaches rank 2 only (each rank's MPIWATCH_VERBOSE=1 line at finalize: rank 2
+#          received it and dropped none as not its own, ranks 0, 1 and 3 dropped exactly one
+#          as meant for another rank), travels in the application's allreduce, and all 4 ranks
 #          rebalance after the same iteration.
+# Steering messages are sent once the ranks' SUB sockets are connected (ss lists 4
+# connections on the collector's steering endpoint), not after a fixed sleep.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 mw_setup steer_rule
 mw_require MW_LAUNCHER
@@ -25,6 +30,19 @@ now_ns() { date +%s%N; }
 
 # wait_file PATH WHAT: up to 20 s.
 wait_file() { mw_wait_file "$1" || mw_fail "$2"; }
+
+# wait_subscribed: the 4 ranks' steering SUB sockets are connected to the collector's steering
+# endpoint (up to 20 s), and half a second more for their subscriptions to arrive.
+wait_subscribed() {
+    local i n=0
+    for ((i = 0; i < 400; i++)); do
+        n=$(ss -xn 2>/dev/null | grep -cF "$MW_T/steer ")
+        [ "$n" -ge 4 ] && break
+        sleep 0.05
+    done
+    [ "$n" -ge 4 ] || mw_fail "$1: only $n ranks connected to the steering endpoint within 20 s"
+    sleep 0.5
+}
 
 # ---- a rule steers rank 1 ---------------------------------------------------------------
 cat >"$MW_T/rules.ini" <<'EOF'
@@ -79,7 +97,8 @@ MPIWATCH_WINDOW_MS=100 mw_mpirun -x MPIWATCH_STEER="ipc://$MW_T/steer" "$prog" "
     >"$MW_T/pause.out" 2>"$MW_T/pause.err" &
 job=$!
 wait_file "$MW_T/ready" "pause: the program never got ready"
-sleep 1.5 # subscriptions in place, and a stretch of windows with calls
+wait_subscribed pause
+sleep 1 # a stretch of windows with calls before the pause
 t_pause=$(now_ns)
 steer "$CTL" mpiwatch.pause=1 >"$MW_T/steer.out" 2>&1 || mw_fail "pause: $(cat "$MW_T/steer.out")"
 t_paused=$(now_ns)
@@ -114,12 +133,12 @@ def show(name, ws):
 for name, ws in (("before", before), ("paused", paused), ("after", after)):
     show(name, ws)
 def mostly_calls(ws):
-    return len(ws) >= 8 and sum(calls(w) > 0 for w in ws) >= 0.9 * len(ws)
+    return len(ws) >= 3 and sum(calls(w) > 0 for w in ws) >= 0.5 * len(ws)
 assert mostly_calls(before), "calls missing before the pause"
 assert all(calls(w) == 0 for w in paused), "calls recorded while paused"
 assert mostly_calls(after), "no calls after the resume"
 # While paused the ranks still report their (empty) windows: the pause is visible, not a gap.
-assert len(paused) >= 20, f"only {len(paused)} windows while paused"
+assert len(paused) >= 15, f"only {len(paused)} windows while paused"
 PY
     mw_fail "pause: the windows do not show the pause and the resume (above)"
 # ---- one rank told, every rank rebalances ------------------------------------------------
@@ -128,14 +147,15 @@ app="${MW_LAUNCHER%/tools/mpiwatch}/examples/mpiwatch-rebalance"
 rm -f "$MW_T/summary.json"
 mw_start_collector --exit-after-job --summary-json "$MW_T/summary.json" \
     --steer "ipc://$MW_T/steer" --control "$CTL"
-mw_mpirun -x MPIWATCH_STEER="ipc://$MW_T/steer" "$app" --cells 200000 --iterations 600 \
-    --slow-from 1 --print-every 1000 >"$MW_T/one.out" 2>"$MW_T/one.err" &
+MPIWATCH_VERBOSE=1 mw_mpirun -x MPIWATCH_STEER="ipc://$MW_T/steer" -x MPIWATCH_VERBOSE "$app" \
+    --cells 200000 --iterations 600 --slow-from 1 --print-every 1000 \
+    >"$MW_T/one.out" 2>"$MW_T/one.err" &
 job=$!
 for ((i = 0; i < 400; i++)); do
     grep -q "^mpiwatch-rebalance: 4 ranks" "$MW_T/one.out" && break
     sleep 0.05
 done
-sleep 1.5 # subscriptions in place
+wait_subscribed one
 steer "$CTL" rebalance=1 --ranks 2 >"$MW_T/steer.out" 2>&1 || mw_fail "one: $(cat "$MW_T/steer.out")"
 # 600 iterations take several seconds (the slow ranks' share alone is 2.4 s of CPU).
 wait "$job" || { cat "$MW_T/one.err" >&2; mw_fail "one: the job failed"; }
@@ -147,5 +167,20 @@ its=$(sed -n 's/^rebalance: rank [0-3] after iteration \([0-9]*\): .*/\1/p' "$MW
 for r in 0 1 2 3; do
     grep -Eq "^rebalance: rank $r after iteration $its: 50000 -> [0-9]+ cells" "$MW_T/one.out" ||
         mw_fail "one: rank $r did not rebalance after iteration $its"
+done
+# Who got the request: "mpiwatch[R]: steer: N received, B bad, J for another job, O for other
+# ranks, ..." at each rank's finalize.
+for r in 0 1 2 3; do
+    line=$(grep "^mpiwatch\[$r\]: steer: " "$MW_T/one.err")
+    [ -n "$line" ] || { MW_FAILURE_LOG=$MW_T/one.err; mw_fail "one: rank $r printed no steer line"; }
+    others=$(sed -n 's/.*, \([0-9]*\) for other ranks,.*/\1/p' <<<"$line")
+    received=$(sed -n 's/.*steer: \([0-9]*\) received,.*/\1/p' <<<"$line")
+    echo "rank $r: $received received, $others for other ranks"
+    if [ "$r" = 2 ]; then
+        { [ "$others" = 0 ] && [ "${received:-0}" -ge 1 ]; } ||
+            mw_fail "one: rank 2 did not take the request as its own: $line"
+    else
+        [ "$others" = 1 ] || mw_fail "one: rank $r did not drop exactly one request for rank 2: $line"
+    fi
 done
 echo "steer_rule: ok"
