@@ -25,7 +25,8 @@ mw_start_collector --steer "ipc://$MW_T/steer" --control "$CTL" --quiet --verbos
     --job big >"$MW_T/loadgen.out" 2>&1 &
 lg=$!
 mw_mpirun -x MPIWATCH_STEER="ipc://$MW_T/steer" -x MPIWATCH_JOB=big \
-    -x MPIWATCH_COLLECTOR="ipc://$MW_T/nobody" "$prog" mpi "$MW_T" \
+    -x MPIWATCH_COLLECTOR="ipc://$MW_T/nobody" --output-filename "$MW_T/ranks" \
+    "$prog" mpi "$MW_T" \
     >"$MW_T/job.out" 2>"$MW_T/job.err" &
 job=$!
 MW_FAILURE_LOG=$MW_T/job.err
@@ -65,12 +66,14 @@ wait "$job" || { stop_all; mw_fail "the job exited with status $?"; }
 kill "$lg" 2>/dev/null
 wait "$lg" 2>/dev/null
 cut -c 1-100 "$MW_T/job.out"
+# Each rank's own stdout (--output-filename): mpirun may cut a long line with another rank's.
+cat "$MW_T"/ranks/1/rank.*/stdout >"$MW_T/ranks.out"
 for ((r = 0; r < MW_NP; r++)); do
-    [ "$(grep -c "^rank $r: " "$MW_T/job.out")" = 2 ] ||
-        mw_fail "rank $r: not exactly two messages: $(grep "^rank $r: " "$MW_T/job.out" | cut -c 1-100)"
-    grep -qx "rank $r: app.big=$big thread=app via=mpi" "$MW_T/job.out" ||
+    [ "$(grep -c "^rank $r: " "$MW_T/ranks.out")" = 2 ] ||
+        mw_fail "rank $r: not exactly two messages: $(grep "^rank $r: " "$MW_T/ranks.out" | cut -c 1-100)"
+    grep -qx "rank $r: app.big=$big thread=app via=mpi" "$MW_T/ranks.out" ||
         mw_fail "rank $r did not get the 4096-rank request"
-    grep -qx "rank $r: app.msg=small thread=app via=mpi" "$MW_T/job.out" ||
+    grep -qx "rank $r: app.msg=small thread=app via=mpi" "$MW_T/ranks.out" ||
         mw_fail "rank $r did not get the later small request: steering broke after the large one"
 done
 mw_stop_collector

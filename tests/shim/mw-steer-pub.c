@@ -5,9 +5,10 @@
  * could, and plays SCRIPT, one action per line, fields separated by tabs:
  *   subs N             wait (at most 60 s) until N more subscriptions to "steer" arrived
  *   steer KEY VALUE [RANKS [JOB]]   a Steer; RANKS "-" for none, a comma list otherwise
- *   wrap MS            mpiwatch.window=MS@K with K (< 10^15) chosen so that K x MS ms wraps
- *                      around 2^64 to 2..5 s after now (CLOCK_REALTIME, the ranks' global
- *                      time base): the attack of issue 12
+ *   wrap MS LEN        mpiwatch.window=MS@K with K (< 10^15) chosen so that K x LEN ms (LEN:
+ *                      the job's window length now, which places K) wraps around 2^64 to
+ *                      2..5 s after now (CLOCK_REALTIME, the ranks' global time base): the
+ *                      attack of issue 12
  *   frame N            the topic "steer" and a frame of N bytes of 0xff (N = 0: topic alone)
  *   topic T            a one-frame message on topic T (not "steer" exactly)
  *   sleep MS
@@ -156,9 +157,9 @@ int main(int argc, char **argv)
                 have -= want;
         } else if (strcmp(fld[0], "steer") == 0 && nf >= 3) {
             rc = send_steer(fld[1], fld[2], nf > 3 ? fld[3] : NULL, nf > 4 ? fld[4] : NULL);
-        } else if (strcmp(fld[0], "wrap") == 0 && nf == 2) {
-            uint64_t ms = strtoull(fld[1], NULL, 10);
-            uint64_t k = wrapping_k(ms * 1000000ull, now_ns(CLOCK_REALTIME) + 2000000000ull);
+        } else if (strcmp(fld[0], "wrap") == 0 && nf == 3) {
+            uint64_t ms = strtoull(fld[1], NULL, 10), len = strtoull(fld[2], NULL, 10);
+            uint64_t k = wrapping_k(len * 1000000ull, now_ns(CLOCK_REALTIME) + 2000000000ull);
             char v[64];
             snprintf(v, sizeof v, "%llu@%llu", (unsigned long long)ms, (unsigned long long)k);
             rc = k ? send_steer("mpiwatch.window", v, NULL, NULL) : -1;

@@ -64,8 +64,8 @@ static void test_wrapping_k_is_refused(void **state)
     assert_true(wrapped >= now + 2000 * MS && wrapped < now + 5000 * MS);
     /* ...and K itself is ~10^14 windows away: refused. */
     assert_int_equal(mw__grid_plan(grid1, 1, W, now, 100, k, &start), MW_GRID_FAR);
-    /* The same with another length (200 ms: 2^8 x 781250). */
-    k = wrapping_k(200 * MS, now + 2000 * MS);
+    /* K places the change on the grid in force (100 ms windows), whatever the new length. */
+    k = wrapping_k(W, now + 2500 * MS);
     assert_int_equal(mw__grid_plan(grid1, 1, W, now, 200, k, &start), MW_GRID_FAR);
 }
 
