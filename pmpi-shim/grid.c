@@ -59,8 +59,8 @@ int mw__grid_start_checked(const mw_seg_t *sg, int64_t k, uint64_t *out)
     return 0;
 }
 
-int mw__grid_plan(const mw_seg_t *seg, unsigned nseg, uint64_t first_len, uint64_t now,
-                  uint64_t ms, uint64_t k, uint64_t *start)
+int mw__grid_plan(const mw_seg_t *seg, unsigned nseg, uint64_t first_len, uint64_t now, uint64_t ms,
+                  uint64_t k, uint64_t *start)
 {
     if (nseg == 0 || first_len == 0)
         return MW_GRID_BAD;

@@ -188,7 +188,8 @@ static void steer_watch(void)
             zmq_msg_close(&m);
         }
         if (event == ZMQ_EVENT_DISCONNECTED || event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL ||
-            event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL || event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+            event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ||
+            event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
             if (!T.lost_ns)
                 T.lost_ns = mw__monotonic_ns();
         } else {

@@ -26,9 +26,9 @@ int mw_default_endpoint(char *ep, size_t eplen, char *err, size_t errlen)
 {
     char dir[160];
     const char *xdg = getenv("XDG_RUNTIME_DIR");
-    int n = xdg && xdg[0] == '/' ? snprintf(dir, sizeof dir, "%s/mpiwatch", xdg)
-                                 : snprintf(dir, sizeof dir, "/tmp/mpiwatch-%lu",
-                                            (unsigned long)geteuid());
+    int n = xdg && xdg[0] == '/'
+                ? snprintf(dir, sizeof dir, "%s/mpiwatch", xdg)
+                : snprintf(dir, sizeof dir, "/tmp/mpiwatch-%lu", (unsigned long)geteuid());
     /* A unix socket path holds at most 107 bytes: DIR, "/collector" and the NUL. */
     if (n < 0 || (size_t)n >= sizeof dir || (size_t)n + 11 > 107) {
         snprintf(err, errlen, "the default endpoint's directory name is too long");

@@ -8,9 +8,11 @@
 #   `mpiwatch steer CTL app.big=<1024 bytes> --ranks 0-4095` (4096 ranks and a 1024-byte value:
 #   about 9.2 KiB as one Steer, which the ranks' old 8 KiB limit turned into a dropped
 #   connection for the rest of the run), then `mpiwatch steer CTL app.msg=small`.
+#   A rule with `ranks = 0-4095` and a 150-byte value (over 8 KiB as one Steer) fires once.
 #   Checks: both requests accepted; the collector published the first as more than one Steer,
-#   none over MW_STEER_MAX_MESSAGE (it logs the split); every one of the 4 ranks got app.big once
-#   and then app.msg=small, on its own thread; the job's exit status is 0.
+#   none over MW_STEER_MAX_MESSAGE (it logs the split), and the rule's too; every one of the 4
+#   ranks got app.big, app.msg=small and app.rule once each, on its own thread; the job's exit
+#   status is 0.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 mw_setup steer_large
 mw_require MW_LAUNCHER MW_LOADGEN
@@ -19,7 +21,21 @@ prog=$MW_PROGRAMS/steer_cb
 steer() { "$MW_LAUNCHER" steer "$@"; }
 CTL="ipc://$MW_T/control"
 
-mw_start_collector --steer "ipc://$MW_T/steer" --control "$CTL" --quiet --verbose
+# A rule with `ranks = 0-4095` takes the same path: it fires once, at the first closed window.
+rv=$(printf 'r%.0s' $(seq 150)) # a value that, with 4096 ranks, makes more than 8 KiB
+cat >"$MW_T/rules.ini" <<EOF
+[rule all-ranks]
+metric    = missing_ranks
+op        = >=
+threshold = 0
+for       = 1
+cooldown  = 100000
+action    = steer
+steer     = app.rule=$rv
+ranks     = 0-4095
+EOF
+mw_start_collector --steer "ipc://$MW_T/steer" --control "$CTL" --quiet --verbose \
+    --rules "$MW_T/rules.ini"
 # 4096 emulated ranks, one sample each every 5 s: light, and the job stays known meanwhile.
 "$MW_LOADGEN" --connect "$MW_EP" --ranks 4096 --rate 0.2 --functions 1 --seconds 120 \
     --job big >"$MW_T/loadgen.out" 2>&1 &
@@ -54,7 +70,14 @@ steer "$CTL" "app.msg=small" >"$MW_T/steer2.out" 2>&1 ||
     { stop_all; mw_fail "the small request failed: $(cat "$MW_T/steer2.out")"; }
 cat "$MW_T/steer.out" "$MW_T/steer2.out" | cut -c 1-120
 
-# Both must reach every rank's callback; poll the program's result, bounded.
+# The rule fires when the first window of the emulated job closes (bounded wait).
+for ((i = 0; i < 1200; i++)); do
+    grep -q "steer #[0-9]*: app.rule=" "$MW_T/collector.err" && break
+    sleep 0.1
+done
+grep -q "steer #[0-9]*: app.rule=" "$MW_T/collector.err" ||
+    { stop_all; mw_fail "the rule did not fire within 120 s"; }
+# All must reach every rank's callback; poll the program's result, bounded.
 sleep 2 # the ranks take the messages at their next MPI call (every 5 ms)
 touch "$MW_T/stop"
 for ((i = 0; i < 600; i++)); do
@@ -69,15 +92,17 @@ cut -c 1-100 "$MW_T/job.out"
 # Each rank's own stdout (--output-filename): mpirun may cut a long line with another rank's.
 cat "$MW_T"/ranks/1/rank.*/stdout >"$MW_T/ranks.out"
 for ((r = 0; r < MW_NP; r++)); do
-    [ "$(grep -c "^rank $r: " "$MW_T/ranks.out")" = 2 ] ||
-        mw_fail "rank $r: not exactly two messages: $(grep "^rank $r: " "$MW_T/ranks.out" | cut -c 1-100)"
+    [ "$(grep -c "^rank $r: " "$MW_T/ranks.out")" = 3 ] ||
+        mw_fail "rank $r: not exactly three messages: $(grep "^rank $r: " "$MW_T/ranks.out" | cut -c 1-100)"
+    grep -qx "rank $r: app.rule=$rv thread=app via=mpi" "$MW_T/ranks.out" ||
+        mw_fail "rank $r did not get the rule's 4096-rank request"
     grep -qx "rank $r: app.big=$big thread=app via=mpi" "$MW_T/ranks.out" ||
         mw_fail "rank $r did not get the 4096-rank request"
     grep -qx "rank $r: app.msg=small thread=app via=mpi" "$MW_T/ranks.out" ||
         mw_fail "rank $r did not get the later small request: steering broke after the large one"
 done
 mw_stop_collector
-grep -Eq "steer: published 2, rejected [0-9]+, send errors 0, split 1 \(into [2-9] messages\)" \
+grep -Eq "steer: published 3, rejected [0-9]+, send errors 0, split 2 \(into [4-9] messages\)" \
     "$MW_T/collector.err" ||
     mw_fail "the collector did not split the large request: $(grep 'steer: published' "$MW_T/collector.err")"
 echo "steer_large: ok"

@@ -37,7 +37,7 @@ static uint64_t wrapping_k(uint64_t len, uint64_t lo)
     for (uint64_t t = (lo + step - 1) & ~(step - 1); t < lo + 3000 * MS; t += step) {
         uint64_t k = ((t >> sh) * inv) & mask;
         if (k < 1000000000000000ull && k > UINT64_MAX / len) { /* a real wrap */
-            assert_int_equal(k * len, t); /* the old, unchecked product */
+            assert_int_equal(k * len, t);                      /* the old, unchecked product */
             return k;
         }
     }
@@ -116,10 +116,8 @@ static void test_lead_and_guard(void **state)
     assert_int_equal(mw__grid_plan(grid1, 1, W, now, 100, k + 1, &start), MW_GRID_FAR);
     /* A window that has begun, or starts within the 5 ms guard. */
     assert_int_equal(mw__grid_plan(grid1, 1, W, now, 100, 1000, &start), MW_GRID_LATE);
-    assert_int_equal(mw__grid_plan(grid1, 1, W, now + W - MS, 100, 1001, &start),
-                     MW_GRID_LATE);
-    assert_int_equal(mw__grid_plan(grid1, 1, W, now + W - 6 * MS, 100, 1001, &start),
-                     MW_GRID_OK);
+    assert_int_equal(mw__grid_plan(grid1, 1, W, now + W - MS, 100, 1001, &start), MW_GRID_LATE);
+    assert_int_equal(mw__grid_plan(grid1, 1, W, now + W - 6 * MS, 100, 1001, &start), MW_GRID_OK);
 }
 
 static void test_clock_and_segments_near_2_64(void **state)
