@@ -12,7 +12,7 @@
  * can only be read by changing it, which is not safe while other threads create files. If the
  * umask cannot be read, 0600 is kept (private is the safe side).
  */
-#define _GNU_SOURCE /* mkostemp */
+#define _GNU_SOURCE /* mkostemp, syncfs */
 #include "mw_file.h"
 
 #include <errno.h>
@@ -119,12 +119,13 @@ void mw_afile_abort(mw_afile_t *a)
     afile_free(a);
 }
 
-int mw_afile_commit(mw_afile_t *a, char *err, size_t errlen)
+/* mw_afile_commit and mw_afile_commit_nosync. */
+static int afile_commit(mw_afile_t *a, int durable, char *err, size_t errlen)
 {
     int e = 0;
     if (fflush(a->f) != 0 || ferror(a->f))
         e = errno ? errno : EIO;
-    else if (fsync(fileno(a->f)) != 0)
+    else if (durable && fsync(fileno(a->f)) != 0)
         e = errno;
     if (fclose(a->f) != 0 && !e)
         e = errno;
@@ -138,7 +139,7 @@ int mw_afile_commit(mw_afile_t *a, char *err, size_t errlen)
     }
     /* The new entry is in place; syncing the directory makes the rename durable. A file
      * system that cannot sync a directory (EINVAL) has nothing more to do. */
-    int dfd = open(a->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dfd = durable ? open(a->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     if (dfd >= 0) {
         if (fsync(dfd) != 0 && errno != EINVAL && errno != EROFS)
             e = errno;
@@ -149,6 +150,29 @@ int mw_afile_commit(mw_afile_t *a, char *err, size_t errlen)
                  strerror(e));
     afile_free(a);
     return e ? -1 : 0;
+}
+
+int mw_afile_commit(mw_afile_t *a, char *err, size_t errlen)
+{
+    return afile_commit(a, 1, err, errlen);
+}
+
+int mw_afile_commit_nosync(mw_afile_t *a, char *err, size_t errlen)
+{
+    return afile_commit(a, 0, err, errlen);
+}
+
+int mw_file_sync_fs(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0 || syncfs(fd) != 0) {
+        snprintf(err, errlen, "cannot sync %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
 }
 
 int mw_file_write_atomic(const char *path, const void *data, size_t len, char *err,

@@ -28,6 +28,14 @@ FILE *mw_afile_stream(mw_afile_t *a);
  * freed in every case; on an error the temporary file is removed and the target is unchanged.
  * Returns 0, or -1 with err. */
 int mw_afile_commit(mw_afile_t *a, char *err, size_t errlen);
+/* The same without either fsync: still atomic (a reader never sees half a file, a symbolic
+ * link is replaced), not yet durable. For a set of many files that one file completes (the VTK
+ * frames and their .pvd collection): commit the members with this, call mw_file_sync_fs, then
+ * commit the last one with mw_afile_commit. One sync instead of one per file (an export of
+ * 201 VTK frames on a virtual disk: 2.6 s with a sync per file, 0.6 s with one). */
+int mw_afile_commit_nosync(mw_afile_t *a, char *err, size_t errlen);
+/* Makes every file written so far on the file system holding `path` durable (syncfs). */
+int mw_file_sync_fs(const char *path, char *err, size_t errlen);
 /* Gives up: the temporary file is removed, the target is unchanged, the handle freed. NULL is
  * allowed. */
 void mw_afile_abort(mw_afile_t *a);
