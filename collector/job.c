@@ -430,12 +430,18 @@ static totals_t totals_of(const mw_rank_t *r, const Mpiwatch__Sample *s, const M
     return t;
 }
 
-/* The entry of `key` in a rank's block or among the late entries, without creating it. */
-static const mw_rank_fn_t *rank_fn_find(const mw_job_t *job, const mw_rank_t *r, uint64_t key)
+/* The entry of `key` in a rank's block or among the late entries, without creating it. Keys
+ * asked in increasing order walk the block: *pos (from the block's start) only moves forward. */
+static const mw_rank_fn_t *rank_fn_find(const mw_job_t *job, const mw_rank_t *r, uint64_t key,
+                                        uint32_t *pos)
 {
     const mw__index_t *ix = &job->rank_fn;
     if (r->rank_fn_first) {
-        uint32_t lo = r->rank_fn_first - 1, hi = lo + r->rank_fn_n;
+        uint32_t lo = *pos, hi = r->rank_fn_first - 1 + r->rank_fn_n;
+        if (lo < hi && ix->keys[lo] == key) {
+            *pos = lo + 1;
+            return entry_at(ix, lo);
+        }
         while (lo < hi) {
             uint32_t mid = lo + (hi - lo) / 2;
             if (ix->keys[mid] < key)
@@ -443,8 +449,11 @@ static const mw_rank_fn_t *rank_fn_find(const mw_job_t *job, const mw_rank_t *r,
             else
                 hi = mid;
         }
-        if (lo < r->rank_fn_first - 1 + r->rank_fn_n && ix->keys[lo] == key)
+        *pos = lo;
+        if (lo < r->rank_fn_first - 1 + r->rank_fn_n && ix->keys[lo] == key) {
+            *pos = lo + 1;
             return entry_at(ix, lo);
+        }
     }
     const uint32_t *at = mw__index_find(&job->rank_fn_late, key);
     return at ? entry_at(ix, *at) : NULL;
@@ -479,13 +488,18 @@ mw_reject_t mw__job_totals_check(const mw_job_t *job, uint32_t rank, const Mpiwa
         return MW_REJECT_TOTALS;
     if (s ? t.samples <= r->tot_samples : t.samples < r->tot_samples)
         return MW_REJECT_TOTALS;
-    uint32_t matched = 0;
+    /* The rank's previous totals of each entry, found once, for both passes below. */
+    uint64_t prev[MW_FN_COUNT][3];
+    uint32_t matched = 0, pos = r->rank_fn_first ? r->rank_fn_first - 1 : 0;
     for (size_t i = 0; i < t.n; i++) {
         if (t.fn[i] == 0 || t.fn[i] >= MW_FN_COUNT || (i && t.fn[i] <= t.fn[i - 1]) ||
             t.calls[i] == 0 || t.calls[i] > MW_TOTAL_MAX || t.ns[i] > MW_TOTAL_MAX ||
             t.bytes[i] > MW_TOTAL_MAX)
             return MW_REJECT_TOTALS;
-        const mw_rank_fn_t *e = rank_fn_find(job, r, (uint64_t)rank << 32 | t.fn[i]);
+        const mw_rank_fn_t *e = rank_fn_find(job, r, (uint64_t)rank << 32 | t.fn[i], &pos);
+        prev[i][0] = e ? e->tot_count : 0;
+        prev[i][1] = e ? e->tot_time_ns : 0;
+        prev[i][2] = e ? e->tot_bytes : 0;
         if (e && e->tot_count) {
             if (t.calls[i] < e->tot_count || t.ns[i] < e->tot_time_ns ||
                 t.bytes[i] < e->tot_bytes)
@@ -503,10 +517,8 @@ mw_reject_t mw__job_totals_check(const mw_job_t *job, uint32_t rank, const Mpiwa
         int64_t at = totals_find(&t, f->fn);
         if (at < 0)
             return MW_REJECT_TOTALS;
-        const mw_rank_fn_t *e = rank_fn_find(job, r, (uint64_t)rank << 32 | f->fn);
-        uint64_t c0 = e ? e->tot_count : 0, n0 = e ? e->tot_time_ns : 0, b0 = e ? e->tot_bytes : 0;
-        if (t.calls[at] - c0 < f->count || t.ns[at] - n0 < f->total_ns ||
-            t.bytes[at] - b0 < f->bytes)
+        if (t.calls[at] - prev[at][0] < f->count || t.ns[at] - prev[at][1] < f->total_ns ||
+            t.bytes[at] - prev[at][2] < f->bytes)
             return MW_REJECT_TOTALS;
     }
     return MW_ACCEPTED;

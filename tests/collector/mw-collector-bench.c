@@ -22,6 +22,12 @@
  * totals are created, is printed on its own ("1st window", us per sample). Each figure
  * is the median of REPS repetitions, the two decoders alternating which goes first, each
  * repetition with a fresh collector and job. Not a test: it prints.
+ *
+ * MW_BENCH_TOTALS=1 gives every sample the running totals a current library sends (docs/
+ * collector.md, "Loss accounting"): one entry per function of the sample, the totals of a rank
+ * whose every window is the same (window k's are k + 1 times the sample's), re-stamped after
+ * decoding like the window index. Comparing a run with and without it gives the cost of the
+ * totals on the collector's whole path.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +73,8 @@ static uint64_t rnd(uint64_t n)
     return (z ^ (z >> 31)) % n;
 }
 
+static int bench_totals;
+
 static void build_sample(tm_msg_t *m, int shape, uint32_t rank, uint32_t size, uint64_t window,
                          uint64_t now, const unsigned *fns, unsigned nfn)
 {
@@ -80,6 +88,18 @@ static void build_sample(tm_msg_t *m, int shape, uint32_t rank, uint32_t size, u
         for (unsigned b = 0; b < 6; b++)
             f->hist[b] = (uint32_t)rnd(300);
     }
+    /* The running totals, in increasing function id (those of window 0: the sample's own). */
+    for (uint32_t last = 0; bench_totals;) {
+        const Mpiwatch__FunctionStat *next = NULL;
+        for (size_t i = 0; i < m->sample.n_functions; i++)
+            if (m->fs[i].fn > last && (!next || m->fs[i].fn < next->fn))
+                next = &m->fs[i];
+        if (!next)
+            break;
+        tm_add_total(m, next->fn, next->count, next->total_ns, next->bytes);
+        last = next->fn;
+    }
+    m->sample.samples_total = bench_totals ? 1 : 0;
     for (unsigned p = 0; p < 6 && p < TM_MAX; p++) {
         uint64_t msgs = 1 + rnd(500);
         tm_add_peer(m, (rank + p + 1) % size, msgs, msgs * (1 + rnd(65536)));
@@ -201,6 +221,15 @@ static int run(decode_fn decode, uint8_t **bufs, const size_t *lens, uint32_t ra
             if (!env)
                 return -1;
             env->sample->window = w0 + k;
+            if (bench_totals) {
+                Mpiwatch__Sample *s = env->sample;
+                s->samples_total = k + 1;
+                for (size_t j = 0; j < s->n_total_fn; j++) {
+                    s->total_calls[j] *= k + 1;
+                    s->total_ns[j] *= k + 1;
+                    s->total_bytes[j] *= k + 1;
+                }
+            }
             if (mw__ingest(c, env, &now) != MW_ACCEPTED)
                 return -1;
             c->stats.accepted++;
@@ -228,6 +257,7 @@ int main(int argc, char **argv)
     uint32_t windows = argc > 2 ? (uint32_t)atoi(argv[2]) : 10;
     unsigned nfn = argc > 3 ? (unsigned)atoi(argv[3]) : 20;
     unsigned reps = argc > 4 ? (unsigned)atoi(argv[4]) : 5;
+    bench_totals = getenv("MW_BENCH_TOTALS") && atoi(getenv("MW_BENCH_TOTALS")) > 0;
     if (ranks < 2 || windows == 0 || nfn < 4 || nfn > TM_MAX || reps == 0 || reps > 99) {
         fprintf(stderr,
                 "usage: mw-collector-bench [RANKS>=2 [WINDOWS [4<=FUNCTIONS<=%d [REPS]]]]\n",
