@@ -3,7 +3,9 @@
 # in a real MPI job (tests/programs/capture_job, 4 ranks, 50 ms windows) with steering on and
 # a recording, checked from the recording's exports by check_capture.py:
 #   steer  `mpiwatch steer` sends, one after the other: mpiwatch.capture=3 (the next three
-#          whole windows), =2@K (windows K and K+1, K a little ahead), =8@K' with K' already
+#          whole windows), =2@K (windows K and K+1, K 20 windows = 1 s ahead, so that the
+#          request reaches every rank before K even on a loaded machine; the script waits
+#          until K+1 has passed before going on), =8@K' with K' already
 #          begun (only the windows still ahead, and the samples say how many were skipped),
 #          =2 while recording is paused (captured windows without calls), and bad values
 #          that every rank must refuse;
@@ -49,15 +51,25 @@ mw_mpirun -x MPIWATCH_STEER="ipc://$MW_T/steer" "$prog" "$MW_T" 40 \
     >"$MW_T/app.out" 2>"$MW_T/app.err" &
 job=$!
 mw_wait_file "$MW_T/ready" "$job" || mw_fail "the program never got ready"
-sleep 1 # the ranks' subscriptions reach the collector
+# The ranks' SUB sockets connected to the steering endpoint (ss), and half a second more for
+# their subscriptions to arrive.
+for ((i = 0; i < 400; i++)); do
+    [ "$(ss -xn 2>/dev/null | grep -cF "$MW_T/steer ")" -ge "$MW_NP" ] && break
+    sleep 0.05
+done
+[ "$i" -lt 400 ] || mw_fail "the ranks did not connect to the steering endpoint within 20 s"
+sleep 0.5
 
 check_args=()
 if [ "$mode" = steer ]; then
     steer mpiwatch.capture=3
     sleep 1
-    k=$(($(now_window) + 6)) # 300 ms ahead
+    k=$(($(now_window) + 20)) # 1 s ahead
     steer "mpiwatch.capture=2@$k"
-    sleep 1
+    for ((i = 0; i < 400; i++)); do # until windows K and K+1 are over (at most 20 s)
+        [ "$(now_window)" -gt $((k + 2)) ] && break
+        sleep 0.05
+    done
     kl=$(($(now_window) - 1)) # begun already
     steer "mpiwatch.capture=8@$kl"
     sleep 1
