@@ -146,8 +146,7 @@ static int afile_commit(mw_afile_t *a, int durable, char *err, size_t errlen)
         close(dfd);
     }
     if (e)
-        snprintf(err, errlen, "cannot write %s: syncing its directory: %s", a->path,
-                 strerror(e));
+        snprintf(err, errlen, "cannot write %s: syncing its directory: %s", a->path, strerror(e));
     afile_free(a);
     return e ? -1 : 0;
 }
@@ -175,8 +174,7 @@ int mw_file_sync_fs(const char *path, char *err, size_t errlen)
     return 0;
 }
 
-int mw_file_write_atomic(const char *path, const void *data, size_t len, char *err,
-                         size_t errlen)
+int mw_file_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
     mw_afile_t *a = mw_afile_open(path, err, errlen);
     if (!a)

@@ -41,7 +41,6 @@ int mw_file_sync_fs(const char *path, char *err, size_t errlen);
 void mw_afile_abort(mw_afile_t *a);
 
 /* The whole of `data` (len bytes) to `path` through the functions above. */
-int mw_file_write_atomic(const char *path, const void *data, size_t len, char *err,
-                         size_t errlen);
+int mw_file_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
 
 #endif
