@@ -97,7 +97,7 @@ static const opt_desc_t opt_table[] = {
      "the public keys allowed to connect with --curve-secret: PATH is a directory of *.pub "
      "files or one file of keys"},
     {"allow-insecure", 0, OPT_FLAG, offsetof(mw_options_t, allow_insecure), NULL, 0, 0,
-     "bind endpoints that are not local (not ipc:// or loopback) without CURVE: anyone who "
+     "bind endpoints that are not local (not ipc://PATH or loopback) without CURVE: anyone who "
      "reaches them can send data, read the feed and steer the job"},
     {"quiet", 'q', OPT_FLAG, offsetof(mw_options_t, quiet), NULL, 0, 0, "no live view on stderr"},
     {"verbose", 'v', OPT_FLAG, offsetof(mw_options_t, verbose), NULL, 0, 0,
