@@ -37,7 +37,14 @@ mw_start_collector --exit-after-job --summary-json "$MW_T/summary.json" \
     >"$MW_T/job.out" 2>"$MW_T/job.err" &
 job=$!
 mw_wait_file "$MW_T/ready" "$job" || mw_fail "the program never got ready"
-sleep 1 # the ranks' subscriptions reach the collector
+# The 4 ranks' SUB sockets connected to the steering endpoint (ss), and half a second more for
+# their subscriptions to arrive.
+for ((i = 0; i < 400; i++)); do
+    [ "$(ss -xn 2>/dev/null | grep -cF "$MW_T/steer ")" -ge 4 ] && break
+    sleep 0.05
+done
+[ "$i" -lt 400 ] || { kill "$job"; mw_fail "the ranks did not connect to the steering endpoint"; }
+sleep 0.5
 
 # view ARGS...: the viewer on the live feed, a snapshot; its exit status in $rc.
 view() {

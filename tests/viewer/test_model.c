@@ -710,13 +710,22 @@ static void test_density_speed(void **state)
     mw_density_range(m, 0.0, 10.0, &d0, &d1);
     for (int r = MW_REPR_START; r <= MW_REPR_ARCS; r++) {
         v.repr = (mw_repr_t)r;
-        struct timespec a, z;
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        float dmax = mw_density_bin(m, &v, 0.0, 10.0, d0, d1, W, H, D, C);
-        clock_gettime(CLOCK_MONOTONIC, &z);
-        double ms = (z.tv_sec - a.tv_sec) * 1e3 + (z.tv_nsec - a.tv_nsec) / 1e6;
-        printf("density_bin repr %d: 1e6 calls at %dx%d in %.1f ms (Dmax %.0f)\n", r, W, H, ms,
-               dmax);
+        /* The best of five passes: other jobs on a loaded 2-core machine slow some passes by
+         * whole time slices, but rarely all five, while a lost optimization slows every one. */
+        double ms = 1e30;
+        float dmax = 0;
+        for (int pass = 0; pass < 5; pass++) {
+            struct timespec a, z;
+            clock_gettime(CLOCK_MONOTONIC, &a);
+            float d = mw_density_bin(m, &v, 0.0, 10.0, d0, d1, W, H, D, C);
+            clock_gettime(CLOCK_MONOTONIC, &z);
+            double t = (z.tv_sec - a.tv_sec) * 1e3 + (z.tv_nsec - a.tv_nsec) / 1e6;
+            assert_true(pass == 0 || d == dmax); /* the same picture every time */
+            dmax = d;
+            ms = t < ms ? t : ms;
+        }
+        printf("density_bin repr %d: 1e6 calls at %dx%d in %.1f ms, best of 5 (Dmax %.0f)\n", r,
+               W, H, ms, dmax);
         assert_true(dmax > 0);
         /* A bound ten times the goal (30 ms) catches a lost optimization without failing on
          * a busy shared machine; MW_SKIP_TIMING=1 skips it (valgrind, sanitizers). */

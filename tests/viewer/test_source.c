@@ -9,7 +9,8 @@
  *     function, start, duration, bytes, peer) and none of the other ranks' long calls; one for
  *     a range without long calls returns none;
  *   - at speed 10 the windows appear over time: few at the first poll, all of them once the
- *     replay has played (about 0.2 s), and the job then ends;
+ *     replay has played (about 0.2 s: more than 0.15 s, and under 2 s in one of three tries,
+ *     so that a loaded machine does not fail it), and the job then ends;
  *   - a missing file or one that is not a recording is refused with a message.
  * A plain main: the first failed check prints where and exits 1.
  */
@@ -148,7 +149,8 @@ static void test_replay(const char *path, const sy_result_t *r, uint32_t ranks, 
     mw_model_free(m);
 }
 
-static void test_playing(const char *path, const sy_result_t *r, uint32_t windows)
+/* One replay at speed 10; returns how long it played (s). */
+static double test_playing(const char *path, const sy_result_t *r, uint32_t windows)
 {
     char err[256];
     mw_source_t *s = mw_source_replay(path, 10, err, sizeof err);
@@ -171,8 +173,9 @@ static void test_playing(const char *path, const sy_result_t *r, uint32_t window
     }
     double took = (double)(now_ns() - t0) / 1e9;
     CHECK(!st.playing && st.ended, "still playing after %.2f s", took);
-    /* The recording spans about 2.1 s of collector time: 0.21 s at speed 10. */
-    CHECK(took > 0.15 && took < 2.0, "played in %.3f s", took);
+    /* The recording spans about 2.1 s of collector time: 0.21 s at speed 10. Pacing can only
+     * make it longer, so faster than 0.15 s fails at once; the caller judges the upper bound. */
+    CHECK(took > 0.15, "played in %.3f s: not paced", took);
     settle(s, m, 10);
     CHECK(mw_model_cached_windows(m) == windows, "cached %zu", mw_model_cached_windows(m));
     uint64_t oldest, newest;
@@ -181,6 +184,7 @@ static void test_playing(const char *path, const sy_result_t *r, uint32_t window
           "extent");
     mw_source_free(s);
     mw_model_free(m);
+    return took;
 }
 
 int main(void)
@@ -195,7 +199,17 @@ int main(void)
     CHECK(sy_write_result(&o, path, NULL, &r) == 0, "cannot write %s", path);
 
     test_replay(path, &r, o.ranks, o.windows);
-    test_playing(path, &r, o.windows);
+    /* Under 2 s, which a replay at speed 1 (2.1 s) cannot reach: a replay slowed by other jobs
+     * on a loaded machine is tried again, up to three times, while one that ignores its speed
+     * is too slow every time. */
+    double took = 0;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        took = test_playing(path, &r, o.windows);
+        printf("viewer_source: played at speed 10 in %.3f s\n", took);
+        if (took < 2.0)
+            break;
+    }
+    CHECK(took < 2.0, "played in %.3f s three times: the speed is not applied", took);
 
     CHECK(!mw_source_replay("/nonexistent/x.mpiw", 0, err, sizeof err) && *err, "missing file");
     char bad[256];
