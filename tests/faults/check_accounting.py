@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """check_accounting.py SUMMARY COUNTS_DIR --np N: the collector's accounting is exact.
 
-For every rank of the job and every function the program counted (COUNTS_DIR/counts.RANK,
-written by tests/faults/fault_app: "NAME COUNT BYTES" lines), the calls in the summary JSON plus
-the calls the summary reports missing equal the calls the program made, and so do the bytes.
-The job-wide totals (summary "functions" + "missed") must be the sums of the per-rank ones.
+The program counts its own calls (COUNTS_DIR/counts.RANK, written by tests/faults/fault_app:
+"NAME COUNT BYTES" lines). For every rank, the calls in the summary JSON plus the calls the
+summary reports missing for that rank equal the calls the rank made, and so do the bytes; for
+every function, the job's calls and bytes in the summary plus the missed ones equal the sums of
+the ranks' counts; and missed.at_ranks.calls is what the program made (docs/collector.md, Loss
+accounting).
 
   --expect-missed  the fault must have cost the collector calls (missed > 0): otherwise the
                    test did not harm what it claims to harm and proves nothing.
   --no-missed      nothing may be reported missing (a fault that must not lose data).
-  --dead R         rank R died: it wrote no counts; its summary + missed must equal the totals
-                   of its last sample, which may be below what it did, and it must be flagged.
+  --dead R         rank R died (or was killed by mpirun): it wrote no final counts; it must be
+                   flagged (totals as of its last sample), and if it left counts.R.dying (the
+                   counts of the moment it killed itself) its summary + missed calls may not
+                   exceed them. The job's summary + missed must equal missed.at_ranks.
 """
 import argparse
 import json
@@ -50,8 +54,7 @@ def main():
         print("FAIL: the summary has no \"missed\" object")
         return 1
     ranks = {r["rank"]: r for r in s.get("per_rank", [])}
-    missed_ranks = {r["rank"]: r for r in missed.get("per_rank", [])}
-    total_missed_calls = 0
+    total_missed_calls = int(missed.get("calls", 0))
     job_made = {}
     for rank in range(a.np):
         r = ranks.get(rank)
@@ -59,43 +62,70 @@ def main():
             errors.append("rank %d is not in the summary" % rank)
             continue
         got = r.get("functions", {})
-        mr = missed_ranks.get(rank, {})
-        lost = mr.get("functions", {})
+        mr = r.get("missed")
+        if not isinstance(mr, dict):
+            errors.append("rank %d has no \"missed\" object" % rank)
+            continue
         path = os.path.join(a.counts, "counts.%d" % rank)
         if rank in a.dead:
             if os.path.exists(path):
                 errors.append("rank %d was to die but wrote its counts" % rank)
-            if not (r.get("dead") or mr.get("dead") or r.get("totals_as_of_last_sample")):
-                errors.append("rank %d died but the summary does not flag it" % rank)
+            if os.path.exists(path + ".dying"):
+                made = load_counts(path + ".dying")
+                got_calls = sum(int(f.get("count", 0)) for f in got.values())
+                seen = got_calls + int(mr.get("calls", 0))
+                if not 0 < seen <= sum(c for c, _ in made.values()):
+                    errors.append("rank %d: %d calls in the summary + missed, it made %d before "
+                                  "it died" % (rank, seen, sum(c for c, _ in made.values())))
+            if mr.get("totals") != "last_sample":
+                errors.append("rank %d died but its totals are flagged %r, not 'last_sample'"
+                              % (rank, mr.get("totals")))
+            if rank not in missed.get("ranks_without_bye", []):
+                errors.append("rank %d died but is not in missed.ranks_without_bye" % rank)
             continue
+        if mr.get("totals") != "bye":
+            errors.append("rank %d ended normally but its totals are %r, not 'bye'"
+                          % (rank, mr.get("totals")))
         made = load_counts(path)
-        for name, (count, nbytes) in sorted(made.items()):
-            gc, gb = fn_stats(got, name)
-            mc, mb = fn_stats(lost, name)
-            total_missed_calls += mc
+        # Per rank the summary has every function's calls and the missed calls in all.
+        rank_calls = sum(c for c, _ in made.values())
+        rank_bytes = sum(b for _, b in made.values())
+        got_calls = sum(int(f.get("count", 0)) for f in got.values())
+        got_bytes = sum(int(f.get("bytes", 0)) for f in got.values())
+        if got_calls + int(mr.get("calls", 0)) != rank_calls:
+            errors.append("rank %d: the program made %d calls, the summary has %d + %s missed"
+                          % (rank, rank_calls, got_calls, mr.get("calls")))
+        if got_bytes + int(mr.get("bytes", 0)) != rank_bytes:
+            errors.append("rank %d: the program sent %d bytes, the summary has %d + %s missed"
+                          % (rank, rank_bytes, got_bytes, mr.get("bytes")))
+        for name, (count, nbytes) in made.items():
             jc, jb = job_made.get(name, (0, 0))
             job_made[name] = (jc + count, jb + nbytes)
-            if gc + mc != count:
-                errors.append("rank %d %s: the program made %d calls, the summary has %d + %d "
-                              "missing" % (rank, name, count, gc, mc))
-            if gb + mb != nbytes:
-                errors.append("rank %d %s: the program sent %d bytes, the summary has %d + %d "
-                              "missing" % (rank, name, nbytes, gb, mb))
+            gc, _ = fn_stats(got, name)
+            if gc > count:
+                errors.append("rank %d %s: %d calls in the summary, the program made %d"
+                              % (rank, name, gc, count))
         for name in sorted(set(got) - set(made)):
             if got[name].get("count", 0):
                 errors.append("rank %d %s: %d calls in the summary, none made"
                               % (rank, name, got[name]["count"]))
+    at = missed.get("at_ranks", {})
+    in_summary = sum(int(f.get("count", 0)) for f in s.get("functions", {}).values())
+    if int(at.get("calls", -1)) != in_summary + total_missed_calls:
+        errors.append("missed.at_ranks.calls %s != %d in the summary + %d missed"
+                      % (at.get("calls"), in_summary, total_missed_calls))
     if not a.dead:
-        # Job-wide: summary functions + missed functions == the sums of the program's counts.
+        # Job-wide, function by function: summary + missed == the sums of the program's counts.
         for name, (count, nbytes) in sorted(job_made.items()):
             gc, gb = fn_stats(s.get("functions", {}), name)
             mc, mb = fn_stats(missed.get("functions", {}), name)
             if (gc + mc, gb + mb) != (count, nbytes):
-                errors.append("job %s: made %d calls / %d bytes, summary %d + %d missing calls, "
-                              "%d + %d missing bytes" % (name, count, nbytes, gc, mc, gb, mb))
-        if int(missed.get("calls", 0)) != total_missed_calls:
-            errors.append("missed.calls is %s, the per-rank missing calls add up to %d"
-                          % (missed.get("calls"), total_missed_calls))
+                errors.append("job %s: made %d calls / %d bytes, summary %d + %d missed calls, "
+                              "%d + %d missed bytes" % (name, count, nbytes, gc, mc, gb, mb))
+        made_calls = sum(c for c, _ in job_made.values())
+        if int(at.get("calls", -1)) != made_calls:
+            errors.append("missed.at_ranks.calls is %s, the program made %d"
+                          % (at.get("calls"), made_calls))
     if a.expect_missed and total_missed_calls == 0 and not a.dead:
         errors.append("the fault cost the collector no call: the test proves nothing")
     if a.no_missed and int(missed.get("calls", 0)) != 0:

@@ -19,7 +19,8 @@
  *   FAULT_MARK=PATH    rank 0 creates PATH half way through (after the collectives of the
  *                      middle iteration), where the test harms the collector.
  *   FAULT_MARK2=PATH   the same at three quarters (a test that needs a second moment).
- *   FAULT_DIE_RANK=R   rank R kills itself with SIGKILL half way through (the job aborts).
+ *   FAULT_DIE_RANK=R   rank R kills itself with SIGKILL half way through (the job aborts),
+ *                      having written its counts so far to DIR/counts.R.dying.
  *   FAULT_STEER=DIR    the program registers a steering callback (mpiwatch.h, weak: nothing
  *                      without the library) and every rank writes DIR/steer.RANK at the end:
  *                      "messages N", then the key of every message whose key starts with
@@ -86,14 +87,17 @@ static void touch(const char *path)
         close(fd);
 }
 
-static void write_counts(const char *dir, int rank)
+/* DIR/counts.RANK[SUFFIX]; with finalize, MPI_Finalize is counted first (it is called right
+ * after this). */
+static void write_counts(const char *dir, int rank, const char *suffix, int finalize)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/counts.%d", dir, rank);
+    snprintf(path, sizeof path, "%s/counts.%d%s", dir, rank, suffix);
     FILE *f = fopen(path, "w");
     if (!f)
         return;
-    count(F_FINALIZE, 0); /* called right after this */
+    if (finalize)
+        count(F_FINALIZE, 0);
     for (int i = 0; i < F_N; i++)
         fprintf(f, "%s %lu %lu\n", names[i], calls[i], bytes[i]);
     fclose(f);
@@ -176,8 +180,11 @@ int main(int argc, char **argv)
         if (i == iters / 2) {
             if (rank == 0 && mark)
                 touch(mark);
-            if (rank == die_rank)
+            if (rank == die_rank) {
+                if (counts)
+                    write_counts(counts, rank, ".dying", 0);
                 raise(SIGKILL);
+            }
         }
         if (rank == 0 && mark2 && i == iters * 3 / 4)
             touch(mark2);
@@ -195,7 +202,7 @@ int main(int argc, char **argv)
     if (steer)
         write_steer(steer, rank);
     if (counts)
-        write_counts(counts, rank);
+        write_counts(counts, rank, "", 1);
     MPI_Finalize();
     return rank == 0 ? code : 0;
 }

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # faults_stop_cont: the collector is stopped (SIGSTOP) half way through the job for longer
-# than the ranks' send queues can hold (5 ms windows, a send high-water mark of 4), then
+# than the ranks' send queues can hold (1 ms windows, a send high-water mark of 4, a backlog of
+# 64 samples, and what the kernel's socket buffers take), then
 # continued (SIGCONT) while the job still runs. The job is not slowed and prints and exits as
 # without the library; the samples the ranks had to drop are reported missing, exactly.
 . "$(dirname "$0")/lib.sh"
-export MPIWATCH_WINDOW_MS=5 MPIWATCH_SNDHWM=4
-ft_setup faults_stop_cont 800 5000
+export MPIWATCH_WINDOW_MS=1 MPIWATCH_SNDHWM=4
+ft_setup faults_stop_cont 1600 5000
 ft_baseline
 ft_collector
 ft_start_with MPIWATCH_SNDHWM
@@ -13,8 +14,9 @@ fo_wait_file "$MW_T/half" 60
 fo_collector_saw_job
 kill -STOP "$MW_CPID"
 mw_log "collector stopped half way through the job"
-# One second at 5 ms windows is 200 samples a rank, fifty times the queue.
-sleep 1
+# Three seconds at 1 ms windows are 3,000 samples (about 450 KB) a rank: far more than the
+# backlog and the socket buffers hold.
+sleep 3
 kill -CONT "$MW_CPID"
 mw_log "collector continued"
 fo_wait_bg
