@@ -65,6 +65,12 @@ void mw_clock_now(mw_clock_t *now);
 #define MW_NS_PER_MS 1000000ull
 #define MW_NS_PER_S 1000000000ull
 #define MW_TIMESTAMP_TOLERANCE_NS (86400ull * MW_NS_PER_S) /* timestamps within a day of now */
+/* A sample's window may start at most this long after the collector's real-time clock (reason
+ * "ahead"): ranks send a window once it has ended, so only a clock skew between the job's global
+ * clock and the collector's puts it ahead. A window far in the future would otherwise become
+ * the newest the collector knows, from which it places the K of mpiwatch.window and captures,
+ * beyond what the ranks accept (docs/collector.md "The window grid"). */
+#define MW_SAMPLE_MAX_LEAD_NS (5ull * MW_NS_PER_S)
 #define MW_MAX_WINDOW_NS (60ull * MW_NS_PER_S)
 /* MW_MAX_RANKS, MW_MAX_STRING, MW_MAX_PUS, MW_MAX_TOPO_OBJECTS, MW_MAX_TOPO_DEPTH and the
  * job-wide caps MW_JOB_MAX_* are in proto/mw_limits.h: the readers of a job description check
@@ -153,7 +159,8 @@ void mw_options_usage(FILE *out, const char *prog);
     X(CAPTURE_TIME, "capture_time")                                                                \
     X(GRID_MISMATCH, "grid_mismatch")                                                              \
     X(TOPO_DEPTH, "topo_depth") /* a node's hardware deeper than MW_MAX_TOPO_DEPTH */              \
-    X(TOTALS, "totals")
+    X(TOTALS, "totals")                                                                            \
+    X(AHEAD, "ahead") /* a sample's window starts over MW_SAMPLE_MAX_LEAD_NS after now */
 
 typedef enum {
     MW_ACCEPTED = 0,

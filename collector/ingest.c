@@ -247,6 +247,11 @@ static mw_reject_t check_sample(mw_collector_t *c, const Mpiwatch__Envelope *env
     if (s->window > mw_grid_index(&job->grid, now->real_ns + MW_TIMESTAMP_TOLERANCE_NS) ||
         !time_ok(mw_grid_start(&job->grid, s->window), now->real_ns))
         return MW_REJECT_TIMESTAMP;
+    /* A window that starts in the future by more than a clock skew (reason ahead): the newest
+     * windows place K for mpiwatch.window and captures (steer.c), so one rank or one forged
+     * sample must not be able to claim one far ahead; it would also evict the open windows. */
+    if (mw_grid_start(&job->grid, s->window) > now->real_ns + MW_SAMPLE_MAX_LEAD_NS)
+        return MW_REJECT_AHEAD;
     /* A rank on another grid (it missed or got too late an mpiwatch.window change): its
      * windows cover other times than ours, so none of them is merged. Older libraries send
      * neither field. */

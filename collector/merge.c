@@ -212,6 +212,64 @@ int64_t mw_merge_last_window(const mw_merge_t *m, uint32_t rank)
     return rank < m->size ? m->last[rank] : -1;
 }
 
+/* Swaps a[i] and a[j]. */
+static void swap64(int64_t *a, size_t i, size_t j)
+{
+    int64_t t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+}
+
+/* The k-th smallest of a[0..n-1] (k < n), reordering a: quickselect with a median-of-three
+ * pivot and a three-way partition, so runs of equal windows (the usual case: every rank at
+ * the same window) take one pass. */
+static int64_t select_kth(int64_t *a, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n; /* the answer is in a[lo..hi) */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < a[lo])
+            swap64(a, mid, lo);
+        if (a[hi - 1] < a[lo])
+            swap64(a, hi - 1, lo);
+        if (a[hi - 1] < a[mid])
+            swap64(a, hi - 1, mid);
+        int64_t pivot = a[mid];
+        size_t lt = lo, i = lo, gt = hi; /* [lo,lt) < pivot, [lt,i) == pivot, [gt,hi) > pivot */
+        while (i < gt) {
+            if (a[i] < pivot)
+                swap64(a, lt++, i++);
+            else if (a[i] > pivot)
+                swap64(a, i, --gt);
+            else
+                i++;
+        }
+        if (k < lt)
+            hi = lt;
+        else if (k >= gt)
+            lo = gt;
+        else
+            return pivot;
+    }
+    return a[lo];
+}
+
+int64_t mw_merge_median_last(const mw_merge_t *m)
+{
+    if (!m->started || !m->last)
+        return -1;
+    int64_t *v = malloc((size_t)m->size * sizeof *v);
+    if (!v)
+        return m->head - 1; /* no memory: the windows closed so far, never ahead of the job */
+    size_t n = 0;
+    for (uint32_t r = 0; r < m->size; r++)
+        if (m->last[r] >= 0)
+            v[n++] = m->last[r];
+    int64_t med = n ? select_kth(v, n, (n - 1) / 2) : -1;
+    free(v);
+    return med;
+}
+
 /* Moves an expected rank out of the count for its last window `last` ... */
 static void merge_uncount(mw_merge_t *m, int64_t last)
 {

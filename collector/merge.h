@@ -208,6 +208,10 @@ uint64_t mw_merge_min_window_ns(const mw_merge_t *m);
 
 /* Last window index `rank` sent, or -1. */
 int64_t mw_merge_last_window(const mw_merge_t *m, uint32_t rank);
+/* The (lower) median over the ranks that sent a sample of the last window each sent, or -1:
+ * the job's progress as most ranks see it, which one rank or a few forged samples cannot move
+ * (steer.c places the K of mpiwatch.window from it). O(size) time and a temporary array. */
+int64_t mw_merge_median_last(const mw_merge_t *m);
 
 /* Merges a validated sample of `rank` (its window must be after the rank's last one).
  * `samples_dropped` is the increase of the rank's dropped-sample counter it reports. Returns 0

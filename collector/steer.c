@@ -25,7 +25,8 @@
  *
  * One built-in key is decided here rather than passed through: mpiwatch.window=MS changes the
  * window length of the whole job (grid.c). The collector checks it, picks the window K it
- * starts at (about a second ahead of everything it has seen), publishes MS@K to every rank,
+ * starts at (about a second ahead of its clock and of the window most ranks have reached, never
+ * of what one rank claims: steer_pick_k), publishes MS@K to every rank,
  * appends the segment to the job's grid and records a "window" job event, which replay
  * applies again so that it merges the same windows.
  */
@@ -246,6 +247,22 @@ static int steer_publish(mw_collector_t *c, const char *key, const char *value,
     return (int)(m.seq & 0x7fffffff) ? (int)(m.seq & 0x7fffffff) : 1;
 }
 
+/* The K of an mpiwatch.window request: the first window about a second (MW_GRID_LEAD_NS) after
+ * the job's present. The present is the collector's clock, or the end of the window most ranks
+ * have reached when that is later (ranks whose clock runs ahead of the collector's), never the
+ * newest window any one rank claims: one rank, or one forged sample, must not be able to push
+ * K past the 60 s the ranks accept (they would refuse the change and every later sample would
+ * be a grid_mismatch). Ingest already refuses a window starting over MW_SAMPLE_MAX_LEAD_NS
+ * ahead (reason ahead); the median is clamped to that lead as well. */
+static uint64_t steer_pick_k(mw_collector_t *c)
+{
+    int64_t newest = mw_merge_median_last(&c->merge);
+    uint64_t limit = mw_grid_index(&c->job.grid, c->now.real_ns + MW_SAMPLE_MAX_LEAD_NS);
+    if (newest >= 0 && (uint64_t)newest > limit)
+        newest = (int64_t)limit;
+    return mw_grid_pick(&c->job.grid, c->now.real_ns, newest);
+}
+
 /* mpiwatch.window=MS, the one built-in key the collector decides (grid.c): checks it for the
  * whole job and turns it into MS@K, K the window the change starts at. Returns 0, or -1. */
 static int steer_window(mw_collector_t *c, const char *value, size_t n_ranks, char *out,
@@ -268,8 +285,7 @@ static int steer_window(mw_collector_t *c, const char *value, size_t n_ranks, ch
     /* Now, not the batch's clock: the lead is counted from when the message leaves (a
      * replay never gets here: it has no steering socket, it applies the recorded event). */
     mw_clock_now(&c->now);
-    int64_t newest = c->merge.started ? c->merge.max_seen : -1;
-    *k = mw_grid_pick(&c->job.grid, c->now.real_ns, newest);
+    *k = steer_pick_k(c);
     snprintf(out, outlen, "%" PRIu64 "@%" PRIu64, *ms, *k);
     return 0;
 }

@@ -11,6 +11,8 @@
 
 #include "fixture.h"
 
+#include <zmq.h>
+
 #define JOB "grid-job"
 #define MS 1000000ull
 
@@ -169,12 +171,105 @@ static void test_collector_grid(void **state)
     fx_free(f);
 }
 
+/* The K an mpiwatch.window request gets through the collector (steer.c), with a real PUB
+ * socket on inproc:// (nobody subscribes) and the collector's real clock, which steer.c reads
+ * for the request. Returns K, and the real time just before the request in *now_ns. */
+static uint64_t request_window_k(fx_t *f, uint64_t *now_ns)
+{
+    mw_clock_t t;
+    mw_clock_now(&t);
+    *now_ns = t.real_ns;
+    assert_true(mw__steer_send(f->c, "mpiwatch.window", "200", NULL, 0) > 0);
+    const mw_grid_t *g = &f->c->job.grid;
+    assert_int_equal(g->n, 2);
+    return g->seg[1].first;
+}
+
+/* A collector whose real clock is the machine's (steer.c reads it), with steering on. */
+static fx_t *fx_live(void **zctx)
+{
+    fx_t *f = fx_new();
+    mw_clock_now(&f->now);
+    *zctx = zmq_ctx_new();
+    assert_non_null(*zctx);
+    free(f->opt.steer);
+    f->opt.steer = strdup("inproc://test-grid-steer");
+    f->c->steer = mw__steer_open(*zctx, &f->opt);
+    assert_non_null(f->c->steer);
+    return f;
+}
+
+static void fx_live_free(fx_t *f, void *zctx)
+{
+    mw__steer_close(f->c->steer);
+    f->c->steer = NULL;
+    fx_free(f);
+    zmq_ctx_term(zctx);
+}
+
+/* One rank claiming a far-future window must not place K (issue 12 follow-up): the sample is
+ * refused as `ahead` (it used to be accepted anywhere within a day), and a rank a few seconds
+ * ahead, within the allowed skew, does not move K either: K comes from the collector's clock
+ * and the window most ranks reached. Before this, K followed the newest window any rank sent,
+ * so the forged sample put K half a day ahead, where every rank refuses it. */
+static void test_pick_forged_ahead(void **state)
+{
+    (void)state;
+    void *zctx;
+    fx_t *f = fx_live(&zctx);
+    fx_hellos(f, JOB, 3);
+    const uint64_t W = TM_WINDOW_NS, w0 = tm_window_of(f->now.real_ns) - 1;
+    send(f, 0, w0, W, w0 * W, MW_ACCEPTED);
+    send(f, 1, w0, W, w0 * W, MW_ACCEPTED);
+    /* rank 2 (or anyone speaking for it) claims a window 12 hours ahead: refused */
+    const uint64_t far = w0 + 12ull * 3600 * 10;
+    send(f, 2, far, W, far * W, MW_REJECT_AHEAD);
+    assert_int_equal(f->c->stats.rejected[MW_REJECT_AHEAD], 1);
+    assert_int_equal(mw_merge_last_window(&f->c->merge, 2), -1);
+    /* just past the allowed lead: refused; 4 s ahead (a clock skew): accepted */
+    const uint64_t lead_w = MW_SAMPLE_MAX_LEAD_NS / W;
+    const uint64_t past = tm_window_of(f->now.real_ns + MW_SAMPLE_MAX_LEAD_NS) + 1;
+    send(f, 2, past, W, past * W, MW_REJECT_AHEAD);
+    assert_int_equal(f->c->stats.rejected[MW_REJECT_AHEAD], 2);
+    assert_true(lead_w > 40);
+    send(f, 2, w0 + 40, W, (w0 + 40) * W, MW_ACCEPTED);
+
+    uint64_t now;
+    uint64_t k = request_window_k(f, &now);
+    uint64_t k_start = k * W;
+    /* about a second after the collector's clock, whatever rank 2 said */
+    assert_true(k_start >= now + MW_GRID_LEAD_NS);
+    assert_true(k_start < now + MW_GRID_LEAD_NS + 2 * W + 1000 * MS); /* 1 s of slack */
+    fx_live_free(f, zctx);
+}
+
+/* Ranks whose clock runs ahead of the collector's (all of them, 3 s, within the allowed
+ * skew) still get a K a second ahead of where they are: the median rank places it. */
+static void test_pick_ranks_ahead(void **state)
+{
+    (void)state;
+    void *zctx;
+    fx_t *f = fx_live(&zctx);
+    fx_hellos(f, JOB, 3);
+    const uint64_t W = TM_WINDOW_NS, w = tm_window_of(f->now.real_ns) + 30;
+    send(f, 0, w, W, w * W, MW_ACCEPTED);
+    send(f, 1, w - 1, W, (w - 1) * W, MW_ACCEPTED);
+    send(f, 2, w + 1, W, (w + 1) * W, MW_ACCEPTED);
+    uint64_t now;
+    uint64_t k = request_window_k(f, &now);
+    /* the median rank's window is w: K starts a second after its end, not after w + 1's */
+    assert_int_equal(k, w + 1 + MW_GRID_LEAD_NS / W);
+    (void)now;
+    fx_live_free(f, zctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_segment),   cmocka_unit_test(test_segments),
         cmocka_unit_test(test_check_bounds),  cmocka_unit_test(test_parse),
         cmocka_unit_test(test_pick),          cmocka_unit_test(test_collector_grid),
+        cmocka_unit_test(test_pick_forged_ahead), cmocka_unit_test(test_pick_ranks_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
