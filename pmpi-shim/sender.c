@@ -40,6 +40,9 @@
  * the present is normally at most a window or two ahead of it, and nothing it receives can
  * make it encode more than this at once (docs/shim.md, "Window length"). */
 #define MW_CATCHUP_MAX 1000
+/* Windows left out by catch_up(): counted as dropped samples (samples_dropped_total) and as
+ * samples produced (samples_total, Bye.windows_sent), so the collector knows it missed them. */
+static uint64_t catchup_skipped;
 enum { LINK_CONNECTING, LINK_UP, LINK_DOWN };
 
 /* Preallocated protobuf-c message storage. */
@@ -462,7 +465,9 @@ static void send_sample(int64_t k)
     smp.total_calls = S.tot_w_calls;
     smp.total_ns = S.tot_w_ns;
     smp.total_bytes = S.tot_w_bytes;
-    smp.samples_total = S.windows_sent + 1; /* this one included */
+    /* Produced = sent or queued or dropped (windows_sent) plus the windows catch_up() skipped,
+     * which are dropped samples too: missed.samples must count them (docs/collector.md). */
+    smp.samples_total = S.windows_sent + catchup_skipped + 1; /* this one included */
     smp.sent_ns = mw__global_ns(mw__now());
     S.records_dropped_total += a->dropped;
     sample_steps(&smp, &a->marks);
@@ -482,7 +487,7 @@ static void send_sample(int64_t k)
 static void send_bye(void)
 {
     Mpiwatch__Bye b = MPIWATCH__BYE__INIT;
-    b.windows_sent = S.windows_sent;
+    b.windows_sent = S.windows_sent + catchup_skipped; /* the samples produced, as above */
     b.samples_dropped_total = S.samples_dropped_total;
     b.records_dropped_total = S.records_dropped_total;
     b.calls_total = S.calls_total;
@@ -588,9 +593,6 @@ static void socket_close(uint64_t linger_ms)
         zmq_ctx_term(S.ctx);
     S.push = S.monitor = S.ctx = NULL;
 }
-
-/* Windows left out by catch_up(): counted as dropped samples, so the collector knows. */
-static uint64_t catchup_skipped;
 
 /* Moves the next window to collect to at most MW_CATCHUP_MAX windows before `present`. The
  * windows jumped over are counted as dropped samples; what threads recorded in them is still
