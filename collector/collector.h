@@ -612,6 +612,9 @@ void mw__record_finish(mw_record_t *r, const mw_clock_t *now);
 void mw__record_flush(mw_record_t *r);
 /* Bytes written so far, and whether the recording stopped on an error. */
 uint64_t mw__record_bytes(const mw_record_t *r);
+/* Records left out of the recording because they are over MW_REC_MAX_RECORD (64 MiB) or could
+ * not be chunked for lack of memory: counted in the stats JSON and on the Prometheus page. */
+uint64_t mw__record_too_large(const mw_record_t *r);
 int mw__record_failed(const mw_record_t *r);
 const char *mw__record_path(const mw_record_t *r);
 

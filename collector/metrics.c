@@ -183,6 +183,18 @@ static char *metrics_format(const mw_collector_t *c, size_t *len)
         metrics_put(&b, "mpiwatch_steps_refused_total{reason=\"%s\"} %" PRIu64 "\n",
                     mw__steps_refusal_name((mw_steps_refusal_t)r),
                     mw__steps_refused(c, (mw_steps_refusal_t)r));
+    /* Parts of hellos over a job-wide cap (job.c, docs/collector.md "Caps"): every reason,
+     * 0 included (the stats JSON lists them only when one is not 0). */
+    metrics_head(&b, "mpiwatch_hello_parts_capped_total", "counter",
+                 "Parts of accepted hellos over a job-wide cap that the collector did not keep, "
+                 "since the collector started, by reason.");
+    for (int r = 0; r < MW_CAP_COUNT; r++)
+        metrics_put(&b, "mpiwatch_hello_parts_capped_total{reason=\"%s\"} %" PRIu64 "\n",
+                    mw_cap_reason_name((mw_cap_reason_t)r), c->stats.capped[r]);
+    metrics_scalar(&b, "mpiwatch_recording_too_large_total", "counter",
+                   "Records left out of the recording (--record) because they are over its "
+                   "64 MiB record limit; 0 without a recording.",
+                   mw__record_too_large(c->record));
     if (c->opt && c->opt->curve_secret) { /* as in the stats JSON: only when CURVE is on */
         metrics_head(&b, "mpiwatch_connections_refused_total", "counter",
                      "Connections refused by CURVE authentication, by reason.");
@@ -210,7 +222,9 @@ static uint64_t metrics_signature(const mw_collector_t *c)
         s += c->stats.auth_refused[r];
     for (int r = 0; r < MW_STEPS_REFUSAL_COUNT; r++)
         s += mw__steps_refused(c, (mw_steps_refusal_t)r);
-    return s;
+    for (int r = 0; r < MW_CAP_COUNT; r++)
+        s += c->stats.capped[r];
+    return s + mw__record_too_large(c->record);
 }
 
 static void metrics_publish(mw_metrics_t *m, const mw_collector_t *c)

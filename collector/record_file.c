@@ -722,6 +722,11 @@ void mw__record_flush(mw_record_t *r)
         rec_drain(r);
 }
 
+uint64_t mw__record_too_large(const mw_record_t *r)
+{
+    return r ? r->too_large : 0;
+}
+
 uint64_t mw__record_bytes(const mw_record_t *r)
 {
     if (!r)

@@ -406,6 +406,9 @@ char *mw_stats_json(const mw_collector_t *c)
     if (c->steer && (json_u64(root, "steer_rejected", mw__steer_rejected(c)) < 0 ||
                      json_u64(root, "window_rejected", mw__steer_window_rejected(c)) < 0))
         goto out;
+    /* Records left out of the recording (over 64 MiB), only when recording. */
+    if (c->record && json_u64(root, "record_too_large", mw__record_too_large(c->record)) < 0)
+        goto out;
     /* Parts of hellos over a job-wide cap (job.c), by reason, only when there were some, so
      * that the key set of an ordinary run stays what it was. */
     uint64_t capped = 0;

@@ -51,9 +51,9 @@ for reason, n in bad["rejected"].items():
     check(f"rejected[{reason}]", stats["rejected"].get(reason), n + job["rejected"][reason])
 provoked = [r for r, n in bad["rejected"].items() if n]
 # too_large: libzmq drops oversized frames itself (ZMQ_MAXMSGSIZE); capture_field and
-# capture_time are provoked by tests/capture; so 15 of them here (grid_mismatch, totals and
-# topo_depth included).
-check("reasons provoked", len(provoked), 15)
+# capture_time are provoked by tests/capture; so 16 of them here (grid_mismatch, totals,
+# topo_depth and ahead included).
+check("reasons provoked", len(provoked), 16)
 check("accepted", stats["accepted"], bad["accepted"] + job["accepted"])
 samples = bad["samples"] + job["samples"]
 check("stats windows", stats["windows"], samples)

@@ -33,6 +33,8 @@ mw_start_collector --quiet --metrics-port "$port" --listen "tcp://127.0.0.1:$tcp
 # phase's valid sample, and not duplicates of it.
 sleep 0.2
 "$badinput" job "$MW_EP" >"$dir/job.json" || mw_fail "mw-badinput job failed"
+# A job whose hellos go over the job-wide caps of PUs and hardware objects (one part each).
+"$badinput" caps "$MW_EP" >"$dir/caps.json" || mw_fail "mw-badinput caps failed"
 
 "$loadgen" --connect "$MW_EP" --ranks 16 --rate 10 --functions 4 --seconds 1 --nodes 2 \
     --totals-json "$dir/totals.json" 2>"$dir/loadgen.err" || {
@@ -47,6 +49,7 @@ port, d = sys.argv[1], sys.argv[2]
 base = f"http://127.0.0.1:{port}"
 totals = json.load(open(f"{d}/totals.json"))
 bad, job = json.load(open(f"{d}/bad.json")), json.load(open(f"{d}/job.json"))
+caps = json.load(open(f"{d}/caps.json"))
 errors = []
 
 def scrape():
@@ -94,7 +97,9 @@ types = {"mpiwatch_calls_total": "counter", "mpiwatch_call_seconds_total": "coun
          "mpiwatch_samples_late_total": "counter",
          "mpiwatch_messages_accepted_total": "counter",
          "mpiwatch_messages_rejected_total": "counter",
-         "mpiwatch_steps_refused_total": "counter"}
+         "mpiwatch_steps_refused_total": "counter",
+         "mpiwatch_hello_parts_capped_total": "counter",
+         "mpiwatch_recording_too_large_total": "counter"}
 for name, t in types.items():
     if not re.search(rf"^# HELP {name} \S", body, re.M):
         errors.append(f"no HELP for {name}")
@@ -115,7 +120,8 @@ for fn, t in totals["functions"].items():
         errors.append(f"seconds {fn}: got {got!r}, want {t['time_ns'] / 1e9}")
 check("ranks", values.get("mpiwatch_ranks"), totals["ranks"])
 check("accepted", values.get("mpiwatch_messages_accepted_total"),
-      bad["accepted"] + job["accepted"] + totals["hellos"] + totals["samples"] + totals["byes"])
+      bad["accepted"] + job["accepted"] + caps["accepted"] + totals["hellos"] +
+      totals["samples"] + totals["byes"])
 # mw-badinput's job has one window per valid sample (badinput.sh checks the same in the stats).
 check("windows closed", values.get("mpiwatch_windows_closed_total"),
       bad["samples"] + job["samples"] + totals["windows"])
@@ -141,6 +147,16 @@ check("step refusal reasons", sorted(steps),
       sorted(["late", "below_open", "forced", "pairs", "carry"]))
 for r, v in steps.items():
     check(f"steps refused {r}", v, 0)
+# Hello parts over a job-wide cap (docs/collector.md, Caps): every reason listed, each equal
+# to what mw-badinput's caps job went over (a pus and an objects part), the others 0.
+capped = {m.group(1): v for k, v in values.items()
+          if (m := re.fullmatch(r'mpiwatch_hello_parts_capped_total\{reason="([a-z_]+)"\}', k))}
+check("capped reasons", sorted(capped), sorted(caps["capped"]))
+for r, n in caps["capped"].items():
+    check(f"capped {r}", capped.get(r), float(n))
+if sum(caps["capped"].values()) < 2:
+    errors.append("mw-badinput's caps job provoked no cap")
+check("recording too_large (no recording)", values.get("mpiwatch_recording_too_large_total"), 0)
 with open(f"{d}/metrics.txt", "w") as f:
     f.write(body)
 

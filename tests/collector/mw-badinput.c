@@ -37,16 +37,17 @@
 #include "testmsg.h"
 
 #define JOB "badinput"
-#define REASONS 18
+#define REASONS 19
 
 static const char *const reason_names[REASONS] = {
     "multipart",    "too_large",      "decode",         "version",       "no_body",
     "job_mismatch", "table_mismatch", "rank_range",     "no_hello",      "duplicate",
     "timestamp",    "bad_field",      "duplicate_hello", "capture_field", "capture_time",
-    "grid_mismatch", "totals",        "topo_depth"};
+    "grid_mismatch", "totals",        "topo_depth",      "ahead"};
 
 static unsigned expected[REASONS];
 static unsigned accepted, samples;
+static unsigned caps_pus, caps_objects; /* parts of hellos the collector must cap (caps mode) */
 
 static void expect(const char *reason)
 {
@@ -202,7 +203,9 @@ static void print_expectations(void)
     printf("{\"accepted\": %u, \"samples\": %u, \"rejected\": {", accepted, samples);
     for (int i = 0; i < REASONS; i++)
         printf("%s\"%s\": %u", i ? ", " : "", reason_names[i], expected[i]);
-    printf("},\n \"per_sample\": {\"MPI_Allreduce\": {\"count\": 10, \"time_ns\": 10000, "
+    printf("}, \"capped\": {\"pus\": %u, \"objects\": %u, \"names\": 0, \"job_info\": 0}",
+           caps_pus, caps_objects);
+    printf(",\n \"per_sample\": {\"MPI_Allreduce\": {\"count\": 10, \"time_ns\": 10000, "
            "\"bytes\": 800}, \"MPI_Send\": {\"count\": 2, \"time_ns\": 300, \"bytes\": 128}},\n"
            " \"pair_per_sample\": {\"src\": 0, \"dst\": 0, \"messages\": 2, \"bytes\": 128}}\n");
 }
@@ -310,6 +313,9 @@ static void mode_bad(void *ctx, const char *endpoint, const char *host, const ch
     m.sample.window_ns = 2 * TM_WINDOW_NS;
     m.sample.window_start_ns = current_window() * TM_WINDOW_NS;
     send_msg(s, &m, "grid_mismatch");
+    /* A window an hour ahead of the collector's clock (its K placing would follow it). */
+    valid_sample(&m, current_window() + 36000);
+    send_msg(s, &m, "ahead");
     /* Running totals whose parallel arrays differ in length (loss accounting). */
     valid_sample(&m, current_window());
     tm_add_total(&m, mw_fn_id("MPI_Allreduce"), 10, 10000, 800);
@@ -347,6 +353,58 @@ static void mode_job(void *ctx, const char *endpoint)
         die_zmq("zmq_close");
 }
 
+/* A job whose hellos claim more than two job-wide caps (docs/collector.md "Caps"): ranks of
+ * MW_MAX_PUS PUs each, one more than MW_JOB_MAX_PUS holds, and as many nodes of
+ * MW_MAX_TOPO_OBJECTS objects (a package and its PUs), one more than MW_JOB_MAX_TOPO_OBJECTS
+ * holds. Every hello is accepted; the collector counts one `pus` and one `objects` (printed as
+ * "capped"). Every rank then says bye, so the job ends. About 20 MB in all. */
+static void mode_caps(void *ctx, const char *endpoint)
+{
+    void *s = push_socket(ctx, endpoint);
+    static uint32_t pus[MW_MAX_PUS];
+    static Mpiwatch__TopoObject obj[MW_MAX_TOPO_OBJECTS];
+    static Mpiwatch__TopoObject *obj_p[MW_MAX_TOPO_OBJECTS];
+    for (uint32_t i = 0; i < MW_MAX_PUS; i++)
+        pus[i] = i;
+    for (uint32_t i = 0; i < MW_MAX_TOPO_OBJECTS; i++) {
+        mpiwatch__topo_object__init(&obj[i]);
+        obj[i].type = i ? 4 : 1;
+        obj[i].parent = i ? 0 : -1;
+        obj[i].logical = obj[i].os_index = i;
+        obj_p[i] = &obj[i];
+    }
+    const uint32_t pu_ranks = MW_JOB_MAX_PUS / MW_MAX_PUS + 1;
+    const uint32_t hw_ranks = MW_JOB_MAX_TOPO_OBJECTS / MW_MAX_TOPO_OBJECTS + 1;
+    const uint32_t size = pu_ranks > hw_ranks ? pu_ranks : hw_ranks;
+    tm_msg_t m;
+    for (uint32_t r = 0; r < size; r++) {
+        char node[32];
+        snprintf(node, sizeof node, "capsnode%u", r);
+        Mpiwatch__NodeTopology topo = MPIWATCH__NODE_TOPOLOGY__INIT;
+        tm_hello(&m, "caps-job", r, size, now_ns());
+        m.hello.node = node;
+        if (r < pu_ranks) {
+            m.hello.n_pus = MW_MAX_PUS;
+            m.hello.pus = pus;
+        }
+        if (r < hw_ranks) {
+            topo.node = node;
+            topo.n_objects = MW_MAX_TOPO_OBJECTS;
+            topo.objects = obj_p;
+            m.hello.topology = &topo;
+        }
+        send_msg(s, &m, NULL);
+    }
+    caps_pus = 1;
+    caps_objects = 1;
+    for (uint32_t r = 0; r < size; r++) {
+        tm_bye(&m, "caps-job", r);
+        send_msg(s, &m, NULL);
+    }
+    if (zmq_close(s) != 0)
+        die_zmq("zmq_close");
+}
+
 static void mode_partial(void *ctx, const char *endpoint)
 {
     void *s = push_socket(ctx, endpoint);
@@ -368,7 +426,7 @@ int main(int argc, char **argv)
     if (argc < 3 || (strcmp(argv[1], "bad") == 0 && argc != 5) ||
         (strcmp(argv[1], "bad") != 0 && argc != 3)) {
         fprintf(stderr, "usage: mw-badinput bad ENDPOINT TCP_HOST TCP_PORT\n"
-                        "       mw-badinput job|partial ENDPOINT\n");
+                        "       mw-badinput job|partial|caps ENDPOINT\n");
         return 2;
     }
     void *ctx = zmq_ctx_new();
@@ -380,6 +438,8 @@ int main(int argc, char **argv)
         mode_job(ctx, argv[2]);
     else if (strcmp(argv[1], "partial") == 0)
         mode_partial(ctx, argv[2]);
+    else if (strcmp(argv[1], "caps") == 0)
+        mode_caps(ctx, argv[2]);
     else
         return 2;
     if (zmq_ctx_term(ctx) != 0)

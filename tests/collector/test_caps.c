@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
@@ -285,6 +287,39 @@ static void test_job_names_and_info(void **state)
     fx_free(f);
 }
 
+/* A record over the recording's 64 MiB limit (a derived output, here a job description handed
+ * to the writer directly) is left out, and counted: record_too_large in the stats JSON, which
+ * is what the Prometheus page's mpiwatch_recording_too_large_total shows too. */
+static void test_record_too_large(void **state)
+{
+    (void)state;
+    fx_t *f = fx_new();
+    char dir[] = "/tmp/mw-test-caps-XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/rec.mpiw", dir);
+    f->c->record = mw__record_open(path, &f->opt);
+    assert_non_null(f->c->record);
+    fx_hellos(f, JOB, 1);
+    size_t big = (64u << 20) + 4096;
+    void *pb = calloc(1, big);
+    assert_non_null(pb);
+    mw__record_job(f->c->record, &f->now, pb, big);
+    free(pb);
+    char *text = mw_stats_json(f->c);
+    assert_non_null(text);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "record_too_large");
+    assert_true(cJSON_IsNumber(n));
+    assert_int_equal((uint64_t)n->valuedouble, 1);
+    cJSON_Delete(root);
+    mw__record_close(f->c->record);
+    f->c->record = NULL;
+    unlink(path);
+    rmdir(dir);
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_job_pus),
         cmocka_unit_test(test_job_objects),
         cmocka_unit_test(test_job_names_and_info),
+        cmocka_unit_test(test_record_too_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
