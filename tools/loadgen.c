@@ -16,6 +16,8 @@
  * content of a run (everything except the window indices and timestamps, which follow the
  * clock) is the same for the same seed. The exact totals it sent are printed on stderr and,
  * with --totals-json, written as JSON, so a test can compare them with the collector's summary.
+ * Like the library, every sample and bye also carries the rank's running totals (loss
+ * accounting): kept per rank and function in increasing id, and sent without a copy.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -98,6 +100,13 @@ static struct {
     size_t buf_cap;
     uint64_t *seq, *calls;
     lg_total_t tot[LG_MAX_FUNCTIONS];
+    /* Running totals (loss accounting, docs/collector.md): per rank, per function in
+     * increasing id (by_id), calls, ns and bytes since the rank's hello, as the library sends
+     * them in every sample and its bye. rt[rank * functions + j] is function by_id[j]. */
+    unsigned by_id[LG_MAX_FUNCTIONS];
+    unsigned rank_pos[LG_MAX_FUNCTIONS]; /* where function index i is in by_id */
+    uint32_t total_fn[LG_MAX_FUNCTIONS]; /* fn_id[by_id[j]]: the same for every rank */
+    uint64_t *rt_calls, *rt_ns, *rt_bytes;
     uint64_t hellos, samples, byes, fn_summaries, bytes_sent, peer_messages;
 } G;
 
@@ -286,6 +295,20 @@ static int send_hello(unsigned rank)
     return 0;
 }
 
+/* Points a sample's or bye's running totals at the rank's own arrays (no copy: the message is
+ * encoded before the next change). */
+static void set_totals(unsigned rank, size_t *n_fn, uint32_t **fn, size_t *n_calls,
+                       uint64_t **calls, size_t *n_ns, uint64_t **ns, size_t *n_bytes,
+                       uint64_t **bytes)
+{
+    size_t nf = G.o.functions, at = (size_t)rank * nf;
+    *n_fn = *n_calls = *n_ns = *n_bytes = nf;
+    *fn = G.total_fn;
+    *calls = &G.rt_calls[at];
+    *ns = &G.rt_ns[at];
+    *bytes = &G.rt_bytes[at];
+}
+
 /* Per-sample scratch, sized once for the largest sample. */
 static struct {
     Mpiwatch__FunctionStat fs[LG_MAX_FUNCTIONS];
@@ -379,6 +402,10 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
         G.tot[i].count += count;
         G.tot[i].time_ns += total;
         G.tot[i].bytes += f->bytes;
+        size_t at = (size_t)rank * nf + G.rank_pos[i];
+        G.rt_calls[at] += count;
+        G.rt_ns[at] += total;
+        G.rt_bytes[at] += f->bytes;
         G.calls[rank] += count;
         if (G.is_send[i])
             sends += count, send_bytes += f->bytes;
@@ -511,6 +538,11 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
     }
     s.n_longest = nl;
     s.longest = W.callp;
+    /* The running totals, this sample included (every function is called in every window,
+     * so each is listed from the first sample on), and the samples produced: none dropped. */
+    set_totals(rank, &s.n_total_fn, &s.total_fn, &s.n_total_calls, &s.total_calls,
+               &s.n_total_ns, &s.total_ns, &s.n_total_bytes, &s.total_bytes);
+    s.samples_total = ordinal + 1;
     s.sent_ns = now_ns(CLOCK_REALTIME);
 
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
@@ -528,6 +560,8 @@ static int send_bye(unsigned rank, uint64_t windows)
     Mpiwatch__Bye b = MPIWATCH__BYE__INIT;
     b.windows_sent = windows;
     b.calls_total = G.calls[rank];
+    set_totals(rank, &b.n_total_fn, &b.total_fn, &b.n_total_calls, &b.total_calls,
+               &b.n_total_ns, &b.total_ns, &b.n_total_bytes, &b.total_bytes);
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
     env.body_case = MPIWATCH__ENVELOPE__BODY_BYE;
     env.bye = &b;
@@ -664,6 +698,17 @@ static int setup(void)
             return -1;
         }
     }
+    /* The running totals list functions in increasing id (the collector checks the order). */
+    for (unsigned i = 0; i < G.o.functions; i++) {
+        unsigned j = i;
+        for (; j > 0 && G.fn_id[G.by_id[j - 1]] > G.fn_id[i]; j--)
+            G.by_id[j] = G.by_id[j - 1];
+        G.by_id[j] = i;
+    }
+    for (unsigned j = 0; j < G.o.functions; j++) {
+        G.rank_pos[G.by_id[j]] = j;
+        G.total_fn[j] = G.fn_id[G.by_id[j]];
+    }
     G.window_ns = (uint64_t)llround(1e9 / G.o.rate);
     G.per_node = (G.o.ranks + G.o.nodes - 1) / G.o.nodes;
     unsigned l3s = LG_PACKAGES * LG_L3_PER_PKG;
@@ -677,8 +722,12 @@ static int setup(void)
     G.buf = malloc(G.buf_cap);
     G.seq = calloc(G.o.ranks, sizeof *G.seq);
     G.calls = calloc(G.o.ranks, sizeof *G.calls);
+    G.rt_calls = calloc((size_t)G.o.ranks * G.o.functions, sizeof *G.rt_calls);
+    G.rt_ns = calloc((size_t)G.o.ranks * G.o.functions, sizeof *G.rt_ns);
+    G.rt_bytes = calloc((size_t)G.o.ranks * G.o.functions, sizeof *G.rt_bytes);
     G.socks = calloc(G.o.sockets, sizeof *G.socks);
-    if (!G.buf || !G.seq || !G.calls || !G.socks || !G.topo || !G.topo_ptr) {
+    if (!G.buf || !G.seq || !G.calls || !G.socks || !G.topo || !G.topo_ptr || !G.rt_calls ||
+        !G.rt_ns || !G.rt_bytes) {
         fprintf(stderr, "mpiwatch-loadgen: out of memory\n");
         return -1;
     }

@@ -46,6 +46,14 @@ for name, f in t["functions"].items():
         if got.get(k, 0) + lost.get(k, 0) != f[k]:
             errors.append("%s %s: sent %d, summary %d + missing %d"
                           % (name, k, f[k], got.get(k, 0), lost.get(k, 0)))
+# The generator sends the library's running totals (docs/loadgen.md): no rank without them,
+# and the ranks' own totals are exactly what it made.
+if missed.get("ranks_without_totals") != []:
+    errors.append("ranks_without_totals %r, want []" % missed.get("ranks_without_totals"))
+sent_calls = sum(f["count"] for f in t["functions"].values())
+if missed.get("at_ranks", {}).get("calls") != sent_calls:
+    errors.append("at_ranks.calls %r, the generator made %d"
+                  % (missed.get("at_ranks", {}).get("calls"), sent_calls))
 rejected = sum(st["rejected"].values())
 if rejected < rounds * 10:
     errors.append("only %d rejections for %d rounds of crafted frames" % (rejected, rounds))
