@@ -1,6 +1,6 @@
 #!/bin/bash
-# crash.sh COLLECTOR LOADGEN RECDUMP MODE EXPORT FEED: a recording survives the end of its
-# collector.
+# crash.sh COLLECTOR LOADGEN RECDUMP MODE EXPORT FEED BINDGATE: a recording survives the end
+# of its collector.
 #
 # MODE kill:    kill -9 of the collector in the middle of a 256-rank loadgen job. The file
 #               must read without error up to its last complete frame (a torn tail is
@@ -23,6 +23,7 @@ REC_DUMP=$3
 mode=$4
 REC_EXPORT=$5
 REC_FEED=$6
+REC_GATE=$7
 mw_init "record_crash_$mode"
 d=$MW_T
 
@@ -68,18 +69,28 @@ read -r compared differ <<<"$(rec_compared "$d/replay.err")"
 [ -s "$d/replay.json" ] || mw_fail "the replay wrote no summary"
 
 # The windows the replay derives again, as a subscriber receives them, against the recorded
-# ones as the exporter reads them. --speed 0.25 puts the first window at least 0.4 s after the
-# replay starts, time for the subscriber (started first) to connect; it stops once it has as
-# many windows as the recording holds, and the replay (which then waits for the recorded
-# ranks' silence timeout) is stopped with SIGTERM.
+# ones as the exporter reads them. mw-bindgate holds the replay right after it binds its feed
+# until ss shows the subscriber connected (and half a second more for its subscription), so
+# that no window is published before anyone listens; the subscriber stops once it has as many
+# windows as the recording holds, and the replay (which then waits for the recorded ranks'
+# silence timeout) is stopped with SIGTERM.
 "$REC_EXPORT" --format jsonl "$d/run.mpiw" -o "$d/recorded.jsonl" 2>"$d/export.err" ||
     { MW_FAILURE_LOG=$d/export.err; mw_fail "mpiwatch-export failed"; }
+LD_PRELOAD=$REC_GATE MW_GATE_ENDPOINT="ipc://$d/pub" MW_GATE_FILE="$d/gate" \
+    "$MW_COLLECTOR" --quiet --replay "$d/run.mpiw" --speed 1 --publish "ipc://$d/pub" \
+    </dev/null >/dev/null 2>"$d/published.err" &
+MW_CPID=$!
+mw_wait_file "$d/pub" || mw_fail "the replay did not bind its feed"
 "$REC_FEED" --subscribe "ipc://$d/pub" --topic window --count "$windows" --timeout-ms 30000 \
     >"$d/replayed.jsonl" 2>"$d/feed.err" &
 feed=$!
-"$MW_COLLECTOR" --quiet --replay "$d/run.mpiw" --speed 0.25 --publish "ipc://$d/pub" \
-    </dev/null >/dev/null 2>"$d/published.err" &
-MW_CPID=$!
+for ((i = 0; i < 400; i++)); do
+    ss -xn 2>/dev/null | grep -qF "$d/pub " && break
+    sleep 0.05
+done
+[ "$i" -lt 400 ] || mw_fail "the subscriber did not connect within 20 s"
+sleep 0.5
+touch "$d/gate"
 wait "$feed" || { MW_FAILURE_LOG=$d/feed.err; mw_fail "the subscriber got no complete replay"; }
 kill -TERM "$MW_CPID" 2>/dev/null
 MW_FAILURE_LOG=$d/published.err
