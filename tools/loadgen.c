@@ -540,8 +540,8 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
     s.longest = W.callp;
     /* The running totals, this sample included (every function is called in every window,
      * so each is listed from the first sample on), and the samples produced: none dropped. */
-    set_totals(rank, &s.n_total_fn, &s.total_fn, &s.n_total_calls, &s.total_calls,
-               &s.n_total_ns, &s.total_ns, &s.n_total_bytes, &s.total_bytes);
+    set_totals(rank, &s.n_total_fn, &s.total_fn, &s.n_total_calls, &s.total_calls, &s.n_total_ns,
+               &s.total_ns, &s.n_total_bytes, &s.total_bytes);
     s.samples_total = ordinal + 1;
     s.sent_ns = now_ns(CLOCK_REALTIME);
 
@@ -560,8 +560,8 @@ static int send_bye(unsigned rank, uint64_t windows)
     Mpiwatch__Bye b = MPIWATCH__BYE__INIT;
     b.windows_sent = windows;
     b.calls_total = G.calls[rank];
-    set_totals(rank, &b.n_total_fn, &b.total_fn, &b.n_total_calls, &b.total_calls,
-               &b.n_total_ns, &b.total_ns, &b.n_total_bytes, &b.total_bytes);
+    set_totals(rank, &b.n_total_fn, &b.total_fn, &b.n_total_calls, &b.total_calls, &b.n_total_ns,
+               &b.total_ns, &b.n_total_bytes, &b.total_bytes);
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
     env.body_case = MPIWATCH__ENVELOPE__BODY_BYE;
     env.bye = &b;

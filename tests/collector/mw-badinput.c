@@ -40,10 +40,10 @@
 #define REASONS 19
 
 static const char *const reason_names[REASONS] = {
-    "multipart",    "too_large",      "decode",         "version",       "no_body",
-    "job_mismatch", "table_mismatch", "rank_range",     "no_hello",      "duplicate",
-    "timestamp",    "bad_field",      "duplicate_hello", "capture_field", "capture_time",
-    "grid_mismatch", "totals",        "topo_depth",      "ahead"};
+    "multipart",     "too_large",      "decode",          "version",       "no_body",
+    "job_mismatch",  "table_mismatch", "rank_range",      "no_hello",      "duplicate",
+    "timestamp",     "bad_field",      "duplicate_hello", "capture_field", "capture_time",
+    "grid_mismatch", "totals",         "topo_depth",      "ahead"};
 
 static unsigned expected[REASONS];
 static unsigned accepted, samples;
@@ -203,8 +203,8 @@ static void print_expectations(void)
     printf("{\"accepted\": %u, \"samples\": %u, \"rejected\": {", accepted, samples);
     for (int i = 0; i < REASONS; i++)
         printf("%s\"%s\": %u", i ? ", " : "", reason_names[i], expected[i]);
-    printf("}, \"capped\": {\"pus\": %u, \"objects\": %u, \"names\": 0, \"job_info\": 0}",
-           caps_pus, caps_objects);
+    printf("}, \"capped\": {\"pus\": %u, \"objects\": %u, \"names\": 0, \"job_info\": 0}", caps_pus,
+           caps_objects);
     printf(",\n \"per_sample\": {\"MPI_Allreduce\": {\"count\": 10, \"time_ns\": 10000, "
            "\"bytes\": 800}, \"MPI_Send\": {\"count\": 2, \"time_ns\": 300, \"bytes\": 128}},\n"
            " \"pair_per_sample\": {\"src\": 0, \"dst\": 0, \"messages\": 2, \"bytes\": 128}}\n");

@@ -266,10 +266,14 @@ static void test_pick_ranks_ahead(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_segment),   cmocka_unit_test(test_segments),
-        cmocka_unit_test(test_check_bounds),  cmocka_unit_test(test_parse),
-        cmocka_unit_test(test_pick),          cmocka_unit_test(test_collector_grid),
-        cmocka_unit_test(test_pick_forged_ahead), cmocka_unit_test(test_pick_ranks_ahead),
+        cmocka_unit_test(test_one_segment),
+        cmocka_unit_test(test_segments),
+        cmocka_unit_test(test_check_bounds),
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_pick),
+        cmocka_unit_test(test_collector_grid),
+        cmocka_unit_test(test_pick_forged_ahead),
+        cmocka_unit_test(test_pick_ranks_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
