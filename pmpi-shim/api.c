@@ -16,7 +16,7 @@ MW_EXPORT const char *mw_version(void)
  * finalized, inside an MPI call), nothing happens. */
 MW_EXPORT void mw_step(long step)
 {
-    mw_thread_t *t = mw__self();
+    mw_thread_t *t = mw__self(0);
     if (t)
         mw__step_api(t, step);
 }

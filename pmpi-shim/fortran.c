@@ -150,7 +150,7 @@
     MW_EXPORT void sym(MW_FP_##n);                                                                 \
     void sym(MW_FP_##n)                                                                            \
     {                                                                                              \
-        mw_thread_t *mw_t = mw__self();                                                            \
+        mw_thread_t *mw_t = mw__self(MW_ID_##name);                                                \
         if (!mw_t) {                                                                               \
             if (psym)                                                                              \
                 psym(MW_FA_##n);                                                                   \
@@ -171,7 +171,7 @@
     MW_EXPORT void sym(MW_FP_##n);                                                                 \
     void sym(MW_FP_##n)                                                                            \
     {                                                                                              \
-        mw_thread_t *mw_t = mw__self();                                                            \
+        mw_thread_t *mw_t = mw__self(MW_ID_##name);                                                \
         if (mw_t) {                                                                                \
             mw__count(mw_t, MW_ID_##name);                                                         \
             atomic_store_explicit(&mw_t->inflight, MW_INFLIGHT_NESTED, memory_order_relaxed);      \

@@ -52,15 +52,28 @@ int mw__alloc(void)
     return 0;
 }
 
-mw_thread_t *mw__thread_attach(void)
+void mw__unrecorded_add(unsigned fn)
 {
-    if (tls_refused)
+    if (fn == 0 || fn >= MW_FN_COUNT)
+        return;
+    atomic_fetch_add_explicit(&mw__g.unrecorded[fn], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&mw__g.unrecorded_total, 1, memory_order_release);
+}
+
+mw_thread_t *mw__thread_attach(unsigned fn)
+{
+    if (tls_refused) {
+        if (fn) /* a call, as docs/shim.md says: every call of a refused thread is dropped */
+            atomic_fetch_add_explicit(&mw__g.threads_dropped, 1, memory_order_relaxed);
+        mw__unrecorded_add(fn);
         return NULL;
+    }
     unsigned i = atomic_fetch_add(&mw__g.nthreads, 1);
     if (i >= mw__g.cfg.max_threads) {
         atomic_fetch_sub(&mw__g.nthreads, 1);
         atomic_fetch_add(&mw__g.threads_dropped, 1);
         tls_refused = 1;
+        mw__unrecorded_add(fn);
         return NULL;
     }
     /* The block is zero (fresh mapping): every slot is free, and the cached window is empty
@@ -373,6 +386,7 @@ void mw__record_slow(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint
         s = slot_any(t, closed);
         if (s == NULL) {
             atomic_fetch_add_explicit(&mw__g.calls_dropped, 1, memory_order_relaxed);
+            mw__unrecorded_add(fn);
             return;
         }
         late = 1;
@@ -409,10 +423,12 @@ void mw__count_slow(mw_thread_t *t, unsigned fn, int64_t closed)
     mw_slot_t *s = slot_get(t, t->cw > closed ? t->cw : closed + 1);
     if (!s)
         s = slot_any(t, closed);
-    if (s)
+    if (s) {
         s->fn[fn].count++;
-    else
+    } else {
         atomic_fetch_add_explicit(&mw__g.calls_dropped, 1, memory_order_relaxed);
+        mw__unrecorded_add(fn);
+    }
     if (s && t->cw > closed &&
         atomic_load_explicit(&s->tag, memory_order_relaxed) == (uint64_t)t->cw + 1 &&
         !mw__capture_has(t->cw))

@@ -90,6 +90,7 @@ static struct {
     uint64_t tot_w_calls[MW_FN_COUNT], tot_w_ns[MW_FN_COUNT], tot_w_bytes[MW_FN_COUNT];
     unsigned tot_n;
     int tot_new; /* a function was called for the first time: rebuild the id list */
+    uint64_t unrec_seen[MW_FN_COUNT], unrec_seen_total; /* mw__g.unrecorded already added */
     int64_t next; /* next window to collect */
     acc_t acc;
     enc_t enc;
@@ -337,10 +338,31 @@ static void totals_add(unsigned f, const mw_fnstat_t *x)
     S.tot_bytes[f] += x->bytes;
 }
 
+/* Adds the calls the threads made but could not record (shim.h, mw__g.unrecorded) to the
+ * running totals, as calls without time or bytes (neither was measured), so that a collector
+ * reports them as missed. The array is scanned only when its total moved. */
+static void totals_unrecorded(void)
+{
+    uint64_t all = atomic_load_explicit(&mw__g.unrecorded_total, memory_order_acquire);
+    if (all == S.unrec_seen_total)
+        return;
+    S.unrec_seen_total = all;
+    for (unsigned f = 1; f < MW_FN_COUNT; f++) {
+        uint64_t n = atomic_load_explicit(&mw__g.unrecorded[f], memory_order_relaxed);
+        if (n == S.unrec_seen[f])
+            continue;
+        if (!S.tot_calls[f])
+            S.tot_new = 1;
+        S.tot_calls[f] += n - S.unrec_seen[f];
+        S.unrec_seen[f] = n;
+    }
+}
+
 /* The running totals as the wire's parallel arrays (ids increasing); returns how many. The
  * id list is rebuilt only when a function was called for the first time. */
 static unsigned totals_wire(void)
 {
+    totals_unrecorded();
     if (S.tot_new) {
         S.tot_n = 0;
         for (unsigned f = 1; f < MW_FN_COUNT; f++)

@@ -185,6 +185,13 @@ typedef struct {
      * keep their offsets and cache lines. */
     mw_seg_t seg[MW_GRID_MAX_SEGMENTS];
     _Atomic unsigned nseg;
+    /* Calls made but never recorded, by function: from threads beyond max_threads and calls
+     * whose every slot was owned by the sender. The sender adds them to the running totals
+     * (calls only: their time and bytes were never measured), so that a collector reports them
+     * as missed and calls at the ranks == calls merged + calls missed stays exact. Written
+     * only off the common path; unrecorded_total tells the sender whether to look. */
+    _Atomic uint64_t unrecorded[MW_FN_COUNT];
+    _Atomic uint64_t unrecorded_total;
 } mw_global_t;
 
 extern mw_global_t mw__g;
@@ -227,7 +234,8 @@ uint64_t mw__monotonic_ns(void);
 uint64_t mw__fenced_now(void);
 
 /* record.c: hot path */
-mw_thread_t *mw__thread_attach(void);
+mw_thread_t *mw__thread_attach(unsigned fn);
+void mw__unrecorded_add(unsigned fn);
 int mw__alloc(void);
 /* Sets the window grid: length in ns and sub-slots per window (after the timer). */
 void mw__grid_init(uint64_t window_ns, unsigned subslots);
@@ -309,16 +317,18 @@ static inline unsigned mw__bin(uint64_t ns)
     return b < MW_NBINS ? b : MW_NBINS - 1;
 }
 
-/* The thread state to record into, or NULL when this call must not be recorded: the library
- * is not recording, or the thread is already inside a recorded call (an MPI implementation or
- * a Fortran binding calling MPI_X itself), which the in-progress marker tells. */
-static inline __attribute__((always_inline)) mw_thread_t *mw__self(void)
+/* The thread state to record a call of fn into, or NULL when this call must not be recorded:
+ * the library is not recording, the thread is already inside a recorded call (an MPI
+ * implementation or a Fortran binding calling MPI_X itself), which the in-progress marker
+ * tells, or the thread is beyond max_threads (the call is then counted as unrecorded; fn 0:
+ * not an MPI call, nothing counted). */
+static inline __attribute__((always_inline)) mw_thread_t *mw__self(unsigned fn)
 {
     if (__builtin_expect(!atomic_load_explicit(&mw__g.recording, memory_order_relaxed), 0))
         return NULL;
     mw_thread_t *t = mw__tls;
     if (__builtin_expect(t == NULL, 0))
-        t = mw__thread_attach();
+        t = mw__thread_attach(fn);
     if (__builtin_expect(t == NULL || atomic_load_explicit(&t->inflight, memory_order_relaxed) != 0,
                          0))
         return NULL;

@@ -112,7 +112,7 @@ int mw__init_common(int thread_level)
  * synchronisation) is not time the application spends communicating. */
 static void record_init(unsigned fn)
 {
-    mw_thread_t *t = mw__self();
+    mw_thread_t *t = mw__self(fn);
     if (t)
         mw__count(t, fn);
 }
@@ -121,7 +121,7 @@ void mw__finalize_common(void)
 {
     if (!atomic_load(&mw__g.active))
         return;
-    mw_thread_t *t = mw__self();
+    mw_thread_t *t = mw__self(MW_ID_Finalize);
     if (t)
         mw__count(t, MW_ID_Finalize);
     mw__set_state(0, -1);
@@ -159,7 +159,7 @@ MW_EXPORT int MPI_Finalize(void)
 
 MW_EXPORT int MPI_Pcontrol(const int level, ...)
 {
-    mw_thread_t *t = mw__self();
+    mw_thread_t *t = mw__self(MW_ID_Pcontrol);
     if (t)
         mw__count(t, MW_ID_Pcontrol);
     mw__set_state(-1, level == 0);
@@ -170,7 +170,7 @@ MW_EXPORT int MPI_Pcontrol(const int level, ...)
 static int comm_release(MPI_Comm *comm, unsigned fn, int (*real)(MPI_Comm *))
 {
     MPI_Comm c = comm ? *comm : MPI_COMM_NULL;
-    mw_thread_t *t = mw__self();
+    mw_thread_t *t = mw__self(fn);
     if (!t) {
         int rc = real(comm);
         if (rc == MPI_SUCCESS && c != MPI_COMM_NULL)
@@ -259,7 +259,7 @@ static void f_finalize(void (*real)(MPI_Fint *), MPI_Fint *ierr)
 
 static void f_pcontrol(void (*real)(MPI_Fint *), MPI_Fint *level)
 {
-    mw_thread_t *t = mw__self();
+    mw_thread_t *t = mw__self(MW_ID_Pcontrol);
     if (t)
         mw__count(t, MW_ID_Pcontrol);
     if (level)
@@ -274,7 +274,7 @@ static void f_comm_release(void (*real)(MPI_Fint *, MPI_Fint *), unsigned fn, MP
     if (!real)
         return;
     MPI_Comm c = comm ? PMPI_Comm_f2c(*comm) : MPI_COMM_NULL;
-    mw_thread_t *t = mw__self();
+    mw_thread_t *t = mw__self(fn);
     uint64_t t0 = t ? mw__begin(t, fn) : 0;
     real(comm, ierr);
     uint64_t t1 = mw__now();

@@ -56,7 +56,7 @@ static void watch_only(unsigned keep)
 
 void mw__steps_init(void)
 {
-    mw__steps.thread = mw__tls ? mw__tls : mw__thread_attach();
+    mw__steps.thread = mw__tls ? mw__tls : mw__thread_attach(0);
     const mw_config_t *c = &mw__g.cfg;
     if (c->step_fn && c->step_every) {
         atomic_store(&mw__steps.fn, c->step_fn);

@@ -19,7 +19,7 @@
 #define MW_WRAP_TIMED(name, ret, params, args, bytes, peer)                                       \
     MW_EXPORT ret MPI_##name params                                                                \
     {                                                                                              \
-        mw_thread_t *mw_t = mw__self();                                                            \
+        mw_thread_t *mw_t = mw__self(MW_ID_##name);                                                \
         if (!mw_t)                                                                                 \
             return PMPI_##name args;                                                               \
         uint64_t mw_t0 = mw__begin(mw_t, MW_ID_##name);                                            \
@@ -40,7 +40,7 @@
 #define MW_WRAP_COUNTED(name, ret, params, args, bytes, peer)                                     \
     MW_EXPORT ret MPI_##name params                                                                \
     {                                                                                              \
-        mw_thread_t *mw_t = mw__self();                                                            \
+        mw_thread_t *mw_t = mw__self(MW_ID_##name);                                                \
         if (mw_t)                                                                                  \
             mw__count(mw_t, MW_ID_##name);                                                         \
         return PMPI_##name args;                                                                   \

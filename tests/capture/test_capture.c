@@ -47,7 +47,7 @@ static int setup(void **state)
 
 static mw_thread_t *self(void)
 {
-    mw_thread_t *t = mw__self();
+    mw_thread_t *t = mw__self(0);
     assert_non_null(t);
     return t;
 }

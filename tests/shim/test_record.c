@@ -44,7 +44,7 @@ static void setup_recorder(unsigned window_ns, unsigned subslots)
 
 static mw_thread_t *self(void)
 {
-    mw_thread_t *t = mw__self();
+    mw_thread_t *t = mw__self(0);
     assert_non_null(t);
     return t;
 }
@@ -286,7 +286,7 @@ static void *stress_thread(void *arg)
 {
     (void)arg;
     for (int i = 0; i < STRESS_CALLS; i++) {
-        mw_thread_t *t = mw__self();
+        mw_thread_t *t = mw__self(MW_ID_Iprobe);
         if (!t)
             continue;
         uint64_t t0 = mw__begin(t, MW_ID_Iprobe);
