@@ -95,6 +95,23 @@ static int info_charge(mw_job_t *job, uint64_t bytes)
     return 1;
 }
 
+/* Whether n more items of a job-wide list (used of max kept so far), each costing unit bytes
+ * of the job description, may be kept: counted under reason when the list is full, under
+ * job_info when the description is. */
+static int job_admit(mw_job_t *job, uint64_t n, uint64_t used, uint64_t max,
+                     mw_cap_reason_t reason, uint64_t unit)
+{
+    if (n > max - used) {
+        job->capped[reason]++;
+        return 0;
+    }
+    if (!info_charge(job, n * unit)) {
+        job->capped[MW_CAP_JOB_INFO]++;
+        return 0;
+    }
+    return 1;
+}
+
 const char *mw_cap_reason_name(mw_cap_reason_t reason)
 {
     static const char *const names[MW_CAP_COUNT] = {
@@ -200,14 +217,9 @@ static void job_node_hardware(mw_job_t *job, uint32_t node, const Mpiwatch__Node
 {
     if (!t || t->n_objects == 0 || node >= job->n_nodes || job->node_hw[node].n_objects)
         return;
-    if (t->n_objects > MW_JOB_MAX_TOPO_OBJECTS - job->n_objects) {
-        job->capped[MW_CAP_OBJECTS]++;
+    if (!job_admit(job, t->n_objects, job->n_objects, MW_JOB_MAX_TOPO_OBJECTS, MW_CAP_OBJECTS,
+                   INFO_OBJECT))
         return;
-    }
-    if (!info_charge(job, (uint64_t)t->n_objects * INFO_OBJECT)) {
-        job->capped[MW_CAP_JOB_INFO]++;
-        return;
-    }
     mw_topo_obj_t *o = malloc(t->n_objects * sizeof *o);
     if (!o) {
         MW_LOG(MW_LOG_WARN, "node %s: no memory for its %zu hardware objects", job->nodes[node],
@@ -233,14 +245,8 @@ static void job_rank_pus(mw_job_t *job, mw_rank_t *r, const Mpiwatch__Hello *h)
 {
     if (h->n_pus == 0)
         return;
-    if (h->n_pus > MW_JOB_MAX_PUS - job->n_pus) {
-        job->capped[MW_CAP_PUS]++;
+    if (!job_admit(job, h->n_pus, job->n_pus, MW_JOB_MAX_PUS, MW_CAP_PUS, INFO_PU))
         return;
-    }
-    if (!info_charge(job, (uint64_t)h->n_pus * INFO_PU)) {
-        job->capped[MW_CAP_JOB_INFO]++;
-        return;
-    }
     uint32_t need = job->n_pus + (uint32_t)h->n_pus;
     if (need > job->cap_pus) {
         uint32_t cap = job->cap_pus ? job->cap_pus : 1024;

@@ -21,6 +21,7 @@
  * dropped. A collector that missed samples (it restarted, started late, or the queue was full)
  * reports the difference as missed (docs/collector.md, "Loss accounting").
  */
+#include "keyfile.h"
 #include "shim.h"
 
 #include <errno.h>
@@ -529,27 +530,9 @@ static void poll_monitor(void)
 {
     if (!S.monitor)
         return;
-    for (;;) {
-        zmq_msg_t m;
-        zmq_msg_init(&m);
-        if (zmq_msg_recv(&m, S.monitor, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close(&m);
-            return;
-        }
-        uint16_t event = 0;
-        if (zmq_msg_size(&m) >= 2)
-            memcpy(&event, zmq_msg_data(&m), 2);
-        int more = zmq_msg_more(&m);
-        zmq_msg_close(&m);
-        while (more) { /* the second frame is the endpoint */
-            zmq_msg_init(&m);
-            if (zmq_msg_recv(&m, S.monitor, ZMQ_DONTWAIT) < 0) {
-                zmq_msg_close(&m);
-                break;
-            }
-            more = zmq_msg_more(&m);
-            zmq_msg_close(&m);
-        }
+    uint16_t event;
+    uint32_t value;
+    while (mw_zmq_monitor_event(S.monitor, &event, &value)) {
         if (event == ZMQ_EVENT_CONNECTED) {
             S.hello_pending = 1; /* maybe a new collector: it must hear who we are first */
             S.link = LINK_UP;

@@ -31,6 +31,7 @@
  * so a peer that keeps sending garbage costs at most one reconnection per interval.
  */
 #include "mpiwatch.h"
+#include "keyfile.h"
 #include "shim.h"
 
 #include <errno.h>
@@ -166,27 +167,9 @@ static void steer_watch(void)
 {
     if (!T.monitor)
         return;
-    for (;;) {
-        zmq_msg_t m;
-        zmq_msg_init(&m);
-        if (zmq_msg_recv(&m, T.monitor, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close(&m);
-            break;
-        }
-        uint16_t event = 0;
-        if (zmq_msg_size(&m) >= 2)
-            memcpy(&event, zmq_msg_data(&m), 2);
-        int more = zmq_msg_more(&m);
-        zmq_msg_close(&m);
-        while (more) { /* the second frame is the endpoint */
-            zmq_msg_init(&m);
-            if (zmq_msg_recv(&m, T.monitor, ZMQ_DONTWAIT) < 0) {
-                zmq_msg_close(&m);
-                break;
-            }
-            more = zmq_msg_more(&m);
-            zmq_msg_close(&m);
-        }
+    uint16_t event;
+    uint32_t value;
+    while (mw_zmq_monitor_event(T.monitor, &event, &value)) {
         if (event == ZMQ_EVENT_DISCONNECTED || event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL ||
             event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ||
             event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
