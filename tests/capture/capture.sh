@@ -53,12 +53,8 @@ job=$!
 mw_wait_file "$MW_T/ready" "$job" || mw_fail "the program never got ready"
 # The ranks' SUB sockets connected to the steering endpoint (ss), and half a second more for
 # their subscriptions to arrive.
-for ((i = 0; i < 400; i++)); do
-    [ "$(ss -xn 2>/dev/null | grep -cF "$MW_T/steer ")" -ge "$MW_NP" ] && break
-    sleep 0.05
-done
-[ "$i" -lt 400 ] || mw_fail "the ranks did not connect to the steering endpoint within 20 s"
-sleep 0.5
+mw_wait_connected "$MW_T/steer" "$MW_NP" ||
+    mw_fail "the ranks did not connect to the steering endpoint within 20 s"
 
 check_args=()
 if [ "$mode" = steer ]; then

@@ -31,12 +31,7 @@ mw_start_collector --quiet --summary-json "$dir/summary.json" \
     2>"$dir/sub.err" &
 sub=$!
 feed_bg $sub
-for ((i = 0; i < 400; i++)); do
-    ss -xn 2>/dev/null | grep -qF "${FEED_PUB#ipc://} " && break
-    sleep 0.05
-done
-[ "$i" -lt 400 ] || mw_fail "the subscriber did not connect to the feed within 20 s"
-sleep 0.5 # its subscription reaches the collector
+mw_wait_connected "${FEED_PUB#ipc://}" || mw_fail "the subscriber did not connect to the feed within 20 s"
 kill -STOP $sub
 "$loadgen" --connect "$MW_EP" --ranks 2048 --nodes 64 --rate 20 --functions 8 --seconds 15 \
     --job frozen --seed 3 --totals-json "$dir/totals.json" 2>"$dir/loadgen.err" ||

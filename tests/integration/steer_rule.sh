@@ -34,14 +34,8 @@ wait_file() { mw_wait_file "$1" || mw_fail "$2"; }
 # wait_subscribed: the 4 ranks' steering SUB sockets are connected to the collector's steering
 # endpoint (up to 20 s), and half a second more for their subscriptions to arrive.
 wait_subscribed() {
-    local i n=0
-    for ((i = 0; i < 400; i++)); do
-        n=$(ss -xn 2>/dev/null | grep -cF "$MW_T/steer ")
-        [ "$n" -ge 4 ] && break
-        sleep 0.05
-    done
-    [ "$n" -ge 4 ] || mw_fail "$1: only $n ranks connected to the steering endpoint within 20 s"
-    sleep 0.5
+    mw_wait_connected "$MW_T/steer" 4 ||
+        mw_fail "$1: not every rank connected to the steering endpoint within 20 s"
 }
 
 # ---- a rule steers rank 1 ---------------------------------------------------------------

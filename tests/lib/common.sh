@@ -193,3 +193,17 @@ mw_kill_collector() {
     wait "$MW_CPID" 2>/dev/null
     MW_CPID=''
 }
+
+# mw_wait_connected SOCKET_PATH [N]: true once N (default 1) peers are connected to the unix
+# socket SOCKET_PATH (an ipc:// endpoint without its scheme), as `ss` shows them, and half a
+# second more has passed for their subscriptions to arrive; false after 20 s.
+mw_wait_connected() {
+    local i n=0
+    for ((i = 0; i < 400; i++)); do
+        n=$(ss -xn 2>/dev/null | grep -cF "$1 ")
+        [ "$n" -ge "${2:-1}" ] && break
+        sleep 0.05
+    done
+    [ "$n" -ge "${2:-1}" ] || return 1
+    sleep 0.5
+}

@@ -84,12 +84,7 @@ mw_wait_file "$d/pub" || mw_fail "the replay did not bind its feed"
 "$REC_FEED" --subscribe "ipc://$d/pub" --topic window --count "$windows" --timeout-ms 30000 \
     >"$d/replayed.jsonl" 2>"$d/feed.err" &
 feed=$!
-for ((i = 0; i < 400; i++)); do
-    ss -xn 2>/dev/null | grep -qF "$d/pub " && break
-    sleep 0.05
-done
-[ "$i" -lt 400 ] || mw_fail "the subscriber did not connect within 20 s"
-sleep 0.5
+mw_wait_connected "$d/pub" || mw_fail "the subscriber did not connect within 20 s"
 touch "$d/gate"
 wait "$feed" || { MW_FAILURE_LOG=$d/feed.err; mw_fail "the subscriber got no complete replay"; }
 kill -TERM "$MW_CPID" 2>/dev/null

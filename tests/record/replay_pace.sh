@@ -77,12 +77,7 @@ mw_wait_file "$d/pub" || mw_fail "the replay did not bind its feed"
 "$REC_FEED" --subscribe "ipc://$d/pub" --topic window --timeout-ms 5000 \
     >"$d/ranged.jsonl" 2>"$d/feed.err" &
 feed=$!
-for ((i = 0; i < 400; i++)); do
-    ss -xn 2>/dev/null | grep -qF "$d/pub " && break
-    sleep 0.05
-done
-[ "$i" -lt 400 ] || mw_fail "the subscriber did not connect within 20 s"
-sleep 0.5
+mw_wait_connected "$d/pub" || mw_fail "the subscriber did not connect within 20 s"
 touch "$d/gate"
 mw_collector_exits 30
 wait "$feed" || { MW_FAILURE_LOG=$d/feed.err; mw_fail "the subscriber received nothing"; }

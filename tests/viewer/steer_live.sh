@@ -39,12 +39,8 @@ job=$!
 mw_wait_file "$MW_T/ready" "$job" || mw_fail "the program never got ready"
 # The 4 ranks' SUB sockets connected to the steering endpoint (ss), and half a second more for
 # their subscriptions to arrive.
-for ((i = 0; i < 400; i++)); do
-    [ "$(ss -xn 2>/dev/null | grep -cF "$MW_T/steer ")" -ge 4 ] && break
-    sleep 0.05
-done
-[ "$i" -lt 400 ] || { kill "$job"; mw_fail "the ranks did not connect to the steering endpoint"; }
-sleep 0.5
+mw_wait_connected "$MW_T/steer" 4 ||
+    { kill "$job"; mw_fail "the ranks did not connect to the steering endpoint"; }
 
 # view ARGS...: the viewer on the live feed, a snapshot; its exit status in $rc.
 view() {
