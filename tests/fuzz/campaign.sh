@@ -15,7 +15,8 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
   -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
   -artifact_prefix="$out/artifacts/" "$out/corpus" "$seeds" >"$out/log" 2>&1
 last=$(grep -a '^#[0-9]*: cov:' "$out/log" | tail -n 1)
-read -r _ user sys _ wall <"$out/time"
+# (time writes "Command exited with non-zero status N" first when the fuzzer found something.)
+read -r _ user sys _ wall < <(grep '^cpu_seconds' "$out/time")
 cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.0f", u + s }')
 corpus=$(find "$out/corpus" -type f | wc -l)
 findings=$(find "$out/artifacts" -type f | wc -l)
