@@ -688,7 +688,8 @@ static int trace_window(mw_trace_t *t, const mw_window_view_t *v)
         else
             t->calls[n++] = c;
     }
-    qsort(t->calls, n, sizeof *t->calls, cmp_call_start);
+    if (n > 1) /* t->calls is NULL for a window without long calls */
+        qsort(t->calls, n, sizeof *t->calls, cmp_call_start);
     for (size_t i = 0; i < n; i++)
         trace_call(t, t->calls[i], v->index);
     return 0;

@@ -150,7 +150,8 @@ static size_t mutate(uint8_t *buf, size_t len, const uint8_t *other, size_t othe
                 size_t from = below(len), cnt = 1 + below(len - from);
                 if (len + cnt <= MUT_MAX) {
                     memmove(buf + at + cnt, buf + at, len - at);
-                    memcpy(buf + at, buf + (from >= at ? from + cnt : from), cnt);
+                    /* The copy may overlap its source (from just below at). */
+                    memmove(buf + at, buf + (from >= at ? from + cnt : from), cnt);
                     len += cnt;
                 }
             }
