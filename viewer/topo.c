@@ -402,6 +402,13 @@ int mw_topo_layout(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job)
     memset(L, 0, sizeof *L);
     if (!job || !job->size)
         return 0;
+    /* The per-rank arrays below are sized by the claimed job size, so a claim over the cap a
+     * collector keeps to (MW_MAX_RANKS) is refused here too, before any allocation, whoever
+     * calls: one 28-byte feed message claiming 10^8 ranks made the old layout allocate 2.4 GB
+     * and run for 25 s, and 4*10^9 ranks asked for one 32 GB calloc. Under the cap the layout
+     * holds at most about 36 bytes per rank (36 MiB), whatever the message's size. */
+    if (job->size > MW_MAX_RANKS)
+        return -2;
     uint32_t n = job->size;
     int have_nodes = job->n_nodes > 0;
     size_t groups = have_nodes ? job->n_nodes : job->n_hosts;

@@ -94,8 +94,9 @@ typedef struct {
  * reason in err. */
 int mw_topo_job_check(const Mpiwatch__JobInfo *job, char *err, size_t errlen);
 
-/* Builds the layout of `job` (NULL or empty: no nodes). Returns 0, -1 out of memory. Never
- * recurses; linear in the objects of each node and the ranks placed on it. */
+/* Builds the layout of `job` (NULL or empty: no nodes). Returns 0, -1 out of memory, -2 for a
+ * job size over MW_MAX_RANKS (refused before anything is allocated). Never recurses; linear
+ * in the objects of each node and the ranks placed on it. */
 int mw_topo_layout(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job);
 void mw_topo_layout_free(mw_topo_layout_t *L);
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include <cmocka.h>
 
@@ -200,11 +201,58 @@ static void test_caps(void **state)
     deep_free(&d);
 }
 
+/* The largest resident set so far, in KiB. */
+static long max_rss_kib(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : 0;
+}
+
+/* fuzz_feed's findings (tests/fuzz/crashes/feed/job-size-*): a job description of a few bytes
+ * claiming 10^8 or 4*10^9 ranks, none of them listed. The check refuses it, and the layout,
+ * whoever calls it, refuses it before allocating anything: the old layout used ~2.4 GB for
+ * 10^8 ranks and asked for one 32 GB calloc for 4*10^9. The resident set may not grow by more
+ * than 64 MiB (the 2^20-rank job at the cap, laid out last, needs about 36 MiB). */
+static void test_claimed_size(void **state)
+{
+    (void)state;
+    static const uint32_t sizes[] = {100000000u, 4000000000u, MW_MAX_RANKS + 1};
+    char why[160];
+    long rss0 = max_rss_kib();
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        Mpiwatch__JobInfo job;
+        mpiwatch__job_info__init(&job);
+        job.job = "big";
+        job.size = sizes[i];
+        assert_int_equal(check(&job, why), -1);
+        assert_non_null(strstr(why, "at most"));
+        mw_topo_layout_t L;
+        assert_int_equal(mw_topo_layout(&L, &job), -2);
+        assert_null(L.ranks);
+        assert_int_equal(L.n_ranks, 0);
+        mw_topo_layout_free(&L);
+    }
+    /* At the cap: accepted, laid out (every rank on the "unplaced" plane), bounded. */
+    Mpiwatch__JobInfo job;
+    mpiwatch__job_info__init(&job);
+    job.size = MW_MAX_RANKS;
+    assert_int_equal(check(&job, why), 0);
+    mw_topo_layout_t L;
+    assert_int_equal(mw_topo_layout(&L, &job), 0);
+    assert_int_equal(L.n_ranks, MW_MAX_RANKS);
+    assert_int_equal(L.n_nodes, 1);
+    mw_topo_layout_free(&L);
+    long grown = max_rss_kib() - rss0;
+    fprintf(stderr, "resident set grew by %ld KiB\n", grown);
+    assert_true(grown < 64 * 1024);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deep_chain),
         cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_claimed_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
