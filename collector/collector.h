@@ -132,8 +132,13 @@ int mw_options_parse(mw_options_t *o, int argc, char **argv, char *err, size_t e
  * (or "FILE: message" when it cannot be read) in err. */
 int mw_options_load(mw_options_t *o, const char *path, char *err, size_t errlen);
 /* Prints every setting that the INI file accepts, as a [collector] section that
- * mw_options_load() reads back to the same settings. */
-void mw_options_print(FILE *out, const mw_options_t *o);
+ * mw_options_load() reads back to the same settings (one line per listen endpoint). Returns 0,
+ * or -1 with nothing printed when a value cannot be written so (mw_options_printable). */
+int mw_options_print(FILE *out, const mw_options_t *o);
+/* 0 when every value can be written as an INI line that inih reads back unchanged; -1 with
+ * the reason in err for a value with a line break, a blank at either end, a ';' after a blank
+ * or a line longer than inih takes (docs/collector.md, Configuration). */
+int mw_options_printable(const mw_options_t *o, char *err, size_t errlen);
 /* Checks what the options need together (an endpoint unless --help, --version or
  * --print-config). */
 int mw_options_check(const mw_options_t *o, char *err, size_t errlen);

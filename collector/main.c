@@ -60,6 +60,12 @@ int main(int argc, char **argv)
         return 0;
     }
     if (opt.print_config) {
+        /* A value that an INI file cannot hold is refused, not printed to read back wrong. */
+        if (mw_options_printable(&opt, err, sizeof err) < 0) {
+            fprintf(stderr, "mpiwatch-collector: --print-config: %s\n", err);
+            mw_options_free(&opt);
+            return 2;
+        }
         mw_options_print(stdout, &opt);
         mw_options_free(&opt);
         return fflush(stdout) == 0 ? 0 : 1;

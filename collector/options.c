@@ -9,6 +9,7 @@
  */
 #include "collector.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
 #include <inttypes.h>
@@ -341,28 +342,70 @@ static void ini_error(ini_ctx_t *x, const char *fmt, const char *arg)
     snprintf(x->err, sizeof x->err, fmt, arg);
 }
 
+/* The longest line inih takes, asked of the linked library rather than assumed: inih hands its
+ * line buffer's size to the reader (INI_MAX_LINE, 200 in Debian's libinih 55), so a reader
+ * that records it and reads nothing tells the size without parsing anything. A line of the
+ * file may hold that size minus 2 characters (room for the newline and the terminating NUL),
+ * and --print-config never prints a longer one. */
+static char *ini_probe_line(char *str, int num, void *stream)
+{
+    (void)str;
+    *(int *)stream = num;
+    return NULL;
+}
+
+static int ini_probe_key(void *user, const char *section, const char *name, const char *value)
+{
+    (void)user;
+    (void)section;
+    (void)name;
+    (void)value;
+    return 1;
+}
+
+static size_t ini_line_limit(void)
+{
+    int num = 0;
+    (void)ini_parse_stream(ini_probe_line, &num, ini_probe_key, NULL);
+    return num > 2 ? (size_t)num - 2 : 0;
+}
+
 /* An fgets() for inih that counts lines, so the handler knows the line of a bad key or value
  * (inih only passes line numbers to handlers when built with INI_HANDLER_LINENO, which Debian's
- * is not). A line too long for inih's buffer is reported and dropped instead of being split
- * into pieces that would be parsed as lines of their own. */
+ * is not). It reads one character at a time, so that it knows a line's real length: a line too
+ * long for inih's buffer (over num - 2 characters) or holding a NUL byte is reported and
+ * dropped whole, instead of being cut into pieces that inih would parse as lines of their own
+ * (fgets() cannot tell either case apart from a short line). */
 static char *ini_read_line(char *str, int num, void *stream)
 {
     ini_ctx_t *x = stream;
-    if (!fgets(str, num, x->f))
+    if (num < 3)
+        return NULL;
+    size_t len = 0, max = (size_t)num - 2;
+    int c, bad = 0; /* 1: too long, 2: a NUL byte */
+    while ((c = getc(x->f)) != EOF) {
+        if (c == '\n')
+            break;
+        if (c == '\0' && !bad)
+            bad = 2;
+        if (len < max)
+            str[len] = (char)c;
+        else if (!bad)
+            bad = 1;
+        len++;
+    }
+    if (c == EOF && len == 0)
         return NULL;
     x->line++;
-    size_t len = strlen(str);
-    if (len == (size_t)num - 1 && str[len - 1] != '\n') {
-        int c = fgetc(x->f);
-        if (c != EOF && c != '\n') {
-            while (c != EOF && c != '\n')
-                c = fgetc(x->f);
-            char limit[16];
-            snprintf(limit, sizeof limit, "%d", num - 3);
-            ini_error(x, "line longer than %s characters", limit);
-            str[0] = '\0';
-        }
+    if (bad) {
+        char limit[16];
+        snprintf(limit, sizeof limit, "%zu", max);
+        ini_error(x, bad == 1 ? "line longer than %s characters" : "a NUL byte in the line%s",
+                  bad == 1 ? limit : "");
+        len = 0;
     }
+    str[len] = '\n';
+    str[len + 1] = '\0';
     return str;
 }
 
@@ -426,40 +469,130 @@ int mw_options_load(mw_options_t *o, const char *path, char *err, size_t errlen)
     return 0;
 }
 
-void mw_options_print(FILE *out, const mw_options_t *o)
+/* How --print-config writes `value` after `name` so that inih reads it back unchanged: the
+ * separator, or NULL with the reason in why when an INI line cannot hold the value. inih
+ * strips blanks around a value, ends a line at its newline, reads a ';' after a blank as the
+ * start of a comment, and takes lines of at most max characters; a ';' right after the '='
+ * stays part of the value, and '#' only starts a comment at the start of a line. inih has no
+ * quoting or escapes, so such values are refused rather than written in a form that would
+ * read back as something else. */
+static const char *ini_separator(const char *name, const char *value, size_t max, char *why,
+                                 size_t whylen)
 {
-    fprintf(out, "; mpiwatch-collector settings (--print-config); load with --config FILE\n"
-                 "[collector]\n");
+    size_t n = strlen(value);
+    if (n == 0)
+        return " ="; /* an empty value: "none" for a string, no endpoint for listen */
+    if (isspace((unsigned char)value[0]) || isspace((unsigned char)value[n - 1])) {
+        snprintf(why, whylen, "%s: a value that starts or ends with a blank", name);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (value[i] == '\n') {
+            snprintf(why, whylen, "%s: a value with a line break", name);
+            return NULL;
+        }
+        if (i > 0 && value[i] == ';' && isspace((unsigned char)value[i - 1])) {
+            snprintf(why, whylen, "%s: a value with ';' after a blank (a comment in INI)", name);
+            return NULL;
+        }
+    }
+    /* A leading ';' must follow the '=' directly; otherwise "name = value" when it fits. */
+    const char *sep = value[0] == ';' ? " =" : " = ";
+    size_t key = strlen(name);
+    if (key + strlen(sep) + n > max)
+        sep = "=";
+    if (key + 1 + n > max) {
+        snprintf(why, whylen, "%s: a value of %zu characters (an INI line holds at most %zu)",
+                 name, n, max);
+        return NULL;
+    }
+    return sep;
+}
+
+/* Each value a key of the file prints, in order: one per endpoint for listen (so that no line
+ * grows with their number), the text of the others. Calls fn(name, value, arg) for each and
+ * stops at the first that returns non-zero, which it returns. */
+static int opt_each_value(const mw_options_t *o, int (*fn)(const char *, const char *, void *),
+                          void *arg)
+{
     for (size_t i = 0; i < OPT_COUNT; i++) {
         const opt_desc_t *d = &opt_table[i];
         if (!opt_in_file(d))
             continue;
-        fprintf(out, "%s =", d->name);
+        char num[40];
+        const char *v = num;
         switch (d->type) {
-        case OPT_STRING: {
-            const char *v = *OPT_AT_CONST(o, d, char *);
-            if (v)
-                fprintf(out, " %s", v);
+        case OPT_STRING:
+            v = *OPT_AT_CONST(o, d, char *);
+            v = v ? v : "";
             break;
-        }
         case OPT_LIST:
-            for (unsigned k = 0; k < o->n_listen; k++)
-                fprintf(out, "%s%s", k ? "," : " ", o->listen[k]);
+            if (o->n_listen) {
+                for (unsigned k = 0; k + 1 < o->n_listen; k++) {
+                    int rc = fn(d->name, o->listen[k], arg);
+                    if (rc)
+                        return rc;
+                }
+                v = o->listen[o->n_listen - 1];
+            } else {
+                v = "";
+            }
             break;
         case OPT_FLAG:
-            fprintf(out, " %s", *OPT_AT_CONST(o, d, int) ? "true" : "false");
+            v = *OPT_AT_CONST(o, d, int) ? "true" : "false";
             break;
         case OPT_UINT:
-            fprintf(out, " %" PRIu64, *OPT_AT_CONST(o, d, uint64_t));
+            snprintf(num, sizeof num, "%" PRIu64, *OPT_AT_CONST(o, d, uint64_t));
             break;
         case OPT_DOUBLE:
-            fprintf(out, " %.17g", *OPT_AT_CONST(o, d, double));
+            snprintf(num, sizeof num, "%.17g", *OPT_AT_CONST(o, d, double));
             break;
         case OPT_ACTION:
-            break;
+            continue;
         }
-        fputc('\n', out);
+        int rc = fn(d->name, v, arg);
+        if (rc)
+            return rc;
     }
+    return 0;
+}
+typedef struct {
+    FILE *out;
+    size_t max;
+    char *why;
+    size_t whylen;
+} print_ctx_t;
+
+static int print_check(const char *name, const char *value, void *arg)
+{
+    print_ctx_t *c = arg;
+    return ini_separator(name, value, c->max, c->why, c->whylen) ? 0 : -1;
+}
+
+static int print_line(const char *name, const char *value, void *arg)
+{
+    print_ctx_t *c = arg;
+    char why[200];
+    const char *sep = ini_separator(name, value, c->max, why, sizeof why);
+    fprintf(c->out, "%s%s%s\n", name, sep ? sep : " =", value);
+    return 0;
+}
+
+int mw_options_printable(const mw_options_t *o, char *err, size_t errlen)
+{
+    print_ctx_t c = {NULL, ini_line_limit(), err, errlen};
+    return opt_each_value(o, print_check, &c) ? -1 : 0;
+}
+
+int mw_options_print(FILE *out, const mw_options_t *o)
+{
+    char why[200];
+    if (mw_options_printable(o, why, sizeof why) < 0)
+        return -1;
+    print_ctx_t c = {out, ini_line_limit(), NULL, 0};
+    fprintf(out, "; mpiwatch-collector settings (--print-config); load with --config FILE\n"
+                 "[collector]\n");
+    return opt_each_value(o, print_line, &c);
 }
 
 int mw_options_check(const mw_options_t *o, char *err, size_t errlen)

@@ -125,7 +125,7 @@ static void test_print_round_trip(void **state)
     fclose(m);
     mw_options_free(&o);
     assert_non_null(strstr(first, "\n[collector]\n"));
-    assert_non_null(strstr(first, "\nlisten = tcp://*:5,ipc:///a\n"));
+    assert_non_null(strstr(first, "\nlisten = tcp://*:5\nlisten = ipc:///a\n"));
     assert_non_null(strstr(first, "\nverbose = true\n"));
     assert_non_null(strstr(first, "\nreport =\n"));
     assert_null(strstr(first, "\nconfig")); /* command-line only: no key */
@@ -191,12 +191,136 @@ static void test_errors_name_the_line(void **state)
     mw_options_free(&o);
 }
 
+/* The settings of o as --print-config prints them (malloc'd); asserts that it prints. */
+static char *print_text(const mw_options_t *o)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&text, &n);
+    assert_non_null(m);
+    assert_int_equal(mw_options_print(m, o), 0);
+    assert_int_equal(fclose(m), 0);
+    return text;
+}
+
+/* Writes what --print-config prints for o, loads it into fresh options and checks that
+ * printing those gives the same text (fuzz_config's promise). Returns the loaded options. */
+static void round_trip(const mw_options_t *o, mw_options_t *back)
+{
+    char err[256] = "";
+    char *first = print_text(o);
+    write_file(first);
+    mw_options_defaults(back);
+    if (mw_options_load(back, path, err, sizeof err) != 0)
+        fail_msg("printed configuration does not load: %s\n%s", err, first);
+    char *second = print_text(back);
+    assert_string_equal(first, second);
+    free(first);
+    free(second);
+}
+
+/* fuzz_config's findings (tests/fuzz/crashes/config/): --print-config wrote every listen
+ * endpoint on one line, which past inih's line length did not load, and wrote a value that
+ * starts with ';' after a blank, which inih reads as an empty value and a comment. Every type
+ * of option with nasty values goes through print, load, print; values that an INI line cannot
+ * hold are refused at print time with a reason, and nothing is printed. */
+static void test_print_nasty_values(void **state)
+{
+    (void)state;
+    char err[256] = "";
+    mw_options_t o, back;
+
+    /* MW_MAX_LISTEN endpoints of 150 characters: one line each, all read back in order. */
+    mw_options_defaults(&o);
+    for (int i = 0; i < MW_MAX_LISTEN; i++) {
+        char ep[160];
+        snprintf(ep, sizeof ep, "ipc:///tmp/%0138d%c", i, 'a' + i % 26);
+        assert_int_equal(mw_options_set(&o, "listen", ep, err, sizeof err), 0);
+    }
+    /* Strings: a leading ';', '#' anywhere, '=' and ':' (inih's key separators), a ';' not
+     * after a blank, a tab inside, a '[' ; and the longest value a line holds (no blanks). */
+    const char *strings[][2] = {
+        {"record", ";x.mpiw"},         {"report", "#not-a-comment"},
+        {"summary-json", "a#b=c:d;e"}, {"stats-json", "[collector]"},
+        {"rules", "a\tb"},             {"publish", "tcp://*:1;2"},
+    };
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+        assert_int_equal(mw_options_set(&o, strings[i][0], strings[i][1], err, sizeof err), 0);
+    char longest[256];
+    memset(longest, 'z', sizeof longest);
+    longest[198 - strlen("history=")] = '\0'; /* a line of 198 characters: inih takes it */
+    assert_int_equal(mw_options_set(&o, "history", longest, err, sizeof err), 0);
+    /* Numbers at their bounds and flags. */
+    assert_int_equal(mw_options_set(&o, "silence-timeout-ms", "86400000", err, sizeof err), 0);
+    assert_int_equal(mw_options_set(&o, "metrics-port", "0", err, sizeof err), 0);
+    assert_int_equal(mw_options_set(&o, "speed", "0.1", err, sizeof err), 0);
+    assert_int_equal(mw_options_set(&o, "from", "1e-300", err, sizeof err), 0);
+    assert_int_equal(mw_options_set(&o, "verbose", "on", err, sizeof err), 0);
+    assert_int_equal(mw_options_printable(&o, err, sizeof err), 0);
+    round_trip(&o, &back);
+    assert_int_equal(back.n_listen, MW_MAX_LISTEN);
+    for (unsigned i = 0; i < MW_MAX_LISTEN; i++)
+        assert_string_equal(back.listen[i], o.listen[i]);
+    assert_string_equal(back.record, ";x.mpiw");
+    assert_string_equal(back.report, "#not-a-comment");
+    assert_string_equal(back.summary_json, "a#b=c:d;e");
+    assert_string_equal(back.stats_json, "[collector]");
+    assert_string_equal(back.rules, "a\tb");
+    assert_string_equal(back.history, longest);
+    assert_true(back.speed == 0.1 && back.from_s == 1e-300 && back.verbose);
+    mw_options_free(&back);
+    mw_options_free(&o);
+
+    /* Values no INI line can hold: refused with a reason, nothing printed. */
+    const char *bad[][3] = {
+        {"record", " lead", "blank"},  {"record", "trail\t", "blank"},
+        {"report", "a ;b", "';'"},     {"report", "a\t;b", "';'"},
+        {"rules", "two\nlines", "line break"},
+        {"history", longest, "at most 198"}, /* one character longer than a line holds */
+    };
+    longest[198 - strlen("history=")] = 'z';
+    longest[199 - strlen("history=")] = '\0';
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mw_options_defaults(&o);
+        assert_int_equal(mw_options_set(&o, bad[i][0], bad[i][1], err, sizeof err), 0);
+        err[0] = '\0';
+        assert_int_equal(mw_options_printable(&o, err, sizeof err), -1);
+        assert_non_null(strstr(err, bad[i][2]));
+        char *text = NULL;
+        size_t n = 0;
+        FILE *m = open_memstream(&text, &n);
+        assert_int_equal(mw_options_print(m, &o), -1);
+        fclose(m);
+        assert_int_equal(n, 0);
+        free(text);
+        mw_options_free(&o);
+    }
+
+    /* The reader: a line of 199 characters (one more than inih's buffer holds) is an error
+     * with the file and line; so is a NUL byte, which fgets() would have hidden. */
+    char text[512];
+    snprintf(text, sizeof text, "[collector]\nverbose = true\nhistory=%0191d\n", 0);
+    write_file(text);
+    char *argv[] = {"x", NULL};
+    assert_int_equal(load_with_args(&o, argv, err, sizeof err), -1);
+    assert_non_null(strstr(err, ":3: line longer than 198 characters"));
+    mw_options_free(&o);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fwrite("[collector]\nreport = a\0b\n", 1, 26, f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(load_with_args(&o, argv, err, sizeof err), -1);
+    assert_non_null(strstr(err, ":2: a NUL byte"));
+    mw_options_free(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_file_values_applied, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flags_override_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_print_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_print_nasty_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors_name_the_line, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
