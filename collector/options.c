@@ -166,12 +166,14 @@ static int opt_add_listen(mw_options_t *o, const char *value, char *err, size_t 
 {
     const char *p = value;
     for (;;) {
-        /* Blanks around an endpoint are dropped: "a, b" in a file means "a" and "b". */
-        while (*p == ' ' || *p == '\t')
+        /* Blanks around an endpoint are dropped: "a, b" in a file means "a" and "b". Blanks
+         * are what inih strips around a value (isspace: a '\r' too), so every endpoint taken
+         * can be printed back by --print-config. */
+        while (isspace((unsigned char)*p))
             p++;
         size_t len = strcspn(p, ",");
         size_t end = len;
-        while (end > 0 && (p[end - 1] == ' ' || p[end - 1] == '\t'))
+        while (end > 0 && isspace((unsigned char)p[end - 1]))
             end--;
         if (end > 0) {
             if (o->n_listen == MW_MAX_LISTEN) {
