@@ -357,8 +357,11 @@ int mw__topo_update(mw_app_t *app)
     uint64_t sig = job_signature(job);
     if (!t->have_layout || sig != t->layout_sig) {
         mw_topo_layout_free(&t->layout);
-        if (mw_topo_layout(&t->layout, job) < 0) {
-            fprintf(stderr, "mpiwatch-viewer: out of memory laying out the topology\n");
+        int rc = mw_topo_layout(&t->layout, job);
+        if (rc < 0) {
+            fprintf(stderr, "mpiwatch-viewer: %s\n",
+                    rc == -2 ? "the job claims more ranks than the viewer takes (2^20)"
+                             : "out of memory laying out the topology");
             t->have_layout = 0;
             return -1;
         }
