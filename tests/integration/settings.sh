@@ -6,6 +6,9 @@
 #               one function per rank (the default run has more), the pairs keep fewer
 #               messages (one destination per window and thread), and the overflow is counted
 #               in the ranks' dropped records, never silent;
+#   PEERS       MPIWATCH_PEERS=1 alone on known_c (each rank sends to two neighbours): calls and
+#               bytes are exactly the pattern's, the pairs keep fewer messages, and every send
+#               is either in a pair or one dropped record, exactly (summary and each window);
 #   TIMER       MPIWATCH_TIMER=clock and =tsc: the known pattern, exactly, with both clocks;
 #   MAX_THREADS MPIWATCH_MAX_THREADS=2 on threads (the MPI_Init thread and two workers making
 #               M MPI_Iprobe each): exactly one worker's M calls per rank are recorded, and the
@@ -17,7 +20,10 @@
 #               ranks and folded steps is 4 x 60, and each step's counts are the per-step counts
 #               times its ranks plus folded steps;
 #   SYNC_ROUNDS MPIWATCH_SYNC_ROUNDS=200 estimates a smaller clock error than =1 (the best of
-#               many round trips against the first one).
+#               many round trips against the first one);
+#   SNDHWM      MPIWATCH_SNDHWM=1 and =2000 on 2-rank steady jobs with 1 ms windows whose
+#               collector is stopped (SIGSTOP) for 3 s: with 2000 the ranks drop at least 1,000
+#               samples per rank fewer than with 1 (ZeroMQ queues that many more).
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 mw_setup settings
 
@@ -65,6 +71,62 @@ if not (mo <= np < md):
 print(f"ROWS/PEERS: occupancy functions per window {md} -> {mo}; pair messages "
       f"{sum(pd.values())} -> {sum(po.values())}, dropped {so['dropped']}")
 for e in errors:
+    print("FAIL:", e)
+sys.exit(1 if errors else 0)
+PY
+
+# ---- MPIWATCH_PEERS alone ------------------------------------------------------------------
+# One peer slot per window and thread (MPIWATCH_ROWS left at its default) on known_c, where
+# every rank sends N messages to its right neighbour (MPI_Send) and then N to its left one
+# (MPI_Isend): in a window where a rank sent to both, the second destination finds the table
+# full, and each such send is one dropped record (docs/shim.md). Checked exactly against the
+# program's pattern: calls and bytes per rank and function are those of the pattern; each pair
+# is a ring pair with its own bytes per message; every one of the 2N x ranks sends is either in
+# a pair or a dropped record (dropped == 2N x ranks - pair messages, and so in every window:
+# its records_dropped == its MPI_Send + MPI_Isend calls - its pair messages); no window has a
+# rank with two destinations; no sample was lost.
+job peers1 "$known" -x MPIWATCH_PEERS=1 "$MW_PROGRAMS/known_c" "$n"
+py - "$MW_T/peers1" "$MW_NP" "$n" "$MW_CHECKER" <<'PY' || mw_fail "MPIWATCH_PEERS=1 (above)"
+import json, os, sys
+o, np, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+sys.path.insert(0, os.path.dirname(sys.argv[4]))
+from check_summary import known_pattern
+s = json.load(open(o + ".json"))
+ws = [json.loads(l) for l in open(o + ".jsonl")]
+want_fn, want_pairs = known_pattern(n, np)
+errors = []
+for r in s["per_rank"]:
+    got = {f: (v["count"], v["bytes"]) for f, v in r["functions"].items() if f in want_fn[r["rank"]]}
+    if got != want_fn[r["rank"]]:
+        errors.append(f"rank {r['rank']}: calls and bytes {got}, want {want_fn[r['rank']]}")
+sends = sum(m for m, _ in want_pairs.values())  # 2N per rank
+pairs = {(p["src"], p["dst"]): (p["messages"], p["bytes"]) for p in s["pairs"]}
+for k, (m, b) in pairs.items():
+    wm, wb = want_pairs.get(k, (0, 0))
+    if not (0 < m <= wm and b * wm == wb * m):
+        errors.append(f"pair {k}: {m} messages, {b} bytes; the pattern has {wm}, {wb}")
+kept = sum(m for m, _ in pairs.values())
+if not 0 < kept < sends:
+    errors.append(f"pair messages {kept}: want fewer than the {sends} sends, and some")
+if s["dropped"] != sends - kept:
+    errors.append(f"dropped {s['dropped']}, want {sends} sends - {kept} in pairs = {sends - kept}")
+m = s["missed"]
+if m["calls"] or m["samples"] or sum(w["samples_dropped"] for w in ws):
+    errors.append(f"samples lost: missed {m['calls']} calls, {m['samples']} samples")
+if sum(w["records_dropped"] for w in ws) != s["dropped"]:
+    errors.append("the windows' records_dropped do not add up to the summary's dropped")
+for w in ws:
+    f = w["functions"]
+    calls = sum(f.get(x, {}).get("count", 0) for x in ("MPI_Send", "MPI_Isend"))
+    msgs = sum(p["messages"] for p in w["pairs"])
+    if w["records_dropped"] != calls - msgs:
+        errors.append(f"window {w['index']}: records_dropped {w['records_dropped']}, "
+                      f"want {calls} sends - {msgs} in pairs")
+    srcs = [p["src"] for p in w["pairs"]]
+    if len(srcs) != len(set(srcs)):
+        errors.append(f"window {w['index']}: a rank with two destinations: {w['pairs']}")
+print(f"PEERS=1: {sends} sends, {kept} in pairs, dropped {s['dropped']}, {len(ws)} windows")
+for e in errors[:10]:
     print("FAIL:", e)
 sys.exit(1 if errors else 0)
 PY
@@ -139,4 +201,61 @@ e200=$(sync_error)
 mw_log "clock sync error: 1 round $e1 us, 200 rounds $e200 us"
 awk -v a="$e1" -v b="$e200" 'BEGIN { exit !(a != "" && b != "" && b + 0 < a + 0) }' ||
     mw_fail "MPIWATCH_SYNC_ROUNDS: 200 rounds give an error of $e200 us, 1 round $e1 us"
+
+# ---- MPIWATCH_SNDHWM -----------------------------------------------------------------------
+# ZMQ_SNDHWM is how many samples ZeroMQ queues towards a collector that does not read; the
+# sender's own backlog (64) comes on top, then the oldest are dropped and counted
+# (samples_dropped_total, the summary's `dropped`). The collector is stopped (SIGSTOP) for 3 s
+# during a job with 1 ms windows, i.e. about 3,000 samples per rank with nobody reading: with
+# MPIWATCH_SNDHWM=1 a rank must drop nearly all of them, with 2000 the queue absorbs 2,000 more
+# each. The ipc:// socket's kernel buffer holds some hundreds of samples in both runs, which
+# does not hide the difference. Bound: at least half the difference of the two marks (1,000
+# samples) per rank; measured here about 2,400 per rank fewer, and about 15 when the setting
+# is ignored (both runs then use the default 64). Two ranks keep the collector's load (one
+# sample per rank and millisecond) low on a small machine. `dropped` (what the ranks counted)
+# is compared, not missed samples: it is what the mark decides.
+hwm_ranks=2 hwm_stop_s=3
+# hwm_job NAME HWM: steady with MPIWATCH_SNDHWM=HWM and 1 ms windows, its collector stopped
+# for hwm_stop_s seconds once the job runs; the summary in NAME.json.
+hwm_job() {
+    local name=$1 hwm=$2 pid started i
+    rm -f "$MW_T/ready" "$MW_T/stop"
+    started=$(grep -c "job '.*' started" "$MW_T/collector.err" 2>/dev/null)
+    mw_start_collector --exit-after-job --summary-json "$MW_T/summary.json"
+    MW_NP=$hwm_ranks MPIWATCH_WINDOW_MS=1 mw_mpirun -x MPIWATCH_SNDHWM="$hwm" \
+        "$MW_PROGRAMS/steady" "$MW_T" >"$MW_T/$name.out" 2>"$MW_T/$name.err" &
+    pid=$!
+    mw_wait_file "$MW_T/ready" "$pid" || mw_fail "$name: the program never got ready"
+    for ((i = 0; i < 600; i++)); do
+        [ "$(grep -c "job '.*' started" "$MW_T/collector.err")" -gt "${started:-0}" ] && break
+        sleep 0.05
+    done
+    sleep 0.5
+    kill -STOP "$MW_CPID"
+    sleep "$hwm_stop_s"
+    kill -CONT "$MW_CPID"
+    sleep 2 # the collector drains what was queued before the job ends
+    touch "$MW_T/stop"
+    wait "$pid" || { MW_FAILURE_LOG=$MW_T/$name.err; mw_fail "$name: the job failed"; }
+    grep -q "^steady: $hwm_ranks ranks, [0-9]* iterations$" "$MW_T/$name.out" ||
+        mw_fail "$name: the program did not finish"
+    mw_wait_collector 60
+    cp "$MW_T/summary.json" "$MW_T/$name.json"
+}
+hwm_job hwm1 1
+hwm_job hwm2000 2000
+py - "$MW_T/hwm1.json" "$MW_T/hwm2000.json" "$hwm_ranks" <<'PY' || mw_fail "MPIWATCH_SNDHWM (above)"
+import json, sys
+a, b, np = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3])
+print(f"SNDHWM: dropped samples with 1: {a['dropped']}, with 2000: {b['dropped']} "
+      f"(missed samples {a['missed']['samples']}, {b['missed']['samples']}; {np} ranks)")
+errors = []
+if a["dropped"] < 1000 * np:
+    errors.append(f"with SNDHWM=1 a 3 s stop must drop over 1000 samples per rank: {a['dropped']}")
+if a["dropped"] - b["dropped"] < 1000 * np:
+    errors.append(f"SNDHWM=2000 must drop at least 1000 fewer samples per rank than SNDHWM=1")
+for e in errors:
+    print("FAIL:", e)
+sys.exit(1 if errors else 0)
+PY
 echo "settings: ok"
