@@ -25,6 +25,16 @@ mw_init feed_memory
 . "$(dirname "$0")/lib.sh"
 dir=$MW_T
 FEED_RSS_SLACK_KB=6144
+# Under ASan (a sanitized tree) a freed block is not reused at once: it waits in a quarantine of
+# up to 256 MB, so the collector's VmRSS grows by whatever the run frees until that is full,
+# leak or no leak (7 to 23 MB between 10 s and 28 s, measured); with a 16 MB quarantine the
+# history replies (MBs each) that happen to sit in it still move VmRSS by 10 MB. A 2 MB
+# quarantine is full within the first second, so the two readings compare steady states again
+# (growth -0.3 to 1.4 MB measured) with the same slack; use after free of the most recent 2 MB
+# freed is still caught, and the unit tests run with the full quarantine.
+if mw_sanitized "$MW_COLLECTOR"; then
+    export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=2
+fi
 
 mw_start_collector --exit-after-job --quiet --summary-json "$dir/summary.json" \
     --stats-json "$dir/stats.json" --silence-timeout-ms 60000 --lateness-ms 3000 \
@@ -87,8 +97,14 @@ mw_log "VmRSS at 10 s: $early kB, at 28 s: $late kB (growth $((late - early)) kB
 [ $((late - early)) -lt $FEED_RSS_SLACK_KB ] ||
     mw_fail "the collector grew by $((late - early)) kB between 10 s and 28 s"
 
+# The history client is a process per request: under the sanitizers each takes longer, and on a
+# loaded 2-core machine the 30 s job left room for 17 to 24 answered requests instead of the 50
+# of an idle machine. The floor of requests answered with content is halved there; every other
+# check below is the same.
+min_ok=30
+mw_sanitized "$MW_COLLECTOR" && min_ok=15
 MW_FAILURE_LOG=$dir/asked.err
-"$python" - "$dir" <<'PY' || mw_fail "output check"
+"$python" - "$dir" "$min_ok" <<'PY' || mw_fail "output check"
 import json, sys
 d = sys.argv[1]
 load = lambda name: json.load(open(f"{d}/{name}"))
@@ -101,7 +117,7 @@ if stats["windows"] != tot["windows"]:
     errors.append(f"windows {stats['windows']} of {tot['windows']}")
 failed = [l for l in asked if l.startswith("failed")]
 ok = [l for l in asked if l.startswith("ok")]
-if failed or len(ok) < 30:
+if failed or len(ok) < int(sys.argv[2]):
     errors.append(f"{len(ok)} requests answered with content, failed: {failed[:5]}")
 for kind in ("last", "job"):
     lines = [l for l in asked if l.endswith(" " + kind) or l.startswith(f"empty {kind}:")]

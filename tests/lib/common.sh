@@ -56,6 +56,16 @@ mw_require() {
     done
 }
 
+# mw_sanitized PROGRAM: true when the tree under test is sanitized (MW_SANITIZE, docs/fuzzing.md):
+# MW_SANITIZED=1 in the environment, or PROGRAM (one of the tree's executables) links the ASan
+# runtime. A test whose measure is distorted by the sanitizers (ASan's quarantine in a process's
+# resident memory, a 2-5x slower program in a fixed time budget) asks this, and adapts the
+# measure, never the property it checks.
+mw_sanitized() {
+    [ "${MW_SANITIZED:-0}" = 1 ] && return 0
+    [ -n "${1:-}" ] && ldd "$1" 2>/dev/null | grep -q 'libasan\.so'
+}
+
 # mw_show_log FILE: the end of FILE, to make a failure diagnosable from the CTest output alone.
 mw_show_log() {
     [ -s "$1" ] || return 0
