@@ -59,11 +59,22 @@ int mw__signals_open(void)
     return sig_pipe[0];
 }
 
+/* After mw__signals_close(): the collector is already stopping (its outputs are written or being
+ * written), so a SIGINT/SIGTERM that arrives now only notes the request; with the default
+ * action it would kill the process half way through its clean-up and turn a clean exit into
+ * status 143. A handler, unlike SIG_IGN, is not inherited across exec. */
+static void signals_on_late_signal(int sig)
+{
+    if (sig != SIGHUP)
+        sig_stop = 1;
+}
+
 void mw__signals_close(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = signals_on_late_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
