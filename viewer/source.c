@@ -273,6 +273,49 @@ static int source_set_job(mw_source_t *s, mw_model_t *m, Mpiwatch__JobInfo *job)
     return added;
 }
 
+/* Applies one feed message (its second frame, len bytes) to the model: the one place that
+ * decides which body goes to which model call and who owns it (the live drain below, and the
+ * fuzz target tests/fuzz/fuzz_feed.c). Returns the windows added. */
+int mw__source_feed_message(mw_source_t *s, mw_model_t *m, const void *data, size_t len)
+{
+    Mpiwatch__Feed *f = mpiwatch__feed__unpack(NULL, len, data);
+    if (!f)
+        return 0;
+    int added = 0;
+    if (f->body_case == MPIWATCH__FEED__BODY_JOB && f->job) {
+        Mpiwatch__JobInfo *job = f->job;
+        f->job = NULL;
+        f->body_case = MPIWATCH__FEED__BODY__NOT_SET;
+        added += source_set_job(s, m, job);
+    } else if (f->body_case == MPIWATCH__FEED__BODY_WINDOW && f->window) {
+        Mpiwatch__Window *w = f->window;
+        f->window = NULL;
+        f->body_case = MPIWATCH__FEED__BODY__NOT_SET;
+        uint64_t k = w->index;
+        s->st.feed_windows++;
+        if (s->have_prev && k > s->prev_index + 1)
+            s->st.feed_gaps += k - s->prev_index - 1;
+        s->have_prev = 1;
+        s->prev_index = k;
+        added += source_add_window(s, m, w);
+        source_extent(s, m, s->have_ext ? s->ext_oldest : k, k);
+    } else if (f->body_case == MPIWATCH__FEED__BODY_STEP && f->step) {
+        Mpiwatch__Step *st = f->step;
+        f->step = NULL;
+        f->body_case = MPIWATCH__FEED__BODY__NOT_SET;
+        if (mw_model_job(m) && mw_model_add_step(m, st) == 0)
+            s->st.steps++;
+        else if (!mw_model_job(m))
+            mpiwatch__step__free_unpacked(st, NULL);
+    } else if (f->body_case == MPIWATCH__FEED__BODY_EVENT && f->event) {
+        source_set_event(s, f->event->kind, f->event->detail);
+        mw_model_add_event(m, f->event->kind, f->event->detail, f->event->real_ns);
+        s->st.events++;
+    }
+    mpiwatch__feed__free_unpacked(f, NULL);
+    return added;
+}
+
 /* Takes what the feed has, up to the cap. Returns the windows added, or -1. */
 static int source_drain_feed(mw_source_t *s, mw_model_t *m)
 {
@@ -306,8 +349,8 @@ static int source_drain_feed(mw_source_t *s, mw_model_t *m)
             return -1;
         }
         int extra = zmq_msg_more(&body);
-        Mpiwatch__Feed *f =
-            extra ? NULL : mpiwatch__feed__unpack(NULL, zmq_msg_size(&body), zmq_msg_data(&body));
+        if (!extra)
+            added += mw__source_feed_message(s, m, zmq_msg_data(&body), zmq_msg_size(&body));
         zmq_msg_close(&body);
         while (extra) { /* a longer message, which the feed never sends: skip its frames */
             zmq_msg_t x;
@@ -319,39 +362,6 @@ static int source_drain_feed(mw_source_t *s, mw_model_t *m)
             extra = zmq_msg_more(&x);
             zmq_msg_close(&x);
         }
-        if (!f)
-            continue;
-        if (f->body_case == MPIWATCH__FEED__BODY_JOB && f->job) {
-            Mpiwatch__JobInfo *job = f->job;
-            f->job = NULL;
-            f->body_case = MPIWATCH__FEED__BODY__NOT_SET;
-            added += source_set_job(s, m, job);
-        } else if (f->body_case == MPIWATCH__FEED__BODY_WINDOW && f->window) {
-            Mpiwatch__Window *w = f->window;
-            f->window = NULL;
-            f->body_case = MPIWATCH__FEED__BODY__NOT_SET;
-            uint64_t k = w->index;
-            s->st.feed_windows++;
-            if (s->have_prev && k > s->prev_index + 1)
-                s->st.feed_gaps += k - s->prev_index - 1;
-            s->have_prev = 1;
-            s->prev_index = k;
-            added += source_add_window(s, m, w);
-            source_extent(s, m, s->have_ext ? s->ext_oldest : k, k);
-        } else if (f->body_case == MPIWATCH__FEED__BODY_STEP && f->step) {
-            Mpiwatch__Step *st = f->step;
-            f->step = NULL;
-            f->body_case = MPIWATCH__FEED__BODY__NOT_SET;
-            if (mw_model_job(m) && mw_model_add_step(m, st) == 0)
-                s->st.steps++;
-            else if (!mw_model_job(m))
-                mpiwatch__step__free_unpacked(st, NULL);
-        } else if (f->body_case == MPIWATCH__FEED__BODY_EVENT && f->event) {
-            source_set_event(s, f->event->kind, f->event->detail);
-            mw_model_add_event(m, f->event->kind, f->event->detail, f->event->real_ns);
-            s->st.events++;
-        }
-        mpiwatch__feed__free_unpacked(f, NULL);
     }
     return added;
 }
@@ -1020,6 +1030,14 @@ static mw_source_t *source_new(const char *what)
     mw_source_t *s = calloc(1, sizeof *s);
     if (s)
         snprintf(s->st.what, sizeof s->st.what, "%s", what);
+    return s;
+}
+
+mw_source_t *mw__source_detached(void)
+{
+    mw_source_t *s = source_new("(detached)");
+    if (s)
+        s->st.live = 1;
     return s;
 }
 

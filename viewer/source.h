@@ -40,6 +40,12 @@ mw_source_t *mw_source_connect(const char *feed, const char *history, char *err,
 mw_source_t *mw_source_replay(const char *path, double speed, char *err, size_t len);
 void mw_source_free(mw_source_t *s);
 
+/* Internal, for tests and the fuzz target: a live source with no sockets, and the function
+ * that applies one feed message (the second frame of the feed) to the model, as the live
+ * source does for every message it receives. Returns the windows added. */
+mw_source_t *mw__source_detached(void);
+int mw__source_feed_message(mw_source_t *s, mw_model_t *m, const void *data, size_t len);
+
 /* One frame's work, never blocking: takes what arrived (job, windows, events, replies) into
  * the model, updates the model's extent, and sends the next request the model wants.
  * now_ns is CLOCK_MONOTONIC. Returns the number of windows added, or -1 on a fatal error. */

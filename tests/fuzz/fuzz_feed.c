@@ -3,17 +3,17 @@
  * model and topology layout then derive from it.
  *
  * One input is a sequence of feed messages as they arrive on the viewer's SUB socket (the
- * second frame, an Mpiwatch__Feed), each preceded by its length as 2 little-endian bytes. They
- * are handed to the model exactly as viewer/source.c's feed drain does (a job first; windows
- * that arrive before any job wait, up to a cap; steps and events), and then the model is read
+ * second frame, an Mpiwatch__Feed), each preceded by its length as 2 little-endian bytes. Each
+ * goes through viewer/source.c's own handler of a feed message (mw__source_feed_message, on a
+ * source without sockets: the job description's checks, windows waiting for a job, steps and
+ * events), and then the model is read
  * the way the views read it: the legend, the stats, the time and duration axes, the stacked
  * timeline, the call-density buffer of the focus range, the events' places and texts, the 3-D
  * topology layout of the job description and the communication lines of every cached window
- * and step (viewer/topo.c: issue 12's deep-topology crash was there).
+ * and step (viewer/topo.c: a deep topology once crashed it).
  *
- * DESIGN: source.c's drain is tied to its socket, so this file repeats its dispatch (a dozen
- * lines: which body goes to which model call, and who owns it); everything that parses or
- * trusts a field of the message is the viewer's own code, linked from mw_viewer_model.
+ * DESIGN: everything that parses or trusts a field of the message is the viewer's own code,
+ * linked from mw_viewer_source and mw_viewer_model; nothing of the dispatch is repeated here.
  * Buffers are small (64 columns, a 64 x 32 density buffer) so that an input stays fast.
  * The seeds (tests/fuzz/seeds.c) are the job, windows, steps and events of a seed recording
  * written by the collector, wrapped as feed messages.
@@ -23,9 +23,9 @@
 #include <string.h>
 
 #include "model.h"
+#include "source.h"
 #include "topo.h"
 
-#define FUZZ_PENDING 16 /* windows kept before the job is known (source.c keeps a few too) */
 #define FUZZ_COLS 64
 #define FUZZ_W 64
 #define FUZZ_H 32
@@ -104,59 +104,23 @@ static void read_model(mw_model_t *m)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     mw_model_t *m = mw_model_new(16u << 20);
-    if (!m)
+    mw_source_t *src = mw__source_detached();
+    if (!m || !src) {
+        mw_model_free(m);
+        mw_source_free(src);
         return 0;
-    Mpiwatch__Window *pending[FUZZ_PENDING];
-    unsigned n_pending = 0;
+    }
     size_t pos = 0;
     while (pos + 2 <= size) {
         size_t len = (size_t)data[pos] | (size_t)data[pos + 1] << 8;
         pos += 2;
         if (len > size - pos)
             len = size - pos;
-        Mpiwatch__Feed *f = mpiwatch__feed__unpack(NULL, len, data + pos);
+        mw__source_feed_message(src, m, data + pos, len);
         pos += len;
-        if (!f)
-            continue;
-        if (f->body_case == MPIWATCH__FEED__BODY_JOB && f->job) {
-            Mpiwatch__JobInfo *job = f->job;
-            f->job = NULL;
-            f->body_case = MPIWATCH__FEED__BODY__NOT_SET;
-            mw_model_set_job(m, job);
-            for (unsigned i = 0; i < n_pending; i++)
-                mw_model_add_window(m, pending[i]);
-            n_pending = 0;
-        } else if (f->body_case == MPIWATCH__FEED__BODY_WINDOW && f->window) {
-            Mpiwatch__Window *w = f->window;
-            f->window = NULL;
-            f->body_case = MPIWATCH__FEED__BODY__NOT_SET;
-            if (mw_model_job(m)) {
-                uint64_t k = w->index; /* the model owns (or frees) w from here on */
-                mw_model_add_window(m, w);
-                uint64_t oldest, newest;
-                if (mw_model_extent(m, &oldest, &newest) != 0 || k > newest)
-                    mw_model_set_extent(m, k > 64 ? k - 64 : 0, k);
-            } else if (n_pending < FUZZ_PENDING) {
-                pending[n_pending++] = w;
-            } else {
-                mpiwatch__window__free_unpacked(w, NULL);
-            }
-        } else if (f->body_case == MPIWATCH__FEED__BODY_STEP && f->step) {
-            Mpiwatch__Step *st = f->step;
-            f->step = NULL;
-            f->body_case = MPIWATCH__FEED__BODY__NOT_SET;
-            if (mw_model_job(m))
-                mw_model_add_step(m, st);
-            else
-                mpiwatch__step__free_unpacked(st, NULL);
-        } else if (f->body_case == MPIWATCH__FEED__BODY_EVENT && f->event) {
-            mw_model_add_event(m, f->event->kind, f->event->detail, f->event->real_ns);
-        }
-        mpiwatch__feed__free_unpacked(f, NULL);
     }
-    for (unsigned i = 0; i < n_pending; i++)
-        mpiwatch__window__free_unpacked(pending[i], NULL);
     read_model(m);
+    mw_source_free(src);
     mw_model_free(m);
     return 0;
 }
