@@ -447,18 +447,25 @@ static void set_clock(void)
     col->now.mono_ns = (uint64_t)t.tv_sec * MW_NS_PER_S + (uint64_t)t.tv_nsec;
 }
 
-static void test_exec_metacharacters(void **state)
+/* The collector's job: 4 ranks on one node of the given name, the job of the given name. */
+static void job_on_node(char *node, const char *name)
 {
-    (void)state;
-    /* A job whose rank 1 is on a node with a name full of shell syntax. */
-    static char node[] = "n1 $(touch x);`touch x`'\"|&>x";
-    static char *nodes[1] = {node};
+    static char *nodes[1];
+    nodes[0] = node;
     col->job.size = 4;
     col->job.ranks = calloc(4, sizeof *col->job.ranks);
     assert_non_null(col->job.ranks);
     col->job.nodes = nodes;
     col->job.n_nodes = 1;
-    snprintf(col->job.job, sizeof col->job.job, "job;$(touch x)");
+    snprintf(col->job.job, sizeof col->job.job, "%s", name);
+}
+
+static void test_exec_metacharacters(void **state)
+{
+    (void)state;
+    /* A job whose rank 1 is on a node with a name full of shell syntax. */
+    static char node[] = "n1 $(touch x);`touch x`'\"|&>x";
+    job_on_node(node, "job;$(touch x)");
     char text[1024];
     snprintf(text, sizeof text,
              "[rule r;$(touch x)]\nmetric = rank_mpi_fraction\nop = >\nthreshold = 0.5\n"
@@ -539,13 +546,7 @@ static void test_exec_option_names(void **state)
 {
     (void)state;
     static char node[] = "-rf";
-    static char *nodes[1] = {node};
-    col->job.size = 4;
-    col->job.ranks = calloc(4, sizeof *col->job.ranks);
-    assert_non_null(col->job.ranks);
-    col->job.nodes = nodes;
-    col->job.n_nodes = 1;
-    snprintf(col->job.job, sizeof col->job.job, "--help");
+    job_on_node(node, "--help");
     char text[512];
     snprintf(text, sizeof text,
              "[rule r]\nmetric = rank_mpi_fraction\nop = >\nthreshold = 0.5\naction = exec\n"
