@@ -1,0 +1,35 @@
+/* model_pick.h: what a click at a pixel of the call view or the legend finds. No SDL, no GL.
+ */
+#ifndef MW_VIEWER_MODEL_PICK_H
+#define MW_VIEWER_MODEL_PICK_H
+
+#include "model_layout.h"
+#include "model_store.h"
+#include "model_view.h"
+
+/* What a click found. */
+typedef enum { MW_PICK_NONE, MW_PICK_CALL, MW_PICK_CELL, MW_PICK_LEGEND } mw_pick_kind_t;
+
+typedef struct {
+    mw_pick_kind_t kind;
+    unsigned fn;
+    /* MW_PICK_CALL: one recorded long call */
+    uint32_t rank;
+    int32_t peer;      /* -1 none */
+    uint64_t start_ns; /* global */
+    uint64_t duration_ns;
+    uint64_t bytes;
+    char host[64]; /* from the job description; "" unknown */
+    /* MW_PICK_CELL: a density cell (calls binned by sub-slot and log2 duration) */
+    uint64_t cell_t0_ns, cell_t1_ns; /* global time span of the sub-slot */
+    uint64_t cell_d0_ns, cell_d1_ns; /* duration span of the bin */
+    uint64_t cell_count;
+} mw_pick_t;
+
+/* What is at pixel (x, y): a legend entry, else in the call view the nearest recorded long call
+ * within `radius` pixels (as drawn by the current representation), else the densest cell
+ * under the pixel. */
+mw_pick_t mw_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l, int x, int y,
+                  int radius);
+
+#endif
