@@ -11,7 +11,12 @@
  *   verts   one vertex per rank;
  *   lines   one per (source, destination) pair with messages in the frame: straight within a
  *           node, an arc of two segments between nodes;
- *   polys   one rectangle per node and per package, L3 cache, core and PU (vtk_layout.c).
+ *   polys   one rectangle per node and per package, L3 cache, core and PU: the top of the box
+ *           the viewer draws.
+ *
+ * The places are the viewer's (viewer/topo_layout.c, library mw_topo_layout: the one layout of
+ * the topology), turned so that z is up, and the links are the pairs merged as the viewer
+ * merges them (viewer/topo_lines.c): ParaView and the viewer show the same job the same way.
  *
  * A cell array `kind` tells the cells apart (rank, node ... PU, link), so that one Threshold
  * in ParaView shows any subset; the frame's figures are point arrays (per rank) and cell
@@ -43,19 +48,39 @@
 
 #include "mw_file.h"
 #include "mw_recording.h"
-#include "vtk_layout.h"
-#include "window_json.h"
+#include "mw_limits.h"
+#include "topo_layout.h"
+#include "topo_lines.h"
+#include "mw_window_json.h"
 
 #define MW_VTK_PREFIX_MAX 64 /* characters of the job name kept in the file names */
 #define MW_VTK_PER_LINE 12   /* numbers per line in an ASCII array */
 #define MW_VTK_ARC_LIFT 0.2f /* height of an arc between nodes per unit of distance */
 
-typedef struct {
-    uint32_t src, dst;
-    uint64_t messages, bytes;
-    int intra;
-    uint32_t mid; /* point at the top of its arc (inter-node links) */
-} mw_vtk_link_t;
+/* The `kind` of a cell in the VTK files: what it draws (docs/export.md). The hardware kinds are
+ * in nesting order: the layout's box type t (MW_TOPO_NODE .. MW_TOPO_PU) is kind t + 1. */
+enum {
+    KIND_RANK = 0, /* a vertex: one rank */
+    KIND_NODE = 1, /* a rectangle: one node (or host), then package, L3, core, PU */
+    KIND_LINK = 6, /* a line: messages from one rank to another */
+};
+
+/* A point of the layout (y up, the viewer's world) in the VTK files' frame (z up, the ground
+ * is the x-y plane, the first row of nodes at the top when seen from above): a rotation. */
+static void vtk_point(const float p[3], float out[3])
+{
+    out[0] = p[0];
+    out[1] = -p[2];
+    out[2] = p[1];
+}
+
+/* Corner c (0..3, counter-clockwise seen from above) of the top of box b, in the VTK frame. */
+static void vtk_corner(const mw_topo_box_t *b, int c, float out[3])
+{
+    out[0] = (c == 1 || c == 2) ? b->hi[0] : b->lo[0];
+    out[1] = (c >= 2) ? -b->lo[2] : -b->hi[2];
+    out[2] = b->hi[1];
+}
 
 typedef struct {
     const mw_vtk_opts_t *o;
@@ -67,14 +92,15 @@ typedef struct {
     int have_step_origin;
     uint64_t step_origin_ns;
 
-    mw_vtk_layout_t lay;
+    mw_topo_layout_t lay;
+    const char **node_name; /* [lay.n_nodes]: names (pointers into the job, or static text) */
+    int32_t *rank_bound;    /* [lay.n_ranks]: RankInfo.bound, -1 unknown */
     char prefix[MW_VTK_PREFIX_MAX + 1];
     mw_afile_t *pvd; /* the collection, written through mw_file.h */
     char *pvd_path;
 
-    uint64_t *sent_b, *recv_b, *sent_m, *recv_m; /* [n_ranks]: the frame's figures per rank */
-    mw_vtk_link_t *links;
-    size_t cap_links;
+    uint64_t *recv_b, *recv_m; /* [n_ranks]: the frame's figures per rank (sent: in lines) */
+    mw_topo_lines_t lines;     /* the frame's pairs, merged: its links */
 
     uint64_t frames, seen;
     int have_last;
@@ -267,67 +293,36 @@ typedef struct {
     int64_t ranks_reporting, ranks_missing; /* -1: not written */
 } mw_vtk_frame_t;
 
-/* Collects the valid links of a frame from parallel pair arrays and fills the per-rank sums.
- * Returns the number of links, or -1 when out of memory. */
-static long collect_links(mw_vtk_t *v, size_t n_src, const uint32_t *src, size_t n_dst,
-                          const uint32_t *dst, size_t n_msg, const uint64_t *msg, size_t n_bytes,
-                          const uint64_t *bytes)
+/* Merges the pairs of a frame into its links (each (source, destination) once, as the viewer
+ * draws them) and fills the per-rank sums. Pair arrays of different lengths are cut to the
+ * shortest and counted. Returns the number of links, or -1 when out of memory. */
+static long collect_links(mw_vtk_t *v, size_t n_src, size_t n_dst, size_t n_msg, size_t n_bytes,
+                          mw_pairs_t p)
 {
-    size_t n = n_src;
-    n = n_dst < n ? n_dst : n;
-    n = n_msg < n ? n_msg : n;
-    n = n_bytes < n ? n_bytes : n;
-    if (n != n_src || n != n_dst || n != n_msg || n != n_bytes)
+    if (p.n != n_src || p.n != n_dst || p.n != n_msg || p.n != n_bytes)
         v->malformed++;
-    if (n > v->cap_links) {
-        mw_vtk_link_t *l = realloc(v->links, n * sizeof *l);
-        if (!l)
-            return -1;
-        v->links = l;
-        v->cap_links = n;
-    }
-    const mw_vtk_layout_t *lay = &v->lay;
-    size_t r = lay->n_ranks;
-    memset(v->sent_b, 0, r * sizeof *v->sent_b);
+    if (mw_topo_lines(&v->lines, &v->lay, p) < 0)
+        return -1;
+    v->bad_pairs += v->lines.dropped;
+    size_t r = v->lay.n_ranks;
     memset(v->recv_b, 0, r * sizeof *v->recv_b);
-    memset(v->sent_m, 0, r * sizeof *v->sent_m);
     memset(v->recv_m, 0, r * sizeof *v->recv_m);
-    size_t k = 0;
-    uint32_t mid = (uint32_t)(lay->n_ranks + 4 * lay->n_boxes);
-    for (size_t i = 0; i < n; i++) {
-        if (src[i] >= lay->n_ranks || dst[i] >= lay->n_ranks) {
-            v->bad_pairs++;
-            continue;
-        }
-        mw_vtk_link_t *l = &v->links[k++];
-        l->src = src[i];
-        l->dst = dst[i];
-        l->messages = msg[i];
-        l->bytes = bytes[i];
-        l->intra = lay->rank[src[i]].node == lay->rank[dst[i]].node;
-        l->mid = l->intra ? 0 : mid++;
-        v->sent_b[l->src] += l->bytes;
-        v->sent_m[l->src] += l->messages;
+    for (size_t i = 0; i < v->lines.n_lines; i++) {
+        const mw_topo_line_t *l = &v->lines.lines[i];
         v->recv_b[l->dst] += l->bytes;
         v->recv_m[l->dst] += l->messages;
     }
-    return (long)k;
-}
-
-/* The corner c (0..3, counter-clockwise) of a box. */
-static void corner(const mw_vtk_box_t *b, int c, float *x, float *y)
-{
-    *x = (c == 1 || c == 2) ? b->x1 : b->x0;
-    *y = (c >= 2) ? b->y1 : b->y0;
+    return (long)v->lines.n_lines;
 }
 
 /* Writes one .vtp file. Returns 0, or -1 with a message printed. */
 static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, size_t n_links)
 {
-    const mw_vtk_layout_t *lay = &v->lay;
+    const mw_topo_layout_t *lay = &v->lay;
+    const mw_topo_line_t *ln = v->lines.lines;
     size_t nr = lay->n_ranks, nb = lay->n_boxes, n_arcs = 0;
     for (size_t i = 0; i < n_links; i++)
-        n_arcs += !v->links[i].intra;
+        n_arcs += ln[i].inter;
     size_t n_points = nr + 4 * nb + n_arcs, n_cells = nr + n_links + nb;
 
     char err[512];
@@ -355,7 +350,7 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
     const char *job_name = v->job && v->job->job ? v->job->job : "";
     string_array(f, "job", &job_name, 1);
     if (lay->n_nodes)
-        string_array(f, "node_name", lay->node_name, lay->n_nodes);
+        string_array(f, "node_name", v->node_name, lay->n_nodes);
     fprintf(f,
             "    </FieldData>\n    <Piece NumberOfPoints=\"%zu\" NumberOfVerts=\"%zu\" "
             "NumberOfLines=\"%zu\" NumberOfStrips=\"0\" NumberOfPolys=\"%zu\">\n",
@@ -371,21 +366,21 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
     k = 0;
     arr_begin(f, "DataArray", "Int32", "node", 1, (size_t)-1);
     for (size_t i = 0; i < nr; i++)
-        put_i64(f, &k, lay->rank[i].node);
+        put_i64(f, &k, lay->ranks[i].node);
     for (size_t b = 0; b < nb; b++)
         for (int c = 0; c < 4; c++)
             put_i64(f, &k, lay->boxes[b].node);
     for (size_t i = 0; i < n_links; i++)
-        if (!v->links[i].intra)
+        if (ln[i].inter)
             put_i64(f, &k, -1);
     arr_end(f, "DataArray", k);
     const struct {
         const char *name;
         const uint64_t *val;
     } per_rank[4] = {
-        {"bytes_sent", v->sent_b},
+        {"bytes_sent", v->lines.rank_bytes},
         {"bytes_received", v->recv_b},
-        {"messages_sent", v->sent_m},
+        {"messages_sent", v->lines.rank_messages},
         {"messages_received", v->recv_m},
     };
     for (int a = 0; a < 4; a++) {
@@ -402,18 +397,18 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
     k = 0;
     arr_begin(f, "DataArray", "UInt8", "kind", 1, (size_t)-1);
     for (size_t i = 0; i < nr; i++)
-        put_u64(f, &k, MW_VTK_RANK);
+        put_u64(f, &k, KIND_RANK);
     for (size_t i = 0; i < n_links; i++)
-        put_u64(f, &k, MW_VTK_LINK);
+        put_u64(f, &k, KIND_LINK);
     for (size_t b = 0; b < nb; b++)
-        put_u64(f, &k, lay->boxes[b].kind);
+        put_u64(f, &k, (uint64_t)lay->boxes[b].type + KIND_NODE);
     arr_end(f, "DataArray", k);
     k = 0;
     arr_begin(f, "DataArray", "Int32", "node", 1, (size_t)-1);
     for (size_t i = 0; i < nr; i++)
-        put_i64(f, &k, lay->rank[i].node);
+        put_i64(f, &k, lay->ranks[i].node);
     for (size_t i = 0; i < n_links; i++)
-        put_i64(f, &k, lay->rank[v->links[i].src].node);
+        put_i64(f, &k, lay->ranks[ln[i].src].node);
     for (size_t b = 0; b < nb; b++)
         put_i64(f, &k, lay->boxes[b].node);
     arr_end(f, "DataArray", k);
@@ -428,7 +423,7 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
         for (size_t i = 0; i < nr; i++)
             put_i64(f, &k, -1);
         for (size_t i = 0; i < n_links; i++)
-            put_i64(f, &k, a ? v->links[i].dst : v->links[i].src);
+            put_i64(f, &k, a ? ln[i].dst : ln[i].src);
         for (size_t b = 0; b < nb; b++)
             put_i64(f, &k, -1);
         arr_end(f, "DataArray", k);
@@ -439,7 +434,7 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
         for (size_t i = 0; i < nr; i++)
             put_u64(f, &k, 0);
         for (size_t i = 0; i < n_links; i++)
-            put_u64(f, &k, a ? v->links[i].bytes : v->links[i].messages);
+            put_u64(f, &k, a ? ln[i].bytes : ln[i].messages);
         for (size_t b = 0; b < nb; b++)
             put_u64(f, &k, 0);
         arr_end(f, "DataArray", k);
@@ -449,7 +444,7 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
     for (size_t i = 0; i < nr; i++)
         put_i64(f, &k, -1);
     for (size_t i = 0; i < n_links; i++)
-        put_i64(f, &k, v->links[i].intra);
+        put_i64(f, &k, !ln[i].inter);
     for (size_t b = 0; b < nb; b++)
         put_i64(f, &k, -1);
     arr_end(f, "DataArray", k);
@@ -459,7 +454,9 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
         for (size_t i = 0; i < nr + n_links; i++)
             put_i64(f, &k, -1);
         for (size_t b = 0; b < nb; b++)
-            put_i64(f, &k, a ? lay->boxes[b].os_index : lay->boxes[b].logical);
+            put_i64(f, &k, a ? lay->boxes[b].os_index
+                             : lay->boxes[b].type == MW_TOPO_NODE ? -1
+                                                                  : (int64_t)lay->boxes[b].logical);
         arr_end(f, "DataArray", k);
     }
     k = 0;
@@ -474,7 +471,7 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
     k = 0;
     arr_begin(f, "DataArray", "Int32", "bound", 1, (size_t)-1);
     for (size_t i = 0; i < nr; i++)
-        put_i64(f, &k, lay->rank[i].bound);
+        put_i64(f, &k, v->rank_bound[i]);
     for (size_t i = 0; i < n_links; i++)
         put_i64(f, &k, 0);
     for (size_t b = 0; b < nb; b++)
@@ -487,27 +484,31 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
     k = 0;
     arr_begin(f, "DataArray", "Float32", "Points", 3, (size_t)-1);
     for (size_t i = 0; i < nr; i++) {
-        put_f(f, &k, lay->rank[i].x);
-        put_f(f, &k, lay->rank[i].y);
-        put_f(f, &k, lay->rank[i].z);
+        float q[3];
+        vtk_point(lay->ranks[i].pos, q);
+        put_f(f, &k, q[0]);
+        put_f(f, &k, q[1]);
+        put_f(f, &k, q[2]);
     }
     for (size_t b = 0; b < nb; b++)
         for (int c = 0; c < 4; c++) {
-            float x, y;
-            corner(&lay->boxes[b], c, &x, &y);
-            put_f(f, &k, x);
-            put_f(f, &k, y);
-            put_f(f, &k, lay->boxes[b].z);
+            float q[3];
+            vtk_corner(&lay->boxes[b], c, q);
+            put_f(f, &k, q[0]);
+            put_f(f, &k, q[1]);
+            put_f(f, &k, q[2]);
         }
     for (size_t i = 0; i < n_links; i++) {
-        if (v->links[i].intra)
+        if (!ln[i].inter)
             continue;
-        const mw_vtk_point_t *a = &lay->rank[v->links[i].src], *b = &lay->rank[v->links[i].dst];
-        float dx = a->x - b->x, dy = a->y - b->y;
+        float a[3], b[3];
+        vtk_point(lay->ranks[ln[i].src].pos, a);
+        vtk_point(lay->ranks[ln[i].dst].pos, b);
+        float dx = a[0] - b[0], dy = a[1] - b[1];
         float dist = (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy);
-        put_f(f, &k, (a->x + b->x) / 2);
-        put_f(f, &k, (a->y + b->y) / 2);
-        put_f(f, &k, MW_VTK_RANK_Z + MW_VTK_ARC_LIFT * dist);
+        put_f(f, &k, (a[0] + b[0]) / 2);
+        put_f(f, &k, (a[1] + b[1]) / 2);
+        put_f(f, &k, (a[2] > b[2] ? a[2] : b[2]) + MW_VTK_ARC_LIFT * dist);
     }
     arr_end(f, "DataArray", k);
     fputs("      </Points>\n", f);
@@ -527,18 +528,19 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
     fputs("      </Verts>\n      <Lines>\n", f);
     k = 0;
     arr_begin(f, "DataArray", "Int64", "connectivity", 1, (size_t)-1);
+    uint64_t mid = nr + 4 * nb; /* the arc tops, in link order */
     for (size_t i = 0; i < n_links; i++) {
-        put_u64(f, &k, v->links[i].src);
-        if (!v->links[i].intra)
-            put_u64(f, &k, v->links[i].mid);
-        put_u64(f, &k, v->links[i].dst);
+        put_u64(f, &k, ln[i].src);
+        if (ln[i].inter)
+            put_u64(f, &k, mid++);
+        put_u64(f, &k, ln[i].dst);
     }
     arr_end(f, "DataArray", k);
     k = 0;
     arr_begin(f, "DataArray", "Int64", "offsets", 1, (size_t)-1);
     uint64_t end = 0;
     for (size_t i = 0; i < n_links; i++) {
-        end += v->links[i].intra ? 2 : 3;
+        end += ln[i].inter ? 3 : 2;
         put_u64(f, &k, end);
     }
     arr_end(f, "DataArray", k);
@@ -616,7 +618,7 @@ static double seconds_since(uint64_t t, uint64_t origin)
     return t >= origin ? (double)(t - origin) * 1e-9 : -(double)(origin - t) * 1e-9;
 }
 
-/* The start of a window on the global grid, 0 when that overflows (as window_json.c does). */
+/* The start of a window on the global grid, 0 when that overflows (as mw_window_json.c does). */
 static uint64_t window_start(const Mpiwatch__Window *w)
 {
     uint64_t s;
@@ -634,8 +636,8 @@ static int do_window(mw_vtk_t *v, const Mpiwatch__Window *w)
     uint64_t number = w->index - v->first_index;
     if (!keep_frame(v, number))
         return 0;
-    long n = collect_links(v, w->n_pair_src, w->pair_src, w->n_pair_dst, w->pair_dst,
-                           w->n_pair_messages, w->pair_messages, w->n_pair_bytes, w->pair_bytes);
+    long n = collect_links(v, w->n_pair_src, w->n_pair_dst, w->n_pair_messages, w->n_pair_bytes,
+                           mw_pairs_of_window(w));
     if (n < 0) {
         vtk_warn("out of memory");
         return -1;
@@ -658,8 +660,8 @@ static int do_step(mw_vtk_t *v, const Mpiwatch__Step *s)
 {
     if (!keep_frame(v, s->step))
         return 0;
-    long n = collect_links(v, s->n_pair_src, s->pair_src, s->n_pair_dst, s->pair_dst,
-                           s->n_pair_messages, s->pair_messages, s->n_pair_bytes, s->pair_bytes);
+    long n = collect_links(v, s->n_pair_src, s->n_pair_dst, s->n_pair_messages, s->n_pair_bytes,
+                           mw_pairs_of_step(s));
     if (n < 0) {
         vtk_warn("out of memory");
         return -1;
@@ -794,14 +796,56 @@ static void vtk_free(mw_vtk_t *v)
 {
     mw_afile_abort(v->pvd); /* NULL once committed */
     free(v->pvd_path);
-    free(v->sent_b);
     free(v->recv_b);
-    free(v->sent_m);
     free(v->recv_m);
-    free(v->links);
-    mw_vtk_layout_free(&v->lay);
+    free(v->node_name);
+    free(v->rank_bound);
+    mw_topo_lines_free(&v->lines);
+    mw_topo_layout_free(&v->lay);
     if (v->job)
         mpiwatch__job_info__free_unpacked(v->job, NULL);
+}
+
+/* The places of the job's nodes, hardware and ranks: the viewer's layout (mw_topo_layout), the
+ * names of its planes and the ranks' binding flags. A job description the viewer would refuse
+ * (mw_topo_job_check) is still laid out, with a warning: the layout is safe for any input
+ * (no recursion, linear), and an export shows what the file holds. Returns 0, or -1 with a
+ * message printed. */
+static int layout(mw_vtk_t *v)
+{
+    char why[256];
+    if (v->job && mw_topo_job_check(v->job, why, sizeof why) < 0)
+        vtk_warn("warning: the viewer would refuse the job description (%s)", why);
+    int rc = mw_topo_layout(&v->lay, v->job);
+    if (rc == -2) {
+        vtk_warn("the job claims %" PRIu32 " ranks, more than %u: not laid out", v->job->size,
+                 (unsigned)MW_MAX_RANKS);
+        return -1;
+    }
+    const mw_topo_layout_t *L = &v->lay;
+    v->node_name = calloc(L->n_nodes ? L->n_nodes : 1, sizeof *v->node_name);
+    v->rank_bound = malloc((L->n_ranks ? L->n_ranks : 1) * sizeof *v->rank_bound);
+    if (rc < 0 || !v->node_name || !v->rank_bound) {
+        vtk_warn("out of memory");
+        return -1;
+    }
+    for (size_t g = 0; g < L->n_nodes; g++) {
+        int32_t s = L->nodes[g].source;
+        const char *name = "(unplaced ranks)";
+        if (s >= 0 && L->by_host)
+            name = v->job->hosts[s];
+        else if (s >= 0)
+            name = v->job->nodes[s] ? v->job->nodes[s]->node : NULL;
+        v->node_name[g] = name ? name : "";
+    }
+    for (uint32_t r = 0; r < L->n_ranks; r++)
+        v->rank_bound[r] = -1;
+    for (size_t i = 0; v->job && i < v->job->n_ranks; i++) {
+        const Mpiwatch__RankInfo *ri = v->job->ranks[i];
+        if (ri && ri->rank < L->n_ranks)
+            v->rank_bound[ri->rank] = ri->bound;
+    }
+    return 0;
 }
 
 int mw_export_vtk(const mw_vtk_opts_t *o)
@@ -826,19 +870,16 @@ int mw_export_vtk(const mw_vtk_opts_t *o)
         vtk_free(&v);
         return 1;
     }
-    if (mw_vtk_layout_build(&v.lay, v.job) < 0) {
-        vtk_warn("out of memory");
+    if (layout(&v) < 0) {
         vtk_free(&v);
         return 1;
     }
     size_t nr = v.lay.n_ranks ? v.lay.n_ranks : 1;
-    v.sent_b = calloc(nr, sizeof *v.sent_b);
     v.recv_b = calloc(nr, sizeof *v.recv_b);
-    v.sent_m = calloc(nr, sizeof *v.sent_m);
     v.recv_m = calloc(nr, sizeof *v.recv_m);
     make_prefix(v.prefix, v.job ? v.job->job : NULL);
     v.pvd_path = path_join(o->dir, v.prefix, ".pvd");
-    if (!v.sent_b || !v.recv_b || !v.sent_m || !v.recv_m || !v.pvd_path) {
+    if (!v.recv_b || !v.recv_m || !v.pvd_path) {
         vtk_warn("out of memory");
         vtk_free(&v);
         return 1;
@@ -883,10 +924,10 @@ int mw_export_vtk(const mw_vtk_opts_t *o)
             rc = 1;
         }
     }
-    if (v.lay.bad_nodes)
-        vtk_warn("warning: the hardware of %" PRIu32 " node(s) was not usable: their ranks are "
-                 "on a grid",
-                 v.lay.bad_nodes);
+    if (v.lay.big_nodes)
+        vtk_warn("warning: %" PRIu32 " node(s) listed more than %u hardware objects: their "
+                 "ranks are on a grid",
+                 v.lay.big_nodes, (unsigned)MW_MAX_TOPO_OBJECTS);
     if (v.bad_pairs || v.malformed)
         vtk_warn("warning: %" PRIu64 " pair(s) named ranks the job does not have and %" PRIu64
                  " frame(s) had pair arrays of different lengths: left out",

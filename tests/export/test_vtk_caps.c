@@ -1,11 +1,14 @@
-/* test_vtk_caps.c: the VTK export's layout (tools/vtk_layout.c) against crafted hardware.
+/* test_vtk_caps.c: the layout the VTK export writes (viewer/topo_layout.c, mw_topo_layout)
+ * against crafted hardware.
  *
  * A node whose hardware is a chain of 65,536 objects (each inside the previous one), as a
- * crafted hello once made a collector keep and a job description carry: the layout must not
- * believe it (the node is drawn as a plane with its ranks on a grid, counted in bad_nodes),
- * nor a node of more than MW_MAX_TOPO_OBJECTS objects. A chain exactly MW_MAX_TOPO_DEPTH deep
- * is laid out, and every box counts the ranks in it or inside it (summed in one sweep, no
- * longer by walking up the chain from each rank: 2,000 ranks on a deep PU).
+ * crafted hello once made a collector keep and a job description carry, under 2,000 ranks on
+ * its PU: the viewer refuses such a description (mw_topo_job_check), the export lays out what
+ * the file holds, so the layout must place it without recursion and count the ranks of every
+ * box in one sweep (walking up the chain from each rank would be 131 million steps). A node of
+ * more than MW_MAX_TOPO_OBJECTS objects is not believed (drawn as a grid, counted in
+ * big_nodes). A chain exactly MW_MAX_TOPO_DEPTH deep passes the check and is laid out with
+ * exact rank counts.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,7 +20,7 @@
 #include <cmocka.h>
 
 #include "mw_limits.h"
-#include "vtk_layout.h"
+#include "topo_layout.h"
 
 #define RANKS 2000u
 
@@ -27,6 +30,7 @@ typedef struct {
     Mpiwatch__TopoObject *obj, **objp;
     Mpiwatch__RankInfo ri[RANKS], *rip[RANKS];
     char *hosts[1];
+    uint32_t pu7;
 } chain_t;
 
 /* RANKS ranks on one node of n objects: a chain of cores ending in PU 7 (chain), or n PUs. */
@@ -36,6 +40,7 @@ static chain_t *chain_new(size_t n, int chain)
     assert_non_null(c);
     mpiwatch__job_info__init(&c->job);
     c->job.size = RANKS;
+    c->pu7 = 7;
     c->hosts[0] = "h0";
     c->job.n_hosts = 1;
     c->job.hosts = c->hosts;
@@ -62,6 +67,8 @@ static chain_t *chain_new(size_t n, int chain)
         c->ri[r].rank = r;
         c->ri[r].pu = 7;
         c->ri[r].core = c->ri[r].package = -1;
+        c->ri[r].n_pus = 1; /* bound to PU 7 alone */
+        c->ri[r].pus = &c->pu7;
         c->rip[r] = &c->ri[r];
     }
     c->job.n_ranks = RANKS;
@@ -76,52 +83,61 @@ static void chain_free(chain_t *c)
     free(c);
 }
 
+/* Every box of a chain encloses the PU, so every box counts every rank; the PU is the last box
+ * and every rank sits on it. */
+static void check_chain(const mw_topo_layout_t *L, size_t n)
+{
+    assert_int_equal(L->n_nodes, 1);
+    assert_int_equal(L->n_boxes, 1 + n);
+    assert_int_equal(L->loose, 0);
+    for (size_t i = 0; i < L->n_boxes; i++)
+        assert_int_equal(L->boxes[i].ranks, RANKS);
+    const mw_topo_box_t *pu = &L->boxes[n];
+    assert_int_equal(pu->type, MW_TOPO_PU);
+    assert_int_equal(pu->os_index, 7);
+    for (uint32_t r = 0; r < RANKS; r++) {
+        assert_true(L->ranks[r].pos[0] >= pu->lo[0] && L->ranks[r].pos[0] <= pu->hi[0]);
+        assert_true(L->ranks[r].pos[2] >= pu->lo[2] && L->ranks[r].pos[2] <= pu->hi[2]);
+        assert_true(L->ranks[r].pos[1] >= pu->hi[1] - 1e-3f);
+    }
+}
+
 static void test_too_deep(void **state)
 {
     (void)state;
+    char why[256];
     chain_t *c = chain_new(MW_MAX_TOPO_OBJECTS, 1);
-    mw_vtk_layout_t l;
-    assert_int_equal(mw_vtk_layout_build(&l, &c->job), 0);
-    assert_int_equal(l.bad_nodes, 1);
-    assert_int_equal(l.hw_nodes, 0);
-    assert_int_equal(l.n_boxes, 1); /* the plane, no hardware */
-    assert_int_equal(l.boxes[0].ranks, RANKS);
-    mw_vtk_layout_free(&l);
-    chain_free(c);
-
-    c = chain_new(MW_MAX_TOPO_DEPTH + 1, 1);
-    assert_int_equal(mw_vtk_layout_build(&l, &c->job), 0);
-    assert_int_equal(l.bad_nodes, 1);
-    mw_vtk_layout_free(&l);
+    mw_topo_layout_t L;
+    assert_int_equal(mw_topo_job_check(&c->job, why, sizeof why), -1);
+    assert_int_equal(mw_topo_layout(&L, &c->job), 0);
+    check_chain(&L, MW_MAX_TOPO_OBJECTS);
+    assert_int_equal(L.big_nodes, 0);
+    mw_topo_layout_free(&L);
     chain_free(c);
 
     c = chain_new(MW_MAX_TOPO_OBJECTS + 1, 0); /* flat, but too many objects */
-    assert_int_equal(mw_vtk_layout_build(&l, &c->job), 0);
-    assert_int_equal(l.bad_nodes, 1);
-    mw_vtk_layout_free(&l);
+    assert_int_equal(mw_topo_layout(&L, &c->job), 0);
+    assert_int_equal(L.big_nodes, 1);
+    assert_int_equal(L.n_boxes, 1); /* the plane, no hardware */
+    assert_int_equal(L.boxes[0].ranks, RANKS);
+    assert_true(L.fallback);
+    mw_topo_layout_free(&L);
     chain_free(c);
 }
 
 static void test_deepest_allowed(void **state)
 {
     (void)state;
+    char why[256];
     chain_t *c = chain_new(MW_MAX_TOPO_DEPTH, 1);
-    mw_vtk_layout_t l;
-    assert_int_equal(mw_vtk_layout_build(&l, &c->job), 0);
-    assert_int_equal(l.bad_nodes, 0);
-    assert_int_equal(l.hw_nodes, 1);
-    assert_int_equal(l.n_boxes, 1 + MW_MAX_TOPO_DEPTH);
-    assert_int_equal(l.loose, 0);
-    /* Every object encloses the PU, so every box counts every rank; the PU is the last. */
-    for (size_t i = 0; i < l.n_boxes; i++)
-        assert_int_equal(l.boxes[i].ranks, RANKS);
-    assert_int_equal(l.boxes[MW_MAX_TOPO_DEPTH].kind, MW_VTK_PU);
-    for (uint32_t r = 0; r < RANKS; r++) {
-        const mw_vtk_box_t *pu = &l.boxes[MW_MAX_TOPO_DEPTH];
-        assert_true(l.rank[r].x >= pu->x0 && l.rank[r].x <= pu->x1);
-        assert_true(l.rank[r].y >= pu->y0 && l.rank[r].y <= pu->y1);
-    }
-    mw_vtk_layout_free(&l);
+    mw_topo_layout_t L;
+    assert_int_equal(mw_topo_job_check(&c->job, why, sizeof why), 0);
+    assert_int_equal(mw_topo_layout(&L, &c->job), 0);
+    check_chain(&L, MW_MAX_TOPO_DEPTH);
+    /* The PU is in every rank's binding (RankInfo.pus), the cores in none. */
+    assert_int_equal(L.boxes[MW_MAX_TOPO_DEPTH].bound, RANKS);
+    assert_int_equal(L.boxes[1].bound, 0);
+    mw_topo_layout_free(&L);
     chain_free(c);
 }
 
