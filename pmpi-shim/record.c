@@ -106,11 +106,12 @@ void mw__slot_reset(mw_slot_t *s)
     atomic_store_explicit(&s->tag, 0, memory_order_release);
 }
 
-/* A segment's sub-slot length and multiplier, from its length. */
-void mw__seg_ticks(mw_seg_t *sg)
+/* A segment's sub-slot length and multiplier, from its window length. */
+void mw__seg_ticks(unsigned i)
 {
+    mw_seg_t *sg = &mw__g.seg[i];
     unsigned n = mw__g.cfg.subslots;
-    uint64_t ticks = mw__ns_to_ticks(sg->len_ns);
+    uint64_t ticks = mw__ns_to_ticks(mw__g.grid[i].window_ns);
     if (ticks < n)
         ticks = n;
     sg->sub_ticks = ticks / n;
@@ -121,45 +122,40 @@ void mw__grid_init(uint64_t window_ns, unsigned subslots)
 {
     mw__g.window_ns = window_ns;
     mw__g.cfg.subslots = subslots;
-    mw__g.seg[0] = (mw_seg_t){.first = 0, .start_ns = 0, .len_ns = window_ns};
-    mw__seg_ticks(&mw__g.seg[0]);
+    mw__g.grid[0] = (mw_grid_seg_t){.first = 0, .start_ns = 0, .window_ns = window_ns};
+    mw__seg_ticks(0);
     atomic_store_explicit(&mw__g.nseg, 1, memory_order_release);
 }
 
-/* The grid is searched from its newest segment: a job has at most MW_GRID_MAX_SEGMENTS and
- * the present is in the last one. Negative indices (closed_upto before the first window)
- * belong to the first segment. */
-const mw_seg_t *mw__seg_of_index(int64_t k)
+/* The published segments, searched from the newest (proto/mw_grid.c): a job has at most
+ * MW_GRID_MAX_SEGMENTS and the present is in the last one. Negative indices (closed_upto
+ * before the first window) belong to the first segment. The unsigned arithmetic of mw_grid.h
+ * gives the same bits as signed arithmetic would for them. */
+unsigned mw__seg_of_index(int64_t k)
 {
     unsigned n = atomic_load_explicit(&mw__g.nseg, memory_order_acquire);
-    while (n > 1 && mw__g.seg[n - 1].first > k)
-        n--;
-    return &mw__g.seg[n - 1];
+    return k < 0 ? 0 : mw_grid_find(mw__g.grid, n, (uint64_t)k);
 }
 
-const mw_seg_t *mw__seg_of_time(uint64_t g)
+unsigned mw__seg_of_time(uint64_t g)
 {
     unsigned n = atomic_load_explicit(&mw__g.nseg, memory_order_acquire);
-    while (n > 1 && mw__g.seg[n - 1].start_ns > g)
-        n--;
-    return &mw__g.seg[n - 1];
+    return mw_grid_find_time(mw__g.grid, n, g);
 }
 
 uint64_t mw__grid_start(int64_t k)
 {
-    const mw_seg_t *sg = mw__seg_of_index(k);
-    return sg->start_ns + (uint64_t)(k - sg->first) * sg->len_ns;
+    return mw_grid_seg_start(&mw__g.grid[mw__seg_of_index(k)], (uint64_t)k);
 }
 
 uint64_t mw__grid_len(int64_t k)
 {
-    return mw__seg_of_index(k)->len_ns;
+    return mw__g.grid[mw__seg_of_index(k)].window_ns;
 }
 
 int64_t mw__grid_index(uint64_t g)
 {
-    const mw_seg_t *sg = mw__seg_of_time(g);
-    return sg->first + (int64_t)((g - sg->start_ns) / sg->len_ns);
+    return (int64_t)mw_grid_seg_index(&mw__g.grid[mw__seg_of_time(g)], g);
 }
 
 int64_t mw__grid_first_from(uint64_t g)
@@ -205,13 +201,14 @@ static mw_slot_t *slot_get(mw_thread_t *t, int64_t w)
 void mw__window_locate(mw_thread_t *t, uint64_t t1)
 {
     uint64_t g = mw__global_ns(t1);
-    const mw_seg_t *sg = mw__seg_of_time(g);
-    int64_t w = sg->first + (int64_t)((g - sg->start_ns) / sg->len_ns);
-    uint64_t ws = sg->start_ns + (uint64_t)(w - sg->first) * sg->len_ns;
+    unsigned i = mw__seg_of_time(g);
+    const mw_grid_seg_t *gs = &mw__g.grid[i];
+    int64_t w = (int64_t)mw_grid_seg_index(gs, g);
+    uint64_t ws = mw_grid_seg_start(gs, (uint64_t)w);
     t->cw = w;
-    t->cseg = sg;
+    t->cseg = &mw__g.seg[i];
     t->cw_start = mw__global_to_ticks(ws);
-    t->cw_end = mw__global_to_ticks(ws + sg->len_ns);
+    t->cw_end = mw__global_to_ticks(ws + gs->window_ns);
     if (t->cw_end <= t->cw_start)
         t->cw_end = t->cw_start + 1;
     t->sub_lo = t->sub_hi = 0;
@@ -269,13 +266,14 @@ static void occupy_earlier(mw_thread_t *t, unsigned fn, uint64_t t0, int64_t w, 
                 s->dropped++;
             continue;
         }
-        const mw_seg_t *sg = mw__seg_of_index(v);
-        uint64_t vs = sg->start_ns + (uint64_t)(v - sg->first) * sg->len_ns;
+        unsigned si = mw__seg_of_index(v);
+        const mw_grid_seg_t *gs = &mw__g.grid[si];
+        uint64_t vs = mw_grid_seg_start(gs, (uint64_t)v);
         uint64_t lo = mw__global_to_ticks(vs);
-        uint64_t hi = mw__global_to_ticks(vs + sg->len_ns);
+        uint64_t hi = mw__global_to_ticks(vs + gs->window_ns);
         uint64_t a = t0 > lo ? t0 : lo;
         if (hi > a)
-            occupy(sg, row, lo, hi, a, hi);
+            occupy(&mw__g.seg[si], row, lo, hi, a, hi);
     }
 }
 

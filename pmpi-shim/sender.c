@@ -675,11 +675,11 @@ static void *sender_main(void *arg)
     pthread_mutex_lock(&S.lock);
     while (!S.stop) {
         /* The grid may change between two turns (mpiwatch.window): look it up every time. */
-        const mw_seg_t *sg = mw__seg_of_index(S.next);
-        uint64_t grace = sg->len_ns / 10;
+        const mw_grid_seg_t *sg = &mw__g.grid[mw__seg_of_index(S.next)];
+        uint64_t grace = sg->window_ns / 10;
         if (grace < 1000000)
             grace = 1000000;
-        uint64_t due = sg->start_ns + (uint64_t)(S.next + 1 - sg->first) * sg->len_ns + grace;
+        uint64_t due = mw_grid_seg_start(sg, (uint64_t)S.next + 1) + grace;
         uint64_t now = global_now();
         if (now < due) {
             wait_until(due, now);

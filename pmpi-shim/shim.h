@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "mw_grid.h"
 #include "mw_proto.h"
 
 /* Symbols the application must see (MPI_*, mpi_*_, mw_*); everything else is hidden, so
@@ -143,14 +144,12 @@ typedef struct {
     /* followed by MW_RING slots of mw__g.slot_bytes each */
 } mw_thread_t;
 
-/* One segment of the window grid (record.c, docs/shim.md "Window length"): window k >= first
- * (up to the next segment's first) covers [start_ns + (k - first) len_ns, ... + len_ns) of
- * global time. Immutable once published: the sender thread fills seg[n] and then stores
- * nseg = n + 1 with release; readers load nseg with acquire, only on slow paths. */
-#define MW_GRID_MAX_SEGMENTS 16u
+/* The sub-slots of one segment of the window grid (record.c, docs/shim.md "Window length"):
+ * mw__g.grid[i] (proto/mw_grid.h) says which global time the windows of segment i cover,
+ * mw__g.seg[i] how they split into sub-slots in ticks. Both are immutable once published: the
+ * sender thread fills grid[n] and seg[n] and then stores nseg = n + 1 with release; readers
+ * load nseg with acquire, only on slow paths. */
 typedef struct mw_seg {
-    int64_t first;
-    uint64_t start_ns, len_ns;
     uint64_t sub_ticks; /* sub-slot length in ticks; the last sub-slot takes the rest */
     uint64_t sub_mult;  /* approximate sub-slot of an offset: (off * sub_mult) >> 32 */
 } mw_seg_t;
@@ -181,8 +180,9 @@ typedef struct {
     _Atomic unsigned nthreads;
     _Atomic uint64_t threads_dropped; /* calls from threads beyond max_threads */
     _Atomic uint64_t calls_dropped;   /* calls whose window slot was still owned by the sender */
-    /* The grid: seg[0] = {0, 0, window_ns}. Last, so that the fields the common path reads
-     * keep their offsets and cache lines. */
+    /* The grid: grid[0] = {0, 0, window_ns}, seg[i] the sub-slots of grid[i]. Last, so that
+     * the fields the common path reads keep their offsets and cache lines. */
+    mw_grid_seg_t grid[MW_GRID_MAX_SEGMENTS];
     mw_seg_t seg[MW_GRID_MAX_SEGMENTS];
     _Atomic unsigned nseg;
     /* Calls made but never recorded, by function: from threads beyond max_threads and calls
@@ -239,28 +239,21 @@ void mw__unrecorded_add(unsigned fn);
 int mw__alloc(void);
 /* Sets the window grid: length in ns and sub-slots per window (after the timer). */
 void mw__grid_init(uint64_t window_ns, unsigned subslots);
-/* The grid (slow paths only): the segment of window k / of global time g, window k's start
- * and length, the window holding g, the first window starting at or after g. */
-const mw_seg_t *mw__seg_of_index(int64_t k);
-const mw_seg_t *mw__seg_of_time(uint64_t g);
+/* The grid (slow paths only), on the published segments with proto/mw_grid.c's arithmetic:
+ * the segment (index into grid[] and seg[]) of window k (k < 0: the first one) / of global
+ * time g, window k's start and length, the window holding g, the first window starting at or
+ * after g. */
+unsigned mw__seg_of_index(int64_t k);
+unsigned mw__seg_of_time(uint64_t g);
 uint64_t mw__grid_start(int64_t k);
 uint64_t mw__grid_len(int64_t k);
 int64_t mw__grid_index(uint64_t g);
 int64_t mw__grid_first_from(uint64_t g);
-/* mpiwatch.window=MS@K (steer.c, on the sender thread): windows from K on are MS long. */
+/* mpiwatch.window=MS@K (steer.c, on the sender thread): windows from K on are MS long, once
+ * mw_grid_plan (proto/mw_grid.h) accepts the request. */
 int mw__grid_request(const char *value);
-/* The checks of one MS@K request against the grid seg[0..nseg) (first_len: the job's first
- * window length; now: global ns), with no side effect: MW_GRID_OK with K's start in *start, or
- * why not. Every product and sum is overflow-checked; K must start within
- * MW_GRID_MAX_LEAD_NS of now (grid.c). */
-#define MW_GRID_MAX_LEAD_NS 60000000000ull
-enum { MW_GRID_OK, MW_GRID_BAD, MW_GRID_FULL, MW_GRID_FAR, MW_GRID_LATE };
-int mw__grid_plan(const mw_seg_t *seg, unsigned nseg, uint64_t first_len, uint64_t now,
-                  uint64_t ms, uint64_t k, uint64_t *start);
-/* Window k's start on segment sg (k >= sg->first) into *out: 0, or -1 when it does not fit in
- * 64 bits. */
-int mw__grid_start_checked(const mw_seg_t *sg, int64_t k, uint64_t *out);
-void mw__seg_ticks(mw_seg_t *sg);
+/* Segment i's sub-slot length and multiplier, from grid[i]'s window length. */
+void mw__seg_ticks(unsigned i);
 void mw__grid_log(void);
 /* Sub-slot of an offset (ticks) from the start of a window of segment sg, exact against its
  * sub_ticks boundaries. */

@@ -165,9 +165,11 @@ void mw__collect(acc_t *acc, int64_t k)
     unsigned n = atomic_load(&mw__g.nthreads);
     if (n > mw__g.cfg.max_threads)
         n = mw__g.cfg.max_threads;
-    const mw_seg_t *sg = mw__seg_of_index(k);
-    uint64_t wstart = sg->start_ns + (uint64_t)(k - sg->first) * sg->len_ns;
-    uint64_t lo = mw__global_to_ticks(wstart), hi = mw__global_to_ticks(wstart + sg->len_ns);
+    unsigned si = mw__seg_of_index(k);
+    const mw_seg_t *sg = &mw__g.seg[si];
+    uint64_t wstart = mw_grid_seg_start(&mw__g.grid[si], (uint64_t)k);
+    uint64_t lo = mw__global_to_ticks(wstart);
+    uint64_t hi = mw__global_to_ticks(wstart + mw__g.grid[si].window_ns);
     for (unsigned i = 0; i < n; i++) {
         mw_thread_t *t = mw__thread(i);
         if (wait_quiet(t) != 0)
