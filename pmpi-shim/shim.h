@@ -350,7 +350,7 @@ static inline __attribute__((always_inline)) void mw__end(mw_thread_t *t, unsign
     mw__record(t, fn, t0, t1, bytes, peer);
 }
 
-/* Bytes and peers, evaluated after a successful call (record.c). */
+/* Bytes and peers, evaluated after a successful call (args.c). */
 uint64_t mw__bytes(MPI_Aint count, MPI_Datatype type);
 uint64_t mw__bytes_ip(const void *sendbuf, int scount, MPI_Datatype stype, int rcount,
                       MPI_Datatype rtype);
