@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "model.h"
+#include "mw_grid.h"
 
 #define MW__NS_PER_S 1e9
 /* How far past the range calls that start in it are looked for, in windows. */
@@ -48,8 +49,6 @@ typedef struct {
     size_t stamp_cap;
 } mw__scratch_t;
 
-#define MODEL_MAX_SEGMENTS 16
-
 struct mw_model {
     size_t budget;
     Mpiwatch__JobInfo *job;
@@ -58,12 +57,10 @@ struct mw_model {
     int grid_set;
     uint64_t window_ns; /* the job's first window length */
     uint32_t subslots, bins;
-    /* The window grid (docs/steering.md, mpiwatch.window): seg[0] = {0, 0, window_ns}, later
-     * segments from JobInfo.grid or from windows that carry their own start. */
-    struct {
-        uint64_t first, start_ns, len;
-    } seg[MODEL_MAX_SEGMENTS];
-    unsigned nseg;
+    /* The window grid (docs/steering.md, mpiwatch.window; proto/mw_grid.h): seg[0] =
+     * {0, 0, window_ns}, later segments from JobInfo.grid or from windows that carry their own
+     * start; n == 0 before the first grid. */
+    mw_grid_t grid;
 
     int origin_set, origin_from_extent;
     uint64_t origin_index;

@@ -274,61 +274,39 @@ static int grid_valid(uint64_t window_ns, uint32_t subslots, uint32_t bins)
            bins <= MW_MAX_DURATION_BINS;
 }
 
-/* The segment of window k (the last one whose first window is <= k). */
-static unsigned seg_of(const mw_model_t *m, uint64_t k)
-{
-    unsigned i = m->nseg ? m->nseg - 1 : 0;
-    while (i > 0 && m->seg[i].first > k)
-        i--;
-    return i;
-}
-
+/* The grid's arithmetic is proto's (mw_grid.h). Before any grid is known (m->grid.n == 0) its
+ * zeroed seg[0] answers 0 for every window, as window_ns is 0 then. */
 uint64_t mw_model_window_start(const mw_model_t *m, uint64_t k)
 {
-    if (m->nseg == 0)
-        return k * m->window_ns;
-    unsigned i = seg_of(m, k);
-    return m->seg[i].start_ns + (k - m->seg[i].first) * m->seg[i].len;
+    return mw_grid_start(&m->grid, k);
 }
 
 uint64_t mw_model_window_len(const mw_model_t *m, uint64_t k)
 {
-    return m->nseg == 0 ? m->window_ns : m->seg[seg_of(m, k)].len;
+    return mw_grid_len(&m->grid, k);
 }
 
 uint64_t mw_model_window_at(const mw_model_t *m, uint64_t g)
 {
-    unsigned i = m->nseg ? m->nseg - 1 : 0;
-    if (m->nseg == 0)
-        return m->window_ns ? g / m->window_ns : 0;
-    while (i > 0 && m->seg[i].start_ns > g)
-        i--;
-    return m->seg[i].first + (g - m->seg[i].start_ns) / m->seg[i].len;
+    return mw_grid_index(&m->grid, g);
 }
 
 static void grid_reset(mw_model_t *m, uint64_t window_ns)
 {
     m->window_ns = window_ns;
-    m->nseg = 1;
-    m->seg[0].first = m->seg[0].start_ns = 0;
-    m->seg[0].len = window_ns;
+    mw_grid_init(&m->grid, window_ns);
 }
 
 /* A window that carries its own start (the grid changed): a new segment from it on when the
  * grid known so far places it elsewhere, and it comes after the last known change. */
 static void grid_learn(mw_model_t *m, const Mpiwatch__Window *w)
 {
-    if (!m->grid_set || !w->start_ns || m->nseg == 0 || m->nseg >= MODEL_MAX_SEGMENTS)
+    if (!m->grid_set || !w->start_ns || m->grid.n == 0 || m->grid.n >= MW_GRID_MAX_SEGMENTS)
         return;
     if (mw_model_window_start(m, w->index) == w->start_ns &&
         mw_model_window_len(m, w->index) == w->window_ns)
         return;
-    if (w->index <= m->seg[m->nseg - 1].first)
-        return;
-    m->seg[m->nseg].first = w->index;
-    m->seg[m->nseg].start_ns = w->start_ns;
-    m->seg[m->nseg].len = w->window_ns;
-    m->nseg++;
+    (void)mw_grid_push(&m->grid, w->index, w->start_ns, w->window_ns); /* refused: not after */
 }
 
 static int same_grid(const mw_model_t *m, const Mpiwatch__Window *w)
@@ -357,15 +335,13 @@ void mw_model_set_job(mw_model_t *m, Mpiwatch__JobInfo *job)
         grid_reset(m, job->window_ns);
         /* The job's later segments, when its window length changed (checked: increasing
          * first windows, contiguous in time, lengths that grid_valid accepts). */
-        for (size_t i = 1; i < job->n_grid && m->nseg < MODEL_MAX_SEGMENTS; i++) {
+        for (size_t i = 1; i < job->n_grid && m->grid.n < MW_GRID_MAX_SEGMENTS; i++) {
             const Mpiwatch__GridSegment *g = job->grid[i];
-            if (!g || !grid_valid(g->window_ns, 1, 1) || g->first <= m->seg[m->nseg - 1].first ||
-                g->start_ns != mw_model_window_start(m, g->first))
+            if (!g || !grid_valid(g->window_ns, 1, 1) ||
+                g->first <= m->grid.seg[m->grid.n - 1].first ||
+                g->start_ns != mw_model_window_start(m, g->first) ||
+                mw_grid_push(&m->grid, g->first, g->start_ns, g->window_ns) < 0)
                 break;
-            m->seg[m->nseg].first = g->first;
-            m->seg[m->nseg].start_ns = g->start_ns;
-            m->seg[m->nseg].len = g->window_ns;
-            m->nseg++;
         }
         m->subslots = job->subslots;
         m->bins = job->duration_bins;
@@ -512,15 +488,16 @@ int64_t mw__index_of_rel(const mw_model_t *m, double rel)
 {
     /* Relative to the origin's segment while rel is before every later one (and always on a
      * grid of one segment: the arithmetic of a job that never changed its window length). */
-    unsigned o = seg_of(m, m->origin_index), i = m->nseg ? m->nseg - 1 : 0;
+    const mw_grid_seg_t *seg = m->grid.seg;
+    unsigned o = mw_grid_find(seg, m->grid.n, m->origin_index), i = m->grid.n ? m->grid.n - 1 : 0;
     uint64_t origin = mw_model_origin_ns(m);
-    while (i > o && (double)(int64_t)(m->seg[i].start_ns - origin) > rel)
+    while (i > o && (double)(int64_t)(seg[i].start_ns - origin) > rel)
         i--;
     if (i <= o)
         return (int64_t)m->origin_index +
                (int64_t)floordiv(rel, (double)mw_model_window_len(m, m->origin_index));
-    double from = rel - (double)(int64_t)(m->seg[i].start_ns - origin);
-    return (int64_t)m->seg[i].first + (int64_t)floordiv(from, (double)m->seg[i].len);
+    double from = rel - (double)(int64_t)(seg[i].start_ns - origin);
+    return (int64_t)seg[i].first + (int64_t)floordiv(from, (double)seg[i].window_ns);
 }
 
 int64_t mw__index_of_time(const mw_model_t *m, double t)
@@ -532,9 +509,9 @@ int64_t mw__index_of_time(const mw_model_t *m, double t)
 uint64_t mw__shortest_len(const mw_model_t *m)
 {
     uint64_t l = m->window_ns;
-    for (unsigned i = 1; i < m->nseg; i++)
-        if (m->seg[i].len < l)
-            l = m->seg[i].len;
+    for (unsigned i = 1; i < m->grid.n; i++)
+        if (m->grid.seg[i].window_ns < l)
+            l = m->grid.seg[i].window_ns;
     return l;
 }
 
@@ -738,8 +715,8 @@ int mw_model_add_window(mw_model_t *m, Mpiwatch__Window *w)
         m->grid_set = 1;
         grid_reset(m, w->window_ns);
         if (w->start_ns) { /* a window after a change, before the job: its segment for now */
-            m->seg[0].first = w->index;
-            m->seg[0].start_ns = w->start_ns;
+            m->grid.seg[0].first = w->index;
+            m->grid.seg[0].start_ns = w->start_ns;
         }
         m->subslots = w->subslots;
         m->bins = w->duration_bins;
