@@ -37,7 +37,8 @@
 #include <strings.h>
 #include <time.h>
 
-#include "keyfile.h"
+#include "mw_keyfile.h"
+#include "mw_zmq_monitor.h"
 
 #ifndef ZMQ_ZAP_ENFORCE_DOMAIN
 #define ZMQ_ZAP_ENFORCE_DOMAIN 93 /* a draft option in libzmq 4.3's header; set where it works */

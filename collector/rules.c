@@ -34,6 +34,7 @@
 #define _GNU_SOURCE /* environ */
 #include "rules.h"
 #include "collector.h"
+#include "mw_steer_request.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -218,46 +219,27 @@ static int ranks_has(const ranks_t *rk, uint32_t rank)
     return 0;
 }
 
-/* "0-3,7" -> ranges. Returns 0, or -1. */
+static int ranks_add(void *user, uint32_t lo, uint32_t hi)
+{
+    ranks_t *rk = user;
+    range_t *g = realloc(rk->r, (rk->n + 1) * sizeof *g);
+    if (!g)
+        return -1;
+    rk->r = g;
+    rk->r[rk->n++] = (range_t){lo, hi};
+    return 0;
+}
+
+/* "0-3,7" -> ranges, blanks allowed, with the one rank-list parser (proto/). Returns 0, or -1. */
 static int ranks_parse(const char *s, ranks_t *out)
 {
     ranks_t rk = {0};
-    for (;;) {
-        s += strspn(s, " \t");
-        char *end;
-        errno = 0;
-        if (*s < '0' || *s > '9')
-            goto bad;
-        unsigned long lo = strtoul(s, &end, 10), hi = lo;
-        if (errno || lo >= MW_MAX_RANKS)
-            goto bad;
-        s = end + strspn(end, " \t");
-        if (*s == '-') {
-            s++;
-            s += strspn(s, " \t");
-            if (*s < '0' || *s > '9')
-                goto bad;
-            hi = strtoul(s, &end, 10);
-            if (errno || hi >= MW_MAX_RANKS || hi < lo)
-                goto bad;
-            s = end + strspn(end, " \t");
-        }
-        range_t *g = realloc(rk.r, (rk.n + 1) * sizeof *g);
-        if (!g)
-            goto bad;
-        rk.r = g;
-        rk.r[rk.n++] = (range_t){(uint32_t)lo, (uint32_t)hi};
-        if (*s == '\0')
-            break;
-        if (*s != ',')
-            goto bad;
-        s++;
+    if (mw_rank_list_parse(s, MW_RANKS_BLANKS, MW_MAX_RANKS, ranks_add, &rk) < 0) {
+        ranks_free(&rk);
+        return -1;
     }
     *out = rk;
     return 0;
-bad:
-    ranks_free(&rk);
-    return -1;
 }
 
 static const char *const placeholders[] = {"rule", "rank",   "value", "window",

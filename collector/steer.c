@@ -31,6 +31,8 @@
  * applies again so that it merges the same windows.
  */
 #include "collector.h"
+#include "mw_steer_request.h"
+#include "mw_wire.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -53,60 +55,24 @@ struct mw_steer {
     uint64_t parts; /* Steer messages those were split into */
 };
 
-/* Valid UTF-8 (no overlongs, surrogates or code points past U+10FFFF) and no control
- * characters (C0, DEL, C1). */
-static int steer_text_ok(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = s[i];
-        if (c < 0x80) {
-            if (c < 0x20 || c == 0x7f)
-                return 0;
-            i++;
-            continue;
-        }
-        unsigned len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0;
-        if (!len || c > 0xf4 || i + len > n)
-            return 0;
-        uint32_t cp = c & (0x7fu >> len);
-        for (unsigned k = 1; k < len; k++) {
-            if ((s[i + k] & 0xc0) != 0x80)
-                return 0;
-            cp = cp << 6 | (s[i + k] & 0x3fu);
-        }
-        static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-        if (cp < min_cp[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
-            (cp >= 0x80 && cp < 0xa0))
-            return 0;
-        i += len;
-    }
-    return 1;
-}
-
 int mw__steer_check(const mw_collector_t *c, const char *key, const char *value,
                     const uint32_t *ranks, size_t n_ranks, char *err, size_t errlen)
 {
-    size_t kl = key ? strlen(key) : 0;
-    if (kl == 0 || kl > MW_STEER_MAX_KEY) {
-        snprintf(err, errlen, "key must have 1 to %u characters", MW_STEER_MAX_KEY);
-        return -1;
-    }
-    for (size_t i = 0; i < kl; i++) {
-        char ch = key[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '.' || ch == '_' || ch == '-')) {
+    size_t kl = key ? strlen(key) : 0, at;
+    if (mw_steer_key_error(key ? key : "", &at)) { /* the one key check (proto/) */
+        if (at >= kl)
+            snprintf(err, errlen, "key must have 1 to %u characters", MW_STEER_MAX_KEY);
+        else
             snprintf(err, errlen, "key may only contain A-Z a-z 0-9 . _ - (found byte 0x%02x)",
-                     (unsigned)(unsigned char)ch);
-            return -1;
-        }
+                     (unsigned)(unsigned char)key[at]);
+        return -1;
     }
     size_t vl = value ? strlen(value) : 0;
     if (vl > MW_STEER_MAX_VALUE) {
         snprintf(err, errlen, "value longer than %u bytes", MW_STEER_MAX_VALUE);
         return -1;
     }
-    if (vl && !steer_text_ok((const unsigned char *)value, vl)) {
+    if (vl && !mw_wire_text_ok((const unsigned char *)value, vl)) { /* the one text check */
         snprintf(err, errlen, "value is not UTF-8 text without control characters");
         return -1;
     }

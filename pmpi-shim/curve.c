@@ -3,7 +3,7 @@
  *
  * DESIGN: the keys are read once, when the sender starts at the end of MPI_Init, on the
  * application's thread (mw__curve_load, through the key-file module every component shares,
- * tools/keyfile.c): the collector's public key from the .pub file and the rank's key pair from
+ * proto/mw_keyfile.c): the collector's public key from the .pub file and the rank's key pair from
  * its .key file, which must not be readable by group or others. Neither variable set: CURVE is
  * off and nothing changes. A missing, malformed or too open file, or only one of the two
  * variables: one log line (MPIWATCH_VERBOSE) and the sender does not start, so the rank stays
@@ -16,7 +16,7 @@
 
 #include <string.h>
 
-#include "keyfile.h"
+#include "mw_keyfile.h"
 
 static struct {
     int state; /* 0 not loaded, 1 keys loaded (CURVE on), 2 CURVE off, -1 refused */

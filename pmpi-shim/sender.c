@@ -21,7 +21,7 @@
  * dropped. A collector that missed samples (it restarted, started late, or the queue was full)
  * reports the difference as missed (docs/collector.md, "Loss accounting").
  */
-#include "keyfile.h"
+#include "mw_zmq_monitor.h"
 #include "shim.h"
 
 #include <errno.h>

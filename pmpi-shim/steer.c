@@ -31,7 +31,8 @@
  * so a peer that keeps sending garbage costs at most one reconnection per interval.
  */
 #include "mpiwatch.h"
-#include "keyfile.h"
+#include "mw_steer_request.h" /* the one key check (proto/) */
+#include "mw_zmq_monitor.h"
 #include "shim.h"
 
 #include <errno.h>
@@ -232,20 +233,6 @@ uint64_t mw__fenced_now(void)
     return mw__global_ns(mw__now());
 }
 
-static int key_ok(const char *k)
-{
-    size_t n = strlen(k);
-    if (n == 0 || n > STEER_KEY_MAX)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = k[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-'))
-            return 0;
-    }
-    return 1;
-}
-
 /* Bounded, no C0 control characters and no DEL; the collector checks the full UTF-8. */
 static int value_ok(const char *v)
 {
@@ -283,7 +270,8 @@ static void steer_take(const void *data, size_t len)
 {
     T.arena_used = 0;
     Mpiwatch__Steer *m = mpiwatch__steer__unpack(&steer_allocator, len, data);
-    if (!m || !m->key || !m->value || !m->job || !key_ok(m->key) || !value_ok(m->value)) {
+    if (!m || !m->key || !m->value || !m->job || mw_steer_key_error(m->key, NULL) ||
+        !value_ok(m->value)) {
         T.bad++;
         return;
     }

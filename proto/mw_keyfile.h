@@ -1,4 +1,4 @@
-/* keyfile.h: CURVE key files (docs/security.md), shared by every component that uses them:
+/* mw_keyfile.h: CURVE key files (docs/security.md), shared by every component that uses them:
  * the collector, libmpiwatch.so, mpiwatch-steer, mpiwatch-feed, the viewer, mpiwatch-keygen.
  *
  * A key file is a small INI file (read with inih) with one [curve] section:
@@ -77,16 +77,6 @@ int mw_curve_client_load(const char *server_pub, const char *own_key, mw_curve_c
 
 /* Makes `sock` a CURVE client with those keys (before zmq_connect). */
 int mw_curve_client_apply(void *sock, const mw_curve_client_t *keys, char *err, size_t errlen);
-
-/* Watches a client socket's handshakes (before zmq_connect): a PAIR socket in `ctx` that
- * receives its handshake failures. Returns the PAIR socket to poll, or NULL with err. */
-void *mw_curve_monitor_open(void *ctx, void *sock, char *err, size_t errlen);
-/* Reads one event from that monitor without blocking. Returns 1 when it tells that the server
- * refused the handshake (why in err: not authorized, no CURVE on one side), 0 otherwise. */
-int mw_curve_monitor_refused(void *monitor, char *err, size_t errlen);
-/* Reads one event (its number and value) from a zmq_socket_monitor PAIR socket without
- * blocking, both frames. Returns 1 when one was read, 0 when none was waiting. */
-int mw_zmq_monitor_event(void *monitor, uint16_t *event, uint32_t *value);
 
 /* Overwrites secret material so that it does not linger in memory. */
 void mw_keyfile_wipe(void *p, size_t len);

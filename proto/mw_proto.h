@@ -1,7 +1,7 @@
 /* mw_proto.h: what every mpiwatch component shares about the wire.
  *
  * The protocol version, the size cap of one message, the MPI function table (ids, names and
- * kinds, expanded from pmpi-shim/mpi_functions.def so that the library, the collector and the
+ * kinds, expanded from proto/mpi_functions.def so that the library, the collector and the
  * viewer agree on every id) and an arena allocator that lets protobuf-c unpack a message
  * without one malloc per field.
  */

@@ -1,11 +1,12 @@
-/* steer_request.c: parsing, checking and encoding of steering requests (steer_request.h).
+/* mw_steer_request.c: parsing, checking and encoding of steering requests (mw_steer_request.h).
  *
  * DESIGN: shared by mpiwatch-steer and the viewer so that a request typed in either is read
- * and refused the same way. Everything is checked before anything is encoded; the collector
+ * and refused the same way; the key check and the rank-list parser are also the collector's
+ * (steer.c, rules.c) and the ranks' (pmpi-shim/steer.c), so the rules cannot drift apart. Everything is checked before anything is encoded; the collector
  * checks everything again (it trusts no client). Only a rank list's syntax is checked here:
  * whether the ranks exist is known to the collector alone.
  */
-#include "steer_request.h"
+#include "mw_steer_request.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,48 +15,87 @@
 
 #include "mw_proto.h"
 
-int mw_steer_parse_ranks(const char *s, uint32_t *out, size_t *n, size_t max)
+int mw_rank_list_parse(const char *s, unsigned flags, uint64_t limit,
+                       int (*add)(void *user, uint32_t lo, uint32_t hi), void *user)
 {
-    *n = 0;
-    while (*s) {
+    const int blanks = (flags & MW_RANKS_BLANKS) != 0;
+    if (limit > (uint64_t)UINT32_MAX + 1)
+        limit = (uint64_t)UINT32_MAX + 1;
+    for (;;) {
         char *end;
-        if (*s < '0' || *s > '9') /* strtoul would take blanks and signs */
+        if (blanks)
+            s += strspn(s, " \t");
+        if (*s < '0' || *s > '9') /* strtoull would take blanks and signs */
             return -1;
         errno = 0;
-        unsigned long a = strtoul(s, &end, 10), b = a;
-        if (end == s || errno || a > UINT32_MAX)
+        unsigned long long lo = strtoull(s, &end, 10), hi = lo;
+        if (errno || lo >= limit)
             return -1;
         s = end;
+        if (blanks)
+            s += strspn(s, " \t");
         if (*s == '-') {
-            if (s[1] < '0' || s[1] > '9')
+            s++;
+            if (blanks)
+                s += strspn(s, " \t");
+            if (*s < '0' || *s > '9')
                 return -1;
-            b = strtoul(s + 1, &end, 10);
-            if (end == s + 1 || errno || b > UINT32_MAX || b < a)
+            hi = strtoull(s, &end, 10);
+            if (errno || hi >= limit || hi < lo)
                 return -1;
             s = end;
+            if (blanks)
+                s += strspn(s, " \t");
         }
-        if (b - a >= max || *n + (b - a) >= max)
+        if (add(user, (uint32_t)lo, (uint32_t)hi) < 0)
             return -1;
-        for (unsigned long r = a; r <= b; r++)
-            out[(*n)++] = (uint32_t)r;
-        if (*s == ',' && s[1])
-            s++;
-        else if (*s)
+        if (*s == '\0')
+            return 0;
+        if (*s != ',')
             return -1;
+        s++;
     }
-    return *n ? 0 : -1;
 }
 
-const char *mw_steer_key_error(const char *k)
+typedef struct {
+    uint32_t *out;
+    size_t *n;
+    size_t max;
+} ranks_out_t;
+
+/* Appends lo..hi to the array, refusing more than max ranks in all. */
+static int ranks_append(void *user, uint32_t lo, uint32_t hi)
+{
+    ranks_out_t *o = user;
+    if (hi - lo >= o->max || *o->n + (hi - lo) >= o->max)
+        return -1;
+    for (uint64_t r = lo; r <= hi; r++)
+        o->out[(*o->n)++] = (uint32_t)r;
+    return 0;
+}
+
+int mw_steer_parse_ranks(const char *s, uint32_t *out, size_t *n, size_t max)
+{
+    ranks_out_t o = {out, n, max};
+    *n = 0;
+    return mw_rank_list_parse(s, 0, (uint64_t)UINT32_MAX + 1, ranks_append, &o);
+}
+
+const char *mw_steer_key_error(const char *k, size_t *at)
 {
     size_t n = strlen(k);
+    if (at)
+        *at = n;
     if (n == 0 || n > MW_STEER_REQ_KEY_MAX)
         return "the key must have 1 to 64 characters";
     for (size_t i = 0; i < n; i++) {
         char c = k[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-'))
+              c == '.' || c == '_' || c == '-')) {
+            if (at)
+                *at = i;
             return "the key may only contain A-Z a-z 0-9 . _ -";
+        }
     }
     return NULL;
 }
@@ -74,7 +114,7 @@ int mw_steer_request_set(mw_steer_request_t *rq, const char *kv, char *err, size
     }
     memcpy(rq->key, kv, kl);
     rq->key[kl] = 0;
-    const char *why = mw_steer_key_error(rq->key);
+    const char *why = mw_steer_key_error(rq->key, NULL);
     if (why) {
         snprintf(err, errlen, "bad key '%s': %s", rq->key, why);
         return -1;

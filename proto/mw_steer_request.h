@@ -1,15 +1,17 @@
-/* steer_request.h: one steering request, parsed, checked and encoded the same way by every
- * client of the collector's --control endpoint (mpiwatch-steer, the viewer).
+/* mw_steer_request.h: one steering request, parsed, checked and encoded the same way by every
+ * client of the collector's --control endpoint (mpiwatch-steer, the viewer); the one check of
+ * a steering key and the one rank-list parser, which the collector and the ranks use too.
  *
  * DESIGN: the text forms a user types ("KEY=VALUE", a rank list "0-3,7", or both on one line
  * "KEY=VALUE 0-3" / "KEY=VALUE:0-3") become a fixed-size mw_steer_request_t, checked with the
  * collector's rules for what can be checked without it (the key's length and characters, the
  * value's length, the rank list's syntax and size); the collector checks again, and also the
  * value's text and the ranks against the job size. Encoding and decoding of SteerRequest and
- * SteerReply are here too, so the two clients cannot drift apart. No I/O, no sockets.
+ * SteerReply are here too, so the two clients cannot drift apart. No I/O, no sockets, and
+ * nothing but libc and protobuf-c, so the preloaded library links it too.
  */
-#ifndef MW_TOOLS_STEER_REQUEST_H
-#define MW_TOOLS_STEER_REQUEST_H
+#ifndef MW_STEER_REQUEST_H
+#define MW_STEER_REQUEST_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -28,13 +30,27 @@ typedef struct {
     size_t n_ranks; /* 0: every rank */
 } mw_steer_request_t;
 
-/* Parses a rank list ("0-3,7") into out[0..*n) (at most max). Returns 0, or -1 when the text is
- * not a non-empty rank list or lists more than max ranks. */
+/* The one parser of a rank list ("0-3,7"), used by the steering clients and by the collector's
+ * rules: calls add(user, lo, hi) for each range (a single rank is lo == hi), in order. Ranks are
+ * decimal numbers below `limit`, a range never ends below its start. With MW_RANKS_BLANKS,
+ * blanks (spaces, tabs) may surround the numbers, '-' and ',' (the rules file); without, none
+ * may (a request, where a blank ends the rank list). Returns 0, or -1 when the text is not a
+ * non-empty rank list or add returned -1. */
+#define MW_RANKS_BLANKS 1u
+int mw_rank_list_parse(const char *s, unsigned flags, uint64_t limit,
+                       int (*add)(void *user, uint32_t lo, uint32_t hi), void *user);
+
+/* Parses a rank list ("0-3,7") into out[0..*n) (at most max), with mw_rank_list_parse and no
+ * blanks. Returns 0, or -1 when the text is not a non-empty rank list or lists more than max
+ * ranks. */
 int mw_steer_parse_ranks(const char *s, uint32_t *out, size_t *n, size_t max);
 
-/* NULL when `key` is a valid steering key, else why not ("the key must have 1 to 64
- * characters", "the key may only contain A-Z a-z 0-9 . _ -"). */
-const char *mw_steer_key_error(const char *key);
+/* The one check of a steering key, used by the clients, the collector and the ranks: NULL when
+ * `key` is valid (1 to MW_STEER_MAX_KEY bytes of [A-Za-z0-9._-]), else why not ("the key must
+ * have 1 to 64 characters", "the key may only contain A-Z a-z 0-9 . _ -"). When `at` is not
+ * NULL it receives the offset of the first refused byte, or the key's length when the length
+ * is what is wrong. */
+const char *mw_steer_key_error(const char *key, size_t *at);
 
 /* Sets rq's key and value from "KEY=VALUE" (its ranks are left as they are). Returns 0, or -1
  * with the reason in err: "expected KEY=VALUE, got '...'", "bad key '...': ...", "the value is

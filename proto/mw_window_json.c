@@ -1,13 +1,16 @@
-/* window_json.c: merged windows checked, laid out by function and written as JSON.
+/* mw_window_json.c: merged windows checked, laid out by function and written as JSON.
  *
- * DESIGN: see window_json.h. Filling a view is one pass over the window's sparse arrays plus
+ * DESIGN: see mw_window_json.h. Filling a view is one pass over the window's sparse arrays plus
  * one pass over the function table (to list the ids with data in ascending order, which makes
  * every output deterministic and sorted like the collector's summary). The JSON writer keeps
  * every counter exact: cJSON holds numbers as doubles, so integers go in as raw tokens printed
  * with PRIu64, as collector/summary.c does; fractions are derived values and go in with six
  * significant digits.
  */
-#include "window_json.h"
+#include "mw_window_json.h"
+
+#include "mw_json.h"
+#include "mw_wire.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,6 +35,55 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 static int fn_valid(uint32_t fn)
 {
     return fn > 0 && fn < MW_FN_COUNT;
+}
+
+/* Whether k parallel arrays (data pointers and lengths) agree: the same length, and no length
+ * without its data. */
+static int parallel_ok(const void *const *data, const size_t *lens, int k)
+{
+    for (int i = 0; i < k; i++)
+        if (lens[i] != lens[0] || (lens[i] && !data[i]))
+            return 0;
+    return 1;
+}
+
+/* Whether n messages are all present. */
+static int entries_ok(const void *const *items, size_t n)
+{
+    if (n && !items)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!items[i])
+            return 0;
+    return 1;
+}
+
+const char *mw_window_check(const Mpiwatch__Window *w)
+{
+    if (!w)
+        return "no window";
+    if (w->window_ns == 0 || w->subslots < 1 || w->subslots > MW_MAX_SUBSLOTS ||
+        w->duration_bins < 1 || w->duration_bins > MW_MAX_DURATION_BINS)
+        return "a grid no collector writes (window_ns, subslots or duration_bins)";
+    const void *occ[] = {w->occ_fn, w->occ_sub, w->occ_ns};
+    const size_t n_occ[] = {w->n_occ_fn, w->n_occ_sub, w->n_occ_ns};
+    if (!parallel_ok(occ, n_occ, 3))
+        return "occupancy arrays of different lengths";
+    const void *den[] = {w->density_fn, w->density_sub, w->density_bin, w->density_end,
+                         w->density_count};
+    const size_t n_den[] = {w->n_density_fn, w->n_density_sub, w->n_density_bin,
+                            w->n_density_end, w->n_density_count};
+    if (!parallel_ok(den, n_den, 5))
+        return "density arrays of different lengths";
+    const void *pairs[] = {w->pair_src, w->pair_dst, w->pair_messages, w->pair_bytes};
+    const size_t n_pairs[] = {w->n_pair_src, w->n_pair_dst, w->n_pair_messages, w->n_pair_bytes};
+    if (!parallel_ok(pairs, n_pairs, 4))
+        return "pair arrays of different lengths";
+    if (!entries_ok((const void *const *)w->functions, w->n_functions))
+        return "a missing function entry";
+    if (!entries_ok((const void *const *)w->longest, w->n_longest))
+        return "a missing call entry";
+    return NULL;
 }
 
 /* Forgets the previous window: only the rows it used are cleared. */
@@ -110,12 +162,17 @@ static void view_fill(mw_window_view_t *v, uint64_t index, uint64_t window_ns, u
             v->fn[v->n_fn++] = id;
 }
 
-void mw_window_view_set(mw_window_view_t *v, const Mpiwatch__Window *w)
+int mw_window_view_set(mw_window_view_t *v, const Mpiwatch__Window *w)
 {
+    if (mw_window_check(w)) {
+        view_clear(v);
+        return -1;
+    }
     view_fill(v, w->index, w->window_ns, w->start_ns, w->subslots, w->ranks_reporting, w->functions,
               w->n_functions, w->occ_fn, w->n_occ_fn, w->occ_sub, w->n_occ_sub, w->occ_ns,
               w->n_occ_ns);
     v->w = w;
+    return 0;
 }
 
 void mw_window_view_set_sample(mw_window_view_t *v, const Mpiwatch__Sample *s, uint64_t window_ns,
@@ -174,32 +231,11 @@ const char *mw_jobinfo_host(const Mpiwatch__JobInfo *job, uint32_t rank)
 
 int mw_utf8_seq(const char *p)
 {
-    const unsigned char *u = (const unsigned char *)p;
-    if (u[0] == 0)
-        return 0;
-    if (u[0] < 0x80)
-        return 1;
-    int n;
-    unsigned char lo = 0x80, hi = 0xbf; /* the range of the second byte (RFC 3629) */
-    if (u[0] >= 0xc2 && u[0] <= 0xdf) {
-        n = 2;
-    } else if (u[0] >= 0xe0 && u[0] <= 0xef) {
-        n = 3;
-        lo = u[0] == 0xe0 ? 0xa0 : 0x80; /* no overlong forms */
-        hi = u[0] == 0xed ? 0x9f : 0xbf; /* no surrogates */
-    } else if (u[0] >= 0xf0 && u[0] <= 0xf4) {
-        n = 4;
-        lo = u[0] == 0xf0 ? 0x90 : 0x80;
-        hi = u[0] == 0xf4 ? 0x8f : 0xbf;
-    } else {
-        return 0;
-    }
-    if (u[1] < lo || u[1] > hi)
-        return 0;
-    for (int i = 2; i < n; i++)
-        if (u[i] < 0x80 || u[i] > 0xbf)
-            return 0;
-    return n;
+    /* The one UTF-8 check (mw_wire.h), on at most the 4 bytes before the terminating NUL. */
+    size_t n = 0;
+    while (n < 4 && p[n])
+        n++;
+    return mw_wire_utf8_seq((const unsigned char *)p, n);
 }
 
 char *mw_utf8_clean(const char *s)
@@ -238,18 +274,15 @@ static int json_text(cJSON *obj, const char *key, const char *s)
     return rc;
 }
 
+/* Exact integers (mw_json.h). */
 static int json_u64(cJSON *obj, const char *key, uint64_t v)
 {
-    char buf[24];
-    snprintf(buf, sizeof buf, "%" PRIu64, v);
-    return cJSON_AddRawToObject(obj, key, buf) ? 0 : -1;
+    return mw_json_add_u64(obj, key, v);
 }
 
 static int json_i64(cJSON *obj, const char *key, int64_t v)
 {
-    char buf[24];
-    snprintf(buf, sizeof buf, "%" PRId64, v);
-    return cJSON_AddRawToObject(obj, key, buf) ? 0 : -1;
+    return mw_json_add_i64(obj, key, v);
 }
 
 /* A derived fraction: six significant digits are plenty and keep lines short. */
@@ -447,8 +480,7 @@ cJSON *mw_window_json(const Mpiwatch__Window *w, const Mpiwatch__JobInfo *job)
     mw_window_view_t *v = mw_window_view_new();
     if (!v)
         return NULL;
-    mw_window_view_set(v, w);
-    cJSON *root = mw_window_view_json(v, job);
+    cJSON *root = mw_window_view_set(v, w) == 0 ? mw_window_view_json(v, job) : NULL;
     mw_window_view_free(v);
     return root;
 }

@@ -1,10 +1,22 @@
-/* window_json.h: a merged window (Mpiwatch__Window) made readable: checked, its fractions
+/* mw_window_json.h: a merged window (Mpiwatch__Window) made readable: checked, its fractions
  * computed as collector/merge.h defines them, and turned into one JSON object.
  *
- * The exporter (mpiwatch-export: JSON lines, CSV, Chrome trace) and live feed clients use it.
- * Both read windows that come from a file or a socket and may hold anything, so nothing here
- * trusts a field: a function id outside the table, a sub-slot outside the window, parallel
- * arrays of different lengths are skipped and counted, never indexed.
+ * The viewer, the exporter (mpiwatch-export: JSON lines, CSV, Chrome trace) and live feed
+ * clients use it. All read windows that come from a file or a socket and may hold anything, so
+ * nothing here trusts a field, and all apply the one window policy (mw_window_check):
+ *   - a window whose structure is broken is refused whole, with the reason: a grid no
+ *     collector writes (window_ns 0, subslots outside 1..MW_MAX_SUBSLOTS, duration_bins outside
+ *     1..MW_MAX_DURATION_BINS), parallel arrays of different lengths (occupancy, density,
+ *     pairs), an array whose length is set without its data, a missing function or call.
+ *     Entry i of parallel arrays belongs with entry i of the others only while their lengths
+ *     agree; once they do not, any pairing is a guess, and a guess would show time in the wrong
+ *     function or between the wrong ranks. A refused window is a gap, counted, never a guess;
+ *   - an entry whose structure is sound but whose value this reader cannot place is left out
+ *     and counted (`skipped`), the rest of the window kept: a function id 0 or beyond this
+ *     build's table (a newer collector's table may be longer), a function listed twice, a
+ *     sub-slot beyond the window's, a call of an unknown function. One unknown entry does not
+ *     hide a window of good ones.
+ * docs/export.md ("Malformed windows") states the policy for users.
  *
  * DESIGN: a "view" is laid out densely by function id (the table has a few hundred entries),
  * so that every consumer asks the same questions (which functions have data, what fraction of
@@ -41,14 +53,22 @@ typedef struct {
     unsigned char mark[MW_FN_COUNT];
 } mw_window_view_t;
 
+/* The one window policy, first part: NULL when `w` may be read, else why the whole window is
+ * refused ("grid", "parallel arrays of different lengths", ...; a short phrase for a log line
+ * or a counter). Entries are not checked here: the view leaves out and counts the bad ones. */
+const char *mw_window_check(const Mpiwatch__Window *w);
+
 /* A fresh view (about 240 KiB), or NULL when out of memory. */
 mw_window_view_t *mw_window_view_new(void);
 void mw_window_view_free(mw_window_view_t *v);
 
-/* Reads a merged window into the view. `w` must stay valid while the view is used. */
-void mw_window_view_set(mw_window_view_t *v, const Mpiwatch__Window *w);
+/* Reads a merged window into the view. `w` must stay valid while the view is used. Returns 0,
+ * or -1 when mw_window_check refuses the window: the view is then empty (v->w NULL). */
+int mw_window_view_set(mw_window_view_t *v, const Mpiwatch__Window *w);
 /* Reads one rank's sample into the view, on the job's grid (window_ns and subslots from the
- * hellos). Fractions are then the rank's own: its time inside a function over the window. */
+ * hellos). Fractions are then the rank's own: its time inside a function over the window.
+ * Samples reach the view after the collector's own checks of a sample (docs/collector.md);
+ * entries are still left out and counted as for a window. */
 void mw_window_view_set_sample(mw_window_view_t *v, const Mpiwatch__Sample *s, uint64_t window_ns,
                                uint32_t subslots);
 
@@ -74,9 +94,11 @@ char *mw_utf8_clean(const char *s);
 
 /* The window of a filled view as a JSON object (keys in docs/export.md); `job`, when given,
  * adds the job name and the hosts of the ranks of the longest calls. Integers are exact (raw
- * tokens, not doubles). Returns NULL when out of memory or when the view holds a sample. */
+ * tokens, not doubles). Returns NULL when out of memory or when the view holds no window (a
+ * sample, or a refused window). */
 cJSON *mw_window_view_json(const mw_window_view_t *v, const Mpiwatch__JobInfo *job);
-/* The same for a window on its own (uses a temporary view). */
+/* The same for a window on its own (uses a temporary view); NULL also when it is refused (ask
+ * mw_window_check first to tell the two apart). */
 cJSON *mw_window_json(const Mpiwatch__Window *w, const Mpiwatch__JobInfo *job);
 
 #endif

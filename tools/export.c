@@ -11,7 +11,7 @@
  *           windows and job events;
  * csv       one row per window and function, or with --per-rank one row per rank, window and
  *           function from the raw samples the collector accepted;
- * jsonl     one merged window per line (window_json.c);
+ * jsonl     one merged window per line (proto/mw_window_json.c);
  * summary   the collector's summary JSON, byte for byte what the live --summary-json wrote;
  * capture   one JSON line per captured window of a rank: its request, its counts and its calls;
  * vtk       a directory of VTK PolyData files, one per window or step, and a .pvd collection
@@ -56,7 +56,7 @@
 #include "export_vtk.h"
 #include "mw_file.h"
 #include "mw_recording.h"
-#include "window_json.h"
+#include "mw_window_json.h"
 
 #define MW_EXPORT_LANES 4u         /* tracks per rank for overlapping calls */
 #define MW_EXPORT_PID_TIMELINE 1   /* process of the counters and the markers */
@@ -764,7 +764,8 @@ typedef struct {
     char *captured; /* what the core printed while it ran (its report, its log) */
     size_t captured_len;
 
-    uint64_t bad_windows; /* windows with malformed entries */
+    uint64_t bad_windows;     /* windows with malformed entries */
+    uint64_t refused_windows; /* malformed windows, left out whole */
 } mw_export_t;
 
 static void export_warn(const mw_export_t *x, const char *fmt, ...)
@@ -903,7 +904,10 @@ static int export_record(mw_export_t *x, const Mpiwatch__Record *rec)
     }
     if (!rec->window)
         return 0;
-    mw_window_view_set(x->view, rec->window);
+    if (mw_window_view_set(x->view, rec->window) < 0) { /* the window policy (mw_window_json.h) */
+        x->refused_windows++;
+        return 0;
+    }
     if (x->view->skipped)
         x->bad_windows++;
     if (f == FMT_CSV) {
@@ -1021,6 +1025,11 @@ static int export_run(const mw_export_opts_t *o)
         trace_begin(&x.trace, out);
     } else if (o->format == FMT_CSV) {
         csv_header(out, o->per_rank);
+    if (x.refused_windows)
+        fprintf(stderr,
+                "mpiwatch-export: warning: %" PRIu64 " malformed window(s) refused, left out "
+                "whole\n",
+                x.refused_windows);
     }
 
     uint64_t records = 0;

@@ -10,7 +10,7 @@
  * DESIGN: one socket, blocking receives with a timeout (a client, unlike the collector, may
  * wait). Every message is decoded and checked before it is printed; one that does not decode
  * is printed as an error line and counted, and the client goes on. Windows are printed as the
- * exporter prints them (tools/window_json.h checks every field and adds the fractions); jobs,
+ * exporter prints them (proto/mw_window_json.h checks every field and adds the fractions); jobs,
  * events and samples compactly here. Integers are printed exactly (uint64 as digits, never
  * through a double). --pb-hex adds the bytes of every window and sample as they travelled
  * (found in the message's wire form, not encoded again), so that a test can compare what two
@@ -30,9 +30,9 @@
 
 #include <zmq.h>
 
-#include "keyfile.h"
+#include "mw_keyfile.h"
 #include "mw_proto.h"
-#include "window_json.h"
+#include "mw_window_json.h"
 
 #define FEED_MAX_TOPICS 8
 #define FEED_MAX_REPLY (256 << 20) /* the collector caps replies at 64 MiB */
@@ -53,7 +53,7 @@ typedef struct {
     const char *curve_server, *curve_key; /* NULL: the MPIWATCH_CURVE_* variables */
 } feed_opts_t;
 
-/* The CURVE keys (keyfile.h) when in use, loaded in main(). */
+/* The CURVE keys (mw_keyfile.h) when in use, loaded in main(). */
 static mw_curve_client_t feed_curve;
 static int feed_curve_on;
 
@@ -100,10 +100,17 @@ static void json_functions(FILE *o, Mpiwatch__FunctionStat *const *fn, size_t n)
     fputs("}", o);
 }
 
-/* A window as tools/window_json.h shows it (the exporter's keys), plus "pb": its bytes. */
+/* A window as proto/mw_window_json.h shows it (the exporter's keys), plus "pb": its bytes. A
+ * window the window policy refuses is {"index": K, "error": "refused: WHY"}. */
 static void json_window(FILE *o, const Mpiwatch__Window *w, const Mpiwatch__JobInfo *job,
                         const uint8_t *pb, size_t len, int with_pb)
 {
+    const char *why = mw_window_check(w);
+    if (why) {
+        fprintf(o, "{\"index\": %" PRIu64 ", \"error\": \"refused: %s\"}", w ? w->index : 0,
+                why);
+        return;
+    }
     cJSON *j = mw_window_json(w, job);
     char *hex = NULL;
     if (j && with_pb && (hex = malloc(2 * len + 1))) {

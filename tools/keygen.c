@@ -1,12 +1,12 @@
 /* keygen.c: mpiwatch-keygen (`mpiwatch keygen`), makes a CURVE key pair for mpiwatch.
  *
  * DESIGN: `mpiwatch-keygen [--force] NAME` writes NAME.key (public and secret key, mode 0600,
- * created exclusively) and NAME.pub (the public key, mode 0644) through keyfile.c, the module
- * that also reads them, so the format has one definition. It refuses to overwrite either file
- * unless --force. It prints the two file names and the public key. Exit status 0, 1 when the
- * files could not be written (or exist), 2 for a usage error. docs/security.md.
+ * created exclusively) and NAME.pub (the public key, mode 0644) through proto/mw_keyfile.c, the
+ * module that also reads them, so the format has one definition. It refuses to overwrite either
+ * file unless --force. It prints the two file names and the public key. Exit status 0, 1 when
+ * the files could not be written (or exist), 2 for a usage error. docs/security.md.
  */
-#include "keyfile.h"
+#include "mw_keyfile.h"
 
 #include <stdio.h>
 #include <string.h>

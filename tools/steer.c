@@ -1,9 +1,9 @@
 /* steer.c: mpiwatch-steer, sends one steering request to a collector's --control endpoint.
  *
  * DESIGN: a REQ socket, one SteerRequest, one SteerReply awaited for at most --timeout-ms.
- * The key, value and ranks are checked here first (steer_request.c, shared with the viewer:
- * the same rules as the collector's, which checks again), so a typo gets a clear message
- * without a collector. With CURVE keys (--curve-server/--curve-key or MPIWATCH_CURVE_SERVER/
+ * The key, value and ranks are checked here first (proto/mw_steer_request.c, shared with the
+ * viewer and the collector, which checks again), so a typo gets a clear message without a
+ * collector. With CURVE keys (--curve-server/--curve-key or MPIWATCH_CURVE_SERVER/
  * MPIWATCH_CURVE_KEY, docs/security.md) the socket is a CURVE client, and a monitor ends the
  * wait as soon as the collector refuses the handshake. Exit status: 0 when
  * the collector published the message, 1 when it refused it or the connection (the reason on
@@ -17,8 +17,9 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "keyfile.h"
-#include "steer_request.h"
+#include "mw_keyfile.h"
+#include "mw_zmq_monitor.h"
+#include "mw_steer_request.h"
 
 static void usage(FILE *out)
 {

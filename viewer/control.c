@@ -15,8 +15,8 @@
 
 #include <zmq.h>
 
-#include "keyfile.h"
-#include "steer_request.h"
+#include "mw_keyfile.h"
+#include "mw_steer_request.h"
 
 #define CONTROL_MAXMSG 4096 /* a SteerReply is a flag, a short reason and a number */
 

@@ -5,7 +5,7 @@
  * wait (ZMQ_DONTWAIT); mw_control_poll(), called once per frame, takes the reply or, after the
  * timeout, gives up. A socket whose request was given up is closed and a new one connected, so
  * a late reply can never be taken for the answer to the next request. The request is parsed
- * and checked by the code mpiwatch-steer uses (tools/steer_request.c), so a line the viewer
+ * and checked by the code mpiwatch-steer uses (proto/mw_steer_request.c), so a line the viewer
  * accepts is one the command line accepts, and refused with the same words. No SDL, no GL:
  * the unit tests drive it against a ROUTER of their own.
  */

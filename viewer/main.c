@@ -12,7 +12,7 @@
 
 #include "app.h"
 #include "snapshot.h"
-#include "steer_request.h"
+#include "mw_steer_request.h"
 
 static void usage(FILE *f)
 {

@@ -14,6 +14,7 @@
  * of index intervals.
  */
 #include "model_internal.h"
+#include "mw_window_json.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -682,23 +683,11 @@ static void assign_slots(mw_model_t *m)
     }
 }
 
+/* The one window policy (proto/mw_window_json.h): a window whose structure is broken is
+ * refused whole; entries out of range are left out where they are drawn. */
 static int window_valid(const Mpiwatch__Window *w)
 {
-    if (!grid_valid(w->window_ns, w->subslots, w->duration_bins))
-        return 0;
-    if (w->n_occ_sub != w->n_occ_fn || w->n_occ_ns != w->n_occ_fn)
-        return 0;
-    size_t nd = w->n_density_fn;
-    if (w->n_density_sub != nd || w->n_density_bin != nd || w->n_density_end != nd ||
-        w->n_density_count != nd)
-        return 0;
-    for (size_t i = 0; i < w->n_functions; i++)
-        if (!w->functions[i])
-            return 0;
-    for (size_t i = 0; i < w->n_longest; i++)
-        if (!w->longest[i])
-            return 0;
-    return 1;
+    return mw_window_check(w) == NULL;
 }
 
 int mw_model_add_window(mw_model_t *m, Mpiwatch__Window *w)

@@ -7,7 +7,7 @@
 EXPORT.jsonl is `mpiwatch-export --format jsonl` of the recording (the windows the live
 collector closed, as it recorded them); FEED.jsonl is what `mpiwatch-feed --subscribe --topic
 window` received from `mpiwatch-collector --replay --publish` (the windows the replay derived
-again). Both are printed by tools/window_json.c, so a window regenerated differently differs
+again). Both are printed by proto/mw_window_json.c, so a window regenerated differently differs
 here field by field. The export adds the job's name and the longest calls' hosts, which the
 feed's window lacks (the subscriber knows no job): those keys are left out of the comparison.
 

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <zmq.h>
 
-#include "keyfile.h"
+#include "mw_keyfile.h"
 
 int main(int argc, char **argv)
 {

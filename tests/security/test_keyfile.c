@@ -29,7 +29,7 @@
 #include <cmocka.h>
 
 #include "collector.h"
-#include "keyfile.h"
+#include "mw_keyfile.h"
 
 static char dir[64];
 

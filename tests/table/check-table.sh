@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check-table.sh: the function table must cover exactly what the installed mpi.h declares.
 #
-# Independently of tools/gen-function-table.py, this re-extracts the functions mpi.h
+# Independently of proto/gen-function-table.py, this re-extracts the functions mpi.h
 # declares with both an MPI_ and a PMPI_ name (preprocessing mpi.h with the given compiler
 # and flags, then grepping the declarations), and fails, naming the difference, unless the
 # table's names are exactly that set minus MPI_Wtime and MPI_Wtick. It also fails on
@@ -124,7 +124,7 @@ else
 fi
 
 if ((fail)); then
-    echo "function table check FAILED (regenerate with tools/gen-function-table.py)"
+    echo "function table check FAILED (regenerate with proto/gen-function-table.py)"
     exit 1
 fi
 echo "function table check passed"

@@ -1,7 +1,7 @@
 /*
  * compile_table.c: the function table must agree with mpi.h, checked by the compiler.
  *
- * Every row of pmpi-shim/mpi_functions.def becomes two constant function pointers whose type
+ * Every row of proto/mpi_functions.def becomes two constant function pointers whose type
  * is built from the row's return type and parameter list, initialised with MPI_<Name> and
  * PMPI_<Name>. If a row's prototype disagrees with mpi.h (a wrong type, a missing parameter,
  * a function mpi.h does not declare) the file does not compile; warnings about incompatible

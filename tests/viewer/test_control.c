@@ -1,5 +1,5 @@
 /* test_control.c: the steering request code shared by mpiwatch-steer and the viewer
- * (tools/steer_request.c) and the viewer's steering client (viewer/control.c).
+ * (proto/mw_steer_request.c) and the viewer's steering client (viewer/control.c).
  *
  * DESIGN: the parsing tests state what a typed line means (key, value, ranks) for the prompt's
  * and --steer's separators, and what is refused with which words. The client is driven
@@ -24,7 +24,7 @@
 
 #include "control.h"
 #include "mw_proto.h"
-#include "steer_request.h"
+#include "mw_steer_request.h"
 
 static mw_steer_request_t rq;
 
@@ -91,6 +91,64 @@ static void test_parse_line(void **state)
     static const char *const bad[] = {"", "1,", ",1", "a", "-1", "1--2", "1 2", " 1", "4294967296"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(mw_steer_parse_ranks(bad[i], r, &n, 8), -1);
+}
+
+/* The one rank-list parser (the collector's rules call it with blanks allowed) and the one key
+ * check (the collector and the ranks call it too: where the refused byte is). */
+typedef struct {
+    uint32_t lo[8], hi[8];
+    size_t n;
+} ranges_t;
+
+static int add_range(void *user, uint32_t lo, uint32_t hi)
+{
+    ranges_t *r = user;
+    if (r->n == 8)
+        return -1;
+    r->lo[r->n] = lo;
+    r->hi[r->n++] = hi;
+    return 0;
+}
+
+static void test_rank_list_and_key(void **state)
+{
+    (void)state;
+    ranges_t r = {0};
+    assert_int_equal(mw_rank_list_parse(" 0 - 3 ,\t7 ", MW_RANKS_BLANKS, 16, add_range, &r), 0);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(r.lo[0], 0);
+    assert_int_equal(r.hi[0], 3);
+    assert_int_equal(r.lo[1], 7);
+    assert_int_equal(r.hi[1], 7);
+    r.n = 0;
+    assert_int_equal(mw_rank_list_parse("0 - 3", 0, 16, add_range, &r), -1); /* no blanks */
+    r.n = 0;
+    assert_int_equal(mw_rank_list_parse("15", MW_RANKS_BLANKS, 16, add_range, &r), 0);
+    r.n = 0;
+    assert_int_equal(mw_rank_list_parse("16", MW_RANKS_BLANKS, 16, add_range, &r), -1); /* limit */
+    r.n = 0;
+    assert_int_equal(mw_rank_list_parse("3-1", MW_RANKS_BLANKS, 16, add_range, &r), -1);
+    r.n = 0;
+    assert_int_equal(mw_rank_list_parse("1,2,3,4,5,6,7,8,9", 0, 16, add_range, &r), -1); /* add */
+    static const char *const bad[] = {"", " ", "1,", ",1", "1 2", "+1", "1-", "1,,2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r.n = 0;
+        assert_int_equal(mw_rank_list_parse(bad[i], MW_RANKS_BLANKS, 16, add_range, &r), -1);
+    }
+
+    size_t at = 99;
+    assert_null(mw_steer_key_error("app.rebalance-1_x", &at));
+    assert_non_null(mw_steer_key_error("ab/c", &at));
+    assert_int_equal(at, 2);
+    assert_non_null(mw_steer_key_error("", &at));
+    assert_int_equal(at, 0);
+    char long_key[66];
+    memset(long_key, 'k', 65);
+    long_key[65] = 0;
+    assert_string_equal(mw_steer_key_error(long_key, &at), "the key must have 1 to 64 characters");
+    assert_int_equal(at, 65);
+    long_key[64] = 0;
+    assert_null(mw_steer_key_error(long_key, NULL));
 }
 
 static uint64_t now_ns(void)
@@ -233,6 +291,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_line),
+        cmocka_unit_test(test_rank_list_and_key),
         cmocka_unit_test(test_client),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
