@@ -4,7 +4,7 @@
  *
  * One input is a sequence of feed messages as they arrive on the viewer's SUB socket (the
  * second frame, an Mpiwatch__Feed), each preceded by its length as 2 little-endian bytes. Each
- * goes through viewer/source.c's own handler of a feed message (mw__source_feed_message, on a
+ * goes through viewer/source_live.c's own handler of a feed message (mw__source_feed_message, on a
  * source without sockets: the job description's checks, windows waiting for a job, steps and
  * events), and then the model is read
  * the way the views read it: the legend, the stats, the time and duration axes, the stacked

@@ -17,7 +17,7 @@ add_executable(mw-pngprobe mw-pngprobe.c)
 target_include_directories(mw-pngprobe PRIVATE ${MW_STB_INCLUDE_DIR})
 target_link_libraries(mw-pngprobe PRIVATE ${MW_STB_LIBRARY} m)
 
-# The data source (viewer/source.c) on recordings: replay at speed 0 and as if live, rank
+# The data source (viewer/source*.c) on recordings: replay at speed 0 and as if live, rank
 # requests.
 add_executable(test_source test_source.c)
 target_link_libraries(test_source PRIVATE mw_viewer_source mw_synth)

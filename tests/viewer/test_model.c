@@ -1,4 +1,4 @@
-/* test_model.c: unit tests of the viewer's model (viewer/model.c).
+/* test_model.c: unit tests of the viewer's model (viewer/model_*.c, through model.h).
  *
  * DESIGN: every test builds protobuf messages in memory (a Window with known occupancy,
  * density cells and long calls; a JobInfo with hosts; an Envelope with a Sample), packs and

@@ -1,4 +1,4 @@
-# The model unit tests (written with model.c): the viewer's numbers without SDL or GL.
+# The model unit tests (written with the model, viewer/model_*.c): the viewer's numbers without SDL or GL.
 add_executable(test_viewer_model ${CMAKE_CURRENT_SOURCE_DIR}/test_model.c)
 target_link_libraries(test_viewer_model PRIVATE mw_viewer_model PkgConfig::CMOCKA)
 add_test(NAME viewer_model COMMAND test_viewer_model)
