@@ -6,10 +6,14 @@
 # a .pvd that lists every file with increasing times, lines that are exactly the frame's pairs.
 #   fixture "full"   (vtk_fixture.c: 3 nodes, two with hardware, names with <&"--, windows
 #                    100, 101, 103, 104, steps 1-3): one file per window (frames 0, 1, 3, 4),
-#                    32 PU rectangles, 4 planes; --by step gives steps 1-3; --from/--to and
+#                    26 PU rectangles (the PUs of the ranks' bindings: the layout, the
+#                    viewer's, draws the hardware the job uses), every one bound, 4 planes;
+#                    --by step gives steps 1-3; --from/--to and
 #                    --every pick the frames they say; a second export into the same directory
 #                    replaces the files.
-#   fixture "plain"  (no nodes, no steps): one plane per host, no hardware; --by step exits 1.
+#   fixture "plain"  (no nodes, no steps): one plane per host of the job's list (the
+#                    collector's "" host included, as the viewer draws it) and one for the
+#                    rank that never said hello, no hardware; --by step exits 1.
 #   fixture "empty"  (no window): exit 1 with a message and no collection.
 #   a recorded load-generator run (48 ranks on 3 nodes): lines equal to the pairs of its jsonl
 #                    export, the nodes' hardware with every rank on a PU of its own and every
@@ -62,10 +66,10 @@ job='vtk <test> & "quotes" -- x'
 
 vtk full w
 "$python" "$check" "$dir/w" "$p" "$dir/full.mpiw.expect.json" --frames 0,1,3,4 --planes 4 \
-    --pu-boxes 32 --pu-bound 26 --hardware yes --job "$job" || mw_fail "full, by window"
+    --pu-boxes 26 --pu-bound 26 --hardware yes --job "$job" || mw_fail "full, by window"
 vtk full s --by step
 "$python" "$check" "$dir/s" "$p" "$dir/full.mpiw.expect.json" --by step --frames 1,2,3 \
-    --planes 4 --pu-boxes 32 --hardware yes || mw_fail "full, by step"
+    --planes 4 --pu-boxes 26 --hardware yes || mw_fail "full, by step"
 grep -q 'timestep="2"' "$dir/s/$p.pvd" || mw_fail "by step: the timestep is not the step number"
 vtk full r --from 1 --to 3
 "$python" "$check" "$dir/r" "$p" "$dir/full.mpiw.expect.json" --frames 1,3 || mw_fail "--from/--to"
@@ -79,7 +83,7 @@ grep -c '<DataSet' "$dir/e/$p.pvd" | grep -qx 2 || mw_fail "the second export's 
 fails full "in the range" --from 5
 
 vtk plain pl
-"$python" "$check" "$dir/pl" "$p" "$dir/plain.mpiw.expect.json" --frames 0,1,3,4 --planes 4 \
+"$python" "$check" "$dir/pl" "$p" "$dir/plain.mpiw.expect.json" --frames 0,1,3,4 --planes 5 \
     --hardware no || mw_fail "plain (hosts only)"
 fails plain "holds no time steps" --by step
 fails empty "holds no windows"
