@@ -16,7 +16,7 @@ VIEWER=$BUILD/viewer/mpiwatch-viewer
 SYNTH=$BUILD/tests/viewer/topo-synth
 FRAMES=${FRAMES:-60}
 REPEATS=${REPEATS:-3}
-[ -x "$VIEWER" ] && [ -x "$SYNTH" ] || { echo "build mpiwatch-viewer and topo-synth in $BUILD" >&2; exit 1; }
+{ [ -x "$VIEWER" ] && [ -x "$SYNTH" ]; } || { echo "build mpiwatch-viewer and topo-synth in $BUILD" >&2; exit 1; }
 export SDL_VIDEODRIVER=offscreen
 unset DISPLAY WAYLAND_DISPLAY
 T=$(mktemp -d)

@@ -10,7 +10,7 @@
 # MW_TEST_SANITIZED=0 skips the second part (e.g. a quick local run). The exit status is 0
 # only when every part passed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 build=${BUILD_DIR:-build}
 rc=0
 

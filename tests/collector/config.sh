@@ -81,7 +81,7 @@ cmp -s "$dir/p1.ini" "$dir/p3.ini" || {
     diff "$dir/p1.ini" "$dir/p3.ini" >&2
     mw_fail "--print-config does not round-trip"
 }
-"$C" --print-config >"$dir/d1.ini" && "$C" --config "$dir/d1.ini" --print-config >"$dir/d2.ini" ||
+{ "$C" --print-config >"$dir/d1.ini" && "$C" --config "$dir/d1.ini" --print-config >"$dir/d2.ini"; } ||
     mw_fail "default round trip failed"
 cmp -s "$dir/d1.ini" "$dir/d2.ini" || mw_fail "the default configuration does not round-trip"
 

@@ -65,7 +65,7 @@ PY
             --no-labels --camera 0,89 --size 1200x900 --snapshot "$dir/pick.png" \
             --pick "$x,$y" 2>/dev/null)
         case $out in
-        *'"kind":"rank","rank":'"$rank"[,}]*) n=$((n + 1)) ;;
+        *'"kind":"rank","rank":'"$rank"[,\}]*) n=$((n + 1)) ;;
         *) mw_fail "$name: a click at $x,$y (rank $rank in the viewer's layout) picked: $out" ;;
         esac
     done <"$dir/$name.picks"

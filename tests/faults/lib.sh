@@ -12,7 +12,7 @@
 #   MW_LAUNCHER (mpiwatch), MW_TOOLS (directory of mpiwatch-feed, -loadgen, -export),
 #   MW_VIEWER (mpiwatch-viewer), MW_BADINPUT (tests/collector/mw-badinput).
 
-# shellcheck shell=bash disable=SC2034
+# shellcheck shell=bash
 # shellcheck source=../failopen/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../failopen/lib.sh"
 
@@ -73,11 +73,14 @@ ft_same() {
 # ft_on_exit COMMAND: runs COMMAND (a string) when the script exits, before the usual
 # clean-up, keeping the script's exit status (which the clean-up reports and passes on).
 ft_on_exit() {
-    # shellcheck disable=SC2064 # COMMAND is expanded now, on purpose
+    # SC2064: COMMAND is expanded now, on purpose. SC2154: ft_rc is assigned in the trap
+    # string itself, where shellcheck does not see assignments.
+    # shellcheck disable=SC2064,SC2154
     trap "ft_rc=\$?; $1; (exit \$ft_rc); mw_teardown" EXIT
 }
 
 # FT_S137 COMMAND...: a prefix that runs COMMAND and exits with its status, except 137 (a rank
 # killed by SIGKILL, passed on by mpirun), which becomes 237 so that fo_run does not take it
 # for the kill of its own timeout (a hang).
+# shellcheck disable=SC2016,SC2034 # expanded by the inner bash; used by the scripts that source this
 FT_S137=(bash -c '"$@"; rc=$?; [ "$rc" = 137 ] && rc=237; exit "$rc"' ft_s137)

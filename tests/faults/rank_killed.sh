@@ -9,7 +9,7 @@ ft_setup faults_rank_killed
 # killing a hang: FT_S137 reports it as 237 instead.
 fo_run base "${FT_S137[@]}" env FAULT_DIE_RANK=2 "${FO_MPI[@]}" -x FAULT_DIE_RANK "${FT_APP[@]}"
 base_rc=$(cat "$MW_T/base.rc")
-[ "$base_rc" != 0 ] && [ "$base_rc" != 3 ] ||
+{ [ "$base_rc" != 0 ] && [ "$base_rc" != 3 ]; } ||
     mw_fail "without the library a dying rank did not abort the job (status $base_rc)"
 ft_collector --silence-timeout-ms 2000 --report "$MW_T/report.txt"
 fo_lib "$MW_EP"

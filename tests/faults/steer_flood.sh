@@ -41,4 +41,4 @@ for ((r = 0; r < FO_NP; r++)); do
     grep -qx "last.flood" "$MW_T/steerlog/steer.$r" 2>/dev/null ||
         mw_fail "rank $r never received the message sent after the flood: $(cat "$MW_T/steerlog/steer.$r" 2>&1)"
 done
-mw_log "ok: $(cat "$MW_T/steerlog/steer.0" | head -n 1) on rank 0, the last message on every rank"
+mw_log "ok: $(head -n 1 "$MW_T/steerlog/steer.0") on rank 0, the last message on every rank"

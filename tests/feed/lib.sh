@@ -4,10 +4,13 @@
 # with SIGSTOP, a loop of history requests); feed_bg records their pids and the exit trap
 # continues and kills whatever is still running before common.sh's own teardown, keeping the
 # script's exit status. The endpoints live in the test's private directory.
-# shellcheck shell=bash disable=SC2034
+# shellcheck shell=bash
 
 FEED_PIDS=''
+# The endpoints are used by the scripts that source this file.
+# shellcheck disable=SC2034
 FEED_PUB="ipc://$MW_T/pub"
+# shellcheck disable=SC2034
 FEED_HIST="ipc://$MW_T/hist"
 
 feed_cleanup() {
@@ -19,6 +22,7 @@ feed_cleanup() {
     done
     FEED_PIDS=''
 }
+# shellcheck disable=SC2154 # rc is assigned in the trap string, where shellcheck does not look
 trap 'rc=$?; feed_cleanup; (exit $rc); mw_teardown' EXIT
 
 # feed_bg PID: a background process to stop if the script ends early.

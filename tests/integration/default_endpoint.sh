@@ -44,7 +44,7 @@ mkdir -p "$MW_T/open/mpiwatch" && chmod 777 "$MW_T/open/mpiwatch"
 mkdir -p "$MW_T/link" && ln -s "$MW_T/xdg/mpiwatch" "$MW_T/link/mpiwatch"
 cases="open link"
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
-    mkdir -p -m 700 "$MW_T/other/mpiwatch" && chown nobody "$MW_T/other/mpiwatch"
+    mkdir -p "$MW_T/other" && mkdir -m 700 "$MW_T/other/mpiwatch" && chown nobody "$MW_T/other/mpiwatch"
     cases="$cases other"
 fi
 for c in $cases; do
@@ -67,7 +67,7 @@ PY
     # A collector without --listen refuses such a directory.
     rc=0
     XDG_RUNTIME_DIR=$MW_T/$c "$MW_COLLECTOR" --quiet </dev/null >/dev/null 2>"$MW_T/refused.err" || rc=$?
-    [ "$rc" = 2 ] && grep -q "no --listen and .*not a directory of this user" "$MW_T/refused.err" ||
+    { [ "$rc" = 2 ] && grep -q "no --listen and .*not a directory of this user" "$MW_T/refused.err"; } ||
         mw_fail "$c: a collector without --listen started or was unclear (status $rc): $(cat "$MW_T/refused.err")"
     mw_log "$c: refused"
 done

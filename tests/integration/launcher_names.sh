@@ -31,14 +31,14 @@ run() {
 }
 # recorded FILE: FILE is a regular, non-empty recording whose summary export names 2 ranks.
 recorded() {
-    [ -f "$1" ] && [ ! -L "$1" ] && [ -s "$1" ] || mw_fail "no recording $1: $(ls -l "$MPIWATCH_RECORD_DIR")"
+    { [ -f "$1" ] && [ ! -L "$1" ] && [ -s "$1" ]; } || mw_fail "no recording $1: $(ls -l "$MPIWATCH_RECORD_DIR")"
     "$MW_LAUNCHER" export --format summary "$1" -o "$MW_T/x.json" 2>"$MW_T/export.err" ||
         { MW_FAILURE_LOG=$MW_T/export.err; mw_fail "cannot export $1"; }
     grep -qE '"ranks":[[:space:]]*2,' "$MW_T/x.json" || mw_fail "$1 is not a 2-rank recording"
 }
 # png FILE: FILE is a regular PNG.
 png() {
-    [ -f "$1" ] && [ ! -L "$1" ] || mw_fail "no snapshot $1: $(ls -l "$MPIWATCH_RECORD_DIR")"
+    { [ -f "$1" ] && [ ! -L "$1" ]; } || mw_fail "no snapshot $1: $(ls -l "$MPIWATCH_RECORD_DIR")"
     [ "$(od -An -tx1 -N8 "$1" | tr -d ' \n')" = 89504e470d0a1a0a ] || mw_fail "$1 is not a PNG"
 }
 

@@ -55,7 +55,7 @@ grep -q "info: listening on ipc://$MW_T/ep$" "$MW_T/opts.err" || mw_fail "--endp
 ranks=$("$MW_PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["ranks"])' "$MW_T/opts.json")
 [ "$ranks" = "$MW_NP" ] || mw_fail "--endpoint: $ranks ranks reached the collector"
 kept=$(sed -n 's/^mpiwatch: kept //p' "$MW_T/opts.err")
-[ -n "$kept" ] && [ -d "$kept" ] || mw_fail "--keep: no directory kept ('$kept')"
+{ [ -n "$kept" ] && [ -d "$kept" ]; } || mw_fail "--keep: no directory kept ('$kept')"
 [ "$(dirname "$kept")" = "$MW_T" ] || mw_fail "--keep: $kept is not under \$TMPDIR ($MW_T)"
 [ "$(stat -c %a "$kept")" = 700 ] || mw_fail "--keep: $kept has mode $(stat -c %a "$kept")"
 grep -q "^mpiwatch: snapshot of the run: $MW_T/snap.png$" "$MW_T/opts.err" ||

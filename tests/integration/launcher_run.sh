@@ -18,6 +18,8 @@ expect_probe_output() {
     [ "$lines" = "$MW_NP" ] || mw_fail "stdout has $lines lines, expected only the $MW_NP probe lines: $(cat "$file")"
     for ((r = 0; r < MW_NP; r++)); do
         line=$(grep "^probe rank $r " "$file") || mw_fail "no probe line from rank $r in: $(cat "$file")"
+        # ANCESTORS is a pattern: unquoted on purpose.
+        # shellcheck disable=SC2254
         case $line in
             "probe rank $r self=1 ancestors="$ancestors) ;;
             *) mw_fail "rank $r: expected 'self=1 ancestors=$ancestors', got '$line'" ;;
@@ -78,13 +80,16 @@ rm -f "${recs[0]}" "$png"
 MW_PROBE_MARK=1 run_case with_x 5 none -- "$MW_MPIRUN" --oversubscribe -x MW_PROBE_MARK \
     -np "$MW_NP" "$probe" 5
 
-# mpirun started by a shell: the shell must not load the library either.
+# mpirun started by a shell: the shell must not load the library either. (The inner shell
+# expands the single-quoted script.)
+# shellcheck disable=SC2016
 run_case via_shell 0 none -- sh -c '"$0" --oversubscribe -np "$1" "$2" 0' \
     "$MW_MPIRUN" "$MW_NP" "$probe"
 
 # --preload-all: every process gets LD_PRELOAD (so mpirun and the shell have the library
 # mapped) but the library stays inert outside the ranks: still exactly 4 ranks, same result.
 mpirun_comm=${MW_MPIRUN##*/}
+# shellcheck disable=SC2016 # the inner shell expands the single-quoted script
 run_case preload_all 4 "${mpirun_comm:0:15}(*),sh(*)" --preload-all -- sh -c '"$0" --oversubscribe -np "$1" "$2" 4' \
     "$MW_MPIRUN" "$MW_NP" "$probe"
 

@@ -109,7 +109,7 @@ for ((r = 0; r < MW_NP; r++)); do
     grep -q "^mpiwatch\[$r\]: capture: 5 requests, 0 accepted, 5 bad" "$MW_T/job.err" ||
         mw_fail "rank $r: capture refusals not counted: $(grep "^mpiwatch\[$r\]: capture" "$MW_T/job.err")"
     line=$(grep "^mpiwatch\[$r\]: steer: " "$MW_T/job.err")
-    [[ $line =~ ([0-9]+)\ reconnections ]] && [ "${BASH_REMATCH[1]}" -ge 1 ] ||
+    { [[ $line =~ ([0-9]+)\ reconnections ]] && [ "${BASH_REMATCH[1]}" -ge 1 ]; } ||
         mw_fail "rank $r: no reconnection counted: $line"
     [[ $line =~ 1\ for\ another\ job,\ 1\ for\ other\ ranks ]] ||
         mw_fail "rank $r: other job / other ranks not counted: $line"

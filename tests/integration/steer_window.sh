@@ -108,7 +108,7 @@ cp "$MW_T/summary.json" "$MW_T/live.json"
 "$MW_COLLECTOR" --quiet --replay "$MW_T/job.mpiw" --speed 0 --summary-json "$MW_T/replay.json" \
     </dev/null >"$MW_T/replay.out" 2>"$MW_T/replay.err" || mw_fail "replay failed: $(cat "$MW_T/replay.err")"
 read -r compared differ <<<"$(sed -n 's/.* \([0-9]*\) windows compared with the recording, \([0-9]*\) differ.*/\1 \2/p' "$MW_T/replay.err" | tail -n 1)"
-[ -n "$compared" ] && [ "$compared" -gt 20 ] && [ "$differ" = 0 ] ||
+{ [ -n "$compared" ] && [ "$compared" -gt 20 ] && [ "$differ" = 0 ]; } ||
     mw_fail "replay compared ${compared:-?} windows, ${differ:-?} differ: $(tail -3 "$MW_T/replay.err")"
 cmp "$MW_T/live.json" "$MW_T/replay.json" || mw_fail "the replayed summary differs from the live one"
 echo "steer_window: ok"

@@ -146,7 +146,7 @@ mw_start_collector() {
 mw_curve_keys() {
     local client=$1
     shift
-    "$@" coll >/dev/null && mkdir -m 755 clients && "$@" "clients/$client" >/dev/null ||
+    { "$@" coll >/dev/null && mkdir -m 755 clients && "$@" "clients/$client" >/dev/null; } ||
         mw_fail "keygen"
 }
 

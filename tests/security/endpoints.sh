@@ -68,6 +68,7 @@ if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
     mw_skip "needs root and unshare -m for a private /etc/hosts (the rest passed)"
 fi
 printf '10.254.254.254 localhost\n' >evil-hosts
+# shellcheck disable=SC2016 # the inner bash expands the single-quoted script
 unshare -m bash -c 'mount --bind "$1" /etc/hosts && getent ahosts localhost >ns-hosts.txt &&
     exec "$2" --listen "ipc://$3/y" --control "tcp://localhost:$4"' _ \
     "$MW_T/evil-hosts" "$MW_COLLECTOR" "$MW_T" "$port" >out.txt 2>err.txt

@@ -34,12 +34,12 @@ grep -q "job.key exists; not overwritten (use --force to replace it)" again.out 
 mv job.key keep.key
 rc=0
 "$MW_LAUNCHER" keygen job >again.out 2>&1 || rc=$?
-[ "$rc" = 1 ] && [ ! -e job.key ] || mw_fail "keygen over an existing job.pub: status $rc"
+{ [ "$rc" = 1 ] && [ ! -e job.key ]; } || mw_fail "keygen over an existing job.pub: status $rc"
 mv keep.key job.key
 
 # --force under a strict umask: a new pair, the same modes.
 (umask 077 && "$MW_LAUNCHER" keygen --force job >force.out 2>&1) || mw_fail "keygen --force: $(cat force.out)"
-[ "$(mode job.key)" = 600 ] && [ "$(mode job.pub)" = 644 ] ||
+{ [ "$(mode job.key)" = 600 ] && [ "$(mode job.pub)" = 644 ]; } ||
     mw_fail "after --force: modes $(mode job.key) and $(mode job.pub)"
 [ "$(pubkey job.key)" != "$pub" ] || mw_fail "--force kept the old key"
 [ "$(pubkey job.pub)" = "$(pubkey job.key)" ] || mw_fail "after --force the two files disagree"
@@ -51,7 +51,7 @@ rc=0
 
 # The collector takes the pair (--print-config would not load it: start it for real) and
 # refuses it when group-readable, naming the file.
-mkdir clients && "$MW_LAUNCHER" keygen clients/ranks >/dev/null || mw_fail "keygen clients/ranks"
+{ mkdir clients && "$MW_LAUNCHER" keygen clients/ranks >/dev/null; } || mw_fail "keygen clients/ranks"
 chmod 640 job.key
 rc=0
 "$MW_COLLECTOR" --listen "$MW_EP" --curve-secret job.key --curve-clients clients \

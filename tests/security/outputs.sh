@@ -53,7 +53,7 @@ cmp -s victim victim.orig || mw_fail "a file behind a symbolic link was overwrit
 cmp -s victim_tmp victim_tmp.orig ||
     mw_fail "a file behind a planted NAME.tmp link was overwritten: $(head -c 200 victim_tmp)"
 for f in "${outputs[@]}"; do
-    [ -f "$f" ] && [ ! -L "$f" ] || mw_fail "$f is not a regular file of its own: $(ls -l "$f")"
+    { [ -f "$f" ] && [ ! -L "$f" ]; } || mw_fail "$f is not a regular file of its own: $(ls -l "$f")"
     [ -s "$f" ] || mw_fail "$f is empty"
 done
 "$MW_PYTHON" - <<'PY' || mw_fail "output content"

@@ -72,8 +72,8 @@ grep -q "CURVE on: server key .*, 1 authorized client key$" "$MW_T/collector.err
     mw_fail "config: CURVE not on: $(cat "$MW_T/collector.err")"
 grep -q "warning" "$MW_T/collector.err" && mw_fail "CURVE: a warning: $(cat "$MW_T/collector.err")"
 "$MW_COLLECTOR" --config curve.ini --print-config >printed.ini || mw_fail "--print-config"
-grep -qx "curve-secret = $MW_T/coll.key" printed.ini && grep -qx "curve-clients = $MW_T/clients" printed.ini &&
-    grep -qx "allow-insecure = false" printed.ini || mw_fail "--print-config: $(cat printed.ini)"
+{ grep -qx "curve-secret = $MW_T/coll.key" printed.ini && grep -qx "curve-clients = $MW_T/clients" printed.ini &&
+    grep -qx "allow-insecure = false" printed.ini; } || mw_fail "--print-config: $(cat printed.ini)"
 mw_stop_collector
 
 # CURVE options that do not go together, and a secret key in place of the client list.

@@ -19,7 +19,7 @@ fo_collector_saw_job
 # The ranks: fault_app processes below the background run (mpirun's children).
 ranks=()
 walk() {
-    local p c
+    local c
     for c in $(pgrep -P "$1"); do
         [ "$(cat "/proc/$c/comm" 2>/dev/null)" = fault_app ] && ranks+=("$c")
         walk "$c"

@@ -67,11 +67,13 @@ missing=$(LC_ALL=C comm -23 "$tmp/expected" "$tmp/table")
 extra=$(LC_ALL=C comm -13 "$tmp/expected" "$tmp/table")
 if [[ -n "$missing" ]]; then
     echo "FAIL: declared by mpi.h (MPI_ and PMPI_) but missing from the table:"
+    # shellcheck disable=SC2001 # a prefix on every line of a list
     sed 's/^/  MPI_/' <<<"$missing"
     fail=1
 fi
 if [[ -n "$extra" ]]; then
     echo "FAIL: in the table but not declared by mpi.h with both MPI_ and PMPI_ names:"
+    # shellcheck disable=SC2001 # a prefix on every line of a list
     sed 's/^/  MPI_/' <<<"$extra"
     fail=1
 fi

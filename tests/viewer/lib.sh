@@ -6,7 +6,7 @@
 # mw-synth's JSON description next to it; sv_snap runs the viewer offscreen on a recording
 # and fails the script, with the viewer's output, when it does not write its PNG and meta
 # JSON. The pixel checks are in snapcheck.py (python3, standard library).
-# shellcheck shell=bash disable=SC2034
+# shellcheck shell=bash
 
 SV_VIEWER=$1
 SV_SYNTH=$2
@@ -20,6 +20,7 @@ export SDL_VIDEODRIVER=offscreen
 unset DISPLAY WAYLAND_DISPLAY
 
 # sv_synth NAME ARGS...: $MW_T/NAME.mpiw and its description $MW_T/NAME.json.
+# shellcheck disable=SC2034 # MW_FAILURE_LOG is read by mw_teardown (tests/lib/common.sh)
 sv_synth() {
     local name=$1
     shift
@@ -30,6 +31,7 @@ sv_synth() {
 # sv_snap NAME RECORDING ARGS...: the viewer's snapshot $MW_T/NAME.png and meta
 # $MW_T/NAME.meta.json of RECORDING; its stdout in $MW_T/NAME.out. An offscreen driver the
 # machine does not have (no EGL) fails the test unless that was allowed (mw_no_display).
+# shellcheck disable=SC2034 # MW_FAILURE_LOG is read by mw_teardown (tests/lib/common.sh)
 sv_snap() {
     local name=$1 rec=$2 rc
     shift 2
