@@ -41,7 +41,7 @@ sleep 2 # subscriptions in place, and a stretch of 100 ms windows
 # Refusals first (the grid is unchanged by them), then the change, then one more refusal.
 bad=0
 for v in 0 100000 abc 1000 "200 --ranks 1"; do
-    # shellcheck disable=SC2086
+    # shellcheck disable=SC2086 # "200 --ranks 1" is meant to split into arguments
     if steer "$CTL" mpiwatch.window=$v >"$MW_T/bad.out" 2>&1; then
         kill "$job"; mw_fail "mpiwatch.window=$v was accepted: $(cat "$MW_T/bad.out")"
     else
