@@ -1,8 +1,9 @@
 /* view_matrix.c: the communication matrix: sender (rows, rank 0 at the top) by receiver
  * (columns) of the window or step the topology view shows, as a heat map.
  *
- * DESIGN: topo.c bins the pairs (mw_matrix_bin: at most one bin per pixel of the plot, exact
- * sums per bin); this file turns the bins into one RGBA texture (empty cells take the plot's
+ * DESIGN: matrix.c bins the pairs (mw_matrix_bin: at most one bin per pixel of the plot, exact
+ * sums per bin); the view receives what it draws (an mw_view_ctx_t) and the topology view's
+ * state (mw_topo_gl_t: what is shown, the bins, its GL objects); this file turns the bins into one RGBA texture (empty cells take the plot's
  * background) drawn as one nearest-filtered quad, then marks node boundaries, the axes and the
  * color scale with the batch. The texture is rebuilt only when the data, the plot's size, the
  * quantity (messages or bytes) or the scale (linear or log) change.
@@ -30,9 +31,8 @@ static const char *tex_fs = "#version 330 core\n"
                             "out vec4 o;\n"
                             "void main() { o = texture(u_tex, v_uv); }\n";
 
-int mw__matrix_init(mw_app_t *app)
+int mw__matrix_init(mw_topo_gl_t *t)
 {
-    mw_topo_gl_t *t = &app->tp;
     t->prog_tex = mw__gl_program("matrix", tex_vs, tex_fs, NULL);
     if (!t->prog_tex)
         return -1;
@@ -58,9 +58,8 @@ int mw__matrix_init(mw_app_t *app)
     return mw__gl_check("matrix setup");
 }
 
-void mw__matrix_free(mw_app_t *app)
+void mw__matrix_free(mw_topo_gl_t *t)
 {
-    mw_topo_gl_t *t = &app->tp;
     if (t->prog_tex)
         glDeleteProgram(t->prog_tex);
     if (t->tex)
@@ -72,11 +71,10 @@ void mw__matrix_free(mw_app_t *app)
 }
 
 /* The plot: a square left of the legend column, with room for the axis labels. */
-static mw_rect_t matrix_plot(const mw_app_t *app)
+static mw_rect_t matrix_plot(const mw_layout_t *l)
 {
-    const mw_layout_t *l = &app->layout;
-    int pad = (int)mw__px(app, 12), left = l->font_px * 5, top = l->font_px * 3;
-    int legend_w = (int)mw__px(app, 300);
+    int pad = (int)mw__px(l, 12), left = l->font_px * 5, top = l->font_px * 3;
+    int legend_w = (int)mw__px(l, 300);
     int aw = l->width - left - legend_w - 3 * pad,
         ah = l->status.y - l->title.h - top - 2 * pad - l->font_px * 2;
     int s = aw < ah ? aw : ah;
@@ -87,9 +85,8 @@ static mw_rect_t matrix_plot(const mw_app_t *app)
 }
 
 /* The scale of the cells: messages or bytes, min and max over non-empty cells. */
-mw_scale_t mw__matrix_scale(const mw_app_t *app)
+mw_scale_t mw__matrix_scale(const mw_topo_gl_t *t)
 {
-    const mw_topo_gl_t *t = &app->tp;
     mw_scale_t s = {0, 0, t->log, 0};
     s.min = (double)(t->mx_bytes ? t->mx.min_bytes : t->mx.min_messages);
     s.max = (double)(t->mx_bytes ? t->mx.max_bytes : t->mx.max_messages);
@@ -97,20 +94,19 @@ mw_scale_t mw__matrix_scale(const mw_app_t *app)
 }
 
 /* Bins what is shown and rebuilds the texture when needed. */
-int mw__matrix_update(mw_app_t *app)
+int mw__matrix_update(const mw_view_ctx_t *vc, mw_topo_gl_t *t)
 {
-    mw_topo_gl_t *t = &app->tp;
-    if (mw__topo_update(app) < 0)
+    if (mw__topo_update(vc, t) < 0)
         return -1;
-    mw_rect_t p = matrix_plot(app);
+    mw_rect_t p = matrix_plot(vc->layout);
     t->mx_plot = p;
     uint64_t key[5] = {t->lines_key[0] ^ t->lines_key[2] * 31 ^ t->lines_key[3] * 7,
                        t->lines_key[4], (uint64_t)p.w, (uint64_t)t->mx_bytes, (uint64_t)t->log + 1};
     if (t->mx_valid && !memcmp(key, t->mx_key, sizeof key))
         return 0;
-    const Mpiwatch__JobInfo *job = mw_model_job(app->model);
+    const Mpiwatch__JobInfo *job = mw_model_job(vc->model);
     uint32_t n = job ? job->size : 0;
-    if (mw_matrix_bin(&t->mx, mw__topo_pairs(app), n, p.w, &t->layout) < 0)
+    if (mw_matrix_bin(&t->mx, mw__topo_pairs(vc->model, t), n, p.w, &t->layout) < 0)
         return -1;
     int b = t->mx.bins;
     size_t need = (size_t)b * (size_t)b * 4;
@@ -121,7 +117,7 @@ int mw__matrix_update(mw_app_t *app)
         t->rgba = v;
         t->rgba_cap = need;
     }
-    mw_scale_t s = mw__matrix_scale(app);
+    mw_scale_t s = mw__matrix_scale(t);
     mw_rgba_t bg = mw__hex(MW_COLOR_PLOT, 1);
     for (int i = 0; i < b * b; i++) {
         uint64_t v = t->mx_bytes ? t->mx.bytes[i] : t->mx.messages[i];
@@ -144,9 +140,8 @@ int mw__matrix_update(mw_app_t *app)
 }
 
 /* The bins under pixel (x, y), or 0 outside the plot. */
-int mw__matrix_cell_at(const mw_app_t *app, int x, int y, int *src_bin, int *dst_bin)
+int mw__matrix_cell_at(const mw_topo_gl_t *t, int x, int y, int *src_bin, int *dst_bin)
 {
-    const mw_topo_gl_t *t = &app->tp;
     const mw_rect_t *p = &t->mx_plot;
     if (!t->mx_valid || x < p->x || y < p->y || x >= p->x + p->w || y >= p->y + p->h)
         return 0;
@@ -155,32 +150,30 @@ int mw__matrix_cell_at(const mw_app_t *app, int x, int y, int *src_bin, int *dst
     return 1;
 }
 
-static void draw_pick(mw_app_t *app)
+static void draw_pick(const mw_view_ctx_t *vc, mw_topo_gl_t *t)
 {
-    mw_topo_gl_t *t = &app->tp;
     if (!t->mx_pick || t->mx_src_bin >= t->mx.bins || t->mx_dst_bin >= t->mx.bins)
         return;
     const mw_rect_t *p = &t->mx_plot;
     float cw = (float)p->w / (float)t->mx.bins;
     float x = (float)p->x + (float)t->mx_dst_bin * cw, y = (float)p->y + (float)t->mx_src_bin * cw;
-    float m = mw__px(app, 2);
-    mw__batch_frame(&app->batch, x - m, y - m, cw + 2 * m, cw + 2 * m, m,
+    float m = mw__px(vc->layout, 2);
+    mw__batch_frame(vc->batch, x - m, y - m, cw + 2 * m, cw + 2 * m, m,
                     mw__hex(MW_COLOR_ACCENT, 1));
 }
 
-void mw__matrix_draw(mw_app_t *app)
+void mw__matrix_draw(const mw_view_ctx_t *vc, mw_topo_gl_t *t)
 {
-    mw_topo_gl_t *t = &app->tp;
-    if (mw__matrix_update(app) < 0)
+    if (mw__matrix_update(vc, t) < 0)
         return;
     const mw_rect_t *p = &t->mx_plot;
-    mw_text_t *tx = app->text;
-    int fs = mw__font_small(app), lh = mw__text_line_height(tx, fs);
+    mw_text_t *tx = vc->text;
+    int fs = mw__font_small(vc->layout), lh = mw__text_line_height(tx, fs);
     mw_rgba_t txt = mw__hex(MW_COLOR_TEXT, 1), dim = mw__hex(MW_COLOR_DIM, 1);
-    float pad = mw__px(app, 10);
-    mw__batch_rect(&app->batch, (float)p->x, (float)p->y, (float)p->w, (float)p->h,
+    float pad = mw__px(vc->layout, 10);
+    mw__batch_rect(vc->batch, (float)p->x, (float)p->y, (float)p->w, (float)p->h,
                    mw__hex(MW_COLOR_PLOT, 1));
-    mw__batch_flush(&app->batch);
+    mw__batch_flush(vc->batch);
     if (t->have_data) {
         float q[24] = {(float)p->x,          (float)p->y,          0, 0,
                        (float)(p->x + p->w), (float)p->y,          1, 0,
@@ -189,7 +182,7 @@ void mw__matrix_draw(mw_app_t *app)
                        (float)(p->x + p->w), (float)(p->y + p->h), 1, 1,
                        (float)p->x,          (float)(p->y + p->h), 0, 1};
         float proj[16];
-        mw__gl_ortho(proj, app->fb_w, app->fb_h);
+        mw__gl_ortho(proj, vc->fb_w, vc->fb_h);
         glUseProgram(t->prog_tex);
         glUniformMatrix4fv(t->u_tex_proj, 1, GL_FALSE, proj);
         glActiveTexture(GL_TEXTURE0);
@@ -208,12 +201,12 @@ void mw__matrix_draw(mw_app_t *app)
     mw_rgba_t edge = mw__hex(0x9aa3b5, 0.55f);
     for (int i = 0; i < t->mx.n_edges; i++) {
         float e = (float)t->mx.node_edges[i] * cw;
-        mw__batch_rect(&app->batch, (float)p->x + e, (float)p->y, 1, (float)p->h, edge);
-        mw__batch_rect(&app->batch, (float)p->x, (float)p->y + e, (float)p->w, 1, edge);
+        mw__batch_rect(vc->batch, (float)p->x + e, (float)p->y, 1, (float)p->h, edge);
+        mw__batch_rect(vc->batch, (float)p->x, (float)p->y + e, (float)p->w, 1, edge);
     }
-    mw__batch_frame(&app->batch, (float)p->x - 1, (float)p->y - 1, (float)p->w + 2, (float)p->h + 2,
+    mw__batch_frame(vc->batch, (float)p->x - 1, (float)p->y - 1, (float)p->w + 2, (float)p->h + 2,
                     1, mw__hex(MW_COLOR_AXIS, 1));
-    draw_pick(app);
+    draw_pick(vc, t);
     /* Axes: rank numbers at the ends and middle. */
     uint32_t n = t->mx.n_ranks;
     mw__text_draw(tx, fs, (float)(p->x + p->w / 2), (float)p->y - (float)lh * 2 - 2,
@@ -231,21 +224,21 @@ void mw__matrix_draw(mw_app_t *app)
 
     /* The legend column. */
     float lx = (float)(p->x + p->w) + 2 * pad, ly = (float)p->y;
-    mw__text_drawf(tx, app->layout.font_px, lx, ly, MW_ALIGN_LEFT, mw__hex(MW_COLOR_ACCENT, 1),
+    mw__text_drawf(tx, vc->layout->font_px, lx, ly, MW_ALIGN_LEFT, mw__hex(MW_COLOR_ACCENT, 1),
                    "%s", t->what);
-    ly += (float)mw__text_line_height(tx, app->layout.font_px) + 4;
+    ly += (float)mw__text_line_height(tx, vc->layout->font_px) + 4;
     mw__text_drawf(tx, fs, lx, ly, MW_ALIGN_LEFT, txt, "%s per cell (%s)  ·  m, t",
                    t->mx_bytes ? "bytes" : "messages", t->log ? "log" : "linear");
     ly += (float)lh + 2;
-    mw_rect_t bar = {(int)lx, (int)ly, (int)mw__px(app, 260), (int)mw__px(app, 12)};
+    mw_rect_t bar = {(int)lx, (int)ly, (int)mw__px(vc->layout, 260), (int)mw__px(vc->layout, 12)};
     for (int i = 0; i < bar.w; i++) {
         mw_rgb_t c = mw_ramp(bar.w > 1 ? (float)i / (float)(bar.w - 1) : 1);
-        mw__batch_rect(&app->batch, (float)(bar.x + i), (float)bar.y, 1, (float)bar.h,
+        mw__batch_rect(vc->batch, (float)(bar.x + i), (float)bar.y, 1, (float)bar.h,
                        mw__rgba(c.r, c.g, c.b, 1));
     }
     t->legend_bar = bar;
     ly += (float)bar.h + 2;
-    mw_scale_t s = mw__matrix_scale(app);
+    mw_scale_t s = mw__matrix_scale(t);
     char a[32], b[32];
     if (t->mx_bytes) {
         mw__format_bytes((uint64_t)s.min, a, sizeof a);
@@ -282,13 +275,11 @@ void mw__matrix_draw(mw_app_t *app)
     }
 }
 
-void mw__matrix_pick(mw_app_t *app, int x, int y)
+void mw__matrix_pick(const mw_view_ctx_t *vc, mw_topo_gl_t *t, int x, int y)
 {
-    mw_topo_gl_t *t = &app->tp;
-    mw__matrix_update(app);
+    mw__matrix_update(vc, t);
     int sb = 0, db = 0;
-    t->mx_pick = mw__matrix_cell_at(app, x, y, &sb, &db);
+    t->mx_pick = mw__matrix_cell_at(t, x, y, &sb, &db);
     t->mx_src_bin = sb;
     t->mx_dst_bin = db;
-    app->dirty = 1;
 }

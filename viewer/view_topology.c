@@ -1,6 +1,9 @@
 /* view_topology.c: the 3D topology view: node planes, hardware boxes, ranks and their lines.
  *
- * DESIGN: everything comes from topo.c. The view keeps three instance buffers and refills each
+ * DESIGN: everything comes from the model's topology modules (topo.h: the shared layout, lines,
+ * colours, curves, camera, picking); the view receives what it draws (an mw_view_ctx_t: the
+ * model, the screen layout, the batch, the text) and its own state (mw_topo_gl_t, view_topo.h),
+ * never the whole application. The view keeps three instance buffers and refills each
  * only when what it shows changed: the boxes (planes and hardware, per job layout), the rank
  * markers (per layout and per window or step, for their metric colors) and the line curves (per
  * window or step, color mode, bundling, periodic option). A frame is then a handful of
@@ -146,9 +149,17 @@ static void instance_vao(GLuint vao, GLuint cube, GLuint inst)
     glBindVertexArray(0);
 }
 
-int mw__topo_init(mw_app_t *app)
+int mw__topo_init(mw_topo_gl_t *t, const mw_viewer_options_t *opt)
 {
-    mw_topo_gl_t *t = &app->tp;
+    t->opt.window_given = opt->window_given;
+    t->opt.window_n = opt->window_n;
+    t->opt.step_given = opt->step_given;
+    t->opt.step_n = opt->step_n;
+    t->opt.camera_given = opt->camera_given;
+    t->opt.cam_yaw = opt->cam_yaw;
+    t->opt.cam_pitch = opt->cam_pitch;
+    t->opt.cam_distance = opt->cam_distance;
+    t->opt.cam_zoom = opt->cam_zoom;
     t->prog_box = mw__gl_program("topology boxes", box_vs, box_fs, NULL);
     t->prog_line = mw__gl_program("topology lines", line_vs, line_fs, NULL);
     if (!t->prog_box || !t->prog_line)
@@ -203,9 +214,8 @@ int mw__topo_init(mw_app_t *app)
     return mw__gl_check("topology setup");
 }
 
-void mw__topo_free(mw_app_t *app)
+void mw__topo_free(mw_topo_gl_t *t)
 {
-    mw_topo_gl_t *t = &app->tp;
     if (t->prog_box)
         glDeleteProgram(t->prog_box);
     if (t->prog_line)
@@ -248,25 +258,23 @@ static uint64_t job_signature(const Mpiwatch__JobInfo *job)
     return h | 1;
 }
 
-mw_pairs_t mw__topo_pairs(mw_app_t *app)
+mw_pairs_t mw__topo_pairs(const mw_model_t *m, const mw_topo_gl_t *t)
 {
-    mw_topo_gl_t *t = &app->tp;
     if (t->step_mode)
-        return mw_pairs_of_step(mw_model_step_at(app->model, t->step_idx));
-    return mw_pairs_of_window(mw_model_window(app->model, t->window));
+        return mw_pairs_of_step(mw_model_step_at(m, t->step_idx));
+    return mw_pairs_of_window(mw_model_window(m, t->window));
 }
 
 /* Applies the cursor rules: following shows the newest; the options' window or step once they
  * exist. */
-static void topo_cursor(mw_app_t *app)
+static void topo_cursor(const mw_model_t *m, mw_topo_gl_t *t)
 {
-    mw_topo_gl_t *t = &app->tp;
     uint64_t oldest = 0, newest = 0;
-    int ext = mw_model_extent(app->model, &oldest, &newest) == 0;
-    size_t ns = mw_model_step_count(app->model);
+    int ext = mw_model_extent(m, &oldest, &newest) == 0;
+    size_t ns = mw_model_step_count(m);
     if (t->step_mode) {
-        if (app->opt.step_given && !t->follow) {
-            long i = mw_model_step_find(app->model, app->opt.step_n);
+        if (t->opt.step_given && !t->follow) {
+            long i = mw_model_step_find(m, t->opt.step_n);
             if (i >= 0)
                 t->step_idx = (size_t)i;
         }
@@ -275,8 +283,8 @@ static void topo_cursor(mw_app_t *app)
         if (ns && t->step_idx >= ns)
             t->step_idx = ns - 1;
     } else if (ext) {
-        if (app->opt.window_given && !t->follow && t->window < oldest)
-            t->window = oldest + app->opt.window_n;
+        if (t->opt.window_given && !t->follow && t->window < oldest)
+            t->window = oldest + t->opt.window_n;
         if (t->follow)
             t->window = newest;
         if (t->window < oldest)
@@ -285,7 +293,7 @@ static void topo_cursor(mw_app_t *app)
             t->window = newest;
     }
     if (t->step_mode) {
-        const Mpiwatch__Step *s = mw_model_step_at(app->model, t->step_idx);
+        const Mpiwatch__Step *s = mw_model_step_at(m, t->step_idx);
         if (s)
             snprintf(t->what, sizeof t->what, "step %" PRIu64 "  (%zu of %zu kept)", s->step,
                      t->step_idx + 1, ns);
@@ -299,61 +307,59 @@ static void topo_cursor(mw_app_t *app)
     }
 }
 
-void mw__topo_step(mw_app_t *app, int delta)
+int mw__topo_step(const mw_model_t *m, mw_topo_gl_t *t, int delta)
 {
-    mw_topo_gl_t *t = &app->tp;
     t->follow = 0;
     if (t->step_mode) {
-        size_t ns = mw_model_step_count(app->model);
+        size_t ns = mw_model_step_count(m);
         if (!ns)
-            return;
+            return 0;
         if (delta < 0 && t->step_idx > 0)
             t->step_idx--;
         else if (delta > 0 && t->step_idx + 1 < ns)
             t->step_idx++;
     } else {
         uint64_t oldest = 0, newest = 0;
-        if (mw_model_extent(app->model, &oldest, &newest) != 0)
-            return;
+        if (mw_model_extent(m, &oldest, &newest) != 0)
+            return 0;
         if (delta < 0 && t->window > oldest)
             t->window--;
         else if (delta > 0 && t->window < newest)
             t->window++;
     }
-    app->dirty = 1;
+    return 1;
 }
 
 /* Playing: one window or step further every PLAY_STEP_NS; at the newest, live views follow
  * and replays stop. Returns 1 when the cursor moved. */
-int mw__topo_play(mw_app_t *app, uint64_t now_ns)
+int mw__topo_play(const mw_model_t *m, mw_topo_gl_t *t, mw_source_t *src, uint64_t now_ns)
 {
-    mw_topo_gl_t *t = &app->tp;
     if (!t->playing || now_ns - t->play_ns < PLAY_STEP_NS)
         return 0;
     t->play_ns = now_ns;
     uint64_t oldest = 0, newest = 0;
-    size_t ns = mw_model_step_count(app->model);
+    size_t ns = mw_model_step_count(m);
     int at_end = t->step_mode
                      ? (ns == 0 || t->step_idx + 1 >= ns)
-                     : (mw_model_extent(app->model, &oldest, &newest) != 0 || t->window >= newest);
+                     : (mw_model_extent(m, &oldest, &newest) != 0 || t->window >= newest);
     if (at_end) {
         mw_source_status_t st;
-        mw_source_status(app->src, &st);
+        mw_source_status(src, &st);
         if (st.live)
             t->follow = 1;
         else
             t->playing = 0;
         return 0;
     }
-    mw__topo_step(app, 1);
+    mw__topo_step(m, t, 1);
     return 1;
 }
 
 /* The layout, the lines and the scales for what is shown, rebuilt when their inputs change. */
-int mw__topo_update(mw_app_t *app)
+int mw__topo_update(const mw_view_ctx_t *vc, mw_topo_gl_t *t)
 {
-    mw_topo_gl_t *t = &app->tp;
-    const Mpiwatch__JobInfo *job = mw_model_job(app->model);
+    const mw_model_t *m = vc->model;
+    const Mpiwatch__JobInfo *job = mw_model_job(m);
     uint64_t sig = job_signature(job);
     if (!t->have_layout || sig != t->layout_sig) {
         mw_topo_layout_free(&t->layout);
@@ -370,28 +376,28 @@ int mw__topo_update(mw_app_t *app)
         memset(t->lines_key, 0, sizeof t->lines_key);
         if (!t->cam_fitted && t->layout.n_nodes) {
             mw_camera_fit(&t->cam, &t->layout);
-            if (app->opt.camera_given) {
-                t->cam.yaw = app->opt.cam_yaw;
-                t->cam.pitch = app->opt.cam_pitch;
-                if (app->opt.cam_distance > 0)
-                    t->cam.distance = app->opt.cam_distance;
+            if (t->opt.camera_given) {
+                t->cam.yaw = t->opt.cam_yaw;
+                t->cam.pitch = t->opt.cam_pitch;
+                if (t->opt.cam_distance > 0)
+                    t->cam.distance = t->opt.cam_distance;
             }
-            if (app->opt.cam_zoom > 0)
-                mw_camera_zoom(&t->cam, app->opt.cam_zoom);
+            if (t->opt.cam_zoom > 0)
+                mw_camera_zoom(&t->cam, t->opt.cam_zoom);
             t->cam_fitted = 1;
         }
     }
-    topo_cursor(app);
-    const void *src = t->step_mode ? (const void *)mw_model_step_at(app->model, t->step_idx)
-                                   : (const void *)mw_model_window(app->model, t->window);
+    topo_cursor(m, t);
+    const void *src = t->step_mode ? (const void *)mw_model_step_at(m, t->step_idx)
+                                   : (const void *)mw_model_window(m, t->window);
     uint64_t key[6] = {sig,
                        (uint64_t)t->step_mode,
                        t->step_mode ? (uint64_t)t->step_idx : t->window,
                        (uint64_t)(uintptr_t)src,
-                       app->data_gen,
+                       vc->data_gen,
                        1};
     if (memcmp(key, t->lines_key, sizeof key) != 0) {
-        if (mw_topo_lines(&t->lines, &t->layout, mw__topo_pairs(app)) < 0) {
+        if (mw_topo_lines(&t->lines, &t->layout, mw__topo_pairs(m, t)) < 0) {
             fprintf(stderr, "mpiwatch-viewer: out of memory for the topology's lines\n");
             return -1;
         }
@@ -402,9 +408,8 @@ int mw__topo_update(mw_app_t *app)
 }
 
 /* The 3D area: everything between the title and the status bar. */
-static mw_rect_t topo_region(const mw_app_t *app)
+static mw_rect_t topo_region(const mw_layout_t *l)
 {
-    const mw_layout_t *l = &app->layout;
     mw_rect_t r = {0, l->title.h, l->width, l->status.y - l->title.h};
     if (r.h < 1)
         r.h = 1;
@@ -423,12 +428,11 @@ static void cull_around_target(const mw_topo_gl_t *t, const mw_rect_t *r)
     cull_radius = 0.4f * (float)(r->w > r->h ? r->w : r->h) / (ppu > 0 ? ppu : 1);
 }
 
-int mw__topo_bundled(const mw_app_t *app)
+int mw__topo_bundled(const mw_topo_gl_t *t, const mw_layout_t *l)
 {
-    const mw_topo_gl_t *t = &app->tp;
     if (t->bundles >= 0)
         return t->bundles;
-    mw_rect_t r = topo_region(app);
+    mw_rect_t r = topo_region(l);
     if (mw_topo_auto_bundles(&t->cam, &t->layout, r.h, BUNDLE_MIN_PX))
         return 1;
     /* Zoomed in: rank lines, unless more than LINE_BUDGET of them touch the nodes in view
@@ -665,9 +669,9 @@ static uint64_t nodes_in_view(const mw_topo_gl_t *t, const float mvp[16], int w,
     return key;
 }
 
-static void draw_3d(mw_app_t *app, const mw_rect_t *r, int bundled)
+static void draw_3d(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r,
+                    int bundled)
 {
-    mw_topo_gl_t *t = &app->tp;
     /* Culling by node pays once the boxes are many and a node is large on screen. */
     uint8_t *show = NULL;
     uint64_t show_key = 0;
@@ -689,7 +693,7 @@ static void draw_3d(mw_app_t *app, const mw_rect_t *r, int bundled)
     uint64_t data_key = t->lines_key[0] ^ (t->lines_key[2] * 31) ^ (t->lines_key[3] * 7) ^
                         (t->lines_key[4] * 131) ^ (uint64_t)t->step_mode;
     /* The shown window's per-rank MPI shares (none for a step). */
-    const Mpiwatch__Window *win = t->step_mode ? NULL : mw_model_window(app->model, t->window);
+    const Mpiwatch__Window *win = t->step_mode ? NULL : mw_model_window(vc->model, t->window);
     t->rank_pm = win ? win->rank_mpi_permille : NULL;
     t->n_rank_pm = win ? win->n_rank_mpi_permille : 0;
     data_key ^= (uint64_t)t->n_rank_pm * 0x9e3779b97f4a7c15ull;
@@ -727,9 +731,9 @@ static void draw_3d(mw_app_t *app, const mw_rect_t *r, int bundled)
     if (n_box > t->n_box)
         n_box = t->n_box;
 
-    glViewport(r->x, app->fb_h - r->y - r->h, r->w, r->h);
+    glViewport(r->x, vc->fb_h - r->y - r->h, r->w, r->h);
     glEnable(GL_SCISSOR_TEST);
-    glScissor(r->x, app->fb_h - r->y - r->h, r->w, r->h);
+    glScissor(r->x, vc->fb_h - r->y - r->h, r->w, r->h);
     glClearColor(0.075f, 0.082f, 0.1f, 1);
     glClearDepth(1);
     glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
@@ -760,7 +764,7 @@ static void draw_3d(mw_app_t *app, const mw_rect_t *r, int bundled)
     glUseProgram(t->prog_line);
     glUniformMatrix4fv(t->u_line_mvp, 1, GL_FALSE, t->mvp);
     glUniform1f(t->u_line_alpha, 1.0f);
-    float w = mw__px(app, bundled ? 3.0f : 1.0f);
+    float w = mw__px(vc->layout, bundled ? 3.0f : 1.0f);
     glLineWidth(w < t->line_w_max ? w : t->line_w_max);
     glBindVertexArray(t->vao_line);
     glDrawArrays(GL_LINES, 0, (GLsizei)t->n_line_verts);
@@ -771,16 +775,15 @@ static void draw_3d(mw_app_t *app, const mw_rect_t *r, int bundled)
 
     glDisable(GL_DEPTH_TEST);
     glDisable(GL_SCISSOR_TEST);
-    glViewport(0, 0, app->fb_w, app->fb_h);
+    glViewport(0, 0, vc->fb_w, vc->fb_h);
     glEnable(GL_BLEND);
 }
 
 /* Rank numbers over their markers, and node names at their planes' near edge, where they fit. */
-static void draw_labels(mw_app_t *app, const mw_rect_t *r)
+static void draw_labels(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r)
 {
-    mw_topo_gl_t *t = &app->tp;
-    mw_text_t *tx = app->text;
-    int fs = mw__font_small(app);
+    mw_text_t *tx = vc->text;
+    int fs = mw__font_small(vc->layout);
     float ppu = mw_camera_px_per_unit(&t->cam, r->h);
     t->labels_drawn = 0;
     mw_rgba_t dim = mw__hex(MW_COLOR_DIM, 1), txt = mw__hex(MW_COLOR_TEXT, 1);
@@ -814,13 +817,13 @@ static void draw_labels(mw_app_t *app, const mw_rect_t *r)
 }
 
 /* A horizontal color bar of ramp `rank` (0: the line scale's, 1: the rank metric's). */
-static void color_bar(mw_app_t *app, const mw_rect_t *b, const mw_scale_t *s, int rank)
+static void color_bar(const mw_view_ctx_t *vc, const mw_rect_t *b, const mw_scale_t *s, int rank)
 {
     int steps = b->w > 0 ? b->w : 1;
     for (int i = 0; i < steps; i++) {
         float u = steps > 1 ? (float)i / (float)(steps - 1) : 1;
         mw_rgb_t c = rank ? rank_ramp(u) : s->ranks ? mw_hue_ramp(u) : mw_ramp(u);
-        mw__batch_rect(&app->batch, (float)(b->x + i), (float)b->y, 1, (float)b->h,
+        mw__batch_rect(vc->batch, (float)(b->x + i), (float)b->y, 1, (float)b->h,
                        mw__rgba(c.r, c.g, c.b, 1));
     }
 }
@@ -836,16 +839,16 @@ static void format_value(double v, int bytes, char *buf, size_t len)
 }
 
 /* The legend: the line color scale with its min and max, the rank metric, the line styles. */
-static void draw_legend(mw_app_t *app, const mw_rect_t *r, int bundled)
+static void draw_legend(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r,
+                        int bundled)
 {
-    mw_topo_gl_t *t = &app->tp;
-    mw_text_t *tx = app->text;
-    int fs = mw__font_small(app), lh = mw__text_line_height(tx, fs);
-    float pad = mw__px(app, 10);
-    float w = mw__px(app, 350), h = (float)lh * 8 + 2 * pad;
+    mw_text_t *tx = vc->text;
+    int fs = mw__font_small(vc->layout), lh = mw__text_line_height(tx, fs);
+    float pad = mw__px(vc->layout, 10);
+    float w = mw__px(vc->layout, 350), h = (float)lh * 8 + 2 * pad;
     float x = (float)r->x + pad, y = (float)(r->y + r->h) - h - pad;
-    mw__batch_rect(&app->batch, x, y, w, h, mw__hex(0x1d2028, 0.92f));
-    mw__batch_frame(&app->batch, x, y, w, h, mw__px(app, 1), mw__hex(MW_COLOR_GRID, 1));
+    mw__batch_rect(vc->batch, x, y, w, h, mw__hex(0x1d2028, 0.92f));
+    mw__batch_frame(vc->batch, x, y, w, h, mw__px(vc->layout, 1), mw__hex(MW_COLOR_GRID, 1));
     mw_rgba_t txt = mw__hex(MW_COLOR_TEXT, 1), dim = mw__hex(MW_COLOR_DIM, 1);
     float cy = y + pad;
     const char *what = t->color == MW_TOPO_COLOR_MESSAGES ? "messages"
@@ -860,18 +863,18 @@ static void draw_legend(mw_app_t *app, const mw_rect_t *r, int bundled)
                    t->scale.ranks ? ""
                    : t->scale.log ? " (log)"
                                   : " (linear)");
-    cy += (float)lh + mw__px(app, 2);
-    mw_rect_t bar = {(int)(x + pad), (int)cy, (int)(w - 2 * pad), (int)mw__px(app, 10)};
-    color_bar(app, &bar, &t->scale, 0);
+    cy += (float)lh + mw__px(vc->layout, 2);
+    mw_rect_t bar = {(int)(x + pad), (int)cy, (int)(w - 2 * pad), (int)mw__px(vc->layout, 10)};
+    color_bar(vc, &bar, &t->scale, 0);
     t->legend_bar = bar;
-    cy += (float)bar.h + mw__px(app, 2);
+    cy += (float)bar.h + mw__px(vc->layout, 2);
     char a[32], b[32];
     int bytes = t->color == MW_TOPO_COLOR_BYTES;
     format_value(t->scale.min, bytes, a, sizeof a);
     format_value(t->scale.max, bytes, b, sizeof b);
     mw__text_draw(tx, fs, (float)bar.x, cy, MW_ALIGN_LEFT, dim, a);
     mw__text_draw(tx, fs, (float)(bar.x + bar.w), cy, MW_ALIGN_RIGHT, dim, b);
-    cy += (float)lh + mw__px(app, 4);
+    cy += (float)lh + mw__px(vc->layout, 4);
 
     int share = t->n_rank_pm == t->layout.n_ranks && t->n_rank_pm > 0;
     if (share)
@@ -880,11 +883,11 @@ static void draw_legend(mw_app_t *app, const mw_rect_t *r, int bundled)
     else
         mw__text_drawf(tx, fs, x + pad, cy, MW_ALIGN_LEFT, txt,
                        "ranks: bytes sent in this %s (log)", t->step_mode ? "step" : "window");
-    cy += (float)lh + mw__px(app, 2);
-    mw_rect_t rb = {(int)(x + pad), (int)cy, (int)(w - 2 * pad), (int)mw__px(app, 8)};
-    color_bar(app, &rb, &t->rank_scale, 1);
+    cy += (float)lh + mw__px(vc->layout, 2);
+    mw_rect_t rb = {(int)(x + pad), (int)cy, (int)(w - 2 * pad), (int)mw__px(vc->layout, 8)};
+    color_bar(vc, &rb, &t->rank_scale, 1);
     t->rank_bar = rb;
-    cy += (float)rb.h + mw__px(app, 2);
+    cy += (float)rb.h + mw__px(vc->layout, 2);
     if (share) {
         snprintf(a, sizeof a, "0%%");
         snprintf(b, sizeof b, "100%%");
@@ -894,36 +897,36 @@ static void draw_legend(mw_app_t *app, const mw_rect_t *r, int bundled)
     }
     mw__text_draw(tx, fs, (float)rb.x, cy, MW_ALIGN_LEFT, dim, a);
     mw__text_draw(tx, fs, (float)(rb.x + rb.w), cy, MW_ALIGN_RIGHT, dim, b);
-    cy += (float)lh + mw__px(app, 6);
+    cy += (float)lh + mw__px(vc->layout, 6);
 
     /* Line styles: solid intra-node, dashed inter-node, dim at the sender. */
-    float sx = x + pad, sw = mw__px(app, 36), lw = mw__px(app, 2), my = cy + (float)lh / 2;
+    float sx = x + pad, sw = mw__px(vc->layout, 36), lw = mw__px(vc->layout, 2), my = cy + (float)lh / 2;
     mw_rgba_t lc = mw__hex(0xd8dce3, 1);
-    mw__batch_line(&app->batch, sx, my, sx + sw, my, lw, lc);
-    mw__text_draw(tx, fs, sx + sw + mw__px(app, 6), cy, MW_ALIGN_LEFT, dim, "intra-node");
+    mw__batch_line(vc->batch, sx, my, sx + sw, my, lw, lc);
+    mw__text_draw(tx, fs, sx + sw + mw__px(vc->layout, 6), cy, MW_ALIGN_LEFT, dim, "intra-node");
     float dx = sx + w / 2 - pad;
     for (int i = 0; i < 4; i++)
-        mw__batch_line(&app->batch, dx + (float)i * sw / 4, my, dx + (float)i * sw / 4 + sw / 7, my,
+        mw__batch_line(vc->batch, dx + (float)i * sw / 4, my, dx + (float)i * sw / 4 + sw / 7, my,
                        lw, lc);
-    mw__text_draw(tx, fs, dx + sw + mw__px(app, 6), cy, MW_ALIGN_LEFT, dim, "inter-node");
-    cy += (float)lh + mw__px(app, 2);
+    mw__text_draw(tx, fs, dx + sw + mw__px(vc->layout, 6), cy, MW_ALIGN_LEFT, dim, "inter-node");
+    cy += (float)lh + mw__px(vc->layout, 2);
     mw__text_draw(tx, fs, x + pad, cy, MW_ALIGN_LEFT, dim,
                   "dim end: sender (leaves its base) → arrives on top");
 }
 
-static void draw_info(mw_app_t *app, const mw_rect_t *r, int bundled)
+static void draw_info(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r,
+                      int bundled)
 {
-    mw_topo_gl_t *t = &app->tp;
-    mw_text_t *tx = app->text;
-    int fs = mw__font_small(app), lh = mw__text_line_height(tx, fs);
-    float pad = mw__px(app, 10), x = (float)r->x + pad, y = (float)r->y + pad;
+    mw_text_t *tx = vc->text;
+    int fs = mw__font_small(vc->layout), lh = mw__text_line_height(tx, fs);
+    float pad = mw__px(vc->layout, 10), x = (float)r->x + pad, y = (float)r->y + pad;
     mw_rgba_t txt = mw__hex(MW_COLOR_TEXT, 1), dim = mw__hex(MW_COLOR_DIM, 1);
-    mw__text_drawf(tx, app->layout.font_px, x, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_ACCENT, 1),
+    mw__text_drawf(tx, vc->layout->font_px, x, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_ACCENT, 1),
                    "%s%s", t->what,
                    t->playing  ? "  ▶"
                    : t->follow ? "  (newest)"
                                : "");
-    y += (float)mw__text_line_height(tx, app->layout.font_px);
+    y += (float)mw__text_line_height(tx, vc->layout->font_px);
     const mw_topo_lines_t *L = &t->lines;
     if (!t->have_data) {
         mw__text_draw(tx, fs, x, y, MW_ALIGN_LEFT, dim, "not loaded");
@@ -946,17 +949,16 @@ static void draw_info(mw_app_t *app, const mw_rect_t *r, int bundled)
                    t->layout.n_ranks);
 }
 
-static void draw_pick(mw_app_t *app, const mw_rect_t *r)
+static void draw_pick(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r)
 {
-    mw_topo_gl_t *t = &app->tp;
     if (t->pick.kind == MW_TOPO_PICK_NONE)
         return;
-    mw_text_t *tx = app->text;
-    int fs = mw__font_small(app), lh = mw__text_line_height(tx, fs);
-    float pad = mw__px(app, 10), w = mw__px(app, 290), h = (float)lh * 4 + 2 * pad;
+    mw_text_t *tx = vc->text;
+    int fs = mw__font_small(vc->layout), lh = mw__text_line_height(tx, fs);
+    float pad = mw__px(vc->layout, 10), w = mw__px(vc->layout, 290), h = (float)lh * 4 + 2 * pad;
     float x = (float)(r->x + r->w) - w - pad, y = (float)r->y + pad;
-    mw__batch_rect(&app->batch, x, y, w, h, mw__hex(0x1d2028, 0.92f));
-    mw__batch_frame(&app->batch, x, y, w, h, mw__px(app, 1), mw__hex(MW_COLOR_ACCENT, 1));
+    mw__batch_rect(vc->batch, x, y, w, h, mw__hex(0x1d2028, 0.92f));
+    mw__batch_frame(vc->batch, x, y, w, h, mw__px(vc->layout, 1), mw__hex(MW_COLOR_ACCENT, 1));
     mw_rgba_t txt = mw__hex(MW_COLOR_TEXT, 1);
     char a[32];
     float cy = y + pad;
@@ -997,35 +999,32 @@ static void draw_pick(mw_app_t *app, const mw_rect_t *r)
     }
 }
 
-void mw__topo_draw(mw_app_t *app)
+void mw__topo_draw(const mw_view_ctx_t *vc, mw_topo_gl_t *t)
 {
-    mw_topo_gl_t *t = &app->tp;
-    mw_rect_t r = topo_region(app);
+    mw_rect_t r = topo_region(vc->layout);
     t->region = r;
-    if (mw__topo_update(app) < 0)
+    if (mw__topo_update(vc, t) < 0)
         return;
-    int bundled = mw__topo_bundled(app);
+    int bundled = mw__topo_bundled(t, vc->layout);
     t->bundled = bundled;
-    mw__batch_flush(&app->batch);
-    mw__text_flush(app->text);
+    mw__batch_flush(vc->batch);
+    mw__text_flush(vc->text);
     if (t->layout.n_nodes)
-        draw_3d(app, &r, bundled);
-    draw_labels(app, &r);
-    draw_info(app, &r, bundled);
-    draw_legend(app, &r, bundled);
-    draw_pick(app, &r);
+        draw_3d(vc, t, &r, bundled);
+    draw_labels(vc, t, &r);
+    draw_info(vc, t, &r, bundled);
+    draw_legend(vc, t, &r, bundled);
+    draw_pick(vc, t, &r);
 }
 
-mw_topo_pick_t mw__topo_pick(mw_app_t *app, int x, int y)
+mw_topo_pick_t mw__topo_pick(const mw_view_ctx_t *vc, mw_topo_gl_t *t, int x, int y)
 {
-    mw_topo_gl_t *t = &app->tp;
-    mw_rect_t r = topo_region(app);
-    mw__topo_update(app);
-    int bundled = mw__topo_bundled(app);
+    mw_rect_t r = topo_region(vc->layout);
+    mw__topo_update(vc, t);
+    int bundled = mw__topo_bundled(t, vc->layout);
     float mvp[16];
     mw_camera_matrix(&t->cam, (float)r.w / (float)(r.h > 0 ? r.h : 1), mvp);
     t->pick = mw_topo_pick(&t->layout, &t->lines, bundled, t->periodic, mvp, r.w, r.h,
-                           (float)(x - r.x), (float)(y - r.y), mw__px(app, PICK_RADIUS_PX));
-    app->dirty = 1;
+                           (float)(x - r.x), (float)(y - r.y), mw__px(vc->layout, PICK_RADIUS_PX));
     return t->pick;
 }
