@@ -36,7 +36,7 @@ uint64_t mw__now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void mw_options_defaults(mw_options_t *o)
+void mw__viewer_options_defaults(mw_viewer_options_t *o)
 {
     memset(o, 0, sizeof *o);
     o->show = MW_SHOW_ALL;
@@ -114,7 +114,7 @@ static void app_target_size(mw_app_t *app)
 /* The view as the options ask for it (at start, and when a new job replaces the model's). */
 static void app_view_reset(mw_app_t *app)
 {
-    const mw_options_t *opt = &app->opt;
+    const mw_viewer_options_t *opt = &app->opt;
     mw_view_init(&app->view);
     if (opt->repr_given)
         app->view.repr = opt->repr;
@@ -150,7 +150,7 @@ static void app_view_reset(mw_app_t *app)
     t->mx_bytes = opt->color == MW_TOPO_COLOR_BYTES;
 }
 
-int mw_app_init(mw_app_t *app, const mw_options_t *opt, int headless)
+int mw__app_init(mw_app_t *app, const mw_viewer_options_t *opt, int headless)
 {
     memset(app, 0, sizeof *app);
     app->opt = *opt;
@@ -181,8 +181,8 @@ int mw_app_init(mw_app_t *app, const mw_options_t *opt, int headless)
     app->text = mw__text_new();
     if (!app->text)
         return -1;
-    if (mw__timeline_init(app) < 0 || mw__density_init(app) < 0 || mw__topo_init(app) < 0 ||
-        mw__matrix_init(app) < 0)
+    if (mw__timeline_init(&app->tl) < 0 || mw__density_init(&app->dn) < 0 || mw__topo_init(&app->tp, &app->opt) < 0 ||
+        mw__matrix_init(&app->tp) < 0)
         return -1;
 
     app->model = mw_model_new(opt->cache_mb << 20);
@@ -224,7 +224,7 @@ int mw_app_init(mw_app_t *app, const mw_options_t *opt, int headless)
     return mw__gl_check("setup");
 }
 
-void mw_app_cleanup(mw_app_t *app)
+void mw__app_cleanup(mw_app_t *app)
 {
     if (app->ctl)
         mw_control_free(app->ctl);
@@ -233,10 +233,10 @@ void mw_app_cleanup(mw_app_t *app)
     if (app->model)
         mw_model_free(app->model);
     if (app->ctx) {
-        mw__density_free(app);
-        mw__timeline_free(app);
-        mw__matrix_free(app);
-        mw__topo_free(app);
+        mw__density_free(&app->dn);
+        mw__timeline_free(&app->tl);
+        mw__matrix_free(&app->tp);
+        mw__topo_free(&app->tp);
         mw__text_free(app->text);
         mw__batch_free(&app->batch);
         if (app->fbo.fbo)
@@ -344,10 +344,12 @@ int mw__app_update(mw_app_t *app, uint64_t now_ns)
 
     mw__app_layout(app);
     if (mw__app_topo(app)) {
-        int moved = mw__topo_play(app, now_ns);
+        int moved = mw__topo_play(app->model, &app->tp, app->src, now_ns);
         mw_topo_gl_t *t = &app->tp;
         uint64_t before = t->step_mode ? t->step_idx : t->window;
-        if (mw__topo_update(app) < 0)
+        mw_view_ctx_t tvc;
+        mw__app_view_ctx(app, &tvc);
+        if (mw__topo_update(&tvc, t) < 0)
             return -1;
         if (moved || before != (t->step_mode ? t->step_idx : t->window))
             app->dirty = 1;
@@ -446,6 +448,35 @@ const char *mw__app_steer_note(const mw_app_t *app, uint64_t now_ns, int *state)
         return NULL;
     *state = n->state;
     return n->text;
+}
+
+void mw__app_view_ctx(const mw_app_t *app, mw_view_ctx_t *vc)
+{
+    vc->model = app->model;
+    vc->view = &app->view;
+    vc->layout = &app->layout;
+    vc->pick = &app->pick;
+    vc->data_gen = app->data_gen;
+    /* The batch and the text are the app's drawing tools: views draw through them. */
+    vc->batch = (mw_batch_t *)&app->batch;
+    vc->text = app->text;
+    vc->fb_w = app->fb_w;
+    vc->fb_h = app->fb_h;
+}
+
+void mw__app_panels_state(const mw_app_t *app, mw_panels_state_t *ps)
+{
+    mw_source_status(app->src, &ps->src);
+    ps->topo = mw__app_topo(app);
+    ps->headless = app->headless;
+    ps->fps = app->fps;
+    ps->steer_state = 0;
+    ps->steer_note = mw__app_steer_note(app, mw__now_ns(), &ps->steer_state);
+    ps->prompt.steering = app->ctl != NULL;
+    ps->prompt.open = app->prompt_open;
+    ps->prompt.line = app->prompt;
+    ps->prompt.cur = app->prompt_cur;
+    ps->prompt.note = &app->note;
 }
 
 /* Opens the prompt, with the ranks selected in the views after an empty KEY=VALUE. */
@@ -584,19 +615,26 @@ void mw__app_render(mw_app_t *app)
     mw__batch_target(&app->batch, app->fb_w, app->fb_h);
     mw__text_target(app->text, app->fb_w, app->fb_h);
 
+    mw_view_ctx_t vc;
+    mw__app_view_ctx(app, &vc);
     if (app->show == MW_SHOW_TOPOLOGY)
-        mw__topo_draw(app);
+        mw__topo_draw(&vc, &app->tp);
     else if (app->show == MW_SHOW_MATRIX)
-        mw__matrix_draw(app);
+        mw__matrix_draw(&vc, &app->tp);
     if (app->layout.show_timeline)
-        mw__timeline_draw(app);
-    if (app->layout.show_density)
-        mw__density_draw(app);
-    mw__panels_draw(app);
+        mw__timeline_draw(&vc, &app->tl);
+    if (app->layout.show_density) {
+        const char *force = getenv("MW_BENCH_REBIN");
+        mw__density_draw(&vc, &app->dn, app->opt.bench_frames && force && !strcmp(force, "1"),
+                         mw_source_rank_busy(app->src));
+    }
+    mw_panels_state_t ps;
+    mw__app_panels_state(app, &ps);
+    mw__panels_draw(&vc, &ps);
     mw__batch_flush(&app->batch);
     mw__text_flush(app->text);
     if (app->view.show_help) {
-        mw__help_draw(app);
+        mw__help_draw(&vc);
         mw__batch_flush(&app->batch);
         mw__text_flush(app->text);
     }
@@ -626,7 +664,7 @@ static void app_save(mw_app_t *app)
         fprintf(stderr, "mpiwatch-viewer: saved %s\n", path);
 }
 
-int mw_app_frame(mw_app_t *app, int force)
+int mw__app_frame(mw_app_t *app, int force)
 {
     uint64_t now = mw__now_ns();
     if (mw__app_update(app, now) < 0)
@@ -648,19 +686,19 @@ int mw_app_frame(mw_app_t *app, int force)
     return 1;
 }
 
-int mw_app_run(mw_app_t *app)
+int mw__app_run(mw_app_t *app)
 {
     while (!app->quit) {
         SDL_Event ev;
         /* Sleep in the event queue while nothing changes, but not longer than the source
          * can wait to be polled. */
         if (!app->dirty && SDL_WaitEventTimeout(&ev, IDLE_WAIT_MS))
-            mw_app_event(app, &ev);
+            mw__app_event(app, &ev);
         while (!app->quit && SDL_PollEvent(&ev))
-            mw_app_event(app, &ev);
+            mw__app_event(app, &ev);
         if (app->quit)
             break;
-        if (mw_app_frame(app, 0) < 0)
+        if (mw__app_frame(app, 0) < 0)
             return 1;
     }
     return 0;
@@ -753,10 +791,10 @@ static int app_topo_key(mw_app_t *app, SDL_Keycode k)
 {
     switch (k) {
     case SDLK_LEFT:
-        mw__topo_step(app, -1);
+        app->dirty |= mw__topo_step(app->model, &app->tp, -1);
         break;
     case SDLK_RIGHT:
-        mw__topo_step(app, 1);
+        app->dirty |= mw__topo_step(app->model, &app->tp, 1);
         break;
     case SDLK_HOME:
         app->tp.cam_fitted = 0;
@@ -851,11 +889,11 @@ static int app_topo_char(mw_app_t *app, char c)
         break;
     case ',':
     case '<':
-        mw__topo_step(app, -1);
+        app->dirty |= mw__topo_step(app->model, &app->tp, -1);
         break;
     case '.':
     case '>':
-        mw__topo_step(app, 1);
+        app->dirty |= mw__topo_step(app->model, &app->tp, 1);
         break;
     case 'c':
         t->color = (mw_topo_color_t)((t->color + 1) % MW_TOPO_COLOR_COUNT);
@@ -1029,12 +1067,14 @@ static void app_button_up(mw_app_t *app, int button, int x, int y)
     app->drag = MW_DRAG_NONE;
     if (button != SDL_BUTTON_LEFT || app->drag_moved)
         return;
-    if (app->show == MW_SHOW_TOPOLOGY) {
-        mw__topo_pick(app, x, y);
-        return;
-    }
-    if (app->show == MW_SHOW_MATRIX) {
-        mw__matrix_pick(app, x, y);
+    if (app->show == MW_SHOW_TOPOLOGY || app->show == MW_SHOW_MATRIX) {
+        mw_view_ctx_t vc;
+        mw__app_view_ctx(app, &vc);
+        if (app->show == MW_SHOW_TOPOLOGY)
+            mw__topo_pick(&vc, &app->tp, x, y);
+        else
+            mw__matrix_pick(&vc, &app->tp, x, y);
+        app->dirty = 1;
         return;
     }
     if (drag == MW_DRAG_SELECT) {
@@ -1050,7 +1090,7 @@ static void app_button_up(mw_app_t *app, int button, int x, int y)
         mw__app_pick(app, x, y);
 }
 
-void mw_app_event(mw_app_t *app, const SDL_Event *ev)
+void mw__app_event(mw_app_t *app, const SDL_Event *ev)
 {
     float s = app->scale > 0 ? app->scale : 1.0f;
     switch (ev->type) {

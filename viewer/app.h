@@ -1,7 +1,7 @@
 /* app.h: the viewer application: options, its one state struct, and its life cycle.
  *
- * DESIGN: sokol-style. main.c parses the command line into mw_options_t and then drives
- * mw_app_init / mw_app_event / mw_app_frame / mw_app_cleanup (interactive) or hands the app to
+ * DESIGN: sokol-style. main.c parses the command line into mw_viewer_options_t and then drives
+ * mw__app_init / mw__app_event / mw__app_frame / mw__app_cleanup (interactive) or hands the app to
  * snapshot.c (headless PNG, benchmarks). The app owns the model (model.h) and the data source
  * (source.h); each frame it polls the source without blocking, updates the view state, tells
  * the model what is on screen, and draws the model's answers through the views (views.h).
@@ -71,7 +71,7 @@ typedef struct {
 #define MW_STEER_OPTS_MAX 8
     const char *steer[MW_STEER_OPTS_MAX];
     int n_steer;
-} mw_options_t;
+} mw_viewer_options_t;
 
 /* The call view's GL state and its cache of the last binning (view_density.c). */
 typedef struct {
@@ -105,72 +105,12 @@ typedef struct {
     double mean_efficiency; /* over columns with data, -1 when none */
 } mw_timeline_gl_t;
 
-/* The topology and matrix views: their view state (what is shown, how), the model's answers for
- * it (layout, lines, matrix bins) cached until their inputs change, and their GL objects. */
-typedef struct {
-    /* What is shown: a window (relative to the oldest) or a time step (an index into the
-     * model's steps); following: the newest one. */
-    int step_mode;
-    int follow;
-    /* The shown window's per-rank MPI shares (Window.rank_mpi_permille), when it has them: the
-     * ranks' default color; otherwise the bytes they sent. */
-    const uint32_t *rank_pm;
-    size_t n_rank_pm;
-    uint64_t window; /* absolute window index */
-    size_t step_idx;
-    int playing;
-    uint64_t play_ns;
-    mw_topo_color_t color;
-    int bundles; /* -1 auto */
-    int periodic;
-    int log; /* log color scales */
-    int labels;
-    mw_camera_t cam;
-    int cam_fitted;
-    /* The model's answers. */
-    mw_topo_layout_t layout;
-    uint64_t layout_sig;
-    int have_layout;
-    mw_topo_lines_t lines;
-    int have_data; /* the shown window or step is in the model */
-    uint64_t lines_key[6];
-    int bundled; /* lines drawn as bundles in the last frame */
-    mw_scale_t scale, rank_scale;
-    size_t curves; /* drawn */
-    char what[96]; /* "window 3 of 20" */
-    /* The last pick. */
-    mw_topo_pick_t pick;
-    int mx_pick; /* a matrix cell was picked */
-    int mx_src_bin, mx_dst_bin;
-    /* GL: boxes and rank markers (instanced cubes), lines (instanced curves). */
-    GLuint prog_box, prog_line;
-    GLint u_box_mvp, u_line_mvp, u_line_alpha;
-    GLuint vao_box, vao_rank, vao_rankpt, vao_line, vbo_cube, vbo_box, vbo_rank, vbo_line;
-    size_t n_box, n_rank, n_line;
-    uint64_t box_sig, rank_key, line_key;
-    size_t n_line_verts; /* vertices of the curves' segments in vbo_line */
-    float line_w_max;
-    float mvp[16];
-    mw_rect_t region;      /* the 3D viewport or the matrix' area, pixels */
-    mw_rect_t legend_bar;  /* the color bar of the line (matrix: cell) scale */
-    mw_rect_t rank_bar;    /* the color bar of the rank metric */
-    int labels_drawn;
-    /* The matrix. */
-    mw_matrix_t mx;
-    int mx_valid;
-    uint64_t mx_key[5];
-    mw_rect_t mx_plot;
-    GLuint prog_tex, tex, vao_quad, vbo_quad;
-    GLint u_tex_proj, u_tex;
-    unsigned char *rgba;
-    size_t rgba_cap;
-    int mx_bytes; /* the matrix shows bytes (else messages) */
-} mw_topo_gl_t;
+#include "view_topo.h" /* mw_topo_gl_t: the topology and matrix views' state */
 
 typedef enum { MW_DRAG_NONE, MW_DRAG_SELECT, MW_DRAG_PAN, MW_DRAG_ORBIT } mw_drag_t;
 
 typedef struct mw_app {
-    mw_options_t opt;
+    mw_viewer_options_t opt;
     SDL_Window *win;
     SDL_GLContext ctx;
     int headless; /* rendering into `fbo`, no window shown */
@@ -206,7 +146,8 @@ typedef struct mw_app {
      * results of the --steer requests. */
     mw_control_t *ctl;
     int prompt_open;
-    char prompt[1400]; /* what is typed: KEY=VALUE [RANKS] */
+#define MW_PROMPT_MAX 1400
+    char prompt[MW_PROMPT_MAX]; /* what is typed: KEY=VALUE [RANKS] */
     size_t prompt_cur; /* the cursor, a byte offset */
     int steer_next;    /* the next --steer to send */
     uint64_t steer_id; /* request id of the --steer in flight, 0 none */
@@ -224,18 +165,18 @@ typedef struct mw_app {
 } mw_app_t;
 
 /* Sets the defaults of every option. */
-void mw_options_defaults(mw_options_t *o);
+void mw__viewer_options_defaults(mw_viewer_options_t *o);
 
 /* Opens the window (or, headless, a hidden window and an offscreen target of the --size),
  * the GL context, the text, the views, the model and the source. -1 after printing why. */
-int mw_app_init(mw_app_t *app, const mw_options_t *opt, int headless);
-void mw_app_event(mw_app_t *app, const SDL_Event *ev);
+int mw__app_init(mw_app_t *app, const mw_viewer_options_t *opt, int headless);
+void mw__app_event(mw_app_t *app, const SDL_Event *ev);
 /* One frame: poll the source, update the view, draw when something changed (or `force`).
  * Returns 1 when a frame was drawn, 0 when nothing needed drawing, -1 on a fatal error. */
-int mw_app_frame(mw_app_t *app, int force);
-void mw_app_cleanup(mw_app_t *app);
+int mw__app_frame(mw_app_t *app, int force);
+void mw__app_cleanup(mw_app_t *app);
 /* Interactive main loop: events, frames, idle waits; returns the exit status. */
-int mw_app_run(mw_app_t *app);
+int mw__app_run(mw_app_t *app);
 
 /* Pieces snapshot.c reuses. */
 uint64_t mw__now_ns(void);

@@ -83,7 +83,7 @@ static int parse_double(const char *s, double *out)
     return 0;
 }
 
-static int parse_options(mw_options_t *o, int argc, char **argv, int *help, int *version)
+static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *help, int *version)
 {
     enum {
         OPT_CONNECT = 256,
@@ -456,9 +456,9 @@ static int parse_options(mw_options_t *o, int argc, char **argv, int *help, int 
 
 int main(int argc, char **argv)
 {
-    mw_options_t opt;
+    mw_viewer_options_t opt;
     int help = 0, version = 0;
-    mw_options_defaults(&opt);
+    mw__viewer_options_defaults(&opt);
     if (parse_options(&opt, argc, argv, &help, &version) < 0) {
         fprintf(stderr, "mpiwatch-viewer: try --help\n");
         return 2;
@@ -483,17 +483,17 @@ int main(int argc, char **argv)
     int headless = opt.snapshot || (opt.bench_frames && offscreen);
 
     static mw_app_t app;
-    if (mw_app_init(&app, &opt, headless) < 0) {
-        mw_app_cleanup(&app);
+    if (mw__app_init(&app, &opt, headless) < 0) {
+        mw__app_cleanup(&app);
         return 1;
     }
     int status;
     if (opt.snapshot)
-        status = mw_snapshot_run(&app);
+        status = mw__snapshot_run(&app);
     else if (opt.bench_frames)
-        status = mw_bench_run(&app);
+        status = mw__bench_run(&app);
     else
-        status = mw_app_run(&app);
-    mw_app_cleanup(&app);
+        status = mw__app_run(&app);
+    mw__app_cleanup(&app);
     return status;
 }

@@ -49,30 +49,29 @@ void mw__format_bytes(uint64_t bytes, char *buf, size_t len)
         snprintf(buf, len, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, units[u]);
 }
 
-static void draw_title(mw_app_t *app)
+static void draw_title(const mw_view_ctx_t *vc, const mw_panels_state_t *ps)
 {
-    const mw_rect_t *r = &app->layout.title;
+    const mw_rect_t *r = &vc->layout->title;
     if (r->w <= 0 || r->h <= 0)
         return;
-    mw_text_t *t = app->text;
-    int f = app->layout.font_px, fs = mw__font_small(app);
-    float pad = mw__px(app, 8);
+    mw_text_t *t = vc->text;
+    int f = vc->layout->font_px, fs = mw__font_small(vc->layout);
+    float pad = mw__px(vc->layout, 8);
     float y = (float)r->y + ((float)r->h - (float)mw__text_line_height(t, f)) / 2;
-    const Mpiwatch__JobInfo *job = mw_model_job(app->model);
-    mw_source_status_t st;
-    mw_source_status(app->src, &st);
-    const char *state = st.live ? (st.ended ? "live · job ended" : "live")
-                                : (st.playing ? "replay · playing" : "replay");
+    const Mpiwatch__JobInfo *job = mw_model_job(vc->model);
+    const mw_source_status_t *st = &ps->src;
+    const char *state = st->live ? (st->ended ? "live · job ended" : "live")
+                                 : (st->playing ? "replay · playing" : "replay");
     char right[96];
     snprintf(right, sizeof right, "%s  ·  ? for help", state);
     float right_w = mw__text_width(t, fs, right);
     float ys = (float)r->y + ((float)r->h - (float)mw__text_line_height(t, fs)) / 2;
     float x = (float)r->x + pad;
     x += mw__text_draw(t, f, x, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_ACCENT, 1), "mpiwatch");
-    x += mw__px(app, 10);
+    x += mw__px(vc->layout, 10);
     /* The job line gives way to the right-hand note, and is cut when even that is not
      * enough. */
-    float room = (float)(r->x + r->w) - pad - right_w - mw__px(app, 16) - x;
+    float room = (float)(r->x + r->w) - pad - right_w - mw__px(vc->layout, 16) - x;
     int show_right = room > (float)r->w * 0.3f;
     if (!show_right)
         room = (float)(r->x + r->w) - pad - x;
@@ -107,18 +106,18 @@ static void draw_title(mw_app_t *app)
                       mw__hex(MW_COLOR_DIM, 1), right);
 }
 
-static void draw_legend(mw_app_t *app)
+static void draw_legend(const mw_view_ctx_t *vc)
 {
-    const mw_layout_t *l = &app->layout;
+    const mw_layout_t *l = vc->layout;
     const mw_rect_t *r = &l->legend;
     if (r->w <= 0 || r->h <= 0)
         return;
-    mw_batch_t *b = &app->batch;
-    mw_text_t *t = app->text;
-    int f = l->font_px, fs = mw__font_small(app);
-    float pad = mw__px(app, 6);
+    mw_batch_t *b = vc->batch;
+    mw_text_t *t = vc->text;
+    int f = l->font_px, fs = mw__font_small(vc->layout);
+    float pad = mw__px(vc->layout, 6);
     mw_legend_entry_t leg[MW_LEGEND_MAX];
-    int n = mw_model_legend(app->model, leg, MW_LEGEND_MAX);
+    int n = mw_model_legend(vc->model, leg, MW_LEGEND_MAX);
     if (n > l->legend_rows)
         n = l->legend_rows;
     int rh = l->legend_row_h > 0 ? l->legend_row_h : mw__text_line_height(t, f);
@@ -140,11 +139,11 @@ static void draw_legend(mw_app_t *app)
         float y = (float)(r->y + (i + 1) * rh);
         if (y + (float)rh > (float)(r->y + r->h) + 0.5f)
             break;
-        int highlighted = app->view.highlight_fn && leg[i].fn == app->view.highlight_fn;
-        int dimmed = app->view.highlight_fn && !highlighted;
+        int highlighted = vc->view->highlight_fn && leg[i].fn == vc->view->highlight_fn;
+        int dimmed = vc->view->highlight_fn && !highlighted;
         if (highlighted) {
             mw__batch_rect(b, (float)r->x, y, (float)r->w, (float)rh, mw__rgba(1, 1, 1, 0.08f));
-            mw__batch_frame(b, (float)r->x, y, (float)r->w, (float)rh, mw__px(app, 1.5f),
+            mw__batch_frame(b, (float)r->x, y, (float)r->w, (float)rh, mw__px(vc->layout, 1.5f),
                             mw__rgba(1, 1, 1, 0.85f));
         }
         float sw = (float)rh * 0.55f;
@@ -178,38 +177,38 @@ static void draw_legend(mw_app_t *app)
 }
 
 /* One "label  value" line of the details box; returns the next line's y. */
-static float detail_line(mw_app_t *app, const mw_rect_t *r, float y, const char *label,
+static float detail_line(const mw_view_ctx_t *vc, const mw_rect_t *r, float y, const char *label,
                          const char *value)
 {
-    mw_text_t *t = app->text;
-    int fs = mw__font_small(app);
-    float pad = mw__px(app, 8);
-    float col = (float)r->x + pad + mw__text_width(t, fs, "duration ") + mw__px(app, 6);
+    mw_text_t *t = vc->text;
+    int fs = mw__font_small(vc->layout);
+    float pad = mw__px(vc->layout, 8);
+    float col = (float)r->x + pad + mw__text_width(t, fs, "duration ") + mw__px(vc->layout, 6);
     int lh = mw__text_line_height(t, fs);
     if (y + (float)lh > (float)(r->y + r->h))
         return y;
     mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_DIM, 1), label);
     mw__text_draw(t, fs, col, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_TEXT, 1), value);
-    return y + (float)lh + mw__px(app, 1);
+    return y + (float)lh + mw__px(vc->layout, 1);
 }
 
-static void draw_details(mw_app_t *app)
+static void draw_details(const mw_view_ctx_t *vc)
 {
-    const mw_rect_t *r = &app->layout.details;
+    const mw_rect_t *r = &vc->layout->details;
     if (r->w <= 0 || r->h <= 0)
         return;
-    mw_text_t *t = app->text;
-    const mw_pick_t *p = &app->pick;
-    int f = app->layout.font_px, fs = mw__font_small(app);
-    float pad = mw__px(app, 8);
-    mw__batch_rect(&app->batch, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
+    mw_text_t *t = vc->text;
+    const mw_pick_t *p = vc->pick;
+    int f = vc->layout->font_px, fs = mw__font_small(vc->layout);
+    float pad = mw__px(vc->layout, 8);
+    mw__batch_rect(vc->batch, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
                    mw__hex(MW_COLOR_PANEL, 1));
     float y = (float)r->y + pad / 2;
     char a[96], b[96];
     if (p->kind != MW_PICK_CALL && p->kind != MW_PICK_CELL) {
         mw__text_draw(t, f, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_TEXT, 1),
                       "details");
-        y += (float)mw__text_line_height(t, f) + mw__px(app, 2);
+        y += (float)mw__text_line_height(t, f) + mw__px(vc->layout, 2);
         mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_DIM, 1),
                       "click a call in the call view");
         y += (float)mw__text_line_height(t, fs);
@@ -218,72 +217,71 @@ static void draw_details(mw_app_t *app)
         return;
     }
     const char *fn = mw_fn_name(p->fn);
-    mw_rgb_t c = mw_model_color(app->model, p->fn);
+    mw_rgb_t c = mw_model_color(vc->model, p->fn);
     float sw = (float)mw__text_line_height(t, f) * 0.55f;
     float lh = (float)mw__text_line_height(t, f);
-    mw__batch_rect(&app->batch, (float)r->x + pad, y + (lh - sw) / 2, sw, sw,
+    mw__batch_rect(vc->batch, (float)r->x + pad, y + (lh - sw) / 2, sw, sw,
                    mw__rgba(c.r, c.g, c.b, 1));
-    mw__text_draw(t, f, (float)r->x + pad + sw + mw__px(app, 6), y, MW_ALIGN_LEFT,
+    mw__text_draw(t, f, (float)r->x + pad + sw + mw__px(vc->layout, 6), y, MW_ALIGN_LEFT,
                   mw__hex(MW_COLOR_TEXT, 1), fn ? fn : "?");
-    y += lh + mw__px(app, 2);
+    y += lh + mw__px(vc->layout, 2);
     if (p->kind == MW_PICK_CALL) {
         snprintf(a, sizeof a, "%" PRIu32, p->rank);
-        y = detail_line(app, r, y, "rank", a);
-        y = detail_line(app, r, y, "host", p->host[0] ? p->host : "unknown");
-        snprintf(a, sizeof a, "%.6f s", mw_model_seconds(app->model, p->start_ns));
-        y = detail_line(app, r, y, "start", a);
+        y = detail_line(vc, r, y, "rank", a);
+        y = detail_line(vc, r, y, "host", p->host[0] ? p->host : "unknown");
+        snprintf(a, sizeof a, "%.6f s", mw_model_seconds(vc->model, p->start_ns));
+        y = detail_line(vc, r, y, "start", a);
         mw_format_duration((double)p->duration_ns, a, sizeof a);
-        y = detail_line(app, r, y, "duration", a);
+        y = detail_line(vc, r, y, "duration", a);
         if (p->bytes) {
             mw__format_bytes(p->bytes, a, sizeof a);
-            y = detail_line(app, r, y, "bytes", a);
+            y = detail_line(vc, r, y, "bytes", a);
         }
         if (p->peer >= 0) {
             snprintf(a, sizeof a, "rank %" PRId32, p->peer);
-            y = detail_line(app, r, y, "peer", a);
+            y = detail_line(vc, r, y, "peer", a);
         }
     } else {
         snprintf(a, sizeof a, "%" PRIu64 " call%s (binned)", p->cell_count,
                  p->cell_count == 1 ? "" : "s");
-        y = detail_line(app, r, y, "calls", a);
-        snprintf(a, sizeof a, "%.4f – %.4f s", mw_model_seconds(app->model, p->cell_t0_ns),
-                 mw_model_seconds(app->model, p->cell_t1_ns));
-        y = detail_line(app, r, y, "time", a);
+        y = detail_line(vc, r, y, "calls", a);
+        snprintf(a, sizeof a, "%.4f – %.4f s", mw_model_seconds(vc->model, p->cell_t0_ns),
+                 mw_model_seconds(vc->model, p->cell_t1_ns));
+        y = detail_line(vc, r, y, "time", a);
         mw_format_duration((double)p->cell_d0_ns, a, sizeof a);
         mw_format_duration((double)p->cell_d1_ns, b, sizeof b);
         char ab[200];
         snprintf(ab, sizeof ab, "%s – %s", a, b);
-        y = detail_line(app, r, y, "duration", ab);
+        y = detail_line(vc, r, y, "duration", ab);
     }
     (void)y;
 }
 
-static void draw_status(mw_app_t *app)
+static void draw_status(const mw_view_ctx_t *vc, const mw_panels_state_t *ps)
 {
-    const mw_rect_t *r = &app->layout.status;
+    const mw_rect_t *r = &vc->layout->status;
     if (r->w <= 0 || r->h <= 0)
         return;
-    mw_text_t *t = app->text;
-    int fs = mw__font_small(app);
-    float pad = mw__px(app, 8);
-    mw__batch_rect(&app->batch, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
+    mw_text_t *t = vc->text;
+    int fs = mw__font_small(vc->layout);
+    float pad = mw__px(vc->layout, 8);
+    mw__batch_rect(vc->batch, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
                    mw__hex(MW_COLOR_PANEL, 1));
     mw_model_stats_t s;
-    mw_model_stats(app->model, &s);
-    mw_source_status_t st;
-    mw_source_status(app->src, &st);
-    const char *mode = st.live ? (app->view.follow ? "live" : "live, paused")
-                               : (app->view.follow ? "replay, following" : "replay, paused");
+    mw_model_stats(vc->model, &s);
+    const mw_source_status_t *st = &ps->src;
+    const char *mode = st->live ? (vc->view->follow ? "live" : "live, paused")
+                                : (vc->view->follow ? "replay, following" : "replay, paused");
     char buf[512], right[300], fit[512];
     snprintf(buf, sizeof buf,
              "%s  ·  %" PRIu64 " windows  ·  %" PRIu32 "/%" PRIu32 " ranks reporting  ·  %" PRIu64
              " samples dropped  ·  %" PRIu64 " partial windows  ·  cache %.1f MB",
              mode, s.windows, s.ranks_reporting, s.ranks, s.samples_dropped, s.partial,
-             (double)mw_model_cached_bytes(app->model) / 1e6);
-    if (app->headless)
-        snprintf(right, sizeof right, "%s", st.what);
+             (double)mw_model_cached_bytes(vc->model) / 1e6);
+    if (ps->headless)
+        snprintf(right, sizeof right, "%s", st->what);
     else
-        snprintf(right, sizeof right, "%.0f fps", app->fps);
+        snprintf(right, sizeof right, "%.0f fps", ps->fps);
     float room = (float)r->w - 2 * pad;
     if (mw__text_width(t, fs, buf) > room * 0.75f) {
         /* Narrow windows: the same numbers with fewer words. */
@@ -291,14 +289,14 @@ static void draw_status(mw_app_t *app)
                  "%s · %" PRIu64 " win · %" PRIu32 "/%" PRIu32 " ranks · %" PRIu64
                  " dropped · %" PRIu64 " partial · %.1f MB",
                  mode, s.windows, s.ranks_reporting, s.ranks, s.samples_dropped, s.partial,
-                 (double)mw_model_cached_bytes(app->model) / 1e6);
+                 (double)mw_model_cached_bytes(vc->model) / 1e6);
     }
     float y = (float)r->y + ((float)r->h - (float)mw__text_line_height(t, fs)) / 2;
     mw_rgba_t warn = mw__hex(MW_COLOR_PAUSED, 1);
     mw_rgba_t left_c = s.samples_dropped || s.partial ? warn : mw__hex(MW_COLOR_DIM, 1);
     /* A steering result of the last few seconds takes the counters' place. */
-    int nst = 0;
-    const char *note = mw__app_steer_note(app, mw__now_ns(), &nst);
+    int nst = ps->steer_state;
+    const char *note = ps->steer_note;
     if (note) {
         snprintf(buf, sizeof buf, "steering: %s", note);
         left_c = mw__hex(nst == MW_CONTROL_SENT      ? MW_COLOR_LIVE
@@ -309,8 +307,8 @@ static void draw_status(mw_app_t *app)
     float left_w = mw__text_fit(t, fs, buf, room, fit, sizeof fit);
     mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, left_c, fit);
     /* The right-hand note only where it does not touch the counters. */
-    float right_room = room - left_w - mw__px(app, 16);
-    if (right_room > mw__px(app, 40)) {
+    float right_room = room - left_w - mw__px(vc->layout, 16);
+    if (right_room > mw__px(vc->layout, 40)) {
         char rfit[300];
         mw__text_fit(t, fs, right, right_room, rfit, sizeof rfit);
         mw__text_draw(t, fs, (float)(r->x + r->w) - pad, y, MW_ALIGN_RIGHT,
@@ -318,20 +316,20 @@ static void draw_status(mw_app_t *app)
     }
 }
 
-void mw__panels_draw(mw_app_t *app)
+void mw__panels_draw(const mw_view_ctx_t *vc, const mw_panels_state_t *ps)
 {
-    draw_title(app);
+    draw_title(vc, ps);
     /* The topology and matrix views draw their own legends and details. */
-    if (!mw__app_topo(app)) {
-        draw_legend(app);
-        draw_details(app);
-        mw__events_panel_draw(app);
+    if (!ps->topo) {
+        draw_legend(vc);
+        draw_details(vc);
+        mw__events_panel_draw(vc, ps->prompt.steering);
     }
     /* The steering prompt, when open, takes the status bar's place. */
-    if (app->prompt_open)
-        mw__prompt_draw(app);
+    if (ps->prompt.open)
+        mw__prompt_draw(vc, &ps->prompt);
     else
-        draw_status(app);
+        draw_status(vc, ps);
 }
 
 /* Every key and mouse action app.c binds. */
@@ -370,13 +368,13 @@ static const char *const help_rows[][2] = {
     {"click", "pick a rank, a line, a bundle or a matrix cell"},
 };
 
-void mw__help_draw(mw_app_t *app)
+void mw__help_draw(const mw_view_ctx_t *vc)
 {
-    mw_text_t *t = app->text;
-    int f = app->layout.font_px;
+    mw_text_t *t = vc->text;
+    int f = vc->layout->font_px;
     int lh = mw__text_line_height(t, f);
     int n = (int)(sizeof help_rows / sizeof help_rows[0]);
-    float pad = mw__px(app, 16);
+    float pad = mw__px(vc->layout, 16);
     float key_w = 0, act_w = 0;
     for (int i = 0; i < n; i++) {
         float kw = mw__text_width(t, f, help_rows[i][0]);
@@ -385,14 +383,14 @@ void mw__help_draw(mw_app_t *app)
         act_w = aw > act_w ? aw : act_w;
     }
     float w = key_w + act_w + 3 * pad, h = (float)(n + 2) * (float)lh + 2 * pad;
-    float x = ((float)app->fb_w - w) / 2, y = ((float)app->fb_h - h) / 2;
+    float x = ((float)vc->fb_w - w) / 2, y = ((float)vc->fb_h - h) / 2;
     if (x < 0)
         x = 0;
     if (y < 0)
         y = 0;
-    mw__batch_rect(&app->batch, 0, 0, (float)app->fb_w, (float)app->fb_h, mw__rgba(0, 0, 0, 0.45f));
-    mw__batch_rect(&app->batch, x, y, w, h, mw__hex(0x20242c, 0.97f));
-    mw__batch_frame(&app->batch, x, y, w, h, mw__px(app, 1), mw__hex(MW_COLOR_AXIS, 1));
+    mw__batch_rect(vc->batch, 0, 0, (float)vc->fb_w, (float)vc->fb_h, mw__rgba(0, 0, 0, 0.45f));
+    mw__batch_rect(vc->batch, x, y, w, h, mw__hex(0x20242c, 0.97f));
+    mw__batch_frame(vc->batch, x, y, w, h, mw__px(vc->layout, 1), mw__hex(MW_COLOR_AXIS, 1));
     float ty = y + pad;
     mw__text_draw(t, f, x + pad, ty, MW_ALIGN_LEFT, mw__hex(MW_COLOR_ACCENT, 1), "keys and mouse");
     ty += (float)lh * 2;

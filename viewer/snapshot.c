@@ -23,6 +23,7 @@
 #include <stb_image_write.h>
 
 #include "mw_file.h"
+#include "mw_json.h"
 #include "views.h"
 
 #define SNAPSHOT_TIMEOUT_S 20
@@ -82,7 +83,7 @@ int mw__write_png(const char *path, int w, int h)
 /* The view the snapshot options ask for, once the job and its extent are known. */
 static void snapshot_view(mw_app_t *app)
 {
-    const mw_options_t *o = &app->opt;
+    const mw_viewer_options_t *o = &app->opt;
     uint64_t oldest = 0, newest = 0;
     if (!mw_model_job(app->model) || mw_model_extent(app->model, &oldest, &newest) != 0)
         return;
@@ -105,8 +106,11 @@ static void snapshot_view(mw_app_t *app)
 static void snapshot_need(mw_app_t *app)
 {
     mw__app_layout(app);
-    if (mw__app_topo(app))
-        mw__topo_update(app);
+    if (mw__app_topo(app)) {
+        mw_view_ctx_t vc;
+        mw__app_view_ctx(app, &vc);
+        mw__topo_update(&vc, &app->tp);
+    }
     mw__app_need(app);
 }
 
@@ -169,13 +173,8 @@ static int snapshot_load(mw_app_t *app)
 
 /* ---- JSON --------------------------------------------------------------------------------- */
 
-/* Integers beyond 2^53 would lose digits as JSON doubles: write them as raw numbers. */
-static void json_u64(cJSON *o, const char *key, uint64_t v)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%" PRIu64, v);
-    cJSON_AddRawToObject(o, key, buf);
-}
+/* Integers beyond 2^53 would lose digits as JSON doubles: mw_json_add_u64 (proto/mw_json.h)
+ * writes them as raw numbers. */
 
 static const char *pick_kind_name(mw_pick_kind_t k)
 {
@@ -204,17 +203,17 @@ static cJSON *json_pick(const mw_app_t *app, const mw_pick_t *p)
         cJSON_AddNullToObject(o, "fn");
     cJSON_AddNumberToObject(o, "rank", p->rank);
     cJSON_AddStringToObject(o, "host", p->host);
-    json_u64(o, "start_ns", p->start_ns);
+    (void)mw_json_add_u64(o, "start_ns", p->start_ns);
     cJSON_AddNumberToObject(
         o, "start_s", p->kind == MW_PICK_CALL ? mw_model_seconds(app->model, p->start_ns) : 0);
-    json_u64(o, "duration_ns", p->duration_ns);
-    json_u64(o, "bytes", p->bytes);
+    (void)mw_json_add_u64(o, "duration_ns", p->duration_ns);
+    (void)mw_json_add_u64(o, "bytes", p->bytes);
     cJSON_AddNumberToObject(o, "peer", p->peer);
-    json_u64(o, "cell_t0_ns", p->cell_t0_ns);
-    json_u64(o, "cell_t1_ns", p->cell_t1_ns);
-    json_u64(o, "cell_d0_ns", p->cell_d0_ns);
-    json_u64(o, "cell_d1_ns", p->cell_d1_ns);
-    json_u64(o, "cell_count", p->cell_count);
+    (void)mw_json_add_u64(o, "cell_t0_ns", p->cell_t0_ns);
+    (void)mw_json_add_u64(o, "cell_t1_ns", p->cell_t1_ns);
+    (void)mw_json_add_u64(o, "cell_d0_ns", p->cell_d0_ns);
+    (void)mw_json_add_u64(o, "cell_d1_ns", p->cell_d1_ns);
+    (void)mw_json_add_u64(o, "cell_count", p->cell_count);
     return o;
 }
 
@@ -267,8 +266,8 @@ static cJSON *json_meta(mw_app_t *app)
         cJSON_AddStringToObject(j, "job", job->job ? job->job : "");
         cJSON_AddStringToObject(j, "program", job->program ? job->program : "");
         cJSON_AddNumberToObject(j, "size", job->size);
-        json_u64(j, "window_ns", job->window_ns);
-        json_u64(j, "origin_ns", mw_model_origin_ns(app->model));
+        (void)mw_json_add_u64(j, "window_ns", job->window_ns);
+        (void)mw_json_add_u64(j, "origin_ns", mw_model_origin_ns(app->model));
     }
 
     const mw_view_t *v = &app->view;
@@ -341,12 +340,12 @@ static cJSON *json_meta(mw_app_t *app)
     mw_model_stats_t s;
     mw_model_stats(app->model, &s);
     cJSON *st = cJSON_AddObjectToObject(root, "stats");
-    json_u64(st, "windows", s.windows);
-    json_u64(st, "partial", s.partial);
-    json_u64(st, "samples_dropped", s.samples_dropped);
+    (void)mw_json_add_u64(st, "windows", s.windows);
+    (void)mw_json_add_u64(st, "partial", s.partial);
+    (void)mw_json_add_u64(st, "samples_dropped", s.samples_dropped);
     cJSON_AddNumberToObject(st, "ranks_reporting", s.ranks_reporting);
     cJSON_AddNumberToObject(st, "ranks", s.ranks);
-    json_u64(st, "cached_windows", mw_model_cached_windows(app->model));
+    (void)mw_json_add_u64(st, "cached_windows", mw_model_cached_windows(app->model));
     return root;
 }
 
@@ -391,13 +390,13 @@ static void json_topo_samples(mw_app_t *app, cJSON *o, int bundled)
         if (bundled) {
             cJSON_AddNumberToObject(e, "a", t->lines.bundles[i].a);
             cJSON_AddNumberToObject(e, "b", t->lines.bundles[i].b);
-            json_u64(e, "messages", t->lines.bundles[i].messages);
-            json_u64(e, "bytes", t->lines.bundles[i].bytes);
+            (void)mw_json_add_u64(e, "messages", t->lines.bundles[i].messages);
+            (void)mw_json_add_u64(e, "bytes", t->lines.bundles[i].bytes);
         } else {
             cJSON_AddNumberToObject(e, "src", t->lines.lines[i].src);
             cJSON_AddNumberToObject(e, "dst", t->lines.lines[i].dst);
-            json_u64(e, "messages", t->lines.lines[i].messages);
-            json_u64(e, "bytes", t->lines.lines[i].bytes);
+            (void)mw_json_add_u64(e, "messages", t->lines.lines[i].messages);
+            (void)mw_json_add_u64(e, "bytes", t->lines.lines[i].bytes);
         }
         cJSON_AddBoolToObject(e, "inter", cv[0].inter > 0.5f);
         cJSON_AddNumberToObject(e, "x", (double)((float)t->region.x + x));
@@ -417,12 +416,12 @@ static void json_topology(mw_app_t *app, cJSON *root)
     cJSON_AddBoolToObject(o, "have_data", t->have_data);
     uint64_t oldest = 0, newest = 0;
     if (!t->step_mode && mw_model_extent(app->model, &oldest, &newest) == 0) {
-        json_u64(o, "window_index", t->window);
-        json_u64(o, "window", t->window - oldest);
+        (void)mw_json_add_u64(o, "window_index", t->window);
+        (void)mw_json_add_u64(o, "window", t->window - oldest);
     }
     const Mpiwatch__Step *st = t->step_mode ? mw_model_step_at(app->model, t->step_idx) : NULL;
     if (st)
-        json_u64(o, "step", st->step);
+        (void)mw_json_add_u64(o, "step", st->step);
     cJSON_AddNumberToObject(o, "steps_kept", (double)mw_model_step_count(app->model));
     cJSON *lay = cJSON_AddObjectToObject(o, "layout");
     cJSON_AddNumberToObject(lay, "nodes", (double)t->layout.n_nodes);
@@ -438,8 +437,8 @@ static void json_topology(mw_app_t *app, cJSON *root)
     cJSON_AddNumberToObject(ln, "inter", (double)L->inter);
     cJSON_AddNumberToObject(ln, "periodic", (double)L->periodic);
     cJSON_AddNumberToObject(ln, "dropped", (double)L->dropped);
-    json_u64(ln, "messages", L->messages);
-    json_u64(ln, "bytes", L->bytes);
+    (void)mw_json_add_u64(ln, "messages", L->messages);
+    (void)mw_json_add_u64(ln, "bytes", L->bytes);
     cJSON *bd = cJSON_AddObjectToObject(o, "bundles");
     cJSON_AddNumberToObject(bd, "count", (double)L->n_bundles);
     cJSON_AddNumberToObject(bd, "intra", (double)L->bundles_intra);
@@ -449,8 +448,8 @@ static void json_topology(mw_app_t *app, cJSON *root)
         bm += L->bundles[i].messages;
         bb += L->bundles[i].bytes;
     }
-    json_u64(bd, "messages", bm);
-    json_u64(bd, "bytes", bb);
+    (void)mw_json_add_u64(bd, "messages", bm);
+    (void)mw_json_add_u64(bd, "bytes", bb);
     cJSON_AddStringToObject(o, "color", mw_topo_color_name(t->color));
     cJSON_AddStringToObject(o, "bundles_mode", t->bundles < 0 ? "auto" : t->bundles ? "on" : "off");
     cJSON_AddBoolToObject(o, "periodic", t->periodic);
@@ -472,7 +471,7 @@ static void json_topology(mw_app_t *app, cJSON *root)
         json_topo_samples(app, o, t->bundled);
     } else {
         cJSON *m = cJSON_AddObjectToObject(root, "matrix");
-        mw_scale_t sc = mw__matrix_scale(app);
+        mw_scale_t sc = mw__matrix_scale(&app->tp);
         cJSON_AddNumberToObject(m, "bins", t->mx.bins);
         cJSON_AddNumberToObject(m, "ranks", t->mx.n_ranks);
         cJSON_AddStringToObject(m, "quantity", t->mx_bytes ? "bytes" : "messages");
@@ -486,8 +485,8 @@ static void json_topology(mw_app_t *app, cJSON *root)
             tm += t->mx.messages[i];
             tb += t->mx.bytes[i];
         }
-        json_u64(m, "messages", tm);
-        json_u64(m, "bytes", tb);
+        (void)mw_json_add_u64(m, "messages", tm);
+        (void)mw_json_add_u64(m, "bytes", tb);
     }
 }
 
@@ -528,41 +527,43 @@ static void json_events(mw_app_t *app, cJSON *root)
     cJSON *o = cJSON_AddObjectToObject(root, "events");
     mw_event_counts_t ec;
     mw_model_event_counts(app->model, &ec);
-    json_u64(o, "total", ec.total);
-    json_u64(o, "rules", ec.by_kind[MW_EVENT_RULE]);
-    json_u64(o, "steers", ec.by_kind[MW_EVENT_STEER]);
-    json_u64(o, "dropped", ec.dropped);
+    (void)mw_json_add_u64(o, "total", ec.total);
+    (void)mw_json_add_u64(o, "rules", ec.by_kind[MW_EVENT_RULE]);
+    (void)mw_json_add_u64(o, "steers", ec.by_kind[MW_EVENT_STEER]);
+    (void)mw_json_add_u64(o, "dropped", ec.dropped);
     cJSON_AddNumberToObject(o, "kept", (double)mw_model_event_count(app->model));
     cJSON_AddItemToObject(o, "panel", json_rect(&l->events));
     int dash[2] = {MW_STEER_DASH_ON, MW_STEER_DASH};
     cJSON_AddItemToObject(o, "dash", cJSON_CreateIntArray(dash, 2));
     static mw_event_marker_t tm[MW_EVENTS_MAX], dm[MW_EVENTS_MAX];
+    mw_view_ctx_t vc;
+    mw__app_view_ctx(app, &vc);
     int ntm =
         l->show_timeline && !mw__app_topo(app)
-            ? mw__event_markers(app, &l->timeline, app->view.t0, app->view.t1, tm, MW_EVENTS_MAX)
+            ? mw__event_markers(&vc, &l->timeline, app->view.t0, app->view.t1, tm, MW_EVENTS_MAX)
             : 0;
     double f0 = 0, f1 = 0;
     mw_view_focus(&app->view, &f0, &f1);
     int ndm = l->show_density && !mw__app_topo(app)
-                  ? mw__event_markers(app, &l->density, f0, f1, dm, MW_EVENTS_MAX)
+                  ? mw__event_markers(&vc, &l->density, f0, f1, dm, MW_EVENTS_MAX)
                   : 0;
     cJSON *list = cJSON_AddArrayToObject(o, "list");
     for (size_t i = 0; i < mw_model_event_count(app->model); i++) {
         const mw_event_t *e = mw_model_event_at(app->model, i);
         cJSON *j = cJSON_CreateObject();
-        json_u64(j, "seq", e->seq);
+        (void)mw_json_add_u64(j, "seq", e->seq);
         cJSON_AddStringToObject(j, "kind", event_kind_name(e));
         cJSON_AddStringToObject(j, "detail", e->detail);
-        json_u64(j, "real_ns", e->real_ns);
+        (void)mw_json_add_u64(j, "real_ns", e->real_ns);
         double t = 0;
         uint64_t w = 0;
         if (mw_model_event_time(app->model, e, &t, &w) == 0) {
             cJSON_AddNumberToObject(j, "t", t);
-            json_u64(j, "window", w);
+            (void)mw_json_add_u64(j, "window", w);
             uint64_t origin_w = job_window_ns(app)
                                     ? mw_model_window_at(app->model, mw_model_origin_ns(app->model))
                                     : 0;
-            json_u64(j, "run_window", w >= origin_w ? w - origin_w : 0);
+            (void)mw_json_add_u64(j, "run_window", w >= origin_w ? w - origin_w : 0);
         } else {
             cJSON_AddNullToObject(j, "t");
             cJSON_AddNullToObject(j, "window");
@@ -574,7 +575,7 @@ static void json_events(mw_app_t *app, cJSON *root)
         if (e->kind == MW_EVENT_RULE)
             cJSON_AddNumberToObject(j, "rank", (double)e->rank);
         if (e->steer_after)
-            json_u64(j, "steer_after", e->steer_after);
+            (void)mw_json_add_u64(j, "steer_after", e->steer_after);
         /* Its markers: the pixel column of the line and the color drawn there. */
         for (int k = 0; k < 2; k++) {
             const mw_event_marker_t *m = k ? dm : tm;
@@ -595,7 +596,7 @@ static void json_events(mw_app_t *app, cJSON *root)
     }
     static char lines[MW_EVENTS_MAX][320];
     int kinds[MW_EVENTS_MAX];
-    int n = mw__event_lines(app, lines, kinds, MW_EVENTS_MAX);
+    int n = mw__event_lines(&vc, lines, kinds, MW_EVENTS_MAX);
     cJSON *shown = cJSON_AddArrayToObject(o, "lines");
     for (int i = 0; i < n; i++)
         cJSON_AddItemToArray(shown, cJSON_CreateString(lines[i]));
@@ -611,7 +612,7 @@ static void json_events(mw_app_t *app, cJSON *root)
         cJSON_AddStringToObject(j, "option", app->opt.steer[i]);
         cJSON_AddStringToObject(j, "request", r->request);
         cJSON_AddStringToObject(j, "state", control_state_name(r->state));
-        json_u64(j, "seq", r->seq);
+        (void)mw_json_add_u64(j, "seq", r->seq);
         cJSON_AddStringToObject(j, "text", r->text);
         cJSON_AddItemToArray(st, j);
     }
@@ -650,8 +651,11 @@ static int snapshot_topo_pick(mw_app_t *app)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return -1;
+    mw_view_ctx_t vc;
+    mw__app_view_ctx(app, &vc);
+    app->dirty = 1;
     if (app->show == MW_SHOW_MATRIX) {
-        mw__matrix_pick(app, app->opt.pick_x, app->opt.pick_y);
+        mw__matrix_pick(&vc, t, app->opt.pick_x, app->opt.pick_y);
         if (t->mx_pick) {
             uint32_t s0, s1, d0, d1;
             mw_matrix_bin_ranks(&t->mx, t->mx_src_bin, &s0, &s1);
@@ -662,19 +666,19 @@ static int snapshot_topo_pick(mw_app_t *app)
             cJSON_AddNumberToObject(o, "src1", s1);
             cJSON_AddNumberToObject(o, "dst0", d0);
             cJSON_AddNumberToObject(o, "dst1", d1);
-            json_u64(o, "messages", t->mx.messages[c]);
-            json_u64(o, "bytes", t->mx.bytes[c]);
+            (void)mw_json_add_u64(o, "messages", t->mx.messages[c]);
+            (void)mw_json_add_u64(o, "bytes", t->mx.bytes[c]);
         } else {
             cJSON_AddStringToObject(o, "kind", "none");
         }
     } else {
-        mw_topo_pick_t p = mw__topo_pick(app, app->opt.pick_x, app->opt.pick_y);
+        mw_topo_pick_t p = mw__topo_pick(&vc, t, app->opt.pick_x, app->opt.pick_y);
         if (p.kind == MW_TOPO_PICK_RANK) {
             cJSON_AddStringToObject(o, "kind", "rank");
             cJSON_AddNumberToObject(o, "rank", p.rank);
             if (t->lines.n_ranks > p.rank) {
-                json_u64(o, "messages", t->lines.rank_messages[p.rank]);
-                json_u64(o, "bytes", t->lines.rank_bytes[p.rank]);
+                (void)mw_json_add_u64(o, "messages", t->lines.rank_messages[p.rank]);
+                (void)mw_json_add_u64(o, "bytes", t->lines.rank_bytes[p.rank]);
             }
         } else if (p.kind == MW_TOPO_PICK_LINE) {
             const mw_topo_line_t *l = &t->lines.lines[p.index];
@@ -682,16 +686,16 @@ static int snapshot_topo_pick(mw_app_t *app)
             cJSON_AddNumberToObject(o, "src", l->src);
             cJSON_AddNumberToObject(o, "dst", l->dst);
             cJSON_AddBoolToObject(o, "inter", l->inter);
-            json_u64(o, "messages", l->messages);
-            json_u64(o, "bytes", l->bytes);
+            (void)mw_json_add_u64(o, "messages", l->messages);
+            (void)mw_json_add_u64(o, "bytes", l->bytes);
         } else if (p.kind == MW_TOPO_PICK_BUNDLE) {
             const mw_topo_bundle_t *b = &t->lines.bundles[p.index];
             cJSON_AddStringToObject(o, "kind", "bundle");
             cJSON_AddNumberToObject(o, "a", b->a);
             cJSON_AddNumberToObject(o, "b", b->b);
             cJSON_AddNumberToObject(o, "pairs", b->pairs);
-            json_u64(o, "messages", b->messages);
-            json_u64(o, "bytes", b->bytes);
+            (void)mw_json_add_u64(o, "messages", b->messages);
+            (void)mw_json_add_u64(o, "bytes", b->bytes);
         } else {
             cJSON_AddStringToObject(o, "kind", "none");
         }
@@ -789,7 +793,7 @@ static int snapshot_steer(mw_app_t *app)
     return app->steer_failed ? 1 : 0;
 }
 
-int mw_snapshot_run(mw_app_t *app)
+int mw__snapshot_run(mw_app_t *app)
 {
     if (snapshot_load(app) < 0)
         return 1;
@@ -858,7 +862,7 @@ static double bench_calls(mw_app_t *app)
     return calls;
 }
 
-int mw_bench_run(mw_app_t *app)
+int mw__bench_run(mw_app_t *app)
 {
     if (snapshot_load(app) < 0)
         return 1;

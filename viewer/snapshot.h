@@ -12,9 +12,9 @@
 #include "app.h"
 
 /* Runs --snapshot; returns the exit status (0 written, 1 failed with a message). */
-int mw_snapshot_run(mw_app_t *app);
+int mw__snapshot_run(mw_app_t *app);
 /* Runs --bench-frames; returns the exit status. */
-int mw_bench_run(mw_app_t *app);
+int mw__bench_run(mw_app_t *app);
 /* Writes the bound framebuffer (w x h) to a PNG file; -1 after printing why. */
 int mw__write_png(const char *path, int w, int h);
 

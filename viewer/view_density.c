@@ -28,7 +28,7 @@ static const char *density_vs = "#version 330 core\n"
                                 "    gl_Position = u_proj * vec4(a_pos, 0.0, 1.0);\n"
                                 "}\n";
 
-/* Must stay the same function as mw_transfer() in model.c. */
+/* Must stay the same function as mw_transfer() in model_density.c. */
 static const char *density_fs =
     "#version 330 core\n"
     "uniform sampler2D u_d;\n"
@@ -52,11 +52,10 @@ static const char *density_fs =
     "    o_color = vec4(texelFetch(u_c, p, 0).rgb, clamp(o, 0.0, 1.0));\n"
     "}\n";
 
-int mw__density_init(mw_app_t *app)
+int mw__density_init(mw_density_gl_t *d)
 {
     static const char *const attribs[] = {"a_pos", "a_texel", NULL};
     static const int sizes[] = {2, 2};
-    mw_density_gl_t *d = &app->dn;
     memset(d, 0, sizeof *d);
     d->prog = mw__gl_program("density", density_vs, density_fs, attribs);
     if (!d->prog)
@@ -84,9 +83,8 @@ int mw__density_init(mw_app_t *app)
     return mw__gl_check("density setup");
 }
 
-void mw__density_free(mw_app_t *app)
+void mw__density_free(mw_density_gl_t *d)
 {
-    mw_density_gl_t *d = &app->dn;
     if (d->prog)
         glDeleteProgram(d->prog);
     if (d->tex_d)
@@ -99,20 +97,20 @@ void mw__density_free(mw_app_t *app)
     memset(d, 0, sizeof *d);
 }
 
-int mw__density_update(mw_app_t *app, int force)
+/* Re-bins when the view, the data or the size changed (force: always). */
+static int density_update(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force)
 {
-    mw_density_gl_t *d = &app->dn;
-    const mw_rect_t *r = &app->layout.density;
-    const mw_view_t *v = &app->view;
+    const mw_rect_t *r = &vc->layout->density;
+    const mw_view_t *v = vc->view;
     if (r->w <= 0 || r->h <= 0)
         return 0;
     double f0 = 0, f1 = 0, d0 = 1, d1 = 1e9;
     mw_view_focus(v, &f0, &f1);
-    mw_density_range(app->model, f0, f1, &d0, &d1);
+    mw_density_range(vc->model, f0, f1, &d0, &d1);
     if (!force && d->key.valid && d->key.f0 == f0 && d->key.f1 == f1 && d->key.d0 == d0 &&
         d->key.d1 == d1 && d->key.w == r->w && d->key.h == r->h && d->key.repr == (int)v->repr &&
         d->key.hfn == v->highlight_fn && d->key.hrank == v->highlight_rank &&
-        d->key.data_gen == app->data_gen)
+        d->key.data_gen == vc->data_gen)
         return 0;
 
     size_t px = (size_t)r->w * (size_t)r->h;
@@ -131,7 +129,7 @@ int mw__density_update(mw_app_t *app, int force)
     }
     memset(d->D, 0, px * sizeof(float));
     memset(d->C, 0, px * 3 * sizeof(float));
-    d->dmax = mw_density_bin(app->model, v, f0, f1, d0, d1, r->w, r->h, d->D, d->C);
+    d->dmax = mw_density_bin(vc->model, v, f0, f1, d0, d1, r->w, r->h, d->D, d->C);
     d->d0 = d0;
     d->d1 = d1;
     double calls = 0;
@@ -167,38 +165,39 @@ int mw__density_update(mw_app_t *app, int force)
     d->key.repr = (int)v->repr;
     d->key.hfn = v->highlight_fn;
     d->key.hrank = v->highlight_rank;
-    d->key.data_gen = app->data_gen;
+    d->key.data_gen = vc->data_gen;
     d->key.valid = 1;
     return 0;
 }
 
 /* Screen x of a global ns time on the call view's axis. */
-static float x_of_ns(const mw_app_t *app, double f0, double f1, uint64_t ns)
+static float x_of_ns(const mw_view_ctx_t *vc, double f0, double f1, uint64_t ns)
 {
-    return (float)mw_x_of_time(&app->layout.density, f0, f1, mw_model_seconds(app->model, ns));
+    return (float)mw_x_of_time(&vc->layout->density, f0, f1, mw_model_seconds(vc->model, ns));
 }
 
-static float y_of_dur(const mw_app_t *app, double ns)
+static float y_of_dur(const mw_view_ctx_t *vc, const mw_density_gl_t *d, double ns)
 {
-    return (float)mw_y_of_duration(&app->layout.density, app->dn.d0, app->dn.d1, ns < 1 ? 1 : ns);
+    return (float)mw_y_of_duration(&vc->layout->density, d->d0, d->d1, ns < 1 ? 1 : ns);
 }
 
-void mw__density_call_xy(const mw_app_t *app, uint64_t start_ns, uint64_t duration_ns, float *x,
+/* The screen position of a call as the current representation draws it (its anchor point). */
+static void density_call_xy(const mw_view_ctx_t *vc, const mw_density_gl_t *d, uint64_t start_ns, uint64_t duration_ns, float *x,
                          float *y)
 {
     double f0 = 0, f1 = 0;
-    mw_view_focus(&app->view, &f0, &f1);
+    mw_view_focus(vc->view, &f0, &f1);
     uint64_t at = start_ns;
-    if (app->view.repr == MW_REPR_END)
+    if (vc->view->repr == MW_REPR_END)
         at = start_ns + duration_ns;
-    else if (app->view.repr == MW_REPR_LINES || app->view.repr == MW_REPR_ARCS)
+    else if (vc->view->repr == MW_REPR_LINES || vc->view->repr == MW_REPR_ARCS)
         at = start_ns + duration_ns / 2;
-    *x = x_of_ns(app, f0, f1, at);
-    *y = y_of_dur(app, (double)duration_ns);
+    *x = x_of_ns(vc, f0, f1, at);
+    *y = y_of_dur(vc, d, (double)duration_ns);
 }
 
 /* An arc from x0 to x1 on the baseline y_base, with its apex at y_apex (a half ellipse). */
-static void arc(mw_app_t *app, float x0, float x1, float y_base, float y_apex, float lw,
+static void arc(const mw_view_ctx_t *vc, float x0, float x1, float y_base, float y_apex, float lw,
                 mw_rgba_t c)
 {
     const int seg = 24;
@@ -207,27 +206,27 @@ static void arc(mw_app_t *app, float x0, float x1, float y_base, float y_apex, f
     for (int i = 1; i <= seg; i++) {
         float a = 3.14159265f * (1.0f - (float)i / seg);
         float nx = cx + rx * cosf(a), ny = y_base - ry * sinf(a);
-        mw__batch_line(&app->batch, px, py, nx, ny, lw, c);
+        mw__batch_line(vc->batch, px, py, nx, ny, lw, c);
         px = nx;
         py = ny;
     }
 }
 
 /* The highlighted rank's calls, drawn over the density so they stand out of the crowd. */
-static void draw_rank_calls(mw_app_t *app, const mw_rect_t *r, double f0, double f1)
+static void draw_rank_calls(const mw_view_ctx_t *vc, const mw_density_gl_t *d, const mw_rect_t *r, double f0, double f1)
 {
     uint32_t rank = 0;
     size_t n = 0;
-    const mw_rank_call_t *calls = mw_model_rank_calls(app->model, &rank, &n);
-    if (!calls || app->view.highlight_rank < 0 || (int64_t)rank != app->view.highlight_rank)
+    const mw_rank_call_t *calls = mw_model_rank_calls(vc->model, &rank, &n);
+    if (!calls || vc->view->highlight_rank < 0 || (int64_t)rank != vc->view->highlight_rank)
         return;
-    const Mpiwatch__JobInfo *job = mw_model_job(app->model);
+    const Mpiwatch__JobInfo *job = mw_model_job(vc->model);
     uint64_t sub_ns = job && job->subslots ? job->window_ns / job->subslots : 0;
-    mw_batch_t *b = &app->batch;
-    float lw = mw__px(app, 1), rad = mw__px(app, 3.5f);
+    mw_batch_t *b = vc->batch;
+    float lw = mw__px(vc->layout, 1), rad = mw__px(vc->layout, 3.5f);
     float left = (float)r->x, right = (float)(r->x + r->w);
     float top = (float)r->y, bottom = (float)(r->y + r->h);
-    mw_repr_t repr = app->view.repr;
+    mw_repr_t repr = vc->view->repr;
     /* The cells the model draws for this representation: by start for START, by end for the
      * others (mw_density_bin). */
     int want_end = repr != MW_REPR_START;
@@ -239,19 +238,19 @@ static void draw_rank_calls(mw_app_t *app, const mw_rect_t *r, double f0, double
             const mw_rank_call_t *c = &calls[i];
             if (c->exact != pass)
                 continue;
-            mw_rgb_t col = mw_model_color(app->model, c->fn);
+            mw_rgb_t col = mw_model_color(vc->model, c->fn);
             mw_rgba_t fc = mw__rgba(col.r, col.g, col.b, 1);
             if (!c->exact) {
                 if (c->end != want_end || !sub_ns)
                     continue;
-                float x0 = x_of_ns(app, f0, f1, c->start_ns);
+                float x0 = x_of_ns(vc, f0, f1, c->start_ns);
                 /* A sub-slot of the cell's own window (the grid can change mid-run). */
                 uint64_t cell_ns =
-                    mw_model_window_len(app->model, mw_model_window_at(app->model, c->start_ns)) /
+                    mw_model_window_len(vc->model, mw_model_window_at(vc->model, c->start_ns)) /
                     job->subslots;
-                float x1 = x_of_ns(app, f0, f1, c->start_ns + (cell_ns ? cell_ns : sub_ns));
-                float y0 = y_of_dur(app, 2.0 * (double)c->duration_ns);
-                float y1 = y_of_dur(app, (double)c->duration_ns);
+                float x1 = x_of_ns(vc, f0, f1, c->start_ns + (cell_ns ? cell_ns : sub_ns));
+                float y0 = y_of_dur(vc, d, 2.0 * (double)c->duration_ns);
+                float y1 = y_of_dur(vc, d, (double)c->duration_ns);
                 if (x1 < left || x0 > right || y1 < top || y0 > bottom)
                     continue;
                 x0 = x0 < left ? left : x0;
@@ -267,9 +266,9 @@ static void draw_rank_calls(mw_app_t *app, const mw_rect_t *r, double f0, double
                 mw__batch_frame(b, x0, y0, x1 - x0, y1 - y0, lw, frame);
                 continue;
             }
-            float y = y_of_dur(app, (double)c->duration_ns);
-            float xs = x_of_ns(app, f0, f1, c->start_ns);
-            float xe = x_of_ns(app, f0, f1, c->start_ns + c->duration_ns);
+            float y = y_of_dur(vc, d, (double)c->duration_ns);
+            float xs = x_of_ns(vc, f0, f1, c->start_ns);
+            float xe = x_of_ns(vc, f0, f1, c->start_ns + c->duration_ns);
             if (y < top - rad || y > bottom + rad || xe < left - rad || xs > right + rad)
                 continue;
             if (repr == MW_REPR_LINES) {
@@ -279,8 +278,8 @@ static void draw_rank_calls(mw_app_t *app, const mw_rect_t *r, double f0, double
                 mw__batch_line(b, a, y, z, y, 3 * lw, white);
                 mw__batch_line(b, a, y, z, y, lw, fc);
             } else if (repr == MW_REPR_ARCS) {
-                arc(app, xs, xe, bottom, y, 3 * lw, white);
-                arc(app, xs, xe, bottom, y, lw, fc);
+                arc(vc, xs, xe, bottom, y, 3 * lw, white);
+                arc(vc, xs, xe, bottom, y, lw, fc);
             } else {
                 float x = repr == MW_REPR_END ? xe : xs;
                 if (x < left - rad || x > right + rad)
@@ -298,21 +297,21 @@ static void draw_rank_calls(mw_app_t *app, const mw_rect_t *r, double f0, double
  * density like every call (at least o_min, whatever Dmax is), but a single call of a few
  * pixels is easy to miss next to a million others: the outliers are the calls the view is for,
  * so the longest ones are marked. */
-static void draw_longest(mw_app_t *app, const mw_rect_t *r, double f0, double f1)
+static void draw_longest(const mw_view_ctx_t *vc, const mw_density_gl_t *d, const mw_rect_t *r, double f0, double f1)
 {
-    const Mpiwatch__JobInfo *job = mw_model_job(app->model);
+    const Mpiwatch__JobInfo *job = mw_model_job(vc->model);
     if (!job || !job->window_ns)
         return;
     const Mpiwatch__Call *top[LONGEST_RINGED];
     int n = 0;
-    double origin = (double)mw_model_origin_ns(app->model);
+    double origin = (double)mw_model_origin_ns(vc->model);
     double g0 = origin + f0 * 1e9, g1 = origin + f1 * 1e9;
-    double k0 = g0 > 0 ? (double)mw_model_window_at(app->model, (uint64_t)g0) : 0;
-    double k1 = g1 > 0 ? (double)mw_model_window_at(app->model, (uint64_t)g1) : -1;
+    double k0 = g0 > 0 ? (double)mw_model_window_at(vc->model, (uint64_t)g0) : 0;
+    double k1 = g1 > 0 ? (double)mw_model_window_at(vc->model, (uint64_t)g1) : -1;
     if (k1 - k0 > 100000)
         k0 = k1 - 100000; /* a zoomed-out range: its newest part */
     for (double k = k0; k <= k1; k++) {
-        const Mpiwatch__Window *w = mw_model_window(app->model, (uint64_t)k);
+        const Mpiwatch__Window *w = mw_model_window(vc->model, (uint64_t)k);
         if (!w)
             continue;
         for (size_t i = 0; i < w->n_longest; i++) {
@@ -328,46 +327,46 @@ static void draw_longest(mw_app_t *app, const mw_rect_t *r, double f0, double f1
             top[j] = c;
         }
     }
-    float rad = mw__px(app, 4.5f), lw = mw__px(app, 1.5f);
+    float rad = mw__px(vc->layout, 4.5f), lw = mw__px(vc->layout, 1.5f);
     for (int i = 0; i < n; i++) {
         float x = 0, y = 0;
-        mw__density_call_xy(app, top[i]->start_ns, top[i]->duration_ns, &x, &y);
+        density_call_xy(vc, d, top[i]->start_ns, top[i]->duration_ns, &x, &y);
         if (x < r->x || x > r->x + r->w || y < r->y || y > r->y + r->h)
             continue;
-        mw_rgb_t col = mw_model_color(app->model, top[i]->fn);
-        mw__batch_ring(&app->batch, x, y, rad, lw, mw__rgba(col.r, col.g, col.b, 0.9f));
+        mw_rgb_t col = mw_model_color(vc->model, top[i]->fn);
+        mw__batch_ring(vc->batch, x, y, rad, lw, mw__rgba(col.r, col.g, col.b, 0.9f));
     }
 }
 
-static void draw_pick(mw_app_t *app, const mw_rect_t *r, double f0, double f1)
+static void draw_pick(const mw_view_ctx_t *vc, const mw_density_gl_t *d, const mw_rect_t *r, double f0, double f1)
 {
-    const mw_pick_t *p = &app->pick;
+    const mw_pick_t *p = vc->pick;
     mw_rgba_t ring = mw__hex(0xffd84a, 1);
     if (p->kind == MW_PICK_CALL) {
         float x = 0, y = 0;
-        mw__density_call_xy(app, p->start_ns, p->duration_ns, &x, &y);
+        density_call_xy(vc, d, p->start_ns, p->duration_ns, &x, &y);
         if (x < r->x - 20 || x > r->x + r->w + 20 || y < r->y - 20 || y > r->y + r->h + 20)
             return;
-        mw__batch_ring(&app->batch, x, y, mw__px(app, 9), mw__px(app, 2), mw__rgba(0, 0, 0, 0.6f));
-        mw__batch_ring(&app->batch, x, y, mw__px(app, 9), mw__px(app, 1.5f), ring);
+        mw__batch_ring(vc->batch, x, y, mw__px(vc->layout, 9), mw__px(vc->layout, 2), mw__rgba(0, 0, 0, 0.6f));
+        mw__batch_ring(vc->batch, x, y, mw__px(vc->layout, 9), mw__px(vc->layout, 1.5f), ring);
     } else if (p->kind == MW_PICK_CELL) {
-        float x0 = x_of_ns(app, f0, f1, p->cell_t0_ns), x1 = x_of_ns(app, f0, f1, p->cell_t1_ns);
-        float y0 = y_of_dur(app, (double)p->cell_d1_ns), y1 = y_of_dur(app, (double)p->cell_d0_ns);
+        float x0 = x_of_ns(vc, f0, f1, p->cell_t0_ns), x1 = x_of_ns(vc, f0, f1, p->cell_t1_ns);
+        float y0 = y_of_dur(vc, d, (double)p->cell_d1_ns), y1 = y_of_dur(vc, d, (double)p->cell_d0_ns);
         if (x1 - x0 < 4)
             x0 -= 2, x1 += 2;
-        mw__batch_frame(&app->batch, x0, y0, x1 - x0, y1 - y0, mw__px(app, 1.5f), ring);
+        mw__batch_frame(vc->batch, x0, y0, x1 - x0, y1 - y0, mw__px(vc->layout, 1.5f), ring);
     }
 }
 
-static void draw_grid_and_axes(mw_app_t *app, const mw_rect_t *r, double f0, double f1, int grid)
+static void draw_grid_and_axes(const mw_view_ctx_t *vc, const mw_density_gl_t *d, const mw_rect_t *r, double f0, double f1, int grid)
 {
-    mw_batch_t *b = &app->batch;
-    mw_text_t *t = app->text;
-    int fs = mw__font_small(app);
+    mw_batch_t *b = vc->batch;
+    mw_text_t *t = vc->text;
+    int fs = mw__font_small(vc->layout);
     int lh = mw__text_line_height(t, fs);
     mw_rgba_t axis = mw__hex(MW_COLOR_AXIS, 1), label = mw__hex(MW_COLOR_DIM, 1);
     mw_rgba_t gridc = mw__hex(MW_COLOR_GRID, 1);
-    float lw = mw__px(app, 1), tick = mw__px(app, 4);
+    float lw = mw__px(vc->layout, 1), tick = mw__px(vc->layout, 4);
     float bottom = (float)(r->y + r->h);
     mw_tick_t ticks[48];
 
@@ -379,14 +378,14 @@ static void draw_grid_and_axes(mw_app_t *app, const mw_rect_t *r, double f0, dou
                 mw__batch_rect(b, x - lw / 2, (float)r->y, lw, (float)r->h, gridc);
         }
     } else {
-        mw__time_axis(app, r, f0, f1);
+        mw__time_axis(vc, r, f0, f1);
     }
     /* The y axis title sits in the left margin level with the plot's top; tick labels that
      * would touch it are left out. */
     const char *ytitle = "call duration ↑";
     if (!grid)
-        mw__text_draw(t, fs, mw__px(app, 6), (float)r->y, MW_ALIGN_LEFT, label, ytitle);
-    int n = mw_duration_ticks(app->dn.d0, app->dn.d1, r, ticks, 48);
+        mw__text_draw(t, fs, mw__px(vc->layout, 6), (float)r->y, MW_ALIGN_LEFT, label, ytitle);
+    int n = mw_duration_ticks(d->d0, d->d1, r, ticks, 48);
     float last_top = 1e9f;
     for (int i = 0; i < n; i++) {
         float y = (float)ticks[i].px;
@@ -400,7 +399,7 @@ static void draw_grid_and_axes(mw_app_t *app, const mw_rect_t *r, double f0, dou
         /* Ticks come bottom-up or top-down; skip a label that would touch the last one. */
         if (fabsf(y - last_top) < (float)lh || y - (float)lh / 2 < (float)(r->y + lh))
             continue;
-        mw__text_draw(t, fs, (float)r->x - lw - tick - mw__px(app, 3), y - (float)lh / 2,
+        mw__text_draw(t, fs, (float)r->x - lw - tick - mw__px(vc->layout, 3), y - (float)lh / 2,
                       MW_ALIGN_RIGHT, label, ticks[i].label);
         last_top = y;
     }
@@ -411,25 +410,23 @@ static void draw_grid_and_axes(mw_app_t *app, const mw_rect_t *r, double f0, dou
     /* The x axis title goes in the margin left of the tick labels' row; the y axis title
      * inside the plot's top-left corner (mw__density_draw), since the layout leaves no room
      * above the plot and horizontal text reads better than rotated text at these sizes. */
-    mw__text_draw(t, fs, mw__px(app, 6), bottom + lw + tick + mw__px(app, 1), MW_ALIGN_LEFT, label,
+    mw__text_draw(t, fs, mw__px(vc->layout, 6), bottom + lw + tick + mw__px(vc->layout, 1), MW_ALIGN_LEFT, label,
                   "time →");
 }
 
-void mw__density_draw(mw_app_t *app)
+void mw__density_draw(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force_rebin, int rank_busy)
 {
-    mw_density_gl_t *d = &app->dn;
-    const mw_rect_t *r = &app->layout.density;
+    const mw_rect_t *r = &vc->layout->density;
     if (r->w <= 0 || r->h <= 0)
         return;
     double f0 = 0, f1 = 0;
-    mw_view_focus(&app->view, &f0, &f1);
-    const char *force = getenv("MW_BENCH_REBIN");
-    mw__density_update(app, app->opt.bench_frames && force && !strcmp(force, "1"));
+    mw_view_focus(vc->view, &f0, &f1);
+    density_update(vc, d, force_rebin);
 
-    mw__batch_rect(&app->batch, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
+    mw__batch_rect(vc->batch, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
                    mw__hex(MW_COLOR_PLOT, 1));
-    draw_grid_and_axes(app, r, f0, f1, 1);
-    mw__batch_flush(&app->batch);
+    draw_grid_and_axes(vc, d, r, f0, f1, 1);
+    mw__batch_flush(vc->batch);
 
     if (d->key.valid && d->dmax > 0) {
         float v[] = {
@@ -439,11 +436,11 @@ void mw__density_draw(mw_app_t *app)
             (float)(r->x + r->w), (float)(r->y + r->h), (float)r->w, 0,
         };
         glUseProgram(d->prog);
-        glUniformMatrix4fv(d->u_proj, 1, GL_FALSE, app->batch.proj);
+        glUniformMatrix4fv(d->u_proj, 1, GL_FALSE, vc->batch->proj);
         glUniform1i(d->u_d, 0);
         glUniform1i(d->u_c, 1);
-        glUniform1i(d->u_mode, app->view.transfer == MW_TRANSFER_LINEAR ? 0 : 1);
-        glUniform1f(d->u_omin, app->view.o_min);
+        glUniform1i(d->u_mode, vc->view->transfer == MW_TRANSFER_LINEAR ? 0 : 1);
+        glUniform1f(d->u_omin, vc->view->o_min);
         glUniform1f(d->u_dmax, d->dmax);
         glActiveTexture(GL_TEXTURE1);
         glBindTexture(GL_TEXTURE_2D, d->tex_c);
@@ -452,46 +449,46 @@ void mw__density_draw(mw_app_t *app)
         mw__vbuf_draw(&d->quad, GL_TRIANGLE_STRIP, v, 4);
     }
 
-    mw__event_markers_draw(app, r, f0, f1, 0);
-    draw_longest(app, r, f0, f1);
-    draw_rank_calls(app, r, f0, f1);
-    draw_pick(app, r, f0, f1);
-    draw_grid_and_axes(app, r, f0, f1, 0);
+    mw__event_markers_draw(vc, r, f0, f1, 0);
+    draw_longest(vc, d, r, f0, f1);
+    draw_rank_calls(vc, d, r, f0, f1);
+    draw_pick(vc, d, r, f0, f1);
+    draw_grid_and_axes(vc, d, r, f0, f1, 0);
 
     /* What is shown, in a corner: representation, transfer, o_min, Dmax. */
-    mw_text_t *t = app->text;
-    int fs = mw__font_small(app);
-    float pad = mw__px(app, 6);
+    mw_text_t *t = vc->text;
+    int fs = mw__font_small(vc->layout);
+    float pad = mw__px(vc->layout, 6);
     char buf[160];
     snprintf(buf, sizeof buf, "%s · %s transfer · o_min %.2f · Dmax %.0f",
-             mw__repr_name(app->view.repr), mw__transfer_name(app->view.transfer),
-             (double)app->view.o_min, (double)d->dmax);
+             mw__repr_name(vc->view->repr), mw__transfer_name(vc->view->transfer),
+             (double)vc->view->o_min, (double)d->dmax);
     float w = mw__text_width(t, fs, buf);
     float lh = (float)mw__text_line_height(t, fs);
     /* Bottom corners: the top of the plot holds the longest calls, the ones that matter. */
     float cy = (float)(r->y + r->h) - lh - pad / 2;
-    mw__batch_rect(&app->batch, (float)(r->x + r->w) - w - 2 * pad, cy, w + pad * 1.5f, lh,
+    mw__batch_rect(vc->batch, (float)(r->x + r->w) - w - 2 * pad, cy, w + pad * 1.5f, lh,
                    mw__hex(MW_COLOR_BG, 0.75f));
     mw__text_draw(t, fs, (float)(r->x + r->w) - pad, cy, MW_ALIGN_RIGHT, mw__hex(MW_COLOR_TEXT, 1),
                   buf);
-    if (app->view.highlight_rank >= 0) {
-        const char *busy = mw_source_rank_busy(app->src) ? " (loading its calls…)" : "";
+    if (vc->view->highlight_rank >= 0) {
+        const char *busy = rank_busy ? " (loading its calls…)" : "";
         char hb[96];
-        snprintf(hb, sizeof hb, "rank %lld highlighted%s", (long long)app->view.highlight_rank,
+        snprintf(hb, sizeof hb, "rank %lld highlighted%s", (long long)vc->view->highlight_rank,
                  busy);
         float hy = (float)(r->y + r->h) - lh - pad / 2;
-        mw__batch_rect(&app->batch, (float)r->x + pad / 2, hy, mw__text_width(t, fs, hb) + pad, lh,
+        mw__batch_rect(vc->batch, (float)r->x + pad / 2, hy, mw__text_width(t, fs, hb) + pad, lh,
                        mw__hex(MW_COLOR_BG, 0.75f));
         mw__text_draw(t, fs, (float)r->x + pad, hy, MW_ALIGN_LEFT, mw__hex(0xffd84a, 1), hb);
     }
     if (!(d->dmax > 0)) {
-        int f = app->layout.font_px;
+        int f = vc->layout->font_px;
         mw__text_draw(t, f, (float)r->x + (float)r->w / 2,
                       (float)r->y + (float)r->h / 2 - (float)mw__text_line_height(t, f) / 2,
                       MW_ALIGN_CENTER, mw__hex(MW_COLOR_DIM, 1),
-                      mw_model_job(app->model) ? "no calls in the selected range"
+                      mw_model_job(vc->model) ? "no calls in the selected range"
                                                : "waiting for the job…");
     }
-    mw__batch_flush(&app->batch);
-    mw__text_flush(app->text);
+    mw__batch_flush(vc->batch);
+    mw__text_flush(vc->text);
 }

@@ -18,19 +18,19 @@
 
 #include "views.h"
 
-int mw__event_markers(const mw_app_t *app, const mw_rect_t *r, double t0, double t1,
+int mw__event_markers(const mw_view_ctx_t *vc, const mw_rect_t *r, double t0, double t1,
                       mw_event_marker_t *out, int max)
 {
     int n = 0;
     if (!(t1 > t0) || r->w <= 0)
         return 0;
-    size_t count = mw_model_event_count(app->model);
+    size_t count = mw_model_event_count(vc->model);
     for (size_t i = 0; i < count && n < max; i++) {
-        const mw_event_t *e = mw_model_event_at(app->model, i);
+        const mw_event_t *e = mw_model_event_at(vc->model, i);
         if (e->kind != MW_EVENT_RULE && e->kind != MW_EVENT_STEER)
             continue;
         double t;
-        if (mw_model_event_time(app->model, e, &t, NULL) < 0 || t < t0 || t > t1)
+        if (mw_model_event_time(vc->model, e, &t, NULL) < 0 || t < t0 || t > t1)
             continue;
         double x = mw_x_of_time(r, t0, t1, t);
         if (x < r->x || x > r->x + r->w - 1)
@@ -45,15 +45,15 @@ int mw__event_markers(const mw_app_t *app, const mw_rect_t *r, double t0, double
 
 /* The head of a marker at the top of the plot: a downward triangle for a rule, a diamond for
  * a steering message. */
-static void marker_head(mw_app_t *app, const mw_event_marker_t *mk, float top, float size)
+static void marker_head(const mw_view_ctx_t *vc, const mw_event_marker_t *mk, float top, float size)
 {
     mw_rgba_t c = mw__hex(mk->color, 1);
     float x = mk->x, h = size / 2;
     if (mk->e->kind == MW_EVENT_RULE) {
-        mw__batch_tri(&app->batch, x - h, top, x + h, top, x, top + size, c);
+        mw__batch_tri(vc->batch, x - h, top, x + h, top, x, top + size, c);
     } else {
-        mw__batch_tri(&app->batch, x - h, top + h, x, top, x + h, top + h, c);
-        mw__batch_tri(&app->batch, x - h, top + h, x + h, top + h, x, top + size, c);
+        mw__batch_tri(vc->batch, x - h, top + h, x, top, x + h, top + h, c);
+        mw__batch_tri(vc->batch, x - h, top + h, x + h, top + h, x, top + size, c);
     }
 }
 
@@ -75,37 +75,37 @@ static void marker_label(const mw_event_t *e, char *buf, size_t len)
 #define MARKERS_MAX MW_EVENTS_MAX
 #define LABEL_ROWS 2
 
-void mw__event_markers_draw(mw_app_t *app, const mw_rect_t *r, double t0, double t1, int full)
+void mw__event_markers_draw(const mw_view_ctx_t *vc, const mw_rect_t *r, double t0, double t1, int full)
 {
     static mw_event_marker_t mk[MARKERS_MAX];
-    int n = mw__event_markers(app, r, t0, t1, mk, MARKERS_MAX);
+    int n = mw__event_markers(vc, r, t0, t1, mk, MARKERS_MAX);
     if (n <= 0)
         return;
-    float lw = mw__px(app, full ? 2.0f : 1.0f), size = mw__px(app, full ? 10.0f : 7.0f);
-    float on = mw__px(app, MW_STEER_DASH_ON), period = mw__px(app, MW_STEER_DASH);
+    float lw = mw__px(vc->layout, full ? 2.0f : 1.0f), size = mw__px(vc->layout, full ? 10.0f : 7.0f);
+    float on = mw__px(vc->layout, MW_STEER_DASH_ON), period = mw__px(vc->layout, MW_STEER_DASH);
     for (int i = 0; i < n; i++) {
         mw_rgba_t c = mw__hex(mk[i].color, full ? 1.0f : 0.55f);
         float x = mk[i].x - lw / 2 + (full ? 0.0f : 0.5f);
         if (mk[i].e->kind == MW_EVENT_RULE) {
-            mw__batch_rect(&app->batch, x, (float)r->y, lw, (float)r->h, c);
+            mw__batch_rect(vc->batch, x, (float)r->y, lw, (float)r->h, c);
         } else {
             /* Dashed: a rule's line under it (its steer action, at the same time) shows
              * between the dashes. */
             for (float y = (float)r->y; y < (float)(r->y + r->h); y += period) {
                 float h = y + on > (float)(r->y + r->h) ? (float)(r->y + r->h) - y : on;
-                mw__batch_rect(&app->batch, x, y, lw, h, c);
+                mw__batch_rect(vc->batch, x, y, lw, h, c);
             }
         }
-        marker_head(app, &mk[i], (float)r->y, size);
+        marker_head(vc, &mk[i], (float)r->y, size);
     }
     if (!full)
         return;
     /* Labels in up to two rows under the plot's top tags; one that would overlap the label
      * before it in both rows is left out (the events list has them all). */
-    mw__batch_flush(&app->batch);
-    mw_text_t *t = app->text;
-    int fs = mw__font_small(app);
-    float pad = mw__px(app, 6), tp = mw__px(app, 3);
+    mw__batch_flush(vc->batch);
+    mw_text_t *t = vc->text;
+    int fs = mw__font_small(vc->layout);
+    float pad = mw__px(vc->layout, 6), tp = mw__px(vc->layout, 3);
     float lh = (float)mw__text_line_height(t, fs);
     float right[LABEL_ROWS];
     for (int k = 0; k < LABEL_ROWS; k++)
@@ -122,7 +122,7 @@ void mw__event_markers_draw(mw_app_t *app, const mw_rect_t *r, double t0, double
             float y = y0 + (float)k * (lh + tp);
             if (x < right[k] + tp || y + lh > (float)(r->y + r->h))
                 continue;
-            mw__batch_rect(&app->batch, x, y, w, lh, mw__hex(MW_COLOR_BG, 1.0f));
+            mw__batch_rect(vc->batch, x, y, w, lh, mw__hex(MW_COLOR_BG, 1.0f));
             mw__text_draw(t, fs, x + tp, y, MW_ALIGN_LEFT, mw__hex(mk[i].color, 1), label);
             right[k] = x + w;
             break;
@@ -130,20 +130,20 @@ void mw__event_markers_draw(mw_app_t *app, const mw_rect_t *r, double t0, double
     }
 }
 
-int mw__event_lines(const mw_app_t *app, char (*lines)[320], int *kinds, int max)
+int mw__event_lines(const mw_view_ctx_t *vc, char (*lines)[320], int *kinds, int max)
 {
     int n = 0;
-    size_t count = mw_model_event_count(app->model);
+    size_t count = mw_model_event_count(vc->model);
     for (size_t i = count; i-- > 0 && n < max;) {
-        const mw_event_t *e = mw_model_event_at(app->model, i);
-        const mw_event_t *next = mw_model_event_at(app->model, i + 1);
+        const mw_event_t *e = mw_model_event_at(vc->model, i);
+        const mw_event_t *next = mw_model_event_at(vc->model, i + 1);
         /* A rule's steering action is shown on the rule's line, not on its own. */
         if (e->kind == MW_EVENT_STEER && e->steer_after && i > 0 &&
-            mw_model_event_at(app->model, i - 1)->seq == e->steer_after)
+            mw_model_event_at(vc->model, i - 1)->seq == e->steer_after)
             continue;
         const mw_event_t *with =
             next && next->kind == MW_EVENT_STEER && next->steer_after == e->seq ? next : NULL;
-        mw_event_text(app->model, e, with, lines[n], sizeof lines[n]);
+        mw_event_text(vc->model, e, with, lines[n], sizeof lines[n]);
         kinds[n] = e->kind;
         n++;
     }
@@ -152,36 +152,36 @@ int mw__event_lines(const mw_app_t *app, char (*lines)[320], int *kinds, int max
 
 #define PANEL_LINES 64
 
-void mw__events_panel_draw(mw_app_t *app)
+void mw__events_panel_draw(const mw_view_ctx_t *vc, int steering)
 {
-    const mw_rect_t *r = &app->layout.events;
+    const mw_rect_t *r = &vc->layout->events;
     if (r->w <= 0 || r->h <= 0)
         return;
-    mw_text_t *t = app->text;
-    int f = app->layout.font_px, fs = mw__font_small(app);
-    float pad = mw__px(app, 8);
-    mw__batch_rect(&app->batch, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
+    mw_text_t *t = vc->text;
+    int f = vc->layout->font_px, fs = mw__font_small(vc->layout);
+    float pad = mw__px(vc->layout, 8);
+    mw__batch_rect(vc->batch, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
                    mw__hex(MW_COLOR_PANEL, 1));
     float y = (float)r->y + pad / 2;
     mw__text_draw(t, f, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_TEXT, 1), "events");
     mw_event_counts_t ec;
-    mw_model_event_counts(app->model, &ec);
+    mw_model_event_counts(vc->model, &ec);
     char counts[96];
     snprintf(counts, sizeof counts, "%" PRIu64 " rule%s · %" PRIu64 " steer",
              ec.by_kind[MW_EVENT_RULE], ec.by_kind[MW_EVENT_RULE] == 1 ? "" : "s",
              ec.by_kind[MW_EVENT_STEER]);
     mw__text_draw(t, fs, (float)(r->x + r->w) - pad, y + (float)(f - fs) / 2, MW_ALIGN_RIGHT,
                   mw__hex(MW_COLOR_DIM, 1), counts);
-    y += (float)mw__text_line_height(t, f) + mw__px(app, 2);
+    y += (float)mw__text_line_height(t, f) + mw__px(vc->layout, 2);
     static char lines[PANEL_LINES][320];
     int kinds[PANEL_LINES];
-    int n = mw__event_lines(app, lines, kinds, PANEL_LINES);
+    int n = mw__event_lines(vc, lines, kinds, PANEL_LINES);
     if (n == 0) {
         mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_DIM, 1),
                       "rule firings and steering");
         y += (float)mw__text_line_height(t, fs);
         mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_DIM, 1),
-                      app->ctl ? "messages appear here (: to steer)" : "messages appear here");
+                      steering ? "messages appear here (: to steer)" : "messages appear here");
         return;
     }
     int lh = mw__text_line_height(t, fs);
@@ -209,7 +209,7 @@ void mw__events_panel_draw(mw_app_t *app)
             y += (float)lh;
             if (y + (float)lh > bottom)
                 break;
-            float indent = mw__px(app, 16);
+            float indent = mw__px(vc->layout, 16);
             mw__text_fit(t, fs, arrow + 1, room - indent, fit, sizeof fit);
             mw__text_draw(t, fs, (float)r->x + pad + indent, y, MW_ALIGN_LEFT,
                           mw__hex(MW_COLOR_STEER, 1), fit);
@@ -217,32 +217,32 @@ void mw__events_panel_draw(mw_app_t *app)
             mw__text_fit(t, fs, lines[i], room, fit, sizeof fit);
             mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(c, 1), fit);
         }
-        y += (float)lh + mw__px(app, 1);
+        y += (float)lh + mw__px(vc->layout, 1);
     }
 }
 
-void mw__prompt_draw(mw_app_t *app)
+void mw__prompt_draw(const mw_view_ctx_t *vc, const mw_prompt_state_t *p)
 {
-    const mw_rect_t *r = &app->layout.status;
-    if (!app->prompt_open || r->w <= 0 || r->h <= 0)
+    const mw_rect_t *r = &vc->layout->status;
+    if (!p->open || r->w <= 0 || r->h <= 0)
         return;
-    mw_text_t *t = app->text;
-    int f = app->layout.font_px, fs = mw__font_small(app);
-    float pad = mw__px(app, 8);
-    mw__batch_rect(&app->batch, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
+    mw_text_t *t = vc->text;
+    int f = vc->layout->font_px, fs = mw__font_small(vc->layout);
+    float pad = mw__px(vc->layout, 8);
+    mw__batch_rect(vc->batch, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
                    mw__hex(0x262b36, 1));
-    mw__batch_rect(&app->batch, (float)r->x, (float)r->y, (float)r->w, mw__px(app, 1.5f),
+    mw__batch_rect(vc->batch, (float)r->x, (float)r->y, (float)r->w, mw__px(vc->layout, 1.5f),
                    mw__hex(MW_COLOR_STEER, 1));
     float y = (float)r->y + ((float)r->h - (float)mw__text_line_height(t, f)) / 2;
     float ys = (float)r->y + ((float)r->h - (float)mw__text_line_height(t, fs)) / 2;
     float x = (float)r->x + pad;
     x += mw__text_draw(t, f, x, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_STEER, 1), "steer:");
-    x += mw__px(app, 8);
+    x += mw__px(vc->layout, 8);
     /* The hint on the right: what to type, or why the last line was not sent. */
     const char *hint;
     mw_rgba_t hc = mw__hex(MW_COLOR_DIM, 1);
-    const mw_control_result_t *note = &app->note;
-    if (!app->ctl) {
+    const mw_control_result_t *note = p->note;
+    if (!p->steering) {
         hint = "steering is off: no --control (mpiwatch run sets it)";
         hc = mw__hex(MW_COLOR_ERROR, 1);
     } else if ((note->state == MW_CONTROL_INVALID || note->state == MW_CONTROL_WAITING) &&
@@ -258,23 +258,23 @@ void mw__prompt_draw(mw_app_t *app)
     mw__text_draw(t, fs, (float)(r->x + r->w) - pad, ys, MW_ALIGN_RIGHT, hc, hfit);
     /* The line, and a cursor after the character it stands behind. The end of a long line is
      * what is being typed: it is shown, the start gives way. */
-    float line_room = room - hw - mw__px(app, 16);
-    const char *shown = app->prompt;
-    char before[sizeof app->prompt];
-    size_t cur = app->prompt_cur;
+    float line_room = room - hw - mw__px(vc->layout, 16);
+    const char *shown = p->line;
+    char before[MW_PROMPT_MAX];
+    size_t cur = p->cur;
     while (*shown && mw__text_width(t, f, shown) > line_room &&
-           (size_t)(shown - app->prompt) < cur) {
+           (size_t)(shown - p->line) < cur) {
         shown++;
         while (((unsigned char)*shown & 0xc0) == 0x80)
             shown++;
     }
-    size_t off = (size_t)(shown - app->prompt);
+    size_t off = (size_t)(shown - p->line);
     snprintf(before, sizeof before, "%.*s", (int)(cur - off), shown);
     mw__text_draw(t, f, x, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_TEXT, 1), shown);
     float cx = x + mw__text_width(t, f, before);
-    mw__batch_rect(&app->batch, cx, y, mw__px(app, 2), (float)mw__text_line_height(t, f),
+    mw__batch_rect(vc->batch, cx, y, mw__px(vc->layout, 2), (float)mw__text_line_height(t, f),
                    mw__hex(MW_COLOR_STEER, 0.9f));
-    if (!app->prompt[0])
-        mw__text_draw(t, fs, cx + mw__px(app, 6), ys, MW_ALIGN_LEFT, mw__hex(MW_COLOR_DIM, 0.8f),
+    if (!p->line[0])
+        mw__text_draw(t, fs, cx + mw__px(vc->layout, 6), ys, MW_ALIGN_LEFT, mw__hex(MW_COLOR_DIM, 0.8f),
                       "e.g. rebalance=1 0-3");
 }

@@ -22,23 +22,23 @@
 #define LAYERS (MW_PALETTE + 1)
 #define STRIDE (MW_PALETTE + 2)
 
-int mw__timeline_init(mw_app_t *app)
+int mw__timeline_init(mw_timeline_gl_t *tl)
 {
-    memset(&app->tl, 0, sizeof app->tl);
-    app->tl.mean_efficiency = -1;
+    memset(tl, 0, sizeof *tl);
+    tl->mean_efficiency = -1;
     return 0;
 }
 
-void mw__timeline_free(mw_app_t *app)
+void mw__timeline_free(mw_timeline_gl_t *tl)
 {
-    free(app->tl.cols);
-    memset(&app->tl, 0, sizeof app->tl);
+    free(tl->cols);
+    memset(tl, 0, sizeof *tl);
 }
 
-int mw__timeline_columns(mw_app_t *app)
+/* Fills tl's columns for the current view and layout (they stay for --meta). */
+static int timeline_columns(const mw_view_ctx_t *vc, mw_timeline_gl_t *tl)
 {
-    mw_timeline_gl_t *tl = &app->tl;
-    int n = app->layout.timeline.w;
+    int n = vc->layout->timeline.w;
     tl->ncols = 0;
     tl->mean_efficiency = -1;
     if (n <= 0)
@@ -53,7 +53,7 @@ int mw__timeline_columns(mw_app_t *app)
         tl->ncols_cap = n;
     }
     memset(tl->cols, 0, (size_t)n * STRIDE * sizeof(float));
-    int with_data = mw_timeline_columns(app->model, app->view.t0, app->view.t1, n, tl->cols);
+    int with_data = mw_timeline_columns(vc->model, vc->view->t0, vc->view->t1, n, tl->cols);
     tl->ncols = n;
     if (with_data > 0) {
         double sum = 0;
@@ -73,20 +73,20 @@ int mw__timeline_columns(mw_app_t *app)
 }
 
 /* The color of each layer, and which layer is highlighted (-1 none). */
-static int layer_colors(const mw_app_t *app, mw_rgba_t *out)
+static int layer_colors(const mw_view_ctx_t *vc, mw_rgba_t *out)
 {
     mw_legend_entry_t leg[MW_LEGEND_MAX];
-    int n = mw_model_legend(app->model, leg, MW_LEGEND_MAX);
+    int n = mw_model_legend(vc->model, leg, MW_LEGEND_MAX);
     for (int k = 0; k < LAYERS; k++)
         out[k] = mw__hex(0x6e737d, 1);
     for (int i = 0; i < n; i++) {
-        int slot = leg[i].fn ? mw_model_slot(app->model, leg[i].fn) : MW_PALETTE;
+        int slot = leg[i].fn ? mw_model_slot(vc->model, leg[i].fn) : MW_PALETTE;
         if (slot >= 0 && slot < LAYERS)
             out[slot] = mw__rgba(leg[i].color.r, leg[i].color.g, leg[i].color.b, 1);
     }
     int hl = -1;
-    if (app->view.highlight_fn) {
-        hl = mw_model_slot(app->model, app->view.highlight_fn);
+    if (vc->view->highlight_fn) {
+        hl = mw_model_slot(vc->model, vc->view->highlight_fn);
         mw_rgba_t bg = mw__hex(MW_COLOR_PLOT, 1);
         for (int k = 0; k < LAYERS; k++) {
             if (k == hl)
@@ -102,11 +102,11 @@ static int layer_colors(const mw_app_t *app, mw_rgba_t *out)
 
 /* Diagonal hatching of a gap [x0, x1) over the plot's height: 45-degree segments clipped to
  * the gap analytically, so no scissor (and no extra flush) is needed. */
-static void hatch(mw_app_t *app, const mw_rect_t *r, float x0, float x1)
+static void hatch(const mw_view_ctx_t *vc, const mw_rect_t *r, float x0, float x1)
 {
-    mw_batch_t *b = &app->batch;
+    mw_batch_t *b = vc->batch;
     mw__batch_rect(b, x0, (float)r->y, x1 - x0, (float)r->h, mw__hex(0x22252d, 1));
-    float step = mw__px(app, 9), lw = mw__px(app, 1);
+    float step = mw__px(vc->layout, 9), lw = mw__px(vc->layout, 1);
     float top = (float)r->y, h = (float)r->h, bottom = top + h;
     mw_rgba_t c = mw__hex(0x363b45, 1);
     /* The segment starting at (c0, bottom) rises to the right: x = c0 + s, y = bottom - s. */
@@ -119,14 +119,14 @@ static void hatch(mw_app_t *app, const mw_rect_t *r, float x0, float x1)
         mw__batch_line(b, c0 + s0, bottom - s0, c0 + s1, bottom - s1, lw, c);
     }
     /* Say what the hatching means where there is room for it. */
-    int fs = mw__font_small(app);
-    const char *msg = mw_model_busy(app->model) ? "loading…" : "not loaded";
-    float tw = mw__text_width(app->text, fs, msg), pad = mw__px(app, 4);
+    int fs = mw__font_small(vc->layout);
+    const char *msg = mw_model_busy(vc->model) ? "loading…" : "not loaded";
+    float tw = mw__text_width(vc->text, fs, msg), pad = mw__px(vc->layout, 4);
     if (x1 - x0 > tw + 6 * pad) {
-        float lh = (float)mw__text_line_height(app->text, fs);
+        float lh = (float)mw__text_line_height(vc->text, fs);
         float cx = (x0 + x1) / 2, cy = top + h / 2 - lh / 2;
         mw__batch_rect(b, cx - tw / 2 - pad, cy, tw + 2 * pad, lh, mw__hex(MW_COLOR_BG, 0.9f));
-        mw__text_draw(app->text, fs, cx, cy, MW_ALIGN_CENTER, mw__hex(MW_COLOR_DIM, 1), msg);
+        mw__text_draw(vc->text, fs, cx, cy, MW_ALIGN_CENTER, mw__hex(MW_COLOR_DIM, 1), msg);
     }
 }
 
@@ -156,23 +156,22 @@ static int efficiency_spot(const mw_timeline_gl_t *tl, int need, float *empty_fr
     return best;
 }
 
-static void draw_columns(mw_app_t *app, const mw_rect_t *r)
+static void draw_columns(const mw_view_ctx_t *vc, const mw_timeline_gl_t *tl, const mw_rect_t *r)
 {
-    mw_batch_t *b = &app->batch;
-    mw_timeline_gl_t *tl = &app->tl;
+    mw_batch_t *b = vc->batch;
     mw_rgba_t color[LAYERS];
-    layer_colors(app, color);
+    layer_colors(vc, color);
     float y_bottom = (float)(r->y + r->h), h = (float)r->h;
     /* Only a gap inside the run is missing data; before its first window or after its newest
      * there is nothing to show, and the plot stays empty there. */
     double run0 = 0, run1 = -1;
-    const Mpiwatch__JobInfo *job = mw_model_job(app->model);
+    const Mpiwatch__JobInfo *job = mw_model_job(vc->model);
     uint64_t oldest = 0, newest = 0;
-    if (job && job->window_ns && mw_model_extent(app->model, &oldest, &newest) == 0) {
-        run0 = mw_model_seconds(app->model, mw_model_window_start(app->model, oldest));
-        run1 = mw_model_seconds(app->model, mw_model_window_start(app->model, newest + 1));
+    if (job && job->window_ns && mw_model_extent(vc->model, &oldest, &newest) == 0) {
+        run0 = mw_model_seconds(vc->model, mw_model_window_start(vc->model, oldest));
+        run1 = mw_model_seconds(vc->model, mw_model_window_start(vc->model, newest + 1));
     }
-    const mw_view_t *v = &app->view;
+    const mw_view_t *v = vc->view;
     double dt = tl->ncols > 0 ? (v->t1 - v->t0) / tl->ncols : 0;
     int gap_start = -1;
     for (int i = 0; i <= tl->ncols; i++) {
@@ -186,7 +185,7 @@ static void draw_columns(mw_app_t *app, const mw_rect_t *r)
             continue;
         }
         if (gap_start >= 0) {
-            hatch(app, r, (float)(r->x + gap_start), (float)(r->x + i));
+            hatch(vc, r, (float)(r->x + gap_start), (float)(r->x + i));
             gap_start = -1;
         }
         if (!c)
@@ -207,9 +206,9 @@ static void draw_columns(mw_app_t *app, const mw_rect_t *r)
     }
 }
 
-static void draw_selection(mw_app_t *app, const mw_rect_t *r)
+static void draw_selection(const mw_view_ctx_t *vc, const mw_rect_t *r)
 {
-    const mw_view_t *v = &app->view;
+    const mw_view_t *v = vc->view;
     double f0 = 0, f1 = 0;
     mw_view_focus(v, &f0, &f1);
     int selected = v->sel1 > v->sel0;
@@ -222,25 +221,25 @@ static void draw_selection(mw_app_t *app, const mw_rect_t *r)
         x1 = r->x + r->w;
     if (x1 - x0 < 1)
         x1 = x0 + 1;
-    float lw = mw__px(app, selected ? 1.5f : 1.0f);
+    float lw = mw__px(vc->layout, selected ? 1.5f : 1.0f);
     mw_rgba_t fill = mw__rgba(1, 1, 1, selected ? 0.13f : 0.06f);
     mw_rgba_t edge = mw__rgba(1, 1, 1, selected ? 0.85f : 0.4f);
-    mw__batch_rect(&app->batch, (float)x0, (float)r->y, (float)(x1 - x0), (float)r->h, fill);
-    mw__batch_rect(&app->batch, (float)x0, (float)r->y, lw, (float)r->h, edge);
-    mw__batch_rect(&app->batch, (float)x1 - lw, (float)r->y, lw, (float)r->h, edge);
+    mw__batch_rect(vc->batch, (float)x0, (float)r->y, (float)(x1 - x0), (float)r->h, fill);
+    mw__batch_rect(vc->batch, (float)x0, (float)r->y, lw, (float)r->h, edge);
+    mw__batch_rect(vc->batch, (float)x1 - lw, (float)r->y, lw, (float)r->h, edge);
     /* Small handles on top make the box's edges easy to see over a busy stack. */
-    float hw = mw__px(app, 5);
-    mw__batch_rect(&app->batch, (float)x0, (float)r->y, hw, mw__px(app, 3), edge);
-    mw__batch_rect(&app->batch, (float)x1 - hw, (float)r->y, hw, mw__px(app, 3), edge);
+    float hw = mw__px(vc->layout, 5);
+    mw__batch_rect(vc->batch, (float)x0, (float)r->y, hw, mw__px(vc->layout, 3), edge);
+    mw__batch_rect(vc->batch, (float)x1 - hw, (float)r->y, hw, mw__px(vc->layout, 3), edge);
 }
 
-void mw__time_axis(mw_app_t *app, const mw_rect_t *r, double t0, double t1)
+void mw__time_axis(const mw_view_ctx_t *vc, const mw_rect_t *r, double t0, double t1)
 {
-    mw_batch_t *b = &app->batch;
-    mw_text_t *t = app->text;
-    int fs = mw__font_small(app);
+    mw_batch_t *b = vc->batch;
+    mw_text_t *t = vc->text;
+    int fs = mw__font_small(vc->layout);
     mw_rgba_t axis = mw__hex(MW_COLOR_AXIS, 1), label = mw__hex(MW_COLOR_DIM, 1);
-    float lw = mw__px(app, 1), tick = mw__px(app, 4);
+    float lw = mw__px(vc->layout, 1), tick = mw__px(vc->layout, 4);
     float bottom = (float)(r->y + r->h);
     mw_tick_t ticks[48];
     int n = mw_time_ticks(t0, t1, r, ticks, 48);
@@ -253,25 +252,25 @@ void mw__time_axis(mw_app_t *app, const mw_rect_t *r, double t0, double t1)
         float w = mw__text_width(t, fs, ticks[i].label);
         /* The last label may not reach into the legend column; labels that would overlap
          * their left neighbour are skipped. */
-        float cx = x + w / 2 > (float)(r->x + r->w) + mw__px(app, 3)
-                       ? (float)(r->x + r->w) + mw__px(app, 3) - w / 2
+        float cx = x + w / 2 > (float)(r->x + r->w) + mw__px(vc->layout, 3)
+                       ? (float)(r->x + r->w) + mw__px(vc->layout, 3) - w / 2
                        : x;
-        if (cx - w / 2 < last_right + mw__px(app, 6))
+        if (cx - w / 2 < last_right + mw__px(vc->layout, 6))
             continue;
-        mw__text_draw(t, fs, cx, bottom + lw + tick + mw__px(app, 1), MW_ALIGN_CENTER, label,
+        mw__text_draw(t, fs, cx, bottom + lw + tick + mw__px(vc->layout, 1), MW_ALIGN_CENTER, label,
                       ticks[i].label);
         last_right = cx + w / 2;
     }
 }
 
-static void draw_axes(mw_app_t *app, const mw_rect_t *r)
+static void draw_axes(const mw_view_ctx_t *vc, const mw_rect_t *r)
 {
-    mw_batch_t *b = &app->batch;
-    mw_text_t *t = app->text;
-    int fs = mw__font_small(app);
+    mw_batch_t *b = vc->batch;
+    mw_text_t *t = vc->text;
+    int fs = mw__font_small(vc->layout);
     int lh = mw__text_line_height(t, fs);
     mw_rgba_t axis = mw__hex(MW_COLOR_AXIS, 1), label = mw__hex(MW_COLOR_DIM, 1);
-    float lw = mw__px(app, 1), tick = mw__px(app, 4);
+    float lw = mw__px(vc->layout, 1), tick = mw__px(vc->layout, 4);
     float bottom = (float)(r->y + r->h);
 
     /* y: 0..100% of the ranks. */
@@ -279,56 +278,55 @@ static void draw_axes(mw_app_t *app, const mw_rect_t *r)
     for (int p = 0; p <= 100; p += 25) {
         float y = bottom - (float)r->h * (float)p / 100.0f;
         mw__batch_rect(b, (float)r->x - lw - tick, y - lw / 2, tick, lw, axis);
-        mw__text_drawf(t, fs, (float)r->x - lw - tick - mw__px(app, 3), y - (float)lh / 2,
+        mw__text_drawf(t, fs, (float)r->x - lw - tick - mw__px(vc->layout, 3), y - (float)lh / 2,
                        MW_ALIGN_RIGHT, label, "%d%%", p);
     }
     /* x: time. */
     mw__batch_rect(b, (float)r->x - lw, bottom, (float)r->w + lw, lw, axis);
-    mw__time_axis(app, r, app->view.t0, app->view.t1);
+    mw__time_axis(vc, r, vc->view->t0, vc->view->t1);
 }
 
-static void draw_grid(mw_app_t *app, const mw_rect_t *r)
+static void draw_grid(const mw_view_ctx_t *vc, const mw_rect_t *r)
 {
     mw_rgba_t grid = mw__hex(MW_COLOR_GRID, 1);
-    float lw = mw__px(app, 1);
+    float lw = mw__px(vc->layout, 1);
     for (int p = 25; p < 100; p += 25) {
         float y = (float)(r->y + r->h) - (float)r->h * (float)p / 100.0f;
-        mw__batch_rect(&app->batch, (float)r->x, y - lw / 2, (float)r->w, lw, grid);
+        mw__batch_rect(vc->batch, (float)r->x, y - lw / 2, (float)r->w, lw, grid);
     }
     mw_tick_t ticks[32];
-    int n = mw_time_ticks(app->view.t0, app->view.t1, r, ticks, 32);
+    int n = mw_time_ticks(vc->view->t0, vc->view->t1, r, ticks, 32);
     for (int i = 0; i < n; i++)
         if (ticks[i].px >= r->x && ticks[i].px <= r->x + r->w)
-            mw__batch_rect(&app->batch, (float)ticks[i].px - lw / 2, (float)r->y, lw, (float)r->h,
+            mw__batch_rect(vc->batch, (float)ticks[i].px - lw / 2, (float)r->y, lw, (float)r->h,
                            grid);
 }
 
 /* A small filled tag with text, e.g. LIVE; returns its width. */
-static float tag(mw_app_t *app, float x, float y, int fs, mw_rgba_t bg, mw_rgba_t fg, const char *s)
+static float tag(const mw_view_ctx_t *vc, float x, float y, int fs, mw_rgba_t bg, mw_rgba_t fg, const char *s)
 {
-    float pad = mw__px(app, 5);
-    float w = mw__text_width(app->text, fs, s) + 2 * pad;
-    float h = (float)mw__text_line_height(app->text, fs);
-    mw__batch_rect(&app->batch, x, y, w, h, bg);
-    mw__text_draw(app->text, fs, x + pad, y, MW_ALIGN_LEFT, fg, s);
+    float pad = mw__px(vc->layout, 5);
+    float w = mw__text_width(vc->text, fs, s) + 2 * pad;
+    float h = (float)mw__text_line_height(vc->text, fs);
+    mw__batch_rect(vc->batch, x, y, w, h, bg);
+    mw__text_draw(vc->text, fs, x + pad, y, MW_ALIGN_LEFT, fg, s);
     return w;
 }
 
-static void draw_labels(mw_app_t *app, const mw_rect_t *r)
+static void draw_labels(const mw_view_ctx_t *vc, const mw_timeline_gl_t *tl, const mw_rect_t *r)
 {
-    mw_text_t *t = app->text;
-    mw_timeline_gl_t *tl = &app->tl;
-    int fs = mw__font_small(app), f = app->layout.font_px;
-    float pad = mw__px(app, 6);
+    mw_text_t *t = vc->text;
+    int fs = mw__font_small(vc->layout), f = vc->layout->font_px;
+    float pad = mw__px(vc->layout, 6);
     int lh = mw__text_line_height(t, fs);
 
     /* LIVE / PAUSED. */
-    int follow = app->view.follow;
+    int follow = vc->view->follow;
     mw_rgba_t tag_bg = follow ? mw__hex(MW_COLOR_LIVE, 0.9f) : mw__hex(MW_COLOR_PAUSED, 0.9f);
-    float tw = tag(app, (float)r->x + pad, (float)r->y + pad, fs, tag_bg, mw__hex(0x101215, 1),
+    float tw = tag(vc, (float)r->x + pad, (float)r->y + pad, fs, tag_bg, mw__hex(0x101215, 1),
                    follow ? "LIVE" : "PAUSED");
     /* What the plot is, next to the tag: the layout leaves no margin above the plot. */
-    tag(app, (float)r->x + 2 * pad + tw, (float)r->y + pad, fs, mw__hex(MW_COLOR_BG, 0.8f),
+    tag(vc, (float)r->x + 2 * pad + tw, (float)r->y + pad, fs, mw__hex(MW_COLOR_BG, 0.8f),
         mw__hex(MW_COLOR_DIM, 1), "fraction of ranks inside each MPI function");
 
     /* The mean efficiency of what is on screen, in the corner, on a backing so the stack
@@ -336,8 +334,8 @@ static void draw_labels(mw_app_t *app, const mw_rect_t *r)
     if (tl->mean_efficiency >= 0) {
         char buf[64];
         snprintf(buf, sizeof buf, "mean efficiency %.1f%%", tl->mean_efficiency * 100.0);
-        float w = mw__text_width(t, fs, buf) + 2 * mw__px(app, 5);
-        tag(app, (float)(r->x + r->w) - pad - w, (float)r->y + pad, fs, mw__hex(MW_COLOR_BG, 0.8f),
+        float w = mw__text_width(t, fs, buf) + 2 * mw__px(vc->layout, 5);
+        tag(vc, (float)(r->x + r->w) - pad - w, (float)r->y + pad, fs, mw__hex(MW_COLOR_BG, 0.8f),
             mw__hex(MW_COLOR_TEXT, 1), buf);
     }
 
@@ -360,28 +358,28 @@ static void draw_labels(mw_app_t *app, const mw_rect_t *r)
     }
     if (tl->mean_efficiency < 0) {
         const char *msg =
-            mw_model_job(app->model) ? "no data in this range (yet)" : "waiting for the job…";
+            mw_model_job(vc->model) ? "no data in this range (yet)" : "waiting for the job…";
         mw__text_draw(t, f, (float)r->x + (float)r->w / 2, (float)r->y + (float)r->h / 2 - flh,
                       MW_ALIGN_CENTER, mw__hex(MW_COLOR_DIM, 1), msg);
     }
 }
 
-void mw__timeline_draw(mw_app_t *app)
+void mw__timeline_draw(const mw_view_ctx_t *vc, mw_timeline_gl_t *tl)
 {
-    const mw_rect_t *r = &app->layout.timeline;
+    const mw_rect_t *r = &vc->layout->timeline;
     if (r->w <= 0 || r->h <= 0)
         return;
-    mw__timeline_columns(app);
-    mw__batch_rect(&app->batch, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
+    timeline_columns(vc, tl);
+    mw__batch_rect(vc->batch, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
                    mw__hex(MW_COLOR_PLOT, 1));
-    draw_grid(app, r);
-    draw_columns(app, r);
-    draw_selection(app, r);
-    draw_axes(app, r);
-    mw__batch_flush(&app->batch);
-    draw_labels(app, r);
+    draw_grid(vc, r);
+    draw_columns(vc, tl, r);
+    draw_selection(vc, r);
+    draw_axes(vc, r);
+    mw__batch_flush(vc->batch);
+    draw_labels(vc, tl, r);
     /* Rule firings and steering messages over everything: they explain what follows. */
-    mw__event_markers_draw(app, r, app->view.t0, app->view.t1, 1);
-    mw__batch_flush(&app->batch);
-    mw__text_flush(app->text);
+    mw__event_markers_draw(vc, r, vc->view->t0, vc->view->t1, 1);
+    mw__batch_flush(vc->batch);
+    mw__text_flush(vc->text);
 }

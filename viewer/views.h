@@ -1,9 +1,12 @@
 /* views.h: the drawing functions of the viewer's screen regions.
  *
  * DESIGN: each view draws one region of the model's layout from the model's answers, into the
- * app's shape batch and text, and flushes them when what it draws next must be on top. Views
- * keep no state besides their GL objects and caches (in mw_app_t); everything they show is
- * computed by model.c, so what a test reads in the snapshot's --meta is what was drawn.
+ * shape batch and text it is given, and flushes them when what it draws next must be on top.
+ * A view receives what it draws, never the whole application: an mw_view_ctx_t (the model,
+ * the view state, the layout, the batch, the text; app.c fills it with mw__app_view_ctx) and
+ * its own state (its GL objects and caches, which live in mw_app_t). Everything a view shows is
+ * computed by the model (model.h), so what a test reads in the snapshot's --meta is what was
+ * drawn.
  */
 #ifndef MW_VIEWER_VIEWS_H
 #define MW_VIEWER_VIEWS_H
@@ -31,64 +34,100 @@
 #define MW_STEER_DASH_ON 6
 #define MW_STEER_DASH 10
 
+/* What every view draws with. */
+typedef struct {
+    const mw_model_t *model;
+    const mw_view_t *view;     /* time ranges, selection, highlights, representation */
+    const mw_layout_t *layout; /* the screen's regions */
+    const mw_pick_t *pick;     /* the last click's answer; kind NONE: nothing picked */
+    uint64_t data_gen;         /* bumped whenever the model's data changes (caches key on it) */
+    mw_batch_t *batch;
+    mw_text_t *text;
+    int fb_w, fb_h; /* the target's pixels */
+} mw_view_ctx_t;
+
+/* The steering prompt and the last steering result, as app.c holds them. */
+typedef struct {
+    int steering; /* a steering client exists (--control) */
+    int open;     /* the prompt is open (':') */
+    const char *line; /* what is typed, shorter than MW_PROMPT_MAX */
+    size_t cur;       /* the cursor, a byte offset */
+    const mw_control_result_t *note; /* the last steering result */
+} mw_prompt_state_t;
+
+/* What the panels show besides the model (app.c fills it each frame). */
+typedef struct {
+    mw_source_status_t src; /* the data source */
+    int topo;     /* the topology or matrix view is shown: they draw their own legend, details */
+    int headless; /* offscreen: the status bar names the source instead of the frame rate */
+    double fps;
+    const char *steer_note; /* a steering result of the last seconds for the status bar, or NULL */
+    int steer_state;        /* its mw_control_state_t */
+    mw_prompt_state_t prompt;
+} mw_panels_state_t;
+
+/* app.c: the context of this frame, and what the panels show. */
+void mw__app_view_ctx(const mw_app_t *app, mw_view_ctx_t *vc);
+void mw__app_panels_state(const mw_app_t *app, mw_panels_state_t *ps);
+
 /* Line widths and sizes scale with the high-DPI factor. */
-static inline float mw__px(const mw_app_t *app, float px)
+static inline float mw__px(const mw_layout_t *l, float px)
 {
-    return px * (app->layout.scale > 0 ? app->layout.scale : 1.0f);
+    return px * (l->scale > 0 ? l->scale : 1.0f);
 }
 
 /* Small text for tick labels and corner notes. */
-static inline int mw__font_small(const mw_app_t *app)
+static inline int mw__font_small(const mw_layout_t *l)
 {
-    int px = app->layout.font_px * 85 / 100;
+    int px = l->font_px * 85 / 100;
     return px < 8 ? 8 : px;
 }
 
-/* view_timeline.c */
-int mw__timeline_init(mw_app_t *app);
-void mw__timeline_free(mw_app_t *app);
-void mw__timeline_draw(mw_app_t *app);
+/* view_timeline.c: the stacked timeline; its columns stay in tl (--meta reads them). */
+int mw__timeline_init(mw_timeline_gl_t *tl);
+void mw__timeline_free(mw_timeline_gl_t *tl);
+void mw__timeline_draw(const mw_view_ctx_t *vc, mw_timeline_gl_t *tl);
 /* The time axis under plot r for [t0, t1] seconds: tick marks and their labels. */
-void mw__time_axis(mw_app_t *app, const mw_rect_t *r, double t0, double t1);
-/* Fills app->tl for the current view and layout (also used by --meta). */
-int mw__timeline_columns(mw_app_t *app);
+void mw__time_axis(const mw_view_ctx_t *vc, const mw_rect_t *r, double t0, double t1);
 
-/* view_density.c */
-int mw__density_init(mw_app_t *app);
-void mw__density_free(mw_app_t *app);
-void mw__density_draw(mw_app_t *app);
-/* Re-bins when the view, the data or the size changed (force: always). */
-int mw__density_update(mw_app_t *app, int force);
-/* The screen position of a call as the current representation draws it (its anchor point). */
-void mw__density_call_xy(const mw_app_t *app, uint64_t start_ns, uint64_t duration_ns, float *x,
-                         float *y);
+/* view_density.c: the call view. It re-bins when the view, the data or the size changed, or
+ * always with force_rebin (benchmarks); rank_busy: the highlighted rank's calls are still being
+ * fetched. */
+int mw__density_init(mw_density_gl_t *d);
+void mw__density_free(mw_density_gl_t *d);
+void mw__density_draw(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force_rebin,
+                      int rank_busy);
 
-/* view_topology.c: the 3D topology view (the view state and GL objects are app->tp). */
-int mw__topo_init(mw_app_t *app);
-void mw__topo_free(mw_app_t *app);
+/* view_topology.c: the 3D topology view; its state and GL objects are t (app->tp, view_topo.h),
+ * set up with the command line's window, step and camera. */
+int mw__topo_init(mw_topo_gl_t *t, const mw_viewer_options_t *opt);
+void mw__topo_free(mw_topo_gl_t *t);
 /* Lays out the job, finds what is shown and merges its pairs, when their inputs changed. */
-int mw__topo_update(mw_app_t *app);
-void mw__topo_draw(mw_app_t *app);
+int mw__topo_update(const mw_view_ctx_t *vc, mw_topo_gl_t *t);
+void mw__topo_draw(const mw_view_ctx_t *vc, mw_topo_gl_t *t);
 /* The pairs of the window or step shown (empty when it is not loaded). */
-mw_pairs_t mw__topo_pairs(mw_app_t *app);
-/* One window or step back (delta < 0) or forward; stops following. */
-void mw__topo_step(mw_app_t *app, int delta);
-/* Playing: moves on when it is time; 1 when it moved. */
-int mw__topo_play(mw_app_t *app, uint64_t now_ns);
+mw_pairs_t mw__topo_pairs(const mw_model_t *m, const mw_topo_gl_t *t);
+/* One window or step back (delta < 0) or forward; stops following. 1 when the view must be
+ * drawn again. */
+int mw__topo_step(const mw_model_t *m, mw_topo_gl_t *t, int delta);
+/* Playing: moves on when it is time (at the newest, a live source is followed, a replay
+ * stops); 1 when it moved. */
+int mw__topo_play(const mw_model_t *m, mw_topo_gl_t *t, mw_source_t *src, uint64_t now_ns);
 /* 1 when lines are drawn as node bundles now (the 'b' setting, or auto by zoom). */
-int mw__topo_bundled(const mw_app_t *app);
-/* A click at pixel (x, y) of the 3D view. */
-mw_topo_pick_t mw__topo_pick(mw_app_t *app, int x, int y);
+int mw__topo_bundled(const mw_topo_gl_t *t, const mw_layout_t *l);
+/* A click at pixel (x, y) of the 3D view (the caller draws again). */
+mw_topo_pick_t mw__topo_pick(const mw_view_ctx_t *vc, mw_topo_gl_t *t, int x, int y);
 
-/* view_matrix.c: the communication matrix. */
-int mw__matrix_init(mw_app_t *app);
-void mw__matrix_free(mw_app_t *app);
-int mw__matrix_update(mw_app_t *app);
-void mw__matrix_draw(mw_app_t *app);
-mw_scale_t mw__matrix_scale(const mw_app_t *app);
+/* view_matrix.c: the communication matrix of what the topology view shows (state: t). */
+int mw__matrix_init(mw_topo_gl_t *t);
+void mw__matrix_free(mw_topo_gl_t *t);
+int mw__matrix_update(const mw_view_ctx_t *vc, mw_topo_gl_t *t);
+void mw__matrix_draw(const mw_view_ctx_t *vc, mw_topo_gl_t *t);
+mw_scale_t mw__matrix_scale(const mw_topo_gl_t *t);
 /* The (sender, receiver) bins under pixel (x, y); 0 outside the plot. */
-int mw__matrix_cell_at(const mw_app_t *app, int x, int y, int *src_bin, int *dst_bin);
-void mw__matrix_pick(mw_app_t *app, int x, int y);
+int mw__matrix_cell_at(const mw_topo_gl_t *t, int x, int y, int *src_bin, int *dst_bin);
+/* A click at pixel (x, y) (the caller draws again). */
+void mw__matrix_pick(const mw_view_ctx_t *vc, mw_topo_gl_t *t, int x, int y);
 
 /* view_events.c: job events on the plots (markers), the events list, the steering prompt. */
 typedef struct {
@@ -97,21 +136,23 @@ typedef struct {
     unsigned color; /* MW_COLOR_RULE or MW_COLOR_STEER */
 } mw_event_marker_t;
 /* The markers of the rule firings and steering messages in [t0, t1] across r, oldest first. */
-int mw__event_markers(const mw_app_t *app, const mw_rect_t *r, double t0, double t1,
+int mw__event_markers(const mw_view_ctx_t *vc, const mw_rect_t *r, double t0, double t1,
                       mw_event_marker_t *out, int max);
 /* Draws them over plot r: full lines, heads and labels (timeline), or faint lines and heads
  * (the call view). */
-void mw__event_markers_draw(mw_app_t *app, const mw_rect_t *r, double t0, double t1, int full);
+void mw__event_markers_draw(const mw_view_ctx_t *vc, const mw_rect_t *r, double t0, double t1,
+                            int full);
 /* The lines of the events list, newest first: a steering message that was a rule's action is
  * on the rule's line. Returns the count; kinds[i] is the event kind of line i. */
-int mw__event_lines(const mw_app_t *app, char (*lines)[320], int *kinds, int max);
-void mw__events_panel_draw(mw_app_t *app);
+int mw__event_lines(const mw_view_ctx_t *vc, char (*lines)[320], int *kinds, int max);
+/* The events list (steering: the hint mentions ':'). */
+void mw__events_panel_draw(const mw_view_ctx_t *vc, int steering);
 /* The steering prompt over the status bar. */
-void mw__prompt_draw(mw_app_t *app);
+void mw__prompt_draw(const mw_view_ctx_t *vc, const mw_prompt_state_t *p);
 
 /* panels.c: title, legend, details, status bar, help overlay. */
-void mw__panels_draw(mw_app_t *app);
-void mw__help_draw(mw_app_t *app);
+void mw__panels_draw(const mw_view_ctx_t *vc, const mw_panels_state_t *ps);
+void mw__help_draw(const mw_view_ctx_t *vc);
 /* Names shown in the UI. */
 const char *mw__repr_name(mw_repr_t r);
 const char *mw__transfer_name(mw_transfer_t t);

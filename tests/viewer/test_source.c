@@ -1,4 +1,5 @@
-/* test_source.c: the viewer's data source (viewer/source.c, source_replay.c) on synthetic recordings.
+/* test_source.c: the viewer's data source (viewer/source.c, source_replay.c) on synthetic
+ * recordings.
  *
  * A "picking" recording (synth.h: 16 ranks, 20 windows, four known long calls) is written to a
  * temporary directory and opened as the viewer opens it:
