@@ -1,4 +1,5 @@
-/* test_topo.c: unit tests of the topology and matrix model (viewer/topo.c) and of the model's
+/* test_topo.c: unit tests of the topology and matrix model (viewer/topo.h and its modules:
+ * layout, lines, colours, curves, camera, picking, matrix) and of the model's
  * time-step store, on job descriptions and pairs built here with known content.
  */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* test_topo_caps.c: the viewer against job descriptions that claim too much (viewer/topo.c).
+/* test_topo_caps.c: the viewer against job descriptions that claim too much (viewer/topo_layout.c).
  *
  * The attack: a collector (or a crafted feed or recording) hands the viewer a node whose
  * hardware is a chain of 65,536 objects, each inside the previous one; the recursive placement

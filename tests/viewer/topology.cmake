@@ -1,4 +1,4 @@
-# The topology and matrix views: the model's unit tests (topo.c, the step store) and snapshot
+# The topology and matrix views: the model's unit tests (topo.h's modules, the step store) and snapshot
 # tests on recordings written by topo-synth (placement, hardware, pairs and steps of known
 # content).
 add_executable(test_viewer_topo ${CMAKE_CURRENT_SOURCE_DIR}/test_topo.c)
