@@ -1,7 +1,7 @@
 /* auth.c: who may talk to the collector's sockets (docs/security.md).
  *
  * DESIGN: the policy is decided at start, before anything is bound (mw__auth_check, from
- * mw_options_check): an endpoint reachable only from this host (ipc:// with a path, inproc://,
+ * mw_collector_options_check): an endpoint reachable only from this host (ipc:// with a path, inproc://,
  * tcp:// on a loopback address, or on localhost when every address it resolves to is
  * loopback) needs nothing; an abstract ipc://@name is not local (it has no file, so no
  * permission guards it: any local user can connect); any other one needs CURVE (--curve-secret with --curve-clients) or
@@ -28,6 +28,7 @@
  * CURVE server without a ZAP handler would otherwise admit any client with any key.
  */
 #include "collector.h"
+#include "auth.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -78,7 +79,7 @@ static const char *const auth_reason_names[] = {
 #undef MW_X
 };
 
-const char *mw_auth_reason_name(mw_auth_reason_t reason)
+const char *mw__auth_reason_name(mw_auth_reason_t reason)
 {
     return (unsigned)reason < MW_AUTH_COUNT ? auth_reason_names[reason] : "?";
 }
@@ -154,7 +155,7 @@ int mw__endpoint_local(const char *ep)
 }
 
 /* Calls fn(user, option, endpoint) for every endpoint the options make the collector bind. */
-static int auth_each_endpoint(const mw_options_t *o,
+static int auth_each_endpoint(const mw_collector_options_t *o,
                               int (*fn)(void *, const char *, const char *), void *user)
 {
     if (!o->replay)
@@ -198,7 +199,7 @@ static int count_client(void *user, const uint8_t *key, const char *source, char
     return 0;
 }
 
-int mw__auth_check(const mw_options_t *o, char *err, size_t errlen)
+int mw__auth_check(const mw_collector_options_t *o, char *err, size_t errlen)
 {
     if (o->curve_clients && !o->curve_secret) {
         snprintf(err, errlen, "--curve-clients needs --curve-secret FILE (the collector's key "
@@ -267,7 +268,7 @@ static int auth_setopt(void *sock, int opt, const void *val, size_t len, const c
     return 0;
 }
 
-mw_auth_t *mw__auth_open(void *zmq_ctx, const mw_options_t *opt)
+mw_auth_t *mw__auth_open(void *zmq_ctx, const mw_collector_options_t *opt)
 {
     if (!opt->curve_secret)
         return NULL;
@@ -407,19 +408,12 @@ int mw__auth_pollitems(mw_auth_t *a, zmq_pollitem_t *items, int max)
 
 /* ---- counting and logging ----------------------------------------------------------------- */
 
-static uint64_t auth_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * MW_NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
 static void auth_refuse(mw_collector_t *c, mw_auth_reason_t reason, auth_socket_t *s,
                         const char *peer, const char *detail)
 {
     mw_auth_t *a = c->auth;
     c->stats.auth_refused[reason]++;
-    uint64_t now = auth_mono_ns();
+    uint64_t now = mw__collector_mono_ns(c);
     auth_socket_t *r = s ? s : &a->unknown;
     if (r->last_log_ns[reason] && now - r->last_log_ns[reason] < AUTH_LOG_EVERY_NS) {
         r->unlogged[reason]++;
@@ -431,7 +425,7 @@ static void auth_refuse(mw_collector_t *c, mw_auth_reason_t reason, auth_socket_
                  (unsigned long long)r->unlogged[reason]);
     MW_LOG(MW_LOG_WARN, "refused a peer of the %s (%s)%s%s: %s: %s%s", s ? s->what : "?",
            s ? s->eps : "?", peer && peer[0] ? " from " : "", peer ? peer : "",
-           mw_auth_reason_name(reason), detail, more);
+           mw__auth_reason_name(reason), detail, more);
     r->last_log_ns[reason] = now;
     r->unlogged[reason] = 0;
 }

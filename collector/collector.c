@@ -13,24 +13,19 @@
  * stays (for the live view) until a hello starts the next job.
  */
 #include "collector.h"
+#include "record_file.h"
+#include "feed.h"
+#include "summary.h"
+#include "report.h"
+#include "publish.h"
 #include "rules.h"
 #include "steps.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-void mw_clock_now(mw_clock_t *now)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    now->mono_ns = (uint64_t)ts.tv_sec * MW_NS_PER_S + (uint64_t)ts.tv_nsec;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    now->real_ns = (uint64_t)ts.tv_sec * MW_NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
-const char *mw_reject_name(mw_reject_t reason)
+const char *mw__reject_name(mw_reject_t reason)
 {
     static const char *const names[MW_REJECT_COUNT] = {"accepted",
 #define MW_X(id, name) name,
@@ -45,43 +40,22 @@ static int job_open(const mw_collector_t *c)
     return c->job.active && c->job.ended == MW_END_NONE;
 }
 
-/* Every closed window passes here first: counters, the live view, then other consumers. */
+/* Every closed window of the merge goes down the publish path (publish.c). */
 static void collector_on_window(const mw_window_t *w, void *user)
 {
-    mw_collector_t *c = user;
-    c->job.windows++;
-    c->stats.windows++;
-    /* Close latency (docs/collector.md, Performance), with the clock of the event that closed
-     * it; a window that ends in the collector's future (rank clocks ahead) counts as 0. */
-    uint64_t end_ns = w->start_ns + w->window_ns;
-    mw_latency_add(&c->stats.close_latency, c->now.real_ns > end_ns ? c->now.real_ns - end_ns : 0);
-    mw_latency_add(&c->stats.close_wait, c->now.mono_ns > w->last_arrival_ns
-                                             ? c->now.mono_ns - w->last_arrival_ns
-                                             : 0);
-    if (w->ranks_missing) {
-        c->job.partial_windows++;
-        c->stats.partial_windows++;
-    }
-    mw_live_window(&c->live, w);
-    if (c->record || c->feed) {
-        size_t len = mw__window_pack(&c->enc, w, c->now.real_ns);
-        if (len == 0) {
-            MW_LOG(MW_LOG_ERROR, "window %llu: out of memory encoding it",
-                   (unsigned long long)w->index);
-        } else {
-            if (c->record)
-                mw__record_window(c->record, &c->now, w->index, c->enc.out, len);
-            if (c->feed)
-                mw__feed_window(c->feed, w->index, c->enc.out, len);
-        }
-    }
-    if (c->on_window)
-        c->on_window(w, c->on_window_user);
-    /* Last: rules read the window and never change it or the job (docs/steering.md). */
-    mw__rules_window(c->rules, c, w);
+    mw__publish_window(user, w);
 }
 
-int mw_collector_init(mw_collector_t *c, const mw_options_t *opt)
+uint64_t mw__collector_mono_ns(mw_collector_t *c)
+{
+    if (!c->clock)
+        return c->now.mono_ns;
+    mw_clock_t now;
+    c->clock(&now);
+    return now.mono_ns;
+}
+
+int mw_collector_init(mw_collector_t *c, const mw_collector_options_t *opt)
 {
     memset(c, 0, sizeof *c);
     c->opt = opt;
@@ -93,47 +67,15 @@ int mw_collector_init(mw_collector_t *c, const mw_options_t *opt)
                4 * MW_MAX_MESSAGE_BYTES >> 20);
         return -1;
     }
-    mw_live_init(&c->live, stderr, !opt->quiet);
+    mw__live_init(&c->live, stderr, !opt->quiet);
+    c->report_out = stderr;
     return 0;
-}
-
-/* Hands the job description to the recording and the feed: at the job's start, once every
- * rank has said hello, when its window grid changes (steer.c), and at its end. */
-void mw__collector_publish_job(mw_collector_t *c)
-{
-    c->job_published_hellos = c->job.hellos;
-    if (!c->record && !c->feed)
-        return;
-    size_t len = mw__jobinfo_pack(&c->enc, &c->job, mw_fn_table_hash());
-    if (len == 0) {
-        MW_LOG(MW_LOG_ERROR, "job '%s': out of memory encoding it", c->job.job);
-        return;
-    }
-    if (c->record)
-        mw__record_job(c->record, &c->now, c->enc.out, len);
-    if (c->feed)
-        mw__feed_job(c->feed, c->enc.out, len);
-}
-
-/* Records and publishes a job event. */
-static void collector_event(mw_collector_t *c, const char *kind, const char *detail)
-{
-    mw__collector_event(c, kind, detail);
-}
-
-void mw__collector_event(mw_collector_t *c, const char *kind, const char *detail)
-{
-    mw_live_event(&c->live, kind, detail);
-    if (c->record)
-        mw__record_event(c->record, &c->now, kind, c->job.job, detail);
-    if (c->feed)
-        mw__feed_event(c->feed, kind, c->job.job, detail, c->now.real_ns);
 }
 
 void mw_collector_free(mw_collector_t *c)
 {
     if (c->merge_ready)
-        mw_merge_free(&c->merge);
+        mw__merge_free(&c->merge);
     mw__steps_free(c);
     mw__rules_free(c->rules);
     mw__job_free(&c->job);
@@ -146,11 +88,11 @@ int mw__collector_job_begin(mw_collector_t *c, const Mpiwatch__Envelope *env, ui
 {
     const Mpiwatch__Hello *h = env->hello;
     if (c->merge_ready) {
-        mw_merge_free(&c->merge);
+        mw__merge_free(&c->merge);
         c->merge_ready = 0;
     }
     MW_TRY(mw__job_begin(&c->job, env, now_ns));
-    if (mw_merge_init(&c->merge, h->size, h->window_ns, h->subslots, h->duration_bins,
+    if (mw__merge_init(&c->merge, h->size, h->window_ns, h->subslots, h->duration_bins,
                       c->opt->lateness_ms * MW_NS_PER_MS, collector_on_window, c) < 0) {
         MW_LOG(MW_LOG_ERROR, "cannot allocate the windows of a %u-rank job", h->size);
         mw__job_free(&c->job);
@@ -170,7 +112,7 @@ int mw__collector_job_begin(mw_collector_t *c, const Mpiwatch__Envelope *env, ui
     char detail[160];
     snprintf(detail, sizeof detail, "%u ranks, %.3g ms windows, program %.100s", h->size,
              (double)h->window_ns / 1e6, c->job.program);
-    collector_event(c, "job_start", detail);
+    mw__publish_event(c, "job_start", detail);
     return 0;
 }
 
@@ -178,7 +120,7 @@ static void collector_end_job(mw_collector_t *c, mw_end_t why, uint64_t now_ns)
 {
     /* Close the windows before declaring ranks dead, so that the windows they did not
      * report count them as missing. */
-    mw_merge_close_all(&c->merge);
+    mw__merge_close_all(&c->merge);
     uint32_t dead = why == MW_END_SILENCE ? mw__job_declare_dead(&c->job) : 0;
     mw__steps_end(c); /* the steps still open close with the ranks they have */
     c->job.ended = why;
@@ -189,14 +131,14 @@ static void collector_end_job(mw_collector_t *c, mw_end_t why, uint64_t now_ns)
                dead, (unsigned long long)c->opt->silence_timeout_ms);
         snprintf(detail, sizeof detail, "%u rank(s) silent for %llu ms", dead,
                  (unsigned long long)c->opt->silence_timeout_ms);
-        collector_event(c, "rank_dead", detail);
+        mw__publish_event(c, "rank_dead", detail);
     }
-    snprintf(detail, sizeof detail, "%s: %llu windows, %llu partial", mw_end_name(why),
+    snprintf(detail, sizeof detail, "%s: %llu windows, %llu partial", mw__end_name(why),
              (unsigned long long)c->job.windows, (unsigned long long)c->job.partial_windows);
-    collector_event(c, "job_end", detail);
-    mw__collector_publish_job(c);
+    mw__publish_event(c, "job_end", detail);
+    mw__publish_job(c);
     MW_LOG(MW_LOG_INFO, "job '%s' ended (%s): %llu windows, %llu partial", c->job.job,
-           mw_end_name(why), (unsigned long long)c->job.windows,
+           mw__end_name(why), (unsigned long long)c->job.windows,
            (unsigned long long)c->job.partial_windows);
     mw_collector_write_outputs(c, 1);
     c->outputs_written = 1;
@@ -227,7 +169,7 @@ mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, 
         if (env->body_case == MPIWATCH__ENVELOPE__BODY_HELLO &&
             (c->job.hellos == 1 || c->job.hellos == c->job.size) &&
             c->job.hellos != c->job_published_hellos)
-            mw__collector_publish_job(c);
+            mw__publish_job(c);
     } else {
         c->stats.rejected[r]++;
         if (env)
@@ -236,9 +178,9 @@ mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, 
                    : env->body_case == MPIWATCH__ENVELOPE__BODY_SAMPLE ? "sample"
                    : env->body_case == MPIWATCH__ENVELOPE__BODY_BYE    ? "bye"
                                                                        : "envelope",
-                   env->rank, mw_reject_name(r));
+                   env->rank, mw__reject_name(r));
         else
-            MW_LOG(MW_LOG_DEBUG, "rejected a %zu-byte message: %s", len, mw_reject_name(r));
+            MW_LOG(MW_LOG_DEBUG, "rejected a %zu-byte message: %s", len, mw__reject_name(r));
     }
     if (job_open(c) && c->job.byes == c->job.size)
         collector_end_job(c, MW_END_COMPLETE, now->mono_ns);
@@ -252,7 +194,7 @@ void mw_collector_tick(mw_collector_t *c, const mw_clock_t *now)
         /* Only a tick that changed something is recorded: replay calls the timers at exactly
          * those times, which is all it needs to close the same windows. */
         uint64_t closed = c->merge.closed;
-        mw_merge_tick(&c->merge, now->mono_ns);
+        mw__merge_tick(&c->merge, now->mono_ns);
         int ended = 0;
         if (now->mono_ns - c->job.last_activity_ns >= c->opt->silence_timeout_ms * MW_NS_PER_MS)
             ended = 1;
@@ -262,14 +204,14 @@ void mw_collector_tick(mw_collector_t *c, const mw_clock_t *now)
             collector_end_job(c, MW_END_SILENCE, now->mono_ns);
     }
     mw__rules_tick(c->rules, c, now->mono_ns);
-    mw_live_tick(&c->live, c, now->mono_ns);
+    mw__live_tick(&c->live, c, now->mono_ns);
 }
 
 long mw_collector_timeout_ms(const mw_collector_t *c, const mw_clock_t *now)
 {
     uint64_t next = UINT64_MAX;
     if (job_open(c)) {
-        next = mw_merge_next_deadline(&c->merge);
+        next = mw__merge_next_deadline(&c->merge);
         uint64_t silent = c->job.last_activity_ns + c->opt->silence_timeout_ms * MW_NS_PER_MS;
         if (silent < next)
             next = silent;
@@ -293,12 +235,12 @@ void mw_collector_finish(mw_collector_t *c, const mw_clock_t *now)
     if (c->record)
         mw__record_finish(c->record, now);
     if (job_open(c)) {
-        mw_merge_close_all(&c->merge);
+        mw__merge_close_all(&c->merge);
         mw__steps_end(c);
         c->job.ended = MW_END_SIGNAL;
         c->job.ended_ns = now->mono_ns;
-        collector_event(c, "job_end", "signal");
-        mw__collector_publish_job(c);
+        mw__publish_event(c, "job_end", "signal");
+        mw__publish_job(c);
     }
     /* A job that ended already has its report on screen: only refresh the files. */
     mw_collector_write_outputs(c, !c->outputs_written);
@@ -308,16 +250,18 @@ void mw_collector_finish(mw_collector_t *c, const mw_clock_t *now)
 int mw_collector_write_outputs(mw_collector_t *c, int with_report)
 {
     int rc = 0;
-    mw_live_release(&c->live);
+    mw__live_release(&c->live);
     if (with_report) {
         char *text = NULL;
         size_t len = 0;
         FILE *mem = open_memstream(&text, &len);
         if (mem) {
-            mw_report_write(c, mem);
+            mw__report_write(c, mem);
             if (fclose(mem) == 0 && text) {
-                fputs(text, stderr);
-                fflush(stderr);
+                if (c->report_out) {
+                    fputs(text, c->report_out);
+                    fflush(c->report_out);
+                }
                 if (c->opt->report && mw__write_file(c->opt->report, text) < 0)
                     rc = -1;
             }
@@ -327,9 +271,9 @@ int mw_collector_write_outputs(mw_collector_t *c, int with_report)
             rc = -1;
         }
     }
-    if (c->opt->summary_json && mw_summary_write(c, c->opt->summary_json) < 0)
+    if (c->opt->summary_json && mw__summary_write(c, c->opt->summary_json) < 0)
         rc = -1;
-    if (c->opt->stats_json && mw_stats_write(c, c->opt->stats_json) < 0)
+    if (c->opt->stats_json && mw__stats_write(c, c->opt->stats_json) < 0)
         rc = -1;
     return rc;
 }

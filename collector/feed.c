@@ -34,6 +34,10 @@
  * turn of the loop, after ingest, authentication, steering and signals have had theirs.
  */
 #include "collector.h"
+#include "feed.h"
+#include "mw_wire.h"
+#include "record_file.h"
+#include "zsock.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -308,6 +312,7 @@ static uint64_t ring_lower_bound(const feed_ring_t *r, uint64_t key)
 /* ---- the feed ----------------------------------------------------------------------------- */
 
 struct mw_feed {
+    mw_clock_fn clock; /* the outer loop's clock (mw__feed_open) */
     void *pub;    /* --publish, or NULL */
     void *router; /* --history, or NULL */
 
@@ -337,11 +342,15 @@ struct mw_feed {
     int send_error_logged;
 };
 
-static uint64_t feed_mono_ns(void)
+/* The clock the outer loop handed over (mw__feed_open): budgets of work and the job
+ * description's repeat are measured in real time; without a clock (tests) it stands still. */
+static uint64_t feed_mono_ns(const mw_feed_t *f)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * MW_NS_PER_S + (uint64_t)ts.tv_nsec;
+    if (!f->clock)
+        return 0;
+    mw_clock_t now;
+    f->clock(&now);
+    return now.mono_ns;
 }
 
 int mw__zmq_setopt_int(void *sock, int opt, int val, const char *name)
@@ -405,13 +414,14 @@ static void *feed_socket(void *ctx, int type, const char *ep, const char *what)
     return mw__zmq_serve_socket(ctx, type, ep, what, type == ZMQ_PUB ? &pub : &router);
 }
 
-mw_feed_t *mw__feed_open(void *zmq_ctx, const mw_options_t *opt)
+mw_feed_t *mw__feed_open(void *zmq_ctx, const mw_collector_options_t *opt, mw_clock_fn clock)
 {
     mw_feed_t *f = calloc(1, sizeof *f);
     if (!f) {
         MW_LOG(MW_LOG_ERROR, "cannot start the feed: out of memory");
         return NULL;
     }
+    f->clock = clock;
     uint64_t sample_bytes = opt->history_mb << 20;
     ring_init(&f->windows, opt->history_windows, FEED_WINDOW_BYTES, 1);
     ring_init(&f->samples, sample_bytes / FEED_SAMPLE_ENTRY_BYTES, sample_bytes, 0);
@@ -465,17 +475,6 @@ void mw__feed_close(mw_feed_t *f)
 
 /* ---- publishing --------------------------------------------------------------------------- */
 
-static size_t pb_varint(uint8_t *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
 /* Counts a failed send: EAGAIN is a dropped message, anything else is logged once. */
 static void feed_send_failed(mw_feed_t *f, const char *what)
 {
@@ -497,8 +496,8 @@ static int feed_publish(mw_feed_t *f, const char *topic, uint32_t field, const v
                         size_t len)
 {
     uint8_t head[11];
-    size_t hl = pb_varint(head, (uint64_t)field << 3 | 2);
-    hl += pb_varint(head + hl, len);
+    size_t hl = mw_wire_put_tag(head, field, MW_WIRE_LEN);
+    hl += mw_wire_put_varint(head + hl, len);
     zmq_msg_t msg;
     if (zmq_msg_init_size(&msg, hl + len) != 0) {
         feed_send_failed(f, topic);
@@ -532,7 +531,7 @@ void mw__feed_window(mw_feed_t *f, uint64_t index, const void *pb, size_t len)
     if (!f)
         return;
     if (f->pub) {
-        uint64_t now = feed_mono_ns();
+        uint64_t now = feed_mono_ns(f);
         if (f->job && now - f->job_sent_ns >= FEED_JOB_EVERY_NS)
             feed_publish_job(f, now);
         if (feed_publish(f, "window", 2, pb, len) == 0)
@@ -568,7 +567,7 @@ void mw__feed_job(mw_feed_t *f, const void *pb, size_t len)
     free(f->job);
     f->job = copy;
     f->job_len = len;
-    feed_publish_job(f, feed_mono_ns());
+    feed_publish_job(f, feed_mono_ns(f));
 }
 
 void mw__feed_event(mw_feed_t *f, const char *kind, const char *job, const char *detail,
@@ -649,8 +648,8 @@ static int reply_reserve(feed_reply_t *b, size_t more)
 static void reply_varint(feed_reply_t *b, uint32_t field, uint64_t v)
 {
     if (reply_reserve(b, 20) == 0) {
-        b->len += pb_varint(b->buf + b->len, (uint64_t)field << 3);
-        b->len += pb_varint(b->buf + b->len, v);
+        b->len += mw_wire_put_tag(b->buf + b->len, field, MW_WIRE_VARINT);
+        b->len += mw_wire_put_varint(b->buf + b->len, v);
     }
 }
 
@@ -665,8 +664,8 @@ static uint8_t *reply_field(feed_reply_t *b, uint32_t field, size_t len)
     }
     if (reply_reserve(b, len + 16) < 0)
         return NULL;
-    b->len += pb_varint(b->buf + b->len, (uint64_t)field << 3 | 2);
-    b->len += pb_varint(b->buf + b->len, len);
+    b->len += mw_wire_put_tag(b->buf + b->len, field, MW_WIRE_LEN);
+    b->len += mw_wire_put_varint(b->buf + b->len, len);
     uint8_t *p = b->buf + b->len;
     b->len += len;
     return p;
@@ -755,10 +754,10 @@ static int feed_rec_windows(mw_feed_t *f, mw_rec_reader_t *rd, uint64_t first, u
         first = span_first;
     if (last > span_last)
         last = span_last;
-    uint64_t probes = 0, t0 = feed_mono_ns();
+    uint64_t probes = 0, t0 = feed_mono_ns(f);
     for (uint64_t k = first; k <= last && !b->truncated; k++) {
         if (++probes > FEED_MAX_WINDOWS ||
-            (probes % 16 == 0 && feed_mono_ns() - t0 > FEED_REQUEST_NS)) {
+            (probes % 16 == 0 && feed_mono_ns(f) - t0 > FEED_REQUEST_NS)) {
             b->truncated = 1;
             break;
         }
@@ -833,10 +832,10 @@ static int feed_rec_samples(mw_feed_t *f, mw_collector_t *c, mw_rec_reader_t *rd
         snprintf(err, errlen, "cannot seek in the recording");
         return -1;
     }
-    uint64_t scanned = 0, taken_last = 0, frames = 0, t0 = feed_mono_ns();
+    uint64_t scanned = 0, taken_last = 0, frames = 0, t0 = feed_mono_ns(f);
     int taken = 0;
     for (;;) {
-        if (++frames % 64 == 0 && feed_mono_ns() - t0 > FEED_REQUEST_NS) {
+        if (++frames % 64 == 0 && feed_mono_ns(f) - t0 > FEED_REQUEST_NS) {
             b->truncated = 1;
             break;
         }
@@ -1199,14 +1198,14 @@ void mw__feed_serve(mw_feed_t *f, mw_collector_t *c)
     if (!f)
         return;
     if (f->pub && f->job) {
-        uint64_t now = feed_mono_ns();
+        uint64_t now = feed_mono_ns(f);
         if (now - f->job_sent_ns >= FEED_JOB_EVERY_NS)
             feed_publish_job(f, now);
     }
     if (!f->router)
         return;
-    uint64_t t0 = feed_mono_ns();
-    for (int i = 0; i < FEED_BATCH && feed_mono_ns() - t0 < FEED_WAKEUP_NS; i++) {
+    uint64_t t0 = feed_mono_ns(f);
+    for (int i = 0; i < FEED_BATCH && feed_mono_ns(f) - t0 < FEED_WAKEUP_NS; i++) {
         zmq_msg_t msgs[3];
         int kept;
         int parts = feed_recv(f, msgs, &kept);

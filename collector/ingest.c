@@ -12,6 +12,8 @@
  * valid UTF-8 and free of control characters (protobuf-c does not check UTF-8).
  */
 #include "collector.h"
+#include "ingest.h"
+#include "mw_wire.h"
 #include "steps.h"
 
 #include <string.h>
@@ -21,47 +23,12 @@ static const char *str_or_empty(const char *s)
     return s ? s : "";
 }
 
-/* Valid UTF-8, no control characters, at most MW_MAX_STRING bytes. */
+/* Valid UTF-8, no control characters, at most MW_MAX_STRING bytes (proto/mw_wire.h). */
 static int text_ok(const char *s)
 {
-    const unsigned char *p = (const unsigned char *)str_or_empty(s);
-    size_t n = 0;
-    while (*p) {
-        unsigned c = *p, extra;
-        uint32_t cp;
-        if (c < 0x20 || c == 0x7f)
-            return 0;
-        if (c < 0x80) {
-            extra = 0;
-            cp = c;
-        } else if ((c & 0xe0) == 0xc0) {
-            extra = 1;
-            cp = c & 0x1f;
-        } else if ((c & 0xf0) == 0xe0) {
-            extra = 2;
-            cp = c & 0x0f;
-        } else if ((c & 0xf8) == 0xf0) {
-            extra = 3;
-            cp = c & 0x07;
-        } else {
-            return 0;
-        }
-        for (unsigned i = 1; i <= extra; i++) {
-            if ((p[i] & 0xc0) != 0x80)
-                return 0;
-            cp = cp << 6 | (p[i] & 0x3f);
-        }
-        static const uint32_t min_cp[] = {0, 0x80, 0x800, 0x10000};
-        if (cp < min_cp[extra] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            return 0;
-        if (cp >= 0x80 && cp < 0xa0) /* C1 controls */
-            return 0;
-        p += extra + 1;
-        n += extra + 1;
-        if (n > MW_MAX_STRING)
-            return 0;
-    }
-    return 1;
+    s = str_or_empty(s);
+    size_t n = strnlen(s, MW_MAX_STRING + 1);
+    return n <= MW_MAX_STRING && mw_wire_text_ok((const unsigned char *)s, n);
 }
 
 /* A global timestamp within a day of the collector's real-time clock. */
@@ -111,7 +78,7 @@ static mw_reject_t check_placement(const Mpiwatch__Hello *h)
         return MW_ACCEPTED;
     if (!text_ok(t->node) || t->n_objects > MW_MAX_TOPO_OBJECTS)
         return MW_REJECT_BAD_FIELD;
-    if (t->node && t->node[0] && strcmp(t->node, mw_hello_node(h)) != 0)
+    if (t->node && t->node[0] && strcmp(t->node, mw__hello_node(h)) != 0)
         return MW_REJECT_BAD_FIELD;
     for (size_t i = 0; i < t->n_objects; i++) {
         const Mpiwatch__TopoObject *o = t->objects[i];
@@ -259,7 +226,7 @@ static mw_reject_t check_sample(mw_collector_t *c, const Mpiwatch__Envelope *env
         (s->window_ns != mw_grid_len(&job->grid, s->window) ||
          s->window_start_ns != mw_grid_start(&job->grid, s->window)))
         return MW_REJECT_GRID_MISMATCH;
-    if ((int64_t)s->window <= mw_merge_last_window(&c->merge, env->rank))
+    if ((int64_t)s->window <= mw__merge_last_window(&c->merge, env->rank))
         return MW_REJECT_DUPLICATE;
 
     if (++c->fn_seen_gen == 0) { /* wrapped: forget every old mark */
@@ -341,7 +308,7 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
         if (r != MW_ACCEPTED)
             return r;
         uint64_t dropped = mw__job_sample(&c->job, env, now->mono_ns);
-        if (mw_merge_add(&c->merge, env->rank, env->sample, dropped, now->mono_ns)) {
+        if (mw__merge_add(&c->merge, env->rank, env->sample, dropped, now->mono_ns)) {
             c->job.late++;
             c->stats.late++;
         }
@@ -358,7 +325,7 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
         if ((r = mw__job_totals_check(&c->job, env->rank, NULL, env->bye)) != MW_ACCEPTED)
             return r;
         mw__job_bye(&c->job, env, now->mono_ns);
-        mw_merge_leave(&c->merge, env->rank);
+        mw__merge_leave(&c->merge, env->rank);
         mw__steps_leave(c, env->rank);
         return MW_ACCEPTED;
 

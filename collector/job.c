@@ -48,6 +48,7 @@
  * libraries): the two are not mixed, so its figures are either all accounted or flagged.
  */
 #include "collector.h"
+#include "job.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -112,7 +113,7 @@ static int job_admit(mw_job_t *job, uint64_t n, uint64_t used, uint64_t max,
     return 1;
 }
 
-const char *mw_cap_reason_name(mw_cap_reason_t reason)
+const char *mw__cap_reason_name(mw_cap_reason_t reason)
 {
     static const char *const names[MW_CAP_COUNT] = {
 #define MW_X(id, name) name,
@@ -266,7 +267,7 @@ static void job_rank_pus(mw_job_t *job, mw_rank_t *r, const Mpiwatch__Hello *h)
     job->n_pus = need;
 }
 
-const char *mw_hello_node(const Mpiwatch__Hello *h)
+const char *mw__hello_node(const Mpiwatch__Hello *h)
 {
     if (h->node && h->node[0])
         return h->node;
@@ -333,7 +334,7 @@ static void fold_rank_fn(void *into, const void *from)
 static void fold_pair(void *into, const void *from)
 {
     const mw_pair_sum_t *b = from;
-    mw_pair_add(into, 0, b->src, b->dst, b->messages, b->bytes);
+    mw__pair_add(into, 0, b->src, b->dst, b->messages, b->bytes);
 }
 
 /* Turns the entries a rank's first sample appended at [b, ix->n) into its block: sorted, with
@@ -578,7 +579,7 @@ static void job_totals_apply(mw_job_t *job, uint32_t rank, const totals_t *t, in
         r->totals_final = 1;
 }
 
-void mw_job_loss(const mw_job_t *job, mw_loss_t *out, mw_tally_t *per_fn)
+void mw__job_loss(const mw_job_t *job, mw_loss_t *out, mw_tally_t *per_fn)
 {
     memset(out, 0, sizeof *out);
     mw_tally_t all = {0};
@@ -697,7 +698,7 @@ void mw__job_hello(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns
     if (r->state != MW_RANK_PENDING) {
         /* The same process saying hello again: nothing new, except the hardware of its node
          * if no description of it had arrived yet. */
-        if (r->node < job->n_nodes && strcmp(job->nodes[r->node], mw_hello_node(h)) == 0)
+        if (r->node < job->n_nodes && strcmp(job->nodes[r->node], mw__hello_node(h)) == 0)
             job_node_hardware(job, r->node, h->topology);
         return;
     }
@@ -717,7 +718,7 @@ void mw__job_hello(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns
     r->l3 = h->l3;
     r->numa = h->numa;
     r->bound = h->bound ? 1 : 0;
-    int64_t node = job_intern_node(job, mw_hello_node(h));
+    int64_t node = job_intern_node(job, mw__hello_node(h));
     r->node = node < 0 ? UINT32_MAX : (uint32_t)node; /* UINT32_MAX: out of memory or capped */
     if (node >= 0)
         job_node_hardware(job, (uint32_t)node, h->topology);
@@ -758,7 +759,7 @@ uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t n
     uint32_t b = first ? job->rank_fn.n : r->rank_fn_first - 1, pos = b;
     for (size_t i = 0; i < s->n_functions; i++) {
         const Mpiwatch__FunctionStat *f = s->functions[i];
-        mw_fn_stats_add(&job->fn[f->fn], f);
+        mw__fn_stats_add(&job->fn[f->fn], f);
         r->calls += f->count;
         r->mpi_time_ns += f->total_ns;
         r->bytes += f->bytes;
@@ -797,7 +798,7 @@ uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t n
             job->overflow++;
             continue;
         }
-        mw_pair_add(p, created, rank, s->peer_rank[i], s->peer_messages[i], s->peer_bytes[i]);
+        mw__pair_add(p, created, rank, s->peer_rank[i], s->peer_messages[i], s->peer_bytes[i]);
     }
     if (first && job->pairs.n > b)
         block_close(&job->pairs, b, fold_pair, &r->pairs_first, &r->pairs_n);
@@ -855,7 +856,7 @@ uint32_t mw__job_declare_dead(mw_job_t *job)
     return n;
 }
 
-uint64_t mw_job_dropped(const mw_job_t *job)
+uint64_t mw__job_dropped(const mw_job_t *job)
 {
     uint64_t total = 0;
     for (uint32_t i = 0; i < job->size; i++) {
@@ -875,14 +876,14 @@ const char *mw_job_host(const mw_job_t *job, uint32_t rank)
     return job->hosts[job->ranks[rank].host];
 }
 
-const char *mw_job_node(const mw_job_t *job, uint32_t rank)
+const char *mw__job_node(const mw_job_t *job, uint32_t rank)
 {
     if (rank >= job->size || job->ranks[rank].node >= job->n_nodes)
         return "";
     return job->nodes[job->ranks[rank].node];
 }
 
-double mw_job_rank_fraction(const mw_job_t *job, uint32_t rank)
+double mw__job_rank_fraction(const mw_job_t *job, uint32_t rank)
 {
     const mw_rank_t *r = &job->ranks[rank];
     if (!r->said_hello || r->first_window < 0 || job->window_ns == 0) /* see DESIGN */
@@ -892,7 +893,7 @@ double mw_job_rank_fraction(const mw_job_t *job, uint32_t rank)
     return (double)r->mpi_time_ns / span;
 }
 
-const char *mw_end_name(mw_end_t end)
+const char *mw__end_name(mw_end_t end)
 {
     switch (end) {
     case MW_END_NONE:

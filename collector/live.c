@@ -6,7 +6,7 @@
  * collector does not fill its log. "Recent" function time is an exponentially decaying sum
  * over closed windows with a 3 s time constant: it follows the last few seconds without
  * keeping a history, costs one multiply per function per window, and does not depend on the
- * window length. The text is built by mw_live_format() so it can be tested without a tty.
+ * window length. The text is built by mw__live_format() so it can be tested without a tty.
  *
  * Steering shows in the view: every rule firing, steering message and end of a rule's program
  * (job events of kinds rule, steer, action_exit, and capture*) becomes one short line, e.g.
@@ -17,6 +17,8 @@
  * its own line: the view does not guess which event caused which.
  */
 #include "collector.h"
+#include "live.h"
+#include "record_file.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -29,7 +31,7 @@
 #define LIVE_DECAY_NS 3e9 /* time constant of the "recent" function times */
 #define LIVE_TOP 5
 
-void mw_live_init(mw_live_t *live, FILE *out, int enabled)
+void mw__live_init(mw_live_t *live, FILE *out, int enabled)
 {
     memset(live, 0, sizeof *live);
     live->out = out;
@@ -37,7 +39,7 @@ void mw_live_init(mw_live_t *live, FILE *out, int enabled)
     live->tty = out && isatty(fileno(out));
 }
 
-void mw_live_window(mw_live_t *live, const mw_window_t *w)
+void mw__live_window(mw_live_t *live, const mw_window_t *w)
 {
     if (!live->enabled)
         return;
@@ -85,7 +87,7 @@ static long long live_window_number(const mw_live_t *live, uint64_t index)
                                       : -(long long)(live->first_index - index);
 }
 
-void mw_live_event(mw_live_t *live, const char *kind, const char *detail)
+void mw__live_event(mw_live_t *live, const char *kind, const char *detail)
 {
     if (!live->enabled || !kind)
         return;
@@ -159,7 +161,7 @@ static void live_put(char *buf, size_t len, size_t *pos, const char *fmt, ...)
         *pos = *pos + (size_t)n < len ? *pos + (size_t)n : len - 1;
 }
 
-size_t mw_live_format(const mw_live_t *live, const mw_collector_t *c, int block, char *buf,
+size_t mw__live_format(const mw_live_t *live, const mw_collector_t *c, int block, char *buf,
                       size_t len)
 {
     const mw_job_t *job = &c->job;
@@ -232,7 +234,7 @@ size_t mw_live_format(const mw_live_t *live, const mw_collector_t *c, int block,
             live_put(buf, len, &pos, "  %s\n", live->events[i % MW_LIVE_EVENTS]);
     }
     live_put(buf, len, &pos, "%sdropped %llu  late %llu  rejected %llu", block ? "  " : "",
-             (unsigned long long)mw_job_dropped(job), (unsigned long long)job->late,
+             (unsigned long long)mw__job_dropped(job), (unsigned long long)job->late,
              (unsigned long long)rejected);
     if (c->record)
         live_put(buf, len, &pos, "  recording %s %.1f MB%s", mw__record_path(c->record),
@@ -242,7 +244,7 @@ size_t mw_live_format(const mw_live_t *live, const mw_collector_t *c, int block,
     return pos;
 }
 
-uint64_t mw_live_tick(mw_live_t *live, const mw_collector_t *c, uint64_t now_ns)
+uint64_t mw__live_tick(mw_live_t *live, const mw_collector_t *c, uint64_t now_ns)
 {
     if (!live->enabled)
         return UINT64_MAX;
@@ -255,7 +257,7 @@ uint64_t mw_live_tick(mw_live_t *live, const mw_collector_t *c, uint64_t now_ns)
         return live->next_ns;
 
     char text[2048];
-    size_t n = mw_live_format(live, c, live->tty, text, sizeof text);
+    size_t n = mw__live_format(live, c, live->tty, text, sizeof text);
     if (live->tty) {
         /* Redraw over our own block only: if anything was logged since, start below it. */
         if (live->lines_drawn > 0 && live->log_mark == mw__log_lines)
@@ -271,7 +273,7 @@ uint64_t mw_live_tick(mw_live_t *live, const mw_collector_t *c, uint64_t now_ns)
     return live->next_ns;
 }
 
-void mw_live_release(mw_live_t *live)
+void mw__live_release(mw_live_t *live)
 {
     live->lines_drawn = 0;
 }

@@ -1,16 +1,23 @@
-/* log.c: the collector's log lines, on stderr.
+/* log.c: the collector's log lines, on stderr or the sink set by mw__log_sink().
  *
  * DESIGN: one function behind the MW_LOG macro, which filters by level before any argument is
  * formatted. Each line is counted so that the live view, which redraws a block in place on a
  * terminal, knows not to move the cursor up over a line logged since its last refresh.
  */
-#include "collector.h"
+#include "log.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <time.h>
 
 int mw__log_level = MW_LOG_INFO;
 unsigned long mw__log_lines;
+static FILE *log_out; /* NULL: stderr (not a constant, so it cannot be the initializer) */
+
+void mw__log_sink(FILE *out)
+{
+    log_out = out;
+}
 
 void mw__log(mw_log_level_t level, const char *fmt, ...)
 {
@@ -21,11 +28,12 @@ void mw__log(mw_log_level_t level, const char *fmt, ...)
     if (localtime_r(&t, &tm))
         strftime(stamp, sizeof stamp, "%H:%M:%S", &tm);
 
+    FILE *out = log_out ? log_out : stderr;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "mpiwatch-collector %s %s: ", stamp, names[level]);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    fprintf(out, "mpiwatch-collector %s %s: ", stamp, names[level]);
+    vfprintf(out, fmt, ap);
+    fputc('\n', out);
     va_end(ap);
     mw__log_lines++;
 }

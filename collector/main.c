@@ -10,6 +10,9 @@
  * in the other files.
  */
 #include "collector.h"
+#include "record_file.h"
+#include "replay.h"
+#include "server.h"
 #include "rules.h"
 
 #include <stdlib.h>
@@ -20,18 +23,18 @@
 
 int main(int argc, char **argv)
 {
-    mw_options_t opt;
+    mw_collector_options_t opt;
     char err[256];
-    mw_options_defaults(&opt);
-    if (mw_options_parse(&opt, argc, argv, err, sizeof err) < 0) {
+    mw_collector_options_defaults(&opt);
+    if (mw_collector_options_parse(&opt, argc, argv, err, sizeof err) < 0) {
         fprintf(stderr, "mpiwatch-collector: %s (try --help)\n", err);
-        mw_options_free(&opt);
+        mw_collector_options_free(&opt);
         return 2;
     }
     if (opt.config && !opt.help && !opt.version &&
-        mw_options_load(&opt, opt.config, err, sizeof err) < 0) {
+        mw_collector_options_load(&opt, opt.config, err, sizeof err) < 0) {
         fprintf(stderr, "mpiwatch-collector: %s\n", err);
-        mw_options_free(&opt);
+        mw_collector_options_free(&opt);
         return 2;
     }
     /* No --listen: this user's private default endpoint, the one the library uses without
@@ -39,35 +42,35 @@ int main(int argc, char **argv)
     if (!opt.replay && opt.n_listen == 0 && !opt.help && !opt.version) {
         char ep[256];
         if (mw_default_endpoint(ep, sizeof ep, err, sizeof err) != 0 ||
-            mw_options_set(&opt, "listen", ep, err, sizeof err) != 0) {
+            mw_collector_options_set(&opt, "listen", ep, err, sizeof err) != 0) {
             fprintf(stderr, "mpiwatch-collector: no --listen and %s (try --help)\n", err);
-            mw_options_free(&opt);
+            mw_collector_options_free(&opt);
             return 2;
         }
     }
-    if (mw_options_check(&opt, err, sizeof err) < 0) {
+    if (mw_collector_options_check(&opt, err, sizeof err) < 0) {
         fprintf(stderr, "mpiwatch-collector: %s (try --help)\n", err);
-        mw_options_free(&opt);
+        mw_collector_options_free(&opt);
         return 2;
     }
     if (opt.help || opt.version) {
         if (opt.help)
-            mw_options_usage(stdout, "mpiwatch-collector");
+            mw_collector_options_usage(stdout, "mpiwatch-collector");
         else
             printf("mpiwatch-collector %s (protocol %u, %u MPI functions)\n", MW_VERSION,
                    MW_PROTO_VERSION, (unsigned)MW_FN_COUNT - 1);
-        mw_options_free(&opt);
+        mw_collector_options_free(&opt);
         return 0;
     }
     if (opt.print_config) {
         /* A value that an INI file cannot hold is refused, not printed to read back wrong. */
-        if (mw_options_printable(&opt, err, sizeof err) < 0) {
+        if (mw_collector_options_printable(&opt, err, sizeof err) < 0) {
             fprintf(stderr, "mpiwatch-collector: --print-config: %s\n", err);
-            mw_options_free(&opt);
+            mw_collector_options_free(&opt);
             return 2;
         }
-        mw_options_print(stdout, &opt);
-        mw_options_free(&opt);
+        mw_collector_options_print(stdout, &opt);
+        mw_collector_options_free(&opt);
         return fflush(stdout) == 0 ? 0 : 1;
     }
 
@@ -75,7 +78,7 @@ int main(int argc, char **argv)
     mw_rules_t *rules = NULL;
     if (opt.rules && !(rules = mw__rules_load(opt.rules, err, sizeof err))) {
         fprintf(stderr, "mpiwatch-collector: %s\n", err);
-        mw_options_free(&opt);
+        mw_collector_options_free(&opt);
         return 2;
     }
     if (opt.verbose)
@@ -86,11 +89,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpiwatch-collector: out of memory\n");
     else if (mw_collector_init(c, &opt) == 0) {
         c->rules = rules; /* freed with the collector */
+        c->clock = mw__clock_now; /* this loop's clock, for what acts on the time now */
+        mw_clock_t now;
+        mw__clock_now(&now);
         rules = NULL;
         if (opt.replay)
-            rc = mw_replay_run(c);
-        else if (!opt.record || (c->record = mw__record_open(opt.record, &opt)))
-            rc = mw_server_run(c);
+            rc = mw__replay_run(c);
+        else if (!opt.record || (c->record = mw__record_open(opt.record, &opt, &now)))
+            rc = mw__server_run(c);
         /* After the loop: the finish on a signal, the last windows and the job's end are in
          * the recording; closing it writes the last index and flushes. */
         mw__record_close(c->record);
@@ -99,6 +105,6 @@ int main(int argc, char **argv)
     }
     free(c);
     mw__rules_free(rules); /* when the collector could not take them */
-    mw_options_free(&opt);
+    mw_collector_options_free(&opt);
     return rc == 0 ? 0 : 1;
 }

@@ -48,7 +48,7 @@ static uint64_t latency_bucket_top(unsigned b)
     return ((8u + sub) * step - 1u) + step; /* in this order: no overflow in the top bucket */
 }
 
-void mw_latency_add(mw_latency_t *h, uint64_t ns)
+void mw__latency_add(mw_latency_t *h, uint64_t ns)
 {
     h->bucket[latency_bucket(ns)]++;
     h->count++;
@@ -56,7 +56,7 @@ void mw_latency_add(mw_latency_t *h, uint64_t ns)
         h->max_ns = ns;
 }
 
-uint64_t mw_latency_quantile(const mw_latency_t *h, double q)
+uint64_t mw__latency_quantile(const mw_latency_t *h, double q)
 {
     if (h->count == 0)
         return 0;
@@ -146,7 +146,7 @@ static void window_clear(mw_window_t *w)
     w->open = 0;
 }
 
-int mw_merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t subslots,
+int mw__merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t subslots,
                   uint32_t duration_bins, uint64_t lateness_ns, mw_window_fn on_close, void *user)
 {
     memset(m, 0, sizeof *m);
@@ -166,12 +166,12 @@ int mw_merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t sub
     m->peer_gen = calloc(size, sizeof *m->peer_gen);
     m->peer_pos = malloc((size_t)size * sizeof *m->peer_pos);
     if (!m->ring || !m->at || !m->last || !m->expected || !m->peer_gen || !m->peer_pos) {
-        mw_merge_free(m);
+        mw__merge_free(m);
         return -1;
     }
     for (uint32_t i = 0; i < m->cap; i++) {
         if (window_alloc(&m->ring[i], subslots, size) < 0) {
-            mw_merge_free(m);
+            mw__merge_free(m);
             return -1;
         }
         m->ring[i].window_ns = window_ns;
@@ -185,7 +185,7 @@ int mw_merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t sub
     return 0;
 }
 
-uint64_t mw_merge_min_window_ns(const mw_merge_t *m)
+uint64_t mw__merge_min_window_ns(const mw_merge_t *m)
 {
     /* The ring holds cap windows: lateness / L + 8 of them must fit, as at init. */
     if (m->cap <= 8 || m->lateness_ns / m->window_ns + 8 > m->cap)
@@ -193,7 +193,7 @@ uint64_t mw_merge_min_window_ns(const mw_merge_t *m)
     return (m->lateness_ns + (m->cap - 8) - 1) / (m->cap - 8);
 }
 
-void mw_merge_free(mw_merge_t *m)
+void mw__merge_free(mw_merge_t *m)
 {
     if (m->ring)
         for (uint32_t i = 0; i < m->cap; i++)
@@ -207,7 +207,7 @@ void mw_merge_free(mw_merge_t *m)
     memset(m, 0, sizeof *m);
 }
 
-int64_t mw_merge_last_window(const mw_merge_t *m, uint32_t rank)
+int64_t mw__merge_last_window(const mw_merge_t *m, uint32_t rank)
 {
     return rank < m->size ? m->last[rank] : -1;
 }
@@ -254,7 +254,7 @@ static int64_t select_kth(int64_t *a, size_t n, size_t k)
     return a[lo];
 }
 
-int64_t mw_merge_median_last(const mw_merge_t *m)
+int64_t mw__merge_median_last(const mw_merge_t *m)
 {
     if (!m->started || !m->last)
         return -1;
@@ -288,14 +288,14 @@ static void merge_count(mw_merge_t *m, int64_t w)
         m->at[w & m->mask]++;
 }
 
-static int call_shorter(const mw_call_t *a, const mw_call_t *b)
+static int call_shorter(const mw_merge_call_t *a, const mw_merge_call_t *b)
 {
     return a->duration_ns < b->duration_ns;
 }
 
 static int cmp_call_desc(const void *pa, const void *pb)
 {
-    const mw_call_t *a = pa, *b = pb;
+    const mw_merge_call_t *a = pa, *b = pb;
     if (a->duration_ns != b->duration_ns)
         return a->duration_ns > b->duration_ns ? -1 : 1;
     if (a->rank != b->rank)
@@ -304,9 +304,9 @@ static int cmp_call_desc(const void *pa, const void *pb)
 }
 
 /* Keeps the MW_MERGE_LONGEST longest calls in a min-heap: O(log K) per call. */
-static void longest_push(mw_window_t *w, const mw_call_t *c)
+static void longest_push(mw_window_t *w, const mw_merge_call_t *c)
 {
-    mw_call_t *h = w->longest;
+    mw_merge_call_t *h = w->longest;
     uint32_t i;
     if (w->n_longest < MW_MERGE_LONGEST) {
         i = w->n_longest++;
@@ -322,7 +322,7 @@ static void longest_push(mw_window_t *w, const mw_call_t *c)
     i = 0;
     for (;;) {
         uint32_t l = 2 * i + 1, r = l + 1, s = i;
-        const mw_call_t *smallest = c;
+        const mw_merge_call_t *smallest = c;
         if (l < w->n_longest && call_shorter(&h[l], smallest)) {
             s = l;
             smallest = &h[l];
@@ -363,7 +363,7 @@ static void window_add_pairs(mw_merge_t *m, mw_window_t *w, uint32_t rank,
         mw_pair_sum_t *p;
         if (m->peer_gen[peer] == m->pair_gen) {
             p = MW__INDEX_AT(&w->pairs, mw_pair_sum_t, m->peer_pos[peer]);
-            mw_pair_add(p, 0, rank, peer, s->peer_messages[i], s->peer_bytes[i]);
+            mw__pair_add(p, 0, rank, peer, s->peer_messages[i], s->peer_bytes[i]);
             continue;
         }
         if (!(p = mw__index_append(&w->pairs, (uint64_t)rank << 32 | peer))) {
@@ -372,7 +372,7 @@ static void window_add_pairs(mw_merge_t *m, mw_window_t *w, uint32_t rank,
         }
         m->peer_gen[peer] = m->pair_gen;
         m->peer_pos[peer] = w->pairs.n - 1;
-        mw_pair_add(p, 1, rank, peer, s->peer_messages[i], s->peer_bytes[i]);
+        mw__pair_add(p, 1, rank, peer, s->peer_messages[i], s->peer_bytes[i]);
     }
 }
 
@@ -388,7 +388,7 @@ static void window_add(mw_merge_t *m, mw_window_t *w, uint32_t rank, const Mpiwa
         const Mpiwatch__FunctionStat *f = s->functions[i];
         mw_fn_sum_t *sum = &w->fn[f->fn];
         window_mark(w, f->fn);
-        mw_fn_stats_add(&sum->s, f);
+        mw__fn_stats_add(&sum->s, f);
         w->mpi_time_ns += f->total_ns;
         for (size_t b = 0; b < f->n_hist; b++)
             sum->hist[f->hist_first + b] += f->hist[b];
@@ -429,7 +429,7 @@ static void window_add(mw_merge_t *m, mw_window_t *w, uint32_t rank, const Mpiwa
 
     for (size_t i = 0; i < s->n_longest; i++) {
         const Mpiwatch__Call *c = s->longest[i];
-        mw_call_t call = {.rank = rank,
+        mw_merge_call_t call = {.rank = rank,
                           .fn = c->fn,
                           .peer = c->peer,
                           .start_ns = c->start_ns,
@@ -472,7 +472,7 @@ static void merge_close_ready(mw_merge_t *m)
         merge_advance(m, 0);
 }
 
-int mw_merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint64_t samples_dropped,
+int mw__merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint64_t samples_dropped,
                  uint64_t now_ns)
 {
     int64_t w = (int64_t)s->window;
@@ -529,7 +529,7 @@ int mw_merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint64
     return 0;
 }
 
-void mw_merge_leave(mw_merge_t *m, uint32_t rank)
+void mw__merge_leave(mw_merge_t *m, uint32_t rank)
 {
     if (rank >= m->size || !m->expected[rank])
         return;
@@ -538,7 +538,7 @@ void mw_merge_leave(mw_merge_t *m, uint32_t rank)
     merge_close_ready(m);
 }
 
-void mw_merge_tick(mw_merge_t *m, uint64_t now_ns)
+void mw__merge_tick(mw_merge_t *m, uint64_t now_ns)
 {
     if (!m->started)
         return;
@@ -553,13 +553,13 @@ void mw_merge_tick(mw_merge_t *m, uint64_t now_ns)
     merge_close_ready(m);
 }
 
-void mw_merge_close_all(mw_merge_t *m)
+void mw__merge_close_all(mw_merge_t *m)
 {
     while (m->started && m->head <= m->max_seen)
         merge_advance(m, 0);
 }
 
-uint64_t mw_merge_next_deadline(const mw_merge_t *m)
+uint64_t mw__merge_next_deadline(const mw_merge_t *m)
 {
     uint64_t next = UINT64_MAX;
     if (!m->started)

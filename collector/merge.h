@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "grid.h"
+#include "mw_grid.h"
 #include "index.h"
 #include "mw_proto.h"
 
@@ -38,7 +38,7 @@ typedef struct {
 
 /* Adds one rank's figures for one window to a total (a window's sum or the job's totals).
  * Inline: it runs twice per function summary. */
-static inline void mw_fn_stats_add(mw_fn_stats_t *t, const Mpiwatch__FunctionStat *f)
+static inline void mw__fn_stats_add(mw_fn_stats_t *t, const Mpiwatch__FunctionStat *f)
 {
     if (f->count) {
         if (t->count == 0 || f->min_ns < t->min_ns)
@@ -66,7 +66,7 @@ typedef struct {
 } mw_pair_sum_t;
 
 /* Adds messages and bytes from src to dst to a pair entry (fresh when `created`). */
-static inline void mw_pair_add(mw_pair_sum_t *p, int created, uint32_t src, uint32_t dst,
+static inline void mw__pair_add(mw_pair_sum_t *p, int created, uint32_t src, uint32_t dst,
                                uint64_t messages, uint64_t bytes)
 {
     if (created) {
@@ -95,7 +95,7 @@ typedef struct {
     uint64_t start_ns; /* global time */
     uint64_t duration_ns;
     uint64_t bytes;
-} mw_call_t;
+} mw_merge_call_t;
 
 /* A merged window. Fractions are left to the reader because they need the divisor that fits
  * the question asked:
@@ -128,7 +128,7 @@ typedef struct {
     uint32_t *fn_used; /* ids that have data (stats or occupancy), in first-seen order */
     uint32_t n_fn_used;
     uint64_t *occ_ns;   /* [MW_FN_COUNT * subslots]: ns inside fn during each sub-slot, all ranks */
-    mw_call_t *longest; /* the longest calls across ranks, longest first */
+    mw_merge_call_t *longest; /* the longest calls across ranks, longest first */
     uint32_t n_longest;
     mw__index_t density; /* values: mw_density_cell_t, see MW__INDEX_AT */
     mw__index_t pairs;   /* values: mw_pair_sum_t, one per (src, dst); a list (index.h): read
@@ -155,10 +155,10 @@ typedef struct {
     uint64_t bucket[MW_LATENCY_BUCKETS];
 } mw_latency_t;
 
-void mw_latency_add(mw_latency_t *h, uint64_t ns);
+void mw__latency_add(mw_latency_t *h, uint64_t ns);
 /* The q-quantile (0 < q <= 1) in ns, rounded up to the top of its bucket (never above the
  * largest value added): "at most this". 0 when the histogram is empty. */
-uint64_t mw_latency_quantile(const mw_latency_t *h, double q);
+uint64_t mw__latency_quantile(const mw_latency_t *h, double q);
 
 /* Called once per closed window, in index order. */
 typedef void (*mw_window_fn)(const mw_window_t *w, void *user);
@@ -200,36 +200,36 @@ typedef struct {
 /* Prepares a merge for `size` ranks on the given grid. Every rank starts expected: a window
  * waits for ranks whose hello has not arrived yet (until its deadline), so the first window
  * does not close as soon as the first rank reports it. Returns 0, or -1 when out of memory. */
-int mw_merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t subslots,
+int mw__merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t subslots,
                   uint32_t duration_bins, uint64_t lateness_ns, mw_window_fn on_close, void *user);
-void mw_merge_free(mw_merge_t *m);
+void mw__merge_free(mw_merge_t *m);
 /* The shortest window length the ring sized at init still holds (lateness / L + 8 windows). */
-uint64_t mw_merge_min_window_ns(const mw_merge_t *m);
+uint64_t mw__merge_min_window_ns(const mw_merge_t *m);
 
 /* Last window index `rank` sent, or -1. */
-int64_t mw_merge_last_window(const mw_merge_t *m, uint32_t rank);
+int64_t mw__merge_last_window(const mw_merge_t *m, uint32_t rank);
 /* The (lower) median over the ranks that sent a sample of the last window each sent, or -1:
  * the job's progress as most ranks see it, which one rank or a few forged samples cannot move
  * (steer.c places the K of mpiwatch.window from it). O(size) time and a temporary array. */
-int64_t mw_merge_median_last(const mw_merge_t *m);
+int64_t mw__merge_median_last(const mw_merge_t *m);
 
 /* Merges a validated sample of `rank` (its window must be after the rank's last one).
  * `samples_dropped` is the increase of the rank's dropped-sample counter it reports. Returns 0
  * when merged, 1 when the window had already closed (the sample is late: it is not merged into
  * any window, but the rank's progress is recorded). */
-int mw_merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint64_t samples_dropped,
+int mw__merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint64_t samples_dropped,
                  uint64_t now_ns);
 
 /* The rank will send nothing more (bye, or declared dead): windows stop waiting for it. */
-void mw_merge_leave(mw_merge_t *m, uint32_t rank);
+void mw__merge_leave(mw_merge_t *m, uint32_t rank);
 
 /* Closes the windows whose deadline has passed at `now_ns`, and every window before them. */
-void mw_merge_tick(mw_merge_t *m, uint64_t now_ns);
+void mw__merge_tick(mw_merge_t *m, uint64_t now_ns);
 
 /* Closes every window that has data (job end). */
-void mw_merge_close_all(mw_merge_t *m);
+void mw__merge_close_all(mw_merge_t *m);
 
 /* Collector monotonic time of the next deadline, or UINT64_MAX when no window is open. */
-uint64_t mw_merge_next_deadline(const mw_merge_t *m);
+uint64_t mw__merge_next_deadline(const mw_merge_t *m);
 
 #endif

@@ -6,11 +6,13 @@
  * once when the job ends, then swaps it in under a mutex. The HTTP handler only copies the
  * current buffer out under that mutex, so a scrape costs the loop nothing and a slow client
  * can hold the lock no longer than one memcpy. Between rebuilds the loop keeps a cheap
- * signature of the counters; a rebuild happens only when it changed, and mw_metrics_update()
+ * signature of the counters; a rebuild happens only when it changed, and mw__metrics_update()
  * tells the poll how long to wait for the next allowed rebuild, so no change stays unpublished
  * for more than METRICS_PERIOD_NS even when no other timer is pending.
  */
 #include "collector.h"
+#include "metrics.h"
+#include "record_file.h"
 #include "steps.h"
 
 #include <arpa/inet.h>
@@ -151,7 +153,7 @@ static char *metrics_format(const mw_collector_t *c, size_t *len)
                    c->stats.late);
     /* Loss accounting (docs/collector.md): the ranks' running totals minus what arrived. */
     mw_loss_t loss;
-    mw_job_loss(job, &loss, NULL);
+    mw__job_loss(job, &loss, NULL);
     metrics_scalar(&b, "mpiwatch_missed_calls_total", "counter",
                    "MPI calls the ranks of the current job made that never reached the "
                    "collector (their samples were dropped, lost in flight or sent before it "
@@ -174,7 +176,7 @@ static char *metrics_format(const mw_collector_t *c, size_t *len)
                  "Messages rejected since the collector started, by reason.");
     for (int r = 1; r < MW_REJECT_COUNT; r++)
         metrics_put(&b, "mpiwatch_messages_rejected_total{reason=\"%s\"} %" PRIu64 "\n",
-                    mw_reject_name((mw_reject_t)r), c->stats.rejected[r]);
+                    mw__reject_name((mw_reject_t)r), c->stats.rejected[r]);
     /* Step data refused by a cap (steps.c, docs/steps.md): always listed, 0 without steps. */
     metrics_head(&b, "mpiwatch_steps_refused_total", "counter",
                  "Step marks, steps, pairs and carried segments of the current job that the "
@@ -190,7 +192,7 @@ static char *metrics_format(const mw_collector_t *c, size_t *len)
                  "since the collector started, by reason.");
     for (int r = 0; r < MW_CAP_COUNT; r++)
         metrics_put(&b, "mpiwatch_hello_parts_capped_total{reason=\"%s\"} %" PRIu64 "\n",
-                    mw_cap_reason_name((mw_cap_reason_t)r), c->stats.capped[r]);
+                    mw__cap_reason_name((mw_cap_reason_t)r), c->stats.capped[r]);
     metrics_scalar(&b, "mpiwatch_recording_too_large_total", "counter",
                    "Records left out of the recording (--record) because they are over its "
                    "64 MiB record limit; 0 without a recording.",
@@ -200,7 +202,7 @@ static char *metrics_format(const mw_collector_t *c, size_t *len)
                      "Connections refused by CURVE authentication, by reason.");
         for (int r = 0; r < MW_AUTH_COUNT; r++)
             metrics_put(&b, "mpiwatch_connections_refused_total{reason=\"%s\"} %" PRIu64 "\n",
-                        mw_auth_reason_name((mw_auth_reason_t)r), c->stats.auth_refused[r]);
+                        mw__auth_reason_name((mw_auth_reason_t)r), c->stats.auth_refused[r]);
     }
     if (b.failed) {
         free(b.buf);
@@ -305,7 +307,7 @@ static enum MHD_Result metrics_handler(void *cls, struct MHD_Connection *conn, c
     return metrics_reply(conn, MHD_HTTP_OK, body, len, METRICS_CONTENT_TYPE);
 }
 
-mw_metrics_t *mw_metrics_start(const mw_collector_t *c, unsigned port)
+mw_metrics_t *mw__metrics_start(const mw_collector_t *c, unsigned port)
 {
     mw_metrics_t *m = calloc(1, sizeof *m);
     if (!m) {
@@ -315,7 +317,7 @@ mw_metrics_t *mw_metrics_start(const mw_collector_t *c, unsigned port)
     pthread_mutex_init(&m->lock, NULL);
     metrics_publish(m, c); /* a scrape before the first update already gets a valid page */
     if (!m->text) {
-        mw_metrics_stop(m);
+        mw__metrics_stop(m);
         return NULL;
     }
     struct sockaddr_in addr;
@@ -329,14 +331,14 @@ mw_metrics_t *mw_metrics_start(const mw_collector_t *c, unsigned port)
         MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
     if (!m->daemon) {
         MW_LOG(MW_LOG_ERROR, "metrics: cannot serve HTTP on 127.0.0.1:%u (port in use?)", port);
-        mw_metrics_stop(m);
+        mw__metrics_stop(m);
         return NULL;
     }
     MW_LOG(MW_LOG_INFO, "metrics on http://127.0.0.1:%u/metrics", port);
     return m;
 }
 
-long mw_metrics_update(mw_metrics_t *m, const mw_collector_t *c, uint64_t now_ns)
+long mw__metrics_update(mw_metrics_t *m, const mw_collector_t *c, uint64_t now_ns)
 {
     uint64_t sig = metrics_signature(c);
     int changed = !m->built || sig != m->signature;
@@ -355,7 +357,7 @@ long mw_metrics_update(mw_metrics_t *m, const mw_collector_t *c, uint64_t now_ns
     return -1;
 }
 
-void mw_metrics_stop(mw_metrics_t *m)
+void mw__metrics_stop(mw_metrics_t *m)
 {
     if (!m)
         return;

@@ -1,13 +1,14 @@
 /* options.c: the collector's settings, described once in a table.
  *
- * DESIGN: each setting is one row (long name, type, where it lives in mw_options_t, bounds,
+ * DESIGN: each setting is one row (long name, type, where it lives in mw_collector_options_t, bounds,
  * help). The command line and the INI file (--config, read with inih) both go through
- * mw_options_set(name, value), so `--help`, the file keys and --print-config can never
+ * mw_collector_options_set(name, value), so `--help`, the file keys and --print-config can never
  * disagree with what is parsed. Flags win over the file whatever their order: the command
  * line is parsed first and marks the rows it set (from_cmdline); the file then skips those
  * rows (after checking their value on a scratch copy, so a bad file is still reported).
  */
 #include "collector.h"
+#include "options.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -41,89 +42,89 @@ typedef struct {
 #define OPT_AT_CONST(o, d, type) ((const type *)((const char *)(o) + (d)->offset))
 
 static const opt_desc_t opt_table[] = {
-    {"listen", 'l', OPT_LIST, offsetof(mw_options_t, listen), "ENDPOINT", 0, 0,
+    {"listen", 'l', OPT_LIST, offsetof(mw_collector_options_t, listen), "ENDPOINT", 0, 0,
      "bind the ingest socket to ENDPOINT (tcp://HOST:PORT or ipc://PATH); repeat it or "
      "separate endpoints with commas to bind several"},
-    {"summary-json", 0, OPT_STRING, offsetof(mw_options_t, summary_json), "FILE", 0, 0,
+    {"summary-json", 0, OPT_STRING, offsetof(mw_collector_options_t, summary_json), "FILE", 0, 0,
      "write the job summary as JSON to FILE at job end and on SIGINT/SIGTERM"},
-    {"report", 0, OPT_STRING, offsetof(mw_options_t, report), "FILE", 0, 0,
+    {"report", 0, OPT_STRING, offsetof(mw_collector_options_t, report), "FILE", 0, 0,
      "also write the end-of-run report (always printed on stderr) to FILE"},
-    {"stats-json", 0, OPT_STRING, offsetof(mw_options_t, stats_json), "FILE", 0, 0,
+    {"stats-json", 0, OPT_STRING, offsetof(mw_collector_options_t, stats_json), "FILE", 0, 0,
      "write ingest statistics (accepted, rejected by reason, late, windows) as JSON to FILE"},
-    {"exit-after-job", 0, OPT_FLAG, offsetof(mw_options_t, exit_after_job), NULL, 0, 0,
+    {"exit-after-job", 0, OPT_FLAG, offsetof(mw_collector_options_t, exit_after_job), NULL, 0, 0,
      "exit (status 0) once the first job has ended and its outputs are written"},
-    {"lateness-ms", 0, OPT_UINT, offsetof(mw_options_t, lateness_ms), "N", 1, 3600000,
+    {"lateness-ms", 0, OPT_UINT, offsetof(mw_collector_options_t, lateness_ms), "N", 1, 3600000,
      "close a window N ms after its first sample arrived, even with ranks missing "
      "(default 1000)"},
-    {"silence-timeout-ms", 0, OPT_UINT, offsetof(mw_options_t, silence_timeout_ms), "N", 1,
+    {"silence-timeout-ms", 0, OPT_UINT, offsetof(mw_collector_options_t, silence_timeout_ms), "N", 1,
      86400000, "end the job when no live rank has sent anything for N ms (default 10000)"},
-    {"metrics-port", 0, OPT_UINT, offsetof(mw_options_t, metrics_port), "N", 0, 65535,
+    {"metrics-port", 0, OPT_UINT, offsetof(mw_collector_options_t, metrics_port), "N", 0, 65535,
      "serve Prometheus metrics at http://127.0.0.1:N/metrics (0: off, the default)"},
-    {"record", 'r', OPT_STRING, offsetof(mw_options_t, record), "FILE", 0, 0,
+    {"record", 'r', OPT_STRING, offsetof(mw_collector_options_t, record), "FILE", 0, 0,
      "record everything received and derived (messages, merged windows, job events, an "
      "index) into FILE (.mpiw), readable up to its last complete frame even after a crash"},
-    {"replay", 0, OPT_STRING, offsetof(mw_options_t, replay), "FILE", 0, 0,
+    {"replay", 0, OPT_STRING, offsetof(mw_collector_options_t, replay), "FILE", 0, 0,
      "read the recording FILE instead of listening, as if its ranks were live (outputs, "
      "--publish and --history work as in a live run)"},
-    {"speed", 0, OPT_DOUBLE, offsetof(mw_options_t, speed), "X", 0, 1000000,
+    {"speed", 0, OPT_DOUBLE, offsetof(mw_collector_options_t, speed), "X", 0, 1000000,
      "replay at X times the recorded pace (default 1; 0: as fast as possible)"},
-    {"from", 0, OPT_DOUBLE, offsetof(mw_options_t, from_s), "S", 0, 1e9,
+    {"from", 0, OPT_DOUBLE, offsetof(mw_collector_options_t, from_s), "S", 0, 1e9,
      "replay: publish from S seconds after the start of the recording (what comes before is "
      "processed at full speed and not published)"},
-    {"to", 0, OPT_DOUBLE, offsetof(mw_options_t, to_s), "S", -1, 1e9,
+    {"to", 0, OPT_DOUBLE, offsetof(mw_collector_options_t, to_s), "S", -1, 1e9,
      "replay: stop S seconds after the start of the recording (default -1: at its end)"},
-    {"publish", 0, OPT_STRING, offsetof(mw_options_t, publish), "ENDPOINT", 0, 0,
+    {"publish", 0, OPT_STRING, offsetof(mw_collector_options_t, publish), "ENDPOINT", 0, 0,
      "publish the job and every merged window on a PUB socket bound to ENDPOINT"},
-    {"rules", 0, OPT_STRING, offsetof(mw_options_t, rules), "FILE", 0, 0,
+    {"rules", 0, OPT_STRING, offsetof(mw_collector_options_t, rules), "FILE", 0, 0,
      "evaluate the threshold rules of INI FILE on every merged window and run their actions "
      "(docs/steering.md); SIGHUP rereads it"},
-    {"steer", 0, OPT_STRING, offsetof(mw_options_t, steer), "ENDPOINT", 0, 0,
+    {"steer", 0, OPT_STRING, offsetof(mw_collector_options_t, steer), "ENDPOINT", 0, 0,
      "publish steering messages to the ranks on a PUB socket bound to ENDPOINT (the ranks "
      "connect to it through MPIWATCH_STEER; off by default)"},
-    {"control", 0, OPT_STRING, offsetof(mw_options_t, control), "ENDPOINT", 0, 0,
+    {"control", 0, OPT_STRING, offsetof(mw_collector_options_t, control), "ENDPOINT", 0, 0,
      "accept steering requests (mpiwatch steer) on a ROUTER socket bound to ENDPOINT (off by "
      "default)"},
-    {"history", 0, OPT_STRING, offsetof(mw_options_t, history), "ENDPOINT", 0, 0,
+    {"history", 0, OPT_STRING, offsetof(mw_collector_options_t, history), "ENDPOINT", 0, 0,
      "answer history requests (last N windows, a window range, one rank's samples) on a "
      "ROUTER socket bound to ENDPOINT"},
-    {"history-windows", 0, OPT_UINT, offsetof(mw_options_t, history_windows), "N", 1, 1000000,
+    {"history-windows", 0, OPT_UINT, offsetof(mw_collector_options_t, history_windows), "N", 1, 1000000,
      "merged windows kept in memory for history requests (default 600); older ones are read "
      "from the recording"},
-    {"history-mb", 0, OPT_UINT, offsetof(mw_options_t, history_mb), "N", 1, 65536,
+    {"history-mb", 0, OPT_UINT, offsetof(mw_collector_options_t, history_mb), "N", 1, 65536,
      "MiB of recent raw samples kept in memory for rank requests (default 64)"},
-    {"curve-secret", 0, OPT_STRING, offsetof(mw_options_t, curve_secret), "FILE", 0, 0,
+    {"curve-secret", 0, OPT_STRING, offsetof(mw_collector_options_t, curve_secret), "FILE", 0, 0,
      "the collector's CURVE key pair (NAME.key from mpiwatch keygen, mode 0600): every socket "
      "it binds then takes CURVE clients only (docs/security.md); needs --curve-clients"},
-    {"curve-clients", 0, OPT_STRING, offsetof(mw_options_t, curve_clients), "PATH", 0, 0,
+    {"curve-clients", 0, OPT_STRING, offsetof(mw_collector_options_t, curve_clients), "PATH", 0, 0,
      "the public keys allowed to connect with --curve-secret: PATH is a directory of *.pub "
      "files or one file of keys"},
-    {"allow-insecure", 0, OPT_FLAG, offsetof(mw_options_t, allow_insecure), NULL, 0, 0,
+    {"allow-insecure", 0, OPT_FLAG, offsetof(mw_collector_options_t, allow_insecure), NULL, 0, 0,
      "bind endpoints that are not local (not ipc://PATH or loopback) without CURVE: anyone who "
      "reaches them can send data, read the feed and steer the job"},
-    {"quiet", 'q', OPT_FLAG, offsetof(mw_options_t, quiet), NULL, 0, 0, "no live view on stderr"},
-    {"verbose", 'v', OPT_FLAG, offsetof(mw_options_t, verbose), NULL, 0, 0,
+    {"quiet", 'q', OPT_FLAG, offsetof(mw_collector_options_t, quiet), NULL, 0, 0, "no live view on stderr"},
+    {"verbose", 'v', OPT_FLAG, offsetof(mw_collector_options_t, verbose), NULL, 0, 0,
      "log every rejected message (with its reason) on stderr"},
-    {"help", 'h', OPT_ACTION, offsetof(mw_options_t, help), NULL, 0, 0, "print this help and exit"},
-    {"version", 'V', OPT_ACTION, offsetof(mw_options_t, version), NULL, 0, 0,
+    {"help", 'h', OPT_ACTION, offsetof(mw_collector_options_t, help), NULL, 0, 0, "print this help and exit"},
+    {"version", 'V', OPT_ACTION, offsetof(mw_collector_options_t, version), NULL, 0, 0,
      "print the version and exit"},
-    {"config", 0, OPT_STRING, offsetof(mw_options_t, config), "FILE", 0, 0,
+    {"config", 0, OPT_STRING, offsetof(mw_collector_options_t, config), "FILE", 0, 0,
      "read settings from the [collector] section of INI FILE (key = long option name); "
      "options on the command line override it"},
-    {"print-config", 0, OPT_ACTION, offsetof(mw_options_t, print_config), NULL, 0, 0,
+    {"print-config", 0, OPT_ACTION, offsetof(mw_collector_options_t, print_config), NULL, 0, 0,
      "print the effective settings as an INI file and exit"},
 };
 
 #define OPT_COUNT (sizeof opt_table / sizeof opt_table[0])
-_Static_assert(OPT_COUNT <= 64, "mw_options_t.from_cmdline has one bit per option");
+_Static_assert(OPT_COUNT <= 64, "mw_collector_options_t.from_cmdline has one bit per option");
 
 /* Whether the row has a key in the INI file: actions and --config itself (a file naming
  * another file would only add an include mechanism nobody asked for) are command-line only. */
 static int opt_in_file(const opt_desc_t *d)
 {
-    return d->type != OPT_ACTION && d->offset != offsetof(mw_options_t, config);
+    return d->type != OPT_ACTION && d->offset != offsetof(mw_collector_options_t, config);
 }
 
-void mw_options_defaults(mw_options_t *o)
+void mw_collector_options_defaults(mw_collector_options_t *o)
 {
     memset(o, 0, sizeof *o);
     o->lateness_ms = 1000;
@@ -134,7 +135,7 @@ void mw_options_defaults(mw_options_t *o)
     o->history_mb = 64;
 }
 
-void mw_options_free(mw_options_t *o)
+void mw_collector_options_free(mw_collector_options_t *o)
 {
     for (unsigned i = 0; i < o->n_listen; i++)
         free(o->listen[i]);
@@ -151,7 +152,7 @@ void mw_options_free(mw_options_t *o)
     free(o->control);
     free(o->curve_secret);
     free(o->curve_clients);
-    mw_options_defaults(o);
+    mw_collector_options_defaults(o);
 }
 
 static const opt_desc_t *opt_find(const char *name, size_t len)
@@ -162,7 +163,7 @@ static const opt_desc_t *opt_find(const char *name, size_t len)
     return NULL;
 }
 
-static int opt_add_listen(mw_options_t *o, const char *value, char *err, size_t errlen)
+static int opt_add_listen(mw_collector_options_t *o, const char *value, char *err, size_t errlen)
 {
     const char *p = value;
     for (;;) {
@@ -211,7 +212,7 @@ static int opt_parse_flag(const char *value, int *out)
     return -1;
 }
 
-static int opt_apply(mw_options_t *o, const opt_desc_t *d, const char *value, char *err,
+static int opt_apply(mw_collector_options_t *o, const opt_desc_t *d, const char *value, char *err,
                      size_t errlen)
 {
     switch (d->type) {
@@ -274,7 +275,7 @@ static int opt_needs_value(const opt_desc_t *d)
            d->type == OPT_DOUBLE;
 }
 
-int mw_options_set(mw_options_t *o, const char *name, const char *value, char *err, size_t errlen)
+int mw_collector_options_set(mw_collector_options_t *o, const char *name, const char *value, char *err, size_t errlen)
 {
     const opt_desc_t *d = opt_find(name, strlen(name));
     if (!d) {
@@ -288,7 +289,7 @@ int mw_options_set(mw_options_t *o, const char *name, const char *value, char *e
     return opt_apply(o, d, value, err, errlen);
 }
 
-int mw_options_parse(mw_options_t *o, int argc, char **argv, char *err, size_t errlen)
+int mw_collector_options_parse(mw_collector_options_t *o, int argc, char **argv, char *err, size_t errlen)
 {
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -328,8 +329,8 @@ int mw_options_parse(mw_options_t *o, int argc, char **argv, char *err, size_t e
 /* ---- INI file ----------------------------------------------------------------------------- */
 
 typedef struct {
-    mw_options_t *o;
-    mw_options_t scratch; /* receives the keys that the command line overrides, to check them */
+    mw_collector_options_t *o;
+    mw_collector_options_t scratch; /* receives the keys that the command line overrides, to check them */
     FILE *f;
     int line;      /* lines handed to inih so far: the line the handler is looking at */
     int err_line;  /* first error found here rather than by inih (0: none) */
@@ -428,7 +429,7 @@ static int ini_on_key(void *user, const char *section, const char *name, const c
     }
     int overridden = (x->o->from_cmdline >> (d - opt_table)) & 1;
     char msg[200];
-    if (mw_options_set(overridden ? &x->scratch : x->o, name, value, msg, sizeof msg) < 0) {
+    if (mw_collector_options_set(overridden ? &x->scratch : x->o, name, value, msg, sizeof msg) < 0) {
         /* The setter's messages name the flag ("--lateness-ms: ..."); in a file, the key. */
         ini_error(x, "%s", msg[0] == '-' && msg[1] == '-' ? msg + 2 : msg);
         return 0;
@@ -436,10 +437,10 @@ static int ini_on_key(void *user, const char *section, const char *name, const c
     return 1;
 }
 
-int mw_options_load(mw_options_t *o, const char *path, char *err, size_t errlen)
+int mw_collector_options_load(mw_collector_options_t *o, const char *path, char *err, size_t errlen)
 {
     ini_ctx_t x = {.o = o};
-    mw_options_defaults(&x.scratch);
+    mw_collector_options_defaults(&x.scratch);
     x.f = fopen(path, "r");
     if (!x.f) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -448,7 +449,7 @@ int mw_options_load(mw_options_t *o, const char *path, char *err, size_t errlen)
     int rc = ini_parse_stream(ini_read_line, &x, ini_on_key, &x);
     int read_errno = ferror(x.f) ? (errno ? errno : EIO) : 0; /* e.g. EISDIR */
     fclose(x.f);
-    mw_options_free(&x.scratch);
+    mw_collector_options_free(&x.scratch);
     if (read_errno) {
         snprintf(err, errlen, "%s: %s", path, strerror(read_errno));
         return -1;
@@ -514,7 +515,7 @@ static const char *ini_separator(const char *name, const char *value, size_t max
 /* Each value a key of the file prints, in order: one per endpoint for listen (so that no line
  * grows with their number), the text of the others. Calls fn(name, value, arg) for each and
  * stops at the first that returns non-zero, which it returns. */
-static int opt_each_value(const mw_options_t *o, int (*fn)(const char *, const char *, void *),
+static int opt_each_value(const mw_collector_options_t *o, int (*fn)(const char *, const char *, void *),
                           void *arg)
 {
     for (size_t i = 0; i < OPT_COUNT; i++) {
@@ -580,16 +581,16 @@ static int print_line(const char *name, const char *value, void *arg)
     return 0;
 }
 
-int mw_options_printable(const mw_options_t *o, char *err, size_t errlen)
+int mw_collector_options_printable(const mw_collector_options_t *o, char *err, size_t errlen)
 {
     print_ctx_t c = {NULL, ini_line_limit(), err, errlen};
     return opt_each_value(o, print_check, &c) ? -1 : 0;
 }
 
-int mw_options_print(FILE *out, const mw_options_t *o)
+int mw_collector_options_print(FILE *out, const mw_collector_options_t *o)
 {
     char why[200];
-    if (mw_options_printable(o, why, sizeof why) < 0)
+    if (mw_collector_options_printable(o, why, sizeof why) < 0)
         return -1;
     print_ctx_t c = {out, ini_line_limit(), NULL, 0};
     fprintf(out, "; mpiwatch-collector settings (--print-config); load with --config FILE\n"
@@ -597,7 +598,7 @@ int mw_options_print(FILE *out, const mw_options_t *o)
     return opt_each_value(o, print_line, &c);
 }
 
-int mw_options_check(const mw_options_t *o, char *err, size_t errlen)
+int mw_collector_options_check(const mw_collector_options_t *o, char *err, size_t errlen)
 {
     if (o->help || o->version || o->print_config)
         return 0;
@@ -621,7 +622,7 @@ int mw_options_check(const mw_options_t *o, char *err, size_t errlen)
     return mw__auth_check(o, err, errlen);
 }
 
-void mw_options_usage(FILE *out, const char *prog)
+void mw_collector_options_usage(FILE *out, const char *prog)
 {
     fprintf(out,
             "usage: %s --listen ENDPOINT [options]\n\n"

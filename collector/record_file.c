@@ -49,6 +49,9 @@
  */
 #define _GNU_SOURCE /* O_DIRECT */
 #include "collector.h"
+#include "record_file.h"
+#include "mw_wire.h"
+#include "steer.h"
 #include "mw_recording.h"
 
 #include <errno.h>
@@ -145,22 +148,6 @@ struct mw_record {
     unsigned char *scratch; /* rare records packed by protobuf-c */
     size_t scratch_cap;
 };
-
-static size_t put_varint(unsigned char *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (unsigned char)v;
-    return n;
-}
-
-static size_t put_key(unsigned char *p, uint32_t field, unsigned wire_type)
-{
-    return put_varint(p, (uint64_t)field << 3 | wire_type);
-}
 
 /* Stops the recording on a write error: logged once, with what is in the file. Called on the
  * collector's thread only (the writer hands its errors over in werr). */
@@ -362,21 +349,21 @@ static uint64_t rec_append(mw_record_t *r, uint32_t tag, const mw_clock_t *now, 
         memcpy(pre, r->key, MW_REC_KEY_BYTES);
         np = MW_REC_KEY_BYTES;
     }
-    np += put_key(pre + np, REC_MONO, 0);
-    np += put_varint(pre + np, now->mono_ns);
-    np += put_key(pre + np, REC_REAL, 0);
-    np += put_varint(pre + np, now->real_ns);
+    np += mw_wire_put_tag(pre + np, REC_MONO, 0);
+    np += mw_wire_put_varint(pre + np, now->mono_ns);
+    np += mw_wire_put_tag(pre + np, REC_REAL, 0);
+    np += mw_wire_put_varint(pre + np, now->real_ns);
     if (body) {
-        np += put_key(pre + np, field, 2);
-        np += put_varint(pre + np, body_len);
+        np += mw_wire_put_tag(pre + np, field, 2);
+        np += mw_wire_put_varint(pre + np, body_len);
     } else {
-        np += put_key(pre + np, field, 0);
-        np += put_varint(pre + np, 1);
+        np += mw_wire_put_tag(pre + np, field, 0);
+        np += mw_wire_put_varint(pre + np, 1);
         body_len = 0;
     }
     if (parts) {
-        ns += put_key(suf, REC_PARTS, 0);
-        ns += put_varint(suf + ns, parts);
+        ns += mw_wire_put_tag(suf, REC_PARTS, 0);
+        ns += mw_wire_put_varint(suf + ns, parts);
     }
     size_t payload = np + body_len + ns;
     uint64_t off;
@@ -520,7 +507,8 @@ static void rec_first_write(mw_record_t *r)
         rec_fail(r, err);
 }
 
-mw_record_t *mw__record_open(const char *path, const mw_options_t *opt)
+mw_record_t *mw__record_open(const char *path, const mw_collector_options_t *opt,
+                             const mw_clock_t *now)
 {
     mw_record_t *r = calloc(1, sizeof *r);
     if (!r) {
@@ -553,10 +541,8 @@ mw_record_t *mw__record_open(const char *path, const mw_options_t *opt)
         rec_free(r);
         return NULL;
     }
-    mw_clock_t now;
-    mw_clock_now(&now);
-    r->handed_mono_ns = now.mono_ns;
-    r->last = now;
+    r->handed_mono_ns = now->mono_ns;
+    r->last = *now;
     mw_rec_put_header_key(r->buf[0].data, r->key);
     r->buf[0].len = r->size = MW_REC_HEADER_BYTES;
 
@@ -569,7 +555,7 @@ mw_record_t *mw__record_open(const char *path, const mw_options_t *opt)
     st.silence_timeout_ms = opt->silence_timeout_ms;
     long len = rec_pack(r, &st.base);
     if (len >= 0)
-        rec_append(r, MW_REC_TAG_FRAME, &now, REC_START, r->scratch, (size_t)len, 0, 0);
+        rec_append(r, MW_REC_TAG_FRAME, now, REC_START, r->scratch, (size_t)len, 0, 0);
     rec_first_write(r);
     if (r->failed)
         return r; /* the run goes on without a recording, as after any write error */
@@ -764,7 +750,7 @@ static int rec_check_window_event(const mw_collector_t *c, const char *detail, c
         return -1;
     }
     const mw_grid_t *g = &c->job.grid;
-    if (mw_grid_check(g, ms, mw_merge_min_window_ns(&c->merge), err, errlen) < 0)
+    if (mw_grid_check(g, ms, mw__merge_min_window_ns(&c->merge), err, errlen) < 0)
         return -1;
     if (g->n && k <= g->seg[g->n - 1].first) {
         snprintf(err, errlen, "window %" PRIu64 " is not after the grid's last change", k);

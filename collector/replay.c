@@ -24,6 +24,10 @@
  * signal, or a job that ended and wrote its outputs).
  */
 #include "collector.h"
+#include "replay.h"
+#include "feed.h"
+#include "signals.h"
+#include "metrics.h"
 #include "rules.h"
 #include "mw_recording.h"
 
@@ -51,7 +55,7 @@ typedef struct {
 
 typedef struct {
     mw_collector_t *c;
-    mw_options_t opt; /* the command line's options with the recorded settings */
+    mw_collector_options_t opt; /* the command line's options with the recorded settings */
     mw_feed_t *feed;
     mw_metrics_t *metrics;
     int sig_fd;            /* SIGINT/SIGTERM arrive here (signals.c) */
@@ -149,7 +153,7 @@ static void replay_settings(replay_t *rp, const Mpiwatch__RecordStart *st)
     for (int i = 0; i < 2; i++) {
         char v[32], err[160];
         snprintf(v, sizeof v, "%llu", (unsigned long long)values[i]);
-        if (mw_options_set(&rp->opt, names[i], v, err, sizeof err) < 0)
+        if (mw_collector_options_set(&rp->opt, names[i], v, err, sizeof err) < 0)
             MW_LOG(MW_LOG_WARN,
                    "replay: the recorded %s is not valid (%s); the command "
                    "line's is used",
@@ -199,7 +203,7 @@ static int replay_wait(replay_t *rp, uint64_t until)
         uint64_t now = replay_wall_ns();
         long timeout = until > now ? (long)((until - now + MW_NS_PER_MS - 1) / MW_NS_PER_MS) : 0;
         if (rp->metrics) {
-            long m = mw_metrics_update(rp->metrics, rp->c, now);
+            long m = mw__metrics_update(rp->metrics, rp->c, now);
             if (m >= 0 && m < timeout)
                 timeout = m;
         }
@@ -231,7 +235,7 @@ static int job_open(const mw_collector_t *c)
 static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
 {
     mw_collector_t *c = rp->c;
-    const mw_options_t *o = &rp->opt;
+    const mw_collector_options_t *o = &rp->opt;
     uint64_t from_ns = (uint64_t)(o->from_s * 1e9);
     uint64_t to_ns = o->to_s < 0 ? UINT64_MAX : (uint64_t)(o->to_s * 1e9);
     uint64_t origin = 0, records = 0;
@@ -326,7 +330,7 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
     return rc;
 }
 
-int mw_replay_run(mw_collector_t *c)
+int mw__replay_run(mw_collector_t *c)
 {
     char err[256];
     int rc = -1;
@@ -351,7 +355,7 @@ int mw_replay_run(mw_collector_t *c)
 
     /* The collector runs with a copy of the options (shallow: the strings stay the caller's)
      * into which the recorded settings go; both are restored when replay returns. */
-    const mw_options_t *user_opt = c->opt;
+    const mw_collector_options_t *user_opt = c->opt;
     rp->c = c;
     rp->opt = *user_opt;
     c->opt = &rp->opt;
@@ -363,16 +367,16 @@ int mw_replay_run(mw_collector_t *c)
     if ((rp->sig_fd = mw__signals_open()) < 0)
         goto out;
     if (rp->opt.publish || rp->opt.history) {
-        rp->feed = mw__feed_open(ctx, &rp->opt);
+        rp->feed = mw__feed_open(ctx, &rp->opt, mw__clock_now);
         if (!rp->feed)
             goto out;
     }
     if (rp->opt.metrics_port &&
-        !(rp->metrics = mw_metrics_start(c, (unsigned)rp->opt.metrics_port)))
+        !(rp->metrics = mw__metrics_start(c, (unsigned)rp->opt.metrics_port)))
         goto out;
     rc = replay_loop(rp, rd);
 out:
-    mw_metrics_stop(rp->metrics);
+    mw__metrics_stop(rp->metrics);
     c->feed = NULL;
     if (rp->feed)
         mw__feed_close(rp->feed);

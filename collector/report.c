@@ -7,6 +7,8 @@
  * with small fixed top-N arrays, with no sort of the whole set.
  */
 #include "collector.h"
+#include "report.h"
+#include "record_file.h"
 #include "steps.h"
 
 #include <inttypes.h>
@@ -41,7 +43,7 @@ static void report_header(const mw_collector_t *c, FILE *out)
 {
     const mw_job_t *job = &c->job;
     fprintf(out, "job          %s (%s)\n", job->job[0] ? job->job : "(unnamed)",
-            mw_end_name(job->ended));
+            mw__end_name(job->ended));
     fprintf(out, "program      %s\n", job->program[0] ? job->program : "?");
     if (job->mpi_library[0])
         fprintf(out, "MPI library  %s\n", job->mpi_library);
@@ -126,7 +128,7 @@ static void report_rank_row(const mw_job_t *job, uint32_t r, FILE *out)
 {
     const mw_rank_t *rk = &job->ranks[r];
     fprintf(out, "  %8u %-20.20s %7.2f %14.6f %12" PRIu64 " %9" PRIu64 "\n", r, mw_job_host(job, r),
-            100.0 * mw_job_rank_fraction(job, r), ns_to_s(rk->mpi_time_ns), rk->calls, rk->samples);
+            100.0 * mw__job_rank_fraction(job, r), ns_to_s(rk->mpi_time_ns), rk->calls, rk->samples);
 }
 
 static void report_ranks(const mw_job_t *job, FILE *out)
@@ -138,7 +140,7 @@ static void report_ranks(const mw_job_t *job, FILE *out)
     uint32_t counted = 0;
     double sum = 0;
     for (uint32_t r = 0; r < job->size; r++) {
-        double f = mw_job_rank_fraction(job, r);
+        double f = mw__job_rank_fraction(job, r);
         if (f < 0)
             continue;
         counted++;
@@ -160,7 +162,7 @@ static void report_ranks(const mw_job_t *job, FILE *out)
             "calls", "windows");
     if (job->size <= REPORT_ALL_RANKS) {
         for (uint32_t r = 0; r < job->size; r++)
-            if (mw_job_rank_fraction(job, r) >= 0)
+            if (mw__job_rank_fraction(job, r) >= 0)
                 report_rank_row(job, r, out);
         return;
     }
@@ -232,7 +234,7 @@ static void report_losses(const mw_collector_t *c, FILE *out)
             job->late);
     /* Loss accounting (docs/collector.md): the ranks' running totals against what arrived. */
     mw_loss_t loss;
-    mw_job_loss(job, &loss, NULL);
+    mw__job_loss(job, &loss, NULL);
     fprintf(out,
             "  missed by the collector: %" PRIu64 " calls, %.6f s in MPI, %" PRIu64
             " bytes, %" PRIu64 " samples of %u rank(s)\n",
@@ -268,7 +270,7 @@ static void report_losses(const mw_collector_t *c, FILE *out)
     const char *sep = " (";
     for (int r = 1; r < MW_REJECT_COUNT; r++) {
         if (c->stats.rejected[r]) {
-            fprintf(out, "%s%s %" PRIu64, sep, mw_reject_name((mw_reject_t)r),
+            fprintf(out, "%s%s %" PRIu64, sep, mw__reject_name((mw_reject_t)r),
                     c->stats.rejected[r]);
             sep = ", ";
         }
@@ -287,7 +289,7 @@ static void report_recording(const mw_collector_t *c, FILE *out)
             mw__record_failed(c->record) ? ", stopped by a write error" : "");
 }
 
-void mw_report_write(const mw_collector_t *c, FILE *out)
+void mw__report_write(const mw_collector_t *c, FILE *out)
 {
     fprintf(out, "\n== mpiwatch report ==================================================\n");
     if (!c->job.active) {

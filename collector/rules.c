@@ -34,6 +34,8 @@
 #define _GNU_SOURCE /* environ */
 #include "rules.h"
 #include "collector.h"
+#include "steer.h"
+#include "publish.h"
 #include "mw_steer_request.h"
 
 #include <errno.h>
@@ -574,13 +576,6 @@ mw_rules_t *mw__rules_load(const char *path, char *err, size_t errlen)
 
 static void reap_group(mw_rules_t *rs, mw_collector_t *c, child_t *ch);
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* 1 while anything of the action's group still exists (zombies included). */
 static int group_alive(const child_t *ch)
 {
@@ -591,6 +586,8 @@ static int group_alive(const child_t *ch)
  * is still there MW_RULES_KILL_GRACE_NS later, and the leaders are reaped. Bounded: at most
  * the grace plus one second, polled every 10 ms (the collector is exiting; nothing else
  * waits on its loop). */
+#define RULES_STOP_POLL_NS 10000000 /* 10 ms */
+
 static void rules_stop_all(mw_rules_t *rs)
 {
     if (!rs->n_child)
@@ -598,8 +595,9 @@ static void rules_stop_all(mw_rules_t *rs)
     MW_LOG(MW_LOG_INFO, "stopping %u running action(s)", rs->n_child);
     for (unsigned i = 0; i < rs->n_child; i++)
         kill(-rs->child[i].pid, SIGTERM);
-    uint64_t t0 = mono_ns(), kill_at = t0 + MW_RULES_KILL_GRACE_NS,
-             give_up = kill_at + 1000000000ull;
+    /* Time is counted in polls of RULES_STOP_POLL_NS, not read from a clock (the core reads
+     * none; docs/collector.md): the bound is the grace plus one second of polls. */
+    uint64_t waited = 0, kill_at = MW_RULES_KILL_GRACE_NS, give_up = kill_at + 1000000000ull;
     int killed = 0;
     for (;;) {
         unsigned left = 0;
@@ -608,16 +606,16 @@ static void rules_stop_all(mw_rules_t *rs)
             reap_group(rs, NULL, ch);
             left += !ch->reaped || group_alive(ch);
         }
-        uint64_t now = mono_ns();
-        if (!left || now >= give_up)
+        if (!left || waited >= give_up)
             break;
-        if (!killed && now >= kill_at) {
+        if (!killed && waited >= kill_at) {
             for (unsigned i = 0; i < rs->n_child; i++)
                 kill(-rs->child[i].pid, SIGKILL);
             killed = 1;
             MW_LOG(MW_LOG_WARN, "%u action(s) still running after SIGTERM: killed", left);
         }
-        nanosleep(&(struct timespec){0, 10000000}, NULL);
+        nanosleep(&(struct timespec){0, RULES_STOP_POLL_NS}, NULL);
+        waited += RULES_STOP_POLL_NS;
     }
     rs->n_child = 0;
 }
@@ -684,7 +682,7 @@ static int rule_in_scope(const rule_t *r, const mw_job_t *job, uint32_t rank)
     case SCOPE_RANKS:
         return ranks_has(&r->scope_ranks, rank);
     case SCOPE_NODE:
-        return job->ranks && strcmp(mw_job_node(job, rank), r->node) == 0;
+        return job->ranks && strcmp(mw__job_node(job, rank), r->node) == 0;
     default:
         return 1;
     }
@@ -1052,7 +1050,7 @@ static void rules_fire(mw_rules_t *rs, rule_t *r, mw_collector_t *c, uint64_t in
     snprintf(f.step, sizeof f.step, "%lld", (long long)step);
     snprintf(f.metric, sizeof f.metric, "%s", metric_desc[r->metric].name);
     fire_clean(f.node, sizeof f.node,
-               rank >= 0 && c->job.ranks ? mw_job_node(&c->job, (uint32_t)rank) : "");
+               rank >= 0 && c->job.ranks ? mw__job_node(&c->job, (uint32_t)rank) : "");
     fire_clean(f.job, sizeof f.job, c->job.job);
     r->fired++;
     char detail[512];
@@ -1061,7 +1059,7 @@ static void rules_fire(mw_rules_t *rs, rule_t *r, mw_collector_t *c, uint64_t in
              f.metric, r->scope_text ? r->scope_text : "any", f.value, f.window, f.rank,
              f.node[0] ? " node=" : "", f.node, step >= 0 ? " step=" : "", step >= 0 ? f.step : "");
     MW_LOG(MW_LOG_WARN, "rule fired: %s", detail);
-    mw__collector_event(c, "rule", detail);
+    mw__publish_event(c, "rule", detail);
     switch (r->action) {
     case ACT_LOG:
         break;
@@ -1187,7 +1185,7 @@ static void child_exit(mw_rules_t *rs, mw_collector_t *c, const child_t *ch, pid
     MW_LOG(got > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? MW_LOG_INFO : MW_LOG_WARN,
            "action_exit: %s", detail);
     if (c)
-        mw__collector_event(c, "action_exit", detail);
+        mw__publish_event(c, "action_exit", detail);
     memcpy(rs->last_exit, detail, sizeof detail);
 }
 

@@ -7,7 +7,7 @@
  * the clocks every SERVER_CLOCK_EVERY messages (so arrival times, hence close latencies, stay
  * accurate at full load). Signal handlers (signals.c) only write the signal number into a
  * pipe; the loop reads it and finishes cleanly (windows closed, report and files written, exit 0).
- * With --metrics-port, each wakeup also hands the collector to mw_metrics_update(), which
+ * With --metrics-port, each wakeup also hands the collector to mw__metrics_update(), which
  * publishes a snapshot for the HTTP thread (metrics.c) and may shorten the poll timeout.
  * With --publish or --history, the feed's sockets (feed.c) share the loop's context; the
  * history socket is polled beside the ingest socket and every wakeup lets the feed answer
@@ -28,6 +28,11 @@
  * here beside the rest; they are closed after every other socket.
  */
 #include "collector.h"
+#include "server.h"
+#include "feed.h"
+#include "steer.h"
+#include "signals.h"
+#include "metrics.h"
 #include "rules.h"
 
 #include <errno.h>
@@ -50,7 +55,7 @@ static int server_setopt(void *sock, int opt, const void *val, size_t len, const
     return 0;
 }
 
-static int server_socket(void *ctx, void *sock, const mw_options_t *o)
+static int server_socket(void *ctx, void *sock, const mw_collector_options_t *o)
 {
     int64_t maxmsg = MW_MAX_MESSAGE_BYTES;
     int hwm = SERVER_RCVHWM, linger = 0;
@@ -83,10 +88,10 @@ static int server_msg_close(zmq_msg_t *msg)
 static int server_drain(mw_collector_t *c, void *sock)
 {
     mw_clock_t now;
-    mw_clock_now(&now);
+    mw__clock_now(&now);
     for (int i = 0; i < SERVER_BATCH && !c->exit_requested; i++) {
         if (i && i % SERVER_CLOCK_EVERY == 0)
-            mw_clock_now(&now);
+            mw__clock_now(&now);
         zmq_msg_t msg;
         if (zmq_msg_init(&msg) != 0) {
             MW_LOG(MW_LOG_ERROR, "zmq_msg_init: %s", zmq_strerror(zmq_errno()));
@@ -136,9 +141,9 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
 {
     for (;;) {
         mw_clock_t now;
-        mw_clock_now(&now);
+        mw__clock_now(&now);
         mw_collector_tick(c, &now);
-        long metrics_ms = metrics ? mw_metrics_update(metrics, c, now.mono_ns) : -1;
+        long metrics_ms = metrics ? mw__metrics_update(metrics, c, now.mono_ns) : -1;
         mw__feed_serve(c->feed, c);
         if (c->exit_requested)
             return 0;
@@ -174,7 +179,7 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
             mw__rules_reload(c); /* SIGHUP: a bad file keeps the old rules (logged) */
         if (stop) {
             MW_LOG(MW_LOG_INFO, "stopping on signal");
-            mw_clock_now(&now);
+            mw__clock_now(&now);
             mw_collector_finish(c, &now);
             return 0;
         }
@@ -184,7 +189,7 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
     }
 }
 
-int mw_server_run(mw_collector_t *c)
+int mw__server_run(mw_collector_t *c)
 {
     int rc = -1;
     int sig_fd = -1;
@@ -205,15 +210,15 @@ int mw_server_run(mw_collector_t *c)
     }
     if (server_socket(ctx, sock, c->opt) < 0 || (sig_fd = mw__signals_open()) < 0)
         goto out;
-    if ((c->opt->publish || c->opt->history) && !(c->feed = mw__feed_open(ctx, c->opt)))
+    if ((c->opt->publish || c->opt->history) && !(c->feed = mw__feed_open(ctx, c->opt, mw__clock_now)))
         goto out;
     if ((c->opt->steer || c->opt->control) && !(c->steer = mw__steer_open(ctx, c->opt)))
         goto out;
-    if (c->opt->metrics_port && !(metrics = mw_metrics_start(c, (unsigned)c->opt->metrics_port)))
+    if (c->opt->metrics_port && !(metrics = mw__metrics_start(c, (unsigned)c->opt->metrics_port)))
         goto out;
     rc = server_loop(c, sock, sig_fd, metrics);
 out:
-    mw_metrics_stop(metrics);
+    mw__metrics_stop(metrics);
     mw__feed_close(c->feed); /* before the context ends: it owns sockets of it */
     c->feed = NULL;
     mw__steer_close(c->steer);

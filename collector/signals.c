@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE /* pipe2 */
 #include "collector.h"
+#include "signals.h"
 
 #include <errno.h>
 #include <fcntl.h>

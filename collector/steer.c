@@ -31,6 +31,9 @@
  * applies again so that it merges the same windows.
  */
 #include "collector.h"
+#include "steer.h"
+#include "zsock.h"
+#include "publish.h"
 #include "mw_steer_request.h"
 #include "mw_wire.h"
 
@@ -90,17 +93,6 @@ int mw__steer_check(const mw_collector_t *c, const char *key, const char *value,
             return -1;
         }
     return 0;
-}
-
-/* Bytes of a protobuf varint. */
-static size_t varint_len(uint64_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -166,8 +158,8 @@ static int steer_publish(mw_collector_t *c, const char *key, const char *value,
     do {
         /* As many ranks as fit (room counts a 2-byte length varint: at most 16383 bytes). */
         size_t take = 0, bytes = 0;
-        while (pos + take < nr && bytes + varint_len(sorted[pos + take]) <= room) {
-            bytes += varint_len(sorted[pos + take]);
+        while (pos + take < nr && bytes + mw_wire_varint_len(sorted[pos + take]) <= room) {
+            bytes += mw_wire_varint_len(sorted[pos + take]);
             take++;
         }
         m.ranks = nr ? sorted + pos : NULL;
@@ -207,8 +199,9 @@ static int steer_publish(mw_collector_t *c, const char *key, const char *value,
             at +=
                 (size_t)snprintf(detail + at, sizeof detail - at, "%s%u", i ? "," : " ", ranks[i]);
     }
-    mw_clock_now(&c->now);
-    mw__collector_event(c, "steer", detail); /* recording, feed and live view */
+    if (c->clock)
+        c->clock(&c->now);
+    mw__publish_event(c, "steer", detail); /* recording, feed and live view */
     MW_LOG(MW_LOG_INFO, "steer #%llu: %s", (unsigned long long)m.seq, detail);
     return (int)(m.seq & 0x7fffffff) ? (int)(m.seq & 0x7fffffff) : 1;
 }
@@ -222,7 +215,7 @@ static int steer_publish(mw_collector_t *c, const char *key, const char *value,
  * ahead (reason ahead); the median is clamped to that lead as well. */
 static uint64_t steer_pick_k(mw_collector_t *c)
 {
-    int64_t newest = mw_merge_median_last(&c->merge);
+    int64_t newest = mw__merge_median_last(&c->merge);
     uint64_t limit = mw_grid_index(&c->job.grid, c->now.real_ns + MW_SAMPLE_MAX_LEAD_NS);
     if (newest >= 0 && (uint64_t)newest > limit)
         newest = (int64_t)limit;
@@ -246,11 +239,12 @@ static int steer_window(mw_collector_t *c, const char *value, size_t n_ranks, ch
         snprintf(err, errlen, "mpiwatch.window: the value must be a window length in ms (digits)");
         return -1;
     }
-    if (mw_grid_check(&c->job.grid, *ms, mw_merge_min_window_ns(&c->merge), err, errlen) < 0)
+    if (mw_grid_check(&c->job.grid, *ms, mw__merge_min_window_ns(&c->merge), err, errlen) < 0)
         return -1;
     /* Now, not the batch's clock: the lead is counted from when the message leaves (a
      * replay never gets here: it has no steering socket, it applies the recorded event). */
-    mw_clock_now(&c->now);
+    if (c->clock)
+        c->clock(&c->now);
     *k = steer_pick_k(c);
     snprintf(out, outlen, "%" PRIu64 "@%" PRIu64, *ms, *k);
     return 0;
@@ -267,8 +261,8 @@ static void steer_window_apply(mw_collector_t *c, uint64_t k, uint64_t ms)
     }
     snprintf(detail, sizeof detail, "window=%" PRIu64 "ms from window %" PRIu64 " start %" PRIu64,
              ms, k, mw_grid_start(&c->job.grid, k));
-    mw__collector_event(c, "window", detail);
-    mw__collector_publish_job(c); /* JobInfo.grid */
+    mw__publish_event(c, "window", detail);
+    mw__publish_job(c); /* JobInfo.grid */
     MW_LOG(MW_LOG_INFO, "window length %" PRIu64 " ms from window %" PRIu64, ms, k);
 }
 
@@ -286,8 +280,8 @@ int mw__grid_apply_event(mw_collector_t *c, const char *detail)
                mw_grid_start(&c->job.grid, k) != start ? "another grid" : err);
         return -1;
     }
-    mw__collector_event(c, "window", detail);
-    mw__collector_publish_job(c);
+    mw__publish_event(c, "window", detail);
+    mw__publish_job(c);
     return 0;
 }
 
@@ -354,7 +348,7 @@ static void *steer_socket(void *ctx, int type, const char *ep, const char *what)
     return mw__zmq_serve_socket(ctx, type, ep, what, type == ZMQ_PUB ? &pub : &router);
 }
 
-mw_steer_t *mw__steer_open(void *zmq_ctx, const mw_options_t *opt)
+mw_steer_t *mw__steer_open(void *zmq_ctx, const mw_collector_options_t *opt)
 {
     mw_steer_t *s = calloc(1, sizeof *s);
     if (!s) {

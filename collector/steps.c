@@ -44,7 +44,7 @@
  * by reason and shown in the stats JSON, on the Prometheus page and in the report.
  */
 #include "steps.h"
-#include "rules.h"
+#include "publish.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -380,7 +380,7 @@ static void carry_peer(mw_steps_t *S, step_rank_t *r, uint32_t peer, uint64_t me
     int created;
     mw_pair_sum_t *p = carry_get(S, r, &r->peer, peer, &created);
     if (p)
-        mw_pair_add(p, created, 0, peer, messages, bytes);
+        mw__pair_add(p, created, 0, peer, messages, bytes);
 }
 
 static int cmp_fs(const void *a, const void *b)
@@ -460,38 +460,10 @@ static void step_close(mw_collector_t *c, step_open_t *o)
     st.pair_messages = S->p_msg;
     st.pair_bytes = S->p_bytes;
 
-    size_t len = mw__step_pack(&c->enc, &st);
     S->closed++;
-    /* Rules over steps read the step before anything else is done with it; like window
-     * rules, they never change it (docs/steering.md). */
-    mw__rules_step(c->rules, c, &st);
-    if (len) {
-        if (c->record)
-            mw__record_step(c->record, &c->now, c->enc.out, len);
-        if (c->feed)
-            mw__feed_step(c->feed, c->enc.out, len);
-        if (S->n_kept < MW_STEPS_KEEP) {
-            if (S->n_kept % 1024 == 0) {
-                uint8_t **k = realloc(S->kept, (S->n_kept + 1024) * sizeof *k);
-                if (k)
-                    S->kept = k;
-                size_t *kl = k ? realloc(S->kept_len, (S->n_kept + 1024) * sizeof *kl) : NULL;
-                if (kl)
-                    S->kept_len = kl;
-                if (!k || !kl)
-                    goto done;
-            }
-            uint8_t *copy = malloc(len);
-            if (copy) {
-                memcpy(copy, c->enc.out, len);
-                S->kept[S->n_kept] = copy;
-                S->kept_len[S->n_kept++] = len;
-            }
-        }
-    } else {
-        MW_LOG(MW_LOG_ERROR, "step %llu: out of memory encoding it", (unsigned long long)o->step);
-    }
-done:
+    /* The rules, the recording, the feed and the steps kept for the summary take it from the
+     * publish path (publish.c). */
+    mw__publish_step(c, &st);
     mw__index_clear(&o->fn);
     mw__index_clear(&o->pairs);
     if (o->charged) {
@@ -661,7 +633,7 @@ static void rank_ends_step(mw_collector_t *c, uint32_t rank, const Mpiwatch__Ste
             }
             S->pairs_held += o->pairs.cap - before;
             o->charged += o->pairs.cap - before;
-            mw_pair_add(q, 1, rank, p->dst, p->messages, p->bytes);
+            mw__pair_add(q, 1, rank, p->dst, p->messages, p->bytes);
         }
     }
     carry_release(S, r);
@@ -764,6 +736,29 @@ void mw__steps_end(mw_collector_t *c)
                " function or peer segment(s) over the carry budget (%" PRIu64
                " entries) left out of their steps (the windows have them)",
                n[MW_STEPS_PAIRS], MW_STEPS_MAX_PAIRS, n[MW_STEPS_CARRY], S->carry_budget);
+}
+
+void mw__steps_keep(mw_collector_t *c, const uint8_t *pb, size_t len)
+{
+    mw_steps_t *S = c->steps;
+    if (!S || S->n_kept >= MW_STEPS_KEEP)
+        return;
+    if (S->n_kept % 1024 == 0) {
+        uint8_t **k = realloc(S->kept, (S->n_kept + 1024) * sizeof *k);
+        if (k)
+            S->kept = k;
+        size_t *kl = k ? realloc(S->kept_len, (S->n_kept + 1024) * sizeof *kl) : NULL;
+        if (kl)
+            S->kept_len = kl;
+        if (!k || !kl)
+            return;
+    }
+    uint8_t *copy = malloc(len);
+    if (copy) {
+        memcpy(copy, pb, len);
+        S->kept[S->n_kept] = copy;
+        S->kept_len[S->n_kept++] = len;
+    }
 }
 
 size_t mw__steps_kept(const mw_collector_t *c, size_t i, const uint8_t **pb)

@@ -58,6 +58,8 @@ void mw__steps_sample(mw_collector_t *c, uint32_t rank, const Mpiwatch__Sample *
 void mw__steps_leave(mw_collector_t *c, uint32_t rank);
 /* The job ended: every open step closes with the ranks it has. */
 void mw__steps_end(mw_collector_t *c);
+/* The summary's output (publish.c): keeps a closed step's wire form, up to MW_STEPS_KEEP. */
+void mw__steps_keep(mw_collector_t *c, const uint8_t *pb, size_t len);
 /* Closed steps kept for the summary, in closing order (packed Mpiwatch__Step), and how many
  * closed in all. */
 size_t mw__steps_kept(const mw_collector_t *c, size_t i, const uint8_t **pb);
@@ -73,7 +75,5 @@ int mw__steps_marked(const mw_collector_t *c);
 /* For tests: carry and pair entries charged to their budgets now, and the carry budget. */
 void mw__steps_held(const mw_collector_t *c, uint64_t *carry, uint64_t *carry_budget,
                     uint64_t *pairs);
-/* Encodes a closed step (window_pb.c). Returns its length in e->out, or 0. */
-size_t mw__step_pack(mw_pb_encoder_t *e, const Mpiwatch__Step *step);
 
 #endif

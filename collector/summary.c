@@ -8,6 +8,10 @@
  * a raw, exactly formatted token instead. The key set is fixed: tools and tests depend on it.
  */
 #include "collector.h"
+#include "summary.h"
+#include "mw_json.h"
+#include "record_file.h"
+#include "steer.h"
 #include "mw_file.h"
 #include "steps.h"
 
@@ -41,31 +45,23 @@ int mw__write_file(const char *path, const char *text)
     return rc;
 }
 
-/* Adds "key": v as an exact integer. Returns 0, or -1 when out of memory. */
-static int json_u64(cJSON *obj, const char *key, uint64_t v)
-{
-    char buf[24];
-    snprintf(buf, sizeof buf, "%" PRIu64, v);
-    return cJSON_AddRawToObject(obj, key, buf) ? 0 : -1;
-}
-
 /* {"count": n, "time_ns": n, "bytes": n} under obj[name]. */
 static int json_fn(cJSON *obj, unsigned fn, uint64_t count, uint64_t time_ns, uint64_t bytes)
 {
     cJSON *o = cJSON_AddObjectToObject(obj, mw_fn_name(fn));
     if (!o)
         return -1;
-    MW_TRY(json_u64(o, "count", count));
-    MW_TRY(json_u64(o, "time_ns", time_ns));
-    return json_u64(o, "bytes", bytes);
+    MW_TRY(mw_json_add_u64(o, "count", count));
+    MW_TRY(mw_json_add_u64(o, "time_ns", time_ns));
+    return mw_json_add_u64(o, "bytes", bytes);
 }
 
 /* {"calls": n, "time_ns": n, "bytes": n, "samples": n} under obj[name]. */
 static cJSON *json_tally(cJSON *obj, const char *name, const mw_tally_t *t)
 {
     cJSON *o = cJSON_AddObjectToObject(obj, name);
-    if (!o || json_u64(o, "calls", t->calls) < 0 || json_u64(o, "time_ns", t->time_ns) < 0 ||
-        json_u64(o, "bytes", t->bytes) < 0 || json_u64(o, "samples", t->samples) < 0)
+    if (!o || mw_json_add_u64(o, "calls", t->calls) < 0 || mw_json_add_u64(o, "time_ns", t->time_ns) < 0 ||
+        mw_json_add_u64(o, "bytes", t->bytes) < 0 || mw_json_add_u64(o, "samples", t->samples) < 0)
         return NULL;
     return o;
 }
@@ -123,7 +119,7 @@ static int summary_missed(const mw_job_t *job, cJSON *root)
     mw_tally_t *per_fn = calloc(MW_FN_COUNT, sizeof *per_fn);
     if (!per_fn)
         return -1;
-    mw_job_loss(job, &loss, per_fn);
+    mw__job_loss(job, &loss, per_fn);
     cJSON *o = json_tally(root, "missed", &loss.missed), *arr, *fns;
     int rc = -1;
     if (o && json_tally(o, "at_ranks", &loss.at_ranks) && (arr = cJSON_AddArrayToObject(o, "ranks")) &&
@@ -166,7 +162,7 @@ static int summary_rank_place(const mw_job_t *job, uint32_t rank, cJSON *o)
 {
     const mw_rank_t *r = &job->ranks[rank];
     cJSON *pus = NULL;
-    if (!cJSON_AddStringToObject(o, "node", mw_job_node(job, rank)) ||
+    if (!cJSON_AddStringToObject(o, "node", mw__job_node(job, rank)) ||
         !cJSON_AddNumberToObject(o, "pu", r->pu) || !cJSON_AddNumberToObject(o, "core", r->core) ||
         !cJSON_AddNumberToObject(o, "l3", r->l3) ||
         !cJSON_AddNumberToObject(o, "package", r->package) ||
@@ -211,7 +207,7 @@ static int summary_nodes(const mw_job_t *job, cJSON *root)
             !(ranks[i] = cJSON_AddArrayToObject(o, "ranks")))
             rc = -1;
         for (int t = 0; t < 4 && rc == 0; t++)
-            rc = json_u64(o, counts[t], n[t]);
+            rc = mw_json_add_u64(o, counts[t], n[t]);
     }
     for (uint32_t rank = 0; rank < job->size && rc == 0; rank++) {
         const mw_rank_t *r = &job->ranks[rank];
@@ -252,9 +248,9 @@ static int summary_per_rank(const mw_job_t *job, cJSON *root)
             break;
         }
         cJSON *fns = NULL;
-        if (json_u64(o, "rank", rank) < 0 ||
+        if (mw_json_add_u64(o, "rank", rank) < 0 ||
             !cJSON_AddStringToObject(o, "host", mw_job_host(job, rank)) ||
-            json_u64(o, "mpi_time_ns", job->ranks[rank].mpi_time_ns) < 0 ||
+            mw_json_add_u64(o, "mpi_time_ns", job->ranks[rank].mpi_time_ns) < 0 ||
             summary_rank_place(job, rank, o) < 0 || summary_rank_missed(&job->ranks[rank], o) < 0 ||
             !(fns = cJSON_AddObjectToObject(o, "functions"))) {
             rc = -1;
@@ -294,9 +290,9 @@ static int summary_pairs(const mw_job_t *job, cJSON *root)
             rc = -1;
             break;
         }
-        if (json_u64(o, "src", sorted[i]->src) < 0 || json_u64(o, "dst", sorted[i]->dst) < 0 ||
-            json_u64(o, "messages", sorted[i]->messages) < 0 ||
-            json_u64(o, "bytes", sorted[i]->bytes) < 0)
+        if (mw_json_add_u64(o, "src", sorted[i]->src) < 0 || mw_json_add_u64(o, "dst", sorted[i]->dst) < 0 ||
+            mw_json_add_u64(o, "messages", sorted[i]->messages) < 0 ||
+            mw_json_add_u64(o, "bytes", sorted[i]->bytes) < 0)
             rc = -1;
     }
     free(sorted);
@@ -320,11 +316,11 @@ static int summary_steps(const mw_collector_t *c, cJSON *root)
         int rc = st && o && cJSON_AddItemToArray(arr, o) ? 0 : -1;
         if (rc < 0)
             cJSON_Delete(o);
-        if (rc == 0 && (json_u64(o, "step", st->step) < 0 ||
-                        json_u64(o, "start_ns", st->start_ns) < 0 ||
-                        json_u64(o, "end_ns", st->end_ns) < 0 || json_u64(o, "ranks", st->ranks) < 0 ||
-                        json_u64(o, "folded", st->folded) < 0 ||
-                        json_u64(o, "mpi_time_ns", st->mpi_time_ns) < 0 ||
+        if (rc == 0 && (mw_json_add_u64(o, "step", st->step) < 0 ||
+                        mw_json_add_u64(o, "start_ns", st->start_ns) < 0 ||
+                        mw_json_add_u64(o, "end_ns", st->end_ns) < 0 || mw_json_add_u64(o, "ranks", st->ranks) < 0 ||
+                        mw_json_add_u64(o, "folded", st->folded) < 0 ||
+                        mw_json_add_u64(o, "mpi_time_ns", st->mpi_time_ns) < 0 ||
                         !(fns = cJSON_AddObjectToObject(o, "functions")) ||
                         !(pairs = cJSON_AddArrayToObject(o, "pairs"))))
             rc = -1;
@@ -338,10 +334,10 @@ static int summary_steps(const mw_collector_t *c, cJSON *root)
             if (!p || !cJSON_AddItemToArray(pairs, p)) {
                 cJSON_Delete(p);
                 rc = -1;
-            } else if (json_u64(p, "src", st->pair_src[j]) < 0 ||
-                       json_u64(p, "dst", st->pair_dst[j]) < 0 ||
-                       json_u64(p, "messages", st->pair_messages[j]) < 0 ||
-                       json_u64(p, "bytes", st->pair_bytes[j]) < 0) {
+            } else if (mw_json_add_u64(p, "src", st->pair_src[j]) < 0 ||
+                       mw_json_add_u64(p, "dst", st->pair_dst[j]) < 0 ||
+                       mw_json_add_u64(p, "messages", st->pair_messages[j]) < 0 ||
+                       mw_json_add_u64(p, "bytes", st->pair_bytes[j]) < 0) {
                 rc = -1;
             }
         }
@@ -361,9 +357,9 @@ char *mw_summary_json(const mw_collector_t *c)
     char *text = NULL;
     if (!root)
         return NULL;
-    if (json_u64(root, "ranks", job->size) < 0 || json_u64(root, "windows", job->windows) < 0 ||
-        json_u64(root, "dropped", mw_job_dropped(job)) < 0 ||
-        json_u64(root, "late", job->late) < 0 ||
+    if (mw_json_add_u64(root, "ranks", job->size) < 0 || mw_json_add_u64(root, "windows", job->windows) < 0 ||
+        mw_json_add_u64(root, "dropped", mw__job_dropped(job)) < 0 ||
+        mw_json_add_u64(root, "late", job->late) < 0 ||
         !(fns = cJSON_AddObjectToObject(root, "functions")))
         goto out;
     for (unsigned fn = 1; fn < MW_FN_COUNT; fn++) {
@@ -382,32 +378,32 @@ out:
     return text;
 }
 
-char *mw_stats_json(const mw_collector_t *c)
+char *mw__stats_json(const mw_collector_t *c)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON *rej = NULL;
     char *text = NULL;
     if (!root)
         return NULL;
-    if (json_u64(root, "accepted", c->stats.accepted) < 0 ||
+    if (mw_json_add_u64(root, "accepted", c->stats.accepted) < 0 ||
         !(rej = cJSON_AddObjectToObject(root, "rejected")))
         goto out;
     for (int r = 1; r < MW_REJECT_COUNT; r++)
-        if (json_u64(rej, mw_reject_name((mw_reject_t)r), c->stats.rejected[r]) < 0)
+        if (mw_json_add_u64(rej, mw__reject_name((mw_reject_t)r), c->stats.rejected[r]) < 0)
             goto out;
     /* What the current job's ranks did that the collector never received (loss accounting). */
     mw_loss_t loss;
-    mw_job_loss(&c->job, &loss, NULL);
-    if (json_u64(root, "late", c->stats.late) < 0 || !json_tally(root, "missed", &loss.missed) ||
-        json_u64(root, "windows", c->stats.windows) < 0 ||
-        json_u64(root, "partial_windows", c->stats.partial_windows) < 0)
+    mw__job_loss(&c->job, &loss, NULL);
+    if (mw_json_add_u64(root, "late", c->stats.late) < 0 || !json_tally(root, "missed", &loss.missed) ||
+        mw_json_add_u64(root, "windows", c->stats.windows) < 0 ||
+        mw_json_add_u64(root, "partial_windows", c->stats.partial_windows) < 0)
         goto out;
     /* Steering requests refused (steer.c), only when steering is on. */
-    if (c->steer && (json_u64(root, "steer_rejected", mw__steer_rejected(c)) < 0 ||
-                     json_u64(root, "window_rejected", mw__steer_window_rejected(c)) < 0))
+    if (c->steer && (mw_json_add_u64(root, "steer_rejected", mw__steer_rejected(c)) < 0 ||
+                     mw_json_add_u64(root, "window_rejected", mw__steer_window_rejected(c)) < 0))
         goto out;
     /* Records left out of the recording (over 64 MiB), only when recording. */
-    if (c->record && json_u64(root, "record_too_large", mw__record_too_large(c->record)) < 0)
+    if (c->record && mw_json_add_u64(root, "record_too_large", mw__record_too_large(c->record)) < 0)
         goto out;
     /* Parts of hellos over a job-wide cap (job.c), by reason, only when there were some, so
      * that the key set of an ordinary run stays what it was. */
@@ -419,7 +415,7 @@ char *mw_stats_json(const mw_collector_t *c)
         if (!cap)
             goto out;
         for (int r = 0; r < MW_CAP_COUNT; r++)
-            if (json_u64(cap, mw_cap_reason_name((mw_cap_reason_t)r), c->stats.capped[r]) < 0)
+            if (mw_json_add_u64(cap, mw__cap_reason_name((mw_cap_reason_t)r), c->stats.capped[r]) < 0)
                 goto out;
     }
     /* Step data of the current job refused by a cap (steps.c, docs/steps.md), by reason, zeros
@@ -429,7 +425,7 @@ char *mw_stats_json(const mw_collector_t *c)
         if (!st)
             goto out;
         for (int r = 0; r < MW_STEPS_REFUSAL_COUNT; r++)
-            if (json_u64(st, mw__steps_refusal_name((mw_steps_refusal_t)r),
+            if (mw_json_add_u64(st, mw__steps_refusal_name((mw_steps_refusal_t)r),
                          mw__steps_refused(c, (mw_steps_refusal_t)r)) < 0)
                 goto out;
     }
@@ -439,7 +435,7 @@ char *mw_stats_json(const mw_collector_t *c)
         if (!auth)
             goto out;
         for (int r = 0; r < MW_AUTH_COUNT; r++)
-            if (json_u64(auth, mw_auth_reason_name((mw_auth_reason_t)r),
+            if (mw_json_add_u64(auth, mw__auth_reason_name((mw_auth_reason_t)r),
                          c->stats.auth_refused[r]) < 0)
                 goto out;
     }
@@ -455,12 +451,12 @@ char *mw_stats_json(const mw_collector_t *c)
                {"close_wait_ms_p99", &c->stats.close_wait, 0.99}};
     for (size_t i = 0; i < sizeof lat / sizeof lat[0]; i++)
         if (!cJSON_AddNumberToObject(root, lat[i].key,
-                                     (double)mw_latency_quantile(lat[i].h, lat[i].q) / 1e6))
+                                     (double)mw__latency_quantile(lat[i].h, lat[i].q) / 1e6))
             goto out;
     /* Only with --record, so that the key set without it stays what it was. */
     if (c->record &&
-        (json_u64(root, "recording_bytes", mw__record_bytes(c->record)) < 0 ||
-         json_u64(root, "recording_errors", (uint64_t)mw__record_failed(c->record)) < 0))
+        (mw_json_add_u64(root, "recording_bytes", mw__record_bytes(c->record)) < 0 ||
+         mw_json_add_u64(root, "recording_errors", (uint64_t)mw__record_failed(c->record)) < 0))
         goto out;
     text = cJSON_Print(root);
 out:
@@ -479,12 +475,12 @@ static int write_json(char *text, const char *path)
     return rc;
 }
 
-int mw_summary_write(const mw_collector_t *c, const char *path)
+int mw__summary_write(const mw_collector_t *c, const char *path)
 {
     return write_json(mw_summary_json(c), path);
 }
 
-int mw_stats_write(const mw_collector_t *c, const char *path)
+int mw__stats_write(const mw_collector_t *c, const char *path)
 {
-    return write_json(mw_stats_json(c), path);
+    return write_json(mw__stats_json(c), path);
 }

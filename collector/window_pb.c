@@ -7,6 +7,7 @@
  * data are written, in the order the merge holds them (deterministic for the same input).
  */
 #include "collector.h"
+#include "window_pb.h"
 #include "steps.h"
 
 #include <stdlib.h>
@@ -172,7 +173,7 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
     if (PB_RESERVE(e, call, w->n_longest) < 0 || PB_RESERVE(e, call_ptr, w->n_longest) < 0)
         return 0;
     for (uint32_t i = 0; i < w->n_longest; i++) {
-        const mw_call_t *c = &w->longest[i];
+        const mw_merge_call_t *c = &w->longest[i];
         Mpiwatch__Call *o = &e->call[i];
         mpiwatch__call__init(o);
         o->fn = c->fn;
@@ -189,7 +190,7 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
     return pb_pack(e, &pw.base);
 }
 
-const char *mw_job_state_name(const mw_job_t *job)
+const char *mw__job_state_name(const mw_job_t *job)
 {
     switch (job->ended) {
     case MW_END_NONE:
@@ -274,7 +275,7 @@ size_t mw__jobinfo_pack(mw_pb_encoder_t *e, const mw_job_t *job, uint64_t functi
     ji.hosts = job->hosts;
     ji.function_table_hash = function_table_hash;
     ji.function_count = MW_FN_COUNT - 1;
-    ji.state = (char *)mw_job_state_name(job);
+    ji.state = (char *)mw__job_state_name(job);
 
     uint32_t n = 0;
     if (PB_RESERVE(e, rank, job->hellos) < 0 || PB_RESERVE(e, rank_ptr, job->hellos) < 0)

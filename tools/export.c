@@ -53,6 +53,7 @@
 #include <cJSON.h>
 
 #include "collector.h"
+#include "log.h"
 #include "export_vtk.h"
 #include "mw_file.h"
 #include "mw_recording.h"
@@ -757,12 +758,9 @@ typedef struct {
     mw_trace_t trace;
 
     /* summary and --per-rank: a collector core that judges every record as the live one did */
-    mw_options_t copt;
+    mw_collector_options_t copt;
     mw_collector_t *core;
     mw_arena_t arena; /* --per-rank: a second decoding of the messages the core accepted */
-    FILE *real_stderr;
-    char *captured; /* what the core printed while it ran (its report, its log) */
-    size_t captured_len;
 
     uint64_t bad_windows;     /* windows with malformed entries */
     uint64_t refused_windows; /* malformed windows, left out whole */
@@ -773,7 +771,8 @@ static void export_warn(const mw_export_t *x, const char *fmt, ...)
 
 static void export_warn(const mw_export_t *x, const char *fmt, ...)
 {
-    FILE *err = x->real_stderr ? x->real_stderr : stderr;
+    (void)x;
+    FILE *err = stderr;
     va_list ap;
     va_start(ap, fmt);
     fputs("mpiwatch-export: ", err);
@@ -782,41 +781,9 @@ static void export_warn(const mw_export_t *x, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The collector core prints its end-of-job report on stderr and logs there: useful live,
- * noise in an export. While it runs, stderr is a memory stream; afterwards only the core's
- * error lines are passed on. */
-static int export_capture_stderr(mw_export_t *x)
-{
-    FILE *mem = open_memstream(&x->captured, &x->captured_len);
-    if (!mem)
-        return -1;
-    x->real_stderr = stderr;
-    stderr = mem;
-    return 0;
-}
-
-static void export_release_stderr(mw_export_t *x)
-{
-    if (!x->real_stderr)
-        return;
-    FILE *mem = stderr;
-    stderr = x->real_stderr;
-    x->real_stderr = NULL;
-    fclose(mem);
-    for (char *line = x->captured; line && *line;) {
-        char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line) + 1 : strlen(line);
-        if (strncmp(line, "mpiwatch-collector ", 19) == 0 && memmem(line, len, " error: ", 8))
-            fwrite(line, 1, len, stderr);
-        line += len;
-    }
-    free(x->captured);
-    x->captured = NULL;
-}
-
 static int export_core_init(mw_export_t *x)
 {
-    mw_options_defaults(&x->copt);
+    mw_collector_options_defaults(&x->copt);
     x->copt.quiet = 1;
     x->core = malloc(sizeof *x->core); /* large: dense per-function tables */
     if (!x->core || mw_collector_init(x->core, &x->copt) < 0) {
@@ -830,8 +797,11 @@ static int export_core_init(mw_export_t *x)
         export_warn(x, "cannot allocate a decoding arena: out of memory");
         return -1;
     }
+    /* The core's end-of-job report and its log are useful live, noise in an export: the
+     * report goes nowhere and only the core's error lines reach stderr. */
+    x->core->report_out = NULL;
     mw__log_level = MW_LOG_ERROR;
-    return export_capture_stderr(x) < 0 ? -1 : 0;
+    return 0;
 }
 
 /* The settings the recording was made with, so that windows close and jobs end as they did.
@@ -952,7 +922,6 @@ static int export_finish(mw_export_t *x)
 
 static void export_free(mw_export_t *x)
 {
-    export_release_stderr(x);
     if (x->core) {
         mw_collector_free(x->core);
         free(x->core);
@@ -1025,11 +994,6 @@ static int export_run(const mw_export_opts_t *o)
         trace_begin(&x.trace, out);
     } else if (o->format == FMT_CSV) {
         csv_header(out, o->per_rank);
-    if (x.refused_windows)
-        fprintf(stderr,
-                "mpiwatch-export: warning: %" PRIu64 " malformed window(s) refused, left out "
-                "whole\n",
-                x.refused_windows);
     }
 
     uint64_t records = 0;
@@ -1049,7 +1013,6 @@ static int export_run(const mw_export_opts_t *o)
             rc = 1;
         }
     }
-    export_release_stderr(&x);
     if (rc == 0 && export_finish(&x) < 0) {
         fprintf(stderr, "mpiwatch-export: out of memory\n");
         rc = 1;
@@ -1062,6 +1025,11 @@ static int export_run(const mw_export_opts_t *o)
                 o->input, records);
     if (records == 0 && rc == 0)
         fprintf(stderr, "mpiwatch-export: warning: %s holds no records\n", o->input);
+    if (x.refused_windows)
+        fprintf(stderr,
+                "mpiwatch-export: warning: %" PRIu64 " malformed window(s) refused, left out "
+                "whole\n",
+                x.refused_windows);
     if (x.bad_windows)
         fprintf(stderr,
                 "mpiwatch-export: warning: %" PRIu64 " window(s) had malformed entries, "

@@ -54,7 +54,7 @@ static void captured_sample(tm_msg_t *m, cap_t *c, uint32_t r, uint64_t w, uint6
 static void expect(fx_t *f, const tm_msg_t *m, mw_reject_t want)
 {
     uint64_t before = want ? f->c->stats.rejected[want] : f->c->stats.accepted;
-    assert_string_equal(mw_reject_name(fx_feed(f, m)), mw_reject_name(want));
+    assert_string_equal(mw__reject_name(fx_feed(f, m)), mw__reject_name(want));
     assert_int_equal(want ? f->c->stats.rejected[want] : f->c->stats.accepted, before + 1);
 }
 
@@ -119,7 +119,7 @@ static void test_capture_checks(void **state)
             c.dur[0] = (uint64_t)cases[i].v;
         }
         if (fx_feed(f, &m) != cases[i].want)
-            fail_msg("%s: not rejected as %s", cases[i].what, mw_reject_name(cases[i].want));
+            fail_msg("%s: not rejected as %s", cases[i].what, mw__reject_name(cases[i].want));
     }
     assert_int_equal(f->c->stats.rejected[MW_REJECT_CAPTURE_FIELD], 11);
     assert_int_equal(f->c->stats.rejected[MW_REJECT_CAPTURE_TIME], 4);

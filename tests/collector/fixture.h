@@ -30,13 +30,13 @@ typedef struct {
     uint32_t n_density, n_pairs, n_longest;
     mw_density_cell_t density[16];
     mw_pair_sum_t pairs[16];
-    mw_call_t longest[MW_MERGE_LONGEST];
+    mw_merge_call_t longest[MW_MERGE_LONGEST];
     uint64_t records_dropped, samples_dropped, calls_late;
     uint32_t rank_pm[8], n_rank_pm; /* the first 8 ranks' MPI shares, and how many there are */
 } fx_window_t;
 
 typedef struct {
-    mw_options_t opt;
+    mw_collector_options_t opt;
     mw_collector_t *c;
     mw_clock_t now;
     fx_window_t closed[FX_MAX_CLOSED];
@@ -44,6 +44,15 @@ typedef struct {
 } fx_t;
 
 /* The function ids the tests use, looked up by name (ids change with the table). */
+/* The system clocks now: what a recording's first frame is stamped with (the tests play the
+ * outer loop, the only reader of the clocks). */
+static inline const mw_clock_t *fx_wall_clock(void)
+{
+    static mw_clock_t now;
+    mw__clock_now(&now);
+    return &now;
+}
+
 static inline unsigned fx_fn(int i)
 {
     static const char *const names[8] = {"MPI_Allreduce", "MPI_Send", "MPI_Recv",  "MPI_Barrier",
@@ -97,7 +106,7 @@ static inline fx_t *fx_new(void)
     if (!f)
         abort();
     mw__log_level = MW_LOG_ERROR;
-    mw_options_defaults(&f->opt);
+    mw_collector_options_defaults(&f->opt);
     f->opt.quiet = 1;
     f->c = malloc(sizeof *f->c);
     if (!f->c || mw_collector_init(f->c, &f->opt) < 0)
@@ -113,7 +122,7 @@ static inline void fx_free(fx_t *f)
 {
     mw_collector_free(f->c);
     free(f->c);
-    mw_options_free(&f->opt);
+    mw_collector_options_free(&f->opt);
     free(f);
 }
 

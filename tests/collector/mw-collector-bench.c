@@ -188,14 +188,14 @@ static int run(decode_fn decode, uint8_t **bufs, const size_t *lens, uint32_t ra
     out->decode_cpu = t.cpu / reps;
     out->decode_wall = t.wall / reps;
 
-    mw_options_t opt;
-    mw_options_defaults(&opt);
+    mw_collector_options_t opt;
+    mw_collector_options_defaults(&opt);
     opt.quiet = 1;
     mw_collector_t *c = malloc(sizeof *c);
     if (!c || mw_collector_init(c, &opt) < 0)
         return -1;
     mw_clock_t now;
-    mw_clock_now(&now);
+    mw__clock_now(&now);
     uint64_t w0 = tm_window_of(now.real_ns);
     tm_msg_t *m = malloc(sizeof *m);
     if (!m)
@@ -286,7 +286,7 @@ int main(int argc, char **argv)
         return 1;
     for (int shape = 0; shape < SHAPES; shape++) {
         mw_clock_t now;
-        mw_clock_now(&now);
+        mw__clock_now(&now);
         for (uint32_t r = 0; r < ranks; r++) {
             build_sample(m, shape, r, ranks, tm_window_of(now.real_ns), now.real_ns, fns, nfn);
             lens[r] = pack_sample(m, shape, &bufs[r]);

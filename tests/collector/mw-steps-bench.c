@@ -38,8 +38,8 @@ static double cpu_s(void)
  * the CPU seconds per timed window, or a negative value on an error. */
 static double run(uint32_t ranks, int marks)
 {
-    mw_options_t opt;
-    mw_options_defaults(&opt);
+    mw_collector_options_t opt;
+    mw_collector_options_defaults(&opt);
     opt.quiet = 1;
     mw_collector_t *c = malloc(sizeof *c);
     tm_msg_t *m = malloc(sizeof *m);
@@ -48,7 +48,7 @@ static double run(uint32_t ranks, int marks)
     if (!c || !m || !bufs || !lens || mw_collector_init(c, &opt) < 0)
         return -1;
     mw_clock_t now;
-    mw_clock_now(&now);
+    mw__clock_now(&now);
     uint64_t w0 = tm_window_of(now.real_ns) + 1;
     unsigned fn_a = mw_fn_id("MPI_Allreduce"), fn_b = mw_fn_id("MPI_Send");
     for (uint32_t r = 0; r < ranks; r++) {

@@ -21,6 +21,8 @@
 #include <cjson/cJSON.h>
 
 #include "fixture.h"
+#include "record_file.h"
+#include "summary.h"
 
 #define JOB "job-caps"
 
@@ -74,7 +76,7 @@ static void hw_free(hw_t *h)
 
 static uint64_t stats_capped(const mw_collector_t *c, const char *reason)
 {
-    char *text = mw_stats_json(c);
+    char *text = mw__stats_json(c);
     assert_non_null(text);
     cJSON *root = cJSON_Parse(text);
     free(text);
@@ -98,7 +100,7 @@ static void test_deep_chain(void **state)
     tm_hello(&m, JOB, 0, 2, f->now.real_ns);
     m.hello.node = "node0";
     m.hello.topology = &h.t;
-    assert_string_equal(mw_reject_name(fx_feed(f, &m)), "topo_depth");
+    assert_string_equal(mw__reject_name(fx_feed(f, &m)), "topo_depth");
     assert_int_equal(f->c->stats.rejected[MW_REJECT_TOPO_DEPTH], 1);
     assert_false(f->c->job.active);
     hw_free(&h);
@@ -106,11 +108,11 @@ static void test_deep_chain(void **state)
     /* One level over the cap, then exactly at it. */
     hw_make(&h, "node0", MW_MAX_TOPO_DEPTH + 1, 1);
     m.hello.topology = &h.t;
-    assert_string_equal(mw_reject_name(fx_feed(f, &m)), "topo_depth");
+    assert_string_equal(mw__reject_name(fx_feed(f, &m)), "topo_depth");
     assert_int_equal(f->c->stats.rejected[MW_REJECT_TOPO_DEPTH], 2);
     h.t.n_objects = MW_MAX_TOPO_DEPTH;
     h.o[MW_MAX_TOPO_DEPTH - 1].type = 4;
-    assert_string_equal(mw_reject_name(fx_feed(f, &m)), "accepted");
+    assert_string_equal(mw__reject_name(fx_feed(f, &m)), "accepted");
     assert_int_equal(f->c->job.node_hw[0].n_objects, MW_MAX_TOPO_DEPTH);
     hw_free(&h);
     fx_free(f);
@@ -144,7 +146,7 @@ static void test_claimed_size(void **state)
      * allocator and fails if any per-rank array of 16 bytes or more is written at job start
      * again (the unfixed job state took 150 MiB, the unfixed steps 139 MiB). */
     before = rss_kib();
-    assert_string_equal(mw_reject_name(mw_collector_frame(f->c, buf, len, 1, &f->now)),
+    assert_string_equal(mw__reject_name(mw_collector_frame(f->c, buf, len, 1, &f->now)),
                         "accepted");
     free(buf);
     long all_kib = rss_kib() - before;
@@ -156,7 +158,7 @@ static void test_claimed_size(void **state)
     /* Ranks that connect are in the job as usual; ranks that never did are counted dead at
      * the end without being written to. */
     tm_hello(&m, JOB, MW_MAX_RANKS - 1, MW_MAX_RANKS, f->now.real_ns);
-    assert_string_equal(mw_reject_name(fx_feed(f, &m)), "accepted");
+    assert_string_equal(mw__reject_name(fx_feed(f, &m)), "accepted");
     assert_int_equal(f->c->job.hellos, 2);
     assert_int_equal(mw__job_declare_dead(&f->c->job), MW_MAX_RANKS);
     assert_int_equal(f->c->job.ranks[MW_MAX_RANKS - 1].state, MW_RANK_DEAD);
@@ -178,7 +180,7 @@ static void test_job_pus(void **state)
         tm_hello(&m, JOB, r, 64, f->now.real_ns);
         m.hello.n_pus = MW_MAX_PUS;
         m.hello.pus = pus;
-        assert_string_equal(mw_reject_name(fx_feed(f, &m)), "accepted");
+        assert_string_equal(mw__reject_name(fx_feed(f, &m)), "accepted");
     }
     const mw_job_t *job = &f->c->job;
     assert_int_equal(job->hellos, fit + extra);
@@ -207,7 +209,7 @@ static void test_job_objects(void **state)
         m.hello.node = node;
         h.t.node = node;
         m.hello.topology = &h.t;
-        assert_string_equal(mw_reject_name(fx_feed(f, &m)), "accepted");
+        assert_string_equal(mw__reject_name(fx_feed(f, &m)), "accepted");
     }
     const mw_job_t *job = &f->c->job;
     assert_int_equal(job->n_nodes, fit + extra);
@@ -243,7 +245,7 @@ static void test_job_names_and_info(void **state)
         m.hello.topology = &h.t;
         m.hello.n_pus = MW_MAX_PUS;
         m.hello.pus = pus;
-        assert_string_equal(mw_reject_name(fx_feed(f, &m)), "accepted");
+        assert_string_equal(mw__reject_name(fx_feed(f, &m)), "accepted");
     }
     /* Longest names until their bytes are over the cap: host and node are both charged. */
     uint32_t names_at = 0;
@@ -254,21 +256,21 @@ static void test_job_names_and_info(void **state)
         name[MW_MAX_STRING] = '\0';
         tm_hello(&m, JOB, r, size, f->now.real_ns);
         m.hello.host = name;
-        assert_string_equal(mw_reject_name(fx_feed(f, &m)), "accepted");
+        assert_string_equal(mw__reject_name(fx_feed(f, &m)), "accepted");
         names_at = r;
         assert_true(k < MW_JOB_MAX_NAME_BYTES / MW_MAX_STRING);
     }
     const mw_job_t *job = &f->c->job;
     assert_true(job->name_bytes <= MW_JOB_MAX_NAME_BYTES);
     /* Its host was charged first: the name over the cap is the host's, or the node's. */
-    assert_true(mw_job_host(job, names_at)[0] == '\0' || mw_job_node(job, names_at)[0] == '\0');
+    assert_true(mw_job_host(job, names_at)[0] == '\0' || mw__job_node(job, names_at)[0] == '\0');
     assert_int_equal(job->ranks[names_at].state, MW_RANK_LIVE);
     assert_true(stats_capped(f->c, "names") >= 1);
     /* Plain ranks until the description's budget refuses some. */
     for (; r < size && job->capped[MW_CAP_JOB_INFO] < 10; r++) {
         tm_hello(&m, JOB, r, size, f->now.real_ns);
         m.hello.pu = m.hello.core = m.hello.package = -1; /* the longest encoding */
-        assert_string_equal(mw_reject_name(fx_feed(f, &m)), "accepted");
+        assert_string_equal(mw__reject_name(fx_feed(f, &m)), "accepted");
     }
     assert_int_equal(job->capped[MW_CAP_JOB_INFO], 10);
     assert_int_equal(job->hellos, r);
@@ -297,7 +299,7 @@ static void test_record_too_large(void **state)
     char dir[] = "/tmp/mw-test-caps-XXXXXX", path[64];
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/rec.mpiw", dir);
-    f->c->record = mw__record_open(path, &f->opt);
+    f->c->record = mw__record_open(path, &f->opt, fx_wall_clock());
     assert_non_null(f->c->record);
     fx_hellos(f, JOB, 1);
     size_t big = (64u << 20) + 4096;
@@ -305,7 +307,7 @@ static void test_record_too_large(void **state)
     assert_non_null(pb);
     mw__record_job(f->c->record, &f->now, pb, big);
     free(pb);
-    char *text = mw_stats_json(f->c);
+    char *text = mw__stats_json(f->c);
     assert_non_null(text);
     cJSON *root = cJSON_Parse(text);
     free(text);

@@ -1,4 +1,4 @@
-/* test_config.c: the INI file of the collector (mw_options_load, mw_options_print).
+/* test_config.c: the INI file of the collector (mw_collector_options_load, mw_collector_options_print).
  *
  * Each test writes a file into a private temporary directory, loads it over options that a
  * command line may already have set, and checks the settings or the "FILE:LINE: message"
@@ -48,15 +48,15 @@ static void write_file(const char *text)
 }
 
 /* Parses argv (NULL-terminated), then loads the file as main() does. */
-static int load_with_args(mw_options_t *o, char **argv, char *err, size_t errlen)
+static int load_with_args(mw_collector_options_t *o, char **argv, char *err, size_t errlen)
 {
     int argc = 0;
     while (argv[argc])
         argc++;
-    mw_options_defaults(o);
-    if (mw_options_parse(o, argc, argv, err, errlen) < 0)
+    mw_collector_options_defaults(o);
+    if (mw_collector_options_parse(o, argc, argv, err, errlen) < 0)
         return -1;
-    return mw_options_load(o, path, err, errlen);
+    return mw_collector_options_load(o, path, err, errlen);
 }
 
 static void test_file_values_applied(void **state)
@@ -65,7 +65,7 @@ static void test_file_values_applied(void **state)
     write_file("# comment\n[collector]\nlisten = tcp://*:7811, ipc:///tmp/x\n"
                "lateness-ms = 500\nexit-after-job = true\nquiet = on ; inline comment\n"
                "stats-json = s.json\nlisten = tcp://*:7812\n");
-    mw_options_t o;
+    mw_collector_options_t o;
     char err[256] = "";
     char *argv[] = {"x", NULL};
     assert_int_equal(load_with_args(&o, argv, err, sizeof err), 0);
@@ -80,7 +80,7 @@ static void test_file_values_applied(void **state)
     assert_false(o.verbose);
     assert_string_equal(o.stats_json, "s.json");
     assert_null(o.summary_json);
-    mw_options_free(&o);
+    mw_collector_options_free(&o);
 }
 
 static void test_flags_override_file(void **state)
@@ -88,7 +88,7 @@ static void test_flags_override_file(void **state)
     (void)state;
     write_file("[collector]\nlisten = tcp://*:1\nlateness-ms = 500\nquiet = true\n"
                "report = file.txt\nverbose = true\n");
-    mw_options_t o;
+    mw_collector_options_t o;
     char err[256] = "";
     char *argv[] = {"x", "--lateness-ms", "7", "-l", "ipc:///cli", "--quiet=false",
                     "--config", path, NULL};
@@ -99,31 +99,31 @@ static void test_flags_override_file(void **state)
     assert_false(o.quiet);
     assert_string_equal(o.report, "file.txt"); /* not on the command line: from the file */
     assert_true(o.verbose);
-    mw_options_free(&o);
+    mw_collector_options_free(&o);
 
     /* A bad value for an overridden key is still an error. */
     write_file("[collector]\nlateness-ms = never\n");
     char *argv2[] = {"x", "--lateness-ms", "7", NULL};
     assert_int_equal(load_with_args(&o, argv2, err, sizeof err), -1);
     assert_non_null(strstr(err, ":2: lateness-ms:"));
-    mw_options_free(&o);
+    mw_collector_options_free(&o);
 }
 
 static void test_print_round_trip(void **state)
 {
     (void)state;
-    mw_options_t o;
+    mw_collector_options_t o;
     char err[256] = "";
     char *argv[] = {"x",          "-l", "tcp://*:5", "-l", "ipc:///a", "--summary-json",
                     "sum.json", "-v", "--silence-timeout-ms", "86400000", NULL};
-    mw_options_defaults(&o);
-    assert_int_equal(mw_options_parse(&o, 10, argv, err, sizeof err), 0);
+    mw_collector_options_defaults(&o);
+    assert_int_equal(mw_collector_options_parse(&o, 10, argv, err, sizeof err), 0);
     char *first = NULL, *second = NULL;
     size_t n1 = 0, n2 = 0;
     FILE *m = open_memstream(&first, &n1);
-    mw_options_print(m, &o);
+    mw_collector_options_print(m, &o);
     fclose(m);
-    mw_options_free(&o);
+    mw_collector_options_free(&o);
     assert_non_null(strstr(first, "\n[collector]\n"));
     assert_non_null(strstr(first, "\nlisten = tcp://*:5\nlisten = ipc:///a\n"));
     assert_non_null(strstr(first, "\nverbose = true\n"));
@@ -136,11 +136,11 @@ static void test_print_round_trip(void **state)
     char *none[] = {"x", NULL};
     assert_int_equal(load_with_args(&o, none, err, sizeof err), 0);
     m = open_memstream(&second, &n2);
-    mw_options_print(m, &o);
+    mw_collector_options_print(m, &o);
     fclose(m);
     assert_string_equal(first, second);
     assert_null(o.report); /* "report =" means none */
-    mw_options_free(&o);
+    mw_collector_options_free(&o);
     free(first);
     free(second);
 }
@@ -164,54 +164,54 @@ static void test_errors_name_the_line(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         write_file(cases[i].text);
-        mw_options_t o;
+        mw_collector_options_t o;
         char err[256] = "";
         char *argv[] = {"x", NULL};
         assert_int_equal(load_with_args(&o, argv, err, sizeof err), -1);
         if (!strstr(err, cases[i].want) || strncmp(err, path, strlen(path)) != 0)
             fail_msg("case %zu: got '%s', want '%s'", i, err, cases[i].want);
-        mw_options_free(&o);
+        mw_collector_options_free(&o);
     }
 
     /* A line too long for inih is one error on its own line, not several lines. */
     char text[512];
     snprintf(text, sizeof text, "[collector]\nreport = %0300d\nbogus = 1\n", 0);
     write_file(text);
-    mw_options_t o;
+    mw_collector_options_t o;
     char err[256] = "";
     char *argv[] = {"x", NULL};
     assert_int_equal(load_with_args(&o, argv, err, sizeof err), -1);
     assert_non_null(strstr(err, ":2: line longer than"));
-    mw_options_free(&o);
+    mw_collector_options_free(&o);
 
     /* An unreadable file. */
-    mw_options_defaults(&o);
-    assert_int_equal(mw_options_load(&o, "/nonexistent/c.ini", err, sizeof err), -1);
+    mw_collector_options_defaults(&o);
+    assert_int_equal(mw_collector_options_load(&o, "/nonexistent/c.ini", err, sizeof err), -1);
     assert_string_equal(err, "/nonexistent/c.ini: No such file or directory");
-    mw_options_free(&o);
+    mw_collector_options_free(&o);
 }
 
 /* The settings of o as --print-config prints them (malloc'd); asserts that it prints. */
-static char *print_text(const mw_options_t *o)
+static char *print_text(const mw_collector_options_t *o)
 {
     char *text = NULL;
     size_t n = 0;
     FILE *m = open_memstream(&text, &n);
     assert_non_null(m);
-    assert_int_equal(mw_options_print(m, o), 0);
+    assert_int_equal(mw_collector_options_print(m, o), 0);
     assert_int_equal(fclose(m), 0);
     return text;
 }
 
 /* Writes what --print-config prints for o, loads it into fresh options and checks that
  * printing those gives the same text (fuzz_config's promise). Returns the loaded options. */
-static void round_trip(const mw_options_t *o, mw_options_t *back)
+static void round_trip(const mw_collector_options_t *o, mw_collector_options_t *back)
 {
     char err[256] = "";
     char *first = print_text(o);
     write_file(first);
-    mw_options_defaults(back);
-    if (mw_options_load(back, path, err, sizeof err) != 0)
+    mw_collector_options_defaults(back);
+    if (mw_collector_options_load(back, path, err, sizeof err) != 0)
         fail_msg("printed configuration does not load: %s\n%s", err, first);
     char *second = print_text(back);
     assert_string_equal(first, second);
@@ -228,14 +228,14 @@ static void test_print_nasty_values(void **state)
 {
     (void)state;
     char err[256] = "";
-    mw_options_t o, back;
+    mw_collector_options_t o, back;
 
     /* MW_MAX_LISTEN endpoints of 150 characters: one line each, all read back in order. */
-    mw_options_defaults(&o);
+    mw_collector_options_defaults(&o);
     for (int i = 0; i < MW_MAX_LISTEN; i++) {
         char ep[160];
         snprintf(ep, sizeof ep, "ipc:///tmp/%0138d%c", i, 'a' + i % 26);
-        assert_int_equal(mw_options_set(&o, "listen", ep, err, sizeof err), 0);
+        assert_int_equal(mw_collector_options_set(&o, "listen", ep, err, sizeof err), 0);
     }
     /* Strings: a leading ';', '#' anywhere, '=' and ':' (inih's key separators), a ';' not
      * after a blank, a tab inside, a '[' ; and the longest value a line holds (no blanks). */
@@ -245,18 +245,18 @@ static void test_print_nasty_values(void **state)
         {"rules", "a\tb"},             {"publish", "tcp://*:1;2"},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
-        assert_int_equal(mw_options_set(&o, strings[i][0], strings[i][1], err, sizeof err), 0);
+        assert_int_equal(mw_collector_options_set(&o, strings[i][0], strings[i][1], err, sizeof err), 0);
     char longest[256];
     memset(longest, 'z', sizeof longest);
     longest[198 - strlen("history=")] = '\0'; /* a line of 198 characters: inih takes it */
-    assert_int_equal(mw_options_set(&o, "history", longest, err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_set(&o, "history", longest, err, sizeof err), 0);
     /* Numbers at their bounds and flags. */
-    assert_int_equal(mw_options_set(&o, "silence-timeout-ms", "86400000", err, sizeof err), 0);
-    assert_int_equal(mw_options_set(&o, "metrics-port", "0", err, sizeof err), 0);
-    assert_int_equal(mw_options_set(&o, "speed", "0.1", err, sizeof err), 0);
-    assert_int_equal(mw_options_set(&o, "from", "1e-300", err, sizeof err), 0);
-    assert_int_equal(mw_options_set(&o, "verbose", "on", err, sizeof err), 0);
-    assert_int_equal(mw_options_printable(&o, err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_set(&o, "silence-timeout-ms", "86400000", err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_set(&o, "metrics-port", "0", err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_set(&o, "speed", "0.1", err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_set(&o, "from", "1e-300", err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_set(&o, "verbose", "on", err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_printable(&o, err, sizeof err), 0);
     round_trip(&o, &back);
     assert_int_equal(back.n_listen, MW_MAX_LISTEN);
     for (unsigned i = 0; i < MW_MAX_LISTEN; i++)
@@ -268,8 +268,8 @@ static void test_print_nasty_values(void **state)
     assert_string_equal(back.rules, "a\tb");
     assert_string_equal(back.history, longest);
     assert_true(back.speed == 0.1 && back.from_s == 1e-300 && back.verbose);
-    mw_options_free(&back);
-    mw_options_free(&o);
+    mw_collector_options_free(&back);
+    mw_collector_options_free(&o);
 
     /* Values no INI line can hold: refused with a reason, nothing printed. */
     const char *bad[][3] = {
@@ -281,19 +281,19 @@ static void test_print_nasty_values(void **state)
     longest[198 - strlen("history=")] = 'z';
     longest[199 - strlen("history=")] = '\0';
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        mw_options_defaults(&o);
-        assert_int_equal(mw_options_set(&o, bad[i][0], bad[i][1], err, sizeof err), 0);
+        mw_collector_options_defaults(&o);
+        assert_int_equal(mw_collector_options_set(&o, bad[i][0], bad[i][1], err, sizeof err), 0);
         err[0] = '\0';
-        assert_int_equal(mw_options_printable(&o, err, sizeof err), -1);
+        assert_int_equal(mw_collector_options_printable(&o, err, sizeof err), -1);
         assert_non_null(strstr(err, bad[i][2]));
         char *text = NULL;
         size_t n = 0;
         FILE *m = open_memstream(&text, &n);
-        assert_int_equal(mw_options_print(m, &o), -1);
+        assert_int_equal(mw_collector_options_print(m, &o), -1);
         fclose(m);
         assert_int_equal(n, 0);
         free(text);
-        mw_options_free(&o);
+        mw_collector_options_free(&o);
     }
 
     /* The reader: a line of 199 characters (one more than inih's buffer holds) is an error
@@ -304,14 +304,14 @@ static void test_print_nasty_values(void **state)
     char *argv[] = {"x", NULL};
     assert_int_equal(load_with_args(&o, argv, err, sizeof err), -1);
     assert_non_null(strstr(err, ":3: line longer than 198 characters"));
-    mw_options_free(&o);
+    mw_collector_options_free(&o);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fwrite("[collector]\nreport = a\0b\n", 1, 26, f);
     assert_int_equal(fclose(f), 0);
     assert_int_equal(load_with_args(&o, argv, err, sizeof err), -1);
     assert_non_null(strstr(err, ":2: a NUL byte"));
-    mw_options_free(&o);
+    mw_collector_options_free(&o);
 }
 
 int main(void)

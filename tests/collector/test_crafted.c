@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "mw_wire.h"
 
 #define JOB "crafted"
 #define YEAR_NS (365ull * 86400ull * MW_NS_PER_S)
@@ -50,7 +51,7 @@ static void expect_counts(const fx_t *f, const counts_t *before, mw_reject_t wan
     assert_int_equal(now.accepted - before->accepted, want == MW_ACCEPTED ? n : 0);
     for (int r = 1; r < MW_REJECT_COUNT; r++) {
         if (now.rejected[r] - before->rejected[r] != (r == (int)want ? n : 0))
-            print_error("reason %s: %llu more, expected %llu\n", mw_reject_name((mw_reject_t)r),
+            print_error("reason %s: %llu more, expected %llu\n", mw__reject_name((mw_reject_t)r),
                         (unsigned long long)(now.rejected[r] - before->rejected[r]),
                         (unsigned long long)(r == (int)want ? n : 0));
         assert_int_equal(now.rejected[r] - before->rejected[r], r == (int)want ? n : 0);
@@ -86,12 +87,9 @@ static size_t member_ends(const uint8_t *b, size_t n, size_t *ends)
     while (p < n) {
         unsigned wire = b[p++] & 7; /* one-byte keys only in these frames */
         uint64_t v = 0;
-        for (unsigned shift = 0; p < n; shift += 7) {
-            v |= (uint64_t)(b[p] & 0x7f) << shift;
-            if (!(b[p++] & 0x80))
-                break;
-        }
-        if (wire == 2)
+        if (mw_wire_get_varint(b, n, &p, &v) < 0)
+            p = n; /* a value cut by the end of the frame */
+        if (wire == MW_WIRE_LEN)
             p += v;
         ends[k++] = p;
     }

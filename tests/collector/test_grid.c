@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "steer.h"
 
 #include <zmq.h>
 
@@ -177,7 +178,7 @@ static void test_collector_grid(void **state)
 static uint64_t request_window_k(fx_t *f, uint64_t *now_ns)
 {
     mw_clock_t t;
-    mw_clock_now(&t);
+    mw__clock_now(&t);
     *now_ns = t.real_ns;
     assert_true(mw__steer_send(f->c, "mpiwatch.window", "200", NULL, 0) > 0);
     const mw_grid_t *g = &f->c->job.grid;
@@ -189,7 +190,7 @@ static uint64_t request_window_k(fx_t *f, uint64_t *now_ns)
 static fx_t *fx_live(void **zctx)
 {
     fx_t *f = fx_new();
-    mw_clock_now(&f->now);
+    mw__clock_now(&f->now);
     *zctx = zmq_ctx_new();
     assert_non_null(*zctx);
     free(f->opt.steer);
@@ -225,7 +226,7 @@ static void test_pick_forged_ahead(void **state)
     const uint64_t far = w0 + 12ull * 3600 * 10;
     send(f, 2, far, W, far * W, MW_REJECT_AHEAD);
     assert_int_equal(f->c->stats.rejected[MW_REJECT_AHEAD], 1);
-    assert_int_equal(mw_merge_last_window(&f->c->merge, 2), -1);
+    assert_int_equal(mw__merge_last_window(&f->c->merge, 2), -1);
     /* just past the allowed lead: refused; 4 s ahead (a clock skew): accepted */
     const uint64_t lead_w = MW_SAMPLE_MAX_LEAD_NS / W;
     const uint64_t past = tm_window_of(f->now.real_ns + MW_SAMPLE_MAX_LEAD_NS) + 1;

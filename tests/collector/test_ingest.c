@@ -29,7 +29,7 @@ static void full_sample(tm_msg_t *m, uint32_t rank, uint64_t w, uint64_t now)
 static void expect_reject(fx_t *f, const tm_msg_t *m, mw_reject_t want)
 {
     uint64_t before = want ? f->c->stats.rejected[want] : f->c->stats.accepted;
-    assert_string_equal(mw_reject_name(fx_feed(f, m)), mw_reject_name(want));
+    assert_string_equal(mw__reject_name(fx_feed(f, m)), mw__reject_name(want));
     assert_int_equal(want ? f->c->stats.rejected[want] : f->c->stats.accepted, before + 1);
 }
 
@@ -468,13 +468,13 @@ static void test_reject_leaves_no_state(void **state)
     assert_int_equal(job->samples, 0);
     assert_int_equal(job->ranks[0].samples, 0);
     assert_int_equal(job->last_activity_ns, activity); /* a bad message is not a sign of life */
-    assert_int_equal(mw_merge_last_window(&f->c->merge, 0), -1);
+    assert_int_equal(mw__merge_last_window(&f->c->merge, 0), -1);
     assert_false(f->c->merge.started);
 
     full_sample(&m, 0, FX_W0, f->now.real_ns);
     expect_reject(f, &m, MW_ACCEPTED);
     assert_int_equal(job->fn[fx_fn(0)].count, 10);
-    assert_int_equal(mw_merge_last_window(&f->c->merge, 0), (int64_t)FX_W0);
+    assert_int_equal(mw__merge_last_window(&f->c->merge, 0), (int64_t)FX_W0);
     fx_free(f);
 }
 

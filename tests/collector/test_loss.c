@@ -19,6 +19,8 @@
 #include <stdio.h>
 
 #include "fixture.h"
+#include "summary.h"
+#include "report.h"
 
 #define JOB "loss-job"
 #define NFN 3 /* the model's functions: fx_fn(0..2) */
@@ -227,7 +229,7 @@ static void test_gaps_and_bye(void **state)
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
-    mw_report_write(f->c, mem);
+    mw__report_write(f->c, mem);
     fclose(mem);
     char want[160];
     uint64_t all = 0;
@@ -241,7 +243,7 @@ static void test_gaps_and_bye(void **state)
     free(text);
 
     /* And the stats JSON. */
-    text = mw_stats_json(f->c);
+    text = mw__stats_json(f->c);
     root = cJSON_Parse(text);
     cJSON_free(text);
     assert_int_equal(u64(item(root, "missed"), "calls"), lost_calls);

@@ -518,19 +518,19 @@ static void test_latency_histogram(void **state)
     (void)state;
     mw_latency_t h;
     memset(&h, 0, sizeof h);
-    assert_int_equal(mw_latency_quantile(&h, 0.5), 0);
-    mw_latency_add(&h, 7);
-    assert_int_equal(mw_latency_quantile(&h, 0.99), 7); /* exact below 16 ns */
+    assert_int_equal(mw__latency_quantile(&h, 0.5), 0);
+    mw__latency_add(&h, 7);
+    assert_int_equal(mw__latency_quantile(&h, 0.99), 7); /* exact below 16 ns */
     memset(&h, 0, sizeof h);
     for (uint64_t ms = 1; ms <= 1000; ms++)
-        mw_latency_add(&h, ms * MW_NS_PER_MS);
+        mw__latency_add(&h, ms * MW_NS_PER_MS);
     /* At most one bucket (1/8 of the value) above the true quantile, never below it. */
-    uint64_t p50 = mw_latency_quantile(&h, 0.5), p99 = mw_latency_quantile(&h, 0.99);
+    uint64_t p50 = mw__latency_quantile(&h, 0.5), p99 = mw__latency_quantile(&h, 0.99);
     assert_true(p50 >= 500 * MW_NS_PER_MS && p50 <= 500 * MW_NS_PER_MS * 9 / 8);
     assert_true(p99 >= 990 * MW_NS_PER_MS && p99 <= 1000 * MW_NS_PER_MS);
-    assert_int_equal(mw_latency_quantile(&h, 1.0), 1000 * MW_NS_PER_MS); /* clamped to max */
-    mw_latency_add(&h, UINT64_MAX);
-    assert_int_equal(mw_latency_quantile(&h, 1.0), UINT64_MAX);
+    assert_int_equal(mw__latency_quantile(&h, 1.0), 1000 * MW_NS_PER_MS); /* clamped to max */
+    mw__latency_add(&h, UINT64_MAX);
+    assert_int_equal(mw__latency_quantile(&h, 1.0), UINT64_MAX);
 }
 
 /* The stats' close latency: from the window's end on the grid to its close (real time), and
@@ -551,8 +551,8 @@ static void test_close_latency(void **state)
     assert_int_equal(f->n_closed, 1);
     const mw_stats_t *st = &f->c->stats;
     assert_int_equal(st->close_latency.count, 1);
-    assert_int_equal(mw_latency_quantile(&st->close_latency, 0.5), 35 * MW_NS_PER_MS);
-    assert_int_equal(mw_latency_quantile(&st->close_wait, 0.5), 0);
+    assert_int_equal(mw__latency_quantile(&st->close_latency, 0.5), 35 * MW_NS_PER_MS);
+    assert_int_equal(mw__latency_quantile(&st->close_wait, 0.5), 0);
 
     /* Window FX_W0 + 1 has one sample and closes at its deadline: it waited the lateness
      * allowance after its (only, so last) sample. */
@@ -560,9 +560,9 @@ static void test_close_latency(void **state)
     fx_advance(f, f->opt.lateness_ms);
     assert_int_equal(f->n_closed, 2);
     assert_int_equal(st->close_wait.count, 2);
-    assert_int_equal(mw_latency_quantile(&st->close_wait, 1.0), f->opt.lateness_ms * MW_NS_PER_MS);
+    assert_int_equal(mw__latency_quantile(&st->close_wait, 1.0), f->opt.lateness_ms * MW_NS_PER_MS);
     uint64_t want = f->now.real_ns - (FX_W0 + 2) * TM_WINDOW_NS;
-    assert_int_equal(mw_latency_quantile(&st->close_latency, 1.0), want);
+    assert_int_equal(mw__latency_quantile(&st->close_latency, 1.0), want);
 
     /* A window whose end is still ahead of the collector's clock counts as 0. */
     f->now.real_ns = (FX_W0 + 2) * TM_WINDOW_NS;

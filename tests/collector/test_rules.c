@@ -28,7 +28,7 @@
 #include "rules.h"
 
 static char dir[64];
-static mw_options_t opt;
+static mw_collector_options_t opt;
 static mw_collector_t *col;
 static mw_window_t win;
 static mw_fn_sum_t fns[MW_FN_COUNT];
@@ -39,7 +39,7 @@ static int setup(void **state)
     (void)state;
     snprintf(dir, sizeof dir, "/tmp/mw-test-rules.XXXXXX");
     assert_non_null(mkdtemp(dir));
-    mw_options_defaults(&opt);
+    mw_collector_options_defaults(&opt);
     col = calloc(1, sizeof *col);
     assert_non_null(col);
     col->opt = &opt;

@@ -16,6 +16,8 @@
 
 #include "fixture.h"
 #include "steps.h"
+#include "summary.h"
+#include "report.h"
 
 #define JOB "job-steps"
 
@@ -114,7 +116,7 @@ static void expect_refused(fx_t *f, const uint64_t want[MW_STEPS_REFUSAL_COUNT])
         snprintf(line + n, sizeof line - n, "%s %s %llu", r ? "," : "", names[r],
                  (unsigned long long)want[r]);
     }
-    char *text = mw_stats_json(f->c);
+    char *text = mw__stats_json(f->c);
     assert_non_null(text);
     cJSON *root = cJSON_Parse(text);
     cJSON_free(text);
@@ -133,7 +135,7 @@ static void expect_refused(fx_t *f, const uint64_t want[MW_STEPS_REFUSAL_COUNT])
     size_t len = 0;
     FILE *mem = open_memstream(&report, &len);
     assert_non_null(mem);
-    mw_report_write(f->c, mem);
+    mw__report_write(f->c, mem);
     fclose(mem);
     if (!strstr(report, line))
         fail_msg("no '%s' in the report:\n%s", line, report);
@@ -277,7 +279,7 @@ static void test_validation(void **state)
             break;
         }
         uint64_t before = f->c->stats.rejected[MW_REJECT_BAD_FIELD];
-        assert_string_equal(mw_reject_name(fx_feed(f, &m)), "bad_field");
+        assert_string_equal(mw__reject_name(fx_feed(f, &m)), "bad_field");
         assert_int_equal(f->c->stats.rejected[MW_REJECT_BAD_FIELD], before + 1);
     }
     /* The valid sample is still accepted afterwards (no scratch left dirty) and is exact. */

@@ -12,6 +12,9 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "report.h"
+#include "publish.h"
+#include "summary.h"
 
 #define JOB "sum-job"
 
@@ -262,7 +265,7 @@ static void test_files_written_at_job_end(void **state)
     const cJSON *rej = cJSON_GetObjectItemCaseSensitive(root, "rejected");
     assert_int_equal(cJSON_GetArraySize(rej), MW_REJECT_COUNT - 1);
     for (int r = 1; r < MW_REJECT_COUNT; r++)
-        assert_int_equal(num(rej, mw_reject_name((mw_reject_t)r)), r == MW_REJECT_DECODE);
+        assert_int_equal(num(rej, mw__reject_name((mw_reject_t)r)), r == MW_REJECT_DECODE);
     cJSON_Delete(root);
 
     text = read_all(report);
@@ -288,7 +291,7 @@ static void test_report_and_live_text(void **state)
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
     assert_non_null(mem);
-    mw_report_write(f->c, mem);
+    mw__report_write(f->c, mem);
     fclose(mem);
     assert_non_null(strstr(text, "MPI_Allreduce"));
     assert_non_null(strstr(text, "MPI_Send"));
@@ -308,14 +311,14 @@ static void test_report_and_live_text(void **state)
     c->live.last_fraction = 0.25;
     c->live.last_reporting = 2;
     char buf[2048];
-    mw_live_format(&c->live, c, 1, buf, sizeof buf);
+    mw__live_format(&c->live, c, 1, buf, sizeof buf);
     assert_non_null(strstr(buf, "job " JOB));
     assert_non_null(strstr(buf, "ranks 2/3"));
     assert_non_null(strstr(buf, "MPI 25.0%"));
     assert_non_null(strstr(buf, "MPI_Allreduce"));
     assert_non_null(strstr(buf, "75.0%"));
     assert_true(strstr(buf, "MPI_Allreduce") < strstr(buf, "MPI_Send")); /* by time */
-    mw_live_format(&c->live, c, 0, buf, sizeof buf);
+    mw__live_format(&c->live, c, 0, buf, sizeof buf);
     assert_non_null(strchr(buf, '\n'));
     assert_ptr_equal(strchr(buf, '\n'), buf + strlen(buf) - 1); /* one line */
     fx_free(f);
@@ -335,23 +338,23 @@ static void test_live_events(void **state)
     c->live.enabled = 1;
     c->live.tty = 0;
     c->live.out = mem;
-    mw__collector_event(c, "job_start", "3 ranks");
+    mw__publish_event(c, "job_start", "3 ranks");
     mw_window_t w;
     memset(&w, 0, sizeof w);
     w.window_ns = 500 * MW_NS_PER_MS;
     w.index = 1000;
-    mw_live_window(&c->live, &w);
+    mw__live_window(&c->live, &w);
     w.index = 1037;
-    mw_live_window(&c->live, &w);
-    mw__collector_event(c, "rule",
+    mw__live_window(&c->live, &w);
+    mw__publish_event(c, "rule",
                         "rule=imbalance metric=imbalance scope=all value=3.50132 window=1037 "
                         "rank=0 node=n1");
-    mw__collector_event(c, "steer", "rebalance=1 ranks 0,1,2,3");
-    mw__collector_event(c, "rank_dead", "rank 2"); /* not shown */
+    mw__publish_event(c, "steer", "rebalance=1 ranks 0,1,2,3");
+    mw__publish_event(c, "rank_dead", "rank 2"); /* not shown */
     w.index = 1040;
-    mw_live_window(&c->live, &w);
-    mw__collector_event(c, "action_exit", "rule=notify pid=42 status=exit 3");
-    mw__collector_event(c, "rule",
+    mw__live_window(&c->live, &w);
+    mw__publish_event(c, "action_exit", "rule=notify pid=42 status=exit 3");
+    mw__publish_event(c, "rule",
                         "rule=losing-data metric=dropped scope=any value=12 window=1040 rank=-1");
     fflush(mem);
     assert_string_equal(text, "mpiwatch: w 37  rule imbalance fired: imbalance 3.5 (rank 0)\n"
@@ -361,9 +364,9 @@ static void test_live_events(void **state)
     assert_int_equal(c->live.n_events, 4);
 
     /* A fifth event pushes the first out of the block. */
-    mw__collector_event(c, "steer", "app.mode=fast");
+    mw__publish_event(c, "steer", "app.mode=fast");
     char buf[4096];
-    mw_live_format(&c->live, c, 1, buf, sizeof buf);
+    mw__live_format(&c->live, c, 1, buf, sizeof buf);
     assert_null(strstr(buf, "rule imbalance fired"));
     const char *a = strstr(buf, "\n  w 37  steer rebalance=1 ranks 0,1,2,3\n");
     const char *b = strstr(buf, "\n  w 40  steer app.mode=fast\n");
@@ -372,14 +375,14 @@ static void test_live_events(void **state)
     assert_true(a < b);                           /* oldest first */
     assert_true(b < strstr(buf, "\n  dropped ")); /* above the loss counters */
     /* The one-line status does not repeat them. */
-    mw_live_format(&c->live, c, 0, buf, sizeof buf);
+    mw__live_format(&c->live, c, 0, buf, sizeof buf);
     assert_null(strstr(buf, "steer"));
     /* A new job starts with none; --quiet shows nothing. */
-    mw__collector_event(c, "job_start", "3 ranks");
+    mw__publish_event(c, "job_start", "3 ranks");
     assert_int_equal(c->live.n_events, 0);
     c->live.enabled = 0;
     size_t before = len;
-    mw__collector_event(c, "rule", "rule=x metric=dropped value=1 window=1 rank=-1");
+    mw__publish_event(c, "rule", "rule=x metric=dropped value=1 window=1 rank=-1");
     fflush(mem);
     assert_int_equal(len, before);
     assert_int_equal(c->live.n_events, 0);
@@ -392,9 +395,9 @@ static void test_live_events(void **state)
 static void test_options(void **state)
 {
     (void)state;
-    mw_options_t o;
+    mw_collector_options_t o;
     char err[256];
-    mw_options_defaults(&o);
+    mw_collector_options_defaults(&o);
     char *argv[] = {"mpiwatch-collector",
                     "--listen",
                     "ipc:///tmp/a,tcp://127.0.0.1:5555",
@@ -407,7 +410,7 @@ static void test_options(void **state)
                     "-q",
                     "--allow-insecure", /* the wildcard endpoint is not local (docs/security.md) */
                     NULL};
-    assert_int_equal(mw_options_parse(&o, 11, argv, err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_parse(&o, 11, argv, err, sizeof err), 0);
     assert_int_equal(o.n_listen, 3);
     assert_string_equal(o.listen[1], "tcp://127.0.0.1:5555");
     assert_string_equal(o.listen[2], "tcp://*:6000");
@@ -416,13 +419,13 @@ static void test_options(void **state)
     assert_true(o.exit_after_job);
     assert_true(o.quiet);
     assert_string_equal(o.summary_json, "s.json");
-    assert_int_equal(mw_options_check(&o, err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_check(&o, err, sizeof err), 0);
     /* The generic setter (what the INI file and environment will use). */
-    assert_int_equal(mw_options_set(&o, "silence-timeout-ms", "5", err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_set(&o, "silence-timeout-ms", "5", err, sizeof err), 0);
     assert_int_equal(o.silence_timeout_ms, 5);
-    assert_int_equal(mw_options_set(&o, "quiet", "false", err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_set(&o, "quiet", "false", err, sizeof err), 0);
     assert_false(o.quiet);
-    mw_options_free(&o);
+    mw_collector_options_free(&o);
 
     char *bad[][3] = {
         {"x", "--lateness-ms", "soon"},
@@ -433,16 +436,16 @@ static void test_options(void **state)
         {"x", "--quiet=maybe", "-q"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        mw_options_defaults(&o);
-        assert_int_equal(mw_options_parse(&o, 3, bad[i], err, sizeof err), -1);
+        mw_collector_options_defaults(&o);
+        assert_int_equal(mw_collector_options_parse(&o, 3, bad[i], err, sizeof err), -1);
         assert_true(strlen(err) > 0);
-        mw_options_free(&o);
+        mw_collector_options_free(&o);
     }
     char *missing[] = {"x", "--report", NULL};
-    mw_options_defaults(&o);
-    assert_int_equal(mw_options_parse(&o, 2, missing, err, sizeof err), -1);
-    assert_int_equal(mw_options_check(&o, err, sizeof err), -1); /* no --listen */
-    mw_options_free(&o);
+    mw_collector_options_defaults(&o);
+    assert_int_equal(mw_collector_options_parse(&o, 2, missing, err, sizeof err), -1);
+    assert_int_equal(mw_collector_options_check(&o, err, sizeof err), -1); /* no --listen */
+    mw_collector_options_free(&o);
 }
 
 int main(void)

@@ -50,7 +50,7 @@ static void topo_make(topo_t *t, const char *name, uint32_t base)
 static void expect(fx_t *f, const tm_msg_t *m, mw_reject_t want)
 {
     uint64_t before = want ? f->c->stats.rejected[want] : f->c->stats.accepted;
-    assert_string_equal(mw_reject_name(fx_feed(f, m)), mw_reject_name(want));
+    assert_string_equal(mw__reject_name(fx_feed(f, m)), mw__reject_name(want));
     assert_int_equal(want ? f->c->stats.rejected[want] : f->c->stats.accepted, before + 1);
 }
 
@@ -218,7 +218,7 @@ static void test_job_nodes(void **state)
     assert_int_equal(j->ranks[0].node, 0);
     assert_int_equal(j->ranks[1].node, 0);
     assert_int_equal(j->ranks[2].node, 1);
-    assert_string_equal(mw_job_node(j, 2), "host-n1");
+    assert_string_equal(mw__job_node(j, 2), "host-n1");
     assert_int_equal(j->ranks[0].pus_n, 2);
     assert_int_equal(j->pus[j->ranks[0].pus_first + 1], 1);
     assert_int_equal(j->ranks[0].bound, 1);

@@ -99,7 +99,7 @@ Mpiwatch__Envelope *__wrap_mw_envelope_decode(mw_arena_t *arena, const void *dat
     return malloc_env;
 }
 
-static mw_options_t opt;
+static mw_collector_options_t opt;
 static mw_collector_t *coll;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -113,7 +113,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
             stderr = null;
     }
     mw__log_level = MW_LOG_ERROR;
-    mw_options_defaults(&opt);
+    mw_collector_options_defaults(&opt);
     opt.quiet = 1;
     coll = malloc(sizeof *coll);
     if (!coll || mw_collector_init(coll, &opt) < 0 ||
@@ -128,13 +128,13 @@ static void collector_reset(void)
 {
     mw_arena_t arena = coll->arena;
     if (coll->merge_ready)
-        mw_merge_free(&coll->merge);
+        mw__merge_free(&coll->merge);
     mw__steps_free(coll);
     mw__job_free(&coll->job);
     memset(coll, 0, sizeof *coll);
     coll->opt = &opt;
     coll->arena = arena;
-    mw_live_init(&coll->live, stderr, 0);
+    mw__live_init(&coll->live, stderr, 0);
 }
 
 /* Reads a 2-byte length and returns the frame that follows (clipped to the input). */
@@ -199,7 +199,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 break;
             }
             default:
-                mw_live_format(&coll->live, coll, op >> 4 & 1, live, sizeof live);
+                mw__live_format(&coll->live, coll, op >> 4 & 1, live, sizeof live);
                 break;
             }
         }

@@ -22,6 +22,7 @@
 
 #include "fixture.h"
 #include "mw_recording.h"
+#include "record_file.h"
 
 typedef struct {
     uint8_t buf[1 << 16];
@@ -111,7 +112,7 @@ static void put_lp(script_t *s, const void *p, size_t n)
 static int write_recording(const char *path, uint32_t size, uint64_t windows)
 {
     fx_t *f = fx_new();
-    f->c->record = mw__record_open(path, &f->opt);
+    f->c->record = mw__record_open(path, &f->opt, fx_wall_clock());
     if (!f->c->record) {
         fprintf(stderr, "mw-fuzz-seeds: cannot record to %s\n", path);
         fx_free(f);

@@ -25,6 +25,8 @@
 
 #include "fixture.h"
 #include "mw_recording.h"
+#include "record_file.h"
+#include "summary.h"
 
 #define JOB "rectest"
 #define RANKS 4u
@@ -85,10 +87,10 @@ static void write_window(mw_record_t *r, mw_clock_t *now, uint64_t k)
     now->real_ns += TM_WINDOW_NS;
 }
 
-static mw_record_t *open_writer(const char *path, mw_options_t *opt)
+static mw_record_t *open_writer(const char *path, mw_collector_options_t *opt)
 {
-    mw_options_defaults(opt);
-    mw_record_t *r = mw__record_open(path, opt);
+    mw_collector_options_defaults(opt);
+    mw_record_t *r = mw__record_open(path, opt, fx_wall_clock());
     assert_non_null(r);
     assert_int_equal(mw__record_failed(r), 0);
     return r;
@@ -97,7 +99,7 @@ static mw_record_t *open_writer(const char *path, mw_options_t *opt)
 /* Writes a complete file of `windows` windows. */
 static void write_file(const char *path, uint64_t windows)
 {
-    mw_options_t opt;
+    mw_collector_options_t opt;
     mw_record_t *r = open_writer(path, &opt);
     mw_clock_t now = {FX_MONO_NS, FX_REAL_NS};
     for (uint64_t k = 0; k < windows; k++)
@@ -105,7 +107,7 @@ static void write_file(const char *path, uint64_t windows)
     mw__record_finish(r, &now);
     assert_int_equal(mw__record_failed(r), 0);
     mw__record_close(r);
-    mw_options_free(&opt);
+    mw_collector_options_free(&opt);
 }
 
 /* Checks that window k is found, that its offset holds its Window frame, and that its first
@@ -221,7 +223,7 @@ static void test_roundtrip_growing(void **state)
     (void)state;
     char path[128], err[128];
     path_of(path, sizeof path, "grow.mpiw");
-    mw_options_t opt;
+    mw_collector_options_t opt;
     mw_record_t *r = open_writer(path, &opt);
     mw_clock_t now = {FX_MONO_NS, FX_REAL_NS};
     for (uint64_t k = 0; k < 70; k++) /* index frames after windows 32 and 64, 6 after that */
@@ -256,7 +258,7 @@ static void test_roundtrip_growing(void **state)
     assert_true(mw__record_bytes(r) > 100 * RANKS * 20);
     assert_string_equal(mw__record_path(r), path);
     mw__record_close(r);
-    mw_options_free(&opt);
+    mw_collector_options_free(&opt);
 
     /* Closed: the last index names windows 96..99, their first samples become known. */
     for (uint64_t k = 0; k < 100; k++)
@@ -489,13 +491,13 @@ static void test_random_damage(void **state)
 static void test_write_error(void **state)
 {
     (void)state;
-    mw_options_t opt;
-    mw_options_defaults(&opt);
+    mw_collector_options_t opt;
+    mw_collector_options_defaults(&opt);
     if (access("/dev/full", W_OK) != 0) {
-        mw_options_free(&opt);
+        mw_collector_options_free(&opt);
         skip();
     }
-    mw_record_t *r = mw__record_open("/dev/full", &opt);
+    mw_record_t *r = mw__record_open("/dev/full", &opt, fx_wall_clock());
     assert_non_null(r); /* opening works; the first write fails */
     assert_int_equal(mw__record_failed(r), 1);
     assert_int_equal(mw__record_bytes(r), 0);
@@ -504,8 +506,8 @@ static void test_write_error(void **state)
     assert_int_equal(mw__record_failed(r), 1);
     mw__record_close(r);
 
-    assert_null(mw__record_open("/nonexistent/dir/x.mpiw", &opt));
-    mw_options_free(&opt);
+    assert_null(mw__record_open("/nonexistent/dir/x.mpiw", &opt, fx_wall_clock()));
+    mw_collector_options_free(&opt);
 }
 
 /* ---- replay ------------------------------------------------------------------------------- */
@@ -536,7 +538,7 @@ static void test_replay_equals_live(void **state)
     char path[128], err[128];
     path_of(path, sizeof path, "live.mpiw");
     fx_t *live = fx_new();
-    live->c->record = mw__record_open(path, &live->opt);
+    live->c->record = mw__record_open(path, &live->opt, fx_wall_clock());
     assert_non_null(live->c->record);
 
     /* Rejected input is recorded too: garbage and a multipart message. */
@@ -605,8 +607,8 @@ static void test_replay_equals_live(void **state)
     assert_string_equal(a, b);
     free(a);
     free(b);
-    a = mw_stats_json(live->c);
-    b = mw_stats_json(rep->c);
+    a = mw__stats_json(live->c);
+    b = mw__stats_json(rep->c);
     assert_string_equal(a, b);
     assert_non_null(strstr(a, "\"multipart\":\t1")); /* cJSON_Print indents with tabs */
     free(a);
@@ -666,7 +668,7 @@ static void test_planted_index_tags(void **state)
     (void)state;
     char path[128];
     path_of(path, sizeof path, "planted.mpiw");
-    mw_options_t opt;
+    mw_collector_options_t opt;
     mw_record_t *r = open_writer(path, &opt);
     mw_clock_t now = {FX_MONO_NS, FX_REAL_NS};
     for (uint64_t k = 0; k < 40; k++) /* an index after window 32 */
@@ -683,7 +685,7 @@ static void test_planted_index_tags(void **state)
     print_message("planted tags: all 44 windows found in %.3f s\n", t);
     assert_true(t < 5.0);
     mw__record_close(r);
-    mw_options_free(&opt);
+    mw_collector_options_free(&opt);
 }
 
 /* Appends one hand-made frame holding `rec` to fp (the frame layout is the same in versions 1
@@ -747,7 +749,7 @@ static void test_chunked_job(void **state)
     (void)state;
     char path[128], err[128];
     path_of(path, sizeof path, "bigjob.mpiw");
-    mw_options_t opt;
+    mw_collector_options_t opt;
     mw_record_t *r = open_writer(path, &opt);
     mw_clock_t now = {FX_MONO_NS, FX_REAL_NS};
     write_window(r, &now, 0);
@@ -768,7 +770,7 @@ static void test_chunked_job(void **state)
     for (uint64_t k = 1; k < 3; k++)
         write_window(r, &now, k);
     mw__record_close(r);
-    mw_options_free(&opt);
+    mw_collector_options_free(&opt);
 
     size_t flen;
     uint8_t *all = read_all(path, &flen);
@@ -817,11 +819,11 @@ static void test_no_overwrite(void **state)
     char nowhere[160];
     snprintf(nowhere, sizeof nowhere, "%s/nowhere", tmpdir);
     assert_int_equal(symlink(nowhere, dangling), 0);
-    mw_options_t opt;
-    mw_options_defaults(&opt);
-    assert_null(mw__record_open(path, &opt));
-    assert_null(mw__record_open(link, &opt));
-    assert_null(mw__record_open(dangling, &opt));
+    mw_collector_options_t opt;
+    mw_collector_options_defaults(&opt);
+    assert_null(mw__record_open(path, &opt, fx_wall_clock()));
+    assert_null(mw__record_open(link, &opt, fx_wall_clock()));
+    assert_null(mw__record_open(dangling, &opt, fx_wall_clock()));
     size_t len;
     uint8_t *b = read_all(target, &len);
     assert_int_equal(len, 8);
@@ -832,10 +834,10 @@ static void test_no_overwrite(void **state)
     free(b);
     struct stat st;
     assert_int_equal(lstat(nowhere, &st), -1); /* the dangling link created nothing */
-    mw_record_t *r = mw__record_open("/dev/null", &opt);
+    mw_record_t *r = mw__record_open("/dev/null", &opt, fx_wall_clock());
     assert_non_null(r);
     mw__record_close(r);
-    mw_options_free(&opt);
+    mw_collector_options_free(&opt);
 }
 
 /* A window length change in a recording is checked before it is applied: lengths the live

@@ -320,7 +320,7 @@ static void test_policy(void **state)
     pair_text(sec, pub, sizeof sec, NULL);
     snprintf(clients, sizeof clients, "%s", put("clients.pub", pub, 0644, p, sizeof p));
 
-    mw_options_t o;
+    mw_collector_options_t o;
     const struct {
         const char *name, *value;
         const char *err; /* NULL: accepted */
@@ -337,11 +337,11 @@ static void test_policy(void **state)
         {"publish", "ipc://@mw-feed", "--publish ipc://@mw-feed is not local"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        mw_options_defaults(&o);
+        mw_collector_options_defaults(&o);
         if (strcmp(cases[i].name, "listen") != 0)
-            assert_int_equal(mw_options_set(&o, "listen", "ipc:///tmp/a", err, sizeof err), 0);
-        assert_int_equal(mw_options_set(&o, cases[i].name, cases[i].value, err, sizeof err), 0);
-        int rc = mw_options_check(&o, err, sizeof err);
+            assert_int_equal(mw_collector_options_set(&o, "listen", "ipc:///tmp/a", err, sizeof err), 0);
+        assert_int_equal(mw_collector_options_set(&o, cases[i].name, cases[i].value, err, sizeof err), 0);
+        int rc = mw_collector_options_check(&o, err, sizeof err);
         if (!cases[i].err) {
             assert_int_equal(rc, 0);
         } else {
@@ -349,48 +349,48 @@ static void test_policy(void **state)
             if (strncmp(err, cases[i].err, strlen(cases[i].err)) != 0)
                 fail_msg("case %zu: '%s'", i, err);
             /* --allow-insecure lets it start; so does CURVE. */
-            assert_int_equal(mw_options_set(&o, "allow-insecure", NULL, err, sizeof err), 0);
-            assert_int_equal(mw_options_check(&o, err, sizeof err), 0);
-            assert_int_equal(mw_options_set(&o, "allow-insecure", "false", err, sizeof err), 0);
-            assert_int_equal(mw_options_set(&o, "curve-secret", key, err, sizeof err), 0);
-            assert_int_equal(mw_options_set(&o, "curve-clients", clients, err, sizeof err), 0);
-            assert_int_equal(mw_options_check(&o, err, sizeof err), 0);
+            assert_int_equal(mw_collector_options_set(&o, "allow-insecure", NULL, err, sizeof err), 0);
+            assert_int_equal(mw_collector_options_check(&o, err, sizeof err), 0);
+            assert_int_equal(mw_collector_options_set(&o, "allow-insecure", "false", err, sizeof err), 0);
+            assert_int_equal(mw_collector_options_set(&o, "curve-secret", key, err, sizeof err), 0);
+            assert_int_equal(mw_collector_options_set(&o, "curve-clients", clients, err, sizeof err), 0);
+            assert_int_equal(mw_collector_options_check(&o, err, sizeof err), 0);
         }
-        mw_options_free(&o);
+        mw_collector_options_free(&o);
     }
     /* The two CURVE options go together; bad files stop the start with their name. */
-    mw_options_defaults(&o);
-    assert_int_equal(mw_options_set(&o, "listen", "ipc:///tmp/a", err, sizeof err), 0);
-    assert_int_equal(mw_options_set(&o, "curve-secret", key, err, sizeof err), 0);
-    assert_int_equal(mw_options_check(&o, err, sizeof err), -1);
+    mw_collector_options_defaults(&o);
+    assert_int_equal(mw_collector_options_set(&o, "listen", "ipc:///tmp/a", err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_set(&o, "curve-secret", key, err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_check(&o, err, sizeof err), -1);
     assert_non_null(strstr(err, "--curve-secret needs --curve-clients"));
-    assert_int_equal(mw_options_set(&o, "curve-clients", key, err, sizeof err), 0);
-    assert_int_equal(mw_options_check(&o, err, sizeof err), -1);
+    assert_int_equal(mw_collector_options_set(&o, "curve-clients", key, err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_check(&o, err, sizeof err), -1);
     assert_non_null(strstr(err, "a secret key where only public keys belong"));
-    assert_int_equal(mw_options_set(&o, "curve-clients", clients, err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_set(&o, "curve-clients", clients, err, sizeof err), 0);
     chmod(key, 0640);
-    assert_int_equal(mw_options_check(&o, err, sizeof err), -1);
+    assert_int_equal(mw_collector_options_check(&o, err, sizeof err), -1);
     char want[256];
     snprintf(want, sizeof want,
              "%s: mode 0640 lets group or others at the secret key (chmod 600 the file)", key);
     assert_string_equal(err, want);
     chmod(key, 0600);
-    assert_int_equal(mw_options_check(&o, err, sizeof err), 0);
-    assert_int_equal(mw_options_set(&o, "curve-secret", "", err, sizeof err), 0);
-    assert_int_equal(mw_options_check(&o, err, sizeof err), -1);
+    assert_int_equal(mw_collector_options_check(&o, err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_set(&o, "curve-secret", "", err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_check(&o, err, sizeof err), -1);
     assert_non_null(strstr(err, "--curve-clients needs --curve-secret"));
-    mw_options_free(&o);
+    mw_collector_options_free(&o);
     /* Replay binds only the feed; CURVE is not served there. */
-    mw_options_defaults(&o);
-    assert_int_equal(mw_options_set(&o, "replay", "r.mpiw", err, sizeof err), 0);
-    assert_int_equal(mw_options_set(&o, "publish", "tcp://*:9", err, sizeof err), 0);
-    assert_int_equal(mw_options_check(&o, err, sizeof err), -1);
+    mw_collector_options_defaults(&o);
+    assert_int_equal(mw_collector_options_set(&o, "replay", "r.mpiw", err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_set(&o, "publish", "tcp://*:9", err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_check(&o, err, sizeof err), -1);
     assert_non_null(strstr(err, "--publish tcp://*:9 is not local"));
-    assert_int_equal(mw_options_set(&o, "curve-secret", key, err, sizeof err), 0);
-    assert_int_equal(mw_options_set(&o, "curve-clients", clients, err, sizeof err), 0);
-    assert_int_equal(mw_options_check(&o, err, sizeof err), -1);
+    assert_int_equal(mw_collector_options_set(&o, "curve-secret", key, err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_set(&o, "curve-clients", clients, err, sizeof err), 0);
+    assert_int_equal(mw_collector_options_check(&o, err, sizeof err), -1);
     assert_non_null(strstr(err, "--replay does not serve CURVE"));
-    mw_options_free(&o);
+    mw_collector_options_free(&o);
 }
 
 /* Another user who owns a key list, its directory or a secret key could rewrite it (and chmod

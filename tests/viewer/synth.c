@@ -22,7 +22,16 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "record_file.h"
 #include "testmsg.h"
+
+/* The system clocks now, for the recording's first frame as the collector stamps it. */
+static const mw_clock_t *fx_wall_clock(void)
+{
+    static mw_clock_t now;
+    mw__clock_now(&now);
+    return &now;
+}
 
 #define SY_REAL0 1700000000000000000ull /* a multiple of every window length used */
 #define SY_SEND_DELAY_NS 2000000ull     /* a sample leaves 2 ms after its window's end */
@@ -411,8 +420,8 @@ int sy_write_result(const sy_options_t *o, const char *path, FILE *json, sy_resu
     uint64_t per_cell = o->pattern == SY_OUTLIER ? (o->cluster_calls + cells - 1) / cells : 0;
 
     mw__log_level = MW_LOG_ERROR;
-    mw_options_t opt;
-    mw_options_defaults(&opt);
+    mw_collector_options_t opt;
+    mw_collector_options_defaults(&opt);
     opt.quiet = 1;
     mw_collector_t *c = malloc(sizeof *c);
     sy_builder_t *b = malloc(sizeof *b);
@@ -424,14 +433,14 @@ int sy_write_result(const sy_options_t *o, const char *path, FILE *json, sy_resu
         free(seq);
         return -1;
     }
-    c->record = mw__record_open(path, &opt);
+    c->record = mw__record_open(path, &opt, fx_wall_clock());
     int rc = -1;
     if (!c->record)
         goto out; /* logged */
     /* The start frame carries the machine's monotonic clock at open: the chosen clock starts
      * just after it, so that the recording's monotonic span is the run's. */
     mw_clock_t machine;
-    mw_clock_now(&machine);
+    mw__clock_now(&machine);
     const uint64_t mono0 = machine.mono_ns + 1000000ull;
     mw_clock_t now = {.mono_ns = mono0, .real_ns = SY_REAL0 - 50000000ull};
     tm_msg_t m;
@@ -448,7 +457,7 @@ int sy_write_result(const sy_options_t *o, const char *path, FILE *json, sy_resu
         free(buf);
         seq[r] = 1;
         if (why != MW_ACCEPTED) {
-            fprintf(stderr, "mw-synth: hello of rank %u rejected: %s\n", r, mw_reject_name(why));
+            fprintf(stderr, "mw-synth: hello of rank %u rejected: %s\n", r, mw__reject_name(why));
             goto out;
         }
     }
@@ -465,7 +474,7 @@ int sy_write_result(const sy_options_t *o, const char *path, FILE *json, sy_resu
             free(buf);
             if (why != MW_ACCEPTED) {
                 fprintf(stderr, "mw-synth: sample of rank %u, window %u rejected: %s\n", r, k,
-                        mw_reject_name(why));
+                        mw__reject_name(why));
                 goto out;
             }
         }
@@ -500,7 +509,7 @@ int sy_write_result(const sy_options_t *o, const char *path, FILE *json, sy_resu
         fprintf(stderr,
                 "mw-synth: the collector closed %" PRIu64 " windows (%" PRIu64
                 " partial), job %s; expected %u complete\n",
-                c->job.windows, c->job.partial_windows, mw_job_state_name(&c->job), o->windows);
+                c->job.windows, c->job.partial_windows, mw__job_state_name(&c->job), o->windows);
         goto out;
     }
     mw__record_close(c->record);
@@ -581,7 +590,7 @@ out:
         mw__record_close(c->record);
     c->record = NULL;
     mw_collector_free(c);
-    mw_options_free(&opt);
+    mw_collector_options_free(&opt);
     free(c);
     free(b);
     free(seq);

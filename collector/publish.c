@@ -1,0 +1,236 @@
+/* publish.c: the one path from the collector's core to its outputs.
+ *
+ * DESIGN: a closed window, a closed step, the job description and a job event are each
+ * described as an mw__pub_t and walk the same table of outputs, in the table's order. Wire
+ * forms are encoded once, here, when an output that is on takes bytes, and every output gets
+ * the same bytes. The order is part of the recording's format in practice: an output that
+ * acts (the rules, whose actions log events that are recorded and published) must come where
+ * it always came, or the frames of a recording would change order. So:
+ *   - windows: counters, live view, recording, feed, consumer hook, then the rules (they read
+ *     the window and never change it or the job; docs/steering.md);
+ *   - steps: the rules first (they read the step before anything else is done with it), then
+ *     the recording, the feed and the steps kept for the summary JSON;
+ *   - job descriptions: recording, feed;
+ *   - events: live view, recording, feed.
+ * The rules appear twice in the table for that reason: once before the recording (steps), once
+ * at the end (windows).
+ *
+ * The Prometheus page (metrics.c, in the executable) is not an entry: it serves a snapshot
+ * of the counters that the "stats" entry keeps, taken by the socket loop after each wakeup.
+ */
+#include "publish.h"
+
+#include "collector.h"
+#include "feed.h"
+#include "live.h"
+#include "record_file.h"
+#include "rules.h"
+#include "steps.h"
+#include "window_pb.h"
+
+/* ---- the outputs ------------------------------------------------------------------------- */
+
+/* Every closed window is counted first: the live view, the summary, the report and the
+ * Prometheus page read these counters. */
+static void stats_window(mw_collector_t *c, const mw__pub_t *m)
+{
+    const mw_window_t *w = m->window;
+    c->job.windows++;
+    c->stats.windows++;
+    /* Close latency (docs/collector.md, Performance), with the clock of the event that closed
+     * it; a window that ends in the collector's future (rank clocks ahead) counts as 0. */
+    uint64_t end_ns = w->start_ns + w->window_ns;
+    mw__latency_add(&c->stats.close_latency, c->now.real_ns > end_ns ? c->now.real_ns - end_ns : 0);
+    mw__latency_add(&c->stats.close_wait, c->now.mono_ns > w->last_arrival_ns
+                                             ? c->now.mono_ns - w->last_arrival_ns
+                                             : 0);
+    if (w->ranks_missing) {
+        c->job.partial_windows++;
+        c->stats.partial_windows++;
+    }
+}
+
+static void live_window(mw_collector_t *c, const mw__pub_t *m)
+{
+    mw__live_window(&c->live, m->window);
+}
+
+static void live_event(mw_collector_t *c, const mw__pub_t *m)
+{
+    mw__live_event(&c->live, m->event_kind, m->event_detail);
+}
+
+static void rules_window(mw_collector_t *c, const mw__pub_t *m)
+{
+    mw__rules_window(c->rules, c, m->window);
+}
+
+static void rules_step(mw_collector_t *c, const mw__pub_t *m)
+{
+    mw__rules_step(c->rules, c, m->step);
+}
+
+static void record_window(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (c->record && m->len)
+        mw__record_window(c->record, &c->now, m->window->index, m->pb, m->len);
+}
+
+static void record_step(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (c->record && m->len)
+        mw__record_step(c->record, &c->now, m->pb, m->len);
+}
+
+static void record_job(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (c->record && m->len)
+        mw__record_job(c->record, &c->now, m->pb, m->len);
+}
+
+static void record_event(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (c->record)
+        mw__record_event(c->record, &c->now, m->event_kind, c->job.job, m->event_detail);
+}
+
+static void feed_window(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (c->feed && m->len)
+        mw__feed_window(c->feed, m->window->index, m->pb, m->len);
+}
+
+static void feed_step(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (c->feed && m->len)
+        mw__feed_step(c->feed, m->pb, m->len);
+}
+
+static void feed_job(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (c->feed && m->len)
+        mw__feed_job(c->feed, m->pb, m->len);
+}
+
+static void feed_event(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (c->feed)
+        mw__feed_event(c->feed, m->event_kind, c->job.job, m->event_detail, c->now.real_ns);
+}
+
+/* The consumer a test or the replay's comparison sets (c->on_window). */
+static void hook_window(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (c->on_window)
+        c->on_window(m->window, c->on_window_user);
+}
+
+static void steps_keep(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (m->len)
+        mw__steps_keep(c, m->pb, m->len);
+}
+
+/* The list of outputs, in the order every message visits them (see DESIGN above). */
+static const mw__output_t outputs[] = {
+    {.name = "stats", .on_window = stats_window},
+    {.name = "live", .on_window = live_window, .on_event = live_event},
+    {.name = "rules (steps)", .on_step = rules_step},
+    {.name = "record",
+     .takes_pb = 1,
+     .on_window = record_window,
+     .on_step = record_step,
+     .on_job = record_job,
+     .on_event = record_event},
+    {.name = "feed",
+     .takes_pb = 1,
+     .on_window = feed_window,
+     .on_step = feed_step,
+     .on_job = feed_job,
+     .on_event = feed_event},
+    {.name = "hook", .on_window = hook_window},
+    {.name = "summary steps", .takes_pb = 1, .on_step = steps_keep},
+    {.name = "rules (windows)", .on_window = rules_window},
+};
+
+/* Whether an output that is on takes the wire form of a `kind` message: the recording and
+ * the feed when they are on, and the steps the summary keeps. */
+static int bytes_wanted(const mw_collector_t *c, mw__pub_kind_t kind)
+{
+    return kind == MW_PUB_STEP || c->record || c->feed;
+}
+
+/* ---- the path ------------------------------------------------------------------------------ */
+
+/* Encodes `m` into c->enc once, for the outputs that take bytes. */
+static void encode(mw_collector_t *c, mw__pub_t *m)
+{
+    switch (m->kind) {
+    case MW_PUB_WINDOW:
+        m->len = mw__window_pack(&c->enc, m->window, c->now.real_ns);
+        if (m->len == 0)
+            MW_LOG(MW_LOG_ERROR, "window %llu: out of memory encoding it",
+                   (unsigned long long)m->window->index);
+        break;
+    case MW_PUB_STEP:
+        m->len = mw__step_pack(&c->enc, m->step);
+        if (m->len == 0)
+            MW_LOG(MW_LOG_ERROR, "step %llu: out of memory encoding it",
+                   (unsigned long long)m->step->step);
+        break;
+    case MW_PUB_JOB:
+        m->len = mw__jobinfo_pack(&c->enc, &c->job, mw_fn_table_hash());
+        if (m->len == 0)
+            MW_LOG(MW_LOG_ERROR, "job '%s': out of memory encoding it", c->job.job);
+        break;
+    default:
+        break;
+    }
+    m->pb = c->enc.out;
+}
+
+void mw__publish(mw_collector_t *c, mw__pub_t *m)
+{
+    int encoded = m->kind == MW_PUB_EVENT || !bytes_wanted(c, m->kind);
+    for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++) {
+        const mw__output_t *o = &outputs[i];
+        void (*fn)(mw_collector_t *, const mw__pub_t *) = m->kind == MW_PUB_WINDOW ? o->on_window
+                                                          : m->kind == MW_PUB_STEP ? o->on_step
+                                                          : m->kind == MW_PUB_JOB  ? o->on_job
+                                                                                   : o->on_event;
+        if (!fn)
+            continue;
+        /* Encoded when the first output that takes bytes is reached, not before: an output
+         * ahead of it (the rules on a step) may use the encoder itself (a job description). */
+        if (o->takes_pb && !encoded) {
+            encode(c, m);
+            encoded = 1;
+        }
+        fn(c, m);
+    }
+}
+
+void mw__publish_window(mw_collector_t *c, const mw_window_t *w)
+{
+    mw__pub_t m = {.kind = MW_PUB_WINDOW, .window = w};
+    mw__publish(c, &m);
+}
+
+void mw__publish_step(mw_collector_t *c, const Mpiwatch__Step *st)
+{
+    mw__pub_t m = {.kind = MW_PUB_STEP, .step = st};
+    mw__publish(c, &m);
+}
+
+void mw__publish_job(mw_collector_t *c)
+{
+    c->job_published_hellos = c->job.hellos;
+    mw__pub_t m = {.kind = MW_PUB_JOB};
+    mw__publish(c, &m);
+}
+
+void mw__publish_event(mw_collector_t *c, const char *kind, const char *detail)
+{
+    mw__pub_t m = {.kind = MW_PUB_EVENT, .event_kind = kind, .event_detail = detail};
+    mw__publish(c, &m);
+}

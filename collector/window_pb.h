@@ -1,0 +1,43 @@
+/* window_pb.h: closed windows and the job description in wire form, encoded
+ * once for every output that takes bytes (window_pb.c). */
+#ifndef MW_COLLECTOR_WINDOW_PB_H
+#define MW_COLLECTOR_WINDOW_PB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "job.h"
+#include "merge.h"
+#include "mw_proto.h"
+
+/* Scratch of the wire encoders (window_pb.c): grown, never shrunk, reused for every window. */
+typedef struct {
+    Mpiwatch__FunctionStat *fn;
+    Mpiwatch__FunctionStat **fn_ptr;
+    uint32_t *hist;
+    uint32_t *occ_fn, *occ_sub;
+    uint64_t *occ_ns;
+    uint32_t *d_fn, *d_bin, *d_end;
+    int32_t *d_sub;
+    uint64_t *d_count;
+    uint32_t *p_src, *p_dst;
+    uint64_t *p_msg, *p_bytes;
+    Mpiwatch__Call *call;
+    Mpiwatch__Call **call_ptr;
+    Mpiwatch__RankInfo *rank;
+    Mpiwatch__RankInfo **rank_ptr;
+    uint8_t *out; /* the last encoding */
+    size_t cap_fn, cap_fn_ptr, cap_hist, cap_occ_fn, cap_occ_sub, cap_occ_ns, cap_d_fn,
+        cap_d_bin, cap_d_end, cap_d_sub, cap_d_count, cap_p_src, cap_p_dst, cap_p_msg,
+        cap_p_bytes, cap_call, cap_call_ptr, cap_rank, cap_rank_ptr, cap_out;
+} mw_pb_encoder_t;
+
+/* Encodes a closed window as a Mpiwatch__Window into e->out. Returns its length, or 0 when
+ * out of memory. */
+size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed_real_ns);
+/* Encodes the job as a Mpiwatch__JobInfo into e->out. Returns its length, or 0. */
+size_t mw__jobinfo_pack(mw_pb_encoder_t *e, const mw_job_t *job, uint64_t function_table_hash);
+/* Encodes a closed step as a Mpiwatch__Step into e->out. Returns its length, or 0. */
+size_t mw__step_pack(mw_pb_encoder_t *e, const Mpiwatch__Step *step);
+void mw__pb_encoder_free(mw_pb_encoder_t *e);
+
+#endif

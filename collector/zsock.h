@@ -1,0 +1,22 @@
+/* zsock.h: socket helpers shared by the collector's servers (zsock.c): the
+ * live feed, the history server and the steering sockets. */
+#ifndef MW_COLLECTOR_ZSOCK_H
+#define MW_COLLECTOR_ZSOCK_H
+
+#include <stdint.h>
+
+/* zmq_setsockopt of an int option; a failure is logged with the option's name. Returns 0/-1. */
+int mw__zmq_setopt_int(void *sock, int opt, int val, const char *name);
+/* The options of a socket the collector serves clients on (feed.c, steer.c). */
+typedef struct {
+    int linger_ms;
+    int sndhwm;
+    int rcvhwm; /* ROUTER only */
+    int64_t maxmsg;
+} mw_serve_opts_t;
+/* A PUB or ROUTER socket with those options, refusing unversioned ZMTP peers, bound to `ep`
+ * (`what` names it in messages). Returns NULL with a logged message. */
+void *mw__zmq_serve_socket(void *ctx, int type, const char *ep, const char *what,
+                           const mw_serve_opts_t *o);
+
+#endif
