@@ -3,12 +3,13 @@
  * window_json.c (the view: checks, fractions, the JSON object) through its header; the CSV
  * rows, the Chrome trace writer and the command line of tools/export.c by including the file
  * itself (without its main), so that its static functions are tested as they are, without a
- * header that would exist only for the tests. The ParaView layout (vtk_layout.c) through its
- * header; the VTK files themselves are checked by vtk.sh.
+ * header that would exist only for the tests. The layout the ParaView files use (the viewer's,
+ * viewer/topo_layout.c) through its header, as the export sees it; the VTK files themselves are
+ * checked by vtk.sh, and against the layout by tests/viewer/vtk_same.sh.
  */
 #define MW_EXPORT_NO_MAIN
 #include "export.c"
-#include "vtk_layout.h"
+#include "topo_layout.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -292,7 +293,6 @@ static void test_view_fractions_and_checks(void **state)
     mw_window_view_free(v);
 }
 
-static void test_jobinfo_host(void **state)
 /* The one window policy (mw_window_json.h), which the viewer applies too (mw_window_check in
  * viewer/model_store.c): a window whose structure is broken is refused whole with a reason,
  * and nothing of it is shown; a window whose structure is sound keeps its good entries and
@@ -353,6 +353,7 @@ static void test_window_policy(void **state)
     mw_window_view_free(v);
 }
 
+static void test_jobinfo_host(void **state)
 {
     (void)state;
     for (int sorted = 0; sorted < 2; sorted++) {
@@ -772,16 +773,17 @@ static void test_trace_lanes_full(void **state)
 
 /* ---- vtk layout --------------------------------------------------------------------------- */
 
-/* Without nodes: one plane per host that has ranks (not the collector's "" host), ranks on a
- * grid inside it, and the ranks the job does not place on one more plane. */
+/* Without nodes: one plane per host of the job's list, in order (the collector's "" host and a
+ * host without ranks included, as the viewer draws them), ranks on a grid inside their plane,
+ * and the ranks the job does not place on one more plane. */
 static void test_vtk_layout_hosts(void **state)
 {
     (void)state;
-    mw_vtk_layout_t l;
-    assert_int_equal(mw_vtk_layout_build(&l, NULL), 0);
+    mw_topo_layout_t l;
+    assert_int_equal(mw_topo_layout(&l, NULL), 0);
     assert_int_equal(l.n_nodes, 0);
     assert_int_equal(l.n_ranks, 0);
-    mw_vtk_layout_free(&l);
+    mw_topo_layout_free(&l);
 
     Mpiwatch__JobInfo job = MPIWATCH__JOB_INFO__INIT;
     char *hosts[3] = {"", "a", "b"};
@@ -797,27 +799,32 @@ static void test_vtk_layout_hosts(void **state)
     job.n_hosts = 3;
     job.ranks = rip;
     job.n_ranks = 4;
-    assert_int_equal(mw_vtk_layout_build(&l, &job), 0);
+    assert_int_equal(mw_topo_layout(&l, &job), 0);
     assert_int_equal(l.n_ranks, 5);
-    assert_int_equal(l.n_nodes, 2); /* "a" and the unplaced ranks: "" and "b" have none */
-    assert_string_equal(l.node_name[0], "a");
-    assert_int_equal(l.unplaced, 2);
-    assert_int_equal(l.n_boxes, 2);
-    assert_int_equal(l.hw_nodes, 0);
+    assert_true(l.by_host && l.fallback);
+    assert_int_equal(l.n_nodes, 4); /* "", "a", "b" and the unplaced ranks */
+    for (int g = 0; g < 4; g++)
+        assert_int_equal(l.nodes[g].source, g < 3 ? g : -1);
+    assert_string_equal(l.nodes[1].name, "a");
+    assert_int_equal(l.n_boxes, 4);
+    assert_int_equal(l.boxes[1].ranks, 3);
+    assert_int_equal(l.boxes[3].ranks, 2);
+    assert_int_equal(l.boxes[0].ranks + l.boxes[2].ranks, 0);
     for (uint32_t r = 0; r < 5; r++) {
-        const mw_vtk_point_t *p = &l.rank[r];
-        const mw_vtk_box_t *b = &l.boxes[p->node];
-        assert_int_equal(p->node, r < 3 ? 0 : 1);
-        assert_true(p->x > b->x0 && p->x < b->x1 && p->y > b->y0 && p->y < b->y1);
-        assert_true(p->z > b->z);
+        const mw_topo_rank_t *p = &l.ranks[r];
+        const mw_topo_box_t *b = &l.boxes[p->node];
+        assert_int_equal(p->node, r < 3 ? 1 : 3);
+        assert_true(p->pos[0] > b->lo[0] && p->pos[0] < b->hi[0]);
+        assert_true(p->pos[2] > b->lo[2] && p->pos[2] < b->hi[2]);
+        assert_true(p->pos[1] >= b->hi[1]);
     }
-    assert_true(l.rank[0].x != l.rank[1].x || l.rank[0].y != l.rank[1].y);
-    assert_true(l.boxes[1].x0 >= l.boxes[0].x1 || l.boxes[1].y0 >= l.boxes[0].y1);
-    mw_vtk_layout_free(&l);
+    assert_true(l.ranks[0].pos[0] != l.ranks[1].pos[0] || l.ranks[0].pos[2] != l.ranks[1].pos[2]);
+    assert_true(l.boxes[3].lo[0] >= l.boxes[1].hi[0] || l.boxes[3].lo[2] >= l.boxes[1].hi[2]);
+    mw_topo_layout_free(&l);
 }
 
-/* With hardware: nested rectangles, each inside its parent and higher, ranks on their PUs; a
- * parent index that does not precede its object makes the node fall back to a grid. */
+/* With hardware: nested boxes, each inside its parent and higher, ranks on their PUs, rank and
+ * binding counts per box; an object whose parent index does not precede it is a root. */
 static void test_vtk_layout_hardware(void **state)
 {
     (void)state;
@@ -839,47 +846,56 @@ static void test_vtk_layout_hardware(void **state)
     topo.node = "n0";
     topo.objects = objp;
     topo.n_objects = 7;
-    Mpiwatch__RankInfo ri[2], *rip[2];
-    for (uint32_t r = 0; r < 2; r++) {
+    Mpiwatch__RankInfo ri[4], *rip[4];
+    uint32_t bind0[2] = {2, 3};
+    for (uint32_t r = 0; r < 4; r++) {
         mpiwatch__rank_info__init(&ri[r]);
         ri[r].rank = r;
-        ri[r].pu = (int32_t)(3 - r); /* rank 0 on PU 3, rank 1 on PU 2 */
+        ri[r].pu = (int32_t)(3 - r); /* rank r on PU 3 - r */
         rip[r] = &ri[r];
     }
+    ri[0].pus = bind0; /* rank 0 bound to PUs 2 and 3 */
+    ri[0].n_pus = 2;
     Mpiwatch__JobInfo job = MPIWATCH__JOB_INFO__INIT;
-    job.size = 2;
+    job.size = 4;
     job.ranks = rip;
-    job.n_ranks = 2;
+    job.n_ranks = 4;
     job.nodes = &topop;
     job.n_nodes = 1;
-    mw_vtk_layout_t l;
-    assert_int_equal(mw_vtk_layout_build(&l, &job), 0);
-    assert_int_equal(l.hw_nodes, 1);
-    assert_int_equal(l.n_boxes, 8); /* the node and its 7 objects */
+    mw_topo_layout_t l;
+    assert_int_equal(mw_topo_layout(&l, &job), 0);
+    assert_false(l.fallback);
+    assert_int_equal(l.n_boxes, 8); /* the node and its 7 objects, every one used */
     for (int i = 0; i < 7; i++) {
-        const mw_vtk_box_t *b = &l.boxes[1 + i];
-        const mw_vtk_box_t *up = &l.boxes[def[i].parent < 0 ? 0 : 1 + def[i].parent];
-        assert_int_equal(b->kind, def[i].type + 1);
-        assert_true(b->x0 >= up->x0 && b->x1 <= up->x1 && b->y0 >= up->y0 && b->y1 <= up->y1);
-        assert_true(b->z > up->z);
+        const mw_topo_box_t *b = &l.boxes[1 + i];
+        const mw_topo_box_t *up = &l.boxes[def[i].parent < 0 ? 0 : 1 + def[i].parent];
+        assert_int_equal(b->type, def[i].type);
+        assert_int_equal(b->os_index, (int32_t)def[i].index);
+        assert_true(b->lo[0] >= up->lo[0] && b->hi[0] <= up->hi[0]);
+        assert_true(b->lo[2] >= up->lo[2] && b->hi[2] <= up->hi[2]);
+        assert_true(b->lo[1] > up->lo[1]);
     }
-    for (uint32_t r = 0; r < 2; r++) {
-        const mw_vtk_box_t *pu = &l.boxes[r == 0 ? 7 : 6];
+    static const int pu_box[4] = {7, 6, 4, 3}; /* the box of PU 3 - r */
+    for (uint32_t r = 0; r < 4; r++) {
+        const mw_topo_box_t *pu = &l.boxes[pu_box[r]];
         assert_int_equal(pu->os_index, 3 - (int)r);
         assert_int_equal(pu->ranks, 1);
-        assert_true(l.rank[r].x > pu->x0 && l.rank[r].x < pu->x1);
-        assert_true(l.rank[r].y > pu->y0 && l.rank[r].y < pu->y1);
+        assert_int_equal(pu->bound, r < 2 ? 1 : 0);
+        assert_true(l.ranks[r].pos[0] > pu->lo[0] && l.ranks[r].pos[0] < pu->hi[0]);
+        assert_true(l.ranks[r].pos[2] > pu->lo[2] && l.ranks[r].pos[2] < pu->hi[2]);
     }
-    assert_int_equal(l.boxes[5].ranks, 2); /* core 1 holds both */
-    assert_int_equal(l.boxes[0].ranks, 2);
-    mw_vtk_layout_free(&l);
+    assert_int_equal(l.boxes[2].ranks, 2); /* core 0 */
+    assert_int_equal(l.boxes[5].ranks, 2); /* core 1 */
+    assert_int_equal(l.boxes[1].ranks, 4); /* the package */
+    assert_int_equal(l.boxes[0].ranks, 4);
+    mw_topo_layout_free(&l);
 
-    obj[3].parent = 5; /* after itself: not a tree */
-    assert_int_equal(mw_vtk_layout_build(&l, &job), 0);
-    assert_int_equal(l.hw_nodes, 0);
-    assert_int_equal(l.bad_nodes, 1);
-    assert_int_equal(l.n_boxes, 1);
-    mw_vtk_layout_free(&l);
+    obj[3].parent = 5; /* after itself: PU 1 becomes a root beside the package */
+    assert_int_equal(mw_topo_layout(&l, &job), 0);
+    assert_int_equal(l.n_boxes, 8);
+    assert_true(l.boxes[4].lo[1] == l.boxes[1].lo[1]);
+    assert_int_equal(l.boxes[1].ranks, 3);
+    mw_topo_layout_free(&l);
 }
 
 /* ---- command line ------------------------------------------------------------------------- */
@@ -950,6 +966,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_view_fractions_and_checks),
+        cmocka_unit_test(test_window_policy),
         cmocka_unit_test(test_jobinfo_host),
         cmocka_unit_test(test_window_json),
         cmocka_unit_test(test_csv_rows),
@@ -963,4 +980,3 @@ int main(void)
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
-        cmocka_unit_test(test_window_policy),
