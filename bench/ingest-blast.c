@@ -33,6 +33,7 @@
 #include <zmq.h>
 
 #include "mw_proto.h"
+#include "mw_wire.h"
 
 #define BL_SUBSLOTS 10u
 #define BL_BINS 40u
@@ -76,7 +77,7 @@ static struct {
     uint8_t **sample; /* [ranks]: the encoded Sample of each rank */
     size_t *sample_len;
     size_t window_at, sent_at; /* offsets of the two varints rewritten every window */
-    unsigned window_len, sent_len;
+    size_t window_len, sent_len;
     uint64_t *seq;
     uint8_t *buf;
     uint64_t hellos, samples, byes, bytes, summaries;
@@ -97,32 +98,12 @@ static uint64_t rng(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static unsigned varint_len(uint64_t v)
-{
-    unsigned n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-static uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
 /* Writes v into exactly `len` bytes (the length it had when the sample was encoded). */
-static int put_varint_fixed(uint8_t *p, uint64_t v, unsigned len)
+static int put_varint_fixed(uint8_t *p, uint64_t v, size_t len)
 {
-    if (varint_len(v) != len)
+    if (mw_wire_varint_len(v) != len)
         return -1;
-    put_varint(p, v);
+    mw_wire_put_varint(p, v);
     return 0;
 }
 
@@ -282,7 +263,7 @@ static int build_sample(unsigned rank, uint64_t k, uint64_t sent)
         return -1;
     mpiwatch__sample__pack(&smp, out);
     /* protobuf-c writes fields in number order: the window (1) first, sent_ns (18) last. */
-    unsigned wl = varint_len(k), sl = varint_len(sent);
+    size_t wl = mw_wire_varint_len(k), sl = mw_wire_varint_len(sent);
     if (out[0] != 0x08 || len < 3 + sl || out[len - sl - 2] != 0x90 || out[len - sl - 1] != 0x01) {
         fprintf(stderr, "mw-ingest-blast: unexpected sample layout\n");
         free(out);
@@ -309,18 +290,18 @@ static int send_sample(unsigned rank, uint64_t k)
     }
     size_t job_len = strlen(B.job);
     uint8_t *p = B.buf;
-    *p++ = 0x08;
-    p = put_varint(p, MW_PROTO_VERSION);
-    *p++ = 0x12;
-    p = put_varint(p, job_len);
+    p += mw_wire_put_tag(p, 1, MW_WIRE_VARINT); /* version */
+    p += mw_wire_put_varint(p, MW_PROTO_VERSION);
+    p += mw_wire_put_tag(p, 2, MW_WIRE_LEN); /* job */
+    p += mw_wire_put_varint(p, job_len);
     memcpy(p, B.job, job_len);
     p += job_len;
-    *p++ = 0x18;
-    p = put_varint(p, rank);
-    *p++ = 0x20;
-    p = put_varint(p, B.seq[rank]++);
-    *p++ = 0x5a; /* field 11 (sample), length-delimited */
-    p = put_varint(p, n);
+    p += mw_wire_put_tag(p, 3, MW_WIRE_VARINT); /* rank */
+    p += mw_wire_put_varint(p, rank);
+    p += mw_wire_put_tag(p, 4, MW_WIRE_VARINT); /* seq */
+    p += mw_wire_put_varint(p, B.seq[rank]++);
+    p += mw_wire_put_tag(p, 11, MW_WIRE_LEN); /* sample */
+    p += mw_wire_put_varint(p, n);
     memcpy(p, smp, n);
     p += n;
     if (send_bytes(rank, B.buf, (size_t)(p - B.buf)) < 0)

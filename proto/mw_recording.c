@@ -42,6 +42,7 @@
  * own, capped at MW_REC_MAX_RECORD, and a broken sequence ends the file like a torn frame.
  */
 #include "mw_recording.h"
+#include "mw_wire.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -122,18 +123,11 @@ typedef struct {
 
 static int pb_varint(pb_cursor_t *c, uint64_t *v)
 {
-    uint64_t x = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        if (c->p >= c->end)
-            return -1;
-        unsigned char b = *c->p++;
-        x |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *v = x;
-            return 0;
-        }
-    }
-    return -1;
+    size_t pos = 0;
+    if (mw_wire_get_varint(c->p, (size_t)(c->end - c->p), &pos, v) < 0)
+        return -1;
+    c->p += pos;
+    return 0;
 }
 
 /* The next field: 1 with its number, its wire type and, for a varint its value, for a
@@ -152,15 +146,15 @@ static int pb_next(pb_cursor_t *c, uint32_t *field, unsigned *type, uint64_t *v,
     *data = NULL;
     *len = 0;
     switch (*type) {
-    case 0:
+    case MW_WIRE_VARINT:
         return pb_varint(c, v) < 0 ? -1 : 1;
-    case 1:
+    case MW_WIRE_I64:
         n = 8;
         break;
-    case 5:
+    case MW_WIRE_I32:
         n = 4;
         break;
-    case 2:
+    case MW_WIRE_LEN:
         if (pb_varint(c, &n) < 0)
             return -1;
         *data = c->p;
@@ -190,7 +184,7 @@ static int pb_field1(const unsigned char *data, size_t len, uint64_t *out)
     int k;
     *out = 0;
     while ((k = pb_next(&c, &field, &type, &v, &d, &n)) == 1) {
-        if (field == 1 && type == 0) {
+        if (field == 1 && type == MW_WIRE_VARINT) {
             *out = v;
             return 0;
         }

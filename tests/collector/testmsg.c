@@ -4,6 +4,7 @@
  * into arrays inside the same tm_msg_t, so a message needs no allocation until it is packed.
  */
 #include "testmsg.h"
+#include "mw_wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,13 +210,8 @@ void tm_put(tm_enc_t *e, const void *p, size_t n)
 
 void tm_put_varint(tm_enc_t *e, uint64_t v)
 {
-    do {
-        uint8_t b = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v)
-            b |= 0x80;
-        tm_put(e, &b, 1);
-    } while (v);
+    uint8_t b[MW_WIRE_VARINT_MAX];
+    tm_put(e, b, mw_wire_put_varint(b, v));
 }
 
 void tm_put_key(tm_enc_t *e, uint64_t field, unsigned wire)
