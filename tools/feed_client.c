@@ -33,6 +33,7 @@
 #include "mw_keyfile.h"
 #include "mw_proto.h"
 #include "mw_window_json.h"
+#include "mw_wire.h"
 
 #define FEED_MAX_TOPICS 8
 #define FEED_MAX_REPLY (256 << 20) /* the collector caps replies at 64 MiB */
@@ -230,19 +231,6 @@ static void json_sample(FILE *o, const Mpiwatch__Envelope *env, const uint8_t *p
     fputs("}", o);
 }
 
-/* Reads a varint at p[*i] (len bytes in all). Returns 0, or -1 when it runs past the end. */
-static int wire_varint(const uint8_t *p, size_t len, size_t *i, uint64_t *v)
-{
-    *v = 0;
-    for (int shift = 0; *i < len && shift < 64; shift += 7) {
-        uint8_t b = p[(*i)++];
-        *v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            return 0;
-    }
-    return -1;
-}
-
 /* The encoded bytes of the next occurrence, from position *i, of the length-delimited field
  * `field` of a message, as they travelled (not encoded again after decoding); *i moves past
  * it. Returns 0, or -1 when there is none. */
@@ -251,21 +239,21 @@ static int wire_next(const uint8_t *p, size_t len, uint32_t field, size_t *i, co
 {
     while (*i < len) {
         uint64_t tag, v;
-        if (wire_varint(p, len, i, &tag) < 0)
+        if (mw_wire_get_varint(p, len, i, &tag) < 0)
             return -1;
         switch (tag & 7) {
-        case 0:
-            if (wire_varint(p, len, i, &v) < 0)
+        case MW_WIRE_VARINT:
+            if (mw_wire_get_varint(p, len, i, &v) < 0)
                 return -1;
             break;
-        case 1:
+        case MW_WIRE_I64:
             *i += 8;
             break;
-        case 5:
+        case MW_WIRE_I32:
             *i += 4;
             break;
-        case 2:
-            if (wire_varint(p, len, i, &v) < 0 || v > len - *i)
+        case MW_WIRE_LEN:
+            if (mw_wire_get_varint(p, len, i, &v) < 0 || v > len - *i)
                 return -1;
             *i += v;
             if (tag >> 3 == field) {
