@@ -46,8 +46,9 @@ unsigned mw_grid_find_time(const mw_grid_seg_t *seg, unsigned n, uint64_t t)
 
 int mw_grid_len_ok(uint64_t first_ns, uint64_t ms)
 {
-    /* No product can wrap: ms <= MW_GRID_MAX_MS is checked first, and a first length above
-     * 2^61 ns (73 years) is refused by every component long before it gets here. */
+    /* No product can wrap: ms <= MW_GRID_MAX_MS is checked first, and first_ns x 8 would
+     * need a first length past 2^61 ns (73 years); the shim takes at most 60 s
+     * (MPIWATCH_WINDOW_MS), the collector at most 60 s from a hello. */
     if (ms < MW_GRID_MIN_MS || ms > MW_GRID_MAX_MS)
         return 0;
     uint64_t len = ms * 1000000ull;
