@@ -14,7 +14,7 @@
  */
 #include "collector.h"
 #include "record_file.h"
-#include "feed.h"
+#include "history.h"
 #include "summary.h"
 #include "report.h"
 #include "publish.h"
@@ -164,8 +164,8 @@ mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, 
     }
     if (r == MW_ACCEPTED) {
         c->stats.accepted++;
-        if (c->feed && env->body_case == MPIWATCH__ENVELOPE__BODY_SAMPLE)
-            mw__feed_sample(c->feed, env->rank, env->sample->window, data, len);
+        if (c->history && env->body_case == MPIWATCH__ENVELOPE__BODY_SAMPLE)
+            mw__history_sample(c->history, env->rank, env->sample->window, data, len);
         if (env->body_case == MPIWATCH__ENVELOPE__BODY_HELLO &&
             (c->job.hellos == 1 || c->job.hellos == c->job.size) &&
             c->job.hellos != c->job_published_hellos)

@@ -86,7 +86,8 @@ typedef struct mw_collector {
     mw_clock_fn clock;
     mw_pb_encoder_t enc;     /* encodes each closed window once for the consumers below */
     struct mw_record *record;     /* --record: the recording being written, or NULL */
-    struct mw_feed *feed;       /* --publish / --history, or NULL */
+    struct mw_feed *feed;          /* --publish, or NULL (feed.c) */
+    struct mw_history *history;    /* --history, or NULL (history.c) */
     uint32_t job_published_hellos; /* job.hellos when the job description was last sent */
     struct mw_steps *steps;        /* per-step assembly of the current job (steps.c) */
     struct mw_steer *steer;        /* --steer / --control sockets, or NULL (steer.c) */

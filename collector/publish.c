@@ -6,12 +6,12 @@
  * the same bytes. The order is part of the recording's format in practice: an output that
  * acts (the rules, whose actions log events that are recorded and published) must come where
  * it always came, or the frames of a recording would change order. So:
- *   - windows: counters, live view, recording, feed, consumer hook, then the rules (they read
- *     the window and never change it or the job; docs/steering.md);
+ *   - windows: counters, live view, recording, feed, history, consumer hook, then the rules
+ *     (they read the window and never change it or the job; docs/steering.md);
  *   - steps: the rules first (they read the step before anything else is done with it), then
  *     the recording, the feed and the steps kept for the summary JSON;
- *   - job descriptions: recording, feed;
- *   - events: live view, recording, feed.
+ *   - job descriptions: recording, feed, history;
+ *   - events: live view, recording, feed, history (a job's start empties its rings).
  * The rules appear twice in the table for that reason: once before the recording (steps), once
  * at the end (windows).
  *
@@ -22,6 +22,7 @@
 
 #include "collector.h"
 #include "feed.h"
+#include "history.h"
 #include "live.h"
 #include "record_file.h"
 #include "rules.h"
@@ -97,7 +98,7 @@ static void record_event(mw_collector_t *c, const mw__pub_t *m)
 static void feed_window(mw_collector_t *c, const mw__pub_t *m)
 {
     if (c->feed && m->len)
-        mw__feed_window(c->feed, m->window->index, m->pb, m->len);
+        mw__feed_window(c->feed, m->pb, m->len);
 }
 
 static void feed_step(mw_collector_t *c, const mw__pub_t *m)
@@ -116,6 +117,23 @@ static void feed_event(mw_collector_t *c, const mw__pub_t *m)
 {
     if (c->feed)
         mw__feed_event(c->feed, m->event_kind, c->job.job, m->event_detail, c->now.real_ns);
+}
+
+static void history_window(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (c->history && m->len)
+        mw__history_window(c->history, m->window->index, m->pb, m->len);
+}
+
+static void history_job(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (c->history && m->len)
+        mw__history_job(c->history, m->pb, m->len);
+}
+
+static void history_event(mw_collector_t *c, const mw__pub_t *m)
+{
+    mw__history_event(c->history, m->event_kind);
 }
 
 /* The consumer a test or the replay's comparison sets (c->on_window). */
@@ -148,16 +166,21 @@ static const mw__output_t outputs[] = {
      .on_step = feed_step,
      .on_job = feed_job,
      .on_event = feed_event},
+    {.name = "history",
+     .takes_pb = 1,
+     .on_window = history_window,
+     .on_job = history_job,
+     .on_event = history_event},
     {.name = "hook", .on_window = hook_window},
     {.name = "summary steps", .takes_pb = 1, .on_step = steps_keep},
     {.name = "rules (windows)", .on_window = rules_window},
 };
 
-/* Whether an output that is on takes the wire form of a `kind` message: the recording and
- * the feed when they are on, and the steps the summary keeps. */
+/* Whether an output that is on takes the wire form of a `kind` message: the recording, the
+ * feed and the history when they are on, and the steps the summary keeps. */
 static int bytes_wanted(const mw_collector_t *c, mw__pub_kind_t kind)
 {
-    return kind == MW_PUB_STEP || c->record || c->feed;
+    return kind == MW_PUB_STEP || c->record || c->feed || c->history;
 }
 
 /* ---- the path ------------------------------------------------------------------------------ */

@@ -2,8 +2,8 @@
  *
  * What the collector produces, a closed window, a closed time step, the job description or a
  * job event, is described once as an mw__pub_t and handed to mw__publish(), which walks one
- * table of outputs (the counters, the live view, the recording, the feed, the consumer hook,
- * the steps kept for the summary, the rules) in a fixed order. Producers (collector.c,
+ * table of outputs (the counters, the live view, the recording, the feed, the history, the
+ * consumer hook, the steps kept for the summary, the rules) in a fixed order. Producers (collector.c,
  * steps.c, steer.c, rules.c) never touch an output; adding an output is adding one entry to
  * the table in publish.c.
  */

@@ -26,6 +26,8 @@
 #include "collector.h"
 #include "replay.h"
 #include "feed.h"
+#include "history.h"
+#include "publish.h"
 #include "signals.h"
 #include "metrics.h"
 #include "rules.h"
@@ -57,6 +59,7 @@ typedef struct {
     mw_collector_t *c;
     mw_collector_options_t opt; /* the command line's options with the recorded settings */
     mw_feed_t *feed;
+    mw_history_t *history;
     mw_metrics_t *metrics;
     int sig_fd;            /* SIGINT/SIGTERM arrive here (signals.c) */
     int publishing;        /* the feed is attached (from --from on) */
@@ -179,12 +182,11 @@ static void replay_publish_from(replay_t *rp, uint64_t mono_ns)
     rp->pace_mono_ns = mono_ns;
     rp->pace_wall_ns = replay_wall_ns();
     c->feed = rp->feed;
-    if (c->feed && c->job.active) {
-        /* Subscribers that join at --from learn the job as they would at its start. */
-        size_t len = mw__jobinfo_pack(&c->enc, &c->job, mw_fn_table_hash());
-        if (len)
-            mw__feed_job(c->feed, c->enc.out, len);
-        c->job_published_hellos = c->job.hellos;
+    c->history = rp->history;
+    if ((c->feed || c->history) && c->job.active) {
+        /* Subscribers that join at --from learn the job as they would at its start (nothing
+         * else takes a job description during a replay: it does not record). */
+        mw__publish_job(c);
     }
 }
 
@@ -195,8 +197,8 @@ static int replay_wait(replay_t *rp, uint64_t until)
     for (;;) {
         zmq_pollitem_t items[2] = {{.socket = NULL, .fd = rp->sig_fd, .events = ZMQ_POLLIN}};
         int n = 1;
-        if (rp->feed) {
-            mw__feed_pollitem(rp->feed, &items[1]);
+        if (rp->history) {
+            mw__history_pollitem(rp->history, &items[1]);
             if (items[1].socket || items[1].fd >= 0)
                 n = 2;
         }
@@ -217,8 +219,10 @@ static int replay_wait(replay_t *rp, uint64_t until)
             mw__signals_read();
         if (mw__signals_reload())
             mw__rules_reload(rp->c); /* SIGHUP: as in a live run */
-        if (n == 2 && (items[1].revents & ZMQ_POLLIN))
-            mw__feed_serve(rp->feed, rp->c);
+        if (n == 2 && (items[1].revents & ZMQ_POLLIN)) {
+            mw__feed_serve(rp->feed);
+            mw__history_serve(rp->history, rp->c);
+        }
         if (mw__signals_stopped() || replay_wall_ns() >= until)
             return 0;
     }
@@ -366,11 +370,10 @@ int mw__replay_run(mw_collector_t *c)
 
     if ((rp->sig_fd = mw__signals_open()) < 0)
         goto out;
-    if (rp->opt.publish || rp->opt.history) {
-        rp->feed = mw__feed_open(ctx, &rp->opt, mw__clock_now);
-        if (!rp->feed)
-            goto out;
-    }
+    if (rp->opt.publish && !(rp->feed = mw__feed_open(ctx, &rp->opt, mw__clock_now)))
+        goto out;
+    if (rp->opt.history && !(rp->history = mw__history_open(ctx, &rp->opt, mw__clock_now)))
+        goto out;
     if (rp->opt.metrics_port &&
         !(rp->metrics = mw__metrics_start(c, (unsigned)rp->opt.metrics_port)))
         goto out;
@@ -378,8 +381,9 @@ int mw__replay_run(mw_collector_t *c)
 out:
     mw__metrics_stop(rp->metrics);
     c->feed = NULL;
-    if (rp->feed)
-        mw__feed_close(rp->feed);
+    c->history = NULL;
+    mw__feed_close(rp->feed);
+    mw__history_close(rp->history);
     while (zmq_ctx_term(ctx) != 0) {
         if (zmq_errno() != EINTR) {
             MW_LOG(MW_LOG_ERROR, "zmq_ctx_term: %s", zmq_strerror(zmq_errno()));

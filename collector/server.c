@@ -30,6 +30,7 @@
 #include "collector.h"
 #include "server.h"
 #include "feed.h"
+#include "history.h"
 #include "steer.h"
 #include "signals.h"
 #include "metrics.h"
@@ -144,7 +145,8 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
         mw__clock_now(&now);
         mw_collector_tick(c, &now);
         long metrics_ms = metrics ? mw__metrics_update(metrics, c, now.mono_ns) : -1;
-        mw__feed_serve(c->feed, c);
+        mw__feed_serve(c->feed);
+        mw__history_serve(c->history, c);
         if (c->exit_requested)
             return 0;
 
@@ -157,7 +159,7 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
             {.socket = NULL, .fd = sig_fd, .events = ZMQ_POLLIN},
         };
         int n_items = 2;
-        mw__feed_pollitem(c->feed, &items[n_items]);
+        mw__history_pollitem(c->history, &items[n_items]);
         if (items[n_items].socket)
             n_items++;
         mw__steer_pollitem(c->steer, &items[n_items]);
@@ -210,7 +212,9 @@ int mw__server_run(mw_collector_t *c)
     }
     if (server_socket(ctx, sock, c->opt) < 0 || (sig_fd = mw__signals_open()) < 0)
         goto out;
-    if ((c->opt->publish || c->opt->history) && !(c->feed = mw__feed_open(ctx, c->opt, mw__clock_now)))
+    if (c->opt->publish && !(c->feed = mw__feed_open(ctx, c->opt, mw__clock_now)))
+        goto out;
+    if (c->opt->history && !(c->history = mw__history_open(ctx, c->opt, mw__clock_now)))
         goto out;
     if ((c->opt->steer || c->opt->control) && !(c->steer = mw__steer_open(ctx, c->opt)))
         goto out;
@@ -219,8 +223,10 @@ int mw__server_run(mw_collector_t *c)
     rc = server_loop(c, sock, sig_fd, metrics);
 out:
     mw__metrics_stop(metrics);
-    mw__feed_close(c->feed); /* before the context ends: it owns sockets of it */
+    mw__feed_close(c->feed); /* before the context ends: they own sockets of it */
     c->feed = NULL;
+    mw__history_close(c->history);
+    c->history = NULL;
     mw__steer_close(c->steer);
     c->steer = NULL;
     if (sock && zmq_close(sock) != 0)

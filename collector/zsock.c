@@ -1,0 +1,63 @@
+/* zsock.c: socket helpers shared by the collector's servers (the live feed, the history
+ * server, the steering sockets).
+ *
+ * DESIGN: every socket the collector serves clients on is set up the same way: linger and
+ * queue limits, a cap on what a peer may send in, the security of auth.c (CURVE, or the ZAP
+ * domain that refuses unversioned peers), then bound; every zmq_* failure is logged with
+ * zmq_strerror.
+ */
+#include "zsock.h"
+
+#include "auth.h"
+#include "log.h"
+
+#include <zmq.h>
+
+int mw__zmq_setopt_int(void *sock, int opt, int val, const char *name)
+{
+    if (zmq_setsockopt(sock, opt, &val, sizeof val) != 0) {
+        MW_LOG(MW_LOG_ERROR, "zmq_setsockopt(%s): %s", name, zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    return 0;
+}
+
+/* A socket of `type` with the options both kinds share, bound to `ep`. Returns NULL, logged. */
+void *mw__zmq_serve_socket(void *ctx, int type, const char *ep, const char *what,
+                           const mw_serve_opts_t *o)
+{
+    void *s = zmq_socket(ctx, type);
+    if (!s) {
+        MW_LOG(MW_LOG_ERROR, "zmq_socket(%s): %s", what, zmq_strerror(zmq_errno()));
+        return NULL;
+    }
+    int ok = mw__zmq_setopt_int(s, ZMQ_LINGER, o->linger_ms, "ZMQ_LINGER") == 0 &&
+             mw__zmq_setopt_int(s, ZMQ_SNDHWM, o->sndhwm, "ZMQ_SNDHWM") == 0;
+    if (ok && type == ZMQ_ROUTER)
+        ok = mw__zmq_setopt_int(s, ZMQ_RCVHWM, o->rcvhwm, "ZMQ_RCVHWM") == 0 &&
+             /* Replies to a vanished client are dropped, never an error or a wait. */
+             mw__zmq_setopt_int(s, ZMQ_ROUTER_MANDATORY, 0, "ZMQ_ROUTER_MANDATORY") == 0;
+    /* What peers send in is small (requests, or subscriptions on a PUB socket): a larger
+     * frame makes libzmq drop that connection before buffering it. */
+    int64_t maxmsg = o->maxmsg;
+    if (ok && zmq_setsockopt(s, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg) != 0) {
+        MW_LOG(MW_LOG_ERROR, "zmq_setsockopt(ZMQ_MAXMSGSIZE): %s", zmq_strerror(zmq_errno()));
+        ok = 0;
+    }
+    /* As on the ingest socket (server.c): a CURVE server when CURVE is on, otherwise a ZAP
+     * domain that refuses unversioned ZMTP/1.0 peers, so that stray bytes on a TCP port are
+     * not parsed as messages (auth.c). */
+    if (ok && mw__auth_socket(ctx, s, what, &ep, 1) != 0)
+        ok = 0;
+    if (ok && zmq_bind(s, ep) != 0) {
+        MW_LOG(MW_LOG_ERROR, "cannot bind the %s on %s: %s", what, ep, zmq_strerror(zmq_errno()));
+        ok = 0;
+    }
+    if (!ok) {
+        if (zmq_close(s) != 0)
+            MW_LOG(MW_LOG_ERROR, "zmq_close: %s", zmq_strerror(zmq_errno()));
+        return NULL;
+    }
+    MW_LOG(MW_LOG_INFO, "%s on %s", what, ep);
+    return s;
+}
