@@ -3,9 +3,10 @@
  *
  * DESIGN: matrix.c bins the pairs (mw_matrix_bin: at most one bin per pixel of the plot, exact
  * sums per bin); the view receives what it draws (an mw_view_ctx_t) and the topology view's
- * state (mw_topo_gl_t: what is shown, the bins, its GL objects); this file turns the bins into one RGBA texture (empty cells take the plot's
- * background) drawn as one nearest-filtered quad, then marks node boundaries, the axes and the
- * color scale with the batch. The texture is rebuilt only when the data, the plot's size, the
+ * state (mw_topo_gl_t: what is shown, the bins, its GL objects); this file turns the bins
+ * into one RGBA texture (empty cells take the plot's background) drawn as one
+ * nearest-filtered quad, then marks node boundaries, the axes and the color scale with the
+ * batch. The texture is rebuilt only when the data, the plot's size, the
  * quantity (messages or bytes) or the scale (linear or log) change.
  */
 #include <inttypes.h>

@@ -900,7 +900,8 @@ static void draw_legend(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_
     cy += (float)lh + mw__px(vc->layout, 6);
 
     /* Line styles: solid intra-node, dashed inter-node, dim at the sender. */
-    float sx = x + pad, sw = mw__px(vc->layout, 36), lw = mw__px(vc->layout, 2), my = cy + (float)lh / 2;
+    float sx = x + pad, sw = mw__px(vc->layout, 36), lw = mw__px(vc->layout, 2);
+    float my = cy + (float)lh / 2;
     mw_rgba_t lc = mw__hex(0xd8dce3, 1);
     mw__batch_line(vc->batch, sx, my, sx + sw, my, lw, lc);
     mw__text_draw(tx, fs, sx + sw + mw__px(vc->layout, 6), cy, MW_ALIGN_LEFT, dim, "intra-node");

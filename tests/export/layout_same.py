@@ -116,10 +116,12 @@ def pick_plan(dump, meta, want):
         w = sum(f[i] * q[i] for i in range(3))
         nx = tn / aspect * sum(s[i] * q[i] for i in range(3)) / w
         ny = tn * sum(u[i] * q[i] for i in range(3)) / w
-        pts.append((reg["x"] + (nx * 0.5 + 0.5) * reg["w"], reg["y"] + (1 - (ny * 0.5 + 0.5)) * reg["h"]))
+        pts.append((reg["x"] + (nx * 0.5 + 0.5) * reg["w"],
+                    reg["y"] + (1 - (ny * 0.5 + 0.5)) * reg["h"]))
     ok = []
     for r, (x, yy) in enumerate(pts):
-        inside = reg["x"] + 2 < x < reg["x"] + reg["w"] - 2 and reg["y"] + 2 < yy < reg["y"] + reg["h"] - 2
+        inside = (reg["x"] + 2 < x < reg["x"] + reg["w"] - 2 and
+                  reg["y"] + 2 < yy < reg["y"] + reg["h"] - 2)
         alone = all(math.hypot(x - a, yy - b) >= 16 for q, (a, b) in enumerate(pts) if q != r)
         if inside and alone:
             ok.append(r)
