@@ -1,6 +1,6 @@
 /* mw-collector-bench: how fast the collector ingests samples on one core (prints figures).
  *
- *   mw-collector-bench [RANKS [WINDOWS [FUNCTIONS [REPS]]]]     (default 16384 10 20 5)
+ *   build/bench/mw-collector-bench [RANKS [WINDOWS [FUNCTIONS [REPS]]]]   (default 16384 10 20 5)
  *
  * The target is 16,384 ranks x 10 windows/s x 20 functions = 3.3 M function summaries/s.
  * Two figures per decoder: decode alone (every rank's sample decoded in turn into one arena),
