@@ -9,7 +9,6 @@
  */
 #include "source_internal.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,11 +95,10 @@ void mw__source_rank_sample(mw__source_rank_t *rk, const Mpiwatch__JobInfo *job,
     mw_rank_calls_from_sample(env, job->window_ns, job->subslots, rk->calls, &rk->n, rk->cap);
 }
 
-
 int mw__source_add_window(mw_source_t *s, mw_model_t *m, Mpiwatch__Window *w)
 {
     if (!mw_model_job(m)) {
-        if (s->n_pending < SOURCE_PENDING_MAX) {
+        if (s->n_pending < MW__SOURCE_PENDING_MAX) {
             s->pending[s->n_pending++] = w;
         } else {
             mpiwatch__window__free_unpacked(w, NULL);

@@ -14,8 +14,8 @@
 #include "mw_recording.h"
 #include "source.h"
 
-#define SOURCE_PENDING_MAX 256u /* feed windows kept until the job is known */
-#define SOURCE_MAX_REQUEST 256u /* windows per range request (history, recording) */
+#define MW__SOURCE_PENDING_MAX 256u /* feed windows kept until the job is known */
+#define MW__SOURCE_MAX_REQUEST 256u /* windows per range request (history, recording) */
 
 /* A request on the history socket. */
 typedef struct {
@@ -106,7 +106,7 @@ struct mw_source {
     char event[256]; /* the last event, "kind: detail" */
     int hold_ext;    /* live with history: no extent for the model before its first answer */
     char job_name[256]; /* of the job in the model: a new one resets the feed's bookkeeping */
-    Mpiwatch__Window *pending[SOURCE_PENDING_MAX]; /* windows that came before the job */
+    Mpiwatch__Window *pending[MW__SOURCE_PENDING_MAX]; /* windows that came before the job */
     unsigned n_pending;
     int have_ext;
     uint64_t ext_oldest, ext_newest;

@@ -16,7 +16,6 @@
 #include "source_internal.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -394,7 +393,7 @@ static void source_ask(mw_source_t *s, mw_model_t *m, uint64_t now_ns)
     }
     if (!s->live.req.active && mw_model_job(m) && s->have_ext && now_ns >= s->live.backoff_until) {
         uint64_t first, last;
-        if (mw_model_wanted(m, &first, &last, SOURCE_MAX_REQUEST)) {
+        if (mw_model_wanted(m, &first, &last, MW__SOURCE_MAX_REQUEST)) {
             if (source_send_range(s, first, last, now_ns) == 0) {
                 s->live.req.mfirst = first;
                 s->live.req.mlast = last;

@@ -195,7 +195,7 @@ static int source_serve(mw_source_t *s, mw_model_t *m, uint64_t deadline, int *m
     while (mw__source_clock_ns() < deadline) {
         if (!s->rp.serving) {
             uint64_t first, last;
-            if (!s->have_ext || !mw_model_wanted(m, &first, &last, SOURCE_MAX_REQUEST))
+            if (!s->have_ext || !mw_model_wanted(m, &first, &last, MW__SOURCE_MAX_REQUEST))
                 return added;
             s->rp.serving = 1;
             s->rp.serve_first = s->rp.serve_next = first;
