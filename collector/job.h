@@ -114,7 +114,7 @@ typedef struct {
     char mpi_library[MW_MAX_STRING + 1];
     uint32_t size;
     uint64_t window_ns; /* the first window length (Hello.window_ns) */
-    mw_grid_t grid;     /* the window grid: window_ns, then mpiwatch.window changes (grid.h) */
+    mw_grid_t grid;     /* the window grid: window_ns, then mpiwatch.window changes (mw_grid.h) */
     uint32_t subslots;
     uint32_t duration_bins;
 

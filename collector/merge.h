@@ -2,9 +2,9 @@
  *
  * A rank sends one Sample per window of the global grid (window k covers global time
  * [k * window_ns, (k + 1) * window_ns), or its place on the job's grid after an
- * mpiwatch.window change: grid.h; each window carries its own start and length). The merge adds every accepted sample into the open
- * window of the same index and closes windows strictly in index order, each exactly once, when
- * every expected rank has reported it or when its lateness deadline has passed. A closed
+ * mpiwatch.window change: proto/mw_grid.h; each window carries its own start and length).
+ * The merge adds every accepted sample into the open window of the same index and closes
+ * windows strictly in index order, each exactly once, when every expected rank has reported it or when its lateness deadline has passed. A closed
  * window is handed to a callback as an `mw_window_t`; that struct is what later outputs (the
  * PUB socket for viewers, the recording file, exports, rules) consume, so it is described
  * here in full. It is only valid during the callback.
@@ -105,7 +105,7 @@ typedef struct {
  *                     or, by occupancy, occ_total_ns / (window_ns * ranks_reporting) */
 typedef struct {
     uint64_t index;    /* k: the window covers [start_ns, start_ns + window_ns) global ns */
-    uint64_t window_ns; /* its own length: the grid can change mid-job (grid.h) */
+    uint64_t window_ns; /* its own length: the grid can change mid-job (mw_grid.h) */
     uint64_t start_ns;
     uint32_t subslots;
     uint32_t duration_bins;

@@ -731,7 +731,7 @@ const char *mw__record_path(const mw_record_t *r)
 }
 
 /* Checks a recorded window length change (`window=MSms from window K start T`) against the
- * job's grid as it is now, with the rules a live request passes (grid.c: length bounds, the
+ * job's grid as it is now, with the rules a live request passes (proto/mw_grid.c: length bounds, the
  * factor from the job's first length, the segment count, the merge ring) and the place it
  * must start at: K after the last segment's first window, T the start K has on the grid
  * before the change. Returns 0 when it may be applied, -1 with a reason. Nothing is changed. */

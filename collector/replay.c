@@ -78,11 +78,12 @@ typedef struct {
     uint64_t first_window, last_window;
 } replay_t;
 
+/* The pace's clock: this loop is an outer loop, it reads the clock (clock.c). */
 static uint64_t replay_wall_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * MW_NS_PER_S + (uint64_t)ts.tv_nsec;
+    mw_clock_t now;
+    mw__clock_now(&now);
+    return now.mono_ns;
 }
 
 /* ---- the comparison of regenerated and recorded windows ------------------------------------ */

@@ -24,7 +24,7 @@
  * key, value and job-name caps) is refused with an error and counted in `rejected`.
  *
  * One built-in key is decided here rather than passed through: mpiwatch.window=MS changes the
- * window length of the whole job (grid.c). The collector checks it, picks the window K it
+ * window length of the whole job (proto/mw_grid.c). The collector checks it, picks the window K it
  * starts at (about a second ahead of its clock and of the window most ranks have reached, never
  * of what one rank claims: steer_pick_k), publishes MS@K to every rank,
  * appends the segment to the job's grid and records a "window" job event, which replay
@@ -58,8 +58,11 @@ struct mw_steer {
     uint64_t parts; /* Steer messages those were split into */
 };
 
-int mw__steer_check(const mw_collector_t *c, const char *key, const char *value,
-                    const uint32_t *ranks, size_t n_ranks, char *err, size_t errlen)
+/* Checks a key (1..64 of [A-Za-z0-9._-]), a value (at most 1024 bytes of UTF-8 without
+ * control characters) and a rank list (each < job size when the job size is known). Returns 0,
+ * or -1 with a message in err. */
+static int steer_check(const mw_collector_t *c, const char *key, const char *value,
+                       const uint32_t *ranks, size_t n_ranks, char *err, size_t errlen)
 {
     size_t kl = key ? strlen(key) : 0, at;
     if (mw_steer_key_error(key ? key : "", &at)) { /* the one key check (proto/) */
@@ -222,7 +225,7 @@ static uint64_t steer_pick_k(mw_collector_t *c)
     return mw_grid_pick(&c->job.grid, c->now.real_ns, newest);
 }
 
-/* mpiwatch.window=MS, the one built-in key the collector decides (grid.c): checks it for the
+/* mpiwatch.window=MS, the one built-in key the collector decides (proto/mw_grid.c): checks it for the
  * whole job and turns it into MS@K, K the window the change starts at. Returns 0, or -1. */
 static int steer_window(mw_collector_t *c, const char *value, size_t n_ranks, char *out,
                         size_t outlen, uint64_t *k, uint64_t *ms, char *err, size_t errlen)
@@ -308,7 +311,7 @@ static int steer_request(mw_collector_t *c, const char *key, const char *value,
         }
         value = window_value;
     }
-    if (mw__steer_check(c, key, value, ranks, n_ranks, err, errlen) < 0) {
+    if (steer_check(c, key, value, ranks, n_ranks, err, errlen) < 0) {
         c->steer->rejected++;
         MW_LOG(MW_LOG_INFO, "steer: rejected: %s", err);
         return -1;

@@ -10,11 +10,6 @@
 /* MW_STEER_MAX_KEY, _VALUE, _RANKS and _MESSAGE: proto/mw_proto.h (both ends agree). */
 typedef struct mw_steer mw_steer_t;
 
-/* Checks a key (1..64 of [A-Za-z0-9._-]), a value (at most 1024 bytes of UTF-8 without
- * control characters) and a rank list (each < job size when the job size is known). Returns 0,
- * or -1 with a message in err. */
-int mw__steer_check(const mw_collector_t *c, const char *key, const char *value,
-                    const uint32_t *ranks, size_t n_ranks, char *err, size_t errlen);
 /* Validates and publishes one Steer message to the ranks (all of them when n_ranks is 0) on
  * --steer, and records it as a "steer" job event. Returns the sequence number (> 0), or -1
  * when rejected (counted) or when there is no steer socket. The rules engine calls this. */

@@ -13,7 +13,8 @@
 
 #include <zmq.h>
 
-int mw__zmq_setopt_int(void *sock, int opt, int val, const char *name)
+/* zmq_setsockopt of an int option; a failure is logged with the option's name. Returns 0/-1. */
+static int setopt_int(void *sock, int opt, int val, const char *name)
 {
     if (zmq_setsockopt(sock, opt, &val, sizeof val) != 0) {
         MW_LOG(MW_LOG_ERROR, "zmq_setsockopt(%s): %s", name, zmq_strerror(zmq_errno()));
@@ -31,12 +32,12 @@ void *mw__zmq_serve_socket(void *ctx, int type, const char *ep, const char *what
         MW_LOG(MW_LOG_ERROR, "zmq_socket(%s): %s", what, zmq_strerror(zmq_errno()));
         return NULL;
     }
-    int ok = mw__zmq_setopt_int(s, ZMQ_LINGER, o->linger_ms, "ZMQ_LINGER") == 0 &&
-             mw__zmq_setopt_int(s, ZMQ_SNDHWM, o->sndhwm, "ZMQ_SNDHWM") == 0;
+    int ok = setopt_int(s, ZMQ_LINGER, o->linger_ms, "ZMQ_LINGER") == 0 &&
+             setopt_int(s, ZMQ_SNDHWM, o->sndhwm, "ZMQ_SNDHWM") == 0;
     if (ok && type == ZMQ_ROUTER)
-        ok = mw__zmq_setopt_int(s, ZMQ_RCVHWM, o->rcvhwm, "ZMQ_RCVHWM") == 0 &&
+        ok = setopt_int(s, ZMQ_RCVHWM, o->rcvhwm, "ZMQ_RCVHWM") == 0 &&
              /* Replies to a vanished client are dropped, never an error or a wait. */
-             mw__zmq_setopt_int(s, ZMQ_ROUTER_MANDATORY, 0, "ZMQ_ROUTER_MANDATORY") == 0;
+             setopt_int(s, ZMQ_ROUTER_MANDATORY, 0, "ZMQ_ROUTER_MANDATORY") == 0;
     /* What peers send in is small (requests, or subscriptions on a PUB socket): a larger
      * frame makes libzmq drop that connection before buffering it. */
     int64_t maxmsg = o->maxmsg;

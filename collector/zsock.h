@@ -5,9 +5,7 @@
 
 #include <stdint.h>
 
-/* zmq_setsockopt of an int option; a failure is logged with the option's name. Returns 0/-1. */
-int mw__zmq_setopt_int(void *sock, int opt, int val, const char *name);
-/* The options of a socket the collector serves clients on (feed.c, steer.c). */
+/* The options of a socket the collector serves clients on (feed.c, history.c, steer.c). */
 typedef struct {
     int linger_ms;
     int sndhwm;
