@@ -1,6 +1,7 @@
 /* clock.h: the collector's time: the two clocks of an event, passed in.
  *
- * Only the outer loops (server.c, replay.c) read the clocks (mw__clock_now, clock.c); the core takes the time of each event as an argument (docs/collector.md). */
+ * Only the outer loops (main.c, server.c, replay.c) read the clocks (mw__clock_now, clock.c);
+ * the core takes the time of each event as an argument (docs/collector.md). */
 #ifndef MW_COLLECTOR_CLOCK_H
 #define MW_COLLECTOR_CLOCK_H
 

@@ -4,10 +4,11 @@
  * messages with the time passed in, testable without ZeroMQ. Each module has its header:
  *   options.h     options.c: the option table, its command-line parser and the INI file
  *   log.h         log.c: levels and the sink of the log
- *   clock.h       the two clocks of an event (read only by server.c and replay.c)
+ *   clock.h       clock.c: the two clocks of an event, read only by the loops (main.c,
+ *                 server.c, replay.c) and passed in
  *   ingest.h      ingest.c: decode, validate (reject by reason) and apply one message
  *   job.h         job.c: per-rank state, lifecycle and the exact cumulative totals
- *   merge.h       merge.c: the window ring
+ *   merge.h       merge.c: the window ring (the window grid is proto/mw_grid.h)
  *   steps.h       steps.c: per-step assembly
  *   publish.h     publish.c: the one path from the core to every output
  *   window_pb.h   window_pb.c: closed windows, steps and the job description in wire form

@@ -20,11 +20,11 @@
  * without a recording the reply says that they are no longer in memory. Every request is
  * validated (frame count, size, decoding, what it asks); a bad one is counted by reason and
  * answered with an error when it has a usable envelope, dropped otherwise. Serving a request
- * is bounded by the reply cap (FEED_REPLY_MAX) and by how much of the recording one request
- * may read (FEED_SCAN_MAX), since it runs on the ingest thread; and in time: reading the
- * recording for one request stops after FEED_REQUEST_NS with `truncated` set (the client asks
+ * is bounded by the reply cap (HISTORY_REPLY_MAX) and by how much of the recording one request
+ * may read (HISTORY_SCAN_MAX), since it runs on the ingest thread; and in time: reading the
+ * recording for one request stops after HISTORY_REQUEST_NS with `truncated` set (the client asks
  * for the rest, as after a reply that hit the size cap), and one wake-up takes no further
- * request once FEED_WAKEUP_NS have been spent: the rest wait in libzmq's queue for the next
+ * request once HISTORY_WAKEUP_NS have been spent: the rest wait in libzmq's queue for the next
  * turn of the loop, after ingest, authentication, steering and signals have had theirs.
  */
 #include "collector.h"
@@ -39,37 +39,37 @@
 
 #include "mw_recording.h"
 
-#define FEED_ROUTER_SNDHWM 16            /* replies queued per history client */
-#define FEED_ROUTER_RCVHWM 1000          /* requests queued before libzmq stops reading */
-#define FEED_REQUEST_MAX (64u << 10)     /* a HistoryRequest is a few bytes: cap at 64 KiB */
-#define FEED_ROUTER_MAXMSG (1 << 20)     /* frames beyond this drop the connection in libzmq */
-#define FEED_REPLY_MAX (64u << 20)       /* a reply stops here with `truncated` set */
-#define FEED_WINDOW_BYTES (256ull << 20) /* encoded windows kept, besides --history-windows */
-#define FEED_SAMPLE_ENTRY_BYTES 128u     /* one sample entry per this much of --history-mb */
-#define FEED_SCAN_MAX (256ull << 20)     /* recording bytes one rank request may read */
-#define FEED_REQUEST_NS (50 * MW_NS_PER_MS) /* work on one request before its reply is cut */
-#define FEED_WAKEUP_NS (20 * MW_NS_PER_MS)  /* requests are taken while less has been spent */
-#define FEED_MAX_WINDOWS 100000u         /* windows one reply may probe in the recording */
-#define FEED_BATCH 16                    /* requests answered per wakeup */
+#define HISTORY_ROUTER_SNDHWM 16            /* replies queued per history client */
+#define HISTORY_ROUTER_RCVHWM 1000          /* requests queued before libzmq stops reading */
+#define HISTORY_REQUEST_MAX (64u << 10)     /* a HistoryRequest is a few bytes: cap at 64 KiB */
+#define HISTORY_ROUTER_MAXMSG (1 << 20)     /* frames beyond this drop the connection in libzmq */
+#define HISTORY_REPLY_MAX (64u << 20)       /* a reply stops here with `truncated` set */
+#define HISTORY_WINDOW_BYTES (256ull << 20) /* encoded windows kept, besides --history-windows */
+#define HISTORY_SAMPLE_ENTRY_BYTES 128u     /* one sample entry per this much of --history-mb */
+#define HISTORY_SCAN_MAX (256ull << 20)     /* recording bytes one rank request may read */
+#define HISTORY_REQUEST_NS (50 * MW_NS_PER_MS) /* work on one request before its reply is cut */
+#define HISTORY_WAKEUP_NS (20 * MW_NS_PER_MS)  /* requests are taken while less has been spent */
+#define HISTORY_MAX_WINDOWS 100000u         /* windows one reply may probe in the recording */
+#define HISTORY_BATCH 16                    /* requests answered per wakeup */
 
 /* Why a request was not answered normally. */
-#define FEED_BAD_REASONS(X)                                                                        \
+#define HISTORY_BAD_REASONS(X)                                                                     \
     X(FRAMES, "frames")                                                                            \
     X(TOO_LARGE, "too_large")                                                                      \
     X(DECODE, "decode")                                                                            \
     X(EMPTY, "empty")
 
 enum {
-#define FEED_X(id, name) FEED_BAD_##id,
-    FEED_BAD_REASONS(FEED_X)
-#undef FEED_X
-        FEED_BAD_COUNT
+#define HISTORY_X(id, name) HISTORY_BAD_##id,
+    HISTORY_BAD_REASONS(HISTORY_X)
+#undef HISTORY_X
+        HISTORY_BAD_COUNT
 };
 
-static const char *const feed_bad_names[FEED_BAD_COUNT] = {
-#define FEED_X(id, name) name,
-    FEED_BAD_REASONS(FEED_X)
-#undef FEED_X
+static const char *const history_bad_names[HISTORY_BAD_COUNT] = {
+#define HISTORY_X(id, name) name,
+    HISTORY_BAD_REASONS(HISTORY_X)
+#undef HISTORY_X
 };
 
 /* ---- the rings ---------------------------------------------------------------------------- */
@@ -82,14 +82,14 @@ typedef struct {
         uint64_t off; /* in the ring's data buffer */
         uint8_t *p;   /* an item of its own (ring.separate) */
     } at;
-} feed_entry_t;
+} history_entry_t;
 
 /* Items kept oldest first, at most max_e of them and max_size bytes. Samples (many, small, at
  * ingest rate) share one data buffer; windows (a few per second, up to MBs, and a count the
  * user asked for) are separate allocations, so that none is dropped for a lack of contiguous
  * room. */
 typedef struct {
-    feed_entry_t *e; /* circular: entry i (0 = oldest) is e[(first + i) % cap_e] */
+    history_entry_t *e; /* circular: entry i (0 = oldest) is e[(first + i) % cap_e] */
     uint64_t first, n, cap_e, max_e;
     int separate;            /* each item is its own allocation; no data buffer */
     uint8_t *data;           /* the shared buffer (not separate) */
@@ -100,19 +100,19 @@ typedef struct {
     int pushed;              /* an item has entered the ring (min_key is valid) */
     uint64_t min_key;        /* smallest key of an item that entered it */
     uint64_t too_large;      /* items larger than the whole ring, not kept */
-} feed_ring_t;
+} history_ring_t;
 
-static feed_entry_t *ring_at(const feed_ring_t *r, uint64_t i)
+static history_entry_t *ring_at(const history_ring_t *r, uint64_t i)
 {
     return &r->e[(r->first + i) % r->cap_e];
 }
 
-static const uint8_t *ring_item(const feed_ring_t *r, const feed_entry_t *e)
+static const uint8_t *ring_item(const history_ring_t *r, const history_entry_t *e)
 {
     return r->separate ? e->at.p : r->data + e->at.off;
 }
 
-static void ring_init(feed_ring_t *r, uint64_t max_entries, uint64_t max_bytes, int separate)
+static void ring_init(history_ring_t *r, uint64_t max_entries, uint64_t max_bytes, int separate)
 {
     memset(r, 0, sizeof *r);
     r->max_e = max_entries ? max_entries : 1;
@@ -120,9 +120,9 @@ static void ring_init(feed_ring_t *r, uint64_t max_entries, uint64_t max_bytes, 
     r->separate = separate;
 }
 
-static void ring_evict(feed_ring_t *r)
+static void ring_evict(history_ring_t *r)
 {
-    feed_entry_t *old = ring_at(r, 0);
+    history_entry_t *old = ring_at(r, 0);
     if (!r->evicted || old->key > r->evicted_key)
         r->evicted_key = old->key;
     r->evicted = 1;
@@ -134,13 +134,13 @@ static void ring_evict(feed_ring_t *r)
 }
 
 /* Forgets every item (a new job), remembering that they existed. */
-static void ring_clear(feed_ring_t *r)
+static void ring_clear(history_ring_t *r)
 {
     while (r->n)
         ring_evict(r);
 }
 
-static void ring_free(feed_ring_t *r)
+static void ring_free(history_ring_t *r)
 {
     ring_clear(r);
     free(r->e);
@@ -151,13 +151,13 @@ static void ring_free(feed_ring_t *r)
 /* Where an item of `len` bytes fits in the shared buffer without evicting anything; 0 when it
  * does not. Free space is after the newest item and, until the buffer wraps, before the
  * oldest; the start is preferred so that the buffer is reused before it is extended. */
-static int ring_fit(const feed_ring_t *r, uint64_t len, uint64_t *pos)
+static int ring_fit(const history_ring_t *r, uint64_t len, uint64_t *pos)
 {
     if (r->n == 0) {
         *pos = 0;
         return r->size >= len;
     }
-    const feed_entry_t *old = ring_at(r, 0), *new = ring_at(r, r->n - 1);
+    const history_entry_t *old = ring_at(r, 0), *new = ring_at(r, r->n - 1);
     uint64_t head = old->at.off, tail = new->at.off + new->len;
     if (new->at.off >= old->at.off) { /* not wrapped: [tail, size) and [0, head) are free */
         *pos = head >= len ? 0 : tail;
@@ -169,12 +169,12 @@ static int ring_fit(const feed_ring_t *r, uint64_t len, uint64_t *pos)
 
 /* Makes room for one more entry. Returns 0, or -1 when out of memory (then an old entry is
  * evicted instead). */
-static int ring_grow_entries(feed_ring_t *r)
+static int ring_grow_entries(history_ring_t *r)
 {
     uint64_t cap = r->cap_e ? r->cap_e * 2 : 64;
     if (cap > r->max_e)
         cap = r->max_e;
-    feed_entry_t *e = malloc(cap * sizeof *e);
+    history_entry_t *e = malloc(cap * sizeof *e);
     if (!e)
         return -1;
     for (uint64_t i = 0; i < r->n; i++)
@@ -189,16 +189,16 @@ static int ring_grow_entries(feed_ring_t *r)
 /* Enlarges the shared buffer so that an item of `len` bytes fits after the newest one,
  * undoing a wrap by moving the items at the start of the buffer behind the others (their
  * order is kept). Returns 0, or -1 when the buffer may not or cannot grow that much. */
-static int ring_grow(feed_ring_t *r, uint64_t len)
+static int ring_grow(history_ring_t *r, uint64_t len)
 {
     uint64_t used = 0, front = 0, j = r->n;
     if (r->n) {
-        const feed_entry_t *old = ring_at(r, 0), *new = ring_at(r, r->n - 1);
+        const history_entry_t *old = ring_at(r, 0), *new = ring_at(r, r->n - 1);
         used = new->at.off + new->len;
         if (new->at.off < old->at.off) { /* wrapped: entries j.. are at the start */
             for (j = 1; ring_at(r, j)->at.off >= old->at.off; j++)
                 ;
-            const feed_entry_t *last_upper = ring_at(r, j - 1);
+            const history_entry_t *last_upper = ring_at(r, j - 1);
             front = used;
             used = last_upper->at.off + last_upper->len;
         }
@@ -230,7 +230,7 @@ static int ring_grow(feed_ring_t *r, uint64_t len)
  * buffer grows (up to max_size) only while it is less than twice the bytes kept: beyond
  * that, an item that does not fit where the oldest left room makes more of them leave, so
  * that the touched part of the buffer follows what is kept rather than the run length. */
-static int ring_place(feed_ring_t *r, uint64_t len, uint64_t *pos)
+static int ring_place(history_ring_t *r, uint64_t len, uint64_t *pos)
 {
     while (!ring_fit(r, len, pos)) {
         if (r->size < r->max_size && r->size < 2 * (r->bytes + len) && ring_grow(r, len) == 0)
@@ -244,7 +244,7 @@ static int ring_place(feed_ring_t *r, uint64_t len, uint64_t *pos)
 
 /* Copies an item into the ring, evicting the oldest ones as needed. Returns 0, or -1 when the
  * item cannot be kept (larger than the ring, or no memory at all). */
-static int ring_push(feed_ring_t *r, uint64_t key, uint32_t rank, const void *data, size_t len)
+static int ring_push(history_ring_t *r, uint64_t key, uint32_t rank, const void *data, size_t len)
 {
     if (len > r->max_size || len > UINT32_MAX) {
         r->too_large++;
@@ -257,7 +257,7 @@ static int ring_push(feed_ring_t *r, uint64_t key, uint32_t rank, const void *da
             return -1;
         ring_evict(r);
     }
-    feed_entry_t e = {.key = key, .rank = rank, .len = (uint32_t)len};
+    history_entry_t e = {.key = key, .rank = rank, .len = (uint32_t)len};
     if (r->separate) {
         while (!(e.at.p = malloc(len ? len : 1))) {
             if (r->n == 0)
@@ -281,7 +281,7 @@ static int ring_push(feed_ring_t *r, uint64_t key, uint32_t rank, const void *da
 }
 
 /* Position of the first entry whose key is >= key (the window ring is sorted by key). */
-static uint64_t ring_lower_bound(const feed_ring_t *r, uint64_t key)
+static uint64_t ring_lower_bound(const history_ring_t *r, uint64_t key)
 {
     uint64_t lo = 0, hi = r->n;
     while (lo < hi) {
@@ -303,8 +303,8 @@ struct mw_history {
     uint8_t *job; /* the last JobInfo, encoded */
     size_t job_len;
 
-    feed_ring_t windows; /* key: window index; in index order */
-    feed_ring_t samples; /* key: window index, rank: sender */
+    history_ring_t windows; /* key: window index; in index order */
+    history_ring_t samples; /* key: window index, rank: sender */
 
     mw_rec_reader_t *reader; /* the recording, opened on the first request that needs it */
     char *reader_path;
@@ -315,7 +315,7 @@ struct mw_history {
         uint64_t requests, answered;    /* requests with a usable envelope, replies sent */
         uint64_t errors;                /* replies that carry an error */
         uint64_t truncated;
-        uint64_t bad[FEED_BAD_COUNT];
+        uint64_t bad[HISTORY_BAD_COUNT];
         uint64_t from_recording; /* windows and samples read from the recording */
         uint64_t reply_failed;   /* replies that could not be sent */
     } st;
@@ -323,7 +323,7 @@ struct mw_history {
 
 /* The clock the outer loop handed over (mw__history_open): budgets of work are measured in
  * real time; without a clock (tests) it stands still. */
-static uint64_t feed_mono_ns(const mw_history_t *f)
+static uint64_t history_mono_ns(const mw_history_t *f)
 {
     if (!f->clock)
         return 0;
@@ -333,8 +333,8 @@ static uint64_t feed_mono_ns(const mw_history_t *f)
 }
 
 /* Replies to requests are not worth waiting for at exit. */
-static const mw_serve_opts_t router_opts = {0, FEED_ROUTER_SNDHWM, FEED_ROUTER_RCVHWM,
-                                            FEED_ROUTER_MAXMSG};
+static const mw_serve_opts_t router_opts = {0, HISTORY_ROUTER_SNDHWM, HISTORY_ROUTER_RCVHWM,
+                                            HISTORY_ROUTER_MAXMSG};
 
 mw_history_t *mw__history_open(void *zmq_ctx, const mw_collector_options_t *opt,
                                mw_clock_fn clock)
@@ -346,8 +346,8 @@ mw_history_t *mw__history_open(void *zmq_ctx, const mw_collector_options_t *opt,
     }
     f->clock = clock;
     uint64_t sample_bytes = opt->history_mb << 20;
-    ring_init(&f->windows, opt->history_windows, FEED_WINDOW_BYTES, 1);
-    ring_init(&f->samples, sample_bytes / FEED_SAMPLE_ENTRY_BYTES, sample_bytes, 0);
+    ring_init(&f->windows, opt->history_windows, HISTORY_WINDOW_BYTES, 1);
+    ring_init(&f->samples, sample_bytes / HISTORY_SAMPLE_ENTRY_BYTES, sample_bytes, 0);
     if (!(f->router = mw__zmq_serve_socket(zmq_ctx, ZMQ_ROUTER, opt->history, "history endpoint",
                                            &router_opts))) {
         mw__history_close(f);
@@ -363,9 +363,9 @@ void mw__history_close(mw_history_t *f)
     if (f->router) {
         char bad[160];
         size_t n = 0;
-        for (int i = 0; i < FEED_BAD_COUNT && n < sizeof bad; i++)
+        for (int i = 0; i < HISTORY_BAD_COUNT && n < sizeof bad; i++)
             n += (size_t)snprintf(bad + n, sizeof bad - n, "%s%s %llu", i ? ", " : "",
-                                  feed_bad_names[i], (unsigned long long)f->st.bad[i]);
+                                  history_bad_names[i], (unsigned long long)f->st.bad[i]);
         MW_LOG(MW_LOG_INFO,
                "history: %llu requests, %llu answered, %llu errors, "
                "%llu truncated, %llu from the recording, %llu unsent, %llu too large to keep; "
@@ -450,11 +450,11 @@ typedef struct {
     uint8_t *buf;
     size_t len, cap;
     int oom;       /* an allocation failed: the reply becomes an error */
-    int truncated; /* an item did not fit under FEED_REPLY_MAX */
+    int truncated; /* an item did not fit under HISTORY_REPLY_MAX */
     uint64_t items;
-} feed_reply_t;
+} history_reply_t;
 
-static int reply_reserve(feed_reply_t *b, size_t more)
+static int reply_reserve(history_reply_t *b, size_t more)
 {
     if (b->len + more <= b->cap)
         return 0;
@@ -471,7 +471,7 @@ static int reply_reserve(feed_reply_t *b, size_t more)
     return 0;
 }
 
-static void reply_varint(feed_reply_t *b, uint32_t field, uint64_t v)
+static void reply_varint(history_reply_t *b, uint32_t field, uint64_t v)
 {
     if (reply_reserve(b, 20) == 0) {
         b->len += mw_wire_put_tag(b->buf + b->len, field, MW_WIRE_VARINT);
@@ -482,9 +482,9 @@ static void reply_varint(feed_reply_t *b, uint32_t field, uint64_t v)
 /* Reserves room for a length-delimited field of `len` bytes and writes its tag and length.
  * Returns where the bytes go, or NULL when the reply would pass its cap (truncated) or memory
  * ran out. */
-static uint8_t *reply_field(feed_reply_t *b, uint32_t field, size_t len)
+static uint8_t *reply_field(history_reply_t *b, uint32_t field, size_t len)
 {
-    if (b->len + len + 16 > FEED_REPLY_MAX) {
+    if (b->len + len + 16 > HISTORY_REPLY_MAX) {
         b->truncated = 1;
         return NULL;
     }
@@ -497,7 +497,7 @@ static uint8_t *reply_field(feed_reply_t *b, uint32_t field, size_t len)
     return p;
 }
 
-static int reply_bytes(feed_reply_t *b, uint32_t field, const void *data, size_t len)
+static int reply_bytes(history_reply_t *b, uint32_t field, const void *data, size_t len)
 {
     uint8_t *p = reply_field(b, field, len);
     if (!p)
@@ -507,7 +507,7 @@ static int reply_bytes(feed_reply_t *b, uint32_t field, const void *data, size_t
     return 0;
 }
 
-static int reply_message(feed_reply_t *b, uint32_t field, const ProtobufCMessage *m)
+static int reply_message(history_reply_t *b, uint32_t field, const ProtobufCMessage *m)
 {
     uint8_t *p = reply_field(b, field, protobuf_c_message_get_packed_size(m));
     if (!p)
@@ -532,7 +532,7 @@ enum {
 
 /* The reader of the recording that holds older windows (the one being written, flushed first,
  * or the one being replayed); NULL with a message in err when there is none. */
-static mw_rec_reader_t *feed_reader(mw_history_t *f, mw_collector_t *c, char *err, size_t errlen)
+static mw_rec_reader_t *history_reader(mw_history_t *f, mw_collector_t *c, char *err, size_t errlen)
 {
     const char *path = c->record ? mw__record_path(c->record) : c->opt->replay;
     if (!path) {
@@ -556,34 +556,34 @@ static mw_rec_reader_t *feed_reader(mw_history_t *f, mw_collector_t *c, char *er
 }
 
 /* Forgets the reader after an error, so that the next request opens the file again. */
-static void feed_reader_reset(mw_history_t *f)
+static void history_reader_reset(mw_history_t *f)
 {
     mw_rec_reader_close(f->reader);
     f->reader = NULL;
 }
 
 /* The first and last window of the recording; 0 when it has none (or cannot be read). */
-static int feed_rec_span(mw_rec_reader_t *rd, uint64_t *first, uint64_t *last)
+static int history_rec_span(mw_rec_reader_t *rd, uint64_t *first, uint64_t *last)
 {
     return mw_rec_reader_span(rd, first, last, NULL, NULL) == 1;
 }
 
 /* Appends the recorded windows first..last (those that exist) to the reply. Returns 0, or -1
  * with a message in err on a read error. */
-static int feed_rec_windows(mw_history_t *f, mw_rec_reader_t *rd, uint64_t first, uint64_t last,
-                            feed_reply_t *b, char *err, size_t errlen)
+static int history_rec_windows(mw_history_t *f, mw_rec_reader_t *rd, uint64_t first, uint64_t last,
+                            history_reply_t *b, char *err, size_t errlen)
 {
     uint64_t span_first, span_last;
-    if (!feed_rec_span(rd, &span_first, &span_last))
+    if (!history_rec_span(rd, &span_first, &span_last))
         return 0;
     if (first < span_first)
         first = span_first;
     if (last > span_last)
         last = span_last;
-    uint64_t probes = 0, t0 = feed_mono_ns(f);
+    uint64_t probes = 0, t0 = history_mono_ns(f);
     for (uint64_t k = first; k <= last && !b->truncated; k++) {
-        if (++probes > FEED_MAX_WINDOWS ||
-            (probes % 16 == 0 && feed_mono_ns(f) - t0 > FEED_REQUEST_NS)) {
+        if (++probes > HISTORY_MAX_WINDOWS ||
+            (probes % 16 == 0 && history_mono_ns(f) - t0 > HISTORY_REQUEST_NS)) {
             b->truncated = 1;
             break;
         }
@@ -618,12 +618,12 @@ static int feed_rec_windows(mw_history_t *f, mw_rec_reader_t *rd, uint64_t first
  * window until the Window frame of the last one. A frame is taken when it decodes, carries
  * this job's version and name, and its window follows the last one taken (the order the
  * collector itself accepts a rank's samples in). Returns 0, or -1 with a message in err. */
-static int feed_rec_samples(mw_history_t *f, mw_collector_t *c, mw_rec_reader_t *rd, uint32_t rank,
-                            uint64_t first, uint64_t last, feed_reply_t *b, char *err,
-                            size_t errlen)
+static int history_rec_samples(mw_history_t *f, mw_collector_t *c, mw_rec_reader_t *rd,
+                               uint32_t rank, uint64_t first, uint64_t last, history_reply_t *b,
+                               char *err, size_t errlen)
 {
     uint64_t span_first, span_last;
-    if (!feed_rec_span(rd, &span_first, &span_last))
+    if (!history_rec_span(rd, &span_first, &span_last))
         return 0;
     if (first < span_first)
         first = span_first;
@@ -632,7 +632,7 @@ static int feed_rec_samples(mw_history_t *f, mw_collector_t *c, mw_rec_reader_t 
     /* Where to start: the first sample of the first window that exists in the range. */
     uint64_t start = 0;
     uint64_t probes = 0;
-    for (uint64_t k = first; k <= last && k <= span_last && probes < FEED_MAX_WINDOWS;
+    for (uint64_t k = first; k <= last && k <= span_last && probes < HISTORY_MAX_WINDOWS;
          k++, probes++) {
         uint64_t woff, soff;
         int rc = mw_rec_reader_find_window(rd, k, &woff, &soff);
@@ -658,10 +658,10 @@ static int feed_rec_samples(mw_history_t *f, mw_collector_t *c, mw_rec_reader_t 
         snprintf(err, errlen, "cannot seek in the recording");
         return -1;
     }
-    uint64_t scanned = 0, taken_last = 0, frames = 0, t0 = feed_mono_ns(f);
+    uint64_t scanned = 0, taken_last = 0, frames = 0, t0 = history_mono_ns(f);
     int taken = 0;
     for (;;) {
-        if (++frames % 64 == 0 && feed_mono_ns(f) - t0 > FEED_REQUEST_NS) {
+        if (++frames % 64 == 0 && history_mono_ns(f) - t0 > HISTORY_REQUEST_NS) {
             b->truncated = 1;
             break;
         }
@@ -678,7 +678,7 @@ static int feed_rec_samples(mw_history_t *f, mw_collector_t *c, mw_rec_reader_t 
         if (rec->body_case != MPIWATCH__RECORD__BODY_MESSAGE || rec->parts > 1)
             continue;
         scanned += rec->message.len;
-        if (scanned > FEED_SCAN_MAX) {
+        if (scanned > HISTORY_SCAN_MAX) {
             b->truncated = 1;
             break;
         }
@@ -706,24 +706,24 @@ static int feed_rec_samples(mw_history_t *f, mw_collector_t *c, mw_rec_reader_t 
 /* ---- answering ---------------------------------------------------------------------------- */
 
 /* 1 when the collector has a recording to read older windows from. */
-static int feed_has_recording(const mw_collector_t *c)
+static int history_has_recording(const mw_collector_t *c)
 {
     return c->record || c->opt->replay;
 }
 
 /* Oldest and newest windows that can be asked for: the newest closed one kept, the oldest
  * in the recording or else in memory. */
-static void feed_bounds(mw_history_t *f, mw_collector_t *c, uint64_t *oldest, uint64_t *newest)
+static void history_bounds(mw_history_t *f, mw_collector_t *c, uint64_t *oldest, uint64_t *newest)
 {
-    const feed_ring_t *w = &f->windows;
+    const history_ring_t *w = &f->windows;
     *oldest = w->n ? ring_at(w, 0)->key : 0;
     *newest = w->n ? ring_at(w, w->n - 1)->key : 0;
     if (!w->n && w->evicted)
         *newest = w->evicted_key;
     char err[64];
     uint64_t first, last;
-    mw_rec_reader_t *rd = feed_has_recording(c) ? feed_reader(f, c, err, sizeof err) : NULL;
-    if (rd && feed_rec_span(rd, &first, &last)) {
+    mw_rec_reader_t *rd = history_has_recording(c) ? history_reader(f, c, err, sizeof err) : NULL;
+    if (rd && history_rec_span(rd, &first, &last)) {
         if (!w->n || first < *oldest)
             *oldest = first;
         if (!w->n && !w->evicted)
@@ -733,10 +733,10 @@ static void feed_bounds(mw_history_t *f, mw_collector_t *c, uint64_t *oldest, ui
 
 /* Windows first..last: the part older than the ring from the recording, the rest from
  * memory. Returns 0, or -1 with a message in err. */
-static int feed_answer_windows(mw_history_t *f, mw_collector_t *c, uint64_t first, uint64_t last,
-                               feed_reply_t *b, char *err, size_t errlen)
+static int history_answer_windows(mw_history_t *f, mw_collector_t *c, uint64_t first, uint64_t last,
+                               history_reply_t *b, char *err, size_t errlen)
 {
-    feed_ring_t *w = &f->windows;
+    history_ring_t *w = &f->windows;
     if (first > last) {
         snprintf(err, errlen, "empty range %llu..%llu", (unsigned long long)first,
                  (unsigned long long)last);
@@ -745,12 +745,12 @@ static int feed_answer_windows(mw_history_t *f, mw_collector_t *c, uint64_t firs
     uint64_t mem_oldest = w->n ? ring_at(w, 0)->key : 0;
     if (!w->n || first < mem_oldest) {
         uint64_t old_last = w->n && last >= mem_oldest ? mem_oldest - 1 : last;
-        if (feed_has_recording(c)) {
-            mw_rec_reader_t *rd = feed_reader(f, c, err, errlen);
+        if (history_has_recording(c)) {
+            mw_rec_reader_t *rd = history_reader(f, c, err, errlen);
             if (!rd)
                 return -1;
-            if (feed_rec_windows(f, rd, first, old_last, b, err, errlen) < 0) {
-                feed_reader_reset(f);
+            if (history_rec_windows(f, rd, first, old_last, b, err, errlen) < 0) {
+                history_reader_reset(f);
                 return -1;
             }
         } else if (w->evicted && first <= w->evicted_key) {
@@ -765,7 +765,7 @@ static int feed_answer_windows(mw_history_t *f, mw_collector_t *c, uint64_t firs
         }
     }
     for (uint64_t i = ring_lower_bound(w, first); i < w->n && !b->truncated; i++) {
-        const feed_entry_t *e = ring_at(w, i);
+        const history_entry_t *e = ring_at(w, i);
         if (e->key > last)
             break;
         reply_bytes(b, REPLY_WINDOWS, ring_item(w, e), e->len);
@@ -775,14 +775,14 @@ static int feed_answer_windows(mw_history_t *f, mw_collector_t *c, uint64_t firs
 
 /* The last n closed windows: from memory, and when n is larger the ones just before it from
  * the recording, counted by index (a job's windows follow each other on the grid). */
-static int feed_answer_last(mw_history_t *f, mw_collector_t *c, uint64_t n, feed_reply_t *b, char *err,
-                            size_t errlen)
+static int history_answer_last(mw_history_t *f, mw_collector_t *c, uint64_t n, history_reply_t *b,
+                               char *err, size_t errlen)
 {
-    feed_ring_t *w = &f->windows;
+    history_ring_t *w = &f->windows;
     if (n == 0)
         return 0;
     if (w->n >= n)
-        return feed_answer_windows(f, c, ring_at(w, w->n - n)->key, ring_at(w, w->n - 1)->key, b,
+        return history_answer_windows(f, c, ring_at(w, w->n - n)->key, ring_at(w, w->n - 1)->key, b,
                                    err, errlen);
     uint64_t newest, first;
     if (w->n) {
@@ -794,22 +794,22 @@ static int feed_answer_last(mw_history_t *f, mw_collector_t *c, uint64_t n, feed
         mw_rec_reader_t *rd;
         if (w->evicted)
             newest = w->evicted_key;
-        else if (!feed_has_recording(c))
+        else if (!history_has_recording(c))
             return 0; /* nothing has closed yet */
-        else if (!(rd = feed_reader(f, c, err, errlen)))
+        else if (!(rd = history_reader(f, c, err, errlen)))
             return -1;
-        else if (!feed_rec_span(rd, &span_first, &newest))
+        else if (!history_rec_span(rd, &span_first, &newest))
             return 0;
         first = n - 1 > newest ? 0 : newest - (n - 1);
     }
-    return feed_answer_windows(f, c, first, newest, b, err, errlen);
+    return history_answer_windows(f, c, first, newest, b, err, errlen);
 }
 
 /* Samples of `rank` for windows first..last, in window order. */
-static int feed_answer_rank(mw_history_t *f, mw_collector_t *c, const Mpiwatch__RankRange *q,
-                            feed_reply_t *b, char *err, size_t errlen)
+static int history_answer_rank(mw_history_t *f, mw_collector_t *c, const Mpiwatch__RankRange *q,
+                            history_reply_t *b, char *err, size_t errlen)
 {
-    feed_ring_t *s = &f->samples;
+    history_ring_t *s = &f->samples;
     if (q->first > q->last) {
         snprintf(err, errlen, "empty range %llu..%llu", (unsigned long long)q->first,
                  (unsigned long long)q->last);
@@ -828,12 +828,12 @@ static int feed_answer_rank(mw_history_t *f, mw_collector_t *c, const Mpiwatch__
     uint64_t mem_first = q->first;
     if (q->first < mem_from) {
         uint64_t old_last = q->last < mem_from - 1 ? q->last : mem_from - 1;
-        if (feed_has_recording(c)) {
-            mw_rec_reader_t *rd = feed_reader(f, c, err, errlen);
+        if (history_has_recording(c)) {
+            mw_rec_reader_t *rd = history_reader(f, c, err, errlen);
             if (!rd)
                 return -1;
-            if (feed_rec_samples(f, c, rd, q->rank, q->first, old_last, b, err, errlen) < 0) {
-                feed_reader_reset(f);
+            if (history_rec_samples(f, c, rd, q->rank, q->first, old_last, b, err, errlen) < 0) {
+                history_reader_reset(f);
                 return -1;
             }
             if (old_last == UINT64_MAX)
@@ -848,7 +848,7 @@ static int feed_answer_rank(mw_history_t *f, mw_collector_t *c, const Mpiwatch__
         }
     }
     for (uint64_t i = 0; i < s->n && !b->truncated; i++) {
-        const feed_entry_t *e = ring_at(s, i);
+        const history_entry_t *e = ring_at(s, i);
         if (e->rank == q->rank && e->key >= mem_first && e->key <= q->last)
             reply_bytes(b, REPLY_SAMPLES, ring_item(s, e), e->len);
     }
@@ -856,24 +856,24 @@ static int feed_answer_rank(mw_history_t *f, mw_collector_t *c, const Mpiwatch__
 }
 
 /* Builds the reply to a decoded request into b. Returns 0, or -1 with the error in err. */
-static int feed_answer(mw_history_t *f, mw_collector_t *c, const Mpiwatch__HistoryRequest *q,
-                       feed_reply_t *b, char *err, size_t errlen)
+static int history_answer(mw_history_t *f, mw_collector_t *c, const Mpiwatch__HistoryRequest *q,
+                       history_reply_t *b, char *err, size_t errlen)
 {
     switch (q->what_case) {
     case MPIWATCH__HISTORY_REQUEST__WHAT_LAST:
-        return feed_answer_last(f, c, q->last, b, err, errlen);
+        return history_answer_last(f, c, q->last, b, err, errlen);
     case MPIWATCH__HISTORY_REQUEST__WHAT_RANGE:
         if (!q->range) {
             snprintf(err, errlen, "a range request without a range");
             return -1;
         }
-        return feed_answer_windows(f, c, q->range->first, q->range->last, b, err, errlen);
+        return history_answer_windows(f, c, q->range->first, q->range->last, b, err, errlen);
     case MPIWATCH__HISTORY_REQUEST__WHAT_RANK_SAMPLES:
         if (!q->rank_samples) {
             snprintf(err, errlen, "a rank request without a range");
             return -1;
         }
-        return feed_answer_rank(f, c, q->rank_samples, b, err, errlen);
+        return history_answer_rank(f, c, q->rank_samples, b, err, errlen);
     case MPIWATCH__HISTORY_REQUEST__WHAT_JOB:
         if (!f->job) {
             snprintf(err, errlen, "no job has started yet");
@@ -887,7 +887,7 @@ static int feed_answer(mw_history_t *f, mw_collector_t *c, const Mpiwatch__Histo
     }
 }
 
-static void feed_free(void *data, void *hint)
+static void history_free(void *data, void *hint)
 {
     (void)hint;
     free(data);
@@ -895,10 +895,11 @@ static void feed_free(void *data, void *hint)
 
 /* Sends [identity, (empty,) reply]. The reply's buffer is handed to libzmq, which frees it
  * once sent (a reply may be tens of MiB: it is not copied). */
-static void feed_reply_send(mw_history_t *f, const zmq_msg_t *id, int delimiter, feed_reply_t *b)
+static void history_reply_send(mw_history_t *f, const zmq_msg_t *id, int delimiter,
+                               history_reply_t *b)
 {
     zmq_msg_t body;
-    if (zmq_msg_init_data(&body, b->buf, b->len, feed_free, NULL) != 0) {
+    if (zmq_msg_init_data(&body, b->buf, b->len, history_free, NULL) != 0) {
         MW_LOG(MW_LOG_DEBUG, "history: zmq_msg_init_data: %s", zmq_strerror(zmq_errno()));
         free(b->buf);
         f->st.reply_failed++;
@@ -922,7 +923,7 @@ static void feed_reply_send(mw_history_t *f, const zmq_msg_t *id, int delimiter,
  * that cannot be decoded or ask for nothing are counted by reason; a well-formed request that
  * cannot be answered (a window no longer kept, an empty range) only gets its error. Both are
  * answered with an error message and no content. */
-static void feed_request(mw_history_t *f, mw_collector_t *c, const zmq_msg_t *id, int delimiter,
+static void history_request(mw_history_t *f, mw_collector_t *c, const zmq_msg_t *id, int delimiter,
                          const zmq_msg_t *body)
 {
     char err[512] = "";
@@ -930,21 +931,21 @@ static void feed_request(mw_history_t *f, mw_collector_t *c, const zmq_msg_t *id
     Mpiwatch__HistoryRequest *q = NULL;
     size_t len = zmq_msg_size(body);
     f->st.requests++;
-    if (len > FEED_REQUEST_MAX) {
-        bad = FEED_BAD_TOO_LARGE;
+    if (len > HISTORY_REQUEST_MAX) {
+        bad = HISTORY_BAD_TOO_LARGE;
         snprintf(err, sizeof err, "a request of %zu bytes is larger than the limit of %u bytes",
-                 len, FEED_REQUEST_MAX);
+                 len, HISTORY_REQUEST_MAX);
     } else if (!(q = mpiwatch__history_request__unpack(NULL, len,
                                                        zmq_msg_data((zmq_msg_t *)body)))) {
-        bad = FEED_BAD_DECODE;
+        bad = HISTORY_BAD_DECODE;
         snprintf(err, sizeof err, "the request is not a HistoryRequest");
     } else if (q->what_case == MPIWATCH__HISTORY_REQUEST__WHAT__NOT_SET) {
-        bad = FEED_BAD_EMPTY;
+        bad = HISTORY_BAD_EMPTY;
         snprintf(err, sizeof err, "the request asks for nothing");
     }
 
-    feed_reply_t b = {0};
-    if (bad < 0 && feed_answer(f, c, q, &b, err, sizeof err) < 0 && !err[0])
+    history_reply_t b = {0};
+    if (bad < 0 && history_answer(f, c, q, &b, err, sizeof err) < 0 && !err[0])
         snprintf(err, sizeof err, "cannot answer the request");
     if (b.oom && !err[0])
         snprintf(err, sizeof err, "out of memory");
@@ -958,7 +959,7 @@ static void feed_request(mw_history_t *f, mw_collector_t *c, const zmq_msg_t *id
         MW_LOG(MW_LOG_DEBUG, "history: request answered with an error: %s", err);
     }
     uint64_t oldest, newest;
-    feed_bounds(f, c, &oldest, &newest);
+    history_bounds(f, c, &oldest, &newest);
     if (q && q->id)
         reply_varint(&b, REPLY_ID, q->id);
     if (err[0]) {
@@ -984,13 +985,13 @@ static void feed_request(mw_history_t *f, mw_collector_t *c, const zmq_msg_t *id
         f->st.reply_failed++;
         return;
     }
-    feed_reply_send(f, id, delimiter, &b);
+    history_reply_send(f, id, delimiter, &b);
 }
 
 /* Receives one request without blocking: up to three frames are kept, the rest of a longer
  * message is read and discarded. Returns the number of frames (0: none pending), or -1 on a
  * socket error. */
-static int feed_recv(mw_history_t *f, zmq_msg_t msgs[3], int *kept)
+static int history_recv(mw_history_t *f, zmq_msg_t msgs[3], int *kept)
 {
     int parts = 0;
     *kept = 0;
@@ -1023,11 +1024,11 @@ void mw__history_serve(mw_history_t *f, mw_collector_t *c)
 {
     if (!f)
         return;
-    uint64_t t0 = feed_mono_ns(f);
-    for (int i = 0; i < FEED_BATCH && feed_mono_ns(f) - t0 < FEED_WAKEUP_NS; i++) {
+    uint64_t t0 = history_mono_ns(f);
+    for (int i = 0; i < HISTORY_BATCH && history_mono_ns(f) - t0 < HISTORY_WAKEUP_NS; i++) {
         zmq_msg_t msgs[3];
         int kept;
-        int parts = feed_recv(f, msgs, &kept);
+        int parts = history_recv(f, msgs, &kept);
         if (parts <= 0) {
             for (int k = 0; k < kept; k++)
                 zmq_msg_close(&msgs[k]);
@@ -1036,10 +1037,10 @@ void mw__history_serve(mw_history_t *f, mw_collector_t *c)
         /* REQ: identity, empty delimiter, body. DEALER: identity, body. */
         int delimiter = parts == 3;
         if (parts < 2 || parts > 3 || (delimiter && zmq_msg_size(&msgs[1]) != 0)) {
-            f->st.bad[FEED_BAD_FRAMES]++;
+            f->st.bad[HISTORY_BAD_FRAMES]++;
             MW_LOG(MW_LOG_DEBUG, "history: dropped a request of %d frames", parts);
         } else {
-            feed_request(f, c, &msgs[0], delimiter, &msgs[parts - 1]);
+            history_request(f, c, &msgs[0], delimiter, &msgs[parts - 1]);
         }
         for (int k = 0; k < kept; k++)
             if (zmq_msg_close(&msgs[k]) != 0)
