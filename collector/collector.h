@@ -90,7 +90,7 @@ typedef struct mw_collector {
     struct mw_feed *feed;          /* --publish, or NULL (feed.c) */
     struct mw_history *history;    /* --history, or NULL (history.c) */
     uint32_t job_published_hellos; /* job.hellos when the job description was last sent */
-    struct mw_steps *steps;        /* per-step assembly of the current job (steps.c) */
+    struct mw_step_assembly *steps;        /* per-step assembly of the current job (steps.c) */
     struct mw_steer *steer;        /* --steer / --control sockets, or NULL (steer.c) */
     struct mw_rules *rules;        /* --rules: the rule set (rules.c), or NULL */
     struct mw_auth *auth;          /* --curve-secret: the ZAP handler and monitors, or NULL */

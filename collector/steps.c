@@ -70,7 +70,7 @@ typedef struct {
     mw__index_t pairs; /* src << 32 | dst -> mw_pair_sum_t */
 } step_open_t;
 
-struct mw_steps {
+struct mw_step_assembly {
     uint32_t size;
     uint64_t window_ns, lateness_ns;
     step_rank_t *rank;
@@ -105,7 +105,7 @@ struct mw_steps {
 int mw__steps_begin(mw_collector_t *c, uint32_t size, uint64_t window_ns, uint64_t lateness_ns)
 {
     mw__steps_free(c);
-    mw_steps_t *S = calloc(1, sizeof *S);
+    mw_step_assembly_t *S = calloc(1, sizeof *S);
     if (!S)
         return -1;
     S->size = size;
@@ -134,7 +134,7 @@ int mw__steps_begin(mw_collector_t *c, uint32_t size, uint64_t window_ns, uint64
 
 void mw__steps_free(mw_collector_t *c)
 {
-    mw_steps_t *S = c->steps;
+    mw_step_assembly_t *S = c->steps;
     if (!S)
         return;
     for (uint32_t r = 0; S->rank && r < S->size; r++) {
@@ -184,7 +184,7 @@ static int fs_le(const mw_fn_stats_t *a, const mw_fn_stats_t *b)
 }
 
 /* Zeroes the scratch entries a sample and its marks may have touched. */
-static void scratch_clear(mw_steps_t *S, const Mpiwatch__Sample *s)
+static void scratch_clear(mw_step_assembly_t *S, const Mpiwatch__Sample *s)
 {
     for (size_t i = 0; i < s->n_functions; i++)
         if (s->functions[i] && s->functions[i]->fn < MW_FN_COUNT)
@@ -211,7 +211,7 @@ static void scratch_clear(mw_steps_t *S, const Mpiwatch__Sample *s)
 
 /* One mark against its bound (tot_*: the next mark's snapshot, or the window's totals). The
  * mark's own values are collected in prev_* to catch an id listed twice. */
-static mw_reject_t check_mark(mw_steps_t *S, const Mpiwatch__StepMark *m, uint64_t lo, uint64_t hi)
+static mw_reject_t check_mark(mw_step_assembly_t *S, const Mpiwatch__StepMark *m, uint64_t lo, uint64_t hi)
 {
     if (!m || m->source < 1 || m->source > 3 || m->end_ns < lo || m->end_ns > hi ||
         m->step > (uint64_t)INT64_MAX)
@@ -242,7 +242,7 @@ static mw_reject_t check_mark(mw_steps_t *S, const Mpiwatch__StepMark *m, uint64
  * are checked from the last to the first, each becoming the bound of the one before it. */
 mw_reject_t mw__steps_check(mw_collector_t *c, const Mpiwatch__Sample *s)
 {
-    mw_steps_t *S = c->steps;
+    mw_step_assembly_t *S = c->steps;
     if (s->n_steps == 0)
         return MW_ACCEPTED;
     if (s->n_steps > MW_STEPS_MAX_MARKS)
@@ -313,7 +313,7 @@ static void stats_add(mw_fn_stats_t *t, const mw_fn_stats_t *x)
  * full doubles, and the entries it gains are charged to the job-wide carry budget; when they
  * do not fit (or memory runs out) the segment is left out of the rank's next step and counted
  * as `carry`. The budget counts allocated entries, not used ones, so it bounds memory. */
-static void *carry_get(mw_steps_t *S, step_rank_t *r, mw__index_t *ix, uint64_t key, int *created)
+static void *carry_get(mw_step_assembly_t *S, step_rank_t *r, mw__index_t *ix, uint64_t key, int *created)
 {
     *created = 0;
     if (ix->n == ix->cap && S->carry_held + ix->cap > S->carry_budget && !mw__index_find(ix, key)) {
@@ -333,7 +333,7 @@ static void *carry_get(mw_steps_t *S, step_rank_t *r, mw__index_t *ix, uint64_t 
 
 /* Sets up (again) a rank's carry tables at their initial size. On failure a table stays empty
  * and zeroed, so every later segment is refused and counted instead of touching it. */
-static int carry_init(mw_steps_t *S, step_rank_t *r)
+static int carry_init(mw_step_assembly_t *S, step_rank_t *r)
 {
     int fn = mw__index_init(&r->fn, sizeof(mw_fn_stats_t), MW_STEPS_TABLE_INITIAL, MW_FN_COUNT);
     int peer = mw__index_init(&r->peer, sizeof(mw_pair_sum_t), MW_STEPS_TABLE_INITIAL, S->size);
@@ -342,7 +342,7 @@ static int carry_init(mw_steps_t *S, step_rank_t *r)
 
 /* Empties a rank's carry. Tables that grew are given back to the budget (freed and set up at
  * their initial size), so the budget measures what the carries hold now, not past peaks. */
-static void carry_release(mw_steps_t *S, step_rank_t *r)
+static void carry_release(mw_step_assembly_t *S, step_rank_t *r)
 {
     mw__index_clear(&r->fn);
     mw__index_clear(&r->peer);
@@ -356,7 +356,7 @@ static void carry_release(mw_steps_t *S, step_rank_t *r)
 }
 
 /* Adds snapshot f minus the previous one (prev_fn) to the rank's carry. */
-static void carry_fn(mw_steps_t *S, step_rank_t *r, const Mpiwatch__FunctionStat *f,
+static void carry_fn(mw_step_assembly_t *S, step_rank_t *r, const Mpiwatch__FunctionStat *f,
                      const mw_fn_stats_t *prev)
 {
     mw_fn_stats_t d = {.count = f->count - prev->count,
@@ -372,7 +372,7 @@ static void carry_fn(mw_steps_t *S, step_rank_t *r, const Mpiwatch__FunctionStat
         stats_add(t, &d);
 }
 
-static void carry_peer(mw_steps_t *S, step_rank_t *r, uint32_t peer, uint64_t messages,
+static void carry_peer(mw_step_assembly_t *S, step_rank_t *r, uint32_t peer, uint64_t messages,
                        uint64_t bytes)
 {
     if (!messages && !bytes)
@@ -401,7 +401,7 @@ static int cmp_pair(const void *a, const void *b)
 /* Emits an open step and frees its entry. */
 static void step_close(mw_collector_t *c, step_open_t *o)
 {
-    mw_steps_t *S = c->steps;
+    mw_step_assembly_t *S = c->steps;
     Mpiwatch__Step st = MPIWATCH__STEP__INIT;
     st.step = o->step;
     st.start_ns = o->start_ns;
@@ -477,7 +477,7 @@ static void step_close(mw_collector_t *c, step_open_t *o)
 }
 
 /* The position in `order` of `step`, or where it would go. */
-static uint32_t order_find(mw_steps_t *S, uint64_t step)
+static uint32_t order_find(mw_step_assembly_t *S, uint64_t step)
 {
     uint32_t lo = 0, hi = S->n_open;
     while (lo < hi) {
@@ -491,7 +491,7 @@ static uint32_t order_find(mw_steps_t *S, uint64_t step)
     return lo;
 }
 
-static step_open_t *open_find(mw_steps_t *S, int64_t step)
+static step_open_t *open_find(mw_step_assembly_t *S, int64_t step)
 {
     if (step < 0 || !S->n_open)
         return NULL;
@@ -503,7 +503,7 @@ static step_open_t *open_find(mw_steps_t *S, int64_t step)
 /* Emits the lowest open step: it becomes the floor and its ranks fall behind. */
 static void close_lowest(mw_collector_t *c)
 {
-    mw_steps_t *S = c->steps;
+    mw_step_assembly_t *S = c->steps;
     uint32_t slot = S->order[0];
     step_open_t *o = &S->open[slot];
     S->work++;
@@ -518,7 +518,7 @@ static void close_lowest(mw_collector_t *c)
 /* Closes the steps every expected rank has passed, lowest first. */
 static void close_ready(mw_collector_t *c)
 {
-    mw_steps_t *S = c->steps;
+    mw_step_assembly_t *S = c->steps;
     while (S->n_open && S->behind == 0)
         close_lowest(c);
 }
@@ -527,7 +527,7 @@ static void close_ready(mw_collector_t *c)
  * (below every open step while MW_STEPS_MAX_OPEN are open, or out of memory). */
 static step_open_t *step_entry(mw_collector_t *c, uint64_t step)
 {
-    mw_steps_t *S = c->steps;
+    mw_step_assembly_t *S = c->steps;
     uint32_t pos = order_find(S, step);
     if (pos < S->n_open && S->open[S->order[pos]].step == step)
         return &S->open[S->order[pos]];
@@ -574,7 +574,7 @@ static int64_t rank_passed(const step_rank_t *r)
 }
 
 /* The rank's `passed` moves to `step` (an open step above it): one counter to another. */
-static void rank_pass(mw_steps_t *S, step_rank_t *r, step_open_t *o)
+static void rank_pass(mw_step_assembly_t *S, step_rank_t *r, step_open_t *o)
 {
     if (!r->gone) {
         step_open_t *from = rank_passed(r) > S->floor ? open_find(S, rank_passed(r)) : NULL;
@@ -592,7 +592,7 @@ static void rank_pass(mw_steps_t *S, step_rank_t *r, step_open_t *o)
  * rank that reports a step twice gets a second pair entry, which the sums still count. */
 static void rank_ends_step(mw_collector_t *c, uint32_t rank, const Mpiwatch__StepMark *m)
 {
-    mw_steps_t *S = c->steps;
+    mw_step_assembly_t *S = c->steps;
     step_rank_t *r = &S->rank[rank];
     S->work++;
     step_open_t *o = (int64_t)m->step > S->floor ? step_entry(c, m->step) : NULL;
@@ -644,7 +644,7 @@ static void rank_ends_step(mw_collector_t *c, uint32_t rank, const Mpiwatch__Ste
 
 void mw__steps_sample(mw_collector_t *c, uint32_t rank, const Mpiwatch__Sample *s)
 {
-    mw_steps_t *S = c->steps;
+    mw_step_assembly_t *S = c->steps;
     if (!S || rank >= S->size)
         return;
     step_rank_t *r = &S->rank[rank];
@@ -702,7 +702,7 @@ void mw__steps_sample(mw_collector_t *c, uint32_t rank, const Mpiwatch__Sample *
 
 void mw__steps_leave(mw_collector_t *c, uint32_t rank)
 {
-    mw_steps_t *S = c->steps;
+    mw_step_assembly_t *S = c->steps;
     if (!S || rank >= S->size || S->rank[rank].gone)
         return;
     step_rank_t *r = &S->rank[rank];
@@ -719,7 +719,7 @@ void mw__steps_leave(mw_collector_t *c, uint32_t rank)
 
 void mw__steps_end(mw_collector_t *c)
 {
-    mw_steps_t *S = c->steps;
+    mw_step_assembly_t *S = c->steps;
     if (!S)
         return;
     while (S->n_open)
@@ -740,7 +740,7 @@ void mw__steps_end(mw_collector_t *c)
 
 void mw__steps_keep(mw_collector_t *c, const uint8_t *pb, size_t len)
 {
-    mw_steps_t *S = c->steps;
+    mw_step_assembly_t *S = c->steps;
     if (!S || S->n_kept >= MW_STEPS_KEEP)
         return;
     if (S->n_kept % 1024 == 0) {
@@ -763,7 +763,7 @@ void mw__steps_keep(mw_collector_t *c, const uint8_t *pb, size_t len)
 
 size_t mw__steps_kept(const mw_collector_t *c, size_t i, const uint8_t **pb)
 {
-    const mw_steps_t *S = c->steps;
+    const mw_step_assembly_t *S = c->steps;
     if (!S || i >= S->n_kept)
         return 0;
     *pb = S->kept[i];
@@ -782,7 +782,7 @@ uint64_t mw__steps_work(const mw_collector_t *c)
 
 uint64_t mw__steps_refused(const mw_collector_t *c, mw_steps_refusal_t reason)
 {
-    const mw_steps_t *S = c->steps;
+    const mw_step_assembly_t *S = c->steps;
     return S && (unsigned)reason < MW_STEPS_REFUSAL_COUNT ? S->refused[reason] : 0;
 }
 
@@ -804,7 +804,7 @@ int mw__steps_marked(const mw_collector_t *c)
 void mw__steps_held(const mw_collector_t *c, uint64_t *carry, uint64_t *carry_budget,
                     uint64_t *pairs)
 {
-    const mw_steps_t *S = c->steps;
+    const mw_step_assembly_t *S = c->steps;
     *carry = S ? S->carry_held : 0;
     *carry_budget = S ? S->carry_budget : 0;
     *pairs = S ? S->pairs_held : 0;

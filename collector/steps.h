@@ -44,7 +44,7 @@ typedef enum {
         MW_STEPS_REFUSAL_COUNT
 } mw_steps_refusal_t;
 
-typedef struct mw_steps mw_steps_t;
+typedef struct mw_step_assembly mw_step_assembly_t;
 
 /* Prepares the assembly of a job of `size` ranks (after the job and merge began). Returns 0,
  * or -1 when out of memory (the job then has no steps). */

@@ -577,7 +577,7 @@ static void test_claimed_size_untouched(void **state)
     assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
     assert_int_equal(f->c->job.size, MW_MAX_RANKS);
     assert_non_null(f->c->steps);
-    mw_steps_t *kept = f->c->steps;
+    mw_step_assembly_t *kept = f->c->steps;
     f->c->steps = NULL; /* measure the steps alone: a fresh assembly for the claimed size */
     long mid = rss_kib();
     assert_int_equal(mw__steps_begin(f->c, MW_MAX_RANKS, TM_WINDOW_NS, 0), 0);
