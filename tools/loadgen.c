@@ -7,7 +7,8 @@
  * use it instead of a real job with thousands of ranks.
  *
  * DESIGN: one thread. Windows are paced on the real-time grid the library uses (window k =
- * [k * window_ns, (k + 1) * window_ns) of CLOCK_REALTIME): the library sends window k when it
+ * [k * window_ns, (k + 1) * window_ns) of CLOCK_REALTIME, proto/mw_grid.h with one segment:
+ * the generator never changes its window length): the library sends window k when it
  * closes, so the generator sleeps until the end of window k and then sends window k for every
  * rank. Unlike the library (which drops rather than block the application), the generator must
  * never lose a message, so its PUSH sockets have a huge SNDHWM and send blocking; when the
@@ -32,6 +33,7 @@
 #include <zmq.h>
 
 #include "mw_file.h"
+#include "mw_grid.h"
 #include "mw_proto.h"
 
 #define LG_SUBSLOTS 10u
@@ -90,6 +92,7 @@ static struct {
     unsigned fn_id[LG_MAX_FUNCTIONS];
     unsigned char is_send[LG_MAX_FUNCTIONS]; /* its calls are the peer messages */
     uint64_t window_ns;
+    mw_grid_t grid;        /* one segment of window_ns */
     unsigned per_node;     /* ranks on the fullest node */
     unsigned cores_per_l3; /* of the synthetic node hardware */
     Mpiwatch__TopoObject *topo;
@@ -354,7 +357,7 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
     uint64_t rs = rng_seed(G.o.seed, rank, ordinal);
     double wsec = (double)G.window_ns * 1e-9;
     unsigned nf = G.o.functions;
-    uint64_t wstart = k * G.window_ns;
+    uint64_t wstart = mw_grid_start(&G.grid, k);
     uint64_t sends = 0, send_bytes = 0;
     unsigned order[LG_MAX_FUNCTIONS]; /* function indices by time, descending */
 
@@ -710,6 +713,7 @@ static int setup(void)
         G.total_fn[j] = G.fn_id[G.by_id[j]];
     }
     G.window_ns = (uint64_t)llround(1e9 / G.o.rate);
+    mw_grid_init(&G.grid, G.window_ns);
     G.per_node = (G.o.ranks + G.o.nodes - 1) / G.o.nodes;
     unsigned l3s = LG_PACKAGES * LG_L3_PER_PKG;
     G.cores_per_l3 = (G.per_node + l3s - 1) / l3s;
@@ -816,11 +820,11 @@ int main(int argc, char **argv)
 
     /* The first window is the one after the hellos; window k is sent when it closes, at
      * (k + 1) * window_ns, like the library does. */
-    uint64_t k0 = now_ns(CLOCK_REALTIME) / G.window_ns + 1;
+    uint64_t k0 = mw_grid_index(&G.grid, now_ns(CLOCK_REALTIME)) + 1;
     uint64_t max_lag = 0, sum_lag = 0, late_windows = 0;
     uint64_t send_ns_max = 0, send_ns_sum = 0, last_done = 0;
     for (uint64_t w = 0; w < nwin; w++) {
-        uint64_t k = k0 + w, due = (k + 1) * G.window_ns;
+        uint64_t k = k0 + w, due = mw_grid_start(&G.grid, k + 1);
         sleep_until_realtime(due);
         uint64_t start = now_ns(CLOCK_REALTIME);
         for (unsigned r = 0; r < G.o.ranks; r++)
@@ -845,7 +849,7 @@ int main(int argc, char **argv)
             return 1;
     /* Achieved rate: windows over the time from the start of the first window to the end of
      * the last batch (nwin windows should take nwin window lengths plus one batch). */
-    double span = (double)(last_done - k0 * G.window_ns) * 1e-9;
+    double span = (double)(last_done - mw_grid_start(&G.grid, k0)) * 1e-9;
     for (unsigned i = 0; i < G.o.sockets; i++)
         zmq_close(G.socks[i]);
     zmq_ctx_term(G.ctx); /* waits (up to the linger) until every queued message is out */
