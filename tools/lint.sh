@@ -14,6 +14,9 @@
 #   shell   shellcheck, with the settings of .shellcheckrc, on every shell script under
 #           tools/, tests/ and bench/ (*.sh, any file starting with a sh or bash #! line,
 #           the launcher template tools/mpiwatch.in) and on .ci/run.
+#   layering  the layering of docs/architecture.md: no file under proto/ includes a file of
+#           another folder, no proto/ target links a target defined elsewhere, tools/ defines
+#           no library (add_library) and no CMakeLists.txt links a library defined under tools/.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,6 +58,135 @@ check_shell() {
     echo "lint: shellcheck: ${#scripts[@]} scripts, no finding"
 }
 
+# cmake_calls: the calls of add_library, add_executable and target_link_libraries in every
+# CMakeLists.txt of the tree (build trees, those with a CMakeCache.txt, left out), one per
+# line: FILE:LINE COMMAND ARG...; a call that spans lines is joined, comments are dropped.
+cmake_calls() {
+    local d files=()
+    for d in */; do
+        d=${d%/}
+        [ ! -f "$d/CMakeCache.txt" ] || continue
+        mapfile -t -O ${#files[@]} files < <(find "$d" -name CMakeLists.txt 2>/dev/null)
+    done
+    [ ! -f CMakeLists.txt ] || files+=(CMakeLists.txt)
+    [ ${#files[@]} -gt 0 ] || return 0
+    awk '
+        function emit() {
+            gsub(/[ \t]+/, " ", args); sub(/^ /, "", args); sub(/ $/, "", args)
+            print FILENAME ":" start " " cmd " " args
+        }
+        FNR == 1 { depth = 0 }
+        {
+            s = $0; sub(/#.*/, "", s)
+            if (depth == 0) {
+                re = "(^|[^a-z0-9_])(add_library|add_executable|target_link_libraries)[ \t]*[(]"
+                if (!match(tolower(s), re)) next
+                cmd = tolower(substr(s, RSTART, RLENGTH)); gsub(/[^a-z_]/, "", cmd)
+                s = substr(s, RSTART + RLENGTH); depth = 1; args = ""; start = FNR
+            }
+            for (i = 1; i <= length(s); i++) {
+                c = substr(s, i, 1)
+                if (c == "(") depth++
+                else if (c == ")" && --depth == 0) { emit(); break }
+                args = args c
+            }
+            if (depth > 0) args = args " "
+        }' "${files[@]}"
+}
+
+# check_layering: the layering of docs/architecture.md. proto/ depends on no component: its
+# files include only proto/'s own files, the sources generated from its .proto files and
+# system headers; its CMake targets link no target defined elsewhere in the tree. tools/ holds
+# programs only: no add_library there, and no CMakeLists.txt links a library defined there.
+check_layering() {
+    local found=0 f line inc where cmd name rest arg tops=() calls=() args=()
+    local -A outside=() in_tools=()
+    [ -d proto ] || { echo "lint: layering: no proto/ under $root" >&2; return 2; }
+    for f in */; do
+        [ "$f" = proto/ ] || tops+=("${f%/}")
+    done
+    # Includes: "x.h" must be a file of proto/ (or NAME.pb-c.h generated from proto/NAME.proto);
+    # <dir/x.h> must not name another top-level folder of the tree.
+    while IFS= read -r line; do
+        f=${line%%:*}
+        inc=$(printf '%s\n' "$line" | grep -Eo '#[[:space:]]*include[[:space:]]*["<][^">]*[">]')
+        inc=${inc#*include}
+        inc=${inc#"${inc%%[\"<]*}"}
+        case $inc in
+            \"*\")
+                inc=${inc#\"}
+                inc=${inc%\"}
+                if [ -f "proto/$inc" ] && [ "${inc#*..}" = "$inc" ]; then
+                    continue
+                fi
+                case $inc in
+                    */*) ;;
+                    *.pb-c.h) [ ! -f "proto/${inc%.pb-c.h}.proto" ] || continue ;;
+                esac
+                ;;
+            \<*\>)
+                inc=${inc#<}
+                inc=${inc%>}
+                case " ${tops[*]} " in
+                    *" ${inc%%/*} "*) [ "${inc#*/}" != "$inc" ] || continue ;;
+                    *) continue ;;
+                esac
+                ;;
+            *) continue ;;
+        esac
+        rest=${line#*:}
+        echo "$f:${rest%%:*}: proto/ includes $inc, which is not in proto/"
+        found=1
+    done < <(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*["<]' proto 2>/dev/null |
+        LC_ALL=C sort)
+    # CMake: where each target is defined, then who links what.
+    mapfile -t calls < <(cmake_calls)
+    for line in "${calls[@]}"; do
+        where=${line%% *}
+        rest=${line#* }
+        cmd=${rest%% *}
+        rest=${rest#* }
+        name=${rest%% *}
+        [ "$cmd" != target_link_libraries ] || continue
+        case $where in
+            tools/*)
+                if [ "$cmd" = add_library ]; then
+                    echo "$where: tools/ defines the library $name (tools/ holds programs only)"
+                    found=1
+                    in_tools[$name]=1
+                fi
+                ;;
+            proto/*) ;;
+            *) outside[$name]=1 ;;
+        esac
+    done
+    for line in "${calls[@]}"; do
+        where=${line%% *}
+        rest=${line#* }
+        cmd=${rest%% *}
+        [ "$cmd" = target_link_libraries ] || continue
+        rest=${rest#* }
+        name=${rest%% *}
+        read -ra args <<<"${rest#"$name"}"
+        for arg in "${args[@]}"; do
+            if [ -n "${in_tools[$arg]:-}" ]; then
+                echo "$where: $name links $arg, a library defined under tools/"
+                found=1
+            fi
+            case $where in
+                proto/*)
+                    if [ -n "${outside[$arg]:-}" ]; then
+                        echo "$where: proto's $name links $arg, a target defined outside proto/"
+                        found=1
+                    fi
+                    ;;
+            esac
+        done
+    done
+    [ "$found" = 0 ] || return 1
+    echo "lint: layering: proto/ includes and links only itself, tools/ defines no library"
+}
+
 # note STATUS: folds a check's status into the script's (2, a check that could not run, wins).
 rc=0
 note() {
@@ -66,6 +198,8 @@ note() {
 }
 
 check_shell
+note $?
+check_layering
 note $?
 case $rc in
     1) echo "lint: FAILED (findings above)" >&2 ;;
