@@ -16,7 +16,7 @@
 #           the launcher template tools/mpiwatch.in) and on .ci/run.
 #   layering  the layering of docs/architecture.md: no file under proto/ includes a file of
 #           another folder, no proto/ target links a target defined elsewhere, tools/ defines
-#           no library (add_library) and no CMakeLists.txt links a library defined under tools/.
+#           no library (add_library) and no CMake file links a library defined under tools/.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -59,14 +59,15 @@ check_shell() {
 }
 
 # cmake_calls: the calls of add_library, add_executable and target_link_libraries in every
-# CMakeLists.txt of the tree (build trees, those with a CMakeCache.txt, left out), one per
-# line: FILE:LINE COMMAND ARG...; a call that spans lines is joined, comments are dropped.
+# CMakeLists.txt and *.cmake file of the tree (build trees, those with a CMakeCache.txt, left
+# out), one per line: FILE:LINE COMMAND ARG...; a call that spans lines is joined, comments
+# are dropped.
 cmake_calls() {
     local d files=()
     for d in */; do
         d=${d%/}
         [ ! -f "$d/CMakeCache.txt" ] || continue
-        mapfile -t -O ${#files[@]} files < <(find "$d" -name CMakeLists.txt 2>/dev/null)
+        mapfile -t -O ${#files[@]} files < <(find "$d" -name CMakeLists.txt -o -name '*.cmake')
     done
     [ ! -f CMakeLists.txt ] || files+=(CMakeLists.txt)
     [ ${#files[@]} -gt 0 ] || return 0
@@ -97,7 +98,7 @@ cmake_calls() {
 # check_layering: the layering of docs/architecture.md. proto/ depends on no component: its
 # files include only proto/'s own files, the sources generated from its .proto files and
 # system headers; its CMake targets link no target defined elsewhere in the tree. tools/ holds
-# programs only: no add_library there, and no CMakeLists.txt links a library defined there.
+# programs only: no add_library there, and no CMake file links a library defined there.
 check_layering() {
     local found=0 f line inc where cmd name rest arg tops=() calls=() args=()
     local -A outside=() in_tools=()
