@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <ini.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,12 +338,15 @@ typedef struct {
     char err[256];
 } ini_ctx_t;
 
-static void ini_error(ini_ctx_t *x, const char *fmt, const char *arg)
+__attribute__((format(printf, 2, 3))) static void ini_error(ini_ctx_t *x, const char *fmt, ...)
 {
     if (x->err_line)
         return; /* the first error is the one reported */
     x->err_line = x->line;
-    snprintf(x->err, sizeof x->err, fmt, arg);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(x->err, sizeof x->err, fmt, ap);
+    va_end(ap);
 }
 
 /* The longest line inih takes, asked of the linked library rather than assumed: inih hands its

@@ -532,6 +532,8 @@ void mw__steer_dispatch(mw_thread_t *t);
 void mw__steer_open(void *ctx, const char *job);
 void *mw__steer_socket(void);
 void mw__steer_drain(void);
+/* One received Steer frame through mw__steer_drain()'s checks, without a socket (fuzz_steer). */
+void mw__steer_take(const void *data, size_t len);
 /* The values of built-in keys: a decimal number of 1..15 digits, no sign or blank; advances
  * *s past it. Returns 0, or -1 (nothing read). */
 int mw__steer_number(const char **s, uint64_t *out);

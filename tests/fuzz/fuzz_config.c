@@ -18,6 +18,7 @@
 
 #include "collector.h"
 #include "memfile.h"
+#include "fuzz.h"
 
 /* The settings of o as --print-config prints them (malloc'd), or NULL: also when it refuses
  * settings it cannot write as INI (docs/collector.md: it prints nothing and exits 2 with the

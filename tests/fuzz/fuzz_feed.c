@@ -25,6 +25,7 @@
 #include "model.h"
 #include "source.h"
 #include "topo.h"
+#include "fuzz.h"
 
 #define FUZZ_COLS 64
 #define FUZZ_W 64

@@ -49,6 +49,7 @@
 #include "steps.h"
 #include "fixture.h"
 #include "pbequal.h"
+#include "fuzz.h"
 
 /* The real decoder and its replacement, named by the linker's --wrap (see the top). */
 Mpiwatch__Envelope *__real_mw_envelope_decode(mw_arena_t *arena, const void *data, size_t len);

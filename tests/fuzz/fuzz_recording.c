@@ -16,6 +16,7 @@
  */
 #include "memfile.h"
 #include "mw_recording.h"
+#include "fuzz.h"
 
 #define FUZZ_MAX_FRAMES 100000 /* frames read forward per input */
 #define FUZZ_SEEKS 16          /* frame offsets remembered and sought again */

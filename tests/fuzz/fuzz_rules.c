@@ -18,6 +18,7 @@
 #include "collector.h"
 #include "memfile.h"
 #include "rules.h"
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -24,9 +24,7 @@
 
 #include "mpiwatch.h"
 #include "shim.h"
-
-/* steer.c: the parser of one received frame (exposed for this target). */
-void mw__steer_take(const void *data, size_t len);
+#include "fuzz.h"
 
 #define FUZZ_WINDOW_NS 100000000ull
 #define FUZZ_SUBSLOTS 10u
