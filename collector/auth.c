@@ -1,19 +1,20 @@
 /* auth.c: who may talk to the collector's sockets (docs/security.md).
  *
  * DESIGN: the policy is decided at start, before anything is bound (mw__auth_check, from
- * mw_collector_options_check): an endpoint reachable only from this host (ipc:// with a path, inproc://,
- * tcp:// on a loopback address, or on localhost when every address it resolves to is
+ * mw_collector_options_check): an endpoint reachable only from this host (ipc:// with a path,
+ * inproc://, tcp:// on a loopback address, or on localhost when every address it resolves to is
  * loopback) needs nothing; an abstract ipc://@name is not local (it has no file, so no
- * permission guards it: any local user can connect); any other one needs CURVE (--curve-secret with --curve-clients) or
- * the explicit --allow-insecure. With CURVE, every socket the collector binds (ingest, live
- * feed, history, steering, control) is a CURVE server with the collector's secret key, and a
- * ZAP handler decides which clients get in: a REP socket bound on inproc://zeromq.zap.01 in the
- * collector's own ZeroMQ context (libzmq sends every handshake of that context's sockets there),
- * polled in the collector's one zmq_poll loop like every other socket, so there is no thread.
- * It accepts a CURVE client only when its public key is in the authorized list (a sorted array,
- * binary search) and answers anything else, and any request that is not well formed, with 400.
- * Each socket gets a ZAP domain of its own ("mpiwatch.N"), which tells the handler which socket
- * a request is for, so a refusal is logged with the socket's name, endpoint and peer address.
+ * permission guards it: any local user can connect); any other one needs CURVE (--curve-secret with
+ * --curve-clients) or the explicit --allow-insecure. With CURVE, every socket the collector binds
+ * (ingest, live feed, history, steering, control) is a CURVE server with the collector's secret
+ * key, and a ZAP handler decides which clients get in: a REP socket bound on inproc://zeromq.zap.01
+ * in the collector's own ZeroMQ context (libzmq sends every handshake of that context's sockets
+ * there), polled in the collector's one zmq_poll loop like every other socket, so there is no
+ * thread. It accepts a CURVE client only when its public key is in the authorized list (a sorted
+ * array, binary search) and answers anything else, and any request that is not well formed, with
+ * 400. Each socket gets a ZAP domain of its own ("mpiwatch.N"), which tells the handler which
+ * socket a request is for, so a refusal is logged with the socket's name, endpoint and peer
+ * address.
  *
  * Peers that fail before ZAP (no CURVE at all, a wrong server key, garbage) are seen through
  * zmq_socket_monitor on each served socket: ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL (by protocol
@@ -46,9 +47,9 @@
 #endif
 
 #define AUTH_ZAP_ENDPOINT "inproc://zeromq.zap.01"
-#define AUTH_MAX_SOCKETS 8  /* ingest, live feed, history, steering, control */
-#define AUTH_BATCH 256      /* ZAP requests and monitor events handled per wake-up */
-#define AUTH_MAX_FRAMES 8   /* a ZAP request for CURVE has 7 frames */
+#define AUTH_MAX_SOCKETS 8 /* ingest, live feed, history, steering, control */
+#define AUTH_BATCH 256     /* ZAP requests and monitor events handled per wake-up */
+#define AUTH_MAX_FRAMES 8  /* a ZAP request for CURVE has 7 frames */
 #define AUTH_MAX_CLIENTS (1u << 20)
 #define AUTH_LOG_EVERY_NS 1000000000ull
 
@@ -202,8 +203,9 @@ static int count_client(void *user, const uint8_t *key, const char *source, char
 int mw__auth_check(const mw_collector_options_t *o, char *err, size_t errlen)
 {
     if (o->curve_clients && !o->curve_secret) {
-        snprintf(err, errlen, "--curve-clients needs --curve-secret FILE (the collector's key "
-                              "pair, made by mpiwatch keygen)");
+        snprintf(err, errlen,
+                 "--curve-clients needs --curve-secret FILE (the collector's key "
+                 "pair, made by mpiwatch keygen)");
         return -1;
     }
     if (o->curve_secret && !o->curve_clients) {
@@ -213,8 +215,9 @@ int mw__auth_check(const mw_collector_options_t *o, char *err, size_t errlen)
         return -1;
     }
     if (o->curve_secret && o->replay) {
-        snprintf(err, errlen, "--replay does not serve CURVE: bind --publish and --history to "
-                              "local endpoints instead of giving --curve-secret");
+        snprintf(err, errlen,
+                 "--replay does not serve CURVE: bind --publish and --history to "
+                 "local endpoints instead of giving --curve-secret");
         return -1;
     }
     if (o->curve_secret) {
@@ -240,8 +243,7 @@ static int key_cmp(const void *a, const void *b)
     return memcmp(a, b, MW_CURVE_KEY_BYTES);
 }
 
-static int add_client(void *user, const uint8_t *key, const char *source, char *err,
-                      size_t errlen)
+static int add_client(void *user, const uint8_t *key, const char *source, char *err, size_t errlen)
 {
     mw_auth_t *a = user;
     if (a->n_clients == a->cap_clients) {
@@ -299,8 +301,8 @@ mw_auth_t *mw__auth_open(void *zmq_ctx, const mw_collector_options_t *opt)
     }
     char z85[MW_CURVE_Z85_CHARS + 1];
     zmq_z85_encode(z85, a->keys.public_key, MW_CURVE_KEY_BYTES);
-    MW_LOG(MW_LOG_INFO, "CURVE on: server key %s, %zu authorized client key%s", z85,
-           a->n_clients, a->n_clients == 1 ? "" : "s");
+    MW_LOG(MW_LOG_INFO, "CURVE on: server key %s, %zu authorized client key%s", z85, a->n_clients,
+           a->n_clients == 1 ? "" : "s");
     auth_active = a;
     return a;
 fail:

@@ -93,7 +93,7 @@ int mw__collector_job_begin(mw_collector_t *c, const Mpiwatch__Envelope *env, ui
     }
     MW_TRY(mw__job_begin(&c->job, env, now_ns));
     if (mw__merge_init(&c->merge, h->size, h->window_ns, h->subslots, h->duration_bins,
-                      c->opt->lateness_ms * MW_NS_PER_MS, collector_on_window, c) < 0) {
+                       c->opt->lateness_ms * MW_NS_PER_MS, collector_on_window, c) < 0) {
         MW_LOG(MW_LOG_ERROR, "cannot allocate the windows of a %u-rank job", h->size);
         mw__job_free(&c->job);
         return -1;

@@ -72,28 +72,28 @@ typedef struct mw_collector {
     uint64_t replay_window_refused; /* recorded window changes replay refused (record_file.c) */
     mw_stats_t stats;
     mw_live_t live;
-    FILE *report_out; /* where the end-of-run report is printed: stderr, set by
-                         mw_collector_init; NULL prints it nowhere (the exporter) */
+    FILE *report_out;              /* where the end-of-run report is printed: stderr, set by
+                                      mw_collector_init; NULL prints it nowhere (the exporter) */
     int outputs_written;           /* the current job's report and summary have been written */
     int exit_requested;            /* --exit-after-job and the job has ended */
     uint32_t fn_seen[MW_FN_COUNT]; /* validation scratch: fn_seen[fn] == gen, seen in sample */
     uint32_t fn_seen_gen;
     mw_window_fn on_window; /* extra consumer of closed windows (tests, later outputs) */
     void *on_window_user;
-    mw_clock_t now;          /* the clock of the event being handled (frame, tick, finish) */
+    mw_clock_t now; /* the clock of the event being handled (frame, tick, finish) */
     /* The outer loop's clock, for what needs the time when it acts rather than the event's
      * (a steering message's lead, the rules' grace before a kill, a rate limit): set by the
      * executable (mw__clock_now); NULL in tests and the exporter, where c->now stands in. */
     mw_clock_fn clock;
-    mw_pb_encoder_t enc;     /* encodes each closed window once for the consumers below */
-    struct mw_record *record;     /* --record: the recording being written, or NULL */
-    struct mw_feed *feed;          /* --publish, or NULL (feed.c) */
-    struct mw_history *history;    /* --history, or NULL (history.c) */
-    uint32_t job_published_hellos; /* job.hellos when the job description was last sent */
-    struct mw_step_assembly *steps;        /* per-step assembly of the current job (steps.c) */
-    struct mw_steer *steer;        /* --steer / --control sockets, or NULL (steer.c) */
-    struct mw_rules *rules;        /* --rules: the rule set (rules.c), or NULL */
-    struct mw_auth *auth;          /* --curve-secret: the ZAP handler and monitors, or NULL */
+    mw_pb_encoder_t enc;            /* encodes each closed window once for the consumers below */
+    struct mw_record *record;       /* --record: the recording being written, or NULL */
+    struct mw_feed *feed;           /* --publish, or NULL (feed.c) */
+    struct mw_history *history;     /* --history, or NULL (history.c) */
+    uint32_t job_published_hellos;  /* job.hellos when the job description was last sent */
+    struct mw_step_assembly *steps; /* per-step assembly of the current job (steps.c) */
+    struct mw_steer *steer;         /* --steer / --control sockets, or NULL (steer.c) */
+    struct mw_rules *rules;         /* --rules: the rule set (rules.c), or NULL */
+    struct mw_auth *auth;           /* --curve-secret: the ZAP handler and monitors, or NULL */
 } mw_collector_t;
 
 /* Prepares a collector (allocates the decoding arena). Returns 0, or -1 with a message. */

@@ -25,9 +25,9 @@
  * nothing in the burst at a job's end. It bounds what a stopped subscriber costs: at most this
  * many windows (about 120 KB each for 2048 ranks). */
 #define FEED_PUB_HWM 256
-#define FEED_PUB_MAXMSG (64 << 10)       /* a subscription frame is a topic: a few bytes */
-#define FEED_PUB_LINGER_MS 500           /* at exit, unsent messages wait at most this long */
-#define FEED_JOB_EVERY_NS MW_NS_PER_S    /* the job description is republished this often */
+#define FEED_PUB_MAXMSG (64 << 10)    /* a subscription frame is a topic: a few bytes */
+#define FEED_PUB_LINGER_MS 500        /* at exit, unsent messages wait at most this long */
+#define FEED_JOB_EVERY_NS MW_NS_PER_S /* the job description is republished this often */
 
 struct mw_feed {
     mw_clock_fn clock; /* the outer loop's clock (mw__feed_open) */

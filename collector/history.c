@@ -49,8 +49,8 @@
 #define HISTORY_SCAN_MAX (256ull << 20)     /* recording bytes one rank request may read */
 #define HISTORY_REQUEST_NS (50 * MW_NS_PER_MS) /* work on one request before its reply is cut */
 #define HISTORY_WAKEUP_NS (20 * MW_NS_PER_MS)  /* requests are taken while less has been spent */
-#define HISTORY_MAX_WINDOWS 100000u         /* windows one reply may probe in the recording */
-#define HISTORY_BATCH 16                    /* requests answered per wakeup */
+#define HISTORY_MAX_WINDOWS 100000u            /* windows one reply may probe in the recording */
+#define HISTORY_BATCH 16                       /* requests answered per wakeup */
 
 /* Why a request was not answered normally. */
 #define HISTORY_BAD_REASONS(X)                                                                     \
@@ -312,8 +312,8 @@ struct mw_history {
     int arena_ready;
 
     struct {
-        uint64_t requests, answered;    /* requests with a usable envelope, replies sent */
-        uint64_t errors;                /* replies that carry an error */
+        uint64_t requests, answered; /* requests with a usable envelope, replies sent */
+        uint64_t errors;             /* replies that carry an error */
         uint64_t truncated;
         uint64_t bad[HISTORY_BAD_COUNT];
         uint64_t from_recording; /* windows and samples read from the recording */
@@ -336,8 +336,7 @@ static uint64_t history_mono_ns(const mw_history_t *f)
 static const mw_serve_opts_t router_opts = {0, HISTORY_ROUTER_SNDHWM, HISTORY_ROUTER_RCVHWM,
                                             HISTORY_ROUTER_MAXMSG};
 
-mw_history_t *mw__history_open(void *zmq_ctx, const mw_collector_options_t *opt,
-                               mw_clock_fn clock)
+mw_history_t *mw__history_open(void *zmq_ctx, const mw_collector_options_t *opt, mw_clock_fn clock)
 {
     mw_history_t *f = calloc(1, sizeof *f);
     if (!f) {
@@ -571,7 +570,7 @@ static int history_rec_span(mw_rec_reader_t *rd, uint64_t *first, uint64_t *last
 /* Appends the recorded windows first..last (those that exist) to the reply. Returns 0, or -1
  * with a message in err on a read error. */
 static int history_rec_windows(mw_history_t *f, mw_rec_reader_t *rd, uint64_t first, uint64_t last,
-                            history_reply_t *b, char *err, size_t errlen)
+                               history_reply_t *b, char *err, size_t errlen)
 {
     uint64_t span_first, span_last;
     if (!history_rec_span(rd, &span_first, &span_last))
@@ -734,7 +733,7 @@ static void history_bounds(mw_history_t *f, mw_collector_t *c, uint64_t *oldest,
 /* Windows first..last: the part older than the ring from the recording, the rest from
  * memory. Returns 0, or -1 with a message in err. */
 static int history_answer_windows(mw_history_t *f, mw_collector_t *c, uint64_t first, uint64_t last,
-                               history_reply_t *b, char *err, size_t errlen)
+                                  history_reply_t *b, char *err, size_t errlen)
 {
     history_ring_t *w = &f->windows;
     if (first > last) {
@@ -783,7 +782,7 @@ static int history_answer_last(mw_history_t *f, mw_collector_t *c, uint64_t n, h
         return 0;
     if (w->n >= n)
         return history_answer_windows(f, c, ring_at(w, w->n - n)->key, ring_at(w, w->n - 1)->key, b,
-                                   err, errlen);
+                                      err, errlen);
     uint64_t newest, first;
     if (w->n) {
         newest = ring_at(w, w->n - 1)->key;
@@ -807,7 +806,7 @@ static int history_answer_last(mw_history_t *f, mw_collector_t *c, uint64_t n, h
 
 /* Samples of `rank` for windows first..last, in window order. */
 static int history_answer_rank(mw_history_t *f, mw_collector_t *c, const Mpiwatch__RankRange *q,
-                            history_reply_t *b, char *err, size_t errlen)
+                               history_reply_t *b, char *err, size_t errlen)
 {
     history_ring_t *s = &f->samples;
     if (q->first > q->last) {
@@ -857,7 +856,7 @@ static int history_answer_rank(mw_history_t *f, mw_collector_t *c, const Mpiwatc
 
 /* Builds the reply to a decoded request into b. Returns 0, or -1 with the error in err. */
 static int history_answer(mw_history_t *f, mw_collector_t *c, const Mpiwatch__HistoryRequest *q,
-                       history_reply_t *b, char *err, size_t errlen)
+                          history_reply_t *b, char *err, size_t errlen)
 {
     switch (q->what_case) {
     case MPIWATCH__HISTORY_REQUEST__WHAT_LAST:
@@ -924,7 +923,7 @@ static void history_reply_send(mw_history_t *f, const zmq_msg_t *id, int delimit
  * cannot be answered (a window no longer kept, an empty range) only gets its error. Both are
  * answered with an error message and no content. */
 static void history_request(mw_history_t *f, mw_collector_t *c, const zmq_msg_t *id, int delimiter,
-                         const zmq_msg_t *body)
+                            const zmq_msg_t *body)
 {
     char err[512] = "";
     int bad = -1;

@@ -16,8 +16,7 @@ struct mw_collector;
 
 /* Binds --history on `zmq_ctx`. `clock` is the outer loop's clock (budgets of work per
  * request and per wakeup). Returns NULL with a logged message. */
-mw_history_t *mw__history_open(void *zmq_ctx, const mw_collector_options_t *opt,
-                               mw_clock_fn clock);
+mw_history_t *mw__history_open(void *zmq_ctx, const mw_collector_options_t *opt, mw_clock_fn clock);
 /* Logs what was answered and closes; NULL is ignored. */
 void mw__history_close(mw_history_t *h);
 /* Keeps a closed window (the bytes of a Mpiwatch__Window) for requests. */

@@ -41,6 +41,7 @@ const char *mw__reject_name(mw_reject_t reason);
 struct mw_collector;
 
 /* Validates and applies a decoded envelope (ingest.c). */
-mw_reject_t mw__ingest(struct mw_collector *c, const Mpiwatch__Envelope *env, const mw_clock_t *now);
+mw_reject_t mw__ingest(struct mw_collector *c, const Mpiwatch__Envelope *env,
+                       const mw_clock_t *now);
 
 #endif

@@ -81,11 +81,11 @@ typedef struct {
  * int32, 5 for any other 32-bit value, 10 for 64 bits; a key byte and a length varint of at
  * most 5 bytes per field), which is what the job description budget is charged. */
 #define INFO_FIXED (3u * (MW_MAX_STRING + 6u) + 256u + MW_GRID_MAX_SEGMENTS * 40u)
-#define INFO_NAME(len) ((uint64_t)(len) + 6u)                 /* a host, or a node's name */
-#define INFO_NODE 6u                                          /* a NodeTopology's own key */
-#define INFO_OBJECT 24u                                       /* a TopoObject */
-#define INFO_RANK 104u                                        /* a RankInfo without PUs */
-#define INFO_PU 5u                                            /* one of its PUs */
+#define INFO_NAME(len) ((uint64_t)(len) + 6u) /* a host, or a node's name */
+#define INFO_NODE 6u                          /* a NodeTopology's own key */
+#define INFO_OBJECT 24u                       /* a TopoObject */
+#define INFO_RANK 104u                        /* a RankInfo without PUs */
+#define INFO_PU 5u                            /* one of its PUs */
 
 /* Charges `bytes` to the job description's budget; 0 when they do not fit (nothing charged). */
 static int info_charge(mw_job_t *job, uint64_t bytes)
@@ -99,8 +99,8 @@ static int info_charge(mw_job_t *job, uint64_t bytes)
 /* Whether n more items of a job-wide list (used of max kept so far), each costing unit bytes
  * of the job description, may be kept: counted under reason when the list is full, under
  * job_info when the description is. */
-static int job_admit(mw_job_t *job, uint64_t n, uint64_t used, uint64_t max,
-                     mw_cap_reason_t reason, uint64_t unit)
+static int job_admit(mw_job_t *job, uint64_t n, uint64_t used, uint64_t max, mw_cap_reason_t reason,
+                     uint64_t unit)
 {
     if (n > max - used) {
         job->capped[reason]++;
@@ -180,8 +180,8 @@ static int64_t intern_name(name_table_t t, const char *name)
  * refuses it. */
 static uint32_t job_intern_host(mw_job_t *job, const char *name)
 {
-    name_table_t t = {&job->hosts, &job->host_hash, &job->n_hosts, &job->cap_hosts,
-                      &job->host_index, job};
+    name_table_t t = {&job->hosts,     &job->host_hash,  &job->n_hosts,
+                      &job->cap_hosts, &job->host_index, job};
     int64_t i = intern_name(t, name);
     if (i == -2)
         job->capped[MW_CAP_NAMES]++;
@@ -202,8 +202,8 @@ static int64_t job_intern_node(mw_job_t *job, const char *name)
         job->node_hw = hw;
         job->cap_node_hw = cap;
     }
-    name_table_t t = {&job->nodes, &job->node_hash, &job->n_nodes, &job->cap_nodes,
-                      &job->node_index, job};
+    name_table_t t = {&job->nodes,     &job->node_hash,  &job->n_nodes,
+                      &job->cap_nodes, &job->node_index, job};
     int64_t i = intern_name(t, name);
     if (i == -2)
         job->capped[MW_CAP_NAMES]++;
@@ -418,20 +418,30 @@ static totals_t totals_of(const mw_rank_t *r, const Mpiwatch__Sample *s, const M
 {
     totals_t t = {0};
     if (s) {
-        t = (totals_t){s->n_total_fn, s->total_fn, s->total_calls, s->total_ns, s->total_bytes,
-                       s->samples_total, 0};
+        t = (totals_t){s->n_total_fn,
+                       s->total_fn,
+                       s->total_calls,
+                       s->total_ns,
+                       s->total_bytes,
+                       s->samples_total,
+                       0};
         t.present = s->n_total_fn || s->n_total_calls || s->n_total_ns || s->n_total_bytes ||
                     s->samples_total;
-        if (t.present && (s->n_total_calls != t.n || s->n_total_ns != t.n ||
-                          s->n_total_bytes != t.n))
+        if (t.present &&
+            (s->n_total_calls != t.n || s->n_total_ns != t.n || s->n_total_bytes != t.n))
             t.n = SIZE_MAX; /* parallel arrays of different lengths: refused below */
     } else if (b) {
-        t = (totals_t){b->n_total_fn, b->total_fn, b->total_calls, b->total_ns, b->total_bytes,
-                       b->windows_sent, 0};
-        t.present = r->has_totals || b->n_total_fn || b->n_total_calls || b->n_total_ns ||
-                    b->n_total_bytes;
-        if (t.present && (b->n_total_calls != t.n || b->n_total_ns != t.n ||
-                          b->n_total_bytes != t.n))
+        t = (totals_t){b->n_total_fn,
+                       b->total_fn,
+                       b->total_calls,
+                       b->total_ns,
+                       b->total_bytes,
+                       b->windows_sent,
+                       0};
+        t.present =
+            r->has_totals || b->n_total_fn || b->n_total_calls || b->n_total_ns || b->n_total_bytes;
+        if (t.present &&
+            (b->n_total_calls != t.n || b->n_total_ns != t.n || b->n_total_bytes != t.n))
             t.n = SIZE_MAX;
     }
     return t;
@@ -508,8 +518,7 @@ mw_reject_t mw__job_totals_check(const mw_job_t *job, uint32_t rank, const Mpiwa
         prev[i][1] = e ? e->tot_time_ns : 0;
         prev[i][2] = e ? e->tot_bytes : 0;
         if (e && e->tot_count) {
-            if (t.calls[i] < e->tot_count || t.ns[i] < e->tot_time_ns ||
-                t.bytes[i] < e->tot_bytes)
+            if (t.calls[i] < e->tot_count || t.ns[i] < e->tot_time_ns || t.bytes[i] < e->tot_bytes)
                 return MW_REJECT_TOTALS; /* totals never decrease */
             matched++;
         }
@@ -888,8 +897,8 @@ double mw__job_rank_fraction(const mw_job_t *job, uint32_t rank)
     const mw_rank_t *r = &job->ranks[rank];
     if (!r->said_hello || r->first_window < 0 || job->window_ns == 0) /* see DESIGN */
         return -1.0;
-    double span = (double)mw_grid_span(&job->grid, (uint64_t)r->first_window,
-                                       (uint64_t)r->last_window + 1);
+    double span =
+        (double)mw_grid_span(&job->grid, (uint64_t)r->first_window, (uint64_t)r->last_window + 1);
     return (double)r->mpi_time_ns / span;
 }
 

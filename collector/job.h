@@ -13,10 +13,10 @@
 /* What an accepted hello claimed beyond a job-wide cap (proto/mw_limits.h) and the collector
  * did not keep: the rank is in the job, without that part. */
 #define MW_CAP_REASONS(X)                                                                          \
-    X(PUS, "pus")           /* a PU list over MW_JOB_MAX_PUS: the rank keeps none */             \
-    X(OBJECTS, "objects")   /* a node's hardware over MW_JOB_MAX_TOPO_OBJECTS: none kept */      \
-    X(NAMES, "names")       /* a host or node name over MW_JOB_MAX_NAMES or _NAME_BYTES */       \
-    X(JOB_INFO, "job_info") /* a rank that would take the job description over
+    X(PUS, "pus")           /* a PU list over MW_JOB_MAX_PUS: the rank keeps none */               \
+    X(OBJECTS, "objects")   /* a node's hardware over MW_JOB_MAX_TOPO_OBJECTS: none kept */        \
+    X(NAMES, "names")       /* a host or node name over MW_JOB_MAX_NAMES or _NAME_BYTES */         \
+    X(JOB_INFO, "job_info") /* a rank that would take the job description over                     \
                                MW_JOB_MAX_INFO_BYTES: left out of it (still in the totals) */
 
 typedef enum {
@@ -54,9 +54,9 @@ typedef struct {
     uint8_t totals_final; /* they came from its bye: final, not as of its last sample */
     uint32_t tot_fns;     /* its entries with totals (tot_count > 0) */
     uint64_t tot_samples, tot_calls, tot_time_ns, tot_bytes;
-    uint64_t bytes; /* merged, as calls and mpi_time_ns are */
-    uint32_t rank_fn_first; /* position + 1 of its block of entries in job.rank_fn (0: none) */
-    uint32_t pairs_first;   /* ... in job.pairs */
+    uint64_t bytes;              /* merged, as calls and mpi_time_ns are */
+    uint32_t rank_fn_first;      /* position + 1 of its block of entries in job.rank_fn (0: none) */
+    uint32_t pairs_first;        /* ... in job.pairs */
     uint32_t rank_fn_n, pairs_n; /* entries in those blocks (job.c) */
     /* Placement (docs/topology.md): node index into job.nodes, L3 and NUMA logical indices
      * (-1 unknown), and its PUs at job.pus[pus_first, pus_first + pus_n). */
@@ -145,7 +145,7 @@ typedef struct {
     mw__index_t rank_fn; /* list of mw_rank_fn_t, keys (rank << 32 | fn), see job.c */
     mw__index_t pairs;   /* list of mw_pair_sum_t, keys (src << 32 | dst) */
     mw__index_t rank_fn_late, pairs_late; /* key -> position, for entries outside rank blocks */
-    uint64_t overflow;   /* per-rank function or pair totals that did not fit */
+    uint64_t overflow;                    /* per-rank function or pair totals that did not fit */
     /* Loss accounting over the ranks that send running totals: the sum of their latest totals
      * (at_ranks) and of what was merged from them (merged); missed = at_ranks - merged. */
     mw_tally_t at_ranks, merged;
@@ -181,9 +181,9 @@ mw_reject_t mw__job_totals_check(const mw_job_t *job, uint32_t rank, const Mpiwa
  * gets the missed part per function. */
 typedef struct {
     mw_tally_t at_ranks, merged, missed;
-    uint32_t ranks_missing;    /* ranks with something missed */
-    uint32_t ranks_not_final;  /* ranks with totals but no bye: totals as of their last sample */
-    uint32_t ranks_no_totals;  /* ranks that said hello but sent no totals */
+    uint32_t ranks_missing;   /* ranks with something missed */
+    uint32_t ranks_not_final; /* ranks with totals but no bye: totals as of their last sample */
+    uint32_t ranks_no_totals; /* ranks that said hello but sent no totals */
 } mw_loss_t;
 void mw__job_loss(const mw_job_t *job, mw_loss_t *out, mw_tally_t *per_fn);
 /* The summary's "dropped": rank-side dropped samples plus dropped records, all ranks. */

@@ -162,7 +162,7 @@ static void live_put(char *buf, size_t len, size_t *pos, const char *fmt, ...)
 }
 
 size_t mw__live_format(const mw_live_t *live, const mw_collector_t *c, int block, char *buf,
-                      size_t len)
+                       size_t len)
 {
     const mw_job_t *job = &c->job;
     size_t pos = 0;

@@ -42,6 +42,6 @@ uint64_t mw__live_tick(mw_live_t *live, const struct mw_collector *c, uint64_t n
 void mw__live_release(mw_live_t *live);
 /* The view's text for the current state; `block` selects the multi-line form. */
 size_t mw__live_format(const mw_live_t *live, const struct mw_collector *c, int block, char *buf,
-                      size_t len);
+                       size_t len);
 
 #endif

@@ -88,7 +88,7 @@ int main(int argc, char **argv)
     if (!c)
         fprintf(stderr, "mpiwatch-collector: out of memory\n");
     else if (mw_collector_init(c, &opt) == 0) {
-        c->rules = rules; /* freed with the collector */
+        c->rules = rules;         /* freed with the collector */
         c->clock = mw__clock_now; /* this loop's clock, for what acts on the time now */
         mw_clock_t now;
         mw__clock_now(&now);

@@ -147,7 +147,7 @@ static void window_clear(mw_window_t *w)
 }
 
 int mw__merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t subslots,
-                  uint32_t duration_bins, uint64_t lateness_ns, mw_window_fn on_close, void *user)
+                   uint32_t duration_bins, uint64_t lateness_ns, mw_window_fn on_close, void *user)
 {
     memset(m, 0, sizeof *m);
     m->size = size;
@@ -430,11 +430,11 @@ static void window_add(mw_merge_t *m, mw_window_t *w, uint32_t rank, const Mpiwa
     for (size_t i = 0; i < s->n_longest; i++) {
         const Mpiwatch__Call *c = s->longest[i];
         mw_merge_call_t call = {.rank = rank,
-                          .fn = c->fn,
-                          .peer = c->peer,
-                          .start_ns = c->start_ns,
-                          .duration_ns = c->duration_ns,
-                          .bytes = c->bytes};
+                                .fn = c->fn,
+                                .peer = c->peer,
+                                .start_ns = c->start_ns,
+                                .duration_ns = c->duration_ns,
+                                .bytes = c->bytes};
         longest_push(w, &call);
     }
 }
@@ -473,7 +473,7 @@ static void merge_close_ready(mw_merge_t *m)
 }
 
 int mw__merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint64_t samples_dropped,
-                 uint64_t now_ns)
+                  uint64_t now_ns)
 {
     int64_t w = (int64_t)s->window;
     int64_t last = m->last[rank];

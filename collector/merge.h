@@ -4,10 +4,10 @@
  * [k * window_ns, (k + 1) * window_ns), or its place on the job's grid after an
  * mpiwatch.window change: proto/mw_grid.h; each window carries its own start and length).
  * The merge adds every accepted sample into the open window of the same index and closes
- * windows strictly in index order, each exactly once, when every expected rank has reported it or when its lateness deadline has passed. A closed
- * window is handed to a callback as an `mw_window_t`; that struct is what later outputs (the
- * PUB socket for viewers, the recording file, exports, rules) consume, so it is described
- * here in full. It is only valid during the callback.
+ * windows strictly in index order, each exactly once, when every expected rank has reported it or
+ * when its lateness deadline has passed. A closed window is handed to a callback as an
+ * `mw_window_t`; that struct is what later outputs (the PUB socket for viewers, the recording file,
+ * exports, rules) consume, so it is described here in full. It is only valid during the callback.
  */
 #ifndef MW_COLLECTOR_MERGE_H
 #define MW_COLLECTOR_MERGE_H
@@ -67,7 +67,7 @@ typedef struct {
 
 /* Adds messages and bytes from src to dst to a pair entry (fresh when `created`). */
 static inline void mw__pair_add(mw_pair_sum_t *p, int created, uint32_t src, uint32_t dst,
-                               uint64_t messages, uint64_t bytes)
+                                uint64_t messages, uint64_t bytes)
 {
     if (created) {
         p->src = src;
@@ -104,7 +104,7 @@ typedef struct {
  *   MPI time fraction = mpi_time_ns / (window_ns * ranks_reporting)   (also in mpi_fraction)
  *                     or, by occupancy, occ_total_ns / (window_ns * ranks_reporting) */
 typedef struct {
-    uint64_t index;    /* k: the window covers [start_ns, start_ns + window_ns) global ns */
+    uint64_t index;     /* k: the window covers [start_ns, start_ns + window_ns) global ns */
     uint64_t window_ns; /* its own length: the grid can change mid-job (mw_grid.h) */
     uint64_t start_ns;
     uint32_t subslots;
@@ -127,7 +127,7 @@ typedef struct {
     mw_fn_sum_t *fn;   /* [MW_FN_COUNT], dense by function id; zero where unused */
     uint32_t *fn_used; /* ids that have data (stats or occupancy), in first-seen order */
     uint32_t n_fn_used;
-    uint64_t *occ_ns;   /* [MW_FN_COUNT * subslots]: ns inside fn during each sub-slot, all ranks */
+    uint64_t *occ_ns; /* [MW_FN_COUNT * subslots]: ns inside fn during each sub-slot, all ranks */
     mw_merge_call_t *longest; /* the longest calls across ranks, longest first */
     uint32_t n_longest;
     mw__index_t density; /* values: mw_density_cell_t, see MW__INDEX_AT */
@@ -164,8 +164,8 @@ uint64_t mw__latency_quantile(const mw_latency_t *h, double q);
 typedef void (*mw_window_fn)(const mw_window_t *w, void *user);
 
 typedef struct {
-    uint32_t size; /* ranks of the job */
-    uint64_t window_ns; /* the first length; the ring was sized for it */
+    uint32_t size;         /* ranks of the job */
+    uint64_t window_ns;    /* the first length; the ring was sized for it */
     const mw_grid_t *grid; /* the job's grid (NULL: one segment of window_ns) */
     uint64_t lateness_ns;
     uint32_t subslots;
@@ -201,7 +201,7 @@ typedef struct {
  * waits for ranks whose hello has not arrived yet (until its deadline), so the first window
  * does not close as soon as the first rank reports it. Returns 0, or -1 when out of memory. */
 int mw__merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t subslots,
-                  uint32_t duration_bins, uint64_t lateness_ns, mw_window_fn on_close, void *user);
+                   uint32_t duration_bins, uint64_t lateness_ns, mw_window_fn on_close, void *user);
 void mw__merge_free(mw_merge_t *m);
 /* The shortest window length the ring sized at init still holds (lateness / L + 8 windows). */
 uint64_t mw__merge_min_window_ns(const mw_merge_t *m);
@@ -218,7 +218,7 @@ int64_t mw__merge_median_last(const mw_merge_t *m);
  * when merged, 1 when the window had already closed (the sample is late: it is not merged into
  * any window, but the rank's progress is recorded). */
 int mw__merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint64_t samples_dropped,
-                 uint64_t now_ns);
+                  uint64_t now_ns);
 
 /* The rank will send nothing more (bye, or declared dead): windows stop waiting for it. */
 void mw__merge_leave(mw_merge_t *m, uint32_t rank);

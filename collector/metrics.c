@@ -161,8 +161,7 @@ static char *metrics_format(const mw_collector_t *c, size_t *len)
                    loss.missed.calls);
     metrics_head(&b, "mpiwatch_missed_call_seconds_total", "counter",
                  "Seconds inside MPI calls of the current job that never reached the collector.");
-    metrics_put(&b, "mpiwatch_missed_call_seconds_total %.9f\n",
-                (double)loss.missed.time_ns / 1e9);
+    metrics_put(&b, "mpiwatch_missed_call_seconds_total %.9f\n", (double)loss.missed.time_ns / 1e9);
     metrics_scalar(&b, "mpiwatch_missed_bytes_total", "counter",
                    "Bytes of MPI calls of the current job that never reached the collector.",
                    loss.missed.bytes);

@@ -1,7 +1,7 @@
 /* options.c: the collector's settings, described once in a table.
  *
- * DESIGN: each setting is one row (long name, type, where it lives in mw_collector_options_t, bounds,
- * help). The command line and the INI file (--config, read with inih) both go through
+ * DESIGN: each setting is one row (long name, type, where it lives in mw_collector_options_t,
+ * bounds, help). The command line and the INI file (--config, read with inih) both go through
  * mw_collector_options_set(name, value), so `--help`, the file keys and --print-config can never
  * disagree with what is parsed. Flags win over the file whatever their order: the command
  * line is parsed first and marks the rows it set (from_cmdline); the file then skips those
@@ -57,8 +57,8 @@ static const opt_desc_t opt_table[] = {
     {"lateness-ms", 0, OPT_UINT, offsetof(mw_collector_options_t, lateness_ms), "N", 1, 3600000,
      "close a window N ms after its first sample arrived, even with ranks missing "
      "(default 1000)"},
-    {"silence-timeout-ms", 0, OPT_UINT, offsetof(mw_collector_options_t, silence_timeout_ms), "N", 1,
-     86400000, "end the job when no live rank has sent anything for N ms (default 10000)"},
+    {"silence-timeout-ms", 0, OPT_UINT, offsetof(mw_collector_options_t, silence_timeout_ms), "N",
+     1, 86400000, "end the job when no live rank has sent anything for N ms (default 10000)"},
     {"metrics-port", 0, OPT_UINT, offsetof(mw_collector_options_t, metrics_port), "N", 0, 65535,
      "serve Prometheus metrics at http://127.0.0.1:N/metrics (0: off, the default)"},
     {"record", 'r', OPT_STRING, offsetof(mw_collector_options_t, record), "FILE", 0, 0,
@@ -88,7 +88,8 @@ static const opt_desc_t opt_table[] = {
     {"history", 0, OPT_STRING, offsetof(mw_collector_options_t, history), "ENDPOINT", 0, 0,
      "answer history requests (last N windows, a window range, one rank's samples) on a "
      "ROUTER socket bound to ENDPOINT"},
-    {"history-windows", 0, OPT_UINT, offsetof(mw_collector_options_t, history_windows), "N", 1, 1000000,
+    {"history-windows", 0, OPT_UINT, offsetof(mw_collector_options_t, history_windows), "N", 1,
+     1000000,
      "merged windows kept in memory for history requests (default 600); older ones are read "
      "from the recording"},
     {"history-mb", 0, OPT_UINT, offsetof(mw_collector_options_t, history_mb), "N", 1, 65536,
@@ -102,10 +103,12 @@ static const opt_desc_t opt_table[] = {
     {"allow-insecure", 0, OPT_FLAG, offsetof(mw_collector_options_t, allow_insecure), NULL, 0, 0,
      "bind endpoints that are not local (not ipc://PATH or loopback) without CURVE: anyone who "
      "reaches them can send data, read the feed and steer the job"},
-    {"quiet", 'q', OPT_FLAG, offsetof(mw_collector_options_t, quiet), NULL, 0, 0, "no live view on stderr"},
+    {"quiet", 'q', OPT_FLAG, offsetof(mw_collector_options_t, quiet), NULL, 0, 0,
+     "no live view on stderr"},
     {"verbose", 'v', OPT_FLAG, offsetof(mw_collector_options_t, verbose), NULL, 0, 0,
      "log every rejected message (with its reason) on stderr"},
-    {"help", 'h', OPT_ACTION, offsetof(mw_collector_options_t, help), NULL, 0, 0, "print this help and exit"},
+    {"help", 'h', OPT_ACTION, offsetof(mw_collector_options_t, help), NULL, 0, 0,
+     "print this help and exit"},
     {"version", 'V', OPT_ACTION, offsetof(mw_collector_options_t, version), NULL, 0, 0,
      "print the version and exit"},
     {"config", 0, OPT_STRING, offsetof(mw_collector_options_t, config), "FILE", 0, 0,
@@ -259,8 +262,8 @@ static int opt_apply(mw_collector_options_t *o, const opt_desc_t *d, const char 
         double v = strtod(value, &end);
         if (errno || end == value || *end != '\0' || !(v >= (double)d->min) ||
             !(v <= (double)d->max)) {
-            snprintf(err, errlen, "--%s: expected a number in [%g, %g], not '%s'", d->name,
-                     d->min, d->max, value);
+            snprintf(err, errlen, "--%s: expected a number in [%g, %g], not '%s'", d->name, d->min,
+                     d->max, value);
             return -1;
         }
         *OPT_AT(o, d, double) = v;
@@ -276,7 +279,8 @@ static int opt_needs_value(const opt_desc_t *d)
            d->type == OPT_DOUBLE;
 }
 
-int mw_collector_options_set(mw_collector_options_t *o, const char *name, const char *value, char *err, size_t errlen)
+int mw_collector_options_set(mw_collector_options_t *o, const char *name, const char *value,
+                             char *err, size_t errlen)
 {
     const opt_desc_t *d = opt_find(name, strlen(name));
     if (!d) {
@@ -290,7 +294,8 @@ int mw_collector_options_set(mw_collector_options_t *o, const char *name, const 
     return opt_apply(o, d, value, err, errlen);
 }
 
-int mw_collector_options_parse(mw_collector_options_t *o, int argc, char **argv, char *err, size_t errlen)
+int mw_collector_options_parse(mw_collector_options_t *o, int argc, char **argv, char *err,
+                               size_t errlen)
 {
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -331,10 +336,11 @@ int mw_collector_options_parse(mw_collector_options_t *o, int argc, char **argv,
 
 typedef struct {
     mw_collector_options_t *o;
-    mw_collector_options_t scratch; /* receives the keys that the command line overrides, to check them */
+    mw_collector_options_t
+        scratch; /* receives the keys that the command line overrides, to check them */
     FILE *f;
-    int line;      /* lines handed to inih so far: the line the handler is looking at */
-    int err_line;  /* first error found here rather than by inih (0: none) */
+    int line;     /* lines handed to inih so far: the line the handler is looking at */
+    int err_line; /* first error found here rather than by inih (0: none) */
     char err[256];
 } ini_ctx_t;
 
@@ -433,7 +439,8 @@ static int ini_on_key(void *user, const char *section, const char *name, const c
     }
     int overridden = (x->o->from_cmdline >> (d - opt_table)) & 1;
     char msg[200];
-    if (mw_collector_options_set(overridden ? &x->scratch : x->o, name, value, msg, sizeof msg) < 0) {
+    if (mw_collector_options_set(overridden ? &x->scratch : x->o, name, value, msg, sizeof msg) <
+        0) {
         /* The setter's messages name the flag ("--lateness-ms: ..."); in a file, the key. */
         ini_error(x, "%s", msg[0] == '-' && msg[1] == '-' ? msg + 2 : msg);
         return 0;
@@ -469,8 +476,8 @@ int mw_collector_options_load(mw_collector_options_t *o, const char *path, char 
         return -1;
     }
     if (rc != 0) {
-        snprintf(err, errlen, "%s:%d: syntax error (expected '[section]' or 'key = value')",
-                 path, rc);
+        snprintf(err, errlen, "%s:%d: syntax error (expected '[section]' or 'key = value')", path,
+                 rc);
         return -1;
     }
     return 0;
@@ -509,8 +516,8 @@ static const char *ini_separator(const char *name, const char *value, size_t max
     if (key + strlen(sep) + n > max)
         sep = "=";
     if (key + 1 + n > max) {
-        snprintf(why, whylen, "%s: a value of %zu characters (an INI line holds at most %zu)",
-                 name, n, max);
+        snprintf(why, whylen, "%s: a value of %zu characters (an INI line holds at most %zu)", name,
+                 n, max);
         return NULL;
     }
     return sep;
@@ -519,8 +526,8 @@ static const char *ini_separator(const char *name, const char *value, size_t max
 /* Each value a key of the file prints, in order: one per endpoint for listen (so that no line
  * grows with their number), the text of the others. Calls fn(name, value, arg) for each and
  * stops at the first that returns non-zero, which it returns. */
-static int opt_each_value(const mw_collector_options_t *o, int (*fn)(const char *, const char *, void *),
-                          void *arg)
+static int opt_each_value(const mw_collector_options_t *o,
+                          int (*fn)(const char *, const char *, void *), void *arg)
 {
     for (size_t i = 0; i < OPT_COUNT; i++) {
         const opt_desc_t *d = &opt_table[i];

@@ -22,24 +22,24 @@ typedef struct {
     int verbose;
     int help;
     int version;
-    char *config;      /* --config FILE: INI file loaded after the command line */
-    int print_config;  /* --print-config: print the effective settings as INI and exit */
-    char *record;          /* --record FILE.mpiw */
-    char *replay;          /* --replay FILE.mpiw: read a recording instead of listening */
-    double speed;          /* --speed X: replay pace (1 real time, 0 as fast as possible) */
-    double from_s, to_s;   /* --from / --to: replay span in seconds from the recording start
-                              (to_s < 0: to the end) */
-    char *publish;         /* --publish ENDPOINT: PUB socket of merged windows */
-    char *rules;           /* --rules FILE: threshold rules and actions (docs/steering.md) */
-    char *history;         /* --history ENDPOINT: ROUTER socket answering HistoryRequest */
-    char *steer;           /* --steer ENDPOINT: PUB socket of Steer messages to the ranks */
-    char *control;         /* --control ENDPOINT: ROUTER socket taking SteerRequests */
+    char *config;             /* --config FILE: INI file loaded after the command line */
+    int print_config;         /* --print-config: print the effective settings as INI and exit */
+    char *record;             /* --record FILE.mpiw */
+    char *replay;             /* --replay FILE.mpiw: read a recording instead of listening */
+    double speed;             /* --speed X: replay pace (1 real time, 0 as fast as possible) */
+    double from_s, to_s;      /* --from / --to: replay span in seconds from the recording start
+                                 (to_s < 0: to the end) */
+    char *publish;            /* --publish ENDPOINT: PUB socket of merged windows */
+    char *rules;              /* --rules FILE: threshold rules and actions (docs/steering.md) */
+    char *history;            /* --history ENDPOINT: ROUTER socket answering HistoryRequest */
+    char *steer;              /* --steer ENDPOINT: PUB socket of Steer messages to the ranks */
+    char *control;            /* --control ENDPOINT: ROUTER socket taking SteerRequests */
     uint64_t history_windows; /* closed windows the history keeps in memory */
     uint64_t history_mb;      /* memory for recent raw samples (rank queries), MiB */
-    char *curve_secret;    /* --curve-secret FILE: the collector's key pair (NAME.key) */
-    char *curve_clients;   /* --curve-clients FILE_OR_DIR: the public keys allowed in */
-    int allow_insecure;    /* --allow-insecure: bind non-local endpoints without CURVE */
-    uint64_t from_cmdline; /* bit i: row i of the option table was given on the command line */
+    char *curve_secret;       /* --curve-secret FILE: the collector's key pair (NAME.key) */
+    char *curve_clients;      /* --curve-clients FILE_OR_DIR: the public keys allowed in */
+    int allow_insecure;       /* --allow-insecure: bind non-local endpoints without CURVE */
+    uint64_t from_cmdline;    /* bit i: row i of the option table was given on the command line */
 } mw_collector_options_t;
 
 void mw_collector_options_defaults(mw_collector_options_t *o);
@@ -47,17 +47,21 @@ void mw_collector_options_free(mw_collector_options_t *o);
 /* Sets option `name` (its long name, without dashes) from a string, as a flag, an INI key or
  * an environment variable would. `value` is NULL for a flag given without one. Returns 0, or
  * -1 with a message in err. */
-int mw_collector_options_set(mw_collector_options_t *o, const char *name, const char *value, char *err, size_t errlen);
+int mw_collector_options_set(mw_collector_options_t *o, const char *name, const char *value,
+                             char *err, size_t errlen);
 /* Parses argv. Returns 0, or -1 with a message in err. */
-int mw_collector_options_parse(mw_collector_options_t *o, int argc, char **argv, char *err, size_t errlen);
+int mw_collector_options_parse(mw_collector_options_t *o, int argc, char **argv, char *err,
+                               size_t errlen);
 /* Loads the [collector] section of an INI file: every key is the long name of an option and
- * goes through mw_collector_options_set(). Options given on the command line (from_cmdline) keep their
- * value; their keys in the file are still checked. Returns 0, or -1 with "FILE:LINE: message"
+ * goes through mw_collector_options_set(). Options given on the command line (from_cmdline) keep
+ * their value; their keys in the file are still checked. Returns 0, or -1 with "FILE:LINE: message"
  * (or "FILE: message" when it cannot be read) in err. */
-int mw_collector_options_load(mw_collector_options_t *o, const char *path, char *err, size_t errlen);
+int mw_collector_options_load(mw_collector_options_t *o, const char *path, char *err,
+                              size_t errlen);
 /* Prints every setting that the INI file accepts, as a [collector] section that
- * mw_collector_options_load() reads back to the same settings (one line per listen endpoint). Returns 0,
- * or -1 with nothing printed when a value cannot be written so (mw_collector_options_printable). */
+ * mw_collector_options_load() reads back to the same settings (one line per listen endpoint).
+ * Returns 0, or -1 with nothing printed when a value cannot be written so
+ * (mw_collector_options_printable). */
 int mw_collector_options_print(FILE *out, const mw_collector_options_t *o);
 /* 0 when every value can be written as an INI line that inih reads back unchanged; -1 with
  * the reason in err for a value with a line break, a blank at either end, a ';' after a blank

@@ -42,9 +42,8 @@ static void stats_window(mw_collector_t *c, const mw__pub_t *m)
      * it; a window that ends in the collector's future (rank clocks ahead) counts as 0. */
     uint64_t end_ns = w->start_ns + w->window_ns;
     mw__latency_add(&c->stats.close_latency, c->now.real_ns > end_ns ? c->now.real_ns - end_ns : 0);
-    mw__latency_add(&c->stats.close_wait, c->now.mono_ns > w->last_arrival_ns
-                                             ? c->now.mono_ns - w->last_arrival_ns
-                                             : 0);
+    mw__latency_add(&c->stats.close_wait,
+                    c->now.mono_ns > w->last_arrival_ns ? c->now.mono_ns - w->last_arrival_ns : 0);
     if (w->ranks_missing) {
         c->job.partial_windows++;
         c->stats.partial_windows++;

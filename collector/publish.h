@@ -3,9 +3,9 @@
  * What the collector produces, a closed window, a closed time step, the job description or a
  * job event, is described once as an mw__pub_t and handed to mw__publish(), which walks one
  * table of outputs (the counters, the live view, the recording, the feed, the history, the
- * consumer hook, the steps kept for the summary, the rules) in a fixed order. Producers (collector.c,
- * steps.c, steer.c, rules.c) never touch an output; adding an output is adding one entry to
- * the table in publish.c.
+ * consumer hook, the steps kept for the summary, the rules) in a fixed order. Producers
+ * (collector.c, steps.c, steer.c, rules.c) never touch an output; adding an output is adding one
+ * entry to the table in publish.c.
  */
 #ifndef MW_COLLECTOR_PUBLISH_H
 #define MW_COLLECTOR_PUBLISH_H
@@ -21,13 +21,13 @@ struct mw_collector;
 typedef enum { MW_PUB_WINDOW, MW_PUB_STEP, MW_PUB_JOB, MW_PUB_EVENT } mw__pub_kind_t;
 
 /* One thing to publish. `pb`/`len` is its wire form (a Mpiwatch__Window, __Step or
- * __JobInfo), encoded once by mw__publish() when the first output that takes bytes is reached; len 0 when
- * it could not be encoded (out of memory) or no output that is on takes bytes. */
+ * __JobInfo), encoded once by mw__publish() when the first output that takes bytes is reached; len
+ * 0 when it could not be encoded (out of memory) or no output that is on takes bytes. */
 typedef struct {
     mw__pub_kind_t kind;
-    const mw_window_t *window;     /* MW_PUB_WINDOW */
-    const Mpiwatch__Step *step;    /* MW_PUB_STEP */
-    const char *event_kind;        /* MW_PUB_EVENT: "job_start", "rule", ... */
+    const mw_window_t *window;  /* MW_PUB_WINDOW */
+    const Mpiwatch__Step *step; /* MW_PUB_STEP */
+    const char *event_kind;     /* MW_PUB_EVENT: "job_start", "rule", ... */
     const char *event_detail;
     const uint8_t *pb;
     size_t len;

@@ -123,7 +123,7 @@ struct mw_record {
     int failed;
     uint64_t windows, too_large, chunked;
     unsigned char key[MW_REC_KEY_BYTES]; /* begins every index frame (mw_recording.h) */
-    uint64_t failed_bytes; /* what the file holds, once the recording has failed */
+    uint64_t failed_bytes;               /* what the file holds, once the recording has failed */
 
     /* The writer thread. Everything below `lock` is shared with it. */
     pthread_t thread;
@@ -299,8 +299,8 @@ static uint64_t rec_frame(mw_record_t *r, uint32_t tag, const void *a, size_t na
 /* A record over the frame limit (only an output can be: a job description of a very large
  * job, or its window): written as MW_REC_TAG_CONT chunks and a last frame with `tag`, which
  * the reader puts back together. Returns the first chunk's offset, or 0. */
-static uint64_t rec_chunked(mw_record_t *r, uint32_t tag, const void *a, size_t na,
-                            const void *b, size_t nb, const void *c, size_t nc)
+static uint64_t rec_chunked(mw_record_t *r, uint32_t tag, const void *a, size_t na, const void *b,
+                            size_t nb, const void *c, size_t nc)
 {
     size_t payload = na + nb + nc;
     unsigned char *all = malloc(payload);
@@ -318,8 +318,8 @@ static uint64_t rec_chunked(mw_record_t *r, uint32_t tag, const void *a, size_t 
     uint64_t first = 0;
     for (size_t o = 0; o < payload;) {
         size_t n = payload - o > REC_CHUNK ? REC_CHUNK : payload - o;
-        uint64_t off = rec_frame(r, o + n == payload ? tag : MW_REC_TAG_CONT, all + o, n, NULL,
-                                 0, NULL, 0);
+        uint64_t off =
+            rec_frame(r, o + n == payload ? tag : MW_REC_TAG_CONT, all + o, n, NULL, 0, NULL, 0);
         if (!off) {
             free(all);
             return 0; /* failed: the reader sees an unfinished sequence as a torn tail */
@@ -731,10 +731,10 @@ const char *mw__record_path(const mw_record_t *r)
 }
 
 /* Checks a recorded window length change (`window=MSms from window K start T`) against the
- * job's grid as it is now, with the rules a live request passes (proto/mw_grid.c: length bounds, the
- * factor from the job's first length, the segment count, the merge ring) and the place it
- * must start at: K after the last segment's first window, T the start K has on the grid
- * before the change. Returns 0 when it may be applied, -1 with a reason. Nothing is changed. */
+ * job's grid as it is now, with the rules a live request passes (proto/mw_grid.c: length bounds,
+ * the factor from the job's first length, the segment count, the merge ring) and the place it must
+ * start at: K after the last segment's first window, T the start K has on the grid before the
+ * change. Returns 0 when it may be applied, -1 with a reason. Nothing is changed. */
 static int rec_check_window_event(const mw_collector_t *c, const char *detail, char *err,
                                   size_t errlen)
 {
@@ -744,8 +744,8 @@ static int rec_check_window_event(const mw_collector_t *c, const char *detail, c
         snprintf(err, errlen, "no running job");
         return -1;
     }
-    if (sscanf(detail, "window=%" SCNu64 "ms from window %" SCNu64 " start %" SCNu64 "%c", &ms,
-               &k, &start, &tail) != 3) {
+    if (sscanf(detail, "window=%" SCNu64 "ms from window %" SCNu64 " start %" SCNu64 "%c", &ms, &k,
+               &start, &tail) != 3) {
         snprintf(err, errlen, "not a window change");
         return -1;
     }

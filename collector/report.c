@@ -128,7 +128,8 @@ static void report_rank_row(const mw_job_t *job, uint32_t r, FILE *out)
 {
     const mw_rank_t *rk = &job->ranks[r];
     fprintf(out, "  %8u %-20.20s %7.2f %14.6f %12" PRIu64 " %9" PRIu64 "\n", r, mw_job_host(job, r),
-            100.0 * mw__job_rank_fraction(job, r), ns_to_s(rk->mpi_time_ns), rk->calls, rk->samples);
+            100.0 * mw__job_rank_fraction(job, r), ns_to_s(rk->mpi_time_ns), rk->calls,
+            rk->samples);
 }
 
 static void report_ranks(const mw_job_t *job, FILE *out)
@@ -238,10 +239,10 @@ static void report_losses(const mw_collector_t *c, FILE *out)
     fprintf(out,
             "  missed by the collector: %" PRIu64 " calls, %.6f s in MPI, %" PRIu64
             " bytes, %" PRIu64 " samples of %u rank(s)\n",
-            loss.missed.calls, ns_to_s(loss.missed.time_ns), loss.missed.bytes,
-            loss.missed.samples, loss.ranks_missing);
-    fprintf(out, "  calls at the ranks: %" PRIu64 " = %" PRIu64 " in this report + %" PRIu64
-                 " missed\n",
+            loss.missed.calls, ns_to_s(loss.missed.time_ns), loss.missed.bytes, loss.missed.samples,
+            loss.ranks_missing);
+    fprintf(out,
+            "  calls at the ranks: %" PRIu64 " = %" PRIu64 " in this report + %" PRIu64 " missed\n",
             loss.at_ranks.calls, loss.merged.calls, loss.missed.calls);
     if (loss.ranks_not_final)
         fprintf(out, "  ranks without bye: %u (their totals are as of their last sample)\n",

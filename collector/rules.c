@@ -25,9 +25,9 @@
  * group gets SIGTERM at the timeout and SIGKILL MW_RULES_KILL_GRACE_NS later. On Linux the
  * collector is a child subreaper (PR_SET_CHILD_SUBREAPER, set at the first action), so what
  * an action leaves behind becomes the collector's child when its parent ends, and is reaped
- * here (waitpid(-pgid)) instead of lingering as a zombie that still counts in the group. When the rules
- * are freed (the collector exits) every running group gets SIGTERM, then SIGKILL after at most
- * MW_RULES_KILL_GRACE_NS, and the leaders are reaped: nothing is left behind with ppid 1. A
+ * here (waitpid(-pgid)) instead of lingering as a zombie that still counts in the group. When the
+ * rules are freed (the collector exits) every running group gets SIGTERM, then SIGKILL after at
+ * most MW_RULES_KILL_GRACE_NS, and the leaders are reaped: nothing is left behind with ppid 1. A
  * rule runs at most `max_running` actions at once and the collector at most
  * MW_RULES_MAX_CHILDREN; a firing beyond that is logged and skipped.
  */
@@ -1180,8 +1180,8 @@ static void child_exit(mw_rules_t *rs, mw_collector_t *c, const child_t *ch, pid
         snprintf(detail, sizeof detail, "rule=%s pid=%d status=exit %d%s", ch->rule, (int)ch->pid,
                  WEXITSTATUS(st), ch->timed_out ? " timeout" : "");
     else
-        snprintf(detail, sizeof detail, "rule=%s pid=%d status=signal %d%s", ch->rule,
-                 (int)ch->pid, WIFSIGNALED(st) ? WTERMSIG(st) : 0, ch->timed_out ? " timeout" : "");
+        snprintf(detail, sizeof detail, "rule=%s pid=%d status=signal %d%s", ch->rule, (int)ch->pid,
+                 WIFSIGNALED(st) ? WTERMSIG(st) : 0, ch->timed_out ? " timeout" : "");
     MW_LOG(got > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? MW_LOG_INFO : MW_LOG_WARN,
            "action_exit: %s", detail);
     if (c)
@@ -1251,9 +1251,7 @@ uint64_t mw__rules_next_ns(const mw_rules_t *rs, uint64_t now_ns)
     uint64_t next = now_ns + MW_RULES_REAP_NS;
     for (unsigned i = 0; i < rs->n_child; i++) {
         const child_t *ch = &rs->child[i];
-        uint64_t d = ch->release_ns ? ch->release_ns
-                     : ch->kill_ns  ? ch->kill_ns
-                                    : ch->deadline_ns;
+        uint64_t d = ch->release_ns ? ch->release_ns : ch->kill_ns ? ch->kill_ns : ch->deadline_ns;
         if (d < next)
             next = d;
     }

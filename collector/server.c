@@ -63,8 +63,8 @@ static int server_socket(void *ctx, void *sock, const mw_collector_options_t *o)
     MW_TRY(server_setopt(sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg, "ZMQ_MAXMSGSIZE"));
     MW_TRY(server_setopt(sock, ZMQ_RCVHWM, &hwm, sizeof hwm, "ZMQ_RCVHWM"));
     MW_TRY(server_setopt(sock, ZMQ_LINGER, &linger, sizeof linger, "ZMQ_LINGER"));
-    MW_TRY(mw__auth_socket(ctx, sock, "ingest socket", (const char *const *)o->listen,
-                           o->n_listen));
+    MW_TRY(
+        mw__auth_socket(ctx, sock, "ingest socket", (const char *const *)o->listen, o->n_listen));
     for (unsigned i = 0; i < o->n_listen; i++) {
         if (zmq_bind(sock, o->listen[i]) != 0) {
             MW_LOG(MW_LOG_ERROR, "cannot listen on %s: %s", o->listen[i],

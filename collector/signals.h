@@ -2,8 +2,6 @@
 #ifndef MW_COLLECTOR_SIGNALS_H
 #define MW_COLLECTOR_SIGNALS_H
 
-
-
 /* Installs the handlers; returns the pipe's read end to poll, or -1 logged. */
 int mw__signals_open(void);
 /* Restores the default handlers and closes the pipe. */

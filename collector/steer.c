@@ -49,9 +49,9 @@
 
 struct mw_steer {
     void *pub, *router;
-    uint64_t seq;       /* last published sequence number */
-    uint64_t published; /* Steer messages sent */
-    uint64_t rejected;  /* requests (or mw__steer_send calls) refused */
+    uint64_t seq;             /* last published sequence number */
+    uint64_t published;       /* Steer messages sent */
+    uint64_t rejected;        /* requests (or mw__steer_send calls) refused */
     uint64_t window_rejected; /* ... of which mpiwatch.window requests */
     uint64_t send_errors;
     uint64_t split; /* requests published as more than one Steer (rank lists split by size) */
@@ -187,8 +187,8 @@ static int steer_publish(mw_collector_t *c, const char *key, const char *value,
     if (parts > 1) {
         s->split++;
         s->parts += parts;
-        MW_LOG(MW_LOG_DEBUG, "steer #%llu: %zu ranks in %u messages",
-               (unsigned long long)m.seq, nr, parts);
+        MW_LOG(MW_LOG_DEBUG, "steer #%llu: %zu ranks in %u messages", (unsigned long long)m.seq, nr,
+               parts);
     }
     s->seq = m.seq;
     s->published++;
@@ -225,8 +225,8 @@ static uint64_t steer_pick_k(mw_collector_t *c)
     return mw_grid_pick(&c->job.grid, c->now.real_ns, newest);
 }
 
-/* mpiwatch.window=MS, the one built-in key the collector decides (proto/mw_grid.c): checks it for the
- * whole job and turns it into MS@K, K the window the change starts at. Returns 0, or -1. */
+/* mpiwatch.window=MS, the one built-in key the collector decides (proto/mw_grid.c): checks it for
+ * the whole job and turns it into MS@K, K the window the change starts at. Returns 0, or -1. */
 static int steer_window(mw_collector_t *c, const char *value, size_t n_ranks, char *out,
                         size_t outlen, uint64_t *k, uint64_t *ms, char *err, size_t errlen)
 {

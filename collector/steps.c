@@ -211,7 +211,8 @@ static void scratch_clear(mw_step_assembly_t *S, const Mpiwatch__Sample *s)
 
 /* One mark against its bound (tot_*: the next mark's snapshot, or the window's totals). The
  * mark's own values are collected in prev_* to catch an id listed twice. */
-static mw_reject_t check_mark(mw_step_assembly_t *S, const Mpiwatch__StepMark *m, uint64_t lo, uint64_t hi)
+static mw_reject_t check_mark(mw_step_assembly_t *S, const Mpiwatch__StepMark *m, uint64_t lo,
+                              uint64_t hi)
 {
     if (!m || m->source < 1 || m->source > 3 || m->end_ns < lo || m->end_ns > hi ||
         m->step > (uint64_t)INT64_MAX)
@@ -313,7 +314,8 @@ static void stats_add(mw_fn_stats_t *t, const mw_fn_stats_t *x)
  * full doubles, and the entries it gains are charged to the job-wide carry budget; when they
  * do not fit (or memory runs out) the segment is left out of the rank's next step and counted
  * as `carry`. The budget counts allocated entries, not used ones, so it bounds memory. */
-static void *carry_get(mw_step_assembly_t *S, step_rank_t *r, mw__index_t *ix, uint64_t key, int *created)
+static void *carry_get(mw_step_assembly_t *S, step_rank_t *r, mw__index_t *ix, uint64_t key,
+                       int *created)
 {
     *created = 0;
     if (ix->n == ix->cap && S->carry_held + ix->cap > S->carry_budget && !mw__index_find(ix, key)) {

@@ -60,7 +60,8 @@ static int json_fn(cJSON *obj, unsigned fn, uint64_t count, uint64_t time_ns, ui
 static cJSON *json_tally(cJSON *obj, const char *name, const mw_tally_t *t)
 {
     cJSON *o = cJSON_AddObjectToObject(obj, name);
-    if (!o || mw_json_add_u64(o, "calls", t->calls) < 0 || mw_json_add_u64(o, "time_ns", t->time_ns) < 0 ||
+    if (!o || mw_json_add_u64(o, "calls", t->calls) < 0 ||
+        mw_json_add_u64(o, "time_ns", t->time_ns) < 0 ||
         mw_json_add_u64(o, "bytes", t->bytes) < 0 || mw_json_add_u64(o, "samples", t->samples) < 0)
         return NULL;
     return o;
@@ -122,12 +123,13 @@ static int summary_missed(const mw_job_t *job, cJSON *root)
     mw__job_loss(job, &loss, per_fn);
     cJSON *o = json_tally(root, "missed", &loss.missed), *arr, *fns;
     int rc = -1;
-    if (o && json_tally(o, "at_ranks", &loss.at_ranks) && (arr = cJSON_AddArrayToObject(o, "ranks")) &&
-        json_ranks(job, arr, rank_missed_some) == 0 &&
+    if (o && json_tally(o, "at_ranks", &loss.at_ranks) &&
+        (arr = cJSON_AddArrayToObject(o, "ranks")) && json_ranks(job, arr, rank_missed_some) == 0 &&
         (arr = cJSON_AddArrayToObject(o, "ranks_without_bye")) &&
         json_ranks(job, arr, rank_not_final) == 0 &&
         (arr = cJSON_AddArrayToObject(o, "ranks_without_totals")) &&
-        json_ranks(job, arr, rank_no_totals) == 0 && (fns = cJSON_AddObjectToObject(o, "functions"))) {
+        json_ranks(job, arr, rank_no_totals) == 0 &&
+        (fns = cJSON_AddObjectToObject(o, "functions"))) {
         rc = 0;
         for (unsigned fn = 1; fn < MW_FN_COUNT && rc == 0; fn++) {
             const mw_tally_t *t = &per_fn[fn];
@@ -167,8 +169,7 @@ static int summary_rank_place(const mw_job_t *job, uint32_t rank, cJSON *o)
         !cJSON_AddNumberToObject(o, "l3", r->l3) ||
         !cJSON_AddNumberToObject(o, "package", r->package) ||
         !cJSON_AddNumberToObject(o, "numa", r->numa) ||
-        !cJSON_AddBoolToObject(o, "bound", r->bound) ||
-        !(pus = cJSON_AddArrayToObject(o, "pus")))
+        !cJSON_AddBoolToObject(o, "bound", r->bound) || !(pus = cJSON_AddArrayToObject(o, "pus")))
         return -1;
     for (uint32_t i = 0; i < r->pus_n; i++) {
         cJSON *v = cJSON_CreateNumber(job->pus[r->pus_first + i]);
@@ -290,7 +291,8 @@ static int summary_pairs(const mw_job_t *job, cJSON *root)
             rc = -1;
             break;
         }
-        if (mw_json_add_u64(o, "src", sorted[i]->src) < 0 || mw_json_add_u64(o, "dst", sorted[i]->dst) < 0 ||
+        if (mw_json_add_u64(o, "src", sorted[i]->src) < 0 ||
+            mw_json_add_u64(o, "dst", sorted[i]->dst) < 0 ||
             mw_json_add_u64(o, "messages", sorted[i]->messages) < 0 ||
             mw_json_add_u64(o, "bytes", sorted[i]->bytes) < 0)
             rc = -1;
@@ -318,7 +320,8 @@ static int summary_steps(const mw_collector_t *c, cJSON *root)
             cJSON_Delete(o);
         if (rc == 0 && (mw_json_add_u64(o, "step", st->step) < 0 ||
                         mw_json_add_u64(o, "start_ns", st->start_ns) < 0 ||
-                        mw_json_add_u64(o, "end_ns", st->end_ns) < 0 || mw_json_add_u64(o, "ranks", st->ranks) < 0 ||
+                        mw_json_add_u64(o, "end_ns", st->end_ns) < 0 ||
+                        mw_json_add_u64(o, "ranks", st->ranks) < 0 ||
                         mw_json_add_u64(o, "folded", st->folded) < 0 ||
                         mw_json_add_u64(o, "mpi_time_ns", st->mpi_time_ns) < 0 ||
                         !(fns = cJSON_AddObjectToObject(o, "functions")) ||
@@ -357,7 +360,8 @@ char *mw_summary_json(const mw_collector_t *c)
     char *text = NULL;
     if (!root)
         return NULL;
-    if (mw_json_add_u64(root, "ranks", job->size) < 0 || mw_json_add_u64(root, "windows", job->windows) < 0 ||
+    if (mw_json_add_u64(root, "ranks", job->size) < 0 ||
+        mw_json_add_u64(root, "windows", job->windows) < 0 ||
         mw_json_add_u64(root, "dropped", mw__job_dropped(job)) < 0 ||
         mw_json_add_u64(root, "late", job->late) < 0 ||
         !(fns = cJSON_AddObjectToObject(root, "functions")))
@@ -394,7 +398,8 @@ char *mw__stats_json(const mw_collector_t *c)
     /* What the current job's ranks did that the collector never received (loss accounting). */
     mw_loss_t loss;
     mw__job_loss(&c->job, &loss, NULL);
-    if (mw_json_add_u64(root, "late", c->stats.late) < 0 || !json_tally(root, "missed", &loss.missed) ||
+    if (mw_json_add_u64(root, "late", c->stats.late) < 0 ||
+        !json_tally(root, "missed", &loss.missed) ||
         mw_json_add_u64(root, "windows", c->stats.windows) < 0 ||
         mw_json_add_u64(root, "partial_windows", c->stats.partial_windows) < 0)
         goto out;
@@ -415,7 +420,8 @@ char *mw__stats_json(const mw_collector_t *c)
         if (!cap)
             goto out;
         for (int r = 0; r < MW_CAP_COUNT; r++)
-            if (mw_json_add_u64(cap, mw__cap_reason_name((mw_cap_reason_t)r), c->stats.capped[r]) < 0)
+            if (mw_json_add_u64(cap, mw__cap_reason_name((mw_cap_reason_t)r), c->stats.capped[r]) <
+                0)
                 goto out;
     }
     /* Step data of the current job refused by a cap (steps.c, docs/steps.md), by reason, zeros
@@ -426,7 +432,7 @@ char *mw__stats_json(const mw_collector_t *c)
             goto out;
         for (int r = 0; r < MW_STEPS_REFUSAL_COUNT; r++)
             if (mw_json_add_u64(st, mw__steps_refusal_name((mw_steps_refusal_t)r),
-                         mw__steps_refused(c, (mw_steps_refusal_t)r)) < 0)
+                                mw__steps_refused(c, (mw_steps_refusal_t)r)) < 0)
                 goto out;
     }
     /* Connections refused by CURVE (auth.c), by reason, only when CURVE is on. */
@@ -436,7 +442,7 @@ char *mw__stats_json(const mw_collector_t *c)
             goto out;
         for (int r = 0; r < MW_AUTH_COUNT; r++)
             if (mw_json_add_u64(auth, mw__auth_reason_name((mw_auth_reason_t)r),
-                         c->stats.auth_refused[r]) < 0)
+                                c->stats.auth_refused[r]) < 0)
                 goto out;
     }
     /* Window close latency quantiles in ms (docs/collector.md, Performance). */

@@ -34,10 +34,10 @@ static int pb_reserve(void **arr, size_t *cap, size_t n, size_t size)
 
 void mw__pb_encoder_free(mw_pb_encoder_t *e)
 {
-    void *arrays[] = {e->fn,     e->fn_ptr, e->hist,  e->occ_fn, e->occ_sub,  e->occ_ns,
-                      e->d_fn,   e->d_sub,  e->d_bin, e->d_end,  e->d_count,  e->p_src,
-                      e->p_dst,  e->p_msg,  e->p_bytes, e->call, e->call_ptr, e->rank,
-                      e->rank_ptr, e->out};
+    void *arrays[] = {e->fn,      e->fn_ptr,   e->hist,  e->occ_fn,   e->occ_sub,
+                      e->occ_ns,  e->d_fn,     e->d_sub, e->d_bin,    e->d_end,
+                      e->d_count, e->p_src,    e->p_dst, e->p_msg,    e->p_bytes,
+                      e->call,    e->call_ptr, e->rank,  e->rank_ptr, e->out};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     memset(e, 0, sizeof *e);
@@ -145,8 +145,8 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
         e->d_end[i] = d->end;
         e->d_count[i] = d->count;
     }
-    pw.n_density_fn = pw.n_density_sub = pw.n_density_bin = pw.n_density_end =
-        pw.n_density_count = nd;
+    pw.n_density_fn = pw.n_density_sub = pw.n_density_bin = pw.n_density_end = pw.n_density_count =
+        nd;
     pw.density_fn = e->d_fn;
     pw.density_sub = e->d_sub;
     pw.density_bin = e->d_bin;

@@ -26,9 +26,9 @@ typedef struct {
     Mpiwatch__RankInfo *rank;
     Mpiwatch__RankInfo **rank_ptr;
     uint8_t *out; /* the last encoding */
-    size_t cap_fn, cap_fn_ptr, cap_hist, cap_occ_fn, cap_occ_sub, cap_occ_ns, cap_d_fn,
-        cap_d_bin, cap_d_end, cap_d_sub, cap_d_count, cap_p_src, cap_p_dst, cap_p_msg,
-        cap_p_bytes, cap_call, cap_call_ptr, cap_rank, cap_rank_ptr, cap_out;
+    size_t cap_fn, cap_fn_ptr, cap_hist, cap_occ_fn, cap_occ_sub, cap_occ_ns, cap_d_fn, cap_d_bin,
+        cap_d_end, cap_d_sub, cap_d_count, cap_p_src, cap_p_dst, cap_p_msg, cap_p_bytes, cap_call,
+        cap_call_ptr, cap_rank, cap_rank_ptr, cap_out;
 } mw_pb_encoder_t;
 
 /* Encodes a closed window as a Mpiwatch__Window into e->out. Returns its length, or 0 when

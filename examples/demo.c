@@ -23,8 +23,8 @@
 #include <string.h>
 
 enum {
-    GLOBAL_NX = 2048,        /* columns, including the two fixed boundary columns */
-    GLOBAL_NY = 2048,        /* rows of the interior, split across the ranks */
+    GLOBAL_NX = 2048, /* columns, including the two fixed boundary columns */
+    GLOBAL_NY = 2048, /* rows of the interior, split across the ranks */
     DEFAULT_ITERATIONS = 750,
     SLOW_RANK = 2,
     SLOW_FACTOR = 3,

@@ -110,8 +110,8 @@ static comm_entry_t *comm_insert(MPI_Comm comm)
         if (e) {
             int inter = 0;
             PMPI_Comm_test_inter(comm, &inter);
-            int rc = inter ? PMPI_Comm_remote_group(comm, &e->group)
-                           : PMPI_Comm_group(comm, &e->group);
+            int rc =
+                inter ? PMPI_Comm_remote_group(comm, &e->group) : PMPI_Comm_group(comm, &e->group);
             if (rc == MPI_SUCCESS) {
                 e->comm = comm;
                 atomic_store_explicit(&e->state, 1, memory_order_release);

@@ -31,8 +31,9 @@ static int64_t realtime_minus_mono(void)
     clock_gettime(CLOCK_MONOTONIC, &a);
     clock_gettime(CLOCK_REALTIME, &r);
     clock_gettime(CLOCK_MONOTONIC, &b);
-    int64_t mono = ((int64_t)a.tv_sec * 1000000000 + a.tv_nsec +
-                    (int64_t)b.tv_sec * 1000000000 + b.tv_nsec) / 2;
+    int64_t mono =
+        ((int64_t)a.tv_sec * 1000000000 + a.tv_nsec + (int64_t)b.tv_sec * 1000000000 + b.tv_nsec) /
+        2;
     return (int64_t)r.tv_sec * 1000000000 + r.tv_nsec - mono;
 }
 

@@ -8,14 +8,16 @@
  * pmpi_x_ / pmpi_x_f08_. Those are weak references: they resolve when the program loaded the
  * Fortran bindings, which is the only way the wrappers can be reached. A wrapper marks the
  * thread as inside a call, which the C wrappers check, so a binding that calls MPI_X
- * internally is counted once, under its MPI name. All four name manglings of mpif.h (mpi_x_, mpi_x, mpi_x__, MPI_X) are
- * aliases of one wrapper.
+ * internally is counted once, under its MPI name. All four name manglings of mpif.h (mpi_x_, mpi_x,
+ * mpi_x__, MPI_X) are aliases of one wrapper.
  */
 #include "shim.h"
 
 #ifdef MW_HAVE_FORTRAN
 
+/* The macros below are tables (one line per arity or case) and are left as laid out. */
 /* Argument lists of 0..32 forwarded words. */
+/* clang-format off */
 #define MW_FP_0 void
 #define MW_FP_1 void *a0
 #define MW_FP_2 void *a0, void *a1
@@ -196,5 +198,6 @@
     MW_FSEL(name, kind, MW_F_##fortran)
 #include "mpi_functions.def"
 #undef MW_FN
+/* clang-format on */
 
 #endif /* MW_HAVE_FORTRAN */

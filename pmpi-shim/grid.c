@@ -5,16 +5,15 @@
  * the start of window K on the grid before the change, so window indices stay contiguous and
  * the time they cover too. The collector decides the change for the whole job
  * (collector/steer.c chooses K about a second ahead) and publishes "MS@K"; the sender thread
- * of every rank appends the same segment here (mw__g.grid, with its sub-slots in mw__g.seg). The recorders look
- * the grid up only on their slow paths (a call that ends outside the thread's cached window,
- * record.c), so the common path is unchanged. A segment is written once, then published by a
- * release store of the segment count; it only changes the bounds of windows >= K, and K
- * starts later than MW_GRID_GUARD_NS from now, so no thread has cached a window at or after K
- * when it appears (the sender's membarrier at each window hand-over orders it for every
- * thread long before then). A rank that gets the message when K is (almost) under way cannot
- * switch consistently: it keeps its grid, counts and logs it; its samples from K on then no
- * longer match the collector's grid and are rejected there (grid_mismatch), never merged on
- * the wrong windows.
+ * of every rank appends the same segment here (mw__g.grid, with its sub-slots in mw__g.seg). The
+ * recorders look the grid up only on their slow paths (a call that ends outside the thread's cached
+ * window, record.c), so the common path is unchanged. A segment is written once, then published by
+ * a release store of the segment count; it only changes the bounds of windows >= K, and K starts
+ * later than MW_GRID_GUARD_NS from now, so no thread has cached a window at or after K when it
+ * appears (the sender's membarrier at each window hand-over orders it for every thread long before
+ * then). A rank that gets the message when K is (almost) under way cannot switch consistently: it
+ * keeps its grid, counts and logs it; its samples from K on then no longer match the collector's
+ * grid and are rejected there (grid_mismatch), never merged on the wrong windows.
  *
  * Trust: "MS@K" arrives from the network, and the library trusts nothing it receives. K is a
  * number of up to 15 digits, so K x length can exceed 64 bits: a K chosen to wrap around to a

@@ -220,7 +220,6 @@ void mw__window_locate(mw_thread_t *t, uint64_t t1)
     t->cslot = w > closed && !mw__capture_has(w) ? slot_get(t, w) : NULL;
 }
 
-
 unsigned char *mw__row_get(mw_slot_t *s, unsigned fn)
 {
     unsigned r = s->row_of[fn];
@@ -277,8 +276,7 @@ static void occupy_earlier(mw_thread_t *t, unsigned fn, uint64_t t0, int64_t w, 
     }
 }
 
-void mw__longest_add(mw_slot_t *s, unsigned fn, uint64_t t0, uint64_t d, uint64_t bytes,
-                        int peer)
+void mw__longest_add(mw_slot_t *s, unsigned fn, uint64_t t0, uint64_t d, uint64_t bytes, int peer)
 {
     mw_call_t *l = mw__slot_longest(s);
     unsigned k = mw__g.cfg.longest, i;
@@ -289,8 +287,8 @@ void mw__longest_add(mw_slot_t *s, unsigned fn, uint64_t t0, uint64_t d, uint64_
             return;
         i = s->long_min_i;
     }
-    l[i] = (mw_call_t){.fn = fn, .peer = peer, .start_ns = mw__global_ns(t0),
-                       .duration_ns = d, .bytes = bytes};
+    l[i] = (mw_call_t){
+        .fn = fn, .peer = peer, .start_ns = mw__global_ns(t0), .duration_ns = d, .bytes = bytes};
     if (s->nlong == k) {
         unsigned m = 0;
         for (unsigned j = 1; j < k; j++)
@@ -330,8 +328,8 @@ void mw__sub_locate(mw_thread_t *t, uint64_t t1)
     t->sub_hi = sub_start(t->cseg, t->cw_start, t->cw_end, t->sub_i + 1);
 }
 
-void mw__detail_spanning(mw_thread_t *t, unsigned char *row, unsigned fn, uint64_t t0,
-                         uint64_t t1, unsigned bin, int64_t closed)
+void mw__detail_spanning(mw_thread_t *t, unsigned char *row, unsigned fn, uint64_t t0, uint64_t t1,
+                         unsigned bin, int64_t closed)
 {
     unsigned se = t->sub_i, n = mw__g.cfg.subslots;
     mw__row_end_x(row)[se * MW_NBINS + bin]++;
@@ -372,7 +370,7 @@ static mw_slot_t *slot_any(mw_thread_t *t, int64_t closed)
 }
 
 void mw__record_slow(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t d,
-                      uint64_t bytes, int peer, int64_t closed)
+                     uint64_t bytes, int peer, int64_t closed)
 {
     int late = t->cw <= closed;
     mw_slot_t *s = slot_get(t, late ? closed + 1 : t->cw);

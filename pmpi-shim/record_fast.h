@@ -14,12 +14,11 @@ void mw__record_slow(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint
                      uint64_t bytes, int peer, int64_t closed);
 unsigned char *mw__row_get(mw_slot_t *s, unsigned fn);
 void mw__peer_add(mw_slot_t *s, int peer, uint64_t bytes);
-void mw__longest_add(mw_slot_t *s, unsigned fn, uint64_t t0, uint64_t d, uint64_t bytes,
-                     int peer);
+void mw__longest_add(mw_slot_t *s, unsigned fn, uint64_t t0, uint64_t d, uint64_t bytes, int peer);
 void mw__sub_locate(mw_thread_t *t, uint64_t t1);
 void mw__count_slow(mw_thread_t *t, unsigned fn, int64_t closed);
-void mw__detail_spanning(mw_thread_t *t, unsigned char *row, unsigned fn, uint64_t t0,
-                         uint64_t t1, unsigned bin, int64_t closed);
+void mw__detail_spanning(mw_thread_t *t, unsigned char *row, unsigned fn, uint64_t t0, uint64_t t1,
+                         unsigned bin, int64_t closed);
 
 static inline __attribute__((always_inline)) void mw__busy_enter(mw_thread_t *t)
 {
@@ -36,7 +35,8 @@ static inline __attribute__((always_inline)) void mw__busy_leave(mw_thread_t *t)
     atomic_store_explicit(&t->inflight, 0, memory_order_release);
 }
 
-static inline __attribute__((always_inline)) void mw__totals_add(mw_slot_t *s, unsigned fn, uint64_t d, uint64_t bytes)
+static inline __attribute__((always_inline)) void mw__totals_add(mw_slot_t *s, unsigned fn,
+                                                                 uint64_t d, uint64_t bytes)
 {
     mw_fnstat_t *f = &s->fn[fn];
     if (~d > f->min_inv)
@@ -78,9 +78,8 @@ static inline __attribute__((always_inline)) void mw__detail_add(mw_thread_t *t,
     mw__detail_spanning(t, row, fn, t0, t1, bin, closed);
 }
 
-static inline __attribute__((always_inline)) void mw__record(mw_thread_t *t, unsigned fn,
-                                                             uint64_t t0, uint64_t t1,
-                                                             uint64_t bytes, int peer)
+static inline __attribute__((always_inline)) void
+mw__record(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t bytes, int peer)
 {
     mw__busy_enter(t);
     uint64_t dt = t1 - t0;

@@ -35,7 +35,8 @@
 #include <zmq.h>
 
 #define MW_BACKLOG 64
-#define STEER_WAIT_NS 20000000ull /* with steering, MPI_Finalize waits at most this for the thread */
+#define STEER_WAIT_NS                                                                              \
+    20000000ull /* with steering, MPI_Finalize waits at most this for the thread */
 #define MW_BACKLOG_BYTES (4u << 20)
 /* Windows the sender may emit in one catch-up (after a starved stretch, or at MPI_Finalize):
  * the present is normally at most a window or two ahead of it, and nothing it receives can
@@ -74,8 +75,8 @@ static struct {
     mw_hello_info_t info;
     void *ctx, *push, *monitor;
     int hello_pending;
-    int link;              /* LINK_*: what the socket monitor last said */
-    uint64_t retry_ns;     /* wait between send retries while something is pending */
+    int link;          /* LINK_*: what the socket monitor last said */
+    uint64_t retry_ns; /* wait between send retries while something is pending */
     /* Messages that could not be sent yet, oldest first: sent before anything newer once the
      * collector takes them, dropped oldest-first (and counted) beyond MW_BACKLOG entries or
      * MW_BACKLOG_BYTES. */
@@ -92,7 +93,7 @@ static struct {
     unsigned tot_n;
     int tot_new; /* a function was called for the first time: rebuild the id list */
     uint64_t unrec_seen[MW_FN_COUNT], unrec_seen_total; /* mw__g.unrecorded already added */
-    int64_t next; /* next window to collect */
+    int64_t next;                                       /* next window to collect */
     acc_t acc;
     enc_t enc;
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER};

@@ -288,11 +288,11 @@ static void f_comm_release(void (*real)(MPI_Fint *, MPI_Fint *), unsigned fn, MP
 #define f_comm_disconnect(real, comm, ierr) f_comm_release(real, MW_ID_Comm_disconnect, comm, ierr)
 
 MW_FSPECIAL(init, INIT, (MPI_Fint * ierr), f_init, ierr)
-MW_FSPECIAL(init_thread, INIT_THREAD, (MPI_Fint * req, MPI_Fint * prov, MPI_Fint * ierr),
+MW_FSPECIAL(init_thread, INIT_THREAD, (MPI_Fint * req, MPI_Fint *prov, MPI_Fint *ierr),
             f_init_thread, req, prov, ierr)
 MW_FSPECIAL(finalize, FINALIZE, (MPI_Fint * ierr), f_finalize, ierr)
 MW_FSPECIAL(pcontrol, PCONTROL, (MPI_Fint * level), f_pcontrol, level)
-MW_FSPECIAL(comm_free, COMM_FREE, (MPI_Fint * comm, MPI_Fint * ierr), f_comm_free, comm, ierr)
-MW_FSPECIAL(comm_disconnect, COMM_DISCONNECT, (MPI_Fint * comm, MPI_Fint * ierr),
-            f_comm_disconnect, comm, ierr)
+MW_FSPECIAL(comm_free, COMM_FREE, (MPI_Fint * comm, MPI_Fint *ierr), f_comm_free, comm, ierr)
+MW_FSPECIAL(comm_disconnect, COMM_DISCONNECT, (MPI_Fint * comm, MPI_Fint *ierr), f_comm_disconnect,
+            comm, ierr)
 #endif /* MW_HAVE_FORTRAN */

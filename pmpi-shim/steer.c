@@ -54,7 +54,7 @@
 #define STEER_REVIVE_MAX_NS 16000000000ull /* the delay doubles up to this */
 _Static_assert(MW_STEER_RANK_MAX_MESSAGE >= 2 * MW_STEER_MAX_MESSAGE,
                "a rank takes comfortably more than the collector sends");
-#define STEER_BATCH 64       /* messages taken per wake-up */
+#define STEER_BATCH 64 /* messages taken per wake-up */
 
 typedef struct {
     char key[STEER_KEY_MAX + 1];
@@ -65,10 +65,10 @@ _Atomic unsigned char mw__steer_pending;
 
 static struct {
     void *sub, *ctx, *monitor;
-    unsigned generation;      /* sockets made so far (names the monitor's endpoint) */
-    uint64_t lost_ns;         /* monotonic time the link went down without a retry; 0: fine */
-    uint64_t revive_ns;       /* current delay before the socket is remade */
-    uint64_t reconnects;      /* sockets remade */
+    unsigned generation; /* sockets made so far (names the monitor's endpoint) */
+    uint64_t lost_ns;    /* monotonic time the link went down without a retry; 0: fine */
+    uint64_t revive_ns;  /* current delay before the socket is remade */
+    uint64_t reconnects; /* sockets remade */
     char job[64];
     steer_entry_t ring[STEER_RING];
     _Atomic uint32_t head, tail;
@@ -117,12 +117,11 @@ static int steer_connect(void)
     char ep[80];
     snprintf(ep, sizeof ep, "inproc://mpiwatch-steer-monitor-%ld-%u", (long)getpid(),
              T.generation++);
-    if (zmq_socket_monitor(T.sub, ep,
-                           ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED |
-                               ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_CONNECT_DELAYED |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) == 0 &&
+    if (zmq_socket_monitor(
+            T.sub, ep,
+            ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CONNECT_RETRIED |
+                ZMQ_EVENT_CONNECT_DELAYED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) == 0 &&
         (T.monitor = zmq_socket(T.ctx, ZMQ_PAIR)) != NULL) {
         zmq_setsockopt(T.monitor, ZMQ_LINGER, &zero, sizeof zero);
         if (zmq_connect(T.monitor, ep) != 0) {

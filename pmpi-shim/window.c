@@ -226,4 +226,3 @@ void mw__collect(acc_t *acc, int64_t k)
     acc->seen_calls_dropped = cd;
     acc->seen_threads_dropped = td;
 }
-

@@ -16,7 +16,7 @@
 #define MW_NOPEER (-1)
 #define MW_PEER(r, comm) mw__peer((r), (comm))
 
-#define MW_WRAP_TIMED(name, ret, params, args, bytes, peer)                                       \
+#define MW_WRAP_TIMED(name, ret, params, args, bytes, peer)                                        \
     MW_EXPORT ret MPI_##name params                                                                \
     {                                                                                              \
         mw_thread_t *mw_t = mw__self(MW_ID_##name);                                                \
@@ -37,7 +37,7 @@
         return mw_rc;                                                                              \
     }
 
-#define MW_WRAP_COUNTED(name, ret, params, args, bytes, peer)                                     \
+#define MW_WRAP_COUNTED(name, ret, params, args, bytes, peer)                                      \
     MW_EXPORT ret MPI_##name params                                                                \
     {                                                                                              \
         mw_thread_t *mw_t = mw__self(MW_ID_##name);                                                \
@@ -56,7 +56,7 @@
 #define MW_WRAP_QUERY MW_WRAP_COUNTED
 #define MW_WRAP_SPECIAL(name, ret, params, args, bytes, peer)
 
-#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran)                                \
+#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran)                                 \
     MW_WRAP_##kind(name, ret, params, args, bytes, peer)
 #include "mpi_functions.def"
 #undef MW_FN

@@ -515,7 +515,7 @@ static inline int sample_is_rep(uint32_t field)
 
 #define SAMPLE_KNOWN                                                                               \
     (BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(5) | BIT(6) | BIT(7) | BIT(8) | BIT(9) | BIT(10) |    \
-     BIT(11) | BIT(12) | BIT(13) | BIT(14) | BIT(15) | BIT(16) | BIT(17) | BIT(18) | BIT(21) |  \
+     BIT(11) | BIT(12) | BIT(13) | BIT(14) | BIT(15) | BIT(16) | BIT(17) | BIT(18) | BIT(21) |     \
      BIT(22) | BIT(23) | BIT(24) | BIT(25) | BIT(26) | BIT(27))
 
 static inline size_t *rep_n(Mpiwatch__Sample *s, uint32_t field)

@@ -55,8 +55,8 @@ int mw_grid_len_ok(uint64_t first_ns, uint64_t ms)
     return !(len * MW_GRID_FACTOR < first_ns || len > first_ns * MW_GRID_FACTOR);
 }
 
-int mw_grid_plan(const mw_grid_seg_t *seg, unsigned n, uint64_t first_ns, uint64_t now,
-                 uint64_t ms, uint64_t k, uint64_t *start)
+int mw_grid_plan(const mw_grid_seg_t *seg, unsigned n, uint64_t first_ns, uint64_t now, uint64_t ms,
+                 uint64_t k, uint64_t *start)
 {
     if (n == 0 || first_ns == 0)
         return MW_GRID_BAD;

@@ -19,13 +19,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MW_GRID_MAX_SEGMENTS 16u     /* segments of one job (the first one included) */
-#define MW_GRID_MIN_MS 10u           /* allowed window lengths, ms ... */
+#define MW_GRID_MAX_SEGMENTS 16u /* segments of one job (the first one included) */
+#define MW_GRID_MIN_MS 10u       /* allowed window lengths, ms ... */
 #define MW_GRID_MAX_MS 60000u
-#define MW_GRID_FACTOR 8u            /* ... and within 1/8..8 of the job's first length */
-#define MW_GRID_LEAD_NS 1000000000ull /* the collector starts a change this long after now */
+#define MW_GRID_FACTOR 8u                  /* ... and within 1/8..8 of the job's first length */
+#define MW_GRID_LEAD_NS 1000000000ull      /* the collector starts a change this long after now */
 #define MW_GRID_MAX_LEAD_NS 60000000000ull /* a rank refuses a change starting later than this */
-#define MW_GRID_GUARD_NS 5000000ull  /* ... or sooner than this (it may have begun) */
+#define MW_GRID_GUARD_NS 5000000ull        /* ... or sooner than this (it may have begun) */
 
 /* From window `first` on (up to the next segment's first), window k covers
  * [start_ns + (k - first) * window_ns, ... + window_ns) of global time. */
@@ -73,8 +73,8 @@ int mw_grid_len_ok(uint64_t first_ns, uint64_t ms);
  * not. Every product and sum is checked; K must come after the last change, within the
  * segment limit, and start between MW_GRID_GUARD_NS and MW_GRID_MAX_LEAD_NS from now. */
 enum { MW_GRID_OK, MW_GRID_BAD, MW_GRID_FULL, MW_GRID_FAR, MW_GRID_LATE };
-int mw_grid_plan(const mw_grid_seg_t *seg, unsigned n, uint64_t first_ns, uint64_t now,
-                 uint64_t ms, uint64_t k, uint64_t *start);
+int mw_grid_plan(const mw_grid_seg_t *seg, unsigned n, uint64_t first_ns, uint64_t now, uint64_t ms,
+                 uint64_t k, uint64_t *start);
 
 /* ---- a grid ------------------------------------------------------------------------------- */
 

@@ -29,9 +29,9 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#define KEYFILE_MAX_BYTES 4096u       /* a key file is about 200 bytes */
-#define CLIENTS_MAX_BYTES (1u << 20)  /* one file of authorized keys: thousands of clients */
-#define KEYFILE_MAX_LINE 190          /* below inih's line buffer, so no line is ever split */
+#define KEYFILE_MAX_BYTES 4096u      /* a key file is about 200 bytes */
+#define CLIENTS_MAX_BYTES (1u << 20) /* one file of authorized keys: thousands of clients */
+#define KEYFILE_MAX_LINE 190         /* below inih's line buffer, so no line is ever split */
 
 void mw_keyfile_wipe(void *p, size_t len)
 {
@@ -95,14 +95,14 @@ static char *read_whole_at(int dirfd, const char *name, const char *path, int ki
     }
     if (kind == FILE_SECRET && (st.st_mode & 077)) {
         snprintf(err, errlen,
-                 "%s: mode %04o lets group or others at the secret key (chmod 600 the file)",
-                 path, (unsigned)(st.st_mode & 07777));
+                 "%s: mode %04o lets group or others at the secret key (chmod 600 the file)", path,
+                 (unsigned)(st.st_mode & 07777));
         goto fail;
     }
     if (kind == FILE_TRUSTED && (st.st_mode & 022)) {
         snprintf(err, errlen,
-                 "%s: mode %04o lets group or others add keys to it (chmod go-w the file)",
-                 path, (unsigned)(st.st_mode & 07777));
+                 "%s: mode %04o lets group or others add keys to it (chmod go-w the file)", path,
+                 (unsigned)(st.st_mode & 07777));
         goto fail;
     }
     if ((uint64_t)st.st_size > max) {
@@ -171,8 +171,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
 {
     parse_ctx_t *x = user;
     if (strcmp(section, "curve") != 0) {
-        snprintf(x->msg, sizeof x->msg, "%s", section[0] ? "keys go in the [curve] section"
-                                                         : "key outside the [curve] section");
+        snprintf(x->msg, sizeof x->msg, "%s",
+                 section[0] ? "keys go in the [curve] section" : "key outside the [curve] section");
         return 0;
     }
     if (strcmp(key, "public-key") == 0) {
@@ -215,8 +215,7 @@ static int on_key(void *user, const char *section, const char *key, const char *
         }
         return 1;
     }
-    snprintf(x->msg, sizeof x->msg, "unknown key '%.64s' (expected public-key or secret-key)",
-             key);
+    snprintf(x->msg, sizeof x->msg, "unknown key '%.64s' (expected public-key or secret-key)", key);
     return 0;
 }
 

@@ -14,10 +14,10 @@
 #define MW_LIMITS_H
 
 /* Per message (one hello). */
-#define MW_MAX_RANKS (1u << 20)       /* job size a hello may claim (MPI_COMM_WORLD size) */
-#define MW_MAX_STRING 1024u           /* longest string field (host, job, node, program, ...) */
-#define MW_MAX_TOPO_OBJECTS 65536u    /* objects of one node's hardware */
-#define MW_MAX_PUS 65536u             /* PUs of one rank's binding */
+#define MW_MAX_RANKS (1u << 20)    /* job size a hello may claim (MPI_COMM_WORLD size) */
+#define MW_MAX_STRING 1024u        /* longest string field (host, job, node, program, ...) */
+#define MW_MAX_TOPO_OBJECTS 65536u /* objects of one node's hardware */
+#define MW_MAX_PUS 65536u          /* PUs of one rank's binding */
 /* Levels of one node's hardware tree: hwloc trees are under 16 levels deep (machine, groups,
  * packages, dies, caches, cores, PUs) and mpiwatch sends four (package, L3, core, PU). */
 #define MW_MAX_TOPO_DEPTH 64u

@@ -262,8 +262,8 @@ static int rd_peek(const unsigned char *p, size_t len, rd_peek_t *out)
 typedef struct {
     unsigned char *data;
     size_t cap;
-    uint64_t off; /* file offset of data[0] */
-    size_t len;   /* bytes held */
+    uint64_t off;       /* file offset of data[0] */
+    size_t len;         /* bytes held */
     unsigned char *rec; /* a chunked record reassembled (its own buffer: data is reused) */
     size_t rec_cap;
 } rd_buf_t;
@@ -281,8 +281,8 @@ struct mw_rec_reader {
     int fd;
     unsigned version;
     unsigned char key[MW_REC_KEY_BYTES]; /* version 2: what every index frame begins with */
-    uint64_t start; /* offset of the first frame: the header's length */
-    uint64_t pos;   /* the next frame for mw_rec_reader_next */
+    uint64_t start;                      /* offset of the first frame: the header's length */
+    uint64_t pos;                        /* the next frame for mw_rec_reader_next */
     int truncated;
     rd_buf_t seq;  /* mw_rec_reader_next */
     rd_buf_t scan; /* the window table's reads, so they never disturb the sequential ones */
@@ -291,8 +291,8 @@ struct mw_rec_reader {
 
     rd_win_t *win; /* every window found so far, in file order */
     size_t n_win, cap_win;
-    int unsorted;        /* window indices are not non-decreasing in file order */
-    rd_order_t *order;   /* then: entries [0, n_order) sorted by (window, offset) */
+    int unsorted;      /* window indices are not non-decreasing in file order */
+    rd_order_t *order; /* then: entries [0, n_order) sorted by (window, offset) */
     size_t n_order, cap_order;
     uint64_t tail;       /* frames before this offset are in the table */
     uint64_t known_size; /* file size when the table was last brought up to date */

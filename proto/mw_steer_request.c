@@ -2,9 +2,10 @@
  *
  * DESIGN: shared by mpiwatch-steer and the viewer so that a request typed in either is read
  * and refused the same way; the key check and the rank-list parser are also the collector's
- * (steer.c, rules.c) and the ranks' (pmpi-shim/steer.c), so the rules cannot drift apart. Everything is checked before anything is encoded; the collector
- * checks everything again (it trusts no client). Only a rank list's syntax is checked here:
- * whether the ranks exist is known to the collector alone.
+ * (steer.c, rules.c) and the ranks' (pmpi-shim/steer.c), so the rules cannot drift apart.
+ * Everything is checked before anything is encoded; the collector checks everything again (it
+ * trusts no client). Only a rank list's syntax is checked here: whether the ranks exist is known to
+ * the collector alone.
  */
 #include "mw_steer_request.h"
 

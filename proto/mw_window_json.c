@@ -71,8 +71,8 @@ const char *mw_window_check(const Mpiwatch__Window *w)
         return "occupancy arrays of different lengths";
     const void *den[] = {w->density_fn, w->density_sub, w->density_bin, w->density_end,
                          w->density_count};
-    const size_t n_den[] = {w->n_density_fn, w->n_density_sub, w->n_density_bin,
-                            w->n_density_end, w->n_density_count};
+    const size_t n_den[] = {w->n_density_fn, w->n_density_sub, w->n_density_bin, w->n_density_end,
+                            w->n_density_count};
     if (!parallel_ok(den, n_den, 5))
         return "density arrays of different lengths";
     const void *pairs[] = {w->pair_src, w->pair_dst, w->pair_messages, w->pair_bytes};
@@ -116,9 +116,10 @@ static size_t parallel_len(const size_t *lens, int k, uint64_t *skipped)
 }
 
 static void view_fill(mw_window_view_t *v, uint64_t index, uint64_t window_ns, uint64_t start_ns,
-                      uint32_t subslots, uint32_t ranks, Mpiwatch__FunctionStat *const *functions, size_t n_functions,
-                      const uint32_t *occ_fn, size_t n_occ_fn, const uint32_t *occ_sub,
-                      size_t n_occ_sub, const uint64_t *occ_ns, size_t n_occ_ns)
+                      uint32_t subslots, uint32_t ranks, Mpiwatch__FunctionStat *const *functions,
+                      size_t n_functions, const uint32_t *occ_fn, size_t n_occ_fn,
+                      const uint32_t *occ_sub, size_t n_occ_sub, const uint64_t *occ_ns,
+                      size_t n_occ_ns)
 {
     view_clear(v);
     v->index = index;
@@ -179,8 +180,8 @@ void mw_window_view_set_sample(mw_window_view_t *v, const Mpiwatch__Sample *s, u
                                uint32_t subslots)
 {
     view_fill(v, s->window, s->window_ns ? s->window_ns : window_ns, s->window_start_ns, subslots,
-              1, s->functions, s->n_functions, s->occ_fn,
-              s->n_occ_fn, s->occ_sub, s->n_occ_sub, s->occ_ns, s->n_occ_ns);
+              1, s->functions, s->n_functions, s->occ_fn, s->n_occ_fn, s->occ_sub, s->n_occ_sub,
+              s->occ_ns, s->n_occ_ns);
 }
 
 double mw_window_view_inside(const mw_window_view_t *v, uint32_t fn, uint32_t sub)

@@ -64,12 +64,15 @@ int mw_curve_monitor_refused(void *monitor, char *err, size_t errlen)
     if (!mw_zmq_monitor_event(monitor, &event, &value))
         return 0;
     if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
-        snprintf(err, errlen, "the server refused this client's key (ZAP status %u: not "
-                              "authorized; docs/security.md)", value);
+        snprintf(err, errlen,
+                 "the server refused this client's key (ZAP status %u: not "
+                 "authorized; docs/security.md)",
+                 value);
     else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
              value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
-        snprintf(err, errlen, "security mismatch: one side uses CURVE and the other does not "
-                              "(MPIWATCH_CURVE_SERVER, MPIWATCH_CURVE_KEY; docs/security.md)");
+        snprintf(err, errlen,
+                 "security mismatch: one side uses CURVE and the other does not "
+                 "(MPIWATCH_CURVE_SERVER, MPIWATCH_CURVE_KEY; docs/security.md)");
     else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)
         snprintf(err, errlen, "handshake failed (ZMTP protocol error 0x%x)", value);
     else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)

@@ -609,8 +609,8 @@ static int capture_line(FILE *out, mw_trace_t *t, uint32_t rank, const Mpiwatch_
             ",\"window_ns\":%" PRIu64 ",\"first\":%" PRIu64 ",\"windows\":%" PRIu32
             ",\"skipped\":%" PRIu32 ",\"dropped\":%" PRIu64 ",\"calls_late\":%" PRIu64
             ",\"counts\":{",
-            rank, s->window, wstart, window_ns, cp->first, cp->windows, cp->skipped,
-            cp->dropped, s->calls_late);
+            rank, s->window, wstart, window_ns, cp->first, cp->windows, cp->skipped, cp->dropped,
+            s->calls_late);
     int first = 1;
     for (size_t i = 0; i < s->n_functions; i++) {
         const Mpiwatch__FunctionStat *f = s->functions[i];
@@ -956,8 +956,8 @@ static int export_run(const mw_export_opts_t *o)
      * FIFO, or a link to one of those such as /dev/stdout (stat follows it). */
     struct stat st;
     int to_stdout = strcmp(o->output, "-") == 0;
-    int in_place = to_stdout || (stat(o->output, &st) == 0 && !S_ISREG(st.st_mode) &&
-                                 !S_ISDIR(st.st_mode));
+    int in_place =
+        to_stdout || (stat(o->output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
     mw_afile_t *af = NULL;
     FILE *out = stdout;
     if (!to_stdout && in_place) {
@@ -986,8 +986,8 @@ static int export_run(const mw_export_opts_t *o)
     if (!x.view) {
         fprintf(stderr, "mpiwatch-export: out of memory\n");
         rc = 1;
-    } else if ((o->format == FMT_SUMMARY || o->format == FMT_PERFETTO ||
-                o->format == FMT_CAPTURE || o->per_rank) &&
+    } else if ((o->format == FMT_SUMMARY || o->format == FMT_PERFETTO || o->format == FMT_CAPTURE ||
+                o->per_rank) &&
                export_core_init(&x) < 0) {
         rc = 1;
     } else if (o->format == FMT_PERFETTO) {
@@ -1185,7 +1185,8 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
     while (i < sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0] && strcmp(format, FORMAT_NAMES[i]))
         i++;
     if (i == sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0]) {
-        snprintf(err, errlen, "unknown format '%s' (perfetto, csv, jsonl, summary, vtk or capture)", format);
+        snprintf(err, errlen, "unknown format '%s' (perfetto, csv, jsonl, summary, vtk or capture)",
+                 format);
         return -1;
     }
     o->format = (mw_export_format_t)i;

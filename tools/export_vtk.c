@@ -454,9 +454,10 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
         for (size_t i = 0; i < nr + n_links; i++)
             put_i64(f, &k, -1);
         for (size_t b = 0; b < nb; b++)
-            put_i64(f, &k, a ? lay->boxes[b].os_index
-                             : lay->boxes[b].type == MW_TOPO_NODE ? -1
-                                                                  : (int64_t)lay->boxes[b].logical);
+            put_i64(f, &k,
+                    a                                    ? lay->boxes[b].os_index
+                    : lay->boxes[b].type == MW_TOPO_NODE ? -1
+                                                         : (int64_t)lay->boxes[b].logical);
         arr_end(f, "DataArray", k);
     }
     k = 0;

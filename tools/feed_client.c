@@ -108,8 +108,7 @@ static void json_window(FILE *o, const Mpiwatch__Window *w, const Mpiwatch__JobI
 {
     const char *why = mw_window_check(w);
     if (why) {
-        fprintf(o, "{\"index\": %" PRIu64 ", \"error\": \"refused: %s\"}", w ? w->index : 0,
-                why);
+        fprintf(o, "{\"index\": %" PRIu64 ", \"error\": \"refused: %s\"}", w ? w->index : 0, why);
         return;
     }
     cJSON *j = mw_window_json(w, job);
@@ -184,8 +183,9 @@ static void json_job(FILE *o, const Mpiwatch__JobInfo *j)
     if (j->n_grid) { /* the window length changed (mpiwatch.window, docs/feed.md) */
         fputs(", \"grid\": [", o);
         for (size_t i = 0; i < j->n_grid; i++)
-            fprintf(o, "%s{\"first\": %" PRIu64 ", \"start_ns\": %" PRIu64
-                       ", \"window_ns\": %" PRIu64 "}",
+            fprintf(o,
+                    "%s{\"first\": %" PRIu64 ", \"start_ns\": %" PRIu64 ", \"window_ns\": %" PRIu64
+                    "}",
                     i ? ", " : "", j->grid[i]->first, j->grid[i]->start_ns, j->grid[i]->window_ns);
         fputc(']', o);
     }
@@ -383,9 +383,8 @@ static int feed_subscribe(void *ctx, const feed_opts_t *o)
             }
             extra = 1;
         }
-        Mpiwatch__Feed *m = extra ? NULL
-                                  : mpiwatch__feed__unpack(NULL, zmq_msg_size(&body),
-                                                           zmq_msg_data(&body));
+        Mpiwatch__Feed *m =
+            extra ? NULL : mpiwatch__feed__unpack(NULL, zmq_msg_size(&body), zmq_msg_data(&body));
         printf("{\"topic\": ");
         json_str(stdout, name);
         int job_end = 0;
@@ -636,17 +635,23 @@ static int parse_range(const char *s, uint64_t *a, uint64_t *b)
 
 int main(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"subscribe", required_argument, NULL, 's'}, {"history", required_argument, NULL, 'H'},
-        {"topic", required_argument, NULL, 't'},     {"count", required_argument, NULL, 'n'},
-        {"until-job-end", no_argument, NULL, 'e'},   {"last", required_argument, NULL, 'l'},
-        {"range", required_argument, NULL, 'r'},     {"rank", required_argument, NULL, 'R'},
-        {"job", no_argument, NULL, 'j'},             {"dealer", no_argument, NULL, 'd'},
-        {"id", required_argument, NULL, 'i'},        {"timeout-ms", required_argument, NULL, 'T'},
-        {"pb-hex", no_argument, NULL, 'x'},          {"help", no_argument, NULL, 'h'},
-        {"curve-server", required_argument, NULL, 'S'},
-        {"curve-key", required_argument, NULL, 'K'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"subscribe", required_argument, NULL, 's'},
+                                             {"history", required_argument, NULL, 'H'},
+                                             {"topic", required_argument, NULL, 't'},
+                                             {"count", required_argument, NULL, 'n'},
+                                             {"until-job-end", no_argument, NULL, 'e'},
+                                             {"last", required_argument, NULL, 'l'},
+                                             {"range", required_argument, NULL, 'r'},
+                                             {"rank", required_argument, NULL, 'R'},
+                                             {"job", no_argument, NULL, 'j'},
+                                             {"dealer", no_argument, NULL, 'd'},
+                                             {"id", required_argument, NULL, 'i'},
+                                             {"timeout-ms", required_argument, NULL, 'T'},
+                                             {"pb-hex", no_argument, NULL, 'x'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {"curve-server", required_argument, NULL, 'S'},
+                                             {"curve-key", required_argument, NULL, 'K'},
+                                             {NULL, 0, NULL, 0}};
     feed_opts_t o = {.timeout_ms = -2};
     int c;
     uint64_t v;
@@ -683,8 +688,7 @@ int main(int argc, char **argv)
             break;
         case 'r':
             if (parse_range(optarg, &o.first_w, &o.last_w) < 0) {
-                fprintf(stderr, "mpiwatch-feed: --range: A:B (window indices), not '%s'\n",
-                        optarg);
+                fprintf(stderr, "mpiwatch-feed: --range: A:B (window indices), not '%s'\n", optarg);
                 return 2;
             }
             o.have_range = 1;
@@ -758,8 +762,8 @@ int main(int argc, char **argv)
     if (o.timeout_ms == -2)
         o.timeout_ms = o.history ? 10000 : -1;
     char kerr[600];
-    feed_curve_on = mw_curve_client_load(o.curve_server, o.curve_key, &feed_curve, kerr,
-                                         sizeof kerr);
+    feed_curve_on =
+        mw_curve_client_load(o.curve_server, o.curve_key, &feed_curve, kerr, sizeof kerr);
     if (feed_curve_on < 0) {
         fprintf(stderr, "mpiwatch-feed: %s\n", kerr);
         return 2;

@@ -252,8 +252,8 @@ static int send_hello(unsigned rank)
     uint32_t pus[2] = {core, core + cores};
     snprintf(host, sizeof host, "node%03u", node);
     snprintf(cpuset, sizeof cpuset, "%u,%u", pus[0], pus[1]);
-    snprintf(binding, sizeof binding, "bound to %s (pu %u core %u package %u)", cpuset, core,
-             core, pkg);
+    snprintf(binding, sizeof binding, "bound to %s (pu %u core %u package %u)", cpuset, core, core,
+             pkg);
     uint64_t rs = rng_seed(G.o.seed, rank, UINT64_MAX);
 
     Mpiwatch__Hello h = MPIWATCH__HELLO__INIT;

@@ -122,8 +122,7 @@ int main(int argc, char **argv)
                               {.socket = mon, .events = ZMQ_POLLIN}};
     for (;;) {
         if (zmq_poll(item, 2, timeout_ms) <= 0) {
-            fprintf(stderr, "mpiwatch-steer: no reply from %s within %ld ms\n", pos[0],
-                    timeout_ms);
+            fprintf(stderr, "mpiwatch-steer: no reply from %s within %ld ms\n", pos[0], timeout_ms);
             goto out;
         }
         if (item[0].revents & ZMQ_POLLIN)

@@ -26,8 +26,8 @@
 
 #define IDLE_WAIT_MS 30
 #define NOTE_NS 6000000000ull /* a steering result stays at the bottom this long */
-#define ZOOM_STEP 1.25  /* one key press or wheel notch: the span shrinks or grows by this */
-#define CLICK_SLOP_PX 4 /* a press that moves less than this is a click, not a drag */
+#define ZOOM_STEP 1.25        /* one key press or wheel notch: the span shrinks or grows by this */
+#define CLICK_SLOP_PX 4       /* a press that moves less than this is a click, not a drag */
 
 uint64_t mw__now_ns(void)
 {
@@ -181,8 +181,8 @@ int mw__app_init(mw_app_t *app, const mw_viewer_options_t *opt, int headless)
     app->text = mw__text_new();
     if (!app->text)
         return -1;
-    if (mw__timeline_init(&app->tl) < 0 || mw__density_init(&app->dn) < 0 || mw__topo_init(&app->tp, &app->opt) < 0 ||
-        mw__matrix_init(&app->tp) < 0)
+    if (mw__timeline_init(&app->tl) < 0 || mw__density_init(&app->dn) < 0 ||
+        mw__topo_init(&app->tp, &app->opt) < 0 || mw__matrix_init(&app->tp) < 0)
         return -1;
 
     app->model = mw_model_new(opt->cache_mb << 20);

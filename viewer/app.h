@@ -56,7 +56,7 @@ typedef struct {
     /* Topology and matrix. */
     float cam_yaw, cam_pitch, cam_distance; /* --camera; distance 0: fit the scene */
     int camera_given;
-    float cam_zoom; /* --zoom: the fitted distance divided by this */
+    float cam_zoom;    /* --zoom: the fitted distance divided by this */
     uint64_t window_n; /* --window N: the run's N-th window (0 the first) */
     int window_given;
     uint64_t step_n; /* --step N: time step number N */
@@ -148,12 +148,12 @@ typedef struct mw_app {
     int prompt_open;
 #define MW_PROMPT_MAX 1400
     char prompt[MW_PROMPT_MAX]; /* what is typed: KEY=VALUE [RANKS] */
-    size_t prompt_cur; /* the cursor, a byte offset */
-    int steer_next;    /* the next --steer to send */
-    uint64_t steer_id; /* request id of the --steer in flight, 0 none */
+    size_t prompt_cur;          /* the cursor, a byte offset */
+    int steer_next;             /* the next --steer to send */
+    uint64_t steer_id;          /* request id of the --steer in flight, 0 none */
     mw_control_result_t steer_res[MW_STEER_OPTS_MAX];
     int steer_done, steer_failed;
-    uint64_t steer_events0; /* steer events in the model when the first --steer was sent */
+    uint64_t steer_events0;   /* steer events in the model when the first --steer was sent */
     mw_control_result_t note; /* the last steering result (or "steering is off") shown */
     int note_shown;           /* it was on screen in the last frame */
 

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DIM 0.125f      /* weight in C of what is not highlighted */
+#define DIM 0.125f         /* weight in C of what is not highlighted */
 #define SCATTER_FILL 0.5   /* a cell with fewer calls than this share of its pixels: points */
 #define SCATTER_MAX 65536u /* ... and never more points than this per cell */
 #define SEED_MUL 0x9e3779b97f4a7c15ull
@@ -82,7 +82,7 @@ void mw_density_range(const mw_model_t *m, double t0, double t1, double *d0_ns, 
 }
 
 void mw__frame_init(mw__frame_t *f, const mw_model_t *m, double t0, double t1, double d0, double d1,
-                       int w, int h, float *D, float *C)
+                    int w, int h, float *D, float *C)
 {
     f->w = w;
     f->h = h;
@@ -94,7 +94,6 @@ void mw__frame_init(mw__frame_t *f, const mw_model_t *m, double t0, double t1, d
     f->D = D;
     f->C = C;
 }
-
 
 static void plot(const mw__frame_t *f, int x, int y, float wgt, const float cw[3])
 {
@@ -624,4 +623,3 @@ float mw_transfer(mw_transfer_t t, float d, float dmax, float o_min)
         o = o_min + (1.0f - o_min) * (float)(log1p((double)d) / log1p((double)dmax));
     return o < o_min ? o_min : o > 1.0f ? 1.0f : o;
 }
-

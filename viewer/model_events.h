@@ -6,7 +6,6 @@
 
 #include "model_store.h"
 
-
 /* The job's events (JobEvent of the feed and of recordings): rule firings, steering messages,
  * the ends of rule programs, job start and end... The model keeps the last MW_EVENTS_MAX in
  * arrival order with counts of all; a different job clears them. Each is parsed once when it
@@ -28,17 +27,17 @@ typedef enum {
 
 typedef struct {
     mw_event_kind_t kind;
-    char kind_name[24];             /* as received, cut */
-    char detail[MW_EVENT_DETAIL];   /* as received, cut, control characters replaced by '?' */
-    uint64_t real_ns;               /* collector wall clock, 0 unknown */
-    uint64_t seq;                   /* arrival order, from 1 */
-    int has_window;                 /* window=K was in the detail */
+    char kind_name[24];           /* as received, cut */
+    char detail[MW_EVENT_DETAIL]; /* as received, cut, control characters replaced by '?' */
+    uint64_t real_ns;             /* collector wall clock, 0 unknown */
+    uint64_t seq;                 /* arrival order, from 1 */
+    int has_window;               /* window=K was in the detail */
     uint64_t window;
-    char rule[MW_EVENT_NAME];       /* rule and action_exit: rule=NAME; "" unknown */
+    char rule[MW_EVENT_NAME]; /* rule and action_exit: rule=NAME; "" unknown */
     int has_value;
-    double value;                   /* rule: value=V */
-    int64_t rank;                   /* rule: rank=R; -1 none or unknown */
-    uint64_t steer_after;           /* steer: seq of the rule firing it directly followed, 0 */
+    double value;         /* rule: value=V */
+    int64_t rank;         /* rule: rank=R; -1 none or unknown */
+    uint64_t steer_after; /* steer: seq of the rule firing it directly followed, 0 */
 } mw_event_t;
 
 /* Counts of the events the model has seen (kept or not). */

@@ -155,8 +155,8 @@ static inline double mw__frame_y(const mw__frame_t *f, double d_ns)
     return (log2(d_ns) - f->l2d0) * f->ys;
 }
 
-void mw__frame_init(mw__frame_t *f, const mw_model_t *m, double t0, double t1, double d0,
-                    double d1, int w, int h, float *D, float *C);
+void mw__frame_init(mw__frame_t *f, const mw_model_t *m, double t0, double t1, double d0, double d1,
+                    int w, int h, float *D, float *C);
 /* The arc's polyline: MW__ARC_SEGMENTS + 1 points of a half ellipse from (xa, 0) to (xb, 0)
  * with its apex at height ya. */
 void mw__arc_points(double xa, double xb, double ya, double px[], double py[]);

@@ -224,4 +224,3 @@ void mw_format_duration(double ns, char *buf, size_t len)
         return;
     }
 }
-

@@ -202,4 +202,3 @@ mw_pick_t mw_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l,
     }
     return pk;
 }
-

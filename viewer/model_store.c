@@ -483,7 +483,6 @@ double mw_model_seconds(const mw_model_t *m, uint64_t global_ns)
     return (double)(int64_t)(global_ns - mw_model_origin_ns(m)) / MW__NS_PER_S;
 }
 
-
 /* Window index of time t (seconds), which may be before window 0. */
 int64_t mw__index_of_rel(const mw_model_t *m, double rel)
 {

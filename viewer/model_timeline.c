@@ -100,4 +100,3 @@ int mw_timeline_columns(const mw_model_t *m, double t0, double t1, int ncols, fl
     }
     return with_data;
 }
-

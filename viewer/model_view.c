@@ -102,4 +102,3 @@ void mw_view_zoom(mw_view_t *v, const mw_layout_t *l, int x_px, double factor)
     v->span = span;
     v->follow = 0;
 }
-

@@ -466,8 +466,7 @@ static void json_topology(mw_app_t *app, cJSON *root)
         cJSON_AddNumberToObject(cam, "yaw", t->cam.yaw);
         cJSON_AddNumberToObject(cam, "pitch", t->cam.pitch);
         cJSON_AddNumberToObject(cam, "distance", t->cam.distance);
-        cJSON_AddNumberToObject(cam, "px_per_unit",
-                                mw_camera_px_per_unit(&t->cam, t->region.h));
+        cJSON_AddNumberToObject(cam, "px_per_unit", mw_camera_px_per_unit(&t->cam, t->region.h));
         json_topo_samples(app, o, t->bundled);
     } else {
         cJSON *m = cJSON_AddObjectToObject(root, "matrix");

@@ -85,7 +85,7 @@ static int source_rank_reserve(mw__source_rank_t *rk, size_t more)
 
 /* Adds the calls of one of the rank's samples. */
 void mw__source_rank_sample(mw__source_rank_t *rk, const Mpiwatch__JobInfo *job,
-                               const Mpiwatch__Envelope *env)
+                            const Mpiwatch__Envelope *env)
 {
     const Mpiwatch__Sample *smp = env->sample;
     if (!job || !smp || env->rank != rk->rank)

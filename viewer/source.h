@@ -29,7 +29,7 @@ typedef struct {
     uint64_t steps;    /* time steps handed to the model */
     int steps_pending; /* replay: the recording's steps and events are still being read */
     uint64_t events;   /* job events handed to the model */
-    char what[256]; /* the endpoint or the file */
+    char what[256];    /* the endpoint or the file */
 } mw_source_status_t;
 
 /* Connects to a collector's feed (and history endpoint, which may be NULL: then nothing

@@ -86,7 +86,7 @@ typedef struct {
     uint64_t serve_next, serve_first, serve_last;
     uint8_t *pack; /* scratch: a record's window encoded again to be unpacked alone */
     size_t pack_cap;
-    int more;         /* the last poll left work, or did some: do not sleep */
+    int more; /* the last poll left work, or did some: do not sleep */
     /* Time steps: a reader of their own walks the whole file once, a budget per poll. */
     mw_rec_reader_t *rd_step;
     int steps_done;
@@ -103,8 +103,8 @@ typedef struct {
 struct mw_source {
     const mw__source_ops_t *ops;
     mw_source_status_t st;
-    char event[256]; /* the last event, "kind: detail" */
-    int hold_ext;    /* live with history: no extent for the model before its first answer */
+    char event[256];    /* the last event, "kind: detail" */
+    int hold_ext;       /* live with history: no extent for the model before its first answer */
     char job_name[256]; /* of the job in the model: a new one resets the feed's bookkeeping */
     Mpiwatch__Window *pending[MW__SOURCE_PENDING_MAX]; /* windows that came before the job */
     unsigned n_pending;

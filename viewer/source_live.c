@@ -43,8 +43,6 @@ static int source_setopt(void *sock, int opt, const void *v, size_t len, const c
     return 0;
 }
 
-
-
 /* Applies one feed message (its second frame, len bytes) to the model: the one place that
  * decides which body goes to which model call and who owns it (the live drain below, and the
  * fuzz target tests/fuzz/fuzz_feed.c). Returns the windows added. */
@@ -411,7 +409,6 @@ static void source_ask(mw_source_t *s, mw_model_t *m, uint64_t now_ns)
     }
 }
 
-
 /* ---- the interface ------------------------------------------------------------------------ */
 
 static int live_poll(mw_source_t *s, mw_model_t *m, uint64_t now_ns)
@@ -490,10 +487,12 @@ mw_source_t *mw_source_connect(const char *feed, const char *history, char *err,
         snprintf(err, len, "zmq_socket(SUB): %s", zmq_strerror(zmq_errno()));
         goto fail;
     }
-    if (source_setopt(s->live.sub, ZMQ_LINGER, &linger, sizeof linger, "ZMQ_LINGER", err, len) < 0 ||
-        source_setopt(s->live.sub, ZMQ_RCVHWM, &sub_hwm, sizeof sub_hwm, "ZMQ_RCVHWM", err, len) < 0 ||
-        source_setopt(s->live.sub, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg, "ZMQ_MAXMSGSIZE", err, len) <
+    if (source_setopt(s->live.sub, ZMQ_LINGER, &linger, sizeof linger, "ZMQ_LINGER", err, len) <
             0 ||
+        source_setopt(s->live.sub, ZMQ_RCVHWM, &sub_hwm, sizeof sub_hwm, "ZMQ_RCVHWM", err, len) <
+            0 ||
+        source_setopt(s->live.sub, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg, "ZMQ_MAXMSGSIZE", err,
+                      len) < 0 ||
         source_setopt(s->live.sub, ZMQ_SUBSCRIBE, "", 0, "ZMQ_SUBSCRIBE", err, len) < 0 ||
         (use_curve > 0 && mw_curve_client_apply(s->live.sub, &curve, err, len) < 0))
         goto fail;
@@ -506,12 +505,14 @@ mw_source_t *mw_source_connect(const char *feed, const char *history, char *err,
             snprintf(err, len, "zmq_socket(DEALER): %s", zmq_strerror(zmq_errno()));
             goto fail;
         }
-        if (source_setopt(s->live.dealer, ZMQ_LINGER, &linger, sizeof linger, "ZMQ_LINGER", err, len) <
-                0 ||
-            source_setopt(s->live.dealer, ZMQ_RCVHWM, &hwm, sizeof hwm, "ZMQ_RCVHWM", err, len) < 0 ||
-            source_setopt(s->live.dealer, ZMQ_SNDHWM, &hwm, sizeof hwm, "ZMQ_SNDHWM", err, len) < 0 ||
-            source_setopt(s->live.dealer, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg, "ZMQ_MAXMSGSIZE", err,
+        if (source_setopt(s->live.dealer, ZMQ_LINGER, &linger, sizeof linger, "ZMQ_LINGER", err,
                           len) < 0 ||
+            source_setopt(s->live.dealer, ZMQ_RCVHWM, &hwm, sizeof hwm, "ZMQ_RCVHWM", err, len) <
+                0 ||
+            source_setopt(s->live.dealer, ZMQ_SNDHWM, &hwm, sizeof hwm, "ZMQ_SNDHWM", err, len) <
+                0 ||
+            source_setopt(s->live.dealer, ZMQ_MAXMSGSIZE, &maxmsg, sizeof maxmsg, "ZMQ_MAXMSGSIZE",
+                          err, len) < 0 ||
             (use_curve > 0 && mw_curve_client_apply(s->live.dealer, &curve, err, len) < 0))
             goto fail;
         if (zmq_connect(s->live.dealer, history) != 0) {
@@ -529,4 +530,3 @@ fail:
     mw_source_free(s);
     return NULL;
 }
-

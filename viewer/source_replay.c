@@ -21,8 +21,8 @@
 #include <string.h>
 #include <time.h>
 
-#define SOURCE_BUDGET_NS 20000000ull    /* replay work per poll */
-#define SOURCE_PROBE_MAX 100000u        /* window indices probed for a rank request's start */
+#define SOURCE_BUDGET_NS 20000000ull /* replay work per poll */
+#define SOURCE_PROBE_MAX 100000u     /* window indices probed for a rank request's start */
 #define SOURCE_RANK_ARENA (4u * MW_MAX_MESSAGE_BYTES) /* as the collector decodes envelopes */
 
 /* ---- replay ------------------------------------------------------------------------------- */
@@ -140,8 +140,9 @@ oom:
 /* Gives the model one of the kept job descriptions. */
 static void source_replay_job(mw_source_t *s, mw_model_t *m, int final)
 {
-    Mpiwatch__JobInfo *job = mpiwatch__job_info__unpack(
-        NULL, final ? s->rp.job_final_len : s->rp.job_start_len, final ? s->rp.job_final : s->rp.job_start);
+    Mpiwatch__JobInfo *job =
+        mpiwatch__job_info__unpack(NULL, final ? s->rp.job_final_len : s->rp.job_start_len,
+                                   final ? s->rp.job_final : s->rp.job_start);
     if (!job) {
         mw__source_log("%s: the job description does not decode", s->st.what);
         return;
@@ -348,7 +349,8 @@ static void source_scan_steps(mw_source_t *s, mw_model_t *m, uint64_t now_ns, ui
             if (rec->body_case == MPIWATCH__RECORD__BODY_EVENT && rec->event) {
                 const Mpiwatch__JobEvent *ev = rec->event;
                 snprintf(s->rp.ev_kind, sizeof s->rp.ev_kind, "%s", ev->kind ? ev->kind : "");
-                snprintf(s->rp.ev_detail, sizeof s->rp.ev_detail, "%s", ev->detail ? ev->detail : "");
+                snprintf(s->rp.ev_detail, sizeof s->rp.ev_detail, "%s",
+                         ev->detail ? ev->detail : "");
                 s->rp.ev_real_ns = ev->real_ns ? ev->real_ns : rec->real_ns;
                 s->rp.ev_mono = rec->mono_ns;
                 s->rp.ev_ahead = 1;
@@ -409,7 +411,6 @@ static int source_poll_replay(mw_source_t *s, mw_model_t *m, uint64_t now_ns)
     return added;
 }
 
-
 /* ---- the interface ------------------------------------------------------------------------ */
 
 static void replay_wait(mw_source_t *s, int timeout_ms)
@@ -419,7 +420,8 @@ static void replay_wait(mw_source_t *s, int timeout_ms)
         return;
     uint64_t wait_ns = (uint64_t)timeout_ms * 1000000ull;
     if (s->st.playing && s->rp.ahead) {
-        uint64_t due = s->rp.t0_ns + (uint64_t)((double)(s->rp.ahead_mono - s->rp.first_mono) / s->rp.speed);
+        uint64_t due =
+            s->rp.t0_ns + (uint64_t)((double)(s->rp.ahead_mono - s->rp.first_mono) / s->rp.speed);
         uint64_t now = mw__source_clock_ns();
         uint64_t left = due > now ? due - now : 0;
         if (left < wait_ns)
@@ -473,7 +475,8 @@ mw_source_t *mw_source_replay(const char *path, double speed, char *err, size_t 
         snprintf(err, len, "%s", why);
         goto fail;
     }
-    int rc = mw_rec_reader_span(s->rp.rd, &s->rp.first_w, &s->rp.last_w, &s->rp.first_mono, &s->rp.last_mono);
+    int rc = mw_rec_reader_span(s->rp.rd, &s->rp.first_w, &s->rp.last_w, &s->rp.first_mono,
+                                &s->rp.last_mono);
     if (rc < 0) {
         snprintf(err, len, "%s: cannot read the recording's index", path);
         goto fail;
@@ -504,4 +507,3 @@ fail:
     mw_source_free(s);
     return NULL;
 }
-

@@ -14,7 +14,6 @@
 #include "model_store.h" /* mw_rgb_t */
 #include "topo_lines.h"
 
-
 typedef enum {
     MW_TOPO_COLOR_MESSAGES,
     MW_TOPO_COLOR_BYTES,

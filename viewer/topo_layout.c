@@ -75,8 +75,7 @@ static int work_alloc(node_work_t *k, int n)
     k->w = calloc(c, sizeof *k->w);
     k->d = calloc(c, sizeof *k->d);
     k->keys = malloc(c * sizeof *k->keys);
-    if (!k->used || !k->first || !k->next || !k->last || !k->depth || !k->w || !k->d ||
-        !k->keys) {
+    if (!k->used || !k->first || !k->next || !k->last || !k->depth || !k->w || !k->d || !k->keys) {
         work_free(k);
         return -1;
     }
@@ -118,8 +117,8 @@ static void work_keys(node_work_t *k, const Mpiwatch__NodeTopology *nt)
 {
     for (int i = 0; i < k->n; i++) {
         const Mpiwatch__TopoObject *o = nt->objects[i];
-        k->keys[i] = obj_key(o->type, o->type == MW_TOPO_PU ? o->os_index : o->logical) |
-                     (uint64_t)i;
+        k->keys[i] =
+            obj_key(o->type, o->type == MW_TOPO_PU ? o->os_index : o->logical) | (uint64_t)i;
     }
     qsort(k->keys, (size_t)k->n, sizeof *k->keys, cmp_u64);
 }

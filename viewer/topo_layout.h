@@ -81,8 +81,8 @@ typedef struct {
     int fallback;         /* no node had hardware */
     int by_host;          /* the job has no JobInfo.nodes: the planes are its hosts */
     size_t boxes_of_type[MW_TOPO_TYPES];
-    uint32_t loose;      /* ranks on a node with hardware but in none of its objects */
-    uint32_t big_nodes;  /* nodes with more than MW_MAX_TOPO_OBJECTS objects (drawn as grids) */
+    uint32_t loose;     /* ranks on a node with hardware but in none of its objects */
+    uint32_t big_nodes; /* nodes with more than MW_MAX_TOPO_OBJECTS objects (drawn as grids) */
 } mw_topo_layout_t;
 
 /* Checks a job description against the caps of proto/mw_limits.h before anything uses it: job

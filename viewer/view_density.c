@@ -182,8 +182,8 @@ static float y_of_dur(const mw_view_ctx_t *vc, const mw_density_gl_t *d, double 
 }
 
 /* The screen position of a call as the current representation draws it (its anchor point). */
-static void density_call_xy(const mw_view_ctx_t *vc, const mw_density_gl_t *d, uint64_t start_ns, uint64_t duration_ns, float *x,
-                         float *y)
+static void density_call_xy(const mw_view_ctx_t *vc, const mw_density_gl_t *d, uint64_t start_ns,
+                            uint64_t duration_ns, float *x, float *y)
 {
     double f0 = 0, f1 = 0;
     mw_view_focus(vc->view, &f0, &f1);
@@ -213,7 +213,8 @@ static void arc(const mw_view_ctx_t *vc, float x0, float x1, float y_base, float
 }
 
 /* The highlighted rank's calls, drawn over the density so they stand out of the crowd. */
-static void draw_rank_calls(const mw_view_ctx_t *vc, const mw_density_gl_t *d, const mw_rect_t *r, double f0, double f1)
+static void draw_rank_calls(const mw_view_ctx_t *vc, const mw_density_gl_t *d, const mw_rect_t *r,
+                            double f0, double f1)
 {
     uint32_t rank = 0;
     size_t n = 0;
@@ -297,7 +298,8 @@ static void draw_rank_calls(const mw_view_ctx_t *vc, const mw_density_gl_t *d, c
  * density like every call (at least o_min, whatever Dmax is), but a single call of a few
  * pixels is easy to miss next to a million others: the outliers are the calls the view is for,
  * so the longest ones are marked. */
-static void draw_longest(const mw_view_ctx_t *vc, const mw_density_gl_t *d, const mw_rect_t *r, double f0, double f1)
+static void draw_longest(const mw_view_ctx_t *vc, const mw_density_gl_t *d, const mw_rect_t *r,
+                         double f0, double f1)
 {
     const Mpiwatch__JobInfo *job = mw_model_job(vc->model);
     if (!job || !job->window_ns)
@@ -338,7 +340,8 @@ static void draw_longest(const mw_view_ctx_t *vc, const mw_density_gl_t *d, cons
     }
 }
 
-static void draw_pick(const mw_view_ctx_t *vc, const mw_density_gl_t *d, const mw_rect_t *r, double f0, double f1)
+static void draw_pick(const mw_view_ctx_t *vc, const mw_density_gl_t *d, const mw_rect_t *r,
+                      double f0, double f1)
 {
     const mw_pick_t *p = vc->pick;
     mw_rgba_t ring = mw__hex(0xffd84a, 1);
@@ -347,18 +350,21 @@ static void draw_pick(const mw_view_ctx_t *vc, const mw_density_gl_t *d, const m
         density_call_xy(vc, d, p->start_ns, p->duration_ns, &x, &y);
         if (x < r->x - 20 || x > r->x + r->w + 20 || y < r->y - 20 || y > r->y + r->h + 20)
             return;
-        mw__batch_ring(vc->batch, x, y, mw__px(vc->layout, 9), mw__px(vc->layout, 2), mw__rgba(0, 0, 0, 0.6f));
+        mw__batch_ring(vc->batch, x, y, mw__px(vc->layout, 9), mw__px(vc->layout, 2),
+                       mw__rgba(0, 0, 0, 0.6f));
         mw__batch_ring(vc->batch, x, y, mw__px(vc->layout, 9), mw__px(vc->layout, 1.5f), ring);
     } else if (p->kind == MW_PICK_CELL) {
         float x0 = x_of_ns(vc, f0, f1, p->cell_t0_ns), x1 = x_of_ns(vc, f0, f1, p->cell_t1_ns);
-        float y0 = y_of_dur(vc, d, (double)p->cell_d1_ns), y1 = y_of_dur(vc, d, (double)p->cell_d0_ns);
+        float y0 = y_of_dur(vc, d, (double)p->cell_d1_ns),
+              y1 = y_of_dur(vc, d, (double)p->cell_d0_ns);
         if (x1 - x0 < 4)
             x0 -= 2, x1 += 2;
         mw__batch_frame(vc->batch, x0, y0, x1 - x0, y1 - y0, mw__px(vc->layout, 1.5f), ring);
     }
 }
 
-static void draw_grid_and_axes(const mw_view_ctx_t *vc, const mw_density_gl_t *d, const mw_rect_t *r, double f0, double f1, int grid)
+static void draw_grid_and_axes(const mw_view_ctx_t *vc, const mw_density_gl_t *d,
+                               const mw_rect_t *r, double f0, double f1, int grid)
 {
     mw_batch_t *b = vc->batch;
     mw_text_t *t = vc->text;
@@ -410,8 +416,8 @@ static void draw_grid_and_axes(const mw_view_ctx_t *vc, const mw_density_gl_t *d
     /* The x axis title goes in the margin left of the tick labels' row; the y axis title
      * inside the plot's top-left corner (mw__density_draw), since the layout leaves no room
      * above the plot and horizontal text reads better than rotated text at these sizes. */
-    mw__text_draw(t, fs, mw__px(vc->layout, 6), bottom + lw + tick + mw__px(vc->layout, 1), MW_ALIGN_LEFT, label,
-                  "time →");
+    mw__text_draw(t, fs, mw__px(vc->layout, 6), bottom + lw + tick + mw__px(vc->layout, 1),
+                  MW_ALIGN_LEFT, label, "time →");
 }
 
 void mw__density_draw(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force_rebin, int rank_busy)
@@ -487,7 +493,7 @@ void mw__density_draw(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force_reb
                       (float)r->y + (float)r->h / 2 - (float)mw__text_line_height(t, f) / 2,
                       MW_ALIGN_CENTER, mw__hex(MW_COLOR_DIM, 1),
                       mw_model_job(vc->model) ? "no calls in the selected range"
-                                               : "waiting for the job…");
+                                              : "waiting for the job…");
     }
     mw__batch_flush(vc->batch);
     mw__text_flush(vc->text);

@@ -75,13 +75,15 @@ static void marker_label(const mw_event_t *e, char *buf, size_t len)
 #define MARKERS_MAX MW_EVENTS_MAX
 #define LABEL_ROWS 2
 
-void mw__event_markers_draw(const mw_view_ctx_t *vc, const mw_rect_t *r, double t0, double t1, int full)
+void mw__event_markers_draw(const mw_view_ctx_t *vc, const mw_rect_t *r, double t0, double t1,
+                            int full)
 {
     static mw_event_marker_t mk[MARKERS_MAX];
     int n = mw__event_markers(vc, r, t0, t1, mk, MARKERS_MAX);
     if (n <= 0)
         return;
-    float lw = mw__px(vc->layout, full ? 2.0f : 1.0f), size = mw__px(vc->layout, full ? 10.0f : 7.0f);
+    float lw = mw__px(vc->layout, full ? 2.0f : 1.0f),
+          size = mw__px(vc->layout, full ? 10.0f : 7.0f);
     float on = mw__px(vc->layout, MW_STEER_DASH_ON), period = mw__px(vc->layout, MW_STEER_DASH);
     for (int i = 0; i < n; i++) {
         mw_rgba_t c = mw__hex(mk[i].color, full ? 1.0f : 0.55f);
@@ -262,8 +264,7 @@ void mw__prompt_draw(const mw_view_ctx_t *vc, const mw_prompt_state_t *p)
     const char *shown = p->line;
     char before[MW_PROMPT_MAX];
     size_t cur = p->cur;
-    while (*shown && mw__text_width(t, f, shown) > line_room &&
-           (size_t)(shown - p->line) < cur) {
+    while (*shown && mw__text_width(t, f, shown) > line_room && (size_t)(shown - p->line) < cur) {
         shown++;
         while (((unsigned char)*shown & 0xc0) == 0x80)
             shown++;
@@ -275,6 +276,6 @@ void mw__prompt_draw(const mw_view_ctx_t *vc, const mw_prompt_state_t *p)
     mw__batch_rect(vc->batch, cx, y, mw__px(vc->layout, 2), (float)mw__text_line_height(t, f),
                    mw__hex(MW_COLOR_STEER, 0.9f));
     if (!p->line[0])
-        mw__text_draw(t, fs, cx + mw__px(vc->layout, 6), ys, MW_ALIGN_LEFT, mw__hex(MW_COLOR_DIM, 0.8f),
-                      "e.g. rebalance=1 0-3");
+        mw__text_draw(t, fs, cx + mw__px(vc->layout, 6), ys, MW_ALIGN_LEFT,
+                      mw__hex(MW_COLOR_DIM, 0.8f), "e.g. rebalance=1 0-3");
 }

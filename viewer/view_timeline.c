@@ -303,7 +303,8 @@ static void draw_grid(const mw_view_ctx_t *vc, const mw_rect_t *r)
 }
 
 /* A small filled tag with text, e.g. LIVE; returns its width. */
-static float tag(const mw_view_ctx_t *vc, float x, float y, int fs, mw_rgba_t bg, mw_rgba_t fg, const char *s)
+static float tag(const mw_view_ctx_t *vc, float x, float y, int fs, mw_rgba_t bg, mw_rgba_t fg,
+                 const char *s)
 {
     float pad = mw__px(vc->layout, 5);
     float w = mw__text_width(vc->text, fs, s) + 2 * pad;

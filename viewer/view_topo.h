@@ -71,9 +71,9 @@ typedef struct {
     size_t n_line_verts; /* vertices of the curves' segments in vbo_line */
     float line_w_max;
     float mvp[16];
-    mw_rect_t region;      /* the 3D viewport or the matrix' area, pixels */
-    mw_rect_t legend_bar;  /* the color bar of the line (matrix: cell) scale */
-    mw_rect_t rank_bar;    /* the color bar of the rank metric */
+    mw_rect_t region;     /* the 3D viewport or the matrix' area, pixels */
+    mw_rect_t legend_bar; /* the color bar of the line (matrix: cell) scale */
+    mw_rect_t rank_bar;   /* the color bar of the rank metric */
     int labels_drawn;
     /* The matrix. */
     mw_matrix_t mx;

@@ -339,9 +339,8 @@ int mw__topo_play(const mw_model_t *m, mw_topo_gl_t *t, mw_source_t *src, uint64
     t->play_ns = now_ns;
     uint64_t oldest = 0, newest = 0;
     size_t ns = mw_model_step_count(m);
-    int at_end = t->step_mode
-                     ? (ns == 0 || t->step_idx + 1 >= ns)
-                     : (mw_model_extent(m, &oldest, &newest) != 0 || t->window >= newest);
+    int at_end = t->step_mode ? (ns == 0 || t->step_idx + 1 >= ns)
+                              : (mw_model_extent(m, &oldest, &newest) != 0 || t->window >= newest);
     if (at_end) {
         mw_source_status_t st;
         mw_source_status(src, &st);
@@ -669,8 +668,7 @@ static uint64_t nodes_in_view(const mw_topo_gl_t *t, const float mvp[16], int w,
     return key;
 }
 
-static void draw_3d(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r,
-                    int bundled)
+static void draw_3d(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r, int bundled)
 {
     /* Culling by node pays once the boxes are many and a node is large on screen. */
     uint8_t *show = NULL;
@@ -839,8 +837,7 @@ static void format_value(double v, int bytes, char *buf, size_t len)
 }
 
 /* The legend: the line color scale with its min and max, the rank metric, the line styles. */
-static void draw_legend(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r,
-                        int bundled)
+static void draw_legend(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r, int bundled)
 {
     mw_text_t *tx = vc->text;
     int fs = mw__font_small(vc->layout), lh = mw__text_line_height(tx, fs);
@@ -915,8 +912,7 @@ static void draw_legend(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_
                   "dim end: sender (leaves its base) → arrives on top");
 }
 
-static void draw_info(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r,
-                      int bundled)
+static void draw_info(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r, int bundled)
 {
     mw_text_t *tx = vc->text;
     int fs = mw__font_small(vc->layout), lh = mw__text_line_height(tx, fs);

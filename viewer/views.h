@@ -48,10 +48,10 @@ typedef struct {
 
 /* The steering prompt and the last steering result, as app.c holds them. */
 typedef struct {
-    int steering; /* a steering client exists (--control) */
-    int open;     /* the prompt is open (':') */
-    const char *line; /* what is typed, shorter than MW_PROMPT_MAX */
-    size_t cur;       /* the cursor, a byte offset */
+    int steering;                    /* a steering client exists (--control) */
+    int open;                        /* the prompt is open (':') */
+    const char *line;                /* what is typed, shorter than MW_PROMPT_MAX */
+    size_t cur;                      /* the cursor, a byte offset */
     const mw_control_result_t *note; /* the last steering result */
 } mw_prompt_state_t;
 
@@ -95,8 +95,7 @@ void mw__time_axis(const mw_view_ctx_t *vc, const mw_rect_t *r, double t0, doubl
  * fetched. */
 int mw__density_init(mw_density_gl_t *d);
 void mw__density_free(mw_density_gl_t *d);
-void mw__density_draw(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force_rebin,
-                      int rank_busy);
+void mw__density_draw(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force_rebin, int rank_busy);
 
 /* view_topology.c: the 3D topology view; its state and GL objects are t (app->tp, view_topo.h),
  * set up with the command line's window, step and camera. */

@@ -263,8 +263,8 @@ static void test_cost(void **state)
         mw__collect(&acc, w);
         mw__acc_clear(&acc);
     }
-    printf("mw__record: %.1f ns per call, %.1f ns in a captured window (+%.1f)\n", plain,
-           traced, traced - plain);
+    printf("mw__record: %.1f ns per call, %.1f ns in a captured window (+%.1f)\n", plain, traced,
+           traced - plain);
 }
 
 int main(void)

@@ -276,8 +276,8 @@ static void test_job_names_and_info(void **state)
     assert_int_equal(job->hellos, r);
     assert_true(job->info_bytes <= MW_JOB_MAX_INFO_BYTES);
     size_t len = mw__jobinfo_pack(&f->c->enc, job, mw_fn_table_hash());
-    print_message("job description with every cap reached: %zu bytes (bound %llu, cap %u)\n",
-                  len, (unsigned long long)job->info_bytes, MW_JOB_MAX_INFO_BYTES);
+    print_message("job description with every cap reached: %zu bytes (bound %llu, cap %u)\n", len,
+                  (unsigned long long)job->info_bytes, MW_JOB_MAX_INFO_BYTES);
     assert_true(len > 0 && len <= job->info_bytes);
     Mpiwatch__JobInfo *ji = mpiwatch__job_info__unpack(NULL, len, f->c->enc.out);
     assert_non_null(ji);

@@ -1,4 +1,5 @@
-/* test_config.c: the INI file of the collector (mw_collector_options_load, mw_collector_options_print).
+/* test_config.c: the INI file of the collector (mw_collector_options_load,
+ * mw_collector_options_print).
  *
  * Each test writes a file into a private temporary directory, loads it over options that a
  * command line may already have set, and checks the settings or the "FILE:LINE: message"
@@ -90,8 +91,8 @@ static void test_flags_override_file(void **state)
                "report = file.txt\nverbose = true\n");
     mw_collector_options_t o;
     char err[256] = "";
-    char *argv[] = {"x", "--lateness-ms", "7", "-l", "ipc:///cli", "--quiet=false",
-                    "--config", path, NULL};
+    char *argv[] = {
+        "x", "--lateness-ms", "7", "-l", "ipc:///cli", "--quiet=false", "--config", path, NULL};
     assert_int_equal(load_with_args(&o, argv, err, sizeof err), 0);
     assert_int_equal(o.lateness_ms, 7);
     assert_int_equal(o.n_listen, 1); /* the file's endpoints are replaced, not added */
@@ -114,8 +115,10 @@ static void test_print_round_trip(void **state)
     (void)state;
     mw_collector_options_t o;
     char err[256] = "";
-    char *argv[] = {"x",          "-l", "tcp://*:5", "-l", "ipc:///a", "--summary-json",
-                    "sum.json", "-v", "--silence-timeout-ms", "86400000", NULL};
+    char *argv[] = {"x",        "-l",       "tcp://*:5",
+                    "-l",       "ipc:///a", "--summary-json",
+                    "sum.json", "-v",       "--silence-timeout-ms",
+                    "86400000", NULL};
     mw_collector_options_defaults(&o);
     assert_int_equal(mw_collector_options_parse(&o, 10, argv, err, sizeof err), 0);
     char *first = NULL, *second = NULL;
@@ -240,18 +243,23 @@ static void test_print_nasty_values(void **state)
     /* Strings: a leading ';', '#' anywhere, '=' and ':' (inih's key separators), a ';' not
      * after a blank, a tab inside, a '[' ; and the longest value a line holds (no blanks). */
     const char *strings[][2] = {
-        {"record", ";x.mpiw"},         {"report", "#not-a-comment"},
-        {"summary-json", "a#b=c:d;e"}, {"stats-json", "[collector]"},
-        {"rules", "a\tb"},             {"publish", "tcp://*:1;2"},
+        {"record", ";x.mpiw"},
+        {"report", "#not-a-comment"},
+        {"summary-json", "a#b=c:d;e"},
+        {"stats-json", "[collector]"},
+        {"rules", "a\tb"},
+        {"publish", "tcp://*:1;2"},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
-        assert_int_equal(mw_collector_options_set(&o, strings[i][0], strings[i][1], err, sizeof err), 0);
+        assert_int_equal(
+            mw_collector_options_set(&o, strings[i][0], strings[i][1], err, sizeof err), 0);
     char longest[256];
     memset(longest, 'z', sizeof longest);
     longest[198 - strlen("history=")] = '\0'; /* a line of 198 characters: inih takes it */
     assert_int_equal(mw_collector_options_set(&o, "history", longest, err, sizeof err), 0);
     /* Numbers at their bounds and flags. */
-    assert_int_equal(mw_collector_options_set(&o, "silence-timeout-ms", "86400000", err, sizeof err), 0);
+    assert_int_equal(
+        mw_collector_options_set(&o, "silence-timeout-ms", "86400000", err, sizeof err), 0);
     assert_int_equal(mw_collector_options_set(&o, "metrics-port", "0", err, sizeof err), 0);
     assert_int_equal(mw_collector_options_set(&o, "speed", "0.1", err, sizeof err), 0);
     assert_int_equal(mw_collector_options_set(&o, "from", "1e-300", err, sizeof err), 0);
@@ -273,8 +281,10 @@ static void test_print_nasty_values(void **state)
 
     /* Values no INI line can hold: refused with a reason, nothing printed. */
     const char *bad[][3] = {
-        {"record", " lead", "blank"},  {"record", "trail\t", "blank"},
-        {"report", "a ;b", "';'"},     {"report", "a\t;b", "';'"},
+        {"record", " lead", "blank"},
+        {"record", "trail\t", "blank"},
+        {"report", "a ;b", "';'"},
+        {"report", "a\t;b", "';'"},
         {"rules", "two\nlines", "line break"},
         {"history", longest, "at most 198"}, /* one character longer than a line holds */
     };

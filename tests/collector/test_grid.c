@@ -39,8 +39,8 @@ static void test_segments(void **state)
     char err[200];
     mw_grid_t g;
     mw_grid_init(&g, 100 * MS);
-    assert_int_equal(mw_grid_append(&g, 50, 200, err, sizeof err), 0);   /* 5 s on: 200 ms */
-    assert_int_equal(mw_grid_append(&g, 60, 20, err, sizeof err), 0);    /* 7 s on: 20 ms */
+    assert_int_equal(mw_grid_append(&g, 50, 200, err, sizeof err), 0); /* 5 s on: 200 ms */
+    assert_int_equal(mw_grid_append(&g, 60, 20, err, sizeof err), 0);  /* 7 s on: 20 ms */
     assert_int_equal(g.n, 3);
     assert_int_equal(g.seg[1].start_ns, 5000 * MS);
     assert_int_equal(g.seg[2].start_ns, 7000 * MS);
@@ -73,17 +73,17 @@ static void test_check_bounds(void **state)
     mw_grid_t g;
     mw_grid_init(&g, 100 * MS);
     assert_int_equal(mw_grid_check(&g, 200, 0, err, sizeof err), 0);
-    assert_int_equal(mw_grid_check(&g, 800, 0, err, sizeof err), 0);  /* 8 x */
+    assert_int_equal(mw_grid_check(&g, 800, 0, err, sizeof err), 0); /* 8 x */
     assert_int_equal(mw_grid_check(&g, 801, 0, err, sizeof err), -1);
-    assert_int_equal(mw_grid_check(&g, 13, 0, err, sizeof err), 0);   /* >= 1/8 */
+    assert_int_equal(mw_grid_check(&g, 13, 0, err, sizeof err), 0); /* >= 1/8 */
     assert_int_equal(mw_grid_check(&g, 12, 0, err, sizeof err), -1);
     assert_int_equal(mw_grid_check(&g, 0, 0, err, sizeof err), -1);
-    assert_int_equal(mw_grid_check(&g, 100, 0, err, sizeof err), -1); /* already 100 ms */
+    assert_int_equal(mw_grid_check(&g, 100, 0, err, sizeof err), -1);      /* already 100 ms */
     assert_int_equal(mw_grid_check(&g, 50, 60 * MS, err, sizeof err), -1); /* the ring */
     assert_non_null(strstr(err, "ring"));
     mw_grid_t h;
     mw_grid_init(&h, 5 * MS);
-    assert_int_equal(mw_grid_check(&h, 9, 0, err, sizeof err), -1);   /* below 10 ms */
+    assert_int_equal(mw_grid_check(&h, 9, 0, err, sizeof err), -1); /* below 10 ms */
     mw_grid_init(&h, 30000 * MS);
     assert_int_equal(mw_grid_check(&h, 60001, 0, err, sizeof err), -1); /* above 60 s */
     assert_int_equal(mw_grid_check(&h, 60000, 0, err, sizeof err), 0);
@@ -122,8 +122,7 @@ static void test_pick(void **state)
     assert_int_equal(mw_grid_pick(&g, 1000 * MS, 5), 20);
 }
 
-static void send(fx_t *f, uint32_t rank, uint64_t w, uint64_t len, uint64_t start,
-                 mw_reject_t want)
+static void send(fx_t *f, uint32_t rank, uint64_t w, uint64_t len, uint64_t start, mw_reject_t want)
 {
     tm_msg_t m;
     tm_sample(&m, JOB, rank, w, f->now.real_ns);

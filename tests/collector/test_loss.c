@@ -351,15 +351,15 @@ static void test_crafted_totals(void **state)
         assert_int_equal(fx_feed(f, &m), MW_REJECT_TOTALS);                                        \
         refused++;                                                                                 \
     } while (0)
-    REFUSE(m.total_calls[0] = 1);                            /* totals decrease */
-    REFUSE(m.total_calls[0] -= 1);                           /* less than the sample adds */
-    REFUSE(m.total_ns[0] = 0);                               /* time decreases */
-    REFUSE(m.sample.samples_total = md[0].samples);          /* samples do not grow */
-    REFUSE(m.sample.n_total_fn--; m.sample.n_total_calls--;  /* a function disappears */
+    REFUSE(m.total_calls[0] = 1);                           /* totals decrease */
+    REFUSE(m.total_calls[0] -= 1);                          /* less than the sample adds */
+    REFUSE(m.total_ns[0] = 0);                              /* time decreases */
+    REFUSE(m.sample.samples_total = md[0].samples);         /* samples do not grow */
+    REFUSE(m.sample.n_total_fn--; m.sample.n_total_calls--; /* a function disappears */
            m.sample.n_total_ns--; m.sample.n_total_bytes--);
-    REFUSE(m.sample.n_total_bytes--);                        /* arrays of different lengths */
-    REFUSE(m.total_fn[1] = m.total_fn[0]);                   /* not strictly increasing */
-    REFUSE(m.total_calls[2] = MW_TOTAL_MAX + 1);             /* over the cap */
+    REFUSE(m.sample.n_total_bytes--);            /* arrays of different lengths */
+    REFUSE(m.total_fn[1] = m.total_fn[0]);       /* not strictly increasing */
+    REFUSE(m.total_calls[2] = MW_TOTAL_MAX + 1); /* over the cap */
     REFUSE(m.sample.n_total_fn = m.sample.n_total_calls = m.sample.n_total_ns = /* no totals */
            m.sample.n_total_bytes = 0;
            m.sample.samples_total = 0);

@@ -562,8 +562,8 @@ static void test_exec_option_names(void **state)
     snprintf(path, sizeof path, "%s/argv.txt", dir);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
-    const char *expect[] = {"_-help", "_rf",   "--name=_-help", "_rf_-help", "ENV r",
-                            "ENV 1",  "ENV 0.9", "ENV 3",        "ENV _-help", "ENV _rf"};
+    const char *expect[] = {"_-help", "_rf",     "--name=_-help", "_rf_-help",  "ENV r",
+                            "ENV 1",  "ENV 0.9", "ENV 3",         "ENV _-help", "ENV _rf"};
     for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
         assert_non_null(fgets(line, sizeof line, f));
         line[strcspn(line, "\n")] = '\0';

@@ -600,14 +600,10 @@ static void test_claimed_size_untouched(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_difference),
-        cmocka_unit_test(test_close_at_end),
-        cmocka_unit_test(test_validation),
-        cmocka_unit_test(test_work_per_mark),
-        cmocka_unit_test(test_cap_late_refused),
-        cmocka_unit_test(test_carry_budget),
-        cmocka_unit_test(test_pairs_budget),
-        cmocka_unit_test(test_claimed_size_untouched),
+        cmocka_unit_test(test_difference),       cmocka_unit_test(test_close_at_end),
+        cmocka_unit_test(test_validation),       cmocka_unit_test(test_work_per_mark),
+        cmocka_unit_test(test_cap_late_refused), cmocka_unit_test(test_carry_budget),
+        cmocka_unit_test(test_pairs_budget),     cmocka_unit_test(test_claimed_size_untouched),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -347,15 +347,15 @@ static void test_live_events(void **state)
     w.index = 1037;
     mw__live_window(&c->live, &w);
     mw__publish_event(c, "rule",
-                        "rule=imbalance metric=imbalance scope=all value=3.50132 window=1037 "
-                        "rank=0 node=n1");
+                      "rule=imbalance metric=imbalance scope=all value=3.50132 window=1037 "
+                      "rank=0 node=n1");
     mw__publish_event(c, "steer", "rebalance=1 ranks 0,1,2,3");
     mw__publish_event(c, "rank_dead", "rank 2"); /* not shown */
     w.index = 1040;
     mw__live_window(&c->live, &w);
     mw__publish_event(c, "action_exit", "rule=notify pid=42 status=exit 3");
     mw__publish_event(c, "rule",
-                        "rule=losing-data metric=dropped scope=any value=12 window=1040 rank=-1");
+                      "rule=losing-data metric=dropped scope=any value=12 window=1040 rank=-1");
     fflush(mem);
     assert_string_equal(text, "mpiwatch: w 37  rule imbalance fired: imbalance 3.5 (rank 0)\n"
                               "mpiwatch: w 37  steer rebalance=1 ranks 0,1,2,3\n"

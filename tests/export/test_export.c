@@ -323,23 +323,57 @@ static void test_window_policy(void **state)
     cJSON_Delete(o);
 
     /* Broken structure: each defect alone refuses the whole window. */
-    enum { OCC_LONG, DENSITY_SHORT, PAIRS_SHORT, NO_DATA, NULL_FN, NULL_CALL, WINDOW_NS, SUBSLOTS0,
-           SUBSLOTS_BIG, BINS0, BINS_BIG, N_DEFECTS };
+    enum {
+        OCC_LONG,
+        DENSITY_SHORT,
+        PAIRS_SHORT,
+        NO_DATA,
+        NULL_FN,
+        NULL_CALL,
+        WINDOW_NS,
+        SUBSLOTS0,
+        SUBSLOTS_BIG,
+        BINS0,
+        BINS_BIG,
+        N_DEFECTS
+    };
     for (int d = 0; d < N_DEFECTS; d++) {
         syn_init(&s, SYN_INDEX, 0);
         assert_int_equal(mw_window_view_set(v, &s.w), 0); /* a window in the view before */
         switch (d) {
-        case OCC_LONG: s.w.n_occ_ns = 7; break; /* the prefix would pair entries by guess */
-        case DENSITY_SHORT: s.w.n_density_count = 1; break;
-        case PAIRS_SHORT: s.w.n_pair_bytes = 1; break;
-        case NO_DATA: s.w.occ_sub = NULL; break; /* a length without its array */
-        case NULL_FN: s.fs_ptr[1] = NULL; break;
-        case NULL_CALL: s.call_ptr[0] = NULL; break;
-        case WINDOW_NS: s.w.window_ns = 0; break;
-        case SUBSLOTS0: s.w.subslots = 0; break;
-        case SUBSLOTS_BIG: s.w.subslots = MW_MAX_SUBSLOTS + 1; break;
-        case BINS0: s.w.duration_bins = 0; break;
-        case BINS_BIG: s.w.duration_bins = MW_MAX_DURATION_BINS + 1; break;
+        case OCC_LONG:
+            s.w.n_occ_ns = 7;
+            break; /* the prefix would pair entries by guess */
+        case DENSITY_SHORT:
+            s.w.n_density_count = 1;
+            break;
+        case PAIRS_SHORT:
+            s.w.n_pair_bytes = 1;
+            break;
+        case NO_DATA:
+            s.w.occ_sub = NULL;
+            break; /* a length without its array */
+        case NULL_FN:
+            s.fs_ptr[1] = NULL;
+            break;
+        case NULL_CALL:
+            s.call_ptr[0] = NULL;
+            break;
+        case WINDOW_NS:
+            s.w.window_ns = 0;
+            break;
+        case SUBSLOTS0:
+            s.w.subslots = 0;
+            break;
+        case SUBSLOTS_BIG:
+            s.w.subslots = MW_MAX_SUBSLOTS + 1;
+            break;
+        case BINS0:
+            s.w.duration_bins = 0;
+            break;
+        case BINS_BIG:
+            s.w.duration_bins = MW_MAX_DURATION_BINS + 1;
+            break;
         }
         const char *why = mw_window_check(&s.w);
         assert_non_null(why);

@@ -39,12 +39,26 @@
 
 #include "mpiwatch.h"
 
-enum { F_INIT, F_RANK, F_SIZE, F_ALLREDUCE, F_SEND, F_RECV, F_IRECV, F_ISEND, F_WAITALL,
-       F_BCAST, F_BARRIER, F_REDUCE, F_FINALIZE, F_N };
+enum {
+    F_INIT,
+    F_RANK,
+    F_SIZE,
+    F_ALLREDUCE,
+    F_SEND,
+    F_RECV,
+    F_IRECV,
+    F_ISEND,
+    F_WAITALL,
+    F_BCAST,
+    F_BARRIER,
+    F_REDUCE,
+    F_FINALIZE,
+    F_N
+};
 static const char *const names[F_N] = {
-    "MPI_Init",  "MPI_Comm_rank", "MPI_Comm_size", "MPI_Allreduce", "MPI_Send",    "MPI_Recv",
-    "MPI_Irecv", "MPI_Isend",     "MPI_Waitall",   "MPI_Bcast",     "MPI_Barrier", "MPI_Reduce",
-    "MPI_Finalize"};
+    "MPI_Init",    "MPI_Comm_rank", "MPI_Comm_size", "MPI_Allreduce", "MPI_Send",
+    "MPI_Recv",    "MPI_Irecv",     "MPI_Isend",     "MPI_Waitall",   "MPI_Bcast",
+    "MPI_Barrier", "MPI_Reduce",    "MPI_Finalize"};
 static unsigned long calls[F_N], bytes[F_N];
 
 static void count(int f, unsigned long nbytes)
@@ -171,8 +185,8 @@ int main(int argc, char **argv)
             count(F_BARRIER, 0);
             checksum += (unsigned char)b[7];
         }
-        checksum = checksum * 31u + (unsigned long)out4[2] + (unsigned long)rbuf[5] +
-                   (unsigned long)rv[3];
+        checksum =
+            checksum * 31u + (unsigned long)out4[2] + (unsigned long)rbuf[5] + (unsigned long)rv[3];
         if (rank == 0 && i % 100 == 0) {
             printf("iteration %d: sum %d\n", i, out4[2]);
             fflush(stdout);

@@ -4,11 +4,12 @@
  * One input is a whole INI file, loaded with mw_collector_options_load() over the defaults, as the
  * collector does after its command line: inih (the system's libinih) splits the lines, every
  * key of [collector] goes through mw_collector_options_set(), the setter of the command-line flags.
- * A file that loads is then checked as a whole (mw_collector_options_check) and against the promise of
- * --print-config (docs/collector.md): what mw_collector_options_print() writes, mw_collector_options_load() reads
- * back to the same settings. So the effective settings are printed, loaded into fresh options,
- * printed again, and the two texts must be equal; a difference aborts (a finding), as does a
- * leak or any sanitizer report.
+ * A file that loads is then checked as a whole (mw_collector_options_check) and against the promise
+ * of
+ * --print-config (docs/collector.md): what mw_collector_options_print() writes,
+ * mw_collector_options_load() reads back to the same settings. So the effective settings are
+ * printed, loaded into fresh options, printed again, and the two texts must be equal; a difference
+ * aborts (a finding), as does a leak or any sanitizer report.
  *
  * DESIGN: the loader takes a path, so the input is a memfd (memfile.h); the printed text goes
  * through open_memstream and a second memfd. Seeds: tests/fuzz/corpus/config/.
@@ -56,13 +57,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             mw_collector_options_t back;
             mw_collector_options_defaults(&back);
             if (mw_collector_options_load(&back, path2, err, sizeof err) != 0) {
-                fprintf(stderr, "fuzz_config: --print-config output does not load: %s\n%s", err, p1);
+                fprintf(stderr, "fuzz_config: --print-config output does not load: %s\n%s", err,
+                        p1);
                 abort();
             }
             char *p2 = print(&back, &n2);
             if (!p2 || n1 != n2 || memcmp(p1, p2, n1) != 0) {
-                fprintf(stderr, "fuzz_config: --print-config does not read back the same:\n%s\n"
-                        "---- read back and printed:\n%s", p1, p2 ? p2 : "(refused)");
+                fprintf(stderr,
+                        "fuzz_config: --print-config does not read back the same:\n%s\n"
+                        "---- read back and printed:\n%s",
+                        p1, p2 ? p2 : "(refused)");
                 abort();
             }
             free(p2);

@@ -65,8 +65,8 @@ static void read_model(mw_model_t *m)
     mw_tick_t ticks[32];
     sink += mw_time_ticks(v.t0, v.t1, &l.timeline, ticks, 32);
     sink += mw_duration_ticks(d0, d1, &l.density, ticks, 32);
-    mw_pick_t pick = mw_pick(m, &v, &l, l.density.x + l.density.w / 2,
-                             l.density.y + l.density.h / 2, 4);
+    mw_pick_t pick =
+        mw_pick(m, &v, &l, l.density.x + l.density.w / 2, l.density.y + l.density.h / 2, 4);
     sink += (double)pick.kind;
 
     char text[512];

@@ -7,11 +7,11 @@
  * look into received frames without decoding them (mw_rec_sample_window, mw_rec_envelope_rank).
  *
  * DESIGN: the reader takes a path, so the input is written to a memfd and opened as
- * /proc/self/fd/N (memfile.h). The seeds (tests/fuzz/seeds.c) are recordings written by the collector's own writer
- * (collector/record_file.c) during a job run through the collector core, and a torn copy of
- * one, so they follow the format as it changes. Frames read per input are capped (a crafted
- * file of a million empty frames would otherwise make one input take seconds); the cap is far
- * above what a seed holds. A hang or a slow input (more than 10 s, fuzz.sh) is a finding like
+ * /proc/self/fd/N (memfile.h). The seeds (tests/fuzz/seeds.c) are recordings written by the
+ * collector's own writer (collector/record_file.c) during a job run through the collector core, and
+ * a torn copy of one, so they follow the format as it changes. Frames read per input are capped (a
+ * crafted file of a million empty frames would otherwise make one input take seconds); the cap is
+ * far above what a seed holds. A hang or a slow input (more than 10 s, fuzz.sh) is a finding like
  * a crash: the reader's searches must stay bounded whatever the file claims (issue 12).
  */
 #include "memfile.h"
@@ -62,7 +62,8 @@ static void read_all(mw_rec_reader_t *r)
             break;
         uint64_t wo = 0, so = 0;
         if (mw_rec_reader_find_window(r, probe[i], &wo, &so) == 1) {
-            if (mw_rec_reader_seek(r, wo) == 0 && mw_rec_reader_next(r, &rec, NULL, err, sizeof err) == 1)
+            if (mw_rec_reader_seek(r, wo) == 0 &&
+                mw_rec_reader_next(r, &rec, NULL, err, sizeof err) == 1)
                 look_into(rec);
             if (so && mw_rec_reader_seek(r, so) == 0 &&
                 mw_rec_reader_next(r, &rec, NULL, err, sizeof err) == 1)

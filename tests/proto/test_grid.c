@@ -175,9 +175,9 @@ static void test_len_ok(void **state)
 {
     (void)state;
     assert_true(mw_grid_len_ok(W, 100));
-    assert_true(mw_grid_len_ok(W, 800));   /* 8 x */
+    assert_true(mw_grid_len_ok(W, 800)); /* 8 x */
     assert_false(mw_grid_len_ok(W, 801));
-    assert_true(mw_grid_len_ok(W, 13));    /* >= 1/8 */
+    assert_true(mw_grid_len_ok(W, 13)); /* >= 1/8 */
     assert_false(mw_grid_len_ok(W, 12));
     assert_false(mw_grid_len_ok(5 * MS, 9)); /* below MW_GRID_MIN_MS */
     assert_true(mw_grid_len_ok(5 * MS, 10));
@@ -216,8 +216,7 @@ static void test_k_at_64_bit_limits(void **state)
 {
     (void)state;
     uint64_t now = 1000 * W, start = 0;
-    assert_int_equal(mw_grid_plan(grid1, 1, W, now, 100, (uint64_t)INT64_MAX, &start),
-                     MW_GRID_FAR);
+    assert_int_equal(mw_grid_plan(grid1, 1, W, now, 100, (uint64_t)INT64_MAX, &start), MW_GRID_FAR);
     assert_int_equal(mw_grid_plan(grid1, 1, W, now, 100, (uint64_t)INT64_MAX + 1, &start),
                      MW_GRID_BAD);
     assert_int_equal(mw_grid_plan(grid1, 1, W, now, 100, UINT64_MAX, &start), MW_GRID_BAD);
@@ -276,8 +275,9 @@ static void test_clock_and_segments_near_2_64(void **state)
     assert_int_equal(mw_grid_plan(grid1, 1, W, UINT64_MAX - 1000, 100, UINT64_MAX / W, &start),
                      MW_GRID_LATE);
     /* A last segment starting near 2^64: the next windows' starts would wrap. */
-    mw_grid_seg_t g[MW_GRID_MAX_SEGMENTS] = {{.first = 0, .start_ns = 0, .window_ns = W},
-                                        {.first = 5, .start_ns = UINT64_MAX - W / 2, .window_ns = W}};
+    mw_grid_seg_t g[MW_GRID_MAX_SEGMENTS] = {
+        {.first = 0, .start_ns = 0, .window_ns = W},
+        {.first = 5, .start_ns = UINT64_MAX - W / 2, .window_ns = W}};
     assert_int_equal(mw_grid_plan(g, 2, W, UINT64_MAX - W, 100, 6, &start), MW_GRID_FAR);
     assert_int_equal(mw_grid_plan(g, 2, W, UINT64_MAX - W, 100, 5, &start), MW_GRID_BAD);
     /* A full grid. */

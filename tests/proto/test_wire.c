@@ -191,8 +191,12 @@ static void test_utf8_sequences(void **state)
     assert_int_equal(mw_wire_utf8_seq((const unsigned char *)"\xe2\x82\xac", 2), 0);
     assert_int_equal(mw_wire_utf8_seq((const unsigned char *)"\xf0\x90\x80\x80", 3), 0);
     assert_int_equal(mw_wire_utf8_seq((const unsigned char *)"\xc3", 1), 0);
-    assert_int_equal(seq("\xe2\x82" "a"), 0);
-    assert_int_equal(seq("\xf0\x90\x80" "a"), 0);
+    assert_int_equal(seq("\xe2\x82"
+                         "a"),
+                     0);
+    assert_int_equal(seq("\xf0\x90\x80"
+                         "a"),
+                     0);
     assert_int_equal(mw_wire_utf8_seq((const unsigned char *)"\xc3\x00", 2), 0);
 }
 
@@ -259,9 +263,12 @@ static void test_json_integers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_varint_round_trip), cmocka_unit_test(test_varint_truncated),
-        cmocka_unit_test(test_tags),              cmocka_unit_test(test_utf8_sequences),
-        cmocka_unit_test(test_text),              cmocka_unit_test(test_json_integers),
+        cmocka_unit_test(test_varint_round_trip),
+        cmocka_unit_test(test_varint_truncated),
+        cmocka_unit_test(test_tags),
+        cmocka_unit_test(test_utf8_sequences),
+        cmocka_unit_test(test_text),
+        cmocka_unit_test(test_json_integers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,7 +23,7 @@ int main(int argc, char **argv)
         [MPIWATCH__RECORD__BODY_WINDOW] = "window",  [MPIWATCH__RECORD__BODY_JOB] = "job",
         [MPIWATCH__RECORD__BODY_EVENT] = "event",    [MPIWATCH__RECORD__BODY_TICK] = "tick",
         [MPIWATCH__RECORD__BODY_FINISH] = "finish",  [MPIWATCH__RECORD__BODY_INDEX] = "index",
-        [MPIWATCH__RECORD__BODY_START] = "start",  [MPIWATCH__RECORD__BODY_STEP] = "step",
+        [MPIWATCH__RECORD__BODY_START] = "start",    [MPIWATCH__RECORD__BODY_STEP] = "step",
     };
     enum { NKINDS = sizeof kinds / sizeof kinds[0] };
     char err[256];

@@ -618,7 +618,6 @@ static void test_replay_equals_live(void **state)
     fx_free(live);
 }
 
-
 /* ---- hardening (issue 12) ------------------------------------------------------------------ */
 
 static double now_s(void)
@@ -852,8 +851,8 @@ static void test_bad_window_event(void **state)
     assert_int_equal(before.n, 1);
     uint64_t k = FX_W0 + 1000, start = mw_grid_start(&before, k);
     char bad[6][128];
-    snprintf(bad[0], sizeof bad[0], "window=1ms from window %llu start %llu",
-             (unsigned long long)k, (unsigned long long)start);
+    snprintf(bad[0], sizeof bad[0], "window=1ms from window %llu start %llu", (unsigned long long)k,
+             (unsigned long long)start);
     snprintf(bad[1], sizeof bad[1], "window=999999ms from window %llu start %llu",
              (unsigned long long)k, (unsigned long long)start);
     snprintf(bad[2], sizeof bad[2], "window=200ms from window %llu start %llu",
@@ -878,8 +877,8 @@ static void test_bad_window_event(void **state)
     }
     assert_int_equal(fx->c->replay_window_refused, 6);
     char good[128];
-    snprintf(good, sizeof good, "window=200ms from window %llu start %llu",
-             (unsigned long long)k, (unsigned long long)start);
+    snprintf(good, sizeof good, "window=200ms from window %llu start %llu", (unsigned long long)k,
+             (unsigned long long)start);
     ev.detail = good;
     mw_collector_apply_record(fx->c, &rec);
     assert_int_equal(fx->c->job.grid.n, 2);

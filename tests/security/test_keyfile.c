@@ -52,22 +52,46 @@ static void test_endpoint_local(void **state)
 {
     (void)state;
     static const char *const local[] = {
-        "ipc:///tmp/x",          "ipc://rel/path",         "inproc://a",
-        "tcp://127.0.0.1:5555",  "tcp://127.1.2.3:1",      "tcp://127.0.0.1:*",
-        "tcp://[::1]:5555",      "tcp://::1:5555",         "tcp://localhost:5555",
-        "tcp://LocalHost:1",     "tcp://[::ffff:127.0.0.1]:7",
+        "ipc:///tmp/x",
+        "ipc://rel/path",
+        "inproc://a",
+        "tcp://127.0.0.1:5555",
+        "tcp://127.1.2.3:1",
+        "tcp://127.0.0.1:*",
+        "tcp://[::1]:5555",
+        "tcp://::1:5555",
+        "tcp://localhost:5555",
+        "tcp://LocalHost:1",
+        "tcp://[::ffff:127.0.0.1]:7",
     };
     static const char *const remote[] = {
-        "tcp://*:5555",        "tcp://0.0.0.0:5555",     "tcp://[::]:5555",
-        "tcp://:::5555",       "tcp://10.0.0.1:5555",    "tcp://128.0.0.1:1",
-        "tcp://eth0:5555",     "tcp://lo:5555",          "tcp://node1:5555",
-        "tcp://[::2]:5555",    "tcp://[::ffff:10.0.0.1]:7", "tcp://127.0.0.1",
-        "tcp://:5555",         "tcp://[::1:5555",        "tcp://127.0.0.1;10.0.0.1:5",
-        "pgm://127.0.0.1;239.192.1.1:5555", "ws://127.0.0.1:80", "udp://127.0.0.1:5",
-        "TCP://127.0.0.1:5",   "",                       "127.0.0.1:5555",
-        "tcp://1270.0.0.1:5",  "tcp://127.0.0.1.evil.example:5",
+        "tcp://*:5555",
+        "tcp://0.0.0.0:5555",
+        "tcp://[::]:5555",
+        "tcp://:::5555",
+        "tcp://10.0.0.1:5555",
+        "tcp://128.0.0.1:1",
+        "tcp://eth0:5555",
+        "tcp://lo:5555",
+        "tcp://node1:5555",
+        "tcp://[::2]:5555",
+        "tcp://[::ffff:10.0.0.1]:7",
+        "tcp://127.0.0.1",
+        "tcp://:5555",
+        "tcp://[::1:5555",
+        "tcp://127.0.0.1;10.0.0.1:5",
+        "pgm://127.0.0.1;239.192.1.1:5555",
+        "ws://127.0.0.1:80",
+        "udp://127.0.0.1:5",
+        "TCP://127.0.0.1:5",
+        "",
+        "127.0.0.1:5555",
+        "tcp://1270.0.0.1:5",
+        "tcp://127.0.0.1.evil.example:5",
         /* Abstract sockets have no file, so no permission keeps other local users out. */
-        "ipc://@abstract",     "ipc://@",                "ipc://@/tmp/x",
+        "ipc://@abstract",
+        "ipc://@",
+        "ipc://@/tmp/x",
     };
     for (size_t i = 0; i < sizeof local / sizeof local[0]; i++) {
         if (mw__endpoint_local(local[i]) != 1)
@@ -125,14 +149,16 @@ static void test_parse(void **state)
         const char *err;
     } bad[] = {
         {pub, 1, "x: no secret-key (a key pair file, NAME.key, is needed here)"},
-        {sec, 0, "x:4: a secret key where only public keys belong (give the .pub file, never "
-                 "the .key file)"},
+        {sec, 0,
+         "x:4: a secret key where only public keys belong (give the .pub file, never "
+         "the .key file)"},
         {"", 0, "x: no public-key"},
         {"[curve]\npublic-key = abc\n", 0, "x:2: public-key is not 40 characters of Z85"},
         {"[curve]\npublic-key = 0000000000000000000000000000000000000 \"\n", 0,
          "x:2: public-key is not 40 characters of Z85"},
-        {"[curve]\npublic-key = \x01" "000000000000000000000000000000000000000\n", 0,
-         "x:2: public-key is not 40 characters of Z85"},
+        {"[curve]\npublic-key = \x01"
+         "000000000000000000000000000000000000000\n",
+         0, "x:2: public-key is not 40 characters of Z85"},
         {"public-key = 0000000000000000000000000000000000000000\n", 0,
          "x:1: key outside the [curve] section"},
         {"[other]\npublic-key = 0000000000000000000000000000000000000000\n", 0,
@@ -169,9 +195,8 @@ static void test_read_modes(void **state)
     pair_text(sec, pub, sizeof sec, NULL);
     put("a.key", sec, 0600, p, sizeof p);
     assert_int_equal(mw_keyfile_read_pair(p, &kp, err, sizeof err), 0);
-    assert_int_equal(mw_keyfile_read_pair(put("a.key", sec, 0400, p, sizeof p), &kp, err,
-                                          sizeof err),
-                     0);
+    assert_int_equal(
+        mw_keyfile_read_pair(put("a.key", sec, 0400, p, sizeof p), &kp, err, sizeof err), 0);
     static const mode_t open_modes[] = {0644, 0640, 0604, 0660, 0601, 0610, 0700 | 0004};
     for (size_t i = 0; i < sizeof open_modes / sizeof open_modes[0]; i++) {
         put("a.key", sec, open_modes[i], p, sizeof p);
@@ -190,17 +215,14 @@ static void test_read_modes(void **state)
     snprintf(want, sizeof want, "%s: No such file or directory", p);
     assert_string_equal(err, want);
     /* A public key file may be 0644; a .key file where a .pub belongs is refused. */
-    assert_int_equal(mw_keyfile_read_public(put("a.pub", pub, 0644, p, sizeof p), key, err,
-                                            sizeof err),
-                     0);
-    assert_int_equal(mw_keyfile_read_public(put("b.key", sec, 0600, p, sizeof p), key, err,
-                                            sizeof err),
-                     -1);
+    assert_int_equal(
+        mw_keyfile_read_public(put("a.pub", pub, 0644, p, sizeof p), key, err, sizeof err), 0);
+    assert_int_equal(
+        mw_keyfile_read_public(put("b.key", sec, 0600, p, sizeof p), key, err, sizeof err), -1);
     assert_non_null(strstr(err, "a secret key where only public keys belong"));
 }
 
-static int collect(void *user, const uint8_t *key, const char *source, char *err,
-                   size_t errlen)
+static int collect(void *user, const uint8_t *key, const char *source, char *err, size_t errlen)
 {
     (void)source, (void)err, (void)errlen;
     uint8_t(*keys)[32] = user;
@@ -293,8 +315,7 @@ static void test_generate(void **state)
     /* Not again without force; the files are left alone. */
     assert_int_equal(mw_keyfile_generate(name, 0, z2, err, sizeof err), -1);
     char want[256];
-    snprintf(want, sizeof want, "%s.key exists; not overwritten (use --force to replace it)",
-             name);
+    snprintf(want, sizeof want, "%s.key exists; not overwritten (use --force to replace it)", name);
     assert_string_equal(err, want);
     uint8_t again[32];
     assert_int_equal(mw_keyfile_read_public(path, again, err, sizeof err), 0);
@@ -339,8 +360,10 @@ static void test_policy(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         mw_collector_options_defaults(&o);
         if (strcmp(cases[i].name, "listen") != 0)
-            assert_int_equal(mw_collector_options_set(&o, "listen", "ipc:///tmp/a", err, sizeof err), 0);
-        assert_int_equal(mw_collector_options_set(&o, cases[i].name, cases[i].value, err, sizeof err), 0);
+            assert_int_equal(
+                mw_collector_options_set(&o, "listen", "ipc:///tmp/a", err, sizeof err), 0);
+        assert_int_equal(
+            mw_collector_options_set(&o, cases[i].name, cases[i].value, err, sizeof err), 0);
         int rc = mw_collector_options_check(&o, err, sizeof err);
         if (!cases[i].err) {
             assert_int_equal(rc, 0);
@@ -349,11 +372,14 @@ static void test_policy(void **state)
             if (strncmp(err, cases[i].err, strlen(cases[i].err)) != 0)
                 fail_msg("case %zu: '%s'", i, err);
             /* --allow-insecure lets it start; so does CURVE. */
-            assert_int_equal(mw_collector_options_set(&o, "allow-insecure", NULL, err, sizeof err), 0);
+            assert_int_equal(mw_collector_options_set(&o, "allow-insecure", NULL, err, sizeof err),
+                             0);
             assert_int_equal(mw_collector_options_check(&o, err, sizeof err), 0);
-            assert_int_equal(mw_collector_options_set(&o, "allow-insecure", "false", err, sizeof err), 0);
+            assert_int_equal(
+                mw_collector_options_set(&o, "allow-insecure", "false", err, sizeof err), 0);
             assert_int_equal(mw_collector_options_set(&o, "curve-secret", key, err, sizeof err), 0);
-            assert_int_equal(mw_collector_options_set(&o, "curve-clients", clients, err, sizeof err), 0);
+            assert_int_equal(
+                mw_collector_options_set(&o, "curve-clients", clients, err, sizeof err), 0);
             assert_int_equal(mw_collector_options_check(&o, err, sizeof err), 0);
         }
         mw_collector_options_free(&o);

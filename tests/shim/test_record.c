@@ -177,8 +177,7 @@ static void test_peers_and_longest(void **state)
     mw_thread_t *t = self();
     uint64_t base = (uint64_t)w * W;
     for (int i = 0; i < 30; i++)
-        mw__record(t, MW_ID_Isend, base + 1000, base + 1000 + 10 + (uint64_t)i, 100,
-                   1 + i % 3);
+        mw__record(t, MW_ID_Isend, base + 1000, base + 1000 + 10 + (uint64_t)i, 100, 1 + i % 3);
     mw__collect(&acc, w);
     assert_int_equal(acc.npeers, 3);
     for (int p = 1; p <= 3; p++) {

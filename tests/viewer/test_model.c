@@ -724,8 +724,8 @@ static void test_density_speed(void **state)
             dmax = d;
             ms = t < ms ? t : ms;
         }
-        printf("density_bin repr %d: 1e6 calls at %dx%d in %.1f ms, best of 5 (Dmax %.0f)\n", r,
-               W, H, ms, dmax);
+        printf("density_bin repr %d: 1e6 calls at %dx%d in %.1f ms, best of 5 (Dmax %.0f)\n", r, W,
+               H, ms, dmax);
         assert_true(dmax > 0);
         /* A bound ten times the goal (30 ms) catches a lost optimization without failing on
          * a busy shared machine; MW_SKIP_TIMING=1 skips it (valgrind, sanitizers). */
@@ -1300,12 +1300,13 @@ static void test_event_hostile(void **state)
     assert_string_equal(e.kind_name, "event");
     assert_string_equal(e.detail, "");
     /* Not numbers, or numbers too large for a window index. */
-    static const char *const bad[] = {
-        "rule=a window=3x value=1..2 rank=r", "rule=a window= value= rank=",
-        "rule=a window=-4 value=nan rank=99999999999",
-        "rule=a window=99999999999999999999 value=1e999 rank=1x",
-        "rule=a xwindow=5 valuex=1 window2=3", "rule=a window=0x10 value=inf",
-        "rule=a window=9007199254740992"}; /* 2^53 */
+    static const char *const bad[] = {"rule=a window=3x value=1..2 rank=r",
+                                      "rule=a window= value= rank=",
+                                      "rule=a window=-4 value=nan rank=99999999999",
+                                      "rule=a window=99999999999999999999 value=1e999 rank=1x",
+                                      "rule=a xwindow=5 valuex=1 window2=3",
+                                      "rule=a window=0x10 value=inf",
+                                      "rule=a window=9007199254740992"}; /* 2^53 */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         mw_event_parse(&e, "rule", bad[i], 0);
         assert_false(e.has_window);
@@ -1350,8 +1351,8 @@ static void test_event_store(void **state)
     mw_model_set_extent(m, 100, 200); /* the time axis' 0 is window 100 */
     char d[128];
     for (int i = 0; i < 300; i++) {
-        snprintf(d, sizeof d, "rule=r%d metric=imbalance scope=any value=%d.5 window=%d rank=1",
-                 i, i, 100 + i);
+        snprintf(d, sizeof d, "rule=r%d metric=imbalance scope=any value=%d.5 window=%d rank=1", i,
+                 i, 100 + i);
         mw_model_add_event(m, i % 3 == 2 ? "job_end" : "rule", d, 0);
     }
     mw_event_counts_t c;
