@@ -112,6 +112,9 @@ long mw_collector_timeout_ms(const mw_collector_t *c, const mw_clock_t *now);
 void mw_collector_finish(mw_collector_t *c, const mw_clock_t *now);
 /* Writes the summary, stats and report. Returns 0, or -1 when a file could not be written. */
 int mw_collector_write_outputs(mw_collector_t *c, int with_report);
+/* For a program that embeds the core (the export): the log's lines go to `sink` (NULL:
+ * stderr) and only those at `level` or more severe are written (log.c). */
+void mw_collector_set_log(FILE *sink, mw_log_level_t level);
 
 /* Monotonic time now: c->clock's reading, or c->now.mono_ns without a clock. */
 uint64_t mw__collector_mono_ns(mw_collector_t *c);

@@ -5,6 +5,7 @@
  * terminal, knows not to move the cursor up over a line logged since its last refresh.
  */
 #include "log.h"
+#include "collector.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +18,12 @@ static FILE *log_out; /* NULL: stderr (not a constant, so it cannot be the initi
 void mw__log_sink(FILE *out)
 {
     log_out = out;
+}
+
+void mw_collector_set_log(FILE *sink, mw_log_level_t level)
+{
+    mw__log_sink(sink);
+    mw__log_level = (int)level;
 }
 
 void mw__log(mw_log_level_t level, const char *fmt, ...)

@@ -53,7 +53,6 @@
 #include <cJSON.h>
 
 #include "collector.h"
-#include "log.h"
 #include "export_vtk.h"
 #include "mw_file.h"
 #include "mw_recording.h"
@@ -800,7 +799,7 @@ static int export_core_init(mw_export_t *x)
     /* The core's end-of-job report and its log are useful live, noise in an export: the
      * report goes nowhere and only the core's error lines reach stderr. */
     x->core->report_out = NULL;
-    mw__log_level = MW_LOG_ERROR;
+    mw_collector_set_log(NULL, MW_LOG_ERROR);
     return 0;
 }
 
