@@ -990,35 +990,6 @@ static void history_request(mw_history_t *f, mw_collector_t *c, const zmq_msg_t 
 /* Receives one request without blocking: up to three frames are kept, the rest of a longer
  * message is read and discarded. Returns the number of frames (0: none pending), or -1 on a
  * socket error. */
-static int history_recv(mw_history_t *f, zmq_msg_t msgs[3], int *kept)
-{
-    int parts = 0;
-    *kept = 0;
-    for (;;) {
-        zmq_msg_t m;
-        if (zmq_msg_init(&m) != 0) {
-            MW_LOG(MW_LOG_ERROR, "zmq_msg_init: %s", zmq_strerror(zmq_errno()));
-            return -1;
-        }
-        if (zmq_msg_recv(&m, f->router, ZMQ_DONTWAIT) < 0) {
-            int err = zmq_errno();
-            zmq_msg_close(&m);
-            if (parts == 0 && (err == EAGAIN || err == EINTR))
-                return 0;
-            MW_LOG(MW_LOG_ERROR, "history: zmq_msg_recv: %s", zmq_strerror(err));
-            return -1;
-        }
-        parts++;
-        int more = zmq_msg_more(&m);
-        if (*kept < 3)
-            msgs[(*kept)++] = m;
-        else if (zmq_msg_close(&m) != 0)
-            MW_LOG(MW_LOG_ERROR, "zmq_msg_close: %s", zmq_strerror(zmq_errno()));
-        if (!more)
-            return parts;
-    }
-}
-
 void mw__history_serve(mw_history_t *f, mw_collector_t *c)
 {
     if (!f)
@@ -1027,7 +998,7 @@ void mw__history_serve(mw_history_t *f, mw_collector_t *c)
     for (int i = 0; i < HISTORY_BATCH && history_mono_ns(f) - t0 < HISTORY_WAKEUP_NS; i++) {
         zmq_msg_t msgs[3];
         int kept;
-        int parts = history_recv(f, msgs, &kept);
+        int parts = mw__zsock_recv(f->router, msgs, &kept, "history");
         if (parts <= 0) {
             for (int k = 0; k < kept; k++)
                 zmq_msg_close(&msgs[k]);

@@ -418,32 +418,6 @@ static void steer_reply(mw_steer_t *s, zmq_msg_t *id, int delimiter, int ok, con
 
 /* Receives one request's frames (at most 3 kept, the rest drained). Returns the frame count,
  * 0 when none is pending, -1 on a socket error. */
-static int steer_recv(mw_steer_t *s, zmq_msg_t msgs[3], int *kept)
-{
-    int parts = 0;
-    *kept = 0;
-    for (;;) {
-        zmq_msg_t m;
-        zmq_msg_init(&m);
-        if (zmq_msg_recv(&m, s->router, parts ? 0 : ZMQ_DONTWAIT) < 0) {
-            int err = zmq_errno();
-            zmq_msg_close(&m);
-            if (parts == 0 && (err == EAGAIN || err == EINTR))
-                return 0;
-            MW_LOG(MW_LOG_ERROR, "steer: zmq_msg_recv: %s", zmq_strerror(err));
-            return -1;
-        }
-        int more = zmq_msg_more(&m);
-        if (*kept < 3)
-            msgs[(*kept)++] = m;
-        else
-            zmq_msg_close(&m);
-        parts++;
-        if (!more)
-            return parts;
-    }
-}
-
 void mw__steer_serve(mw_collector_t *c)
 {
     mw_steer_t *s = c->steer;
@@ -452,7 +426,7 @@ void mw__steer_serve(mw_collector_t *c)
     for (int i = 0; i < STEER_BATCH; i++) {
         zmq_msg_t msgs[3];
         int kept;
-        int parts = steer_recv(s, msgs, &kept);
+        int parts = mw__zsock_recv(s->router, msgs, &kept, "steer");
         if (parts <= 0) {
             for (int k = 0; k < kept; k++)
                 zmq_msg_close(&msgs[k]);

@@ -11,6 +11,7 @@
 #include "auth.h"
 #include "log.h"
 
+#include <errno.h>
 #include <zmq.h>
 
 /* zmq_setsockopt of an int option; a failure is logged with the option's name. Returns 0/-1. */
@@ -61,4 +62,34 @@ void *mw__zmq_serve_socket(void *ctx, int type, const char *ep, const char *what
     }
     MW_LOG(MW_LOG_INFO, "%s on %s", what, ep);
     return s;
+}
+
+int mw__zsock_recv(void *router, zmq_msg_t msgs[3], int *kept, const char *what)
+{
+    int parts = 0;
+    *kept = 0;
+    for (;;) {
+        zmq_msg_t m;
+        if (zmq_msg_init(&m) != 0) {
+            MW_LOG(MW_LOG_ERROR, "zmq_msg_init: %s", zmq_strerror(zmq_errno()));
+            return -1;
+        }
+        /* The frames of one message arrive together: none of them is waited for. */
+        if (zmq_msg_recv(&m, router, ZMQ_DONTWAIT) < 0) {
+            int err = zmq_errno();
+            zmq_msg_close(&m);
+            if (parts == 0 && (err == EAGAIN || err == EINTR))
+                return 0;
+            MW_LOG(MW_LOG_ERROR, "%s: zmq_msg_recv: %s", what, zmq_strerror(err));
+            return -1;
+        }
+        parts++;
+        int more = zmq_msg_more(&m);
+        if (*kept < 3)
+            msgs[(*kept)++] = m;
+        else if (zmq_msg_close(&m) != 0)
+            MW_LOG(MW_LOG_ERROR, "zmq_msg_close: %s", zmq_strerror(zmq_errno()));
+        if (!more)
+            return parts;
+    }
 }

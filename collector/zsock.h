@@ -4,6 +4,7 @@
 #define MW_COLLECTOR_ZSOCK_H
 
 #include <stdint.h>
+#include <zmq.h>
 
 /* The options of a socket the collector serves clients on (feed.c, history.c, steer.c). */
 typedef struct {
@@ -16,5 +17,11 @@ typedef struct {
  * (`what` names it in messages). Returns NULL with a logged message. */
 void *mw__zmq_serve_socket(void *ctx, int type, const char *ep, const char *what,
                            const mw_serve_opts_t *o);
+
+/* Takes one request from a ROUTER socket without waiting: its first three frames into `msgs`
+ * (how many in *kept: the caller closes them), any further frame closed. Returns the number
+ * of frames, 0 when no request is waiting, -1 on an error (logged, `what` names the socket;
+ * the frames kept so far are in msgs). History and steering requests (history.c, steer.c). */
+int mw__zsock_recv(void *router, zmq_msg_t msgs[3], int *kept, const char *what);
 
 #endif
