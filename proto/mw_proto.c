@@ -147,3 +147,15 @@ Mpiwatch__Envelope *mw_envelope_decode(mw_arena_t *arena, const void *data, size
     }
     return mw__envelope_decode_pbc(arena, data, len);
 }
+
+Mpiwatch__JobInfo *mw_job_info_copy(const Mpiwatch__JobInfo *job)
+{
+    size_t len = protobuf_c_message_get_packed_size(&job->base);
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf)
+        return NULL;
+    protobuf_c_message_pack(&job->base, buf);
+    Mpiwatch__JobInfo *copy = mpiwatch__job_info__unpack(NULL, len, buf);
+    free(buf);
+    return copy;
+}

@@ -97,6 +97,10 @@ void mw_arena_free(mw_arena_t *arena);
  * environment makes every frame use protobuf-c (for benchmarks). */
 Mpiwatch__Envelope *mw_envelope_decode(mw_arena_t *arena, const void *data, size_t len);
 
+/* A copy of a job description on the heap that outlives the message it is part of (free it
+ * with mpiwatch__job_info__free_unpacked). NULL when out of memory. */
+Mpiwatch__JobInfo *mw_job_info_copy(const Mpiwatch__JobInfo *job);
+
 /* The two decoders behind mw_envelope_decode(), for tests and benchmarks. */
 /* protobuf-c only (resets the arena first). */
 Mpiwatch__Envelope *mw__envelope_decode_pbc(mw_arena_t *arena, const void *data, size_t len);

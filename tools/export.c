@@ -215,13 +215,7 @@ static void csv_rank_rows(FILE *out, const mw_window_view_t *v, uint32_t rank, c
  * read). Returns 0, or -1 when out of memory. */
 static int keep_job(Mpiwatch__JobInfo **keep, const Mpiwatch__JobInfo *job)
 {
-    size_t len = protobuf_c_message_get_packed_size(&job->base);
-    uint8_t *buf = malloc(len ? len : 1);
-    if (!buf)
-        return -1;
-    protobuf_c_message_pack(&job->base, buf);
-    Mpiwatch__JobInfo *copy = mpiwatch__job_info__unpack(NULL, len, buf);
-    free(buf);
+    Mpiwatch__JobInfo *copy = mw_job_info_copy(job);
     if (!copy)
         return -1;
     if (*keep)

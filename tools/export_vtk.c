@@ -683,19 +683,6 @@ static int do_step(mw_vtk_t *v, const Mpiwatch__Step *s)
 
 /* ---- the two passes ----------------------------------------------------------------------- */
 
-/* A copy of a job description that outlives its record. NULL when out of memory. */
-static Mpiwatch__JobInfo *copy_job(const Mpiwatch__JobInfo *job)
-{
-    size_t len = protobuf_c_message_get_packed_size(&job->base);
-    uint8_t *buf = malloc(len ? len : 1);
-    if (!buf)
-        return NULL;
-    protobuf_c_message_pack(&job->base, buf);
-    Mpiwatch__JobInfo *copy = mpiwatch__job_info__unpack(NULL, len, buf);
-    free(buf);
-    return copy;
-}
-
 /* Reads every record of the recording and hands it to `fn` (which returns 0, or an exit
  * status to stop with). Returns 0, or the exit status; a torn tail is reported when
  * `warn_tail`. */
@@ -737,7 +724,7 @@ static int each_record(mw_vtk_t *v, int (*fn)(mw_vtk_t *, const Mpiwatch__Record
 static int scan_record(mw_vtk_t *v, const Mpiwatch__Record *rec)
 {
     if (rec->body_case == MPIWATCH__RECORD__BODY_JOB && rec->job) {
-        Mpiwatch__JobInfo *copy = copy_job(rec->job);
+        Mpiwatch__JobInfo *copy = mw_job_info_copy(rec->job);
         if (!copy) {
             vtk_warn("out of memory");
             return 1;

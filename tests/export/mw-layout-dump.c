@@ -18,18 +18,6 @@
 #include "mw_recording.h"
 #include "topo_layout.h"
 
-static Mpiwatch__JobInfo *copy_job(const Mpiwatch__JobInfo *job)
-{
-    size_t len = protobuf_c_message_get_packed_size(&job->base);
-    uint8_t *buf = malloc(len ? len : 1);
-    if (!buf)
-        return NULL;
-    protobuf_c_message_pack(&job->base, buf);
-    Mpiwatch__JobInfo *copy = mpiwatch__job_info__unpack(NULL, len, buf);
-    free(buf);
-    return copy;
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -50,7 +38,7 @@ int main(int argc, char **argv)
             continue;
         if (job)
             mpiwatch__job_info__free_unpacked(job, NULL);
-        if (!(job = copy_job(rec->job))) {
+        if (!(job = mw_job_info_copy(rec->job))) {
             fprintf(stderr, "mw-layout-dump: out of memory\n");
             return 1;
         }
