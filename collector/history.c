@@ -987,9 +987,6 @@ static void history_request(mw_history_t *f, mw_collector_t *c, const zmq_msg_t 
     history_reply_send(f, id, delimiter, &b);
 }
 
-/* Receives one request without blocking: up to three frames are kept, the rest of a longer
- * message is read and discarded. Returns the number of frames (0: none pending), or -1 on a
- * socket error. */
 void mw__history_serve(mw_history_t *f, mw_collector_t *c)
 {
     if (!f)
@@ -1000,20 +997,16 @@ void mw__history_serve(mw_history_t *f, mw_collector_t *c)
         int kept;
         int parts = mw__zsock_recv(f->router, msgs, &kept, "history");
         if (parts <= 0) {
-            for (int k = 0; k < kept; k++)
-                zmq_msg_close(&msgs[k]);
+            mw__zsock_close(msgs, kept);
             return;
         }
-        /* REQ: identity, empty delimiter, body. DEALER: identity, body. */
         int delimiter = parts == 3;
-        if (parts < 2 || parts > 3 || (delimiter && zmq_msg_size(&msgs[1]) != 0)) {
+        if (!mw__zsock_envelope_ok(msgs, parts)) {
             f->st.bad[HISTORY_BAD_FRAMES]++;
             MW_LOG(MW_LOG_DEBUG, "history: dropped a request of %d frames", parts);
         } else {
             history_request(f, c, &msgs[0], delimiter, &msgs[parts - 1]);
         }
-        for (int k = 0; k < kept; k++)
-            if (zmq_msg_close(&msgs[k]) != 0)
-                MW_LOG(MW_LOG_ERROR, "zmq_msg_close: %s", zmq_strerror(zmq_errno()));
+        mw__zsock_close(msgs, kept);
     }
 }

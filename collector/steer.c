@@ -416,8 +416,6 @@ static void steer_reply(mw_steer_t *s, zmq_msg_t *id, int delimiter, int ok, con
         s->send_errors++;
 }
 
-/* Receives one request's frames (at most 3 kept, the rest drained). Returns the frame count,
- * 0 when none is pending, -1 on a socket error. */
 void mw__steer_serve(mw_collector_t *c)
 {
     mw_steer_t *s = c->steer;
@@ -428,12 +426,11 @@ void mw__steer_serve(mw_collector_t *c)
         int kept;
         int parts = mw__zsock_recv(s->router, msgs, &kept, "steer");
         if (parts <= 0) {
-            for (int k = 0; k < kept; k++)
-                zmq_msg_close(&msgs[k]);
+            mw__zsock_close(msgs, kept);
             return;
         }
         int delimiter = parts == 3;
-        if (parts < 2 || parts > 3 || (delimiter && zmq_msg_size(&msgs[1]) != 0)) {
+        if (!mw__zsock_envelope_ok(msgs, parts)) {
             s->rejected++; /* no usable envelope to answer */
             MW_LOG(MW_LOG_DEBUG, "steer: dropped a request of %d frames", parts);
         } else {
@@ -455,7 +452,6 @@ void mw__steer_serve(mw_collector_t *c)
             }
             steer_reply(s, &msgs[0], delimiter, ok, ok ? "" : err, seq);
         }
-        for (int k = 0; k < kept; k++)
-            zmq_msg_close(&msgs[k]);
+        mw__zsock_close(msgs, kept);
     }
 }

@@ -93,3 +93,15 @@ int mw__zsock_recv(void *router, zmq_msg_t msgs[3], int *kept, const char *what)
             return parts;
     }
 }
+
+int mw__zsock_envelope_ok(zmq_msg_t msgs[3], int parts)
+{
+    return parts == 2 || (parts == 3 && zmq_msg_size(&msgs[1]) == 0);
+}
+
+void mw__zsock_close(zmq_msg_t msgs[3], int kept)
+{
+    for (int k = 0; k < kept; k++)
+        if (zmq_msg_close(&msgs[k]) != 0)
+            MW_LOG(MW_LOG_ERROR, "zmq_msg_close: %s", zmq_strerror(zmq_errno()));
+}

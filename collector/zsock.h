@@ -23,5 +23,10 @@ void *mw__zmq_serve_socket(void *ctx, int type, const char *ep, const char *what
  * of frames, 0 when no request is waiting, -1 on an error (logged, `what` names the socket;
  * the frames kept so far are in msgs). History and steering requests (history.c, steer.c). */
 int mw__zsock_recv(void *router, zmq_msg_t msgs[3], int *kept, const char *what);
+/* Whether a request of `parts` frames has the envelope of a REQ (identity, empty delimiter,
+ * body: 3 frames) or a DEALER client (identity, body: 2 frames); its body is the last frame. */
+int mw__zsock_envelope_ok(zmq_msg_t msgs[3], int parts);
+/* Closes the `kept` frames of a request (a failure is logged). */
+void mw__zsock_close(zmq_msg_t msgs[3], int kept);
 
 #endif
