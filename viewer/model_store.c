@@ -693,9 +693,12 @@ int mw_model_add_window(mw_model_t *m, Mpiwatch__Window *w)
 {
     if (!w)
         return -1;
-    if (window_valid(w))
+    int valid = window_valid(w);
+    if (valid)
         grid_learn(m, w);
-    if (!window_valid(w) || (m->grid_set && !same_grid(m, w))) {
+    else
+        m->st.refused++;
+    if (!valid || (m->grid_set && !same_grid(m, w))) {
         mpiwatch__window__free_unpacked(w, NULL);
         return -1;
     }

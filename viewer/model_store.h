@@ -122,6 +122,7 @@ typedef struct {
     uint32_t ranks_reporting; /* in the newest window */
     uint32_t ranks;           /* the job's size */
     uint64_t newest;          /* newest window index */
+    uint64_t refused;         /* windows refused whole by the window policy (mw_window_check) */
 } mw_model_stats_t;
 void mw_model_stats(const mw_model_t *m, mw_model_stats_t *out);
 

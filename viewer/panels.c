@@ -291,9 +291,15 @@ static void draw_status(const mw_view_ctx_t *vc, const mw_panels_state_t *ps)
                  mode, s.windows, s.ranks_reporting, s.ranks, s.samples_dropped, s.partial,
                  (double)mw_model_cached_bytes(vc->model) / 1e6);
     }
+    if (s.refused) {
+        /* Windows the window policy refused whole (docs/export.md, Malformed windows). */
+        size_t n = strlen(buf);
+        snprintf(buf + n, sizeof buf - n, "  ·  %" PRIu64 " refused", s.refused);
+    }
     float y = (float)r->y + ((float)r->h - (float)mw__text_line_height(t, fs)) / 2;
     mw_rgba_t warn = mw__hex(MW_COLOR_PAUSED, 1);
-    mw_rgba_t left_c = s.samples_dropped || s.partial ? warn : mw__hex(MW_COLOR_DIM, 1);
+    mw_rgba_t left_c =
+        s.samples_dropped || s.partial || s.refused ? warn : mw__hex(MW_COLOR_DIM, 1);
     /* A steering result of the last few seconds takes the counters' place. */
     int nst = ps->steer_state;
     const char *note = ps->steer_note;

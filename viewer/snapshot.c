@@ -343,6 +343,7 @@ static cJSON *json_meta(mw_app_t *app)
     (void)mw_json_add_u64(st, "windows", s.windows);
     (void)mw_json_add_u64(st, "partial", s.partial);
     (void)mw_json_add_u64(st, "samples_dropped", s.samples_dropped);
+    (void)mw_json_add_u64(st, "windows_refused", s.refused);
     cJSON_AddNumberToObject(st, "ranks_reporting", s.ranks_reporting);
     cJSON_AddNumberToObject(st, "ranks", s.ranks);
     (void)mw_json_add_u64(st, "cached_windows", mw_model_cached_windows(app->model));

@@ -1010,6 +1010,16 @@ static void test_job_change_and_grid(void **state)
     assert_int_equal(st.windows, 2);
     assert_int_equal(st.partial, 1);
     assert_int_equal(st.samples_dropped, 3);
+    assert_int_equal(st.refused, 0); /* another grid is not a malformed window */
+    /* A window the window policy refuses whole (no subslots: a grid no collector writes) is
+     * counted, and nothing of it is kept. */
+    wb_init(&b, 46, 4, 1, 1);
+    b.w.subslots = 0;
+    assert_int_equal(mw_model_add_window(m, wb_done(&b)), -1);
+    assert_null(mw_model_window(m, 46));
+    mw_model_stats(m, &st);
+    assert_int_equal(st.windows, 2);
+    assert_int_equal(st.refused, 1);
     /* The same job again (a new description) keeps everything. */
     mw_model_set_job(m, make_job("a", 4, WNS));
     assert_int_equal(mw_model_cached_windows(m), 2);
