@@ -17,6 +17,8 @@
 #   layering  the layering of docs/architecture.md: no file under proto/ includes a file of
 #           another folder, no proto/ target links a target defined elsewhere, tools/ defines
 #           no library (add_library) and no CMake file links a library defined under tools/.
+#   format  clang-format (the style of .clang-format) on every C source and header outside
+#           build trees: `clang-format -i FILE` makes a finding go away.
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -188,6 +190,32 @@ check_layering() {
     echo "lint: layering: proto/ includes and links only itself, tools/ defines no library"
 }
 
+# c_sources: the files check_format checks, one per line, relative to the root: every C file
+# of the tree but build trees, the install tree out/ and the fuzz corpora.
+c_sources() {
+    find . \( -name .git -o -path './build*' -o -path ./out -o -path ./tests/fuzz/corpus \) \
+        -prune -o -type f \( -name '*.c' -o -name '*.h' \) -print | sed 's|^\./||' |
+        LC_ALL=C sort
+}
+
+check_format() {
+    command -v clang-format >/dev/null || {
+        echo "lint: format: clang-format is not installed (tools/setup.sh installs it)"
+        return 2
+    }
+    [ -f .clang-format ] || { echo "lint: format: no .clang-format at the root"; return 1; }
+    local f n=0 bad=0
+    while IFS= read -r f; do
+        n=$((n + 1))
+        if ! clang-format --style=file --dry-run --Werror "$f" >/dev/null 2>&1; then
+            echo "$f: not formatted as .clang-format says (clang-format -i $f)"
+            bad=$((bad + 1))
+        fi
+    done < <(c_sources)
+    [ "$bad" = 0 ] || return 1
+    echo "lint: format: $n C files formatted"
+}
+
 # note STATUS: folds a check's status into the script's (2, a check that could not run, wins).
 rc=0
 note() {
@@ -201,6 +229,8 @@ note() {
 check_shell
 note $?
 check_layering
+note $?
+check_format
 note $?
 case $rc in
     1) echo "lint: FAILED (findings above)" >&2 ;;

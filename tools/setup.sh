@@ -13,7 +13,7 @@ pkgs=(build-essential cmake pkg-config gfortran g++
       libsdl2-dev libsdl2-ttf-dev libepoxy-dev libstb-dev fonts-dejavu-core libgl1-mesa-dri
       python3 python3-mpi4py python3-numpy
       python3-vtk9 prometheus
-      clang libclang-rt-14-dev shellcheck)
+      clang libclang-rt-14-dev clang-format shellcheck)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -18,6 +18,7 @@ command -v shellcheck >/dev/null || mw_fail "shellcheck is not installed (tools/
 tree=$MW_T/tree
 mkdir -p "$tree/tools" "$tree/tests/x" "$tree/bench" "$tree/.ci"
 cp "$(dirname "$lint")/../.shellcheckrc" "$tree/"
+cp "$(dirname "$lint")/../.clang-format" "$tree/"
 # The helpers sourced by a script are followed (.shellcheckrc), as in the project.
 cat >"$tree/tests/x/lib.sh" <<'END'
 # shellcheck shell=bash
@@ -75,6 +76,8 @@ grep -q '4 scripts, no finding' "$MW_T/clean.out" ||
     mw_fail "the clean tree's 4 scripts were not all checked: $(cat "$MW_T/clean.out")"
 grep -q 'layering: proto/ includes and links only itself' "$MW_T/clean.out" ||
     mw_fail "the layering check did not pass the clean tree: $(cat "$MW_T/clean.out")"
+grep -q 'format: [1-9][0-9]* C files formatted' "$MW_T/clean.out" ||
+    mw_fail "the format check did not check the clean tree's C files: $(cat "$MW_T/clean.out")"
 
 # Each layering violation, on a copy of the clean tree (its scripts stay clean).
 layers=$MW_T/layers
@@ -115,12 +118,15 @@ cat >"$tree/.ci/run" <<'END'
 read line
 echo "$line"
 END
+# A C file that is not formatted as .clang-format says (the scratch proto/ and comp/ are).
+printf 'int  f(int a){return a;}\n' >"$tree/comp/ugly.c"
 lint_run bad
 [ "$rc" = 1 ] || mw_fail "a tree with bad scripts gave status $rc, not 1: $(cat "$MW_T/bad.out")"
-for want in 'tests/x/bad.sh:2:.*SC2086' 'bench/runme:3:.*SC2045' '.ci/run:2:.*SC2162' 'lint: FAILED'; do
+for want in 'tests/x/bad.sh:2:.*SC2086' 'bench/runme:3:.*SC2045' '.ci/run:2:.*SC2162' \
+    'comp/ugly.c: not formatted' 'lint: FAILED'; do
     grep -q "$want" "$MW_T/bad.out" || mw_fail "no '$want' in: $(cat "$MW_T/bad.out")"
 done
-! grep -q 'good.sh\|lib.sh\|notshell' "$MW_T/bad.out" ||
+! grep -q 'good.sh\|lib.sh\|notshell\|comp/comp.c\|mw_p.c' "$MW_T/bad.out" ||
     mw_fail "a finding in a clean file or a non-shell file: $(cat "$MW_T/bad.out")"
 
 # Without shellcheck the check cannot run: status 2, never a pass.
@@ -132,5 +138,6 @@ rc=0
 PATH=$MW_T/bin "$BASH" "$lint" --root "$tree" >"$MW_T/nosc.out" 2>&1 || rc=$?
 { [ "$rc" = 2 ] && grep -q 'shellcheck is not installed' "$MW_T/nosc.out"; } ||
     mw_fail "without shellcheck: status $rc: $(cat "$MW_T/nosc.out")"
-mw_log "ok: a clean tree passes, each bad script and each layering violation fails it" \
+mw_log "ok: a clean tree passes, each bad script, each layering violation and an unformatted" \
+    "C file fail it" \
     "(status 1), no shellcheck is status 2"
