@@ -1,4 +1,4 @@
-/* steer.c: mpiwatch-steer, sends one steering request to a collector's --control endpoint.
+/* steer_client.c: mpiwatch-steer, sends one steering request to a collector's --control endpoint.
  *
  * DESIGN: a REQ socket, one SteerRequest, one SteerReply awaited for at most --timeout-ms.
  * The key, value and ranks are checked here first (proto/mw_steer_request.c, shared with the
