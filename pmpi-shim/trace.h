@@ -1,0 +1,109 @@
+/* trace.h: the shim's per-call trace (docs/trace.md): the per-thread record ring the wrappers
+ * append to, the communicator table, and what the sender thread does with them.
+ *
+ * DESIGN: with MPIWATCH_TRACE=on (the default) every timed call also appends one raw record
+ * (mw_trec_t, 48 bytes) to its thread's ring: a single-producer single-consumer ring of
+ * MPIWATCH_TRACE_RING records, written only by its thread and read only by the sender thread.
+ * The producer stores the record, then publishes `head` with release order; the consumer reads
+ * `head` with acquire, reads the records, then publishes `tail`. A full ring drops the record
+ * and counts it (the window is then sent as summary only, reason ring full). No lock, no
+ * allocation, no system call on the application's threads.
+ *
+ * The sender thread drains the rings window by window (a record belongs to the window holding
+ * its end, like the summary's counts), converts ticks to global ns, stamps channel indices
+ * (docs/trace.md "Matching"), encodes the window (proto/mw_trace.h) into the flight recorder
+ * (the encoded windows of the last MPIWATCH_TRACE_HISTORY windows) and sends it with the
+ * window's sample when the job's plan (mpiwatch.trace, set by the collector) includes it, or
+ * later when a capture reaches back to it.
+ */
+#ifndef MW_TRACE_SHIM_H
+#define MW_TRACE_SHIM_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "mw_trace.h"
+
+/* One raw record as a wrapper writes it. Times in ticks of the shim's timer; the sender
+ * converts. comm is an index into the communicator table (0: none). */
+typedef struct {
+    uint64_t t0, t1;
+    uint64_t bytes;
+    int32_t peer; /* world rank, -1 none, MW_TRACE_ANY; for a collective the root */
+    int32_t tag;  /* for a collective: its instance on comm (low 32 bits) */
+    uint32_t req; /* request number (posts, completions), 0 none */
+    uint32_t comm;
+    uint16_t fn;
+    uint8_t kind, flags; /* MW_TK_*, MW_TF_* */
+    uint32_t spare;
+} mw_trec_t;
+_Static_assert(sizeof(mw_trec_t) == 48, "a raw trace record is 48 bytes");
+
+/* One thread's ring (allocated at init for max_threads threads, touched on use). */
+typedef struct {
+    _Atomic uint64_t head; /* records written (producer) */
+    char pad0[56];
+    _Atomic uint64_t tail; /* records consumed (sender) */
+    uint64_t lost;         /* producer: records dropped because the ring was full */
+    char pad1[48];
+    mw_trec_t rec[]; /* mw__trace.ring_size entries, a power of two */
+} mw_tring_t;
+
+typedef struct {
+    int on;                  /* MPIWATCH_TRACE */
+    uint32_t ring_size;      /* records per thread ring (power of two) */
+    unsigned history;        /* windows kept encoded (flight recorder) */
+    unsigned char *rings;    /* max_threads rings */
+    size_t ring_bytes;       /* bytes of one ring */
+    _Atomic uint32_t next_req; /* request numbers, from 1 (relaxed fetch_add off the hot path?) */
+} mw_trace_global_t;
+
+extern mw_trace_global_t mw__trace;
+
+static inline mw_tring_t *mw__tring(unsigned thread_index)
+{
+    return (mw_tring_t *)(mw__trace.rings + (size_t)thread_index * mw__trace.ring_bytes);
+}
+
+/* Appends one record to ring r (the calling thread's own). Inline, no branch but "full". */
+static inline __attribute__((always_inline)) void mw__trace_put(mw_tring_t *r, const mw_trec_t *x)
+{
+    uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+    uint64_t tl = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    if (__builtin_expect(h - tl >= mw__trace.ring_size, 0)) {
+        r->lost++;
+        return;
+    }
+    r->rec[h & (mw__trace.ring_size - 1)] = *x;
+    atomic_store_explicit(&r->head, h + 1, memory_order_release);
+}
+
+/* ---- communicators (trace_comm.c) ----------------------------------------------------------
+ * A table of the communicators this rank belongs to, filled when they are created (the
+ * creating wrappers call mw__comm_created) and found on the hot path through
+ * mw__comm_index(): a direct map indexed by PMPI_Comm_c2f(). Each entry holds the job-wide id,
+ * the collective instance counter (incremented when a collective starts, in every state of
+ * the library so that every member counts the same), this rank's rank and the size. */
+typedef struct {
+    uint64_t id, parent;
+    uint64_t created_ns;
+    _Atomic uint64_t instance; /* collectives started on it so far */
+    uint32_t rank, size, remote_size;
+    uint16_t fn;
+    uint16_t flags;  /* MW_COMM_* */
+    int32_t *world;  /* world rank of each member (shared between communicators of one group) */
+} mw_comm_t;
+
+/* Index of comm's entry (0: not known; the call is then traced without a communicator). */
+uint32_t mw__comm_index(MPI_Comm comm);
+mw_comm_t *mw__comm_entry(uint32_t index);
+/* World rank of `rank` in entry e, -1 when out of range / unknown. */
+int32_t mw__comm_world(const mw_comm_t *e, int rank);
+/* After a successful creating call on the parent `parent` (its instance number taken when the
+ * call started: `instance`), registers newcomm. */
+void mw__comm_created(MPI_Comm parent, uint64_t instance, MPI_Comm newcomm, unsigned fn);
+void mw__comm_freed(MPI_Comm comm);
+/* Sender thread: the definitions not yet sent, from *cursor on; advance *cursor once sent. */
+unsigned mw__comm_count(void);
+
+#endif
