@@ -67,7 +67,8 @@ enum {
 #define MW_TF_CANCELLED 2u  /* a completion of a cancelled request: no message */
 #define MW_TF_UNORDERED 4u  /* posted on a channel also used by another thread: no MPI order */
 #define MW_TF_NOSEQ 8u      /* no channel index (lost records, external communicator) */
-#define MW_TF_OPEN 16u      /* still in progress when the window was sent: dur is so far */
+#define MW_TF_OPEN 16u      /* still in progress when the window was sent: dur is so far; the
+                             * call's own record comes with the window it ends in */
 #define MW_TF_PROC_NULL 32u /* peer was MPI_PROC_NULL: no message */
 
 #define MW_TRACE_ANY (-2) /* MPI_ANY_SOURCE / MPI_ANY_TAG in an IRECV post */
@@ -87,10 +88,10 @@ typedef struct {
     uint8_t flags;   /* MW_TF_* */
 } mw_trace_rec_t;
 
-/* A call: every kind but the completions and the second halves. */
+/* A call: every kind but the completions, the second halves and calls still in progress. */
 static inline int mw_trace_is_call(const mw_trace_rec_t *r)
 {
-    return !(r->flags & MW_TF_PART) && r->kind != MW_TK_SEND_DONE &&
+    return !(r->flags & (MW_TF_PART | MW_TF_OPEN)) && r->kind != MW_TK_SEND_DONE &&
            r->kind != MW_TK_RECV_DONE && r->kind != MW_TK_COLL_DONE;
 }
 /* A record that sends / receives one message (for matching). */
