@@ -99,6 +99,11 @@ void mw__config_read(mw_config_t *cfg)
     cfg->capture_max = env_uint("MPIWATCH_CAPTURE_MAX", 16384, 1, MW_CAPTURE_MAX_CALLS);
     step_setting(cfg);
     cfg->step_marks = env_uint("MPIWATCH_STEP_MARKS", 16, 1, MW_STEP_MAX_MARKS);
+    /* Tracing (docs/trace.md): read here, kept in mw__trace (trace.h). */
+    const char *tr = getenv("MPIWATCH_TRACE");
+    mw__trace.on = !(tr && (strcmp(tr, "off") == 0 || strcmp(tr, "0") == 0));
+    mw__trace.ring_size = pow2_at_least(env_uint("MPIWATCH_TRACE_RING", MW_TRACE_RING_DEFAULT,
+                                                 MW_TRACE_RING_MIN, MW_TRACE_RING_MAX));
     const char *t = getenv("MPIWATCH_TIMER");
     cfg->timer = !t ? 0 : strcmp(t, "tsc") == 0 ? 1 : strcmp(t, "clock") == 0 ? 2 : 0;
 }

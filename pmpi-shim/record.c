@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 
 mw_global_t mw__g;
+mw_trace_global_t mw__trace;
 __thread mw_thread_t *mw__tls __attribute__((tls_model("initial-exec")));
 static __thread int tls_refused __attribute__((tls_model("initial-exec")));
 
@@ -49,6 +50,28 @@ int mw__alloc(void)
     if (p == MAP_FAILED)
         return -1;
     mw__g.arena = p;
+    if (mw__trace.on && mw__trace_alloc(c->max_threads) != 0)
+        mw__trace.on = 0; /* the summaries go on without the trace */
+    return 0;
+}
+
+/* The trace rings (trace.h), one per possible thread, mapped once like the thread arena and
+ * touched only by threads that record: a thread costs the pages its records have reached. */
+int mw__trace_alloc(unsigned max_threads)
+{
+    mw__trace.ring_bytes =
+        round64(sizeof(mw_tring_t) + (size_t)mw__trace.ring_size * sizeof(mw_trec_t)) +
+        round64(mw__tstate_bytes());
+    size_t total = mw__trace.ring_bytes * max_threads;
+    void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p == MAP_FAILED) {
+        mw__log("cannot map %u trace rings of %zu bytes; tracing is off", max_threads,
+                mw__trace.ring_bytes);
+        return -1;
+    }
+    mw__trace.rings = p;
+    mw__trace.nrings = max_threads;
     return 0;
 }
 
@@ -79,6 +102,12 @@ mw_thread_t *mw__thread_attach(unsigned fn)
     /* The block is zero (fresh mapping): every slot is free, and the cached window is empty
      * (cw_start == cw_end), so the first record locates its window. */
     mw_thread_t *t = mw__thread(i);
+    if (mw__trace.on && mw__trace.rings) {
+        mw_tring_t *r = mw__tring(i);
+        r->tidx = i;
+        r->tstate = (unsigned char *)r + mw__trace.ring_bytes - round64(mw__tstate_bytes());
+        t->tring = r;
+    }
     mw__tls = t;
     return t;
 }

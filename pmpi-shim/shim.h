@@ -21,6 +21,7 @@
 
 #include "mw_grid.h"
 #include "mw_proto.h"
+#include "trace.h"
 
 /* Symbols the application must see (MPI_*, mpi_*_, mw_*); everything else is hidden, so
  * calls inside the library are direct calls, not PLT calls. */
@@ -141,6 +142,7 @@ typedef struct {
     uint64_t sub_lo, sub_hi;   /* cached sub-slot of the last record, in ticks */
     unsigned sub_i;
     const struct mw_seg *cseg; /* the grid segment of window cw (its sub-slot length) */
+    struct mw_tring *tring;    /* its trace ring (trace.h); NULL when not tracing */
     /* followed by MW_RING slots of mw__g.slot_bytes each */
 } mw_thread_t;
 

@@ -51,6 +51,9 @@ int mw__init_common(int thread_level)
         return 0;
     init_done = 1;
     mw__config_read(&mw__g.cfg);
+    /* Tracing starts only once its memory and the communicator table exist. */
+    int trace_want = mw__trace.on;
+    mw__trace.on = 0;
     if (mw__g.cfg.disable)
         return 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &mw__g.rank);
@@ -74,6 +77,7 @@ int mw__init_common(int thread_level)
     }
     /* From here on everything is local to this rank. */
     mw__grid_init(hi.job.window_ns, hi.job.subslots);
+    mw__trace.on = trace_want;
     if (mw__alloc() != 0) {
         mw__log("cannot map %u thread blocks; inert", mw__g.cfg.max_threads);
         return -1;
@@ -126,6 +130,15 @@ void mw__finalize_common(void)
         mw__count(t, MW_ID_Finalize);
     mw__set_state(0, -1);
     mw__sender_stop();
+    if (mw__trace.on && mw__g.cfg.verbose) {
+        unsigned n = atomic_load(&mw__g.nthreads);
+        for (unsigned i = 0; i < n && i < mw__trace.nrings; i++) {
+            mw_tring_t *r = mw__tring(i);
+            mw__log("trace ring %u: %llu records written, %llu read, %llu lost", i,
+                    (unsigned long long)atomic_load(&r->head),
+                    (unsigned long long)atomic_load(&r->tail), (unsigned long long)r->lost);
+        }
+    }
 }
 
 static int provided_level(void)

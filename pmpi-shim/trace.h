@@ -19,10 +19,17 @@
 #ifndef MW_TRACE_SHIM_H
 #define MW_TRACE_SHIM_H
 
+#include <mpi.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mw_trace.h"
+
+/* MPIWATCH_TRACE_RING: records per thread ring (rounded up to a power of two). */
+#define MW_TRACE_RING_DEFAULT 32768u
+#define MW_TRACE_RING_MIN 1024u
+#define MW_TRACE_RING_MAX (1u << 22) /* 192 MiB of address space per thread, touched on use */
 
 /* One raw record as a wrapper writes it. Times in ticks of the shim's timer; the sender
  * converts. comm is an index into the communicator table (0: none). */
@@ -39,15 +46,22 @@ typedef struct {
 } mw_trec_t;
 _Static_assert(sizeof(mw_trec_t) == 48, "a raw trace record is 48 bytes");
 
-/* One thread's ring (allocated at init for max_threads threads, touched on use). */
-typedef struct {
+/* One thread's ring (allocated at init for max_threads threads, touched on use). The first
+ * cache line is the producer's (head and its private state), the second the consumer's. */
+typedef struct mw_tring {
     _Atomic uint64_t head; /* records written (producer) */
-    char pad0[56];
+    /* producer-private (the thread's own trace state, trace_calls.c) */
+    uint32_t tidx;    /* thread index */
+    uint32_t req_seq; /* request numbers handed out by this thread */
+    void *tstate;     /* request map and status scratch (trace_calls.c) */
+    char pad0[40];
     _Atomic uint64_t tail; /* records consumed (sender) */
     uint64_t lost;         /* producer: records dropped because the ring was full */
     char pad1[48];
     mw_trec_t rec[]; /* mw__trace.ring_size entries, a power of two */
 } mw_tring_t;
+_Static_assert(offsetof(mw_tring_t, tail) == 64, "producer and consumer lines apart");
+_Static_assert(offsetof(mw_tring_t, rec) == 128, "records start on their own line");
 
 typedef struct {
     int on;                  /* MPIWATCH_TRACE */
@@ -55,7 +69,8 @@ typedef struct {
     unsigned history;        /* windows kept encoded (flight recorder) */
     unsigned char *rings;    /* max_threads rings */
     size_t ring_bytes;       /* bytes of one ring */
-    _Atomic uint32_t next_req; /* request numbers, from 1 (relaxed fetch_add off the hot path?) */
+    _Atomic uint32_t next_req; /* unused: request numbers are per thread (trace_calls.c) */
+    unsigned nrings;           /* rings mapped (max_threads) */
 } mw_trace_global_t;
 
 extern mw_trace_global_t mw__trace;
@@ -64,6 +79,12 @@ static inline mw_tring_t *mw__tring(unsigned thread_index)
 {
     return (mw_tring_t *)(mw__trace.rings + (size_t)thread_index * mw__trace.ring_bytes);
 }
+
+/* record.c: maps the rings (inside mw__alloc, when mw__trace.on); on failure tracing is off. */
+int mw__trace_alloc(unsigned max_threads);
+/* trace_calls.c: bytes of a thread's trace state (request map, status scratch), placed after
+ * its ring in the same mapping. */
+size_t mw__tstate_bytes(void);
 
 /* Appends one record to ring r (the calling thread's own). Inline, no branch but "full". */
 static inline __attribute__((always_inline)) void mw__trace_put(mw_tring_t *r, const mw_trec_t *x)
