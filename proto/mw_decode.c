@@ -516,7 +516,22 @@ static inline int sample_is_rep(uint32_t field)
 #define SAMPLE_KNOWN                                                                               \
     (BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(5) | BIT(6) | BIT(7) | BIT(8) | BIT(9) | BIT(10) |    \
      BIT(11) | BIT(12) | BIT(13) | BIT(14) | BIT(15) | BIT(16) | BIT(17) | BIT(18) | BIT(21) |     \
-     BIT(22) | BIT(23) | BIT(24) | BIT(25) | BIT(26) | BIT(27))
+     BIT(22) | BIT(23) | BIT(24) | BIT(25) | BIT(26) | BIT(27) | BIT(28) | BIT(29))
+
+/* Sample.trace (field 28): protobuf-c's own unpacker on the embedded message, in the arena, which
+ * is exactly what protobuf-c does for one occurrence. A second occurrence (protobuf-c merges
+ * them) and a wrong wire type return NULL: the caller falls back. CommDefs (field 29, a few per
+ * job and rank) make the whole sample fall back. */
+static const uint8_t *dec_trace(mw_arena_t *a, const uint8_t *p, const uint8_t *end,
+                                uint32_t wire, Mpiwatch__Trace **out)
+{
+    const uint8_t *body;
+    if (wire != WIRE_LEN || *out || !(p = rd_len(p, end, &body)))
+        return NULL;
+    if (!(*out = mpiwatch__trace__unpack(&a->allocator, (size_t)(p - body), body)))
+        return NULL;
+    return p;
+}
 
 static inline size_t *rep_n(Mpiwatch__Sample *s, uint32_t field)
 {
@@ -531,7 +546,7 @@ static inline void **rep_arr(Mpiwatch__Sample *s, uint32_t field)
 /* First pass: checks every member header of the Sample, counts the repeated messages and the
  * unknown fields, and bounds each packed array (payload bytes, or 1 per unpacked element). */
 static int scan_sample(const uint8_t *p, const uint8_t *end, size_t *n_fn, size_t *n_long,
-                       size_t bound[SAMPLE_REP_END], size_t *n_unknown)
+                       size_t bound[SAMPLE_REP_END], size_t *n_unknown, size_t *n_trace)
 {
     while (p < end) {
         uint32_t field, wire;
@@ -560,8 +575,11 @@ static int scan_sample(const uint8_t *p, const uint8_t *end, size_t *n_fn, size_
             uint64_t v;
             if (wire != WIRE_VARINT || !(p = rd_varint(p, end, &v)))
                 return -1;
-        } else if (field == 19 || field == 20) {
-            return -1; /* step marks, captures (rare): protobuf-c decodes the whole sample */
+        } else if (field == 19 || field == 20 || field == 29) {
+            return -1; /* step marks, captures, CommDefs (rare): protobuf-c decodes the sample */
+        } else if (field == 28) {
+            if (wire != WIRE_LEN || !(p = rd_len(p, end, &body)) || ++*n_trace > 1)
+                return -1; /* a second Trace is merged by protobuf-c: it decodes the sample */
         } else if (!(p = skip_unknown(p, end, field, wire, SAMPLE_KNOWN, n_unknown))) {
             return -1;
         }
@@ -573,8 +591,8 @@ static int scan_sample(const uint8_t *p, const uint8_t *end, size_t *n_fn, size_
  * then the values. Handles every valid encoding. */
 static Mpiwatch__Sample *dec_sample_two_pass(mw_arena_t *a, const uint8_t *p, const uint8_t *end)
 {
-    size_t n_fn = 0, n_long = 0, n_unknown = 0, bound[SAMPLE_REP_END] = {0};
-    if (scan_sample(p, end, &n_fn, &n_long, bound, &n_unknown) < 0)
+    size_t n_fn = 0, n_long = 0, n_unknown = 0, n_trace = 0, bound[SAMPLE_REP_END] = {0};
+    if (scan_sample(p, end, &n_fn, &n_long, bound, &n_unknown, &n_trace) < 0)
         return NULL;
     Mpiwatch__Sample *s = arena_get(a, sizeof *s);
     if (!s)
@@ -635,6 +653,9 @@ static Mpiwatch__Sample *dec_sample_two_pass(mw_arena_t *a, const uint8_t *p, co
             break;
         case 27:
             p = rd_varint(p, end, &s->samples_total);
+            break;
+        case 28:
+            p = dec_trace(a, p, end, wire, &s->trace);
             break;
         default:
             if (sample_is_rep(field)) {
@@ -736,9 +757,13 @@ static Mpiwatch__Sample *dec_sample_one_pass(mw_arena_t *a, const uint8_t *p, co
         case KEY(27, WIRE_VARINT):
             p = rd_varint(p, end, &s->samples_total);
             break;
+        case KEY(28, WIRE_LEN):
+            p = dec_trace(a, p, end, wire, &s->trace);
+            break;
         default:
-            if (field == 19 || field == 20)
-                return NULL; /* step marks, captures (rare): protobuf-c decodes the sample */
+            if (field == 19 || field == 20 || field == 28 || field == 29)
+                return NULL; /* step marks, captures, CommDefs (rare), a Trace of another wire
+                                type: protobuf-c decodes the sample */
             if (sample_is_rep(field)) {
                 if (wire != WIRE_LEN || (seen >> field & 1)) {
                     *retry = 1; /* unpacked, split, or a wrong wire type: the general way */
@@ -794,7 +819,8 @@ static Mpiwatch__Sample *dec_sample(mw_arena_t *a, const uint8_t *p, const uint8
 
 Mpiwatch__Envelope *mw__envelope_decode_fast(mw_arena_t *a, const void *data, size_t len)
 {
-    static const uint64_t known = BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(10) | BIT(11) | BIT(12);
+    static const uint64_t known =
+        BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(10) | BIT(11) | BIT(12) | BIT(13);
     const uint8_t *p = data, *end = p + len, *start = p;
     /* A received frame was written by ZeroMQ's I/O thread, often on another core: ask for all
      * its cache lines at once, so that their transfers overlap instead of stalling the decoder

@@ -28,6 +28,9 @@
 enum { MW_TRACE_EXACT = 1, MW_TRACE_SUMMARY_ONLY = 2 };
 /* Trace.reason */
 enum { MW_TRACE_WHY_BUDGET = 1, MW_TRACE_WHY_RING_FULL = 2, MW_TRACE_WHY_NOT_ASKED = 3 };
+/* Set by the collector only, in Window.traces: it refused the rank's records (a check failed,
+ * or a cap; docs/trace.md "The job's budget (collector)"), the window is summary only there. */
+enum { MW_TRACE_WHY_REFUSED = 4 };
 /* Trace.encoding */
 enum { MW_TRACE_ENC_COLUMNS = 1, MW_TRACE_ENC_ZSTD = 2 };
 /* Trace.flags */

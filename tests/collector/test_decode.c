@@ -281,7 +281,20 @@ static size_t canonical_inputs(input_t *in)
             m.calls[1].peer = INT32_MAX;
             m.occ_ns[0] = UINT64_MAX;
         }
+        /* A per-call trace (Sample.trace) in variants 1 and 3: the fast decoder takes it. */
+        static Mpiwatch__Trace tr;
+        mpiwatch__trace__init(&tr);
+        tr.window = 17000000000ull + variant;
+        tr.state = 1;
+        tr.count = 3 * variant;
+        tr.encoding = 1;
+        tr.raw_bytes = 5;
+        tr.records.len = variant == 3 ? 0 : 5;
+        tr.records.data = (uint8_t *)"\x01\x02\x03\x04\x05";
+        tr.capture = variant == 3 ? UINT64_MAX : 0;
+        m.sample.trace = variant & 1 ? &tr : NULL;
         add_packed(in, &n, &m);
+        m.sample.trace = NULL;
     }
     return n;
 }
@@ -359,7 +372,7 @@ static size_t odd_valid_inputs(input_t *in)
     tm_put_msg(&s, 14, &c);
     tm_put_ld(&s, 14, "", 0); /* an empty call */
     tm_put_ld(&s, 2, "", 0);  /* an empty function summary */
-    tm_put_uint(&s, 29, 5);   /* unknown in the sample (19 is Sample.steps) */
+    tm_put_uint(&s, 45, 5);   /* unknown in the sample (19 is Sample.steps, 28-29 traces) */
     tm_put_ld(&s, 63, "q", 1);
     tm_put_uint(&s, 64, 1);
     tm_put_uint(&s, 18, NOW);
