@@ -3,6 +3,8 @@
  *   mpiwatch-export --format perfetto|csv|jsonl|summary|capture FILE.mpiw [-o OUT|-] [--per-rank]
  *   mpiwatch-export --format vtk FILE.mpiw -o DIR [--by window|step] [--from N] [--to N]
  *                   [--every N]
+ *   mpiwatch-export --format trace FILE.mpiw [-o OUT|-]
+ *   mpiwatch-export --format otf2 FILE.mpiw -o DIR
  *
  * perfetto  Chrome trace event JSON (ui.perfetto.dev, chrome://tracing): a counter track per
  *           function with the fraction of ranks inside it per sub-slot, one track per rank
@@ -16,6 +18,9 @@
  * capture   one JSON line per captured window of a rank: its request, its counts and its calls;
  * vtk       a directory of VTK PolyData files, one per window or step, and a .pvd collection
  *           for ParaView (export_vtk.c, which reads the file on its own).
+ * trace     every record of the traced windows (docs/trace.md) as one JSON line, messages
+ *           matched (export_trace.c, which reads the file on its own, like the next one);
+ * otf2      the traced windows as an OTF2 archive in a directory (export_otf2.c).
  * The formats and columns are described in docs/export.md.
  *
  * DESIGN: one pass over the file with the reader of proto/mw_recording.h, writing as it reads,
@@ -53,6 +58,8 @@
 #include <cJSON.h>
 
 #include "collector.h"
+#include "export_otf2.h"
+#include "export_trace.h"
 #include "export_vtk.h"
 #include "mw_file.h"
 #include "mw_recording.h"
@@ -78,10 +85,13 @@ typedef enum {
     FMT_JSONL,
     FMT_SUMMARY,
     FMT_VTK,
-    FMT_CAPTURE
+    FMT_CAPTURE,
+    FMT_TRACE,
+    FMT_OTF2
 } mw_export_format_t;
 
-static const char *const FORMAT_NAMES[] = {"perfetto", "csv", "jsonl", "summary", "vtk", "capture"};
+static const char *const FORMAT_NAMES[] = {"perfetto", "csv",     "jsonl", "summary",
+                                           "vtk",      "capture", "trace", "otf2"};
 
 /* ---- text helpers ------------------------------------------------------------------------- */
 
@@ -935,6 +945,10 @@ static int export_run(const mw_export_opts_t *o)
         v.dir = o->output;
         return mw_export_vtk(&v);
     }
+    if (o->format == FMT_TRACE)
+        return mw__export_trace(o->input, o->output);
+    if (o->format == FMT_OTF2)
+        return mw__export_otf2(o->input, o->output);
     char err[512] = "";
     mw_rec_reader_t *r = mw_rec_reader_open(o->input, err, sizeof err);
     if (!r) {
@@ -1074,6 +1088,7 @@ static void usage(FILE *out)
     fputs("usage: mpiwatch-export --format FORMAT FILE.mpiw [-o OUT] [--per-rank]\n"
           "       mpiwatch-export --format vtk FILE.mpiw -o DIR [--by window|step]\n"
           "                       [--from N] [--to N] [--every N]\n"
+          "       mpiwatch-export --format otf2 FILE.mpiw -o DIR\n"
           "\n"
           "Converts a recording made with mpiwatch-collector --record.\n"
           "\n"
@@ -1084,6 +1099,9 @@ static void usage(FILE *out)
           "                       summary   the collector's summary JSON\n"
           "                       capture   one JSON line per captured window of a rank\n"
           "                       vtk       ParaView: DIR/JOB_NNNNNN.vtp per frame, DIR/JOB.pvd\n"
+          "                       trace     every traced call record as a JSON line, matched\n"
+          "                       otf2      the traced windows as an OTF2 archive: "
+          "DIR/traces.otf2\n"
           "  -o, --output OUT     the file to write; - (the default) writes to stdout\n"
           "      --per-rank       csv: one row per rank, window and function\n"
           "      --by window|step vtk: one file per window (default) or per time step\n"
@@ -1178,7 +1196,9 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
     while (i < sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0] && strcmp(format, FORMAT_NAMES[i]))
         i++;
     if (i == sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0]) {
-        snprintf(err, errlen, "unknown format '%s' (perfetto, csv, jsonl, summary, vtk or capture)",
+        snprintf(err, errlen,
+                 "unknown format '%s' (perfetto, csv, jsonl, summary, vtk, capture, trace or "
+                 "otf2)",
                  format);
         return -1;
     }
@@ -1204,8 +1224,9 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
         snprintf(err, errlen, "-o needs a file name (or - for stdout)");
         return -1;
     }
-    if (o->format == FMT_VTK && strcmp(o->output, "-") == 0) {
-        snprintf(err, errlen, "--format vtk writes several files: -o DIR is required");
+    if ((o->format == FMT_VTK || o->format == FMT_OTF2) && strcmp(o->output, "-") == 0) {
+        snprintf(err, errlen, "--format %s writes several files: -o DIR is required",
+                 FORMAT_NAMES[o->format]);
         return -1;
     }
     return 0;

@@ -1,0 +1,80 @@
+#!/bin/bash
+# trace_export.sh EXPORT TRACEGEN: mpiwatch-export --format trace and --format otf2 on a
+# recording with known traced windows (mw-tracegen.c): the JSON lines checked by
+# check_trace_jsonl.py, the OTF2 archive by otf2-print (valid, no INVALID reference) and by the
+# OTF2 Python bindings (check_otf2.py, exact counts and peers), the warning that names the
+# windows not traced, and the refusals (an archive already there, no -o, not a recording).
+set -u
+export_bin=$1
+tracegen=$2
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fails=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+
+"$tracegen" "$dir/t.mpiw" || { echo "FAIL: mw-tracegen"; exit 1; }
+expect="$dir/t.mpiw.expect.json"
+
+# --format trace
+"$export_bin" --format trace "$dir/t.mpiw" -o "$dir/t.jsonl" 2>"$dir/trace.err" ||
+    fail "--format trace exited $?"
+python3 "$here/check_trace_jsonl.py" "$dir/t.jsonl" "$expect" || fail "check_trace_jsonl"
+grep -q "window(s) not traced, not in the export: 12$" "$dir/trace.err" ||
+    fail "no warning naming the untraced window 12: $(cat "$dir/trace.err")"
+grep -q "traced for only some ranks: 11$" "$dir/trace.err" ||
+    fail "no warning naming the partial window 11"
+"$export_bin" --format trace "$dir/t.mpiw" >"$dir/stdout.jsonl" 2>/dev/null ||
+    fail "--format trace to stdout"
+cmp -s "$dir/t.jsonl" "$dir/stdout.jsonl" || fail "the file and stdout differ"
+# The checker must notice a receive without its match.
+sed '0,/"kind":"recv","fn":"MPI_Recv"\(.*\),"match":[0-9]*}/s//"kind":"recv","fn":"MPI_Recv"\1}/' \
+    "$dir/t.jsonl" >"$dir/unmatched.jsonl"
+cmp -s "$dir/t.jsonl" "$dir/unmatched.jsonl" && fail "could not take a match out"
+if python3 "$here/check_trace_jsonl.py" "$dir/unmatched.jsonl" "$expect" >/dev/null; then
+    fail "check_trace_jsonl accepted a receive without its send"
+fi
+
+# --format otf2
+"$export_bin" --format otf2 "$dir/t.mpiw" -o "$dir/arch" 2>"$dir/otf2.err" ||
+    fail "--format otf2 exited $?: $(cat "$dir/otf2.err")"
+grep -q "window(s) not traced, not in the export: 12$" "$dir/otf2.err" ||
+    fail "otf2: no warning naming the untraced window 12"
+grep -q "1 message or collective event(s) on a communicator whose group is not known" \
+    "$dir/otf2.err" || fail "otf2: the send on the half-defined communicator is not reported"
+anchor="$dir/arch/traces.otf2"
+otf2-print --silent -Werror "$anchor" >"$dir/print.silent" 2>&1 ||
+    fail "otf2-print --silent -Werror: $(cat "$dir/print.silent")"
+otf2-print -A "$anchor" >"$dir/print.txt" 2>&1 || fail "otf2-print exited $?"
+if grep -q INVALID "$dir/print.txt"; then
+    fail "otf2-print shows INVALID references: $(grep -m3 INVALID "$dir/print.txt")"
+fi
+grep -q "BUFFER_FLUSH" "$dir/print.txt" && fail "BufferFlush events in the archive"
+/usr/bin/python3 "$here/check_otf2.py" "$anchor" "$expect" || fail "check_otf2"
+# The checker must notice a wrong count.
+sed 's/"MpiIrecv":1/"MpiIrecv":2/' "$expect" >"$dir/wrong.json"
+if /usr/bin/python3 "$here/check_otf2.py" "$anchor" "$dir/wrong.json" >/dev/null; then
+    fail "check_otf2 accepted a wrong count"
+fi
+
+# Refusals: an archive already there, no -o, not a recording.
+"$export_bin" --format otf2 "$dir/t.mpiw" -o "$dir/arch" 2>"$dir/again.err"
+rc=$?
+[ "$rc" = 1 ] || fail "a second export into the same directory exited $rc, not 1"
+grep -q "not overwritten" "$dir/again.err" || fail "no message about the existing archive"
+"$export_bin" --format otf2 "$dir/t.mpiw" 2>/dev/null
+rc=$?
+[ "$rc" = 2 ] || fail "--format otf2 without -o exited $rc, not 2"
+echo "not a recording" >"$dir/bad.mpiw"
+"$export_bin" --format trace "$dir/bad.mpiw" >/dev/null 2>&1
+rc=$?
+[ "$rc" = 2 ] || fail "--format trace of a file that is not a recording exited $rc, not 2"
+
+if [ "$fails" -ne 0 ]; then
+    echo "trace_export: $fails failure(s)"
+    exit 1
+fi
+echo "trace_export: OK"

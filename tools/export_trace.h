@@ -1,0 +1,104 @@
+/* export_trace.h: the traced windows of a recording, gathered for mpiwatch-export's per-call
+ * formats: --format trace (JSON lines, export_trace.c) and --format otf2 (export_otf2.c).
+ *
+ * Both formats need every traced record of the recording at once (records are sorted per
+ * rank and thread, and messages are matched across windows), so unlike the other formats
+ * these two hold the decoded records in memory: about 56 bytes per record.
+ */
+#ifndef MW_EXPORT_TRACE_H
+#define MW_EXPORT_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mw_proto.h"
+#include "mw_trace.h"
+
+/* One rank's exact trace of one window. */
+typedef struct {
+    uint32_t rank;
+    uint64_t window;
+    int64_t base_ns;      /* global ns of the window's start: record start_ns are relative */
+    uint32_t trace_flags; /* Trace.flags */
+    uint8_t reach_back;   /* from a reach-back Envelope.trace, not from Window.traces */
+    mw_trace_rec_t *recs;
+    size_t n;
+} mw__xt_part_t;
+
+/* A communicator as its members' definitions describe it. */
+typedef struct {
+    uint64_t id;
+    uint64_t parent;
+    uint32_t size;    /* members (the local group of an inter-communicator) */
+    uint32_t flags;   /* MW_COMM_* of the first definition */
+    uint32_t fn;      /* the function that created it */
+    uint32_t known;   /* members whose definition arrived */
+    uint32_t *world;  /* world rank of each member, by rank in the communicator; UINT32_MAX
+                       * for a member whose definition did not arrive; NULL for SELF */
+    uint8_t conflict; /* members disagree (size, flags, two world ranks for one member) */
+} mw__xt_comm_t;
+
+/* A merged window of the recording and what is exact in it. */
+typedef struct {
+    uint64_t index;
+    uint64_t start_ns;
+    uint32_t ranks_reporting, ranks_missing;
+    uint32_t exact;         /* ranks with an exact trace, reach-back ones included */
+    uint64_t left_out;      /* timed calls of ranks whose trace is not exact */
+    uint32_t summary_first; /* its non-exact ranks: summary[summary_first .. + n_summary) */
+    uint32_t n_summary;
+} mw__xt_window_t;
+
+/* A rank of a window whose trace was not exact (state SUMMARY_ONLY, or no Trace at all). */
+typedef struct {
+    uint32_t rank;
+    uint32_t reason; /* Trace.reason; 0 when the rank sent no trace (tracing off) */
+    uint64_t left_out;
+    uint8_t exact_later; /* a reach-back trace of this window made it exact after all */
+} mw__xt_summary_t;
+
+typedef struct {
+    Mpiwatch__JobInfo *job; /* the last job description, NULL when the recording has none */
+    uint32_t size;          /* job size (or the highest rank seen + 1) */
+
+    mw__xt_part_t *parts; /* sorted by rank, then window */
+    size_t nparts, cap_parts;
+    mw__xt_comm_t *comms; /* sorted by id; WORLD and SELF first */
+    size_t ncomms, cap_comms;
+    mw__xt_window_t *windows; /* in recording order */
+    size_t nwindows, cap_windows;
+    mw__xt_summary_t *summary;
+    size_t nsummary, cap_summary;
+
+    uint64_t records;          /* records in parts */
+    uint64_t reach_back;       /* reach-back traces folded in */
+    uint64_t duplicates;       /* traces of a (rank, window) already present, left out */
+    uint64_t bad_traces;       /* traces that did not decode (reason in the first warning) */
+    uint64_t bad_comms;        /* communicator definitions refused (sizes, ranks) */
+    uint64_t conflict_comms;   /* communicators whose members disagree */
+    uint64_t windows_partial;  /* windows with some ranks exact and some not */
+    uint64_t windows_untraced; /* windows with no rank exact */
+    int truncated;             /* the file ends with a torn frame */
+} mw__xt_t;
+
+/* Reads every traced window of a recording into *x (zeroed first). Returns 0, 1 on a read
+ * error or out of memory, 2 when the input is missing or not a recording (exit statuses);
+ * messages go to stderr. */
+int mw__xt_load(mw__xt_t *x, const char *path);
+void mw__xt_free(mw__xt_t *x);
+
+/* The communicator with job-wide id `id`, or NULL. */
+const mw__xt_comm_t *mw__xt_comm(const mw__xt_t *x, uint64_t id);
+/* The rank in communicator c of world rank w, or -1 when w is not a known member. */
+int64_t mw__xt_comm_rank(const mw__xt_comm_t *c, uint32_t w, uint32_t size);
+
+/* Prints the warning about the windows that are not (all) traced, and the other counts. */
+void mw__xt_warn(const mw__xt_t *x);
+
+/* The name of a record kind ("send", "irecv", ...). */
+const char *mw__xt_kind_name(unsigned kind);
+
+/* --format trace: every record as a JSON line (docs/export.md). Returns the exit status. */
+int mw__export_trace(const char *input, const char *output);
+
+#endif
