@@ -412,7 +412,7 @@ static int cmp_lrec(const void *pa, const void *pb)
 /* The rank of world rank w in the record's communicator (*comm: its OTF2 id), or -1. */
 static int64_t translate(otf2_x_t *o, const mw_trace_rec_t *r, int32_t w, uint32_t *comm)
 {
-    const mw__xt_comm_t *c = mw__xt_comm(o->x, r->comm ? r->comm : MW_COMM_ID_WORLD);
+    const mw__xt_comm_t *c = mw__xt_comm(o->x, r->comm);
     if (!c || o->comm_id[c - o->x->comms] == MW_OTF2_NO_ID || w < 0)
         return -1;
     *comm = o->comm_id[c - o->x->comms];
@@ -466,7 +466,7 @@ static int coll_info(otf2_x_t *o, const mw_trace_rec_t *r, uint32_t me, coll_inf
     const coll_kind_t *k = coll_kind(r->fn);
     if (!k)
         return -1;
-    const mw__xt_comm_t *c = mw__xt_comm(o->x, r->comm ? r->comm : MW_COMM_ID_WORLD);
+    const mw__xt_comm_t *c = mw__xt_comm(o->x, r->comm);
     if (!c || o->comm_id[c - o->x->comms] == MW_OTF2_NO_ID)
         return -1;
     int64_t root = -1;
@@ -754,9 +754,9 @@ static int write_rank(otf2_x_t *o, uint32_t rank, size_t first, size_t last)
                 o->open_calls++; /* the call's own record comes with the window it ends in */
                 continue;
             }
-            int64_t t0 = p->base_ns + r->start_ns;
-            int64_t d = r->dur_ns > (uint64_t)INT64_MAX / 4 ? 0 : (int64_t)r->dur_ns;
-            lr[k] = (lrec_t){r, t0, t0 + d, (uint32_t)k};
+            int64_t t0, t1;
+            mw__xt_times(p, r, &t0, &t1);
+            lr[k] = (lrec_t){r, t0, t1, (uint32_t)k};
             k++;
         }
     }

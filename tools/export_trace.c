@@ -49,6 +49,15 @@ const char *mw__xt_kind_name(unsigned kind)
     return kind < MW_TK_COUNT ? KIND_NAMES[kind] : "unknown";
 }
 
+void mw__xt_times(const mw__xt_part_t *p, const mw_trace_rec_t *r, int64_t *t0, int64_t *t1)
+{
+    int64_t d = r->dur_ns > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)r->dur_ns;
+    if (__builtin_add_overflow(p->base_ns, r->start_ns, t0))
+        *t0 = r->start_ns < 0 ? INT64_MIN : INT64_MAX;
+    if (__builtin_add_overflow(*t0, d, t1))
+        *t1 = INT64_MAX;
+}
+
 /* Grows *v (elements of `size` bytes) to hold at least n + 1. Returns 0, or -1. */
 static int grow(void **v, size_t *cap, size_t n, size_t size)
 {
@@ -184,6 +193,15 @@ static int cmp_def(const void *pa, const void *pb)
     return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
+/* qsort has no context argument: the member table being sorted. */
+static const uint32_t *sort_world;
+
+static int cmp_by_world(const void *pa, const void *pb)
+{
+    uint32_t a = sort_world[*(const uint32_t *)pa], b = sort_world[*(const uint32_t *)pb];
+    return a < b ? -1 : a > b;
+}
+
 /* The communicators: WORLD, SELF, then one per id defined, with its members. */
 static int build_comms(mw__xt_t *x, xt_defs_t *d)
 {
@@ -232,6 +250,15 @@ static int build_comms(mw__xt_t *x, xt_defs_t *d)
         }
         if (c->conflict)
             x->conflict_comms++;
+        c->by_world = malloc(((size_t)c->known + 1) * sizeof *c->by_world);
+        if (!c->by_world)
+            return -1;
+        uint32_t k = 0;
+        for (uint32_t r = 0; r < c->size; r++)
+            if (c->world[r] != UINT32_MAX)
+                c->by_world[k++] = r;
+        sort_world = c->world;
+        qsort(c->by_world, k, sizeof *c->by_world, cmp_by_world);
         x->ncomms++;
     }
     return 0;
@@ -259,12 +286,17 @@ int64_t mw__xt_comm_rank(const mw__xt_comm_t *c, uint32_t w, uint32_t size)
         return w < size ? (int64_t)w : -1;
     if (c->id == MW_COMM_ID_SELF)
         return 0;
-    if (!c->world)
+    if (!c->world || !c->by_world)
         return -1;
-    for (uint32_t i = 0; i < c->size; i++) /* communicators are small next to their uses */
-        if (c->world[i] == w)
-            return i;
-    return -1;
+    size_t lo = 0, hi = c->known; /* by_world holds the known members */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->world[c->by_world[mid]] < w)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->known && c->world[c->by_world[lo]] == w ? (int64_t)c->by_world[lo] : -1;
 }
 
 static int cmp_part(const void *pa, const void *pb)
@@ -439,8 +471,10 @@ void mw__xt_free(mw__xt_t *x)
 {
     for (size_t i = 0; i < x->nparts; i++)
         free(x->parts[i].recs);
-    for (size_t i = 0; i < x->ncomms; i++)
+    for (size_t i = 0; i < x->ncomms; i++) {
         free(x->comms[i].world);
+        free(x->comms[i].by_world);
+    }
     free(x->parts);
     free(x->comms);
     free(x->windows);
@@ -657,8 +691,9 @@ static int trace_lines(FILE *out, const mw__xt_t *x)
     for (size_t i = 0; i < x->nparts; i++)
         for (size_t j = 0; j < x->parts[i].n; j++) {
             const mw_trace_rec_t *r = &x->parts[i].recs[j];
-            lines[n++] = (xt_line_t){x->parts[i].base_ns + r->start_ns, x->parts[i].rank, r->thread,
-                                     (uint32_t)i, (uint32_t)j};
+            int64_t t0, t1;
+            mw__xt_times(&x->parts[i], r, &t0, &t1);
+            lines[n++] = (xt_line_t){t0, x->parts[i].rank, r->thread, (uint32_t)i, (uint32_t)j};
         }
     qsort(lines, n, sizeof *lines, cmp_line);
     for (size_t i = 0; i < n; i++) {

@@ -29,13 +29,14 @@ typedef struct {
 typedef struct {
     uint64_t id;
     uint64_t parent;
-    uint32_t size;    /* members (the local group of an inter-communicator) */
-    uint32_t flags;   /* MW_COMM_* of the first definition */
-    uint32_t fn;      /* the function that created it */
-    uint32_t known;   /* members whose definition arrived */
-    uint32_t *world;  /* world rank of each member, by rank in the communicator; UINT32_MAX
-                       * for a member whose definition did not arrive; NULL for SELF */
-    uint8_t conflict; /* members disagree (size, flags, two world ranks for one member) */
+    uint32_t size;      /* members (the local group of an inter-communicator) */
+    uint32_t flags;     /* MW_COMM_* of the first definition */
+    uint32_t fn;        /* the function that created it */
+    uint32_t known;     /* members whose definition arrived */
+    uint32_t *world;    /* world rank of each member, by rank in the communicator; UINT32_MAX
+                         * for a member whose definition did not arrive; NULL for SELF */
+    uint32_t *by_world; /* member ranks sorted by world rank (known members only) */
+    uint8_t conflict;   /* members disagree (size, flags, two world ranks for one member) */
 } mw__xt_comm_t;
 
 /* A merged window of the recording and what is exact in it. */
@@ -94,6 +95,9 @@ int64_t mw__xt_comm_rank(const mw__xt_comm_t *c, uint32_t w, uint32_t size);
 
 /* Prints the warning about the windows that are not (all) traced, and the other counts. */
 void mw__xt_warn(const mw__xt_t *x);
+
+/* A record's global start and end in ns (saturated: records come from the network). */
+void mw__xt_times(const mw__xt_part_t *p, const mw_trace_rec_t *r, int64_t *t0, int64_t *t1);
 
 /* The name of a record kind ("send", "irecv", ...). */
 const char *mw__xt_kind_name(unsigned kind);
