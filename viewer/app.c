@@ -122,6 +122,7 @@ static void app_view_reset(mw_app_t *app)
         app->view.transfer = opt->transfer;
     if (opt->omin_given)
         app->view.o_min = opt->o_min;
+    app->view.dur_linear = opt->dur_linear;
     if (opt->highlight_fn)
         app->view.highlight_fn = opt->highlight_fn;
     /* A recording played at a speed behaves as live; without one it is all history and
@@ -182,10 +183,13 @@ int mw__app_init(mw_app_t *app, const mw_viewer_options_t *opt, int headless)
     if (!app->text)
         return -1;
     if (mw__timeline_init(&app->tl) < 0 || mw__density_init(&app->dn) < 0 ||
+        mw__ranks_init(&app->rk) < 0 ||
         mw__topo_init(&app->tp, &app->opt) < 0 || mw__matrix_init(&app->tp) < 0)
         return -1;
 
     app->model = mw_model_new(opt->cache_mb << 20);
+    if (app->model)
+        mw_model_set_trace_cap(app->model, opt->trace_records);
     if (!app->model) {
         fprintf(stderr, "mpiwatch-viewer: cannot create the model\n");
         return -1;
@@ -234,6 +238,7 @@ void mw__app_cleanup(mw_app_t *app)
         mw_model_free(app->model);
     if (app->ctx) {
         mw__density_free(&app->dn);
+        mw__ranks_free(&app->rk);
         mw__timeline_free(&app->tl);
         mw__matrix_free(&app->tp);
         mw__topo_free(&app->tp);
@@ -304,8 +309,10 @@ void mw__app_layout(mw_app_t *app)
     int rows = mw_model_legend(app->model, leg, MW_LEGEND_MAX);
     if (rows < 0)
         rows = 0;
-    int st = app->show == MW_SHOW_ALL || app->show == MW_SHOW_TIMELINE;
-    int sd = app->show == MW_SHOW_ALL || app->show == MW_SHOW_DENSITY;
+    int st = app->show == MW_SHOW_ALL || app->show == MW_SHOW_TIMELINE ||
+             app->show == MW_SHOW_RANKS;
+    int sd = app->show == MW_SHOW_ALL || app->show == MW_SHOW_DENSITY ||
+             app->show == MW_SHOW_RANKS;
     mw_layout(&app->layout, app->fb_w, app->fb_h, app->scale, st, sd, rows);
 }
 
@@ -623,7 +630,9 @@ void mw__app_render(mw_app_t *app)
         mw__matrix_draw(&vc, &app->tp);
     if (app->layout.show_timeline)
         mw__timeline_draw(&vc, &app->tl);
-    if (app->layout.show_density) {
+    if (app->layout.show_density && app->show == MW_SHOW_RANKS) {
+        mw__ranks_draw(&vc, &app->rk);
+    } else if (app->layout.show_density) {
         const char *force = getenv("MW_BENCH_REBIN");
         mw__density_draw(&vc, &app->dn, app->opt.bench_frames && force && !strcmp(force, "1"),
                          mw_source_rank_busy(app->src));
@@ -748,6 +757,9 @@ mw_pick_t mw__app_pick(mw_app_t *app, int x, int y)
 {
     int radius = (int)(6 * app->layout.scale + 0.5f);
     mw_pick_t p = mw_pick(app->model, &app->view, &app->layout, x, y, radius);
+    if (app->show == MW_SHOW_RANKS && app->layout.show_density &&
+        in_rect(&app->layout.density, x, y))
+        p = mw_ranks_pick(app->model, &app->view, &app->layout.density, x, y);
     switch (p.kind) {
     case MW_PICK_LEGEND:
         /* Clicking the highlighted entry again turns the highlight off. */
@@ -765,6 +777,15 @@ mw_pick_t mw__app_pick(mw_app_t *app, int x, int y)
         app->pick = p;
         app->view.highlight_rank = -1;
         break;
+    case MW_PICK_RANK: {
+        /* A row of the per-rank timeline: that rank is followed in every view. */
+        app->pick = p;
+        app->view.highlight_rank = p.rank;
+        double f0 = 0, f1 = 0;
+        mw_view_focus(&app->view, &f0, &f1);
+        mw_source_want_rank(app->src, p.rank, app_window_of(app, f0), app_window_of(app, f1));
+        break;
+    }
     default:
         if (app->layout.show_density && in_rect(&app->layout.density, x, y)) {
             app->pick.kind = MW_PICK_NONE;
@@ -868,6 +889,8 @@ static mw_show_t app_next_show(mw_show_t s)
     case MW_SHOW_TIMELINE:
         return MW_SHOW_DENSITY;
     case MW_SHOW_DENSITY:
+        return MW_SHOW_RANKS;
+    case MW_SHOW_RANKS:
         return MW_SHOW_TOPOLOGY;
     case MW_SHOW_TOPOLOGY:
         return MW_SHOW_MATRIX;
@@ -968,6 +991,9 @@ static void app_char(mw_app_t *app, char c)
         break;
     case 't':
         v->transfer = v->transfer == MW_TRANSFER_LOG ? MW_TRANSFER_LINEAR : MW_TRANSFER_LOG;
+        break;
+    case 'l':
+        v->dur_linear = !v->dur_linear;
         break;
     case '[':
         v->o_min = v->o_min - 0.05f < 0 ? 0 : v->o_min - 0.05f;

@@ -31,7 +31,8 @@ typedef enum {
     MW_SHOW_TIMELINE,
     MW_SHOW_DENSITY,
     MW_SHOW_TOPOLOGY, /* the 3D topology view (view_topology.c) */
-    MW_SHOW_MATRIX    /* the communication matrix (view_matrix.c) */
+    MW_SHOW_MATRIX,   /* the communication matrix (view_matrix.c) */
+    MW_SHOW_RANKS     /* the timeline over the per-rank timeline (view_ranks.c) */
 } mw_show_t;
 
 typedef struct {
@@ -45,6 +46,8 @@ typedef struct {
     mw_transfer_t transfer;
     float o_min;
     int repr_given, transfer_given, omin_given; /* else the model's defaults */
+    int dur_linear;       /* --duration-axis linear */
+    size_t trace_records; /* --trace-records: decoded records kept (0: the default) */
     unsigned highlight_fn;
     const char *snapshot, *meta;
     double at;
@@ -89,13 +92,30 @@ typedef struct {
         unsigned hfn;
         int64_t hrank;
         uint64_t data_gen;
+        int lin;
         int valid;
     } key;
+    int lin; /* the duration axis of the last frame is linear */
     float dmax;
     double d0, d1; /* the duration axis of the last frame, ns */
     double calls;  /* sum of D: the calls drawn */
     unsigned long rebins;
 } mw_density_gl_t;
+
+/* The per-rank timeline's state (view_ranks.c): its textures and program (a mw_density_gl_t
+ * whose D is the opacity), the messages of the last binning and what it found. */
+typedef struct {
+    mw_density_gl_t g;
+    mw_ranks_msg_t *msgs;
+    size_t msgs_cap;
+    mw_ranks_info_t info;
+    struct {
+        double f0, f1;
+        int w, h;
+        uint64_t data_gen;
+        int valid;
+    } key;
+} mw_ranks_gl_t;
 
 /* The timeline's per-frame column buffer (view_timeline.c). */
 typedef struct {
@@ -128,6 +148,7 @@ typedef struct mw_app {
     mw_text_t *text;
     mw_timeline_gl_t tl;
     mw_density_gl_t dn;
+    mw_ranks_gl_t rk;
     mw_topo_gl_t tp;
 
     mw_pick_t pick;        /* the last click's answer; kind NONE: nothing picked */

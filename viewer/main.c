@@ -18,8 +18,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: mpiwatch-viewer (--connect FEED_ENDPOINT [--history ENDPOINT] |\n"
                "                        --replay FILE.mpiw [--speed X])\n"
-               "           [--view timeline|density|all|topology|matrix] [--size WxH]\n"
-               "           [--cache-mb N]\n"
+               "           [--view timeline|density|ranks|all|topology|matrix] [--size WxH]\n"
+               "           [--cache-mb N] [--trace-records N] [--duration-axis log|linear]\n"
                "           [--repr start|end|lines|arcs] [--transfer linear|log] [--omin F]\n"
                "           [--highlight-fn MPI_Name]\n"
                "           [--window N | --step N] [--color messages|bytes|src|dst]\n"
@@ -38,10 +38,13 @@ static void usage(FILE *f)
                "  --history EP       the collector's history endpoint (earlier windows, picking)\n"
                "  --replay FILE      a recording; the whole run, paused, unless --speed is given\n"
                "  --speed X          replay as if live, X times faster than recorded\n"
-               "  --view V           plots shown: all (default), timeline, density, or the\n"
-               "                     3D topology view or the communication matrix\n"
+               "  --view V           plots shown: all (default), timeline, density, ranks (the\n"
+               "                     timeline over the per-rank timeline), or the 3D topology\n"
+               "                     view or the communication matrix\n"
                "  --size WxH         window or snapshot size in pixels (default 1280x800)\n"
                "  --cache-mb N       memory for cached windows (default 256)\n"
+               "  --trace-records N  decoded trace records kept (default 1048576, 64 B each)\n"
+               "  --duration-axis A  the call view's duration axis, log (default) or linear\n"
                "  --repr R           calls drawn as points by start or end, lines, or arcs\n"
                "  --transfer T       opacity transfer function, linear or log (default log)\n"
                "  --omin F           minimum opacity of a call, 0..1 (default 0.3)\n"
@@ -95,6 +98,8 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
         OPT_CACHE,
         OPT_REPR,
         OPT_TRANSFER,
+        OPT_DURAXIS,
+        OPT_TRACEREC,
         OPT_OMIN,
         OPT_HFN,
         OPT_SNAPSHOT,
@@ -126,6 +131,10 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
                                              {"repr", required_argument, NULL, OPT_REPR},
                                              {"transfer", required_argument, NULL, OPT_TRANSFER},
                                              {"omin", required_argument, NULL, OPT_OMIN},
+                                             {"duration-axis", required_argument, NULL,
+                                              OPT_DURAXIS},
+                                             {"trace-records", required_argument, NULL,
+                                              OPT_TRACEREC},
                                              {"highlight-fn", required_argument, NULL, OPT_HFN},
                                              {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
                                              {"at", required_argument, NULL, OPT_AT},
@@ -181,10 +190,12 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
                 o->show = MW_SHOW_TOPOLOGY;
             else if (!strcmp(a, "matrix"))
                 o->show = MW_SHOW_MATRIX;
+            else if (!strcmp(a, "ranks"))
+                o->show = MW_SHOW_RANKS;
             else {
                 fprintf(stderr,
-                        "mpiwatch-viewer: --view %s: expected timeline, density, all, topology "
-                        "or matrix\n",
+                        "mpiwatch-viewer: --view %s: expected timeline, density, ranks, all, "
+                        "topology or matrix\n",
                         a);
                 return -1;
             }
@@ -228,6 +239,26 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
             }
             o->repr_given = 1;
             break;
+        case OPT_DURAXIS:
+            if (!strcmp(a, "linear") || !strcmp(a, "log")) {
+                o->dur_linear = !strcmp(a, "linear");
+            } else {
+                fprintf(stderr, "mpiwatch-viewer: --duration-axis %s: expected log or linear\n",
+                        a);
+                return -1;
+            }
+            break;
+        case OPT_TRACEREC: {
+            char *end = NULL;
+            unsigned long long v = strtoull(a, &end, 10);
+            if (end == a || *end || v < 1024 || v > (1ull << 28)) {
+                fprintf(stderr, "mpiwatch-viewer: --trace-records %s: expected 1024 to 2^28\n",
+                        a);
+                return -1;
+            }
+            o->trace_records = (size_t)v;
+            break;
+        }
         case OPT_TRANSFER:
             if (!strcmp(a, "linear"))
                 o->transfer = MW_TRANSFER_LINEAR;

@@ -13,6 +13,8 @@
  *   model_timeline.h the stacked timeline's columns
  *   model_density.h  the call view's density and color buffers, the transfer functions
  *   model_pick.h     what a click finds
+ *   model_trace.h    the windows' per-call traces, decoded and matched
+ *   model_ranks.h    the per-rank timeline's rows and messages
  * From these the views (view_*.c) only turn results into GL calls, so the numbers they draw
  * are unit-tested here and written next to snapshots (--meta) for the snapshot tests.
  */
@@ -23,8 +25,10 @@
 #include "model_events.h"
 #include "model_layout.h"
 #include "model_pick.h"
+#include "model_ranks.h"
 #include "model_store.h"
 #include "model_timeline.h"
+#include "model_trace.h"
 #include "model_view.h"
 
 #endif

@@ -60,6 +60,16 @@ void mw_density_range(const mw_model_t *m, double t0, double t1, double *d0_ns, 
             }
         }
     }
+    /* Calls still in progress (drawn open-ended by the view) keep growing: room for them. */
+    mw_trace_open_t open[64];
+    size_t no = mw_trace_open_calls(m, open, 64);
+    for (size_t i = 0; i < no; i++) {
+        int b = (int)bin_of(open[i].grown_ns, 64);
+        if (open[i].grown_ns && (lo < 0 || b > hi))
+            hi = b;
+        if (open[i].grown_ns && lo < 0)
+            lo = b;
+    }
     double d0 = 1e3, d1 = 1e9;
     if (lo >= 0) {
         /* Half a bin of room above the longest calls and below the shortest, so that the
@@ -82,8 +92,10 @@ void mw_density_range(const mw_model_t *m, double t0, double t1, double *d0_ns, 
 }
 
 void mw__frame_init(mw__frame_t *f, const mw_model_t *m, double t0, double t1, double d0, double d1,
-                    int w, int h, float *D, float *C)
+                    int w, int h, float *D, float *C, int lin)
 {
+    f->lin = lin != 0;
+    f->d1 = d1;
     f->w = w;
     f->h = h;
     f->t0ns = t0 * MW__NS_PER_S;
@@ -316,6 +328,141 @@ static void lc_build(lc_table_t *t, const Mpiwatch__Window *w)
     }
 }
 
+/* ---- traced windows ----------------------------------------------------------------------- */
+
+/* The density cells a window's exact calls were counted in, sorted, so that the summary drawn
+ * for the ranks that are not exact leaves them out (a cell counts all ranks). */
+typedef struct {
+    uint64_t *key;
+    size_t n, cap;
+} exact_keys_t;
+
+static int u64_cmp(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* The cell of a call as the library counts it (pmpi-shim/record.c, as lc_build): by end in the
+ * sub-slot of the end; by start in the sub-slot of the start, or whole sub-slots back for a
+ * start in an earlier window. */
+static uint64_t trace_cell(const mw_trace_window_t *tw, const mw_trace_rank_t *e,
+                           const mw_trace_rec_t *r, unsigned nb, unsigned S, unsigned want_end)
+{
+    int64_t ss = (int64_t)(tw->len_ns / S ? tw->len_ns / S : 1);
+    int64_t rel = (int64_t)(mw_trace_rec_start(e, r) - tw->start_ns);
+    unsigned bin = bin_of(r->dur_ns, nb);
+    int sub;
+    if (want_end) {
+        int64_t se = rel + (int64_t)r->dur_ns;
+        se = se > 0 ? se / ss : 0;
+        sub = (int)(se < (int64_t)S ? se : (int64_t)S - 1);
+    } else if (rel >= 0) {
+        int64_t s0 = rel / ss;
+        sub = (int)(s0 < (int64_t)S ? s0 : (int64_t)S - 1);
+    } else {
+        int64_t back = (-rel + ss - 1) / ss;
+        sub = -(int)(back < (int64_t)S ? back : (int64_t)S);
+    }
+    return cell_key(r->fn, sub, bin, want_end);
+}
+
+static void exact_keys_build(exact_keys_t *k, const mw_model_t *m, const mw_trace_window_t *tw,
+                             unsigned nb, unsigned S, unsigned want_end)
+{
+    (void)m;
+    k->n = 0;
+    if (tw->records > k->cap) {
+        uint64_t *v = realloc(k->key, tw->records * sizeof *v);
+        if (!v)
+            return; /* the summary is drawn whole: calls counted twice, never lost */
+        k->key = v;
+        k->cap = tw->records;
+    }
+    for (uint32_t i = 0; i < tw->n_ranks; i++) {
+        const mw_trace_rank_t *e = &tw->ranks[i];
+        if (!e->exact)
+            continue;
+        for (size_t j = 0; j < e->n && k->n < k->cap; j++)
+            if (mw_trace_is_call(&e->recs[j]))
+                k->key[k->n++] = trace_cell(tw, e, &e->recs[j], nb, S, want_end);
+    }
+    qsort(k->key, k->n, sizeof *k->key, u64_cmp);
+}
+
+/* How many of a cell's calls are exact ones (at most `count`). */
+static uint64_t exact_keys_take(const exact_keys_t *k, uint64_t key, uint64_t count)
+{
+    size_t lo = 0, hi = k->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k->key[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t n = 0;
+    while (lo < k->n && k->key[lo] == key && n < count) {
+        n++;
+        lo++;
+    }
+    return n;
+}
+
+static int trace_rank_exact(const mw_trace_window_t *tw, uint32_t rank)
+{
+    for (uint32_t i = 0; i < tw->n_ranks; i++)
+        if (tw->ranks[i].rank == rank)
+            return tw->ranks[i].exact;
+    return 0;
+}
+
+/* Every call of the window's exact ranks at its exact place: a point of one pixel (density
+ * 1: one call), a line, or an arc. Calls still in progress are the view's (open-ended). */
+static void draw_traced(const mw__frame_t *f, const mw_model_t *m, const mw_trace_window_t *tw,
+                        mw_repr_t repr, unsigned hfn, int64_t hrank, float col[][3],
+                        float dimcol[][3])
+{
+    for (uint32_t i = 0; i < tw->n_ranks; i++) {
+        const mw_trace_rank_t *e = &tw->ranks[i];
+        if (!e->exact)
+            continue;
+        int rank_dim = hrank >= 0 && (int64_t)e->rank != hrank;
+        for (size_t j = 0; j < e->n; j++) {
+            const mw_trace_rec_t *r = &e->recs[j];
+            if (!mw_trace_is_call(r))
+                continue;
+            double d = r->dur_ns ? (double)r->dur_ns : 1.0;
+            double y = mw__frame_y(f, d);
+            if (!(y >= 0) || y >= f->h)
+                continue;
+            int l = mw__layer_of(m, r->fn);
+            const float *cw = rank_dim || (hfn && r->fn != hfn) ? dimcol[l] : col[l];
+            double xa = mw__frame_x(f, mw_trace_rec_start(e, r));
+            double xe = xa + (double)r->dur_ns * f->xs;
+            switch (repr) {
+            case MW_REPR_START:
+                if (xa >= 0 && xa < f->w)
+                    plot(f, (int)xa, (int)y, 1.0f, cw);
+                break;
+            case MW_REPR_END:
+                if (xe >= 0 && xe < f->w)
+                    plot(f, (int)xe, (int)y, 1.0f, cw);
+                break;
+            case MW_REPR_LINES:
+                if (xe >= 0 && xa < f->w)
+                    for (int x = xa <= 0 ? 0 : (int)xa, xr = xe >= f->w - 1 ? f->w - 1 : (int)xe;
+                         x <= xr; x++)
+                        plot(f, x, (int)y, 1.0f, cw);
+                break;
+            default:
+                draw_arc(f, xa, xe, y, 1.0f, cw);
+                break;
+            }
+        }
+    }
+}
+
 float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double t1, double d0_ns,
                      double d1_ns, int w, int h, float *D, float *C)
 {
@@ -328,7 +475,7 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
         return 0.0f;
 
     mw__frame_t f;
-    mw__frame_init(&f, m, t0, t1, d0_ns, d1_ns, w, h, D, C);
+    mw__frame_init(&f, m, t0, t1, d0_ns, d1_ns, w, h, D, C, v->dur_linear);
     const mw_repr_t repr = v->repr < MW_REPR_COUNT ? v->repr : MW_REPR_END;
     const unsigned nb = m->bins, S = m->subslots;
     const unsigned want_end = repr == MW_REPR_START ? 0 : 1;
@@ -352,9 +499,9 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
     double yb0[MW_MAX_DURATION_BINS], yb1[MW_MAX_DURATION_BINS];
     int visible[MW_MAX_DURATION_BINS], used[MW_MAX_DURATION_BINS];
     for (unsigned b = 0; b < nb; b++) {
-        yb0[b] = (b - f.l2d0) * f.ys;
-        yb1[b] = (b + 1 - f.l2d0) * f.ys;
-        double ym = (b + 0.5 - f.l2d0) * f.ys;
+        yb0[b] = mw__frame_yl(&f, b);
+        yb1[b] = mw__frame_yl(&f, b + 1);
+        double ym = mw__frame_yl(&f, b + 0.5);
         visible[b] = repr == MW_REPR_START || repr == MW_REPR_END ? yb1[b] > 0 && yb0[b] < h
                                                                   : ym >= 0 && ym < h;
         used[b] = 0;
@@ -394,6 +541,7 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
     size_t p0, p1;
     mw__window_range(m, k0, k1, &p0, &p1);
     lc_table_t lc;
+    exact_keys_t ek = {NULL, 0, 0};
 
     for (size_t p = p0; p < p1; p++) {
         const Mpiwatch__Window *win = m->ent[p].w;
@@ -402,7 +550,18 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
         const int have_lc = win->n_longest > 0;
         if (have_lc)
             lc_build(&lc, win);
-        for (size_t i = 0; i < win->n_density_fn; i++) {
+        /* A traced window: its exact ranks' calls are drawn from their records; the summary
+         * is drawn only for the other ranks (all of it when none is exact). */
+        const mw_trace_window_t *tw = mw_trace_window(m, win->index);
+        if (tw && (tw->over_cap || tw->exact == 0))
+            tw = NULL;
+        if (tw && !tw->all_exact)
+            exact_keys_build(&ek, m, tw, nb, S, want_end);
+        if (tw)
+            draw_traced(&f, m, tw, repr, hfn, hrank, col, dimcol);
+        const size_t ncells = tw && tw->all_exact ? 0 : win->n_density_fn;
+        const size_t nlong = tw && tw->all_exact ? 0 : win->n_longest;
+        for (size_t i = 0; i < ncells; i++) {
             unsigned b = win->density_bin[i];
             if (win->density_end[i] != want_end || b >= nb || !visible[b])
                 continue;
@@ -411,6 +570,8 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
             uint64_t cnt = win->density_count[i];
             if (have_lc && (lc.bins >> b & 1))
                 cnt -= lc_take(&lc, cell_key(fn, sub, b, want_end), cnt);
+            if (tw)
+                cnt -= exact_keys_take(&ek, cell_key(fn, sub, b, want_end), cnt);
             if (cnt == 0)
                 continue;
             int l = mw__layer_of(m, fn);
@@ -488,14 +649,14 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
                     a[3] += c * cw[2];
                     used[b] = 1;
                 } else {
-                    draw_arc(&f, xa, xe, (b + 0.5 - f.l2d0) * f.ys, c, cw);
+                    draw_arc(&f, xa, xe, mw__frame_yl(&f, b + 0.5), c, cw);
                 }
             }
         }
         /* The recorded long calls, each at its exact place. */
-        for (size_t i = 0; i < win->n_longest; i++) {
+        for (size_t i = 0; i < nlong; i++) {
             const Mpiwatch__Call *lcall = win->longest[i];
-            if (!lcall->duration_ns)
+            if (!lcall->duration_ns || (tw && trace_rank_exact(tw, lcall->rank)))
                 continue;
             double y = mw__frame_y(&f, (double)lcall->duration_ns);
             if (y < 0 || y >= h)
@@ -550,7 +711,7 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
             }
         } else if (arc) {
             /* The bin's arc, walked once from the middle of column 0, stamped at each start. */
-            double width = ldexp(M_SQRT2, (int)b) * f.xs, ym = (b + 0.5 - f.l2d0) * f.ys;
+            double width = ldexp(M_SQRT2, (int)b) * f.xs, ym = mw__frame_yl(&f, b + 0.5);
             int xhi = (int)ceil(width) + 2;
             stamp_t st = {NULL, 0, (size_t)xhi + 2 * (size_t)h + 4 * MW__ARC_SEGMENTS + 8, h};
             if (scratch_reserve(&sc->stamp, &sc->stamp_cap, sizeof *sc->stamp, 2 * st.cap) < 0)
@@ -575,7 +736,9 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
                 }
             }
         } else if (line) {
-            int r = (int)floor((b + 0.5 - f.l2d0) * f.ys);
+            int r = (int)floor(mw__frame_yl(&f, b + 0.5));
+            if (r < 0 || r >= h)
+                continue;
             double acc[4] = {0, 0, 0, 0};
             const double *L = &line[(size_t)b * (w + 1) * 4];
             for (int x = 0; x < w; x++) {
@@ -592,6 +755,8 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
             }
         }
     }
+
+    free(ek.key);
 
     /* C becomes the average color (dimmed calls counting 1/8), and Dmax is found. */
     float dmax = 0;

@@ -28,6 +28,12 @@ typedef struct {
     size_t n, cap;
 } mw__spanset_t;
 
+/* The decoded traces (model_trace.c). */
+typedef struct mw__traces mw__traces_t;
+mw__traces_t *mw__traces_new(void);
+void mw__traces_clear(mw__traces_t *t);
+void mw__traces_free(mw__traces_t *t);
+
 /* ---- the model ---------------------------------------------------------------------------- */
 
 typedef struct {
@@ -92,6 +98,7 @@ struct mw_model {
     size_t rc_n;
 
     mw__scratch_t *scratch;
+    mw__traces_t *tr; /* decoded traces: changed by const lookups, like the scratch */
 
     Mpiwatch__Step **steps; /* sorted by step number */
     size_t n_steps, cap_steps, step_bytes;
@@ -143,6 +150,8 @@ typedef struct {
     double ys;   /* rows per log2 unit */
     uint64_t origin_ns;
     float *D, *C; /* sums of weight and of weighted color until normalized */
+    int lin;      /* linear duration axis: y = d / d1 * h (0 at the bottom) */
+    double d1;    /* the top duration */
 } mw__frame_t;
 
 static inline double mw__frame_x(const mw__frame_t *f, uint64_t global_ns)
@@ -152,11 +161,22 @@ static inline double mw__frame_x(const mw__frame_t *f, uint64_t global_ns)
 
 static inline double mw__frame_y(const mw__frame_t *f, double d_ns)
 {
+    if (f->lin)
+        return d_ns / f->d1 * f->h;
     return (log2(d_ns) - f->l2d0) * f->ys;
 }
 
+/* The row of duration 2^l2 (bin edges and middles). */
+static inline double mw__frame_yl(const mw__frame_t *f, double l2)
+{
+    if (f->lin)
+        return exp2(l2) / f->d1 * f->h;
+    return (l2 - f->l2d0) * f->ys;
+}
+
+/* lin: the linear duration axis (mw_view_t.dur_linear). */
 void mw__frame_init(mw__frame_t *f, const mw_model_t *m, double t0, double t1, double d0, double d1,
-                    int w, int h, float *D, float *C);
+                    int w, int h, float *D, float *C, int lin);
 /* The arc's polyline: MW__ARC_SEGMENTS + 1 points of a half ellipse from (xa, 0) to (xb, 0)
  * with its apex at height ya. */
 void mw__arc_points(double xa, double xb, double ya, double px[], double py[]);

@@ -189,6 +189,32 @@ int mw_duration_ticks(double d0_ns, double d1_ns, const mw_rect_t *r, mw_tick_t 
     return n;
 }
 
+int mw_duration_ticks_linear(double d1_ns, const mw_rect_t *r, mw_tick_t *out, int max)
+{
+    if (!(d1_ns > 0) || r->h <= 0 || max <= 0)
+        return 0;
+    /* A 1-2-5 step giving ticks at least 30 pixels apart. */
+    double want = d1_ns * 30.0 / r->h, step = pow(10.0, floor(log10(want)));
+    step = want <= step ? step : want <= 2 * step ? 2 * step : want <= 5 * step ? 5 * step
+                                                                                : 10 * step;
+    int n = 0;
+    for (double v = 0; v <= d1_ns * (1 + 1e-9) && n < max; v += step) {
+        out[n].value = v;
+        out[n].px = (int)lround(mw_y_of_duration_linear(r, d1_ns, v));
+        if (v > 0)
+            mw_format_duration(v, out[n].label, sizeof out[n].label);
+        else
+            snprintf(out[n].label, sizeof out[n].label, "0");
+        n++;
+    }
+    return n;
+}
+
+double mw_y_of_duration_linear(const mw_rect_t *r, double d1_ns, double d_ns)
+{
+    return r->y + r->h - d_ns / d1_ns * r->h;
+}
+
 void mw_format_duration(double ns, char *buf, size_t len)
 {
     static const struct {

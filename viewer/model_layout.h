@@ -41,6 +41,9 @@ void mw_layout(mw_layout_t *l, int width, int height, float scale, int show_time
 int mw_time_ticks(double t0, double t1, const mw_rect_t *r, mw_tick_t *out, int max);
 /* Duration axis (log, ns): ticks for [d0, d1] across `r` (y, up), labelled "1 µs", "10 ms"... */
 int mw_duration_ticks(double d0_ns, double d1_ns, const mw_rect_t *r, mw_tick_t *out, int max);
+/* The linear duration axis [0, d1] (the call view's 'l'): ticks and pixel of a duration. */
+int mw_duration_ticks_linear(double d1_ns, const mw_rect_t *r, mw_tick_t *out, int max);
+double mw_y_of_duration_linear(const mw_rect_t *r, double d1_ns, double d_ns);
 /* Pixel <-> value on those axes. */
 double mw_x_of_time(const mw_rect_t *r, double t0, double t1, double t);
 double mw_time_of_x(const mw_rect_t *r, double t0, double t1, double x);

@@ -3,6 +3,7 @@
  * what was drawn there. No SDL, no GL (see model_pick.h).
  */
 #include "model_internal.h"
+#include "model_trace.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -96,6 +97,26 @@ static void pick_call(pick_ctx_t *pc, unsigned fn, uint32_t rank, int32_t peer, 
     pc->pk->start_ns = start_ns;
     pc->pk->duration_ns = duration_ns;
     pc->pk->bytes = bytes;
+    pc->pk->traced = 0;
+    pc->pk->tag = 0;
+    pc->pk->comm = 0;
+    pc->pk->tkind = 0;
+}
+
+/* A traced call (its record) as a candidate. */
+static void pick_rec(pick_ctx_t *pc, const mw_trace_rank_t *e, const mw_trace_rec_t *r)
+{
+    double before = pc->best;
+    uint64_t before_d = pc->best_d;
+    pick_call(pc, r->fn, e->rank, r->peer, mw_trace_rec_start(e, r), r->dur_ns ? r->dur_ns : 1,
+              r->bytes);
+    if (pc->best == before && pc->best_d == before_d)
+        return;
+    pc->pk->duration_ns = r->dur_ns;
+    pc->pk->traced = 1;
+    pc->pk->tag = r->tag;
+    pc->pk->comm = r->comm;
+    pc->pk->tkind = r->kind;
 }
 
 mw_pick_t mw_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l, int x, int y,
@@ -129,7 +150,7 @@ mw_pick_t mw_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l,
         return pk;
     mw_density_range(m, f0, f1, &d0, &d1);
     mw__frame_t f;
-    mw__frame_init(&f, m, f0, f1, d0, d1, r->w, r->h, NULL, NULL);
+    mw__frame_init(&f, m, f0, f1, d0, d1, r->w, r->h, NULL, NULL, v->dur_linear);
     const mw_repr_t repr = v->repr < MW_REPR_COUNT ? v->repr : MW_REPR_END;
     int cx = x - r->x, cy = r->y + r->h - 1 - y;
     const double W = (double)mw__shortest_len(m);
@@ -145,9 +166,22 @@ mw_pick_t mw_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l,
     pick_ctx_t pc = {&f, repr, cx, cy, radius, INFINITY, 0, &pk};
     for (size_t p = p0; p < p1; p++) {
         const Mpiwatch__Window *win = m->ent[p].w;
+        const mw_trace_window_t *tw = mw_trace_window(m, win->index);
+        if (tw && (tw->over_cap || tw->exact == 0))
+            tw = NULL;
+        for (uint32_t i = 0; tw && i < tw->n_ranks; i++) {
+            const mw_trace_rank_t *e = &tw->ranks[i];
+            for (size_t j = 0; e->exact && j < e->n; j++)
+                if (mw_trace_is_call(&e->recs[j]))
+                    pick_rec(&pc, e, &e->recs[j]);
+        }
         for (size_t i = 0; i < win->n_longest; i++) {
             const Mpiwatch__Call *c = win->longest[i];
-            pick_call(&pc, c->fn, c->rank, c->peer, c->start_ns, c->duration_ns, c->bytes);
+            int exact = 0;
+            for (uint32_t j = 0; tw && j < tw->n_ranks; j++)
+                exact |= tw->ranks[j].rank == c->rank && tw->ranks[j].exact;
+            if (!exact)
+                pick_call(&pc, c->fn, c->rank, c->peer, c->start_ns, c->duration_ns, c->bytes);
         }
     }
     for (size_t i = 0; i < m->rc_n; i++) {
@@ -165,6 +199,8 @@ mw_pick_t mw_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l,
     uint64_t best_count = 0;
     for (size_t p = p0; p < p1; p++) {
         const Mpiwatch__Window *win = m->ent[p].w;
+        if (mw_trace_cover(m, win->index) == MW_COVER_EXACT)
+            continue; /* its summary is not drawn */
         const double wsr = mw__rel_start(m, (int64_t)win->index) - f.t0ns;
         const double ss = (double)win->window_ns / S;
         for (size_t i = 0; i < win->n_density_fn; i++) {
@@ -176,10 +212,10 @@ mw_pick_t mw_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l,
             int hit;
             if (repr == MW_REPR_START || repr == MW_REPR_END) {
                 double xa = (wsr + sub * ss) * f.xs, xb = xa + ss * f.xs;
-                double ya = (b - f.l2d0) * f.ys, yb = (b + 1 - f.l2d0) * f.ys;
+                double ya = mw__frame_yl(&f, b), yb = mw__frame_yl(&f, b + 1);
                 hit = xb > cx && xa < cx + 1 && yb > cy && ya < cy + 1;
             } else {
-                double d = ldexp(M_SQRT2, (int)b), ym = (b + 0.5 - f.l2d0) * f.ys;
+                double d = ldexp(M_SQRT2, (int)b), ym = mw__frame_yl(&f, b + 0.5);
                 double xe = (wsr + (sub + 0.5) * ss) * f.xs, xa = xe - d * f.xs;
                 if (repr == MW_REPR_LINES)
                     hit = (int)floor(ym) == cy && cx >= floor(xa) && cx <= floor(xe);

@@ -8,7 +8,13 @@
 #include "model_view.h"
 
 /* What a click found. */
-typedef enum { MW_PICK_NONE, MW_PICK_CALL, MW_PICK_CELL, MW_PICK_LEGEND } mw_pick_kind_t;
+typedef enum {
+    MW_PICK_NONE,
+    MW_PICK_CALL,
+    MW_PICK_CELL,
+    MW_PICK_LEGEND,
+    MW_PICK_RANK /* a row of the per-rank timeline (rank) */
+} mw_pick_kind_t;
 
 typedef struct {
     mw_pick_kind_t kind;
@@ -20,6 +26,12 @@ typedef struct {
     uint64_t duration_ns;
     uint64_t bytes;
     char host[64]; /* from the job description; "" unknown */
+    /* A call of a traced window (exact: every call of the window is known) */
+    int traced;
+    int32_t tag;
+    uint64_t comm; /* job-wide communicator id, 0 none */
+    unsigned tkind; /* MW_TK_* */
+    int open;       /* still in progress: duration_ns is how long so far */
     /* MW_PICK_CELL: a density cell (calls binned by sub-slot and log2 duration) */
     uint64_t cell_t0_ns, cell_t1_ns; /* global time span of the sub-slot */
     uint64_t cell_d0_ns, cell_d1_ns; /* duration span of the bin */

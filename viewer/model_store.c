@@ -178,6 +178,10 @@ static size_t window_bytes(const Mpiwatch__Window *w)
         b += sizeof(void *) + sizeof(Mpiwatch__FunctionStat) + 32 +
              (w->functions[i] ? w->functions[i]->n_hist * 4 : 0);
     b += w->n_longest * (sizeof(void *) + sizeof(Mpiwatch__Call) + 16);
+    /* Per-call traces travel encoded (docs/trace.md); decoded ones are model_trace.c's. */
+    for (size_t i = 0; i < w->n_traces; i++)
+        b += sizeof(void *) + sizeof(Mpiwatch__RankTrace) + sizeof(Mpiwatch__Trace) +
+             (w->traces[i] && w->traces[i]->trace ? w->traces[i]->trace->records.len : 0);
     return b;
 }
 
@@ -188,9 +192,11 @@ mw_model_t *mw_model_new(size_t cache_bytes)
         return NULL;
     m->scratch = calloc(1, sizeof *m->scratch);
     m->ev = calloc(MW_EVENTS_MAX, sizeof *m->ev);
-    if (!m->scratch || !m->ev) {
+    m->tr = mw__traces_new();
+    if (!m->scratch || !m->ev || !m->tr) {
         free(m->scratch);
         free(m->ev);
+        mw__traces_free(m->tr);
         free(m);
         return NULL;
     }
@@ -242,6 +248,7 @@ static void clear_job_state(mw_model_t *m)
     m->rc = NULL;
     m->rc_n = 0;
     drop_steps(m);
+    mw__traces_clear(m->tr);
     m->ev_head = m->ev_n = 0;
     memset(&m->evc, 0, sizeof m->evc);
     m->generation++;
@@ -265,6 +272,7 @@ void mw_model_free(mw_model_t *m)
     free(m->scratch->arc);
     free(m->scratch->stamp);
     free(m->scratch);
+    mw__traces_free(m->tr);
     free(m->ev);
     free(m);
 }

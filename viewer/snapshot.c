@@ -185,6 +185,8 @@ static const char *pick_kind_name(mw_pick_kind_t k)
         return "cell";
     case MW_PICK_LEGEND:
         return "legend";
+    case MW_PICK_RANK:
+        return "rank";
     default:
         return "none";
     }
@@ -209,6 +211,11 @@ static cJSON *json_pick(const mw_app_t *app, const mw_pick_t *p)
     (void)mw_json_add_u64(o, "duration_ns", p->duration_ns);
     (void)mw_json_add_u64(o, "bytes", p->bytes);
     cJSON_AddNumberToObject(o, "peer", p->peer);
+    cJSON_AddBoolToObject(o, "traced", p->traced);
+    if (p->traced) {
+        cJSON_AddNumberToObject(o, "tag", p->tag);
+        (void)mw_json_add_u64(o, "comm", p->comm);
+    }
     (void)mw_json_add_u64(o, "cell_t0_ns", p->cell_t0_ns);
     (void)mw_json_add_u64(o, "cell_t1_ns", p->cell_t1_ns);
     (void)mw_json_add_u64(o, "cell_d0_ns", p->cell_d0_ns);
@@ -310,6 +317,52 @@ static cJSON *json_meta(mw_app_t *app)
     cJSON_AddStringToObject(dn, "transfer", mw__transfer_name(v->transfer));
     cJSON_AddNumberToObject(dn, "o_min", frac(v->o_min));
     cJSON_AddBoolToObject(dn, "selected", v->sel1 > v->sel0);
+    cJSON_AddStringToObject(dn, "duration_axis", app->dn.lin ? "linear" : "log");
+
+    /* Traced windows (docs/trace.md, "Viewing traced windows"): how each window of the range
+     * is drawn, the decoded-trace cache, and the per-rank timeline's messages. */
+    cJSON *tr = cJSON_AddObjectToObject(root, "trace");
+    mw_trace_stats_t ts;
+    mw_trace_stats(app->model, &ts);
+    cJSON_AddNumberToObject(tr, "records_kept", (double)ts.records_kept);
+    cJSON_AddNumberToObject(tr, "records_cap", (double)ts.records_cap);
+    cJSON_AddNumberToObject(tr, "windows_evicted", (double)ts.windows_evicted);
+    cJSON_AddNumberToObject(tr, "over_cap", (double)ts.over_cap);
+    cJSON_AddNumberToObject(tr, "decode_errors", (double)ts.decode_errors);
+    cJSON_AddNumberToObject(tr, "late_kept", (double)ts.late_kept);
+    cJSON *cov = cJSON_AddArrayToObject(tr, "windows");
+    {
+        uint64_t o = mw_model_origin_ns(app->model);
+        double g0 = (double)o + f0 * 1e9, g1 = (double)o + f1 * 1e9;
+        uint64_t k0 = g0 > 0 ? mw_model_window_at(app->model, (uint64_t)g0) : 0;
+        uint64_t k1 = g1 > 0 ? mw_model_window_at(app->model, (uint64_t)g1) : 0;
+        static const char *const cn[] = {"none", "summary", "partial", "exact"};
+        for (uint64_t k = k1 - k0 > 4096 ? k1 - 4096 : k0; k <= k1; k++) {
+            cJSON *wj = cJSON_CreateObject();
+            cJSON_AddNumberToObject(wj, "index", (double)k);
+            cJSON_AddStringToObject(wj, "drawn", cn[mw_trace_cover(app->model, k)]);
+            cJSON_AddItemToArray(cov, wj);
+        }
+    }
+    if (app->show == MW_SHOW_RANKS) {
+        cJSON *rj = cJSON_AddObjectToObject(tr, "ranks_view");
+        cJSON_AddNumberToObject(rj, "ranks", app->rk.info.ranks);
+        cJSON_AddNumberToObject(rj, "groups", app->rk.info.groups);
+        cJSON_AddNumberToObject(rj, "messages", (double)app->rk.info.msgs);
+        cJSON_AddNumberToObject(rj, "alpha_min", app->rk.info.alpha_min);
+        cJSON *ms = cJSON_AddArrayToObject(rj, "lines");
+        for (size_t i = 0; i < app->rk.info.msgs_out && i < 256; i++) {
+            const mw_ranks_msg_t *mm = &app->rk.msgs[i];
+            cJSON *mj = cJSON_CreateObject();
+            cJSON_AddNumberToObject(mj, "src", mm->src);
+            cJSON_AddNumberToObject(mj, "dst", mm->dst);
+            cJSON_AddNumberToObject(mj, "x0", mm->x0);
+            cJSON_AddNumberToObject(mj, "y0", mm->y0);
+            cJSON_AddNumberToObject(mj, "x1", mm->x1);
+            cJSON_AddNumberToObject(mj, "y1", mm->y1);
+            cJSON_AddItemToArray(ms, mj);
+        }
+    }
 
     cJSON *leg = cJSON_AddArrayToObject(root, "legend");
     mw_legend_entry_t e[MW_LEGEND_MAX];

@@ -77,6 +77,16 @@ int mw__source_feed_message(mw_source_t *s, mw_model_t *m, const void *data, siz
             s->st.steps++;
         else if (!mw_model_job(m))
             mpiwatch__step__free_unpacked(st, NULL);
+    } else if (f->body_case == MPIWATCH__FEED__BODY_TRACE && f->trace) {
+        /* A reach-back trace of a window that closed before it came: folded into its window
+         * by the model (model_trace.h). Counted as data so that the views draw again. */
+        Mpiwatch__RankTrace *rt = f->trace;
+        f->trace = NULL;
+        f->body_case = MPIWATCH__FEED__BODY__NOT_SET;
+        if (mw_model_job(m))
+            added += mw_model_add_trace(m, rt) == 0;
+        else
+            mpiwatch__rank_trace__free_unpacked(rt, NULL);
     } else if (f->body_case == MPIWATCH__FEED__BODY_EVENT && f->event) {
         mw__source_set_event(s, f->event->kind, f->event->detail);
         mw_model_add_event(m, f->event->kind, f->event->detail, f->event->real_ns);

@@ -109,6 +109,7 @@ static int density_update(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force
     mw_density_range(vc->model, f0, f1, &d0, &d1);
     if (!force && d->key.valid && d->key.f0 == f0 && d->key.f1 == f1 && d->key.d0 == d0 &&
         d->key.d1 == d1 && d->key.w == r->w && d->key.h == r->h && d->key.repr == (int)v->repr &&
+        d->key.lin == v->dur_linear &&
         d->key.hfn == v->highlight_fn && d->key.hrank == v->highlight_rank &&
         d->key.data_gen == vc->data_gen)
         return 0;
@@ -132,6 +133,7 @@ static int density_update(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force
     d->dmax = mw_density_bin(vc->model, v, f0, f1, d0, d1, r->w, r->h, d->D, d->C);
     d->d0 = d0;
     d->d1 = d1;
+    d->lin = v->dur_linear;
     double calls = 0;
     for (size_t i = 0; i < px; i++)
         calls += d->D[i];
@@ -165,6 +167,7 @@ static int density_update(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force
     d->key.repr = (int)v->repr;
     d->key.hfn = v->highlight_fn;
     d->key.hrank = v->highlight_rank;
+    d->key.lin = v->dur_linear;
     d->key.data_gen = vc->data_gen;
     d->key.valid = 1;
     return 0;
@@ -178,6 +181,8 @@ static float x_of_ns(const mw_view_ctx_t *vc, double f0, double f1, uint64_t ns)
 
 static float y_of_dur(const mw_view_ctx_t *vc, const mw_density_gl_t *d, double ns)
 {
+    if (d->lin)
+        return (float)mw_y_of_duration_linear(&vc->layout->density, d->d1, ns);
     return (float)mw_y_of_duration(&vc->layout->density, d->d0, d->d1, ns < 1 ? 1 : ns);
 }
 
@@ -292,6 +297,151 @@ static void draw_rank_calls(const mw_view_ctx_t *vc, const mw_density_gl_t *d, c
     }
 }
 
+/* ---- traced windows (docs/trace.md, "Viewing traced windows") ---------------------------- */
+
+/* Window k's span on the call view's x axis (screen pixels). */
+static void window_x(const mw_view_ctx_t *vc, double f0, double f1, uint64_t k, float *xa,
+                     float *xb)
+{
+    uint64_t s = mw_model_window_start(vc->model, k);
+    *xa = x_of_ns(vc, f0, f1, s);
+    *xb = x_of_ns(vc, f0, f1, s + mw_model_window_len(vc->model, k));
+}
+
+/* The windows of [f0, f1] and how they are drawn; 1 when any of them is traced. */
+static int range_windows(const mw_view_ctx_t *vc, double f0, double f1, uint64_t *k0, uint64_t *k1)
+{
+    double origin = (double)mw_model_origin_ns(vc->model);
+    double g0 = origin + f0 * 1e9, g1 = origin + f1 * 1e9;
+    *k0 = g0 > 0 ? mw_model_window_at(vc->model, (uint64_t)g0) : 0;
+    *k1 = g1 > 0 ? mw_model_window_at(vc->model, (uint64_t)g1) : 0;
+    if (*k1 - *k0 > 4096)
+        *k0 = *k1 - 4096;
+    int traced = 0;
+    for (uint64_t k = *k0; k <= *k1 && !traced; k++) {
+        mw_cover_t c = mw_trace_cover(vc->model, k);
+        traced = c == MW_COVER_EXACT || c == MW_COVER_PARTIAL;
+    }
+    return traced;
+}
+
+/* Over a range that holds traced windows, the windows drawn from their summaries are marked:
+ * a hatched band along the plot's top (partly exact windows: half of it) and the word
+ * "summary" where there is room. Exact windows get no mark: exact is what a call view is. */
+void mw__trace_marks_draw(const mw_view_ctx_t *vc, const mw_rect_t *r, double f0, double f1)
+{
+    uint64_t k0, k1;
+    if (!range_windows(vc, f0, f1, &k0, &k1))
+        return;
+    mw_batch_t *b = vc->batch;
+    float band = mw__px(vc->layout, 5), lw = mw__px(vc->layout, 1.5f);
+    mw_rgba_t hatch = mw__hex(MW_COLOR_SUMMARY, 0.9f), dim = mw__hex(MW_COLOR_SUMMARY, 0.25f);
+    int fs = mw__font_small(vc->layout);
+    for (uint64_t k = k0; k <= k1; k++) {
+        mw_cover_t c = mw_trace_cover(vc->model, k);
+        if (c != MW_COVER_SUMMARY && c != MW_COVER_PARTIAL)
+            continue;
+        float xa, xb;
+        window_x(vc, f0, f1, k, &xa, &xb);
+        xa = xa < r->x ? (float)r->x : xa;
+        xb = xb > r->x + r->w ? (float)(r->x + r->w) : xb;
+        if (xb <= xa)
+            continue;
+        float h = c == MW_COVER_PARTIAL ? band / 2 : band;
+        mw__batch_rect(b, xa, (float)r->y, xb - xa, h, dim);
+        /* Diagonal strokes every 6 pixels. */
+        float step = mw__px(vc->layout, 6);
+        for (float x = xa - fmodf(xa - (float)r->x, step); x < xb; x += step) {
+            float x0 = x < xa ? xa : x, x1 = x + h > xb ? xb : x + h;
+            if (x1 > x0)
+                mw__batch_line(b, x0, (float)r->y + h, x1, (float)r->y + h - (x1 - x0), lw, hatch);
+        }
+        const char *word = c == MW_COVER_PARTIAL ? "partly exact" : "summary";
+        float tw = mw__text_width(vc->text, fs, word);
+        if (xb - xa > tw + 8)
+            mw__text_draw(vc->text, fs, (xa + xb) / 2, (float)r->y + band + 1, MW_ALIGN_CENTER,
+                          mw__hex(MW_COLOR_SUMMARY, 1), word);
+    }
+}
+
+/* Calls still in progress at the newest window: open-ended, growing with every window. A
+ * dashed line from the call's start to the newest window's end at the height of how long it
+ * has lasted so far, a hollow marker at the start and an arrow head at the growing end. */
+static void draw_open_calls(const mw_view_ctx_t *vc, const mw_density_gl_t *d, const mw_rect_t *r,
+                            double f0, double f1)
+{
+    mw_trace_open_t open[256];
+    size_t n = mw_trace_open_calls(vc->model, open, 256);
+    float lw = mw__px(vc->layout, 1.5f), rad = mw__px(vc->layout, 4), dash = mw__px(vc->layout, 5);
+    for (size_t i = 0; i < n; i++) {
+        const mw_trace_open_t *o = &open[i];
+        float y = y_of_dur(vc, d, (double)o->grown_ns);
+        float xs = x_of_ns(vc, f0, f1, o->start_ns);
+        float xe = x_of_ns(vc, f0, f1, o->start_ns + o->grown_ns);
+        if (y < r->y || y > r->y + r->h || xe < r->x || xs > r->x + r->w)
+            continue;
+        mw_rgb_t col = mw_model_color(vc->model, o->fn);
+        mw_rgba_t c = mw__rgba(col.r, col.g, col.b, 1);
+        float a = xs < r->x ? (float)r->x : xs, z = xe > r->x + r->w ? (float)(r->x + r->w) : xe;
+        for (float x = a; x < z; x += 2 * dash)
+            mw__batch_line(vc->batch, x, y, x + dash < z ? x + dash : z, y, lw, c);
+        if (xs >= r->x)
+            mw__batch_ring(vc->batch, xs, y, rad, lw, c);
+        if (xe <= r->x + r->w)
+            mw__batch_tri(vc->batch, xe, y, xe - 2 * rad, y - rad, xe - 2 * rad, y + rad, c);
+    }
+}
+
+/* The highlighted rank's calls in traced windows, every one exact, outlined over the crowd. */
+static void draw_rank_traced(const mw_view_ctx_t *vc, const mw_density_gl_t *d,
+                             const mw_rect_t *r, double f0, double f1)
+{
+    int64_t hr = vc->view->highlight_rank;
+    uint64_t k0, k1;
+    if (hr < 0 || !range_windows(vc, f0, f1, &k0, &k1))
+        return;
+    mw_repr_t repr = vc->view->repr;
+    float lw = mw__px(vc->layout, 1), rad = mw__px(vc->layout, 3);
+    mw_rgba_t white = mw__rgba(1, 1, 1, 0.9f);
+    size_t drawn = 0;
+    for (uint64_t k = k0; k <= k1 + 1 && drawn < 20000; k++) {
+        const mw_trace_window_t *tw = mw_trace_window(vc->model, k);
+        if (!tw || tw->over_cap)
+            continue;
+        for (uint32_t i = 0; i < tw->n_ranks; i++) {
+            const mw_trace_rank_t *e = &tw->ranks[i];
+            if ((int64_t)e->rank != hr || !e->exact)
+                continue;
+            for (size_t j = 0; j < e->n && drawn < 20000; j++) {
+                const mw_trace_rec_t *rec = &e->recs[j];
+                if (!mw_trace_is_call(rec))
+                    continue;
+                uint64_t s = mw_trace_rec_start(e, rec);
+                float y = y_of_dur(vc, d, rec->dur_ns ? (double)rec->dur_ns : 1.0);
+                float xs = x_of_ns(vc, f0, f1, s), xe = x_of_ns(vc, f0, f1, s + rec->dur_ns);
+                if (y < r->y || y > r->y + r->h || xe < r->x || xs > r->x + r->w)
+                    continue;
+                mw_rgb_t col = mw_model_color(vc->model, rec->fn);
+                mw_rgba_t fc = mw__rgba(col.r, col.g, col.b, 1);
+                drawn++;
+                if (repr == MW_REPR_LINES) {
+                    float a = xs < r->x ? (float)r->x : xs;
+                    float z = xe > r->x + r->w ? (float)(r->x + r->w) : xe;
+                    mw__batch_line(vc->batch, a, y, z < a + 1 ? a + 1 : z, y, 3 * lw, white);
+                    mw__batch_line(vc->batch, a, y, z < a + 1 ? a + 1 : z, y, lw, fc);
+                } else if (repr == MW_REPR_ARCS) {
+                    arc(vc, xs, xe, (float)(r->y + r->h), y, 2 * lw, fc);
+                } else {
+                    float x = repr == MW_REPR_END ? xe : xs;
+                    if (x < r->x || x > r->x + r->w)
+                        continue;
+                    mw__batch_ring(vc->batch, x, y, rad, lw, white);
+                }
+            }
+        }
+    }
+}
+
 #define LONGEST_RINGED 24 /* the longest recorded calls of the range get a ring */
 
 /* The longest recorded calls of the range, ringed in their function's color. They are in the
@@ -391,7 +541,8 @@ static void draw_grid_and_axes(const mw_view_ctx_t *vc, const mw_density_gl_t *d
     const char *ytitle = "call duration ↑";
     if (!grid)
         mw__text_draw(t, fs, mw__px(vc->layout, 6), (float)r->y, MW_ALIGN_LEFT, label, ytitle);
-    int n = mw_duration_ticks(d->d0, d->d1, r, ticks, 48);
+    int n = d->lin ? mw_duration_ticks_linear(d->d1, r, ticks, 48)
+                   : mw_duration_ticks(d->d0, d->d1, r, ticks, 48);
     float last_top = 1e9f;
     for (int i = 0; i < n; i++) {
         float y = (float)ticks[i].px;
@@ -458,6 +609,9 @@ void mw__density_draw(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force_reb
     mw__event_markers_draw(vc, r, f0, f1, 0);
     draw_longest(vc, d, r, f0, f1);
     draw_rank_calls(vc, d, r, f0, f1);
+    draw_rank_traced(vc, d, r, f0, f1);
+    draw_open_calls(vc, d, r, f0, f1);
+    mw__trace_marks_draw(vc, r, f0, f1);
     draw_pick(vc, d, r, f0, f1);
     draw_grid_and_axes(vc, d, r, f0, f1, 0);
 
@@ -466,9 +620,9 @@ void mw__density_draw(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force_reb
     int fs = mw__font_small(vc->layout);
     float pad = mw__px(vc->layout, 6);
     char buf[160];
-    snprintf(buf, sizeof buf, "%s · %s transfer · o_min %.2f · Dmax %.0f",
+    snprintf(buf, sizeof buf, "%s · %s transfer · o_min %.2f · Dmax %.0f%s",
              mw__repr_name(vc->view->repr), mw__transfer_name(vc->view->transfer),
-             (double)vc->view->o_min, (double)d->dmax);
+             (double)vc->view->o_min, (double)d->dmax, d->lin ? " · linear durations" : "");
     float w = mw__text_width(t, fs, buf);
     float lh = (float)mw__text_line_height(t, fs);
     /* Bottom corners: the top of the plot holds the longest calls, the ones that matter. */

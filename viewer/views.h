@@ -29,6 +29,8 @@
 #define MW_COLOR_RULE 0xff3df2  /* a rule fired (magenta) */
 #define MW_COLOR_STEER 0x2fe6ff /* a steering message (cyan) */
 #define MW_COLOR_ERROR 0xff6b6b
+/* Windows drawn from summaries where others are traced (docs/trace.md). */
+#define MW_COLOR_SUMMARY 0xb8bfcc
 /* A steering message's line is dashed: MW_STEER_DASH_ON pixels drawn of every MW_STEER_DASH,
  * from the plot's top. */
 #define MW_STEER_DASH_ON 6
@@ -96,6 +98,16 @@ void mw__time_axis(const mw_view_ctx_t *vc, const mw_rect_t *r, double t0, doubl
 int mw__density_init(mw_density_gl_t *d);
 void mw__density_free(mw_density_gl_t *d);
 void mw__density_draw(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force_rebin, int rank_busy);
+
+/* The marks of the windows drawn from summaries over plot r when [f0, f1] holds traced ones
+ * (view_density.c; the rank timeline uses them too). */
+void mw__trace_marks_draw(const mw_view_ctx_t *vc, const mw_rect_t *r, double f0, double f1);
+
+/* view_ranks.c: the per-rank timeline in the call view's region (state: rk, whose textures
+ * hold the opacity and the colour, drawn through the call view's shader). */
+int mw__ranks_init(mw_ranks_gl_t *rk);
+void mw__ranks_free(mw_ranks_gl_t *rk);
+void mw__ranks_draw(const mw_view_ctx_t *vc, mw_ranks_gl_t *rk);
 
 /* view_topology.c: the 3D topology view; its state and GL objects are t (app->tp, view_topo.h),
  * set up with the command line's window, step and camera. */

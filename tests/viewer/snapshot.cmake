@@ -43,3 +43,14 @@ foreach(t stack outlier pick views)
   set_tests_properties(viewer_snapshot_${t} PROPERTIES LABELS "viewer;snapshot;integration"
                                                        TIMEOUT 180 SKIP_RETURN_CODE 77)
 endforeach()
+
+# Traced windows (docs/trace.md, "Viewing traced windows"): a recording of crafted windows with
+# known per-call traces, the exact call view and the per-rank timeline checked pixel by pixel.
+add_executable(mw-trace-synth mw-trace-synth.c)
+target_link_libraries(mw-trace-synth PRIVATE mw_collector_core mw_trace)
+add_test(NAME viewer_snapshot_trace
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/snapshot_trace.sh
+                 $<TARGET_FILE:mpiwatch-viewer> $<TARGET_FILE:mw-trace-synth>
+                 $<TARGET_FILE:mw-pngprobe>)
+set_tests_properties(viewer_snapshot_trace PROPERTIES LABELS "viewer;snapshot;integration"
+                                                      TIMEOUT 180 SKIP_RETURN_CODE 77)
