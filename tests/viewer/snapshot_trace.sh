@@ -30,6 +30,8 @@ sv_snap ranks "$MW_T/trace.mpiw" --view ranks --size 1280x800 --range 0:0.6
 read -r x y <"$MW_T/calls-log.targets"
 sv_snap pick "$MW_T/trace.mpiw" --view density --size 1280x800 --repr start --range 0:0.6 \
     --pick "$x,$y"
-grep -q '"fn":"MPI_Barrier"' "$MW_T/pick.out" && grep -q '"rank":2' "$MW_T/pick.out" &&
-    grep -q '"traced":true' "$MW_T/pick.out" || mw_fail "picking the traced MPI_Barrier: $(cat "$MW_T/pick.out")"
+if ! grep -q '"fn":"MPI_Barrier"' "$MW_T/pick.out" || ! grep -q '"rank":2' "$MW_T/pick.out" ||
+    ! grep -q '"traced":true' "$MW_T/pick.out"; then
+    mw_fail "picking the traced MPI_Barrier: $(cat "$MW_T/pick.out")"
+fi
 mw_log "ok"
