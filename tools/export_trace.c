@@ -445,8 +445,13 @@ int mw__xt_load(mw__xt_t *x, const char *path)
             const Mpiwatch__Envelope *env =
                 mw_envelope_decode(&arena, rec->message.data, rec->message.len);
             if (env && env->version == MW_PROTO_VERSION &&
-                env->body_case == MPIWATCH__ENVELOPE__BODY_TRACE && env->trace)
-                m = add_trace(x, env->rank, env->trace, 1, 0);
+                env->body_case == MPIWATCH__ENVELOPE__BODY_TRACE && env->trace) {
+                if (x->job && (env->rank >= x->job->size || !env->job || !x->job->job ||
+                               strcmp(env->job, x->job->job) != 0))
+                    x->bad_traces++; /* another job's, or a rank the job does not have */
+                else
+                    m = add_trace(x, env->rank, env->trace, 1, 0);
+            }
         }
         if (m < 0) {
             fprintf(stderr, "mpiwatch-export: out of memory\n");
@@ -628,6 +633,8 @@ static void record_line(FILE *out, const mw__xt_part_t *p, const mw_trace_rec_t 
             r->dur_ns, r->comm, r->peer, r->tag, r->seq, r->bytes, r->req, (unsigned)r->flags);
     if (p->reach_back)
         fputs(",\"reach_back\":true", out);
+    if (p->trace_flags & MW_TRACE_SEQ_UNRELIABLE)
+        fputs(",\"seq_unreliable\":true", out);
     if (match >= 0)
         fprintf(out, ",\"match\":%" PRId64, match);
     if (coll >= 0)

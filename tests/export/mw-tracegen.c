@@ -14,6 +14,7 @@
  *   12  no rank exact (messages sent there advance the channel indices all the same);
  *   13  every rank exact: an Ibcast completed by Wait, a Send to MPI_PROC_NULL, a Send from a
  *       second thread; plus a second reach-back trace of rank 0 that must be left out.
+ * A reach-back trace of rank 2, window 11, from another job must be refused.
  * Traces of window 13 are compressed (zstd), the others are plain columns.
  *
  * The records are encoded with mw_trace_encode and the recording written frame by frame with
@@ -254,13 +255,14 @@ static void window(uint64_t index, recs_t v[N_RANKS], const int exact[N_RANKS], 
 }
 
 /* A reach-back trace as the collector records it: the frame a rank sent, verbatim. */
-static void reach_back(uint32_t rank, uint64_t index, const recs_t *v, uint64_t seq)
+static void reach_back(const char *job, uint32_t rank, uint64_t index, const recs_t *v,
+                       uint64_t seq)
 {
     Mpiwatch__Envelope env;
     Mpiwatch__Trace t;
     mpiwatch__envelope__init(&env);
     env.version = MW_PROTO_VERSION;
-    env.job = "tracegen";
+    env.job = (char *)job;
     env.rank = rank;
     env.seq = seq;
     make_trace(&t, index, v, 0, 0);
@@ -392,7 +394,11 @@ int main(int argc, char **argv)
     recv(&v[3], 3, "MPI_Recv", 510, 30, COMM_C, 1, 4, 256, MW_TK_RECV, 0);
     const int w11[N_RANKS] = {1, 1, 0, 0};
     window(11, v, w11, 0, NULL, NULL, 0);
-    reach_back(3, 11, &v[3], 100);
+    reach_back("tracegen", 3, 11, &v[3], 100);
+    /* a trace of rank 2 from another job: refused (window 11 stays partial) */
+    recs_t other = {0};
+    other.r[other.n++] = v[3].r[0];
+    reach_back("another job", 2, 11, &other, 100);
 
     /* ---- window 12: nothing exact; a message 0 -> 1 all the same ---- */
     memset(v, 0, sizeof v);
@@ -433,7 +439,7 @@ int main(int argc, char **argv)
     d->kind = MW_TK_CALL;
     d->dur_ns = 1000;
     d->peer = -1;
-    reach_back(0, 13, &dup, 101);
+    reach_back("tracegen", 0, 13, &dup, 101);
 
     fprintf(ex, "{\"counts\":{");
     for (int i = 0; i < E_N; i++)

@@ -27,6 +27,7 @@ grep -q "window(s) not traced, not in the export: 12$" "$dir/trace.err" ||
     fail "no warning naming the untraced window 12: $(cat "$dir/trace.err")"
 grep -q "traced for only some ranks: 11$" "$dir/trace.err" ||
     fail "no warning naming the partial window 11"
+grep -q "1 trace(s) refused" "$dir/trace.err" || fail "the other job's trace is not reported"
 "$export_bin" --format trace "$dir/t.mpiw" >"$dir/stdout.jsonl" 2>/dev/null ||
     fail "--format trace to stdout"
 cmp -s "$dir/t.jsonl" "$dir/stdout.jsonl" || fail "the file and stdout differ"
