@@ -2,12 +2,16 @@
 """Checks mpiwatch-export --format trace output against mw-tracegen's expectations.
 
 usage: check_trace_jsonl.py TRACE.jsonl EXPECT.json
+       check_trace_jsonl.py TRACE.jsonl --complete
 
 Every receive must carry a match id shared with exactly one send, the matched messages must be
 exactly the expected (source, destination, tag, channel index) set, sends without partner as
 expected, lines sorted by rank then start time, collective instances grouped, the windows that
 are not exact listed and none of their records invented, the reach-back trace folded in and
 its duplicate left out.
+
+With --complete (a real job traced in full, every window exact): no window line, every send and
+every receive matched, each collective instance's members of one function.
 """
 import collections
 import json
@@ -23,7 +27,8 @@ def fail(msg):
 
 def main():
     lines = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
-    exp = json.load(open(sys.argv[2], encoding="utf-8"))
+    complete = sys.argv[2] == "--complete"
+    exp = None if complete else json.load(open(sys.argv[2], encoding="utf-8"))
     recs = [x for x in lines if x["type"] == "record"]
     wins = {x["window"]: x for x in lines if x["type"] == "window"}
     if not recs:
@@ -55,15 +60,32 @@ def main():
             not r["flags"] & (PROC_NULL | CANCELLED)
         if is_recv and "match" not in r:
             fail("receive without its send: %r" % r)
-    if sorted(matched) != sorted(exp["matched"]):
-        fail("matched %r, expected %r" % (sorted(matched), sorted(exp["matched"])))
     unmatched_sends = [r for r in recs if r["kind"] in ("send", "isend") and r["peer"] >= 0
                        and not r["flags"] & PROC_NULL and "match" not in r]
+    colls = collections.Counter(r["coll"] for r in recs if "coll" in r)
+    if complete:
+        if wins:
+            fail("windows not exact: %r" % sorted(wins))
+        if unmatched_sends:
+            fail("%d sends without their receive, first %r" % (len(unmatched_sends),
+                                                                unmatched_sends[0]))
+        fns = collections.defaultdict(set)
+        for r in recs:
+            if "coll" in r:
+                fns[r["coll"]].add(r["fn"])
+        if any(len(f) != 1 for f in fns.values()):
+            fail("a collective instance of several functions: %r" % dict(fns))
+        if not matched:
+            fail("no message matched")
+        print("check_trace_jsonl: OK: %d records, %d messages matched, %d collective instances"
+              % (len(recs), len(matched), len(colls)))
+        return
+    if sorted(matched) != sorted(exp["matched"]):
+        fail("matched %r, expected %r" % (sorted(matched), sorted(exp["matched"])))
     if len(unmatched_sends) != exp["sends_unmatched"]:
         fail("%d sends without partner, expected %d" % (len(unmatched_sends),
                                                         exp["sends_unmatched"]))
 
-    colls = collections.Counter(r["coll"] for r in recs if "coll" in r)
     if len(colls) != exp["coll_instances"] or sorted(colls.values()) != [2, 4, 4, 4]:
         fail("collective instances %r" % colls)
 

@@ -1,15 +1,25 @@
 #!/bin/bash
-# trace_export.sh EXPORT TRACEGEN: mpiwatch-export --format trace and --format otf2 on a
-# recording with known traced windows (mw-tracegen.c): the JSON lines checked by
-# check_trace_jsonl.py, the OTF2 archive by otf2-print (valid, no INVALID reference) and by the
-# OTF2 Python bindings (check_otf2.py, exact counts and peers), the warning that names the
-# windows not traced, and the refusals (an archive already there, no -o, not a recording).
-set -u
+# trace_export.sh EXPORT TRACEGEN COLLECTOR LIB SUBCOMM MPIRUN: mpiwatch-export --format trace
+# and --format otf2
+#   - on a recording with known traced windows (mw-tracegen.c): the JSON lines checked by
+#     check_trace_jsonl.py, the OTF2 archive by otf2-print (valid, no INVALID reference) and by
+#     the OTF2 Python bindings (check_otf2.py, exact counts and peers), the warning that names
+#     the windows not traced, and the refusals (an archive already there, no -o, not a
+#     recording);
+#   - on the recording of a real MPI job traced in full (tests/programs/subcomm: split and
+#     duplicated communicators, Isend/Irecv/Waitall, Send/Recv on 4 ranks): every send and
+#     receive matched, and the archive's events equal to what the trace lines say.
 export_bin=$1
 tracegen=$2
+MW_COLLECTOR=$3
+lib=$4
+subcomm=$5
+mpirun=${6:-}
 here=$(cd "$(dirname "$0")" && pwd)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+# shellcheck source=../lib/common.sh
+. "$here/../lib/common.sh"
+mw_init export_trace
+dir=$MW_T
 fails=0
 fail() {
     echo "FAIL: $*"
@@ -74,8 +84,31 @@ echo "not a recording" >"$dir/bad.mpiw"
 rc=$?
 [ "$rc" = 2 ] || fail "--format trace of a file that is not a recording exited $rc, not 2"
 
-if [ "$fails" -ne 0 ]; then
-    echo "trace_export: $fails failure(s)"
-    exit 1
+# A real job, traced in full (4 ranks, a moderate rate: every window within the budget).
+if [ -z "$mpirun" ] || [ ! -x "$subcomm" ]; then
+    fail "no mpirun or no subcomm program: a real recording cannot be exported"
+else
+    mw_mpi_env
+    export MPIWATCH_TRACE=on
+    mw_start_collector --exit-after-job --quiet --record "$dir/real.mpiw" \
+        --silence-timeout-ms 30000
+    "$mpirun" --oversubscribe -np 4 -x LD_PRELOAD="$lib" -x MPIWATCH_COLLECTOR="$MW_EP" \
+        -x MPIWATCH_TRACE "$subcomm" 20 >"$dir/subcomm.out" 2>&1 ||
+        { MW_FAILURE_LOG=$dir/subcomm.out; mw_fail "the subcomm program failed"; }
+    mw_collector_exits 30
+    "$export_bin" --format trace "$dir/real.mpiw" -o "$dir/real.jsonl" 2>"$dir/real.err" ||
+        fail "real: --format trace exited $?"
+    python3 "$here/check_trace_jsonl.py" "$dir/real.jsonl" --complete || fail "real: trace lines"
+    "$export_bin" --format otf2 "$dir/real.mpiw" -o "$dir/real" 2>>"$dir/real.err" ||
+        fail "real: --format otf2 exited $?"
+    if grep -q warning "$dir/real.err"; then
+        fail "real: warnings: $(grep warning "$dir/real.err")"
+    fi
+    otf2-print --silent -Werror "$dir/real/traces.otf2" >"$dir/real.print" 2>&1 ||
+        fail "real: otf2-print: $(cat "$dir/real.print")"
+    /usr/bin/python3 "$here/check_otf2.py" "$dir/real/traces.otf2" --jsonl "$dir/real.jsonl" ||
+        fail "real: the archive and the trace lines disagree"
 fi
-echo "trace_export: OK"
+
+[ "$fails" -eq 0 ] || mw_fail "$fails failure(s)"
+mw_log "ok"
