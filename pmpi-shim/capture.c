@@ -22,6 +22,11 @@
  * guard makes impossible in practice) is counted in Capture.dropped, so that for every
  * sample: timed calls counted = calls traced + dropped.
  *
+ * With tracing on (docs/trace.md, "Flight recorder, plans and captures") a request also
+ * reaches back: its windows that the flight recorder still holds are sent as Envelope.trace
+ * messages, and every later one is traced with its sample (trace_send.c), besides the
+ * Sample.capture of the whole windows ahead described here, which is unchanged.
+ *
  * One capture at a time: a request that arrives before the sender has collected the last
  * window of the one in force is refused (counted as busy). Nothing here allocates, locks or
  * enters the kernel on a recording thread.
@@ -151,11 +156,17 @@ int mw__capture_request(const char *value)
     C.windows = (uint32_t)n;
     C.hi = (int64_t)(C.first + n);
     C.lo = (int64_t)C.first > safe ? (int64_t)C.first : safe;
+    /* With tracing on (trace_send.c) the request also reaches back: its windows still in the
+     * flight recorder are sent at once, the later ones traced with their samples. Its id is
+     * the range word, the same on every rank for N@K. */
+    int traced =
+        mw__trace_enabled() && mw__trace_capture(C.first, n, C.first << MW_CAPTURE_N_BITS | n) > 0;
     if (C.lo >= C.hi || (uint64_t)C.hi >= 1ull << (64 - MW_CAPTURE_N_BITS)) {
         C.late++;
-        mw__log("capture %s: every window had begun when it arrived; nothing captured", value);
+        mw__log("capture %s: every window had begun when it arrived; %s", value,
+                traced ? "sent from the flight recorder" : "nothing captured");
         C.lo = C.hi = 0;
-        return -1;
+        return traced ? 0 : -1;
     }
     publish();
     /* Had this thread been descheduled between reading the clock and the store, a thread
@@ -170,7 +181,7 @@ int mw__capture_request(const char *value)
         C.late++;
         C.lo = C.hi = 0;
         publish();
-        return -1;
+        return traced ? 0 : -1;
     }
     C.accepted++;
     mw__log("capture %s: windows %lld..%lld%s", value, (long long)C.lo, (long long)C.hi - 1,

@@ -104,6 +104,11 @@ void mw__config_read(mw_config_t *cfg)
     mw__trace.on = !(tr && (strcmp(tr, "off") == 0 || strcmp(tr, "0") == 0));
     mw__trace.ring_size = pow2_at_least(env_uint("MPIWATCH_TRACE_RING", MW_TRACE_RING_DEFAULT,
                                                  MW_TRACE_RING_MIN, MW_TRACE_RING_MAX));
+    cfg->trace_history = env_uint("MPIWATCH_TRACE_HISTORY", 16, 1, 1024);
+    cfg->trace_history_mb = env_uint("MPIWATCH_TRACE_HISTORY_MB", 16, 1, 4096);
+    const char *tp = getenv("MPIWATCH_TRACE_PLAN");
+    if (tp && strlen(tp) < sizeof cfg->trace_plan)
+        snprintf(cfg->trace_plan, sizeof cfg->trace_plan, "%s", tp);
     const char *t = getenv("MPIWATCH_TIMER");
     cfg->timer = !t ? 0 : strcmp(t, "tsc") == 0 ? 1 : strcmp(t, "clock") == 0 ? 2 : 0;
 }

@@ -13,6 +13,9 @@
  * going to the application's threads. With MPIWATCH_STEER the thread also owns a SUB socket
  * (steer.c), waits on it with zmq_poll instead of sleeping, and drains it on every wake-up.
  * A captured window's sample also carries its per-call trace (capture.c, Sample.capture).
+ * With tracing on, each window's records are drained from the threads' rings into the flight
+ * recorder as it is collected, and the sample carries them when the job's plan wants them
+ * (trace_send.c, Sample.trace); windows a capture reaches back to go as Envelope.trace.
  *
  * Every sample also carries the rank's running totals since MPI_Init (per function ever
  * called: calls, ns, bytes; and the samples produced), and so does the bye. They are summed
@@ -81,6 +84,11 @@ static struct {
      * collector takes them, dropped oldest-first (and counted) beyond MW_BACKLOG entries or
      * MW_BACKLOG_BYTES. */
     zmq_msg_t backlog[MW_BACKLOG];
+    /* per entry: a sample or bye (a drop is a dropped sample) or a reach-back trace, and the
+     * first communicator definition it carries (-1 none: sent again when it is dropped) */
+    uint8_t bl_trace[MW_BACKLOG];
+    int64_t bl_comm[MW_BACKLOG];
+    uint64_t traces_dropped; /* reach-back traces that could not be sent */
     unsigned bl_head, bl_count;
     size_t bl_bytes;
     uint64_t seq;
@@ -142,30 +150,45 @@ static size_t encode(Mpiwatch__Envelope *env)
     return mpiwatch__envelope__pack(env, S.enc.buf);
 }
 
+/* A message that will not be sent: a dropped sample (or bye), or a dropped reach-back trace;
+ * the communicator definitions it carried go again with the next sample. */
+static void dropped(int trace, int64_t comm_from)
+{
+    if (trace)
+        S.traces_dropped++;
+    else
+        S.samples_dropped_total++;
+    if (comm_from >= 0)
+        mw__trace_comms_lost((unsigned)comm_from);
+}
+
 static void backlog_drop_oldest(void)
 {
     zmq_msg_t *m = &S.backlog[S.bl_head];
     S.bl_bytes -= zmq_msg_size(m);
     zmq_msg_close(m);
+    dropped(S.bl_trace[S.bl_head], S.bl_comm[S.bl_head]);
     S.bl_head = (S.bl_head + 1) % MW_BACKLOG;
     S.bl_count--;
-    S.samples_dropped_total++;
 }
 
-static void backlog_push(const void *data, size_t len)
+static void backlog_push(const void *data, size_t len, int trace, int64_t comm_from)
 {
     if (len > MW_BACKLOG_BYTES) {
-        S.samples_dropped_total++;
+        dropped(trace, comm_from);
         return;
     }
     while (S.bl_count == MW_BACKLOG || S.bl_bytes + len > MW_BACKLOG_BYTES)
         backlog_drop_oldest();
-    zmq_msg_t *m = &S.backlog[(S.bl_head + S.bl_count) % MW_BACKLOG];
+    unsigned at = (S.bl_head + S.bl_count) % MW_BACKLOG;
+    zmq_msg_t *m = &S.backlog[at];
     if (zmq_msg_init_size(m, len) != 0) {
-        S.samples_dropped_total++;
+        dropped(trace, comm_from);
         return;
     }
     memcpy(zmq_msg_data(m), data, len);
+    S.bl_trace[at] = (uint8_t)trace;
+    S.bl_comm[at] = comm_from;
     S.bl_count++;
     S.bl_bytes += len;
 }
@@ -185,18 +208,31 @@ static void backlog_flush(void)
     }
 }
 
-/* Sends a sample or bye now if nothing is waiting before it, otherwise queues it. */
-static void send_or_queue(Mpiwatch__Envelope *env)
+/* Sends a sample, bye or trace now if nothing is waiting before it, otherwise queues it.
+ * comm_from: the first communicator definition the message carries, -1 none. */
+static void send_or_queue(Mpiwatch__Envelope *env, int trace, int64_t comm_from)
 {
     size_t len = encode(env);
     if (len == 0) {
-        S.samples_dropped_total++;
+        dropped(trace, comm_from);
         return;
     }
     if (!S.hello_pending && S.bl_count == 0 && S.push &&
         zmq_send(S.push, S.enc.buf, len, ZMQ_DONTWAIT) >= 0)
         return;
-    backlog_push(S.enc.buf, len);
+    backlog_push(S.enc.buf, len, trace, comm_from);
+}
+
+/* Sends the flight-recorder windows a capture reached back to (trace_send.c). */
+static void send_reach_back(void)
+{
+    Mpiwatch__Trace tr;
+    while (mw__trace_reach_next(&tr)) {
+        Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
+        env.body_case = MPIWATCH__ENVELOPE__BODY_TRACE;
+        env.trace = &tr;
+        send_or_queue(&env, 1, -1);
+    }
 }
 
 static void send_hello(void)
@@ -391,10 +427,13 @@ static void send_sample(int64_t k)
     smp.window_ns = mw__grid_len(k);
     smp.window_start_ns = mw__grid_start(k);
     size_t nf = 0;
+    uint64_t timed = 0; /* the calls a traced window must hold (counted-only ones never are) */
     for (unsigned f = 1; f < MW_FN_COUNT; f++) {
         const mw_fnstat_t *x = &a->fn[f];
         if (!x->count)
             continue;
+        if (mw_fn_timed(f))
+            timed += x->count;
         Mpiwatch__FunctionStat *fs = &e->fs[nf];
         mpiwatch__function_stat__init(fs);
         fs->fn = f;
@@ -421,6 +460,7 @@ static void send_sample(int64_t k)
     }
     smp.n_functions = nf;
     smp.functions = e->fsp;
+    mw__trace_collect(k, timed);
     for (unsigned i = 0; i < a->npeers; i++) {
         e->pmsg[i] = a->peer_messages[a->peer_list[i]];
         e->pbytes[i] = a->peer_bytes[a->peer_list[i]];
@@ -497,11 +537,26 @@ static void send_sample(int64_t k)
     sample_steps(&smp, &a->marks);
     Mpiwatch__Capture cap = MPIWATCH__CAPTURE__INIT;
     sample_capture(&smp, &cap, k);
+    /* Tracing (trace_send.c): the window's records or its summary-only mark, and the
+     * communicators created since the last sample that got out. */
+    Mpiwatch__Trace tr;
+    int64_t comm_from = -1;
+    if (mw__trace_sample(k, timed, &tr)) {
+        smp.trace = &tr;
+        unsigned from, upto;
+        smp.n_comms = mw__trace_comms(&smp.comms, &from, &upto);
+        if (smp.n_comms) {
+            comm_from = from;
+            mw__trace_comms_sent(upto);
+        }
+        if (tr.records.len && mpiwatch__sample__get_packed_size(&smp) + 256 > S.enc.buf_cap)
+            mw__trace_unsent(&tr, timed);
+    }
 
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
     env.body_case = MPIWATCH__ENVELOPE__BODY_SAMPLE;
     env.sample = &smp;
-    send_or_queue(&env);
+    send_or_queue(&env, 0, comm_from);
     S.windows_sent++;
     mw__capture_clear(k);
     mw__acc_clear(a);
@@ -523,7 +578,7 @@ static void send_bye(void)
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
     env.body_case = MPIWATCH__ENVELOPE__BODY_BYE;
     env.bye = &b;
-    send_or_queue(&env);
+    send_or_queue(&env, 0, -1);
 }
 
 /* Reads socket events without waiting: every (re)connection gets a fresh hello. */
@@ -625,6 +680,7 @@ static void tick_io(void)
 {
     poll_monitor();
     mw__steer_drain();
+    send_reach_back(); /* a capture may have reached back into the flight recorder */
     if (S.hello_pending)
         send_hello();
     if (!S.hello_pending)
@@ -713,6 +769,9 @@ static void *sender_main(void *arg)
     }
     send_bye();
     mw__capture_log();
+    mw__trace_log();
+    if (S.traces_dropped)
+        mw__log("sender: %llu reach-back traces dropped", (unsigned long long)S.traces_dropped);
     mw__grid_log();
     if (catchup_skipped)
         mw__log("sender: %llu windows skipped to catch up (counted as dropped samples)",
@@ -737,6 +796,8 @@ int mw__sender_start(const mw_hello_info_t *info)
     S.info = *info;
     if (alloc_buffers() != 0)
         return -1;
+    if (mw__trace_send_init() != 0)
+        mw__log("no memory for the flight recorder; tracing is off");
     S.next = atomic_load(&mw__g.closed_upto) + 1;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);

@@ -52,6 +52,9 @@ typedef struct {
     char steer[256];      /* MPIWATCH_STEER: the collector's steering endpoint ("": none) */
     unsigned nodes;       /* MPIWATCH_NODES: emulated nodes (0: the real ones), docs/topology.md */
     unsigned capture_max; /* MPIWATCH_CAPTURE_MAX: traced calls per window and thread */
+    /* Flight recorder (docs/trace.md): windows kept, their bytes at most, the first plan. */
+    unsigned trace_history, trace_history_mb; /* MPIWATCH_TRACE_HISTORY, _HISTORY_MB */
+    char trace_plan[64];                      /* MPIWATCH_TRACE_PLAN ("": all) */
 } mw_config_t;
 
 typedef struct {

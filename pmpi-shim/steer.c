@@ -8,7 +8,8 @@
  * control characters. Bad messages are dropped and counted. Keys under "mpiwatch." belong to
  * the library and are applied on the sender thread at once (pause and resume flip the same
  * flag as MPI_Pcontrol; capture schedules a per-call trace of whole windows, capture.c;
- * window switches the window grid at the window the collector chose, grid.c).
+ * window switches the window grid at the window the collector chose, grid.c; trace sets the
+ * job's plan of traced windows, trace_send.c).
  * Every other key goes into a fixed single-producer/single-consumer ring (dropped and counted
  * when full) and raises a one-byte "pending" flag.
  *
@@ -259,6 +260,8 @@ static int steer_builtin(const char *key, const char *value)
         mw__capture_request(value); /* refusals are counted there, by reason */
     } else if (strcmp(k, "window") == 0) {
         mw__grid_request(value); /* grid.c; refusals are counted there, by reason */
+    } else if (strcmp(k, "trace") == 0) {
+        mw__trace_plan_request(value); /* trace_send.c; refusals are counted there */
     } else {
         T.bad++;
     }

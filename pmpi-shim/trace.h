@@ -127,4 +127,41 @@ void mw__comm_freed(MPI_Comm comm);
 /* Sender thread: the definitions not yet sent, from *cursor on; advance *cursor once sent. */
 unsigned mw__comm_count(void);
 
+/* ---- the sender thread's side (trace_send.c, docs/trace.md "Flight recorder, plans and
+ * captures") ---------------------------------------------------------------------------------
+ * After mw__collect(k) the sender drains every ring of the records ending in windows <= k,
+ * numbers their channels, checks their count against the sample's timed calls and keeps the
+ * encoded window in the flight recorder; it then asks which windows travel and how. */
+#include "mw_proto.h"
+/* At the sender's start: the flight recorder and the plan (MPIWATCH_TRACE_HISTORY,
+ * MPIWATCH_TRACE_HISTORY_MB, MPIWATCH_TRACE_PLAN). Returns 0 (tracing may still be off), or
+ * -1 (no memory: tracing is off). */
+int mw__trace_send_init(void);
+/* 1 when the sender traces (MPIWATCH_TRACE=on and the rings exist). */
+int mw__trace_enabled(void);
+/* Window k was collected; `timed` is its sample's count of timed calls. */
+void mw__trace_collect(int64_t k, uint64_t timed);
+/* Fills the Trace of window k's sample (records when the plan or a capture wants it, else its
+ * summary-only mark). Returns 1 when set, 0 when not tracing. */
+int mw__trace_sample(int64_t k, uint64_t timed, Mpiwatch__Trace *tr);
+/* The sample did not fit one message with its records: tr becomes summary only. */
+void mw__trace_unsent(Mpiwatch__Trace *tr, uint64_t timed);
+/* mpiwatch.trace=PLAN (steer.c). Returns 0, or -1 when refused (counted). */
+int mw__trace_plan_request(const char *value);
+/* mpiwatch.capture=N@K (capture.c): windows [first, first + n) with request id `id`; those
+ * still in the flight recorder are queued for mw__trace_reach_next(), the later ones go
+ * traced with their samples. Returns 1 when some window was taken, 0 otherwise. */
+int mw__trace_capture(uint64_t first, uint64_t n, uint64_t id);
+/* The next queued reach-back window as a Trace (records point into the flight recorder, valid
+ * until the next collection). Returns 1, or 0 when none is left. */
+int mw__trace_reach_next(Mpiwatch__Trace *tr);
+/* The communicator definitions not yet sent, at most a sample's worth: *out, and the count;
+ * they are table entries [*from, *upto). mw__trace_comms_sent(upto) once a message carrying
+ * them was handed to ZeroMQ (or queued), mw__trace_comms_lost(from) when it was dropped. */
+unsigned mw__trace_comms(Mpiwatch__CommDef ***out, unsigned *from, unsigned *upto);
+void mw__trace_comms_sent(unsigned upto);
+void mw__trace_comms_lost(unsigned from);
+/* Counters for MPIWATCH_VERBOSE at finalize. */
+void mw__trace_log(void);
+
 #endif

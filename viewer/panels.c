@@ -205,6 +205,14 @@ static void draw_details(const mw_view_ctx_t *vc)
                    mw__hex(MW_COLOR_PANEL, 1));
     float y = (float)r->y + pad / 2;
     char a[96], b[96];
+    if (p->kind == MW_PICK_RANK) {
+        snprintf(a, sizeof a, "rank %" PRIu32, p->rank);
+        mw__text_draw(t, f, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_TEXT, 1), a);
+        y += (float)mw__text_line_height(t, f) + mw__px(vc->layout, 2);
+        mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_DIM, 1),
+                      "highlighted in every view");
+        return;
+    }
     if (p->kind != MW_PICK_CALL && p->kind != MW_PICK_CELL) {
         mw__text_draw(t, f, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_TEXT, 1),
                       "details");
@@ -240,6 +248,17 @@ static void draw_details(const mw_view_ctx_t *vc)
         if (p->peer >= 0) {
             snprintf(a, sizeof a, "rank %" PRId32, p->peer);
             y = detail_line(vc, r, y, "peer", a);
+        }
+        if (p->traced) { /* a call of a traced window: everything its record holds */
+            if (p->tkind != MW_TK_CALL && p->tkind != MW_TK_COLL && p->tkind != MW_TK_ICOLL) {
+                snprintf(a, sizeof a, "%" PRId32, p->tag);
+                y = detail_line(vc, r, y, "tag", a);
+            }
+            if (p->comm) {
+                snprintf(a, sizeof a, "%#" PRIx64, p->comm);
+                y = detail_line(vc, r, y, "comm", a);
+            }
+            y = detail_line(vc, r, y, "source", "traced (exact)");
         }
     } else {
         snprintf(a, sizeof a, "%" PRIu64 " call%s (binned)", p->cell_count,
@@ -347,8 +366,9 @@ static const char *const help_rows[][2] = {
     {"End", "follow the newest window"},
     {"1 2 3 4", "calls as points by start / by end / lines / arcs"},
     {"t", "transfer function linear ↔ log"},
+    {"l", "call durations: log ↔ linear axis"},
     {"[  ]", "o_min − / + 0.05"},
-    {"v", "views: all → timeline → call view → topology → matrix"},
+    {"v", "views: all → timeline → call view → ranks → topology → matrix"},
     {"Esc", "clear selection, highlights and pick"},
     {"s", "save a snapshot (mpiwatch-TIMESTAMP.png)"},
     {":", "steer: KEY=VALUE [RANKS], Enter sends, Esc cancels"},
