@@ -10,22 +10,24 @@
  *     tag of a collective, is never written); a record starts with one varint, its entry's
  *     index (most frequent first) and three bits: how its start relates to the end of the
  *     previous record (equal, later by d, earlier by d) and whether all its message fields
- *     equal their predictions (a "hit": nothing else is written for them);
+ *     equal their predictions (a "hit": nothing else is written for them; otherwise a mask
+ *     of the fields that miss, and only their differences);
  *   - predictions that follow MPI's structure: a request number is the previous post's + 1,
  *     a completion's is the previous completion's + 1; a completion takes peer, tag, bytes and
- *     index from its post in the block (found by request number); a post's peer is the one that
- *     followed the previous peer last time (a stencil's neighbours in their order), its tag
- *     the last one used with that peer; bytes and channel index come from the last message on
- *     the same (direction, communicator, peer, tag), the index + 1; a collective's instance is
- *     the communicator's previous one + 1;
+ *     index from its post in the block (found by request number), except MPI_ANY_SOURCE and
+ *     MPI_ANY_TAG; a post's peer is the one that followed the previous peer last time (a
+ *     stencil's neighbours in their order), its tag the last one used with that peer; bytes and
+ * channel index come from the last message on the same (direction, communicator, peer, tag), the
+ * index + 1; a collective's instance is the communicator's previous one + 1;
  *   - communicator ids (64-bit hashes) only in a dictionary, 8 bytes once per block.
  * A field that misses is written as the zigzag varint of its difference to the prediction
  * (modulo its width, so every value round-trips, INT64_MIN starts and UINT64_MAX bytes too).
  *
  * The block: format byte (1), varint count, varint ncomm and ncomm 64-bit little-endian ids
  * (index 0 is "no communicator"), varint nops and per op: kind | flags << 4, fn, thread,
- * communicator index, field mask; then the byte lengths of the 8 columns (op words, start,
- * duration, request, peer, tag, bytes, index) and the columns. docs/trace.md has the figures.
+ * communicator index, field mask; then the byte lengths of the 9 columns (op words, start,
+ * duration, miss masks, request, peer, tag, bytes, index) and the columns. docs/trace.md has the
+ * figures.
  *
  * Decoding trusts nothing: every count is checked against `count` and the caps before
  * anything is allocated, a zstd frame must declare exactly `raw_bytes` (at most what `count`
@@ -53,8 +55,8 @@ static const unsigned char fn_rows[] = {
 #define FN_COUNT (sizeof fn_rows + 1u)
 
 #define FORMAT 1u
-#define NCOLS 8
-enum { C_OP, C_START, C_DUR, C_REQ, C_PEER, C_TAG, C_BYTES, C_SEQ };
+#define NCOLS 9
+enum { C_OP, C_START, C_DUR, C_MISS, C_REQ, C_PEER, C_TAG, C_BYTES, C_SEQ };
 /* Field mask of an op entry: which fields its records carry (else the default). */
 enum { M_DUR = 1, M_REQ = 2, M_PEER = 4, M_TAG = 8, M_BYTES = 16, M_SEQ = 32, M_ALL = 63 };
 #define M_MSG (M_REQ | M_PEER | M_TAG | M_BYTES | M_SEQ)
@@ -62,8 +64,9 @@ enum { M_DUR = 1, M_REQ = 2, M_PEER = 4, M_TAG = 8, M_BYTES = 16, M_SEQ = 32, M_
 enum { S_SAME = 0, S_LATER = 1, S_EARLIER = 2 };
 #define OP_HIT 4u
 /* The most bytes one record and its dictionary share can take in a block (what a
- * reader accepts as raw_bytes for a count): op word 4, start 10, duration 10, request 5, peer 5,
- * tag 5, bytes 10, index 10; an op entry 2 + 3 + 5 + 3 + 1; a communicator 8. */
+ * reader accepts as raw_bytes for a count): op word 4, start 10, duration 10, miss mask 1,
+ * request 5, peer 5, tag 5, bytes 10, index 10; an op entry 2 + 3 + 5 + 3 + 1; a communicator
+ * 8. */
 #define REC_BOUND 96u
 #define HDR_BOUND 64u
 
@@ -418,7 +421,7 @@ static inline void sizes_add(trace_sizes_t *s, const trace_op_t *o)
 {
     if (is_post(o->kind) && (o->mask & M_REQ))
         s->req++;
-    if (!is_done(o->kind) && (o->mask & M_PEER))
+    if (o->mask & M_PEER)
         s->np++;
     if (is_p2p(o->kind))
         s->ch++;
@@ -508,8 +511,16 @@ rec_code(trace_model_t *m, trace_op_t *ops, uint32_t opi, uint32_t w, mw_trace_r
             r->seq = 0;
         }
     } else {
-        const int hit = enc ? 1 : (int)(w & OP_HIT);
-        int miss = 0;
+        /* the fields that miss their prediction: a mask in the miss column when the op word
+         * says "not a hit" (never empty, only fields the op carries) */
+        unsigned miss = 0;
+        if (!enc && !(w & OP_HIT)) {
+            if (get_varint(&rd->col[C_MISS], &v))
+                FAIL("miss column truncated or bad varint");
+            if (v == 0 || (v & ~(uint64_t)(mask & M_MSG)))
+                FAIL("bad miss mask");
+            miss = (unsigned)v;
+        }
         uint32_t dreq = 0, dpeer = 0, dtag = 0;
         uint64_t dbytes = 0, dseq = 0;
 
@@ -521,8 +532,8 @@ rec_code(trace_model_t *m, trace_op_t *ops, uint32_t opi, uint32_t w, mw_trace_r
             if (enc) {                                                                             \
                 (out) = (src);                                                                     \
                 dvar = ZZ((T)((T)(out)-p_));                                                       \
-                miss |= dvar != 0;                                                                 \
-            } else if (hit) {                                                                      \
+                miss |= dvar != 0 ? (MBIT) : 0u;                                                   \
+            } else if (!(miss & (MBIT))) {                                                         \
                 (out) = p_;                                                                        \
             } else {                                                                               \
                 if (get_varint(&rd->col[COL], &v))                                                 \
@@ -558,16 +569,20 @@ rec_code(trace_model_t *m, trace_op_t *ops, uint32_t opi, uint32_t w, mw_trace_r
         int32_t peer;
         np_ent_t *ne = NULL;
         {
-            int32_t pp = post ? post->peer : o->last_np ? o->last_np->next : o->last_peer;
+            /* a completion: its post's peer, unless that was MPI_ANY_SOURCE; else the peer
+             * that followed the op's previous peer last time */
+            int32_t pp = post && post->peer != MW_TRACE_ANY ? post->peer
+                         : o->last_np                       ? o->last_np->next
+                                                            : o->last_peer;
             FIELD(M_PEER, C_PEER, uint32_t, zz32, unzz32, UINT32_MAX, (uint32_t)pp,
                   (uint32_t)r->peer, dpeer, peer, -1, "peer");
         }
-        if (!done && (mask & M_PEER))
+        if ((mask & M_PEER) && (!post || post->peer == MW_TRACE_ANY || post->tag == MW_TRACE_ANY))
             ne = np_get(m, opi, peer, o->last_tag);
 
         int32_t tag;
         {
-            int32_t pt = post ? post->tag : ne ? ne->tag : o->last_tag;
+            int32_t pt = post && post->tag != MW_TRACE_ANY ? post->tag : ne ? ne->tag : o->last_tag;
             FIELD(M_TAG, C_TAG, uint32_t, zz32, unzz32, UINT32_MAX, (uint32_t)pt, (uint32_t)r->tag,
                   dtag, tag, 0, "tag");
         }
@@ -600,15 +615,16 @@ rec_code(trace_model_t *m, trace_op_t *ops, uint32_t opi, uint32_t w, mw_trace_r
 
         if (enc) {
             if (miss) {
-                if (mask & M_REQ)
+                wr->col[C_MISS] = put_varint(wr->col[C_MISS], miss);
+                if (miss & M_REQ)
                     wr->col[C_REQ] = put_varint(wr->col[C_REQ], dreq);
-                if (mask & M_PEER)
+                if (miss & M_PEER)
                     wr->col[C_PEER] = put_varint(wr->col[C_PEER], dpeer);
-                if (mask & M_TAG)
+                if (miss & M_TAG)
                     wr->col[C_TAG] = put_varint(wr->col[C_TAG], dtag);
-                if (mask & M_BYTES)
+                if (miss & M_BYTES)
                     wr->col[C_BYTES] = put_varint(wr->col[C_BYTES], dbytes);
-                if (mask & M_SEQ)
+                if (miss & M_SEQ)
                     wr->col[C_SEQ] = put_varint(wr->col[C_SEQ], dseq);
             }
             scode |= miss ? 0u : OP_HIT;
@@ -730,9 +746,8 @@ static int op_by_count(const void *a, const void *b)
     return x->last_peer < y->last_peer ? -1 : x->last_peer > y->last_peer; /* first use */
 }
 
-/* Most bytes a column takes per record: op word 4, start 10, duration 10, request 5, peer 5,
- * tag 5, bytes 10, index 10. */
-static const unsigned col_max[NCOLS] = {4, 10, 10, 5, 5, 5, 10, 10};
+/* Most bytes a column takes per record (REC_BOUND). */
+static const unsigned col_max[NCOLS] = {4, 10, 10, 1, 5, 5, 5, 10, 10};
 
 int mw_trace_encode(const mw_trace_rec_t *recs, size_t n, int zstd_level, size_t zstd_min,
                     uint8_t **out, size_t *out_len, uint32_t *encoding, uint64_t *raw_bytes)
@@ -751,7 +766,7 @@ int mw_trace_encode(const mw_trace_rec_t *recs, size_t n, int zstd_level, size_t
     uint64_t *comms = malloc((n + 1) * sizeof *comms);
     trace_op_t *ops = malloc((n + 1) * sizeof *ops);
     uint32_t *opi = malloc((n + 1) * sizeof *opi);
-    uint8_t *colbuf = malloc(n * 59 + 64), *hdr = NULL, *raw = NULL;
+    uint8_t *colbuf = malloc(n * 60 + 64), *hdr = NULL, *raw = NULL;
     uint32_t *remap = NULL;
     trace_model_t m = {0};
     if (dict_init(&cd, seed) || dict_init(&od, seed) || !comms || !ops || !opi || !colbuf)
@@ -830,7 +845,7 @@ int mw_trace_encode(const mw_trace_rec_t *recs, size_t n, int zstd_level, size_t
         (void)rec_code(&m, ops, opi[i], 0, rw, i, NULL, &wr, 1, &why);
     }
 
-    /* the header: at most 1 + 3 + 3 + 3 + 8 x 5 bytes, 8 per communicator, 14 per op */
+    /* the header: at most 1 + 3 + 3 + 3 + 9 x 5 bytes, 8 per communicator, 14 per op */
     hdr = malloc(64 + 8 * ncomm + 14 * nops);
     if (!hdr)
         goto done;

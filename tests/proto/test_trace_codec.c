@@ -5,11 +5,12 @@
  * negative peers and tags, MW_TRACE_ANY, UINT32_MAX requests and threads, communicator ids of
  * every size) and of the realistic stencil of trace_gen.h, with and without zstd, at sizes from
  * 0 to 20,000 records; the stencil must cost at most 12 bytes per call without zstd (the
- * issue's goal). Then every refusal of the decoder, on blocks built by hand: the caps, sizes
- * that disagree, every truncation, trailing bytes, bad and non-minimal varints, dictionary
- * indices out of range, kinds and function ids out of range, start deltas past int64, values
- * past their field, bad zstd frames; and mutated blocks, which must be refused or decode to
- * exactly `count` records, never crash (the fuzz target goes further).
+ * issue's goal) even when irregular (trace_gen.h), at most 8 when regular. Then every refusal of
+ * the decoder, on blocks built by hand: the caps, sizes that disagree, every truncation, trailing
+ * bytes, bad and non-minimal varints, dictionary indices out of range, kinds and function ids out
+ * of range, start deltas past int64, values past their field, bad zstd frames; and mutated blocks,
+ * which must be refused or decode to exactly `count` records, never crash (the fuzz target goes
+ * further).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -183,18 +184,22 @@ static void test_stencil_size(void **state)
     static const size_t calls[] = {100, 1000, 10000};
     mw_trace_rec_t *r = malloc((10000 / 14 + 2) * MW_TGEN_RECS_PER_STEP * sizeof *r);
     assert_non_null(r);
-    for (size_t c = 0; c < 3; c++) {
+    for (size_t c = 0; c < 6; c++) {
         mw_tgen_t g;
         mw_tgen_init(&g, 7 + c, 21, 8, 8, 8);
+        g.irregular = c >= 3;
         for (int w = 0; w < 3; w++) {
             size_t ncalls;
-            size_t n = mw_tgen_window(&g, r, calls[c], 100000000, &ncalls);
+            size_t n = mw_tgen_window(&g, r, calls[c % 3], 100000000, &ncalls);
             size_t plain = round_trip(r, n, 0, 0);
             size_t z = round_trip(r, n, 1, 1);
             double per = (double)plain / (double)ncalls;
-            print_message("stencil %zu calls (%zu records): %.2f B/call, zstd-1 %.2f\n", ncalls, n,
-                          per, (double)z / (double)ncalls);
-            assert_true(per <= 12.0);
+            print_message("stencil%s %zu calls (%zu records): %.2f B/call, zstd-1 %.2f\n",
+                          g.irregular ? " (irregular)" : "", ncalls, n, per,
+                          (double)z / (double)ncalls);
+            /* the issue's goal; the regular stencil does far better, the irregular one (random
+             * completion order, MPI_ANY_SOURCE, sizes that vary) costs about 10 B */
+            assert_true(per <= (g.irregular ? 12.0 : 8.0));
         }
     }
     free(r);
@@ -280,9 +285,12 @@ typedef struct {
     uint64_t kf, fn, thread, comm, mask;
 } hop_t;
 
+/* The columns: op words, start, duration, miss masks, request, peer, tag, bytes, index. */
+#define NC 9
+
 /* format, count, comms, ops, columns (each given as bytes) */
 static void build(blk_t *k, uint64_t count, size_t ncomm, const hop_t *ops, size_t nops,
-                  const uint8_t *const cols[8], const size_t clen[8])
+                  const uint8_t *const cols[NC], const size_t clen[NC])
 {
     k->n = 0;
     k->b[k->n++] = 1;
@@ -298,19 +306,21 @@ static void build(blk_t *k, uint64_t count, size_t ncomm, const hop_t *ops, size
         put(k, ops[i].comm);
         put(k, ops[i].mask);
     }
-    for (int c = 0; c < 8; c++)
+    for (int c = 0; c < NC; c++)
         put(k, clen[c]);
-    for (int c = 0; c < 8; c++)
+    for (int c = 0; c < NC; c++)
         put_bytes(k, cols[c], clen[c]);
 }
 
 /* One record: a MPI_Send (kind 1) on comm 1 with every message field present (mask 63),
- * start later by 5 (op word 0 << 3 | 1), fields given as column bytes. */
+ * start later by 5 (op word 0 << 3 | 1), every message field missing its prediction (miss mask
+ * 62), fields given as column bytes. */
 static const hop_t op_send = {MW_TK_SEND, MW_ID_Send, 0, 1, 63};
-static const uint8_t c_op[] = {1}, c_start[] = {5}, c_dur[] = {7}, c_req[] = {2}, c_peer[] = {4},
-                     c_tag[] = {6}, c_bytes[] = {8}, c_seq[] = {0};
-static const uint8_t *const cols1[8] = {c_op, c_start, c_dur, c_req, c_peer, c_tag, c_bytes, c_seq};
-static const size_t clen1[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+static const uint8_t c_op[] = {1}, c_start[] = {5}, c_dur[] = {7}, c_miss[] = {62}, c_req[] = {2},
+                     c_peer[] = {4}, c_tag[] = {6}, c_bytes[] = {8}, c_seq[] = {0};
+static const uint8_t *const cols1[NC] = {c_op,   c_start, c_dur,   c_miss, c_req,
+                                         c_peer, c_tag,   c_bytes, c_seq};
+static const size_t clen1[NC] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
 
 static void expect_refused(const blk_t *k, uint32_t count, const char *what)
 {
@@ -410,8 +420,8 @@ static void test_hand_block(void **state)
     expect_refused(&b, 1, "no op for a record");
 
     /* op words */
-    const uint8_t *cols[8];
-    size_t clen[8];
+    const uint8_t *cols[NC];
+    size_t clen[NC];
     memcpy(cols, cols1, sizeof cols);
     memcpy(clen, clen1, sizeof clen);
     static const uint8_t op_idx1[] = {1 << 3 | 1}, op_s3[] = {3},
@@ -429,11 +439,41 @@ static void test_hand_block(void **state)
     clen[0] = 1;
     static const uint8_t op_hit[] = {4};
     hop_t plain = {MW_TK_CALL, MW_ID_Barrier, 0, 0, 0};
-    static const uint8_t *const cols_plain[8] = {op_hit, c_start, c_dur,   c_req,
-                                                 c_peer, c_tag,   c_bytes, c_seq};
-    static const size_t clen_none[8] = {1, 0, 0, 0, 0, 0, 0, 0};
+    static const uint8_t *const cols_plain[NC] = {op_hit, c_start, c_dur,   c_miss, c_req,
+                                                  c_peer, c_tag,   c_bytes, c_seq};
+    static const size_t clen_none[NC] = {1, 0, 0, 0, 0, 0, 0, 0, 0};
     build(&b, 1, 0, &plain, 1, cols_plain, clen_none);
     expect_refused(&b, 1, "a hit without message fields");
+
+    /* miss masks: empty, or naming a field the op does not carry */
+    static const uint8_t miss0[] = {0}, miss_dur[] = {63}, miss_noseq[] = {2};
+    hop_t noseq = op_send;
+    noseq.mask = 63 & ~32;
+    memcpy(cols, cols1, sizeof cols);
+    memcpy(clen, clen1, sizeof clen);
+    cols[3] = miss0;
+    build(&b, 1, 1, &op_send, 1, cols, clen);
+    expect_refused(&b, 1, "an empty miss mask");
+    cols[3] = miss_dur;
+    build(&b, 1, 1, &op_send, 1, cols, clen);
+    expect_refused(&b, 1, "a miss mask with the duration bit");
+    cols[3] = c_miss;
+    build(&b, 1, 1, &noseq, 1, cols, clen);
+    expect_refused(&b, 1, "a miss mask naming a field the op does not carry");
+    /* only the request misses: the other columns must be empty, the fields predicted */
+    static const size_t clen_req[NC] = {1, 1, 1, 1, 1, 0, 0, 0, 0};
+    cols[3] = miss_noseq;
+    build(&b, 1, 1, &op_send, 1, cols, clen_req);
+    mw_trace_rec_t *one;
+    assert_int_equal(mw_trace_decode(b.b, b.n, MW_TRACE_ENC_COLUMNS, b.n, 1, &one, &n, &why), 0);
+    assert_int_equal(one[0].req, 2);
+    assert_int_equal(one[0].peer, -1); /* the op's initial prediction */
+    assert_int_equal(one[0].tag, 0);
+    assert_int_equal(one[0].bytes, 0);
+    free(one);
+    build(&b, 1, 1, &op_send, 1, cols, clen);
+    expect_refused(&b, 1, "deltas of fields the miss mask does not name");
+    cols[3] = c_miss;
 
     /* varints in the columns: non-minimal, too long, over 64 bits, truncated */
     static const uint8_t nonmin[] = {0x85, 0x00}, eleven[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
@@ -444,7 +484,7 @@ static void test_hand_block(void **state)
         const uint8_t *p;
         size_t n;
     } bad[] = {{nonmin, 2}, {eleven, 11}, {over64, 10}, {cut, 1}};
-    for (int c = 1; c < 8; c++)
+    for (int c = 1; c < NC; c++)
         for (size_t v = 0; v < 4; v++) {
             memcpy(cols, cols1, sizeof cols);
             memcpy(clen, clen1, sizeof clen);
@@ -476,7 +516,7 @@ static void test_hand_block(void **state)
     expect_refused(&b, 1, "an earlier start by 0");
     memcpy(cols, cols1, sizeof cols);
     memcpy(clen, clen1, sizeof clen);
-    for (int c = 3; c <= 5; c++) {
+    for (int c = 4; c <= 6; c++) { /* request, peer, tag */
         memcpy(cols, cols1, sizeof cols);
         cols[c] = d32;
         clen[c] = 5;
@@ -487,11 +527,11 @@ static void test_hand_block(void **state)
     /* column lengths that do not add up */
     memcpy(cols, cols1, sizeof cols);
     memcpy(clen, clen1, sizeof clen);
-    clen[7] = 0;
+    clen[8] = 0;
     build(&b, 1, 1, &op_send, 1, cols, clen);
     b.b[b.n++] = 0;
     expect_refused(&b, 1, "bytes after the last column");
-    clen[7] = 1;
+    clen[8] = 1;
     build(&b, 1, 1, &op_send, 1, cols, clen);
     b.n--;
     expect_refused(&b, 1, "a column longer than the block");

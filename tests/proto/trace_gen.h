@@ -10,6 +10,8 @@
  * jitter, compute between steps filling the window. Records are in end order, as one thread's
  * ring holds them. Request numbers, channel indices and collective instances continue from
  * window to window, as they do in a job. The function ids are the table's (mw_proto.h).
+ * `irregular` makes it harder to predict: receives posted from MPI_ANY_SOURCE with
+ * MPI_ANY_TAG, message sizes that vary by up to 4 KiB, completions in a random order.
  */
 #ifndef MW_TRACE_GEN_H
 #define MW_TRACE_GEN_H
@@ -27,6 +29,8 @@ typedef struct {
     uint32_t next_req;
     uint64_t send_seq[6], recv_seq[6], coll_seq;
     uint64_t comm_cart, comm_world;
+    int irregular; /* receives from MPI_ANY_SOURCE, message sizes that vary, completions in a
+                    * random order (as Testsome or Waitany loops report them) */
 } mw_tgen_t;
 
 static inline uint64_t mw_tgen_u64(mw_tgen_t *g)
@@ -99,10 +103,12 @@ static inline size_t mw_tgen_window(mw_tgen_t *g, mw_trace_rec_t *out, size_t ca
                     r->kind = MW_TK_IRECV;
                     r->fn = MW_ID_Irecv;
                     rreq[d] = r->req;
+                    if (g->irregular)
+                        r->peer = r->tag = MW_TRACE_ANY;
                 } else {
                     r->kind = MW_TK_ISEND;
                     r->fn = MW_ID_Isend;
-                    r->bytes = halo[d];
+                    r->bytes = halo[d] + (g->irregular ? 8 * (mw_tgen_u64(g) % 512) : 0);
                     r->seq = g->send_seq[d]++;
                     sreq[d] = r->req;
                 }
@@ -128,15 +134,22 @@ static inline size_t mw_tgen_window(mw_tgen_t *g, mw_trace_rec_t *out, size_t ca
                     r->kind = MW_TK_RECV_DONE;
                     r->req = rreq[d];
                     r->tag = 100 + d;
-                    r->bytes = halo[d ^ 1];
+                    r->bytes = halo[d ^ 1] + (g->irregular ? 8 * (mw_tgen_u64(g) % 512) : 0);
                     r->seq = g->recv_seq[d]++;
                 } else {
                     r->kind = MW_TK_SEND_DONE;
                     r->req = sreq[d];
                     r->tag = 100 + (d ^ 1);
-                    r->bytes = halo[d];
+                    r->bytes = out[n - 14].bytes; /* its post's (12 records back) */
                     r->seq = g->send_seq[d] - 1;
                 }
+            }
+        if (g->irregular) /* the 12 completions in a random order */
+            for (size_t i = n - 12; i < n - 1; i++) {
+                size_t j = i + mw_tgen_u64(g) % (n - i);
+                mw_trace_rec_t x = out[i];
+                out[i] = out[j];
+                out[j] = x;
             }
         t = end + (int64_t)mw_tgen_lognormal(g, 40, 0.5);
         mw_trace_rec_t *a = &out[n++];
