@@ -194,7 +194,7 @@
 #define MW_FK_QUERY(...) MW_FALL(MW_FCOUNTED, __VA_ARGS__)
 #define MW_FK_SPECIAL(...) /* special.c */
 
-#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran)                                \
+#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran, trace)                         \
     MW_FSEL(name, kind, MW_F_##fortran)
 #include "mpi_functions.def"
 #undef MW_FN

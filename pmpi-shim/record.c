@@ -72,6 +72,10 @@ int mw__trace_alloc(unsigned max_threads)
     }
     mw__trace.rings = p;
     mw__trace.nrings = max_threads;
+    unsigned bits = 0;
+    while ((1u << bits) < max_threads)
+        bits++;
+    mw__trace.req_shift = 32u - bits; /* thread index in the high bits of a request number */
     return 0;
 }
 

@@ -78,14 +78,16 @@ static inline __attribute__((always_inline)) void mw__detail_add(mw_thread_t *t,
     mw__detail_spanning(t, row, fn, t0, t1, bin, closed);
 }
 
-/* Records one call, and with tracing on appends its trace record (trace.h): kind, the peer
- * as traced (tpeer: the world rank, or the root of a collective), tag (a collective's
- * instance), communicator index, request number and flags. mw__record() is the call without
- * message details (MW_TK_CALL). The append is one predicted branch when tracing is off. */
+/* Records one call. With tracing on (r, the thread's trace ring, not NULL) it also appends
+ * the call's trace record x (trace.h: the wrapper fills kind, peer, tag, communicator,
+ * request, bytes and flags; times and function are set here) and then the n records of
+ * `more` (completions, second halves: at the call's end, duration 0 unless set), inside the
+ * same busy bracket, so the sender sees all of them once it has waited for the thread.
+ * mw__record() is a call without message details (MW_TK_CALL). Passing the ring the wrapper
+ * already tested lets the compiler fold the two tests into one. */
 static inline __attribute__((always_inline)) void
 mw__record_tr(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t bytes, int peer,
-              unsigned kind, int32_t tpeer, int32_t tag, uint32_t comm, uint32_t req,
-              unsigned flags)
+              struct mw_tring *r, mw_trec_t *x, mw_trec_t *more, unsigned n)
 {
     mw__busy_enter(t);
     uint64_t dt = t1 - t0;
@@ -116,19 +118,17 @@ mw__record_tr(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t by
             mw__longest_add(s, fn, t0, d, bytes, peer);
         mw__detail_add(t, s, fn, t0, t1, d, closed);
     }
-    struct mw_tring *r = t->tring;
     if (__builtin_expect(r != NULL, 1)) {
-        mw_trec_t x = {.t0 = t0,
-                       .t1 = t1,
-                       .bytes = bytes,
-                       .peer = tpeer,
-                       .tag = tag,
-                       .req = req,
-                       .comm = comm,
-                       .fn = (uint16_t)fn,
-                       .kind = (uint8_t)kind,
-                       .flags = (uint8_t)flags};
-        mw__trace_put(r, &x);
+        x->t0 = t0;
+        x->t1 = t1;
+        x->fn = (uint16_t)fn;
+        mw__trace_put(r, x);
+        for (unsigned i = 0; i < n; i++) {
+            if (!more[i].t1)
+                more[i].t0 = more[i].t1 = t1;
+            more[i].fn = (uint16_t)fn;
+            mw__trace_put(r, &more[i]);
+        }
     }
     mw__busy_leave(t);
 }
@@ -136,7 +136,8 @@ mw__record_tr(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t by
 static inline __attribute__((always_inline)) void
 mw__record(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t bytes, int peer)
 {
-    mw__record_tr(t, fn, t0, t1, bytes, peer, MW_TK_CALL, peer, 0, 0, 0, 0);
+    mw_trec_t x = {.bytes = bytes, .peer = peer, .kind = MW_TK_CALL};
+    mw__record_tr(t, fn, t0, t1, bytes, peer, t->tring, &x, NULL, 0);
 }
 
 /* Local queries are counted, not timed, and read no clock: the count goes to the window of

@@ -82,6 +82,8 @@ int mw__init_common(int thread_level)
         mw__log("cannot map %u thread blocks; inert", mw__g.cfg.max_threads);
         return -1;
     }
+    if (mw__trace.on && mw__comm_init() != 0)
+        mw__trace.on = 0;
     mw__g.need_fence = membarrier_setup() != 0;
     mw__steps_init(); /* this thread takes the step marks (docs/steps.md) */
     uint64_t now_g = mw__global_ns(mw__now());
@@ -130,15 +132,8 @@ void mw__finalize_common(void)
         mw__count(t, MW_ID_Finalize);
     mw__set_state(0, -1);
     mw__sender_stop();
-    if (mw__trace.on && mw__g.cfg.verbose) {
-        unsigned n = atomic_load(&mw__g.nthreads);
-        for (unsigned i = 0; i < n && i < mw__trace.nrings; i++) {
-            mw_tring_t *r = mw__tring(i);
-            mw__log("trace ring %u: %llu records written, %llu read, %llu lost", i,
-                    (unsigned long long)atomic_load(&r->head),
-                    (unsigned long long)atomic_load(&r->tail), (unsigned long long)r->lost);
-        }
-    }
+    mw__tcalls_log();
+    mw__comm_log();
 }
 
 static int provided_level(void)
@@ -183,18 +178,24 @@ MW_EXPORT int MPI_Pcontrol(const int level, ...)
 static int comm_release(MPI_Comm *comm, unsigned fn, int (*real)(MPI_Comm *))
 {
     MPI_Comm c = comm ? *comm : MPI_COMM_NULL;
+    /* The trace's key of the handle, read while it is valid. */
+    int64_t key = mw__trace.on && c != MPI_COMM_NULL ? (int64_t)(uint32_t)PMPI_Comm_c2f(c) : -1;
     mw_thread_t *t = mw__self(fn);
     if (!t) {
         int rc = real(comm);
-        if (rc == MPI_SUCCESS && c != MPI_COMM_NULL)
+        if (rc == MPI_SUCCESS && c != MPI_COMM_NULL) {
             mw__comm_forget(c);
+            mw__comm_freed(key);
+        }
         return rc;
     }
     uint64_t t0 = mw__begin(t, fn);
     int rc = real(comm);
     uint64_t t1 = mw__now();
-    if (rc == MPI_SUCCESS && c != MPI_COMM_NULL)
+    if (rc == MPI_SUCCESS && c != MPI_COMM_NULL) {
         mw__comm_forget(c);
+        mw__comm_freed(key);
+    }
     mw__record(t, fn, t0, t1, 0, -1);
     return rc;
 }
@@ -287,12 +288,15 @@ static void f_comm_release(void (*real)(MPI_Fint *, MPI_Fint *), unsigned fn, MP
     if (!real)
         return;
     MPI_Comm c = comm ? PMPI_Comm_f2c(*comm) : MPI_COMM_NULL;
+    int64_t key = comm && mw__trace.on ? (int64_t)(uint32_t)*comm : -1;
     mw_thread_t *t = mw__self(fn);
     uint64_t t0 = t ? mw__begin(t, fn) : 0;
     real(comm, ierr);
     uint64_t t1 = mw__now();
-    if ((!ierr || *ierr == MPI_SUCCESS) && c != MPI_COMM_NULL)
+    if ((!ierr || *ierr == MPI_SUCCESS) && c != MPI_COMM_NULL) {
         mw__comm_forget(c);
+        mw__comm_freed(key);
+    }
     if (t)
         mw__record(t, fn, t0, t1, 0, -1);
 }

@@ -71,6 +71,7 @@ typedef struct {
     size_t ring_bytes;       /* bytes of one ring */
     _Atomic uint32_t next_req; /* unused: request numbers are per thread (trace_calls.c) */
     unsigned nrings;           /* rings mapped (max_threads) */
+    unsigned req_shift;        /* request number = thread index << req_shift | sequence */
 } mw_trace_global_t;
 
 extern mw_trace_global_t mw__trace;
@@ -102,30 +103,127 @@ static inline __attribute__((always_inline)) void mw__trace_put(mw_tring_t *r, c
 /* ---- communicators (trace_comm.c) ----------------------------------------------------------
  * A table of the communicators this rank belongs to, filled when they are created (the
  * creating wrappers call mw__comm_created) and found on the hot path through
- * mw__comm_index(): a direct map indexed by PMPI_Comm_c2f(). Each entry holds the job-wide id,
+ * mw__comm_index(): a map indexed by PMPI_Comm_c2f() (Open MPI's small indices map directly;
+ * MPICH's large handles are folded, with the key checked). Each entry holds the job-wide id,
  * the collective instance counter (incremented when a collective starts, in every state of
- * the library so that every member counts the same), this rank's rank and the size. */
+ * the library so that every member counts the same), this rank's rank and the size.
+ * Entries are append-only (index 1 MPI_COMM_WORLD, 2 MPI_COMM_SELF): the sender thread reads
+ * entries 1..mw__comm_count() once the count says they are complete. */
 typedef struct {
     uint64_t id, parent;
     uint64_t created_ns;
     _Atomic uint64_t instance; /* collectives started on it so far */
     uint32_t rank, size, remote_size;
     uint16_t fn;
-    uint16_t flags;  /* MW_COMM_* */
-    int32_t *world;  /* world rank of each member (shared between communicators of one group) */
+    uint16_t flags; /* MW_COMM_* */
+    int32_t *world; /* world rank of each member (of the remote group for an inter-communicator;
+                     * shared between communicators of one group); NULL: identity (WORLD) */
+    uint32_t nworld; /* entries of world */
+    uint32_t pad_;
 } mw_comm_t;
 
+#define MW_COMM_MAP 8192u       /* map slots (a power of two) */
+#define MW_COMM_MAX 65536u      /* entries: communicators created in the run */
+#define MW_COMM_PROBE 16u       /* slots probed before giving up */
+#define MW_COMM_WORLD_BYTES (64u << 20) /* member arrays at most (then peers are not translated) */
+#define MW_NOROOT (-1)
+
+extern _Atomic uint64_t *mw__comm_map; /* (u32 key << 32) | entry index; 0 empty */
+extern mw_comm_t *mw__comms;
+extern _Atomic uint32_t mw__ncomms; /* entries used, index 0 included */
+
+static inline uint32_t mw__comm_slot(uint32_t key)
+{
+    return (key ^ (key >> 20)) & (MW_COMM_MAP - 1);
+}
+
 /* Index of comm's entry (0: not known; the call is then traced without a communicator). */
-uint32_t mw__comm_index(MPI_Comm comm);
+static inline uint32_t mw__comm_index(MPI_Comm comm)
+{
+    if (comm == MPI_COMM_WORLD)
+        return 1;
+    if (comm == MPI_COMM_NULL || !mw__comm_map)
+        return 0;
+    uint32_t key = (uint32_t)PMPI_Comm_c2f(comm);
+    uint32_t h = mw__comm_slot(key);
+    for (unsigned i = 0; i < MW_COMM_PROBE; i++, h = (h + 1) & (MW_COMM_MAP - 1)) {
+        uint64_t v = atomic_load_explicit(&mw__comm_map[h], memory_order_acquire);
+        if (!v)
+            return 0;
+        if ((uint32_t)(v >> 32) == key)
+            return (uint32_t)v;
+    }
+    return 0;
+}
 mw_comm_t *mw__comm_entry(uint32_t index);
 /* World rank of `rank` in entry e, -1 when out of range / unknown. */
-int32_t mw__comm_world(const mw_comm_t *e, int rank);
-/* After a successful creating call on the parent `parent` (its instance number taken when the
- * call started: `instance`), registers newcomm. */
-void mw__comm_created(MPI_Comm parent, uint64_t instance, MPI_Comm newcomm, unsigned fn);
-void mw__comm_freed(MPI_Comm comm);
-/* Sender thread: the definitions not yet sent, from *cursor on; advance *cursor once sent. */
+static inline int32_t mw__comm_world(const mw_comm_t *e, int rank)
+{
+    if (rank < 0)
+        return -1;
+    if (!e->world)
+        return (uint32_t)rank < e->nworld ? rank : -1;
+    return (uint32_t)rank < e->nworld ? e->world[rank] : -1;
+}
+/* The world rank of `rank` of the communicator of entry `index` (-1 unknown). */
+static inline int32_t mw__comm_peer(uint32_t index, int rank)
+{
+    return index ? mw__comm_world(&mw__comms[index], rank) : -1;
+}
+/* A collective starts on the communicator of entry `index`: its instance number. Collectives
+ * on one communicator are ordered by the application (MPI requires it), so a load and a
+ * store suffice. */
+static inline uint64_t mw__coll_start(uint32_t index)
+{
+    if (!index)
+        return 0;
+    _Atomic uint64_t *c = &mw__comms[index].instance;
+    uint64_t v = atomic_load_explicit(c, memory_order_relaxed);
+    atomic_store_explicit(c, v + 1, memory_order_relaxed);
+    return v;
+}
+/* At init (tracing on): the table with MPI_COMM_WORLD and MPI_COMM_SELF. 0, or -1 (no memory:
+ * tracing off). */
+int mw__comm_init(void);
+/* How a communicator was made (the wrappers' trace kinds, proto/mpi_functions.def). */
+enum { MW_MADE_CREATE, MW_MADE_IDUP, MW_MADE_GROUP, MW_MADE_INTER, MW_MADE_EXTERN };
+/* After a successful creating call (fn) on the parent of entry `parent` (0 unknown), whose
+ * instance number was taken when the call started: registers newcomm. `tag` and `group`
+ * serve MW_MADE_GROUP / MW_MADE_INTER. Returns its index (0: not registered). */
+uint32_t mw__comm_created(uint32_t parent, uint64_t instance, MPI_Comm newcomm, unsigned fn,
+                          int made, int tag);
+/* MPI_Comm_free / MPI_Comm_disconnect succeeded on the handle whose PMPI_Comm_c2f() was key
+ * (read before the call; -1 none). */
+void mw__comm_freed(int64_t key);
+/* Sender thread: the entries 1..mw__comm_count() are complete. */
 unsigned mw__comm_count(void);
+/* Counters for MPIWATCH_VERBOSE at finalize. */
+void mw__comm_log(void);
+
+/* ---- requests and completions (trace_calls.c) --------------------------------------------- */
+/* A request posted: a new request number (0 when the thread's map is full: counted), its
+ * pattern kept until Wait/Test completes it. Persistent requests (persist = 1) stay in the map
+ * until MPI_Request_free; MPI_Start / MPI_Startall post them. */
+uint32_t mw__req_post(struct mw_tring *r, MPI_Request req, unsigned kind, uint32_t comm,
+                      int32_t peer, int32_t tag, uint64_t bytes, int persist);
+/* The trace peer and flags of a point-to-point argument: MPI_PROC_NULL (flagged),
+ * MPI_ANY_SOURCE (MW_TRACE_ANY), else the world rank through the communicator table. */
+static inline int32_t mw__tr_rank(uint32_t comm, int rank, uint8_t *flags)
+{
+    if (rank == MPI_PROC_NULL) {
+        *flags |= MW_TF_PROC_NULL;
+        return -1;
+    }
+    if (rank == MPI_ANY_SOURCE)
+        return MW_TRACE_ANY;
+    return mw__comm_peer(comm, rank);
+}
+static inline int32_t mw__tr_tag(int tag)
+{
+    return tag == MPI_ANY_TAG ? MW_TRACE_ANY : tag;
+}
+/* Counters for MPIWATCH_VERBOSE at finalize. */
+void mw__tcalls_log(void);
 
 /* ---- the sender thread's side (trace_send.c, docs/trace.md "Flight recorder, plans and
  * captures") ---------------------------------------------------------------------------------

@@ -1,12 +1,973 @@
-/* trace_calls.c: the per-thread trace state of the wrappers (docs/trace.md "Records and
+/* trace_calls.c: the hand-written wrappers of tracing: receives that need a status, the
+ * completions of requests, persistent starts and matched probes (docs/trace.md "Records and
  * communicators").
  *
  * DESIGN: each recording thread owns, after its trace ring (trace.h), a block with its request
- * map and its status scratch, so that tracing a call allocates nothing and takes no lock.
+ * map and its scratch arrays, so that tracing a call allocates nothing and takes no lock.
+ *
+ * - A receive's actual source, tag and size are in its status. When the application passes
+ *   MPI_STATUS_IGNORE (or MPI_STATUSES_IGNORE for up to MW_TSCRATCH requests) the wrapper
+ *   passes its own status instead and reads it after the call; a status the application passed
+ *   is only read, so it sees exactly what MPI wrote.
+ * - The request map (open addressing on the request handle, linear probing with backward-shift
+ *   deletion, MW_TREQ_SLOTS entries, never allocated on the hot path) keeps, for every request a
+ *   traced post returned, its request number, communicator, peer and tag as posted, bytes and
+ *   kind. A completing call copies the handles it was given (MPI overwrites completed ones with
+ *   MPI_REQUEST_NULL), and after the call appends one *_DONE record per completed request,
+ *   after its own record, inside the same recording. A full map counts the post, whose
+ *   completion is then not traced. Persistent requests stay in the map from their init to
+ *   MPI_Request_free; every MPI_Start gives them a new request number.
+ * - Requests are per thread: a request completed by another thread than the one that posted it
+ *   is not found there (counted), and its post stays without completion.
+ *
+ * With MPIWATCH_TRACE=off (the thread has no ring) every wrapper here takes exactly the path
+ * the generated wrappers take (wrappers.c), after one test of the ring pointer.
  */
 #include "shim.h"
 
+#include <string.h>
+
+#define MW_TREQ_SLOTS 4096u /* requests in flight per thread (a power of two) */
+#define MW_TREQ_FILL 3072u  /* at most this many used: the map stays short to probe */
+#define MW_TSCRATCH 256u    /* requests of one array call handled exactly */
+#define MW_TMSG 16u         /* matched probes whose message is still to be received */
+
+typedef struct {
+    uint64_t key; /* the request handle's bits; 0 empty */
+    uint64_t bytes;
+    uint32_t req, comm;
+    int32_t peer, tag; /* as posted (a collective: root, instance) */
+    uint8_t kind;      /* MW_TK_ISEND, MW_TK_IRECV, MW_TK_ICOLL */
+    uint8_t persist;   /* persistent: kept until MPI_Request_free */
+    uint8_t active;    /* posted and not yet completed */
+    uint8_t pad;
+    uint32_t mark; /* the large array call that saw it last (mark_array) */
+    uint64_t seq;  /* posts of the thread before it: the oldest of equal handles goes first */
+} treq_t;
+
+typedef struct {
+    uint64_t key;
+    uint32_t comm;
+    int32_t peer, tag;
+} tmsg_t;
+
+typedef struct {
+    uint64_t posts, full, unknown, untraced_status, freed_active, cancels, shared, stale;
+    uint32_t used, marks;
+    unsigned msg_next;
+    tmsg_t msg[MW_TMSG];
+    MPI_Status st[MW_TSCRATCH];
+    uint64_t rq[MW_TSCRATCH];
+    mw_trec_t more[MW_TSCRATCH + 1];
+    treq_t map[MW_TREQ_SLOTS];
+} tstate_t;
+
 size_t mw__tstate_bytes(void)
 {
-    return 0;
+    return sizeof(tstate_t);
+}
+
+static inline tstate_t *ts_of(struct mw_tring *r)
+{
+    return (tstate_t *)r->tstate;
+}
+
+static inline uint64_t key_of(MPI_Request q)
+{
+    uint64_t k = 0;
+    memcpy(&k, &q, sizeof q < sizeof k ? sizeof q : sizeof k);
+    return k;
+}
+
+static inline uint64_t msg_key(MPI_Message m)
+{
+    uint64_t k = 0;
+    memcpy(&k, &m, sizeof m < sizeof k ? sizeof m : sizeof k);
+    return k;
+}
+
+static inline uint32_t slot_of(uint64_t key)
+{
+    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 52) & (MW_TREQ_SLOTS - 1);
+}
+
+/* The oldest entry with this handle. Several posts can return the same handle while all are
+ * outstanding: Open MPI returns one static, already completed request for every small send
+ * that went out at once. Completions then take them in posting order. */
+static treq_t *req_find(tstate_t *ts, uint64_t key)
+{
+    uint32_t h = slot_of(key);
+    treq_t *best = NULL;
+    for (unsigned i = 0; i < MW_TREQ_SLOTS; i++, h = (h + 1) & (MW_TREQ_SLOTS - 1)) {
+        treq_t *e = &ts->map[h];
+        if (!e->key)
+            break;
+        if (e->key == key && (!best || e->seq < best->seq))
+            best = e;
+    }
+    return best;
+}
+
+/* Backward-shift deletion: later entries of the probe run move up, so no tombstones. */
+static void req_del(tstate_t *ts, treq_t *e)
+{
+    uint32_t i = (uint32_t)(e - ts->map);
+    for (;;) {
+        ts->map[i].key = 0;
+        uint32_t j = i;
+        for (;;) {
+            j = (j + 1) & (MW_TREQ_SLOTS - 1);
+            if (!ts->map[j].key) {
+                ts->used--;
+                return;
+            }
+            uint32_t k = slot_of(ts->map[j].key);
+            /* j's entry may fill hole i unless its home k lies cyclically in (i, j] */
+            if ((i <= j) ? (i < k && k <= j) : (i < k || k <= j))
+                continue;
+            ts->map[i] = ts->map[j];
+            i = j;
+            break;
+        }
+    }
+}
+
+static uint32_t next_req(struct mw_tring *r)
+{
+    uint32_t sh = mw__trace.req_shift, mask = sh >= 32 ? UINT32_MAX : (1u << sh) - 1;
+    uint32_t low;
+    do
+        low = ++r->req_seq & mask;
+    while (low == 0);
+    return (sh >= 32 ? 0 : r->tidx << sh) | low;
+}
+
+uint32_t mw__req_post(struct mw_tring *r, MPI_Request req, unsigned kind, uint32_t comm,
+                      int32_t peer, int32_t tag, uint64_t bytes, int persist)
+{
+    tstate_t *ts = ts_of(r);
+    uint64_t key = key_of(req);
+    if (!key || req == MPI_REQUEST_NULL)
+        return 0;
+    ts->posts++;
+    /* The same handle still in the map: a shared static request (see req_find) when it is
+     * active and recent, else a handle MPI reused after a completion this thread did not see
+     * (another thread's, or a persistent request's), which is replaced. */
+    treq_t *e = req_find(ts, key);
+    if (e && (persist || e->persist || !e->active || ts->posts - e->seq > MW_TREQ_FILL)) {
+        ts->stale += e->active && !e->persist;
+    } else {
+        if (e)
+            ts->shared++;
+        if (ts->used >= MW_TREQ_FILL) {
+            ts->full++;
+            return 0;
+        }
+        uint32_t h = slot_of(key);
+        while (ts->map[h].key)
+            h = (h + 1) & (MW_TREQ_SLOTS - 1);
+        e = &ts->map[h];
+        ts->used++;
+    }
+    *e = (treq_t){.key = key,
+                  .seq = ts->posts,
+                  .bytes = bytes,
+                  .comm = comm,
+                  .peer = peer,
+                  .tag = tag,
+                  .kind = (uint8_t)kind,
+                  .persist = (uint8_t)persist,
+                  .active = (uint8_t)!persist};
+    if (!persist)
+        e->req = next_req(r);
+    return e->req;
+}
+
+/* A persistent request is started: its post record (kind, pattern, a new request number). */
+static int req_start(struct mw_tring *r, uint64_t key, mw_trec_t *x)
+{
+    tstate_t *ts = ts_of(r);
+    treq_t *e = key ? req_find(ts, key) : NULL;
+    if (!e || !e->persist)
+        return 0;
+    e->req = next_req(r);
+    e->active = 1;
+    x->kind = e->kind;
+    x->comm = e->comm;
+    x->peer = e->peer;
+    x->tag = e->tag;
+    x->bytes = e->kind == MW_TK_IRECV ? 0 : e->bytes;
+    x->req = e->req;
+    x->flags = e->peer == -1 && e->kind != MW_TK_ICOLL ? MW_TF_PROC_NULL : 0;
+    return 1;
+}
+
+static void status_fill(mw_trec_t *o, uint32_t comm, const MPI_Status *st, int cancels)
+{
+    if (st->MPI_SOURCE == MPI_PROC_NULL) {
+        o->peer = -1;
+        o->flags |= MW_TF_PROC_NULL;
+    } else {
+        o->peer = mw__comm_peer(comm, st->MPI_SOURCE);
+    }
+    o->tag = st->MPI_TAG;
+    int n = 0;
+    if (PMPI_Get_count(st, MPI_BYTE, &n) == MPI_SUCCESS && n > 0)
+        o->bytes = (uint64_t)n;
+    if (cancels) {
+        int c = 0;
+        if (PMPI_Test_cancelled(st, &c) == MPI_SUCCESS && c)
+            o->flags |= MW_TF_CANCELLED;
+    }
+}
+
+/* The completion record of the request whose handle was `key` (st NULL: no status), into
+ * *o; 0 when there is none to write (not traced here, or an inactive persistent request). */
+static unsigned req_done(tstate_t *ts, uint64_t key, const MPI_Status *st, mw_trec_t *o)
+{
+    treq_t *e = key ? req_find(ts, key) : NULL;
+    if (!e) {
+        if (key)
+            ts->unknown++;
+        return 0;
+    }
+    if (!e->active)
+        return 0;
+    *o = (mw_trec_t){.bytes = e->bytes,
+                     .peer = e->peer,
+                     .tag = e->tag,
+                     .req = e->req,
+                     .comm = e->comm,
+                     .kind = e->kind == MW_TK_ISEND   ? MW_TK_SEND_DONE
+                             : e->kind == MW_TK_IRECV ? MW_TK_RECV_DONE
+                                                      : MW_TK_COLL_DONE};
+    if (e->kind == MW_TK_IRECV) {
+        o->bytes = 0;
+        if (st) {
+            status_fill(o, e->comm, st, ts->cancels != 0);
+        } else {
+            o->flags |= MW_TF_NOSEQ;
+            ts->untraced_status++;
+        }
+    } else if (e->kind == MW_TK_ISEND) {
+        if (e->peer == -1)
+            o->flags |= MW_TF_PROC_NULL;
+        if (st && ts->cancels) {
+            int c = 0;
+            if (PMPI_Test_cancelled(st, &c) == MPI_SUCCESS && c)
+                o->flags |= MW_TF_CANCELLED;
+        }
+    }
+    if (e->persist)
+        e->active = 0;
+    else
+        req_del(ts, e);
+    return 1;
+}
+
+/* An array call of more than MW_TSCRATCH requests: its traced requests get a mark, found
+ * again by one pass over the map after the call. */
+static uint32_t mark_array(tstate_t *ts, int n, const MPI_Request *rq)
+{
+    uint32_t m = ++ts->marks ? ts->marks : ++ts->marks;
+    for (int i = 0; i < n; i++) {
+        treq_t *e = req_find(ts, key_of(rq[i]));
+        if (e && e->active)
+            e->mark = m;
+    }
+    return m;
+}
+
+/* ---- the wrappers -------------------------------------------------------------------------- */
+
+/* The generated wrappers' path (wrappers.c MW_BODY), for a thread without a ring. */
+#define MW_OLD(name, call, bytes, peer)                                                            \
+    do {                                                                                           \
+        uint64_t o_t0 = mw__begin(t, MW_ID_##name);                                                \
+        int o_rc = call;                                                                           \
+        uint64_t o_t1 = mw__now();                                                                 \
+        uint64_t o_b = 0;                                                                          \
+        int o_p = -1;                                                                              \
+        if (o_rc == MPI_SUCCESS) {                                                                 \
+            o_b = (uint64_t)(bytes);                                                               \
+            o_p = (peer);                                                                          \
+        }                                                                                          \
+        mw__record(t, MW_ID_##name, o_t0, o_t1, o_b, o_p);                                         \
+        MW_STEP_HOOK(t, MW_ID_##name);                                                             \
+        MW_STEER_HOOK(t);                                                                          \
+        return o_rc;                                                                               \
+    } while (0)
+
+#define MW_HOOKS(name)                                                                             \
+    do {                                                                                           \
+        MW_STEP_HOOK(t, MW_ID_##name);                                                             \
+        MW_STEER_HOOK(t);                                                                          \
+    } while (0)
+
+MW_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                       MPI_Comm comm, MPI_Status *status)
+{
+    mw_thread_t *t = mw__self(MW_ID_Recv);
+    if (!t)
+        return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Recv, PMPI_Recv(buf, count, datatype, source, tag, comm, status), 0, -1);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    uint64_t t0 = mw__begin(t, MW_ID_Recv);
+    int rc = PMPI_Recv(buf, count, datatype, source, tag, comm, st);
+    uint64_t t1 = mw__now();
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    if (rc == MPI_SUCCESS) {
+        x.kind = MW_TK_RECV;
+        x.comm = mw__comm_index(comm);
+        status_fill(&x, x.comm, st, 0);
+    }
+    mw__record_tr(t, MW_ID_Recv, t0, t1, 0, -1, r, &x, NULL, 0);
+    MW_HOOKS(Recv);
+    return rc;
+}
+
+/* Sendrecv: a SEND record (the call) and a RECV record flagged MW_TF_PART. */
+static void sendrecv_records(mw_trec_t *x, mw_trec_t *y, uint64_t b, int p, MPI_Comm comm,
+                             int dest, int sendtag, const MPI_Status *st)
+{
+    uint32_t ci = mw__comm_index(comm);
+    x->kind = MW_TK_SEND;
+    x->comm = ci;
+    x->bytes = b;
+    x->peer = dest == MPI_PROC_NULL ? -1 : p;
+    x->flags = dest == MPI_PROC_NULL ? MW_TF_PROC_NULL : 0;
+    x->tag = sendtag;
+    *y = (mw_trec_t){.kind = MW_TK_RECV, .comm = ci, .flags = MW_TF_PART};
+    status_fill(y, ci, st, 0);
+}
+
+MW_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                           int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                           int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    mw_thread_t *t = mw__self(MW_ID_Sendrecv);
+    if (!t)
+        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                             recvtype, source, recvtag, comm, status);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Sendrecv,
+               PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                             recvtype, source, recvtag, comm, status),
+               mw__bytes(sendcount, sendtype), mw__peer(dest, comm));
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    uint64_t t0 = mw__begin(t, MW_ID_Sendrecv);
+    int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                           recvtype, source, recvtag, comm, st);
+    uint64_t t1 = mw__now();
+    uint64_t b = 0;
+    int p = -1;
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    mw_trec_t *y = ts_of(r)->more;
+    unsigned n = 0;
+    if (rc == MPI_SUCCESS) {
+        b = mw__bytes(sendcount, sendtype);
+        p = mw__peer(dest, comm);
+        sendrecv_records(&x, y, b, p, comm, dest, sendtag, st);
+        n = 1;
+    }
+    x.bytes = b;
+    mw__record_tr(t, MW_ID_Sendrecv, t0, t1, b, p, r, &x, y, n);
+    MW_HOOKS(Sendrecv);
+    return rc;
+}
+
+MW_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
+                                   int sendtag, int source, int recvtag, MPI_Comm comm,
+                                   MPI_Status *status)
+{
+    mw_thread_t *t = mw__self(MW_ID_Sendrecv_replace);
+    if (!t)
+        return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                     status);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Sendrecv_replace,
+               PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
+                                     status),
+               mw__bytes(count, datatype), mw__peer(dest, comm));
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    uint64_t t0 = mw__begin(t, MW_ID_Sendrecv_replace);
+    int rc =
+        PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, st);
+    uint64_t t1 = mw__now();
+    uint64_t b = 0;
+    int p = -1;
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    mw_trec_t *y = ts_of(r)->more;
+    unsigned n = 0;
+    if (rc == MPI_SUCCESS) {
+        b = mw__bytes(count, datatype);
+        p = mw__peer(dest, comm);
+        sendrecv_records(&x, y, b, p, comm, dest, sendtag, st);
+        n = 1;
+    }
+    x.bytes = b;
+    mw__record_tr(t, MW_ID_Sendrecv_replace, t0, t1, b, p, r, &x, y, n);
+    MW_HOOKS(Sendrecv_replace);
+    return rc;
+}
+
+/* ---- matched probes: the message's communicator and envelope, for its receive ------------- */
+
+static void msg_keep(tstate_t *ts, MPI_Message m, MPI_Comm comm, const MPI_Status *st)
+{
+    if (m == MPI_MESSAGE_NULL)
+        return;
+    uint32_t ci = mw__comm_index(comm);
+    tmsg_t *e = &ts->msg[ts->msg_next++ % MW_TMSG];
+    *e = (tmsg_t){.key = msg_key(m),
+                  .comm = ci,
+                  .peer = st->MPI_SOURCE == MPI_PROC_NULL ? -1 : mw__comm_peer(ci, st->MPI_SOURCE),
+                  .tag = st->MPI_TAG};
+}
+
+static const tmsg_t *msg_take(tstate_t *ts, uint64_t key)
+{
+    for (unsigned i = 0; i < MW_TMSG; i++)
+        if (ts->msg[i].key == key && key) {
+            ts->msg[i].key = 0;
+            return &ts->msg[i];
+        }
+    return NULL;
+}
+
+MW_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
+                         MPI_Status *status)
+{
+    mw_thread_t *t = mw__self(MW_ID_Mprobe);
+    if (!t)
+        return PMPI_Mprobe(source, tag, comm, message, status);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Mprobe, PMPI_Mprobe(source, tag, comm, message, status), 0, -1);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    uint64_t t0 = mw__begin(t, MW_ID_Mprobe);
+    int rc = PMPI_Mprobe(source, tag, comm, message, st);
+    uint64_t t1 = mw__now();
+    if (rc == MPI_SUCCESS && message)
+        msg_keep(ts_of(r), *message, comm, st);
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    mw__record_tr(t, MW_ID_Mprobe, t0, t1, 0, -1, r, &x, NULL, 0);
+    MW_HOOKS(Mprobe);
+    return rc;
+}
+
+MW_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                          MPI_Status *status)
+{
+    mw_thread_t *t = mw__self(MW_ID_Improbe);
+    if (!t)
+        return PMPI_Improbe(source, tag, comm, flag, message, status);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Improbe, PMPI_Improbe(source, tag, comm, flag, message, status), 0, -1);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    uint64_t t0 = mw__begin(t, MW_ID_Improbe);
+    int rc = PMPI_Improbe(source, tag, comm, flag, message, st);
+    uint64_t t1 = mw__now();
+    if (rc == MPI_SUCCESS && flag && *flag && message)
+        msg_keep(ts_of(r), *message, comm, st);
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    mw__record_tr(t, MW_ID_Improbe, t0, t1, 0, -1, r, &x, NULL, 0);
+    MW_HOOKS(Improbe);
+    return rc;
+}
+
+MW_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+                        MPI_Status *status)
+{
+    mw_thread_t *t = mw__self(MW_ID_Mrecv);
+    if (!t)
+        return PMPI_Mrecv(buf, count, type, message, status);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Mrecv, PMPI_Mrecv(buf, count, type, message, status), 0, -1);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    uint64_t key = message ? msg_key(*message) : 0;
+    int noproc = message && *message == MPI_MESSAGE_NO_PROC;
+    uint64_t t0 = mw__begin(t, MW_ID_Mrecv);
+    int rc = PMPI_Mrecv(buf, count, type, message, st);
+    uint64_t t1 = mw__now();
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    if (rc == MPI_SUCCESS) {
+        const tmsg_t *m = msg_take(ts_of(r), key);
+        x.kind = MW_TK_RECV;
+        x.comm = m ? m->comm : 0;
+        if (!m && !noproc)
+            x.flags |= MW_TF_NOSEQ; /* probed on another thread: no communicator */
+        status_fill(&x, x.comm, st, 0);
+    }
+    mw__record_tr(t, MW_ID_Mrecv, t0, t1, 0, -1, r, &x, NULL, 0);
+    MW_HOOKS(Mrecv);
+    return rc;
+}
+
+MW_EXPORT int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+                         MPI_Request *request)
+{
+    mw_thread_t *t = mw__self(MW_ID_Imrecv);
+    if (!t)
+        return PMPI_Imrecv(buf, count, type, message, request);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Imrecv, PMPI_Imrecv(buf, count, type, message, request), 0, -1);
+    uint64_t key = message ? msg_key(*message) : 0;
+    uint64_t t0 = mw__begin(t, MW_ID_Imrecv);
+    int rc = PMPI_Imrecv(buf, count, type, message, request);
+    uint64_t t1 = mw__now();
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    if (rc == MPI_SUCCESS && request) {
+        const tmsg_t *m = msg_take(ts_of(r), key);
+        x.kind = MW_TK_IRECV;
+        x.comm = m ? m->comm : 0;
+        x.peer = m ? m->peer : MW_TRACE_ANY;
+        x.tag = m ? m->tag : MW_TRACE_ANY;
+        if (!m)
+            x.flags |= MW_TF_NOSEQ;
+        x.req = mw__req_post(r, *request, MW_TK_IRECV, x.comm, x.peer, x.tag, 0, 0);
+    }
+    mw__record_tr(t, MW_ID_Imrecv, t0, t1, 0, -1, r, &x, NULL, 0);
+    MW_HOOKS(Imrecv);
+    return rc;
+}
+
+/* ---- persistent requests -------------------------------------------------------------------- */
+
+MW_EXPORT int MPI_Start(MPI_Request *request)
+{
+    mw_thread_t *t = mw__self(MW_ID_Start);
+    if (!t)
+        return PMPI_Start(request);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Start, PMPI_Start(request), 0, -1);
+    uint64_t key = request ? key_of(*request) : 0;
+    uint64_t t0 = mw__begin(t, MW_ID_Start);
+    int rc = PMPI_Start(request);
+    uint64_t t1 = mw__now();
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    if (rc == MPI_SUCCESS)
+        req_start(r, key, &x);
+    mw__record_tr(t, MW_ID_Start, t0, t1, 0, -1, r, &x, NULL, 0);
+    MW_HOOKS(Start);
+    return rc;
+}
+
+/* Startall: its call record, then one post per started request (flagged MW_TF_PART). */
+MW_EXPORT int MPI_Startall(int count, MPI_Request array_of_requests[])
+{
+    mw_thread_t *t = mw__self(MW_ID_Startall);
+    if (!t)
+        return PMPI_Startall(count, array_of_requests);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Startall, PMPI_Startall(count, array_of_requests), 0, -1);
+    uint64_t t0 = mw__begin(t, MW_ID_Startall);
+    int rc = PMPI_Startall(count, array_of_requests);
+    uint64_t t1 = mw__now();
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    tstate_t *ts = ts_of(r);
+    unsigned n = 0;
+    if (rc == MPI_SUCCESS && array_of_requests) {
+        for (int i = 0; i < count; i++) {
+            mw_trec_t *y = &ts->more[n];
+            *y = (mw_trec_t){.peer = -1};
+            if (n < MW_TSCRATCH && req_start(r, key_of(array_of_requests[i]), y)) {
+                y->flags |= MW_TF_PART;
+                n++;
+            } else if (n >= MW_TSCRATCH) {
+                treq_t *e = req_find(ts, key_of(array_of_requests[i]));
+                if (e)
+                    e->active = 0; /* its post is not traced: neither is its completion */
+                ts->full++;
+            }
+        }
+    }
+    mw__record_tr(t, MW_ID_Startall, t0, t1, 0, -1, r, &x, ts->more, n);
+    MW_HOOKS(Startall);
+    return rc;
+}
+
+MW_EXPORT int MPI_Request_free(MPI_Request *request)
+{
+    mw_thread_t *t = mw__self(MW_ID_Request_free);
+    if (!t)
+        return PMPI_Request_free(request);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Request_free, PMPI_Request_free(request), 0, -1);
+    uint64_t key = request ? key_of(*request) : 0;
+    uint64_t t0 = mw__begin(t, MW_ID_Request_free);
+    int rc = PMPI_Request_free(request);
+    uint64_t t1 = mw__now();
+    if (rc == MPI_SUCCESS && key) {
+        tstate_t *ts = ts_of(r);
+        treq_t *e = req_find(ts, key);
+        if (e) {
+            /* An active request completes unseen: its post stays without completion. */
+            ts->freed_active += e->active;
+            req_del(ts, e);
+        }
+    }
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    mw__record_tr(t, MW_ID_Request_free, t0, t1, 0, -1, r, &x, NULL, 0);
+    MW_HOOKS(Request_free);
+    return rc;
+}
+
+MW_EXPORT int MPI_Cancel(MPI_Request *request)
+{
+    mw_thread_t *t = mw__self(MW_ID_Cancel);
+    if (!t)
+        return PMPI_Cancel(request);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Cancel, PMPI_Cancel(request), 0, -1);
+    ts_of(r)->cancels++; /* from now on completions look for MW_TF_CANCELLED */
+    uint64_t t0 = mw__begin(t, MW_ID_Cancel);
+    int rc = PMPI_Cancel(request);
+    uint64_t t1 = mw__now();
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    mw__record_tr(t, MW_ID_Cancel, t0, t1, 0, -1, r, &x, NULL, 0);
+    MW_HOOKS(Cancel);
+    return rc;
+}
+
+/* ---- completions ---------------------------------------------------------------------------- */
+
+MW_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    mw_thread_t *t = mw__self(MW_ID_Wait);
+    if (!t)
+        return PMPI_Wait(request, status);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Wait, PMPI_Wait(request, status), 0, -1);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    uint64_t key = request ? key_of(*request) : 0;
+    uint64_t t0 = mw__begin(t, MW_ID_Wait);
+    int rc = PMPI_Wait(request, st);
+    uint64_t t1 = mw__now();
+    tstate_t *ts = ts_of(r);
+    unsigned n = rc == MPI_SUCCESS ? req_done(ts, key, st, ts->more) : 0;
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    mw__record_tr(t, MW_ID_Wait, t0, t1, 0, -1, r, &x, ts->more, n);
+    MW_HOOKS(Wait);
+    return rc;
+}
+
+MW_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    mw_thread_t *t = mw__self(MW_ID_Test);
+    if (!t)
+        return PMPI_Test(request, flag, status);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Test, PMPI_Test(request, flag, status), 0, -1);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    uint64_t key = request ? key_of(*request) : 0;
+    uint64_t t0 = mw__begin(t, MW_ID_Test);
+    int rc = PMPI_Test(request, flag, st);
+    uint64_t t1 = mw__now();
+    tstate_t *ts = ts_of(r);
+    unsigned n = rc == MPI_SUCCESS && flag && *flag ? req_done(ts, key, st, ts->more) : 0;
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    mw__record_tr(t, MW_ID_Test, t0, t1, 0, -1, r, &x, ts->more, n);
+    MW_HOOKS(Test);
+    return rc;
+}
+
+/* Handles of an array call, copied before MPI overwrites the completed ones; statuses to
+ * pass (the application's, or the scratch when it passed MPI_STATUSES_IGNORE). Returns 0 when
+ * the call has more than MW_TSCRATCH requests (then nothing is substituted). */
+static int array_prepare(tstate_t *ts, int count, const MPI_Request *rq, MPI_Status *app,
+                         MPI_Status **st)
+{
+    *st = app;
+    if (count < 0 || (unsigned)count > MW_TSCRATCH || !rq)
+        return 0;
+    for (int i = 0; i < count; i++)
+        ts->rq[i] = key_of(rq[i]);
+    if (app == MPI_STATUSES_IGNORE)
+        *st = ts->st;
+    return 1;
+}
+
+/* Completion i of an array call whose error is `rc` (MPI_ERR_IN_STATUS: per status). */
+static unsigned array_done(tstate_t *ts, int rc, uint64_t key, MPI_Status *s, mw_trec_t *o)
+{
+    if (rc == MPI_ERR_IN_STATUS) {
+        if (s->MPI_ERROR == MPI_ERR_PENDING)
+            return 0; /* not completed: stays in the map */
+        if (s->MPI_ERROR != MPI_SUCCESS) {
+            treq_t *e = req_find(ts, key);
+            if (e && !e->persist)
+                req_del(ts, e); /* completed in error: no message */
+            return 0;
+        }
+    }
+    return req_done(ts, key, s, o);
+}
+
+/* More than MW_TSCRATCH requests, all completed (Waitall, Testall): the marked requests'
+ * completions, with the application's statuses when it passed them, else without (NOSEQ). */
+static unsigned big_all_done(tstate_t *ts, uint32_t mark)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < MW_TREQ_SLOTS && n < MW_TSCRATCH; i++) {
+        treq_t *e = &ts->map[i];
+        if (!e->key || e->mark != mark || !e->active)
+            continue;
+        uint64_t key = e->key;
+        e->mark = 0;
+        /* the index of a request is not kept: its completion has no status */
+        if (req_done(ts, key, NULL, &ts->more[n]))
+            n++;
+        if (ts->map[i].key != key && ts->map[i].key)
+            i--; /* backward shift moved another entry into slot i */
+    }
+    return n;
+}
+
+MW_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[],
+                          MPI_Status *array_of_statuses)
+{
+    mw_thread_t *t = mw__self(MW_ID_Waitall);
+    if (!t)
+        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Waitall, PMPI_Waitall(count, array_of_requests, array_of_statuses), 0, -1);
+    tstate_t *ts = ts_of(r);
+    MPI_Status *st;
+    int small = array_prepare(ts, count, array_of_requests, array_of_statuses, &st);
+    uint32_t mark = small || !array_of_requests ? 0 : mark_array(ts, count, array_of_requests);
+    uint64_t t0 = mw__begin(t, MW_ID_Waitall);
+    int rc = PMPI_Waitall(count, array_of_requests, st);
+    uint64_t t1 = mw__now();
+    unsigned n = 0;
+    if (small && (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)) {
+        for (int i = 0; i < count; i++)
+            n += array_done(ts, rc, ts->rq[i], &st[i], &ts->more[n]);
+    } else if (mark && rc == MPI_SUCCESS) {
+        n = big_all_done(ts, mark);
+    }
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    mw__record_tr(t, MW_ID_Waitall, t0, t1, 0, -1, r, &x, ts->more, n);
+    MW_HOOKS(Waitall);
+    return rc;
+}
+
+MW_EXPORT int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                          MPI_Status array_of_statuses[])
+{
+    mw_thread_t *t = mw__self(MW_ID_Testall);
+    if (!t)
+        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Testall, PMPI_Testall(count, array_of_requests, flag, array_of_statuses), 0, -1);
+    tstate_t *ts = ts_of(r);
+    MPI_Status *st;
+    int small = array_prepare(ts, count, array_of_requests, array_of_statuses, &st);
+    uint32_t mark = small || !array_of_requests ? 0 : mark_array(ts, count, array_of_requests);
+    uint64_t t0 = mw__begin(t, MW_ID_Testall);
+    int rc = PMPI_Testall(count, array_of_requests, flag, st);
+    uint64_t t1 = mw__now();
+    unsigned n = 0;
+    /* Testall completes all or none (MPI_ERR_IN_STATUS: the statuses tell). */
+    if (small && ((rc == MPI_SUCCESS && flag && *flag) || rc == MPI_ERR_IN_STATUS)) {
+        for (int i = 0; i < count; i++)
+            n += array_done(ts, rc, ts->rq[i], &st[i], &ts->more[n]);
+    } else if (mark && rc == MPI_SUCCESS && flag && *flag) {
+        n = big_all_done(ts, mark);
+    }
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    mw__record_tr(t, MW_ID_Testall, t0, t1, 0, -1, r, &x, ts->more, n);
+    MW_HOOKS(Testall);
+    return rc;
+}
+
+MW_EXPORT int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index,
+                          MPI_Status *status)
+{
+    mw_thread_t *t = mw__self(MW_ID_Waitany);
+    if (!t)
+        return PMPI_Waitany(count, array_of_requests, index, status);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Waitany, PMPI_Waitany(count, array_of_requests, index, status), 0, -1);
+    tstate_t *ts = ts_of(r);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    MPI_Status *unused;
+    int small = array_prepare(ts, count, array_of_requests, NULL, &unused);
+    uint64_t t0 = mw__begin(t, MW_ID_Waitany);
+    int rc = PMPI_Waitany(count, array_of_requests, index, st);
+    uint64_t t1 = mw__now();
+    unsigned n = 0;
+    if (rc == MPI_SUCCESS && index && *index != MPI_UNDEFINED && *index >= 0) {
+        if (small && *index < count)
+            n = req_done(ts, ts->rq[*index], st, ts->more);
+        else
+            ts->unknown++; /* more than MW_TSCRATCH requests: the handle is gone */
+    }
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    mw__record_tr(t, MW_ID_Waitany, t0, t1, 0, -1, r, &x, ts->more, n);
+    MW_HOOKS(Waitany);
+    return rc;
+}
+
+MW_EXPORT int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
+                          MPI_Status *status)
+{
+    mw_thread_t *t = mw__self(MW_ID_Testany);
+    if (!t)
+        return PMPI_Testany(count, array_of_requests, index, flag, status);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Testany, PMPI_Testany(count, array_of_requests, index, flag, status), 0, -1);
+    tstate_t *ts = ts_of(r);
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    MPI_Status *unused;
+    int small = array_prepare(ts, count, array_of_requests, NULL, &unused);
+    uint64_t t0 = mw__begin(t, MW_ID_Testany);
+    int rc = PMPI_Testany(count, array_of_requests, index, flag, st);
+    uint64_t t1 = mw__now();
+    unsigned n = 0;
+    if (rc == MPI_SUCCESS && flag && *flag && index && *index != MPI_UNDEFINED && *index >= 0) {
+        if (small && *index < count)
+            n = req_done(ts, ts->rq[*index], st, ts->more);
+        else
+            ts->unknown++;
+    }
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    mw__record_tr(t, MW_ID_Testany, t0, t1, 0, -1, r, &x, ts->more, n);
+    MW_HOOKS(Testany);
+    return rc;
+}
+
+/* Waitsome / Testsome: statuses follow the order of the indices. */
+static unsigned some_done(tstate_t *ts, int rc, int small, int count, const int *outcount,
+                          const int *indices, MPI_Status *st)
+{
+    unsigned n = 0;
+    if (!(rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) || !outcount ||
+        *outcount == MPI_UNDEFINED || !indices)
+        return 0;
+    for (int j = 0; j < *outcount; j++) {
+        int i = indices[j];
+        if (!small || i < 0 || i >= count) {
+            ts->unknown++;
+            continue;
+        }
+        n += array_done(ts, rc, ts->rq[i], &st[j], &ts->more[n]);
+    }
+    return n;
+}
+
+MW_EXPORT int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                           int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    mw_thread_t *t = mw__self(MW_ID_Waitsome);
+    if (!t)
+        return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
+                             array_of_statuses);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Waitsome,
+               PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
+                             array_of_statuses),
+               0, -1);
+    tstate_t *ts = ts_of(r);
+    MPI_Status *st;
+    int small = array_prepare(ts, incount, array_of_requests, array_of_statuses, &st);
+    uint64_t t0 = mw__begin(t, MW_ID_Waitsome);
+    int rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, st);
+    uint64_t t1 = mw__now();
+    unsigned n = some_done(ts, rc, small, incount, outcount, array_of_indices, st);
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    mw__record_tr(t, MW_ID_Waitsome, t0, t1, 0, -1, r, &x, ts->more, n);
+    MW_HOOKS(Waitsome);
+    return rc;
+}
+
+MW_EXPORT int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                           int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    mw_thread_t *t = mw__self(MW_ID_Testsome);
+    if (!t)
+        return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
+                             array_of_statuses);
+    struct mw_tring *r = t->tring;
+    if (!r)
+        MW_OLD(Testsome,
+               PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
+                             array_of_statuses),
+               0, -1);
+    tstate_t *ts = ts_of(r);
+    MPI_Status *st;
+    int small = array_prepare(ts, incount, array_of_requests, array_of_statuses, &st);
+    uint64_t t0 = mw__begin(t, MW_ID_Testsome);
+    int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st);
+    uint64_t t1 = mw__now();
+    unsigned n = some_done(ts, rc, small, incount, outcount, array_of_indices, st);
+    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
+    mw__record_tr(t, MW_ID_Testsome, t0, t1, 0, -1, r, &x, ts->more, n);
+    MW_HOOKS(Testsome);
+    return rc;
+}
+
+/* MPIWATCH_VERBOSE=3: the records still in the ring, one line each (a debugging aid). */
+static void dump(unsigned i, mw_tring_t *r)
+{
+    uint64_t h = atomic_load(&r->head), from = h > mw__trace.ring_size ? h - mw__trace.ring_size : 0;
+    for (uint64_t k = from; k < h; k++) {
+        const mw_trec_t *x = &r->rec[k & (mw__trace.ring_size - 1)];
+        const mw_comm_t *e = mw__comm_entry(x->comm);
+        mw__log("trec %u %llu %s kind %u comm %llx peer %d tag %d bytes %llu req %u flags %u "
+                "dur %llu",
+                i, (unsigned long long)k, mw_fn_name(x->fn), x->kind,
+                (unsigned long long)(e ? e->id : 0), x->peer, x->tag, (unsigned long long)x->bytes,
+                x->req, x->flags, (unsigned long long)(x->t1 - x->t0));
+    }
+}
+
+void mw__tcalls_log(void)
+{
+    if (!mw__trace.on || !mw__trace.rings)
+        return;
+    unsigned n = atomic_load(&mw__g.nthreads);
+    for (unsigned i = 0; i < n && i < mw__trace.nrings; i++) {
+        mw_tring_t *r = mw__tring(i);
+        tstate_t *ts = ts_of(r);
+        mw__log("trace thread %u: %llu records written, %llu read, %llu lost; requests: %llu "
+                "posted, %llu map full, %llu completions not found, %llu receives without "
+                "status, %llu freed while active, %llu on a shared handle, %llu replaced",
+                i, (unsigned long long)atomic_load(&r->head),
+                (unsigned long long)atomic_load(&r->tail), (unsigned long long)r->lost,
+                (unsigned long long)ts->posts, (unsigned long long)ts->full,
+                (unsigned long long)ts->unknown, (unsigned long long)ts->untraced_status,
+                (unsigned long long)ts->freed_active, (unsigned long long)ts->shared,
+                (unsigned long long)ts->stale);
+        if (mw__g.cfg.verbose >= 3)
+            dump(i, r);
+    }
 }

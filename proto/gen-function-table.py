@@ -506,6 +506,110 @@ def peer_of(name, kind, argnames):
     return "MW_NOPEER"
 
 
+# --------------------------------------------------------------------------------- TRACE --
+# How a call is traced (docs/trace.md "Records and communicators"): MW_TR(TK, comm, peer, tag,
+# handle), expressions over the parameters. TK selects the wrapper's trace code:
+#   CALL    a call without a message (a MW_TK_CALL record, like today's path)
+#   SEND    blocking send to `peer` (dest) with `tag` on `comm`
+#   ISEND   non-blocking send; handle = the request (its completion is traced by Wait/Test)
+#   PSEND   persistent send (Send_init, ...): nothing is sent; MPI_Start posts it
+#   IRECV   non-blocking receive from `peer` (source) with `tag`; handle = the request
+#   PRECV   persistent receive (Recv_init)
+#   COLL    collective on `comm`, peer = root (MW_NOROOT without one); its instance number on
+#           comm is taken when the call starts, in every state of the library
+#   ICOLL   non-blocking collective; handle = the request
+#   CCOLL   collective over `comm` without a message (File_open, Win_create, ...): counted as
+#           an instance so that every member's counter agrees
+#   CREATE  creates the communicator *handle, collectively over `comm` (dup, split, ...)
+#   ICREATE Comm_idup: as CREATE, plus the request
+#   GCREATE creates *handle over a group (Comm_create_group): id from the group, tag, occurrence
+#   XCREATE Intercomm_create: id from both groups and the tag; counted on `comm` (local_comm)
+#   EXTERN  a communicator with processes outside the job (connect, accept, spawn, join)
+#   HAND    hand-written in pmpi-shim/trace_calls.c (receives with a status, completions,
+#           persistent starts, matched probes)
+# A row's TK also says whether its call is collective over a communicator (COLL, ICOLL, CCOLL,
+# CREATE, ICREATE, XCREATE, EXTERN with a communicator) and whether it creates one (the
+# *CREATE kinds and EXTERN).
+
+TRACE_HAND = {"Recv", "Sendrecv", "Sendrecv_replace", "Mrecv", "Imrecv", "Mprobe", "Improbe",
+              "Wait", "Waitall", "Waitany", "Waitsome", "Test", "Testall", "Testany",
+              "Testsome", "Start", "Startall", "Request_free", "Cancel"}
+TRACE_KINDS = ["CALL", "SEND", "ISEND", "PSEND", "IRECV", "PRECV", "COLL", "ICOLL", "CCOLL",
+               "CREATE", "ICREATE", "GCREATE", "XCREATE", "EXTERN", "HAND"]
+
+TRACE_RULES = {
+    # creating calls: (TK, parent comm, tag, new communicator)
+    "Comm_dup": ("CREATE", "comm", "0", "newcomm"),
+    "Comm_dup_with_info": ("CREATE", "comm", "0", "newcomm"),
+    "Comm_split": ("CREATE", "comm", "0", "newcomm"),
+    "Comm_split_type": ("CREATE", "comm", "0", "newcomm"),
+    "Comm_create": ("CREATE", "comm", "0", "newcomm"),
+    "Cart_create": ("CREATE", "old_comm", "0", "comm_cart"),
+    "Cart_sub": ("CREATE", "comm", "0", "new_comm"),
+    "Graph_create": ("CREATE", "comm_old", "0", "comm_graph"),
+    "Dist_graph_create": ("CREATE", "comm_old", "0", "newcomm"),
+    "Dist_graph_create_adjacent": ("CREATE", "comm_old", "0", "comm_dist_graph"),
+    "Intercomm_merge": ("CREATE", "intercomm", "0", "newintercomm"),
+    "Comm_idup": ("ICREATE", "comm", "0", "newcomm"),
+    "Comm_create_group": ("GCREATE", "comm", "tag", "newcomm"),
+    "Intercomm_create": ("XCREATE", "local_comm", "tag", "newintercomm"),
+    "Comm_accept": ("EXTERN", "comm", "0", "newcomm"),
+    "Comm_connect": ("EXTERN", "comm", "0", "newcomm"),
+    "Comm_spawn": ("EXTERN", "comm", "0", "intercomm"),
+    "Comm_spawn_multiple": ("EXTERN", "comm", "0", "intercomm"),
+    "Comm_join": ("EXTERN", "MPI_COMM_NULL", "0", "intercomm"),
+    # collective over a communicator without a message
+    "File_open": ("CCOLL", "comm", "0", "0"),
+    "Win_create": ("CCOLL", "comm", "0", "0"),
+    "Win_create_dynamic": ("CCOLL", "comm", "0", "0"),
+    "Win_allocate": ("CCOLL", "comm", "0", "0"),
+    "Win_allocate_shared": ("CCOLL", "comm", "0", "0"),
+}
+
+
+def trace_of(name, kind, argnames):
+    def need(*ids):
+        for i in ids:
+            if i not in argnames and not re.match(r"^(0|MPI_\w+|MW_\w+)$", i):
+                die("%s: trace column uses %r, not a parameter" % (name, i))
+
+    if kind in ("QUERY", "SPECIAL"):
+        tr = ("CALL", "0", "0", "0", "0")
+    elif name in TRACE_HAND:
+        tr = ("HAND", "0", "0", "0", "0")
+    elif name in TRACE_RULES:
+        tk, comm, tag, h = TRACE_RULES[name]
+        need(comm, tag, h)
+        if tk == "ICREATE":
+            need("request")
+        if tk == "GCREATE":
+            need("group")
+        tr = (tk, comm, "0", tag, h)
+    elif name.endswith("send_init") or name == "Send_init":
+        need("comm", "dest", "tag", "request", "count", "datatype")
+        tr = ("PSEND", "comm", "dest", "tag", "request")
+    elif name == "Recv_init":
+        need("comm", "source", "tag", "request")
+        tr = ("PRECV", "comm", "source", "tag", "request")
+    elif kind == "SEND":
+        need("comm", "dest", "tag")
+        tr = ("ISEND", "comm", "dest", "tag", "request") if "request" in argnames \
+            else ("SEND", "comm", "dest", "tag", "0")
+    elif name == "Irecv":
+        need("comm", "source", "tag", "request")
+        tr = ("IRECV", "comm", "source", "tag", "request")
+    elif kind == "COLL":
+        need("comm")
+        root = "root" if "root" in argnames else "MW_NOROOT"
+        tr = ("ICOLL", "comm", root, "0", "request") if "request" in argnames \
+            else ("COLL", "comm", root, "0", "0")
+    else:
+        tr = ("CALL", "0", "0", "0", "0")
+    if tr[0] not in TRACE_KINDS:
+        die("%s: bad trace kind %s" % (name, tr[0]))
+    return "MW_TR(%s)" % ", ".join(tr)
+
+
 # ------------------------------------------------------------------------------- Fortran --
 
 def _mod_tokens(s):
@@ -861,7 +965,7 @@ def compile_check(cc, cflags, text):
     """Compile every row against mpi.h, both as MPI_ and as PMPI_ prototypes."""
     src = ("#include <mpi.h>\n"
            "#pragma GCC diagnostic ignored \"-Wdeprecated-declarations\"\n"
-           "#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran) \\\n"
+           "#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran, trace) \\\n"
            "    ret (*const chk_##name) params = MPI_##name; \\\n"
            "    ret (*const pchk_##name) params = PMPI_##name;\n"
            "#include \"table.def\"\n")
@@ -893,7 +997,7 @@ HEADER = """\
  * MPI_Wtime and MPI_Wtick. Rows are sorted by name; the row index is the function id.
  * {count} rows.
  *
- *   MW_FN(Name, RetType, KIND, (params), (args), BYTES, PEER, FORTRAN)
+ *   MW_FN(Name, RetType, KIND, (params), (args), BYTES, PEER, FORTRAN, TRACE)
  *
  *   Name     the C name without "MPI_".
  *   RetType  the C return type.
@@ -917,6 +1021,13 @@ HEADER = """\
  *            libmpi_usempif08 defines mpi_<lower>_f08_; FBYTES is MW_FNOBYTES or
  *            MW_FBYTES(i_count, i_type) and FPEER is MW_FNOPEER or MW_FPEER(i_rank, i_comm),
  *            with 0-based Fortran argument indexes.
+ *   TRACE    MW_TR(TK, comm, peer, tag, handle): how the call is traced (docs/trace.md):
+ *            TK is CALL (no message), SEND, ISEND, PSEND (persistent init), IRECV, PRECV,
+ *            COLL, ICOLL (peer = root or MW_NOROOT), CCOLL (collective over comm without a
+ *            message), CREATE, ICREATE, GCREATE, XCREATE, EXTERN (creates the communicator
+ *            *handle from comm) or HAND (hand-written: pmpi-shim/trace_calls.c); handle is the
+ *            request of the non-blocking and persistent kinds. Collective and creating kinds
+ *            count the collective instances of comm.
  *
  * Consumers must compile with -DOMPI_OMIT_MPI1_COMPAT_DECLS=0 (or define it before
  * including mpi.h): Open MPI hides the prototypes of the functions removed in MPI-3.0
@@ -953,6 +1064,7 @@ def generate(args):
             die("%s: bad kind %s" % (name, kind))
         b = bytes_of(name, kind, argnames)
         p = peer_of(name, kind, argnames)
+        tcol = trace_of(name, kind, argnames)
         fcol = fortran_column(name, b, p, procs, fh_syms, f08_syms, notes, overrides)
         if fcol is None:
             nofortran.append(name)
@@ -962,8 +1074,9 @@ def generate(args):
                      "fortran_lower": m.group(1) if m else None,
                      "fortran_nargs": int(m.group(2)) if m else 0,
                      "f08": int(m.group(3)) if m else 0,
-                     "text": "MW_FN(%s, %s, %s, %s, %s, %s, %s, %s)"
-                             % (name, ret, kind, ptext, atext, b, p, fcol)})
+                     "trace": tcol.split("(")[1].split(",")[0],
+                     "text": "MW_FN(%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                             % (name, ret, kind, ptext, atext, b, p, fcol, tcol)})
 
     for n in (KIND_OVERRIDES.keys() | BYTES_OVERRIDES.keys() | PEER_OVERRIDES.keys()
               | FORTRAN_ARITY_OVERRIDES.keys() | FORTRAN_DISABLE.keys()) - funcs.keys():
@@ -994,10 +1107,12 @@ def generate(args):
     kinds = Counter(r["kind"] for r in rows)
     nf = sum(1 for r in rows if r["fortran_lower"])
     n08 = sum(r["f08"] for r in rows)
+    tkinds = Counter(r["trace"] for r in rows)
     summary = ("%d rows; %s; %d with Fortran (%d with f08); no Fortran binding: %d; "
-               "Fortran left out: %d; arity overrides: %s"
+               "Fortran left out: %d; arity overrides: %s; traced as %s"
                % (len(rows), ", ".join("%s %d" % (k, kinds[k]) for k in KINDS), nf, n08,
-                  len(nofortran), len(notes), ", ".join(overrides) or "none"))
+                  len(nofortran), len(notes), ", ".join(overrides) or "none",
+                  ", ".join("%s %d" % (k, tkinds[k]) for k in TRACE_KINDS)))
 
     if args.check:
         try:

@@ -14,14 +14,16 @@
 
 static const char *const fn_names[MW_FN_COUNT] = {
     [MW_ID_NONE] = NULL,
-#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran) [MW_ID_##name] = "MPI_" #name,
+#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran, trace)                          \
+    [MW_ID_##name] = "MPI_" #name,
 #include "mpi_functions.def"
 #undef MW_FN
 };
 
 static const unsigned char fn_kinds[MW_FN_COUNT] = {
     [MW_ID_NONE] = MW_KIND_OTHER,
-#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran) [MW_ID_##name] = MW_KIND_##kind,
+#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran, trace)                          \
+    [MW_ID_##name] = MW_KIND_##kind,
 #include "mpi_functions.def"
 #undef MW_FN
 };

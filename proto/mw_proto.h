@@ -51,7 +51,7 @@ typedef enum {
 /* Function ids: MW_ID_<Name> for MPI_<Name>, from 1; MW_FN_COUNT is the largest id + 1. */
 enum {
     MW_ID_NONE = 0,
-#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran) MW_ID_##name,
+#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran, trace) MW_ID_##name,
 #include "mpi_functions.def"
 #undef MW_FN
     MW_FN_COUNT

@@ -26,7 +26,7 @@
 enum { SEND, RECV, COLL, WAIT, RMA, IO, QUERY, SPECIAL, OTHER, KIND_COUNT };
 
 /* Type check: a pointer typed from the row, initialised with the real function. */
-#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran)                                 \
+#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran, trace)                          \
     static ret(*const chk_##name) params = MPI_##name;                                             \
     static ret(*const pchk_##name) params = PMPI_##name;
 #include "mpi_functions.def"
@@ -37,7 +37,7 @@ enum { SEND, RECV, COLL, WAIT, RMA, IO, QUERY, SPECIAL, OTHER, KIND_COUNT };
  * the row's arguments. Never called; it only has to compile (varargs rows included, since
  * Pcontrol's args list is just "level").
  */
-#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran)                                 \
+#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran, trace)                          \
     ret call_##name params;                                                                        \
     ret call_##name params                                                                         \
     {                                                                                              \
@@ -98,7 +98,7 @@ static long pr(int rank, MPI_Comm comm)
 #define MW_FORTRAN(lower, upper, nargs, f08, fbytes, fpeer)                                        \
     _Static_assert((fbytes) < (nargs) && (fpeer) < (nargs) && ((f08) == 0 || (f08) == 1),          \
                    #lower ": Fortran index outside the argument list")
-#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran)                                 \
+#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran, trace)                          \
     long cols_##name params;                                                                       \
     long cols_##name params                                                                        \
     {                                                                                              \
@@ -117,7 +117,7 @@ struct row {
     const void *c, *pc;
 };
 
-#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran)                                 \
+#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran, trace)                          \
     {#name, kind, (const void *)chk_##name, (const void *)pchk_##name},
 static const struct row rows[] = {
 #include "mpi_functions.def"
