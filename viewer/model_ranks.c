@@ -221,7 +221,11 @@ int mw_ranks_bin(const mw_model_t *m, const mw_view_t *v, double t0, double t1, 
                 continue;
             double share = (tot + sm) / cap;
             share = share > 1 ? 1 : share;
-            float alpha = MW_RANKS_ALPHA_MIN + (1.0f - MW_RANKS_ALPHA_MIN) * (float)share;
+            /* An exact call is never fainter than MW_RANKS_ALPHA_MIN (one short call in a
+             * pixel must show); a summary's shade follows its share, so that 1 % in MPI stays
+             * faint. */
+            float amin = tot > 0 ? MW_RANKS_ALPHA_MIN : MW_RANKS_SUMMARY_ALPHA_MIN;
+            float alpha = amin + (1.0f - amin) * (float)share;
             const float summ[3] = {MW_RANKS_SUMMARY_R, MW_RANKS_SUMMARY_G, MW_RANKS_SUMMARY_B};
             const float *cw = bl >= 0 ? col[bl] : summ;
             for (int y = (int)gy0; y < (int)gy1 && y < h; y++) {

@@ -36,6 +36,7 @@ typedef struct {
 } mw_ranks_info_t;
 
 #define MW_RANKS_ALPHA_MIN 0.35f
+#define MW_RANKS_SUMMARY_ALPHA_MIN 0.12f
 /* Colour of summary shading. */
 #define MW_RANKS_SUMMARY_R 0.62f
 #define MW_RANKS_SUMMARY_G 0.66f

@@ -1,14 +1,15 @@
 /* mw-trace-synth: writes a recording of traced windows with exactly known calls, for the
  * viewer's trace tests (docs/trace.md, "Viewing traced windows").
  *
- *   mw-trace-synth FILE.mpiw
+ *   mw-trace-synth [--ranks N] FILE.mpiw
  *
  * DESIGN: the windows are crafted here as a collector merges them (summary: function figures,
  * occupancy, density cells by start and by end, per-rank MPI share; traces: each rank's records
  * encoded with mw_trace_encode) and written with the collector's own recording writer, so the
  * file is read by the viewer's replay source like any recording. 4 ranks, 100 ms windows, 10
- * sub-slots. Windows 0 and 4 are summaries only (the ranks left them out); 1, 2, 3 and 5 are
- * traced on every rank; window 5 is the newest and holds a call still in progress (MW_TF_OPEN).
+ * sub-slots (--ranks N for more ranks). Windows 0 and 4 are summaries only (the ranks left
+ * them out); 1, 2 and 5 are traced on every rank, 3 on the even ranks only (partly exact);
+ * window 5 is the newest and holds a call still in progress (MW_TF_OPEN).
  * Every rank calls MPI_Wait (100 us) every 10 ms; window 2 also holds the known calls printed on
  * stdout as JSON (function, rank, global start and duration, peer, tag, bytes): an MPI_Barrier
  * of 30 ms on rank 2, an MPI_Allreduce of 5 ms on rank 1, and one message, rank 0's MPI_Send
@@ -26,7 +27,7 @@
 #include "options.h"
 #include "record_file.h"
 
-#define R 4
+#define RMAX 65536
 #define NW 6
 #define WNS 100000000ull
 #define SUBS 10u
@@ -34,9 +35,11 @@
 #define ORIGIN 1700000000000000000ull
 #define MAXREC 64
 
+static uint32_t R = 4; /* --ranks */
+
 typedef struct {
-    mw_trace_rec_t rec[R][MAXREC];
-    size_t n[R];
+    mw_trace_rec_t (*rec)[MAXREC]; /* [R] */
+    size_t *n;
 } wtrace_t;
 
 static unsigned bin_of(uint64_t ns)
@@ -72,11 +75,11 @@ static int end_cmp(const void *pa, const void *pb)
 
 static void build(uint64_t k, wtrace_t *t)
 {
-    memset(t->n, 0, sizeof t->n);
+    memset(t->n, 0, R * sizeof *t->n);
     for (uint32_t r = 0; r < R; r++)
         for (int i = 0; i < 10; i++)
-            add(t, r, MW_ID_Wait, MW_TK_CALL, i * 10000000ll + 2000000 + r * 100000, 100000, -1, 0,
-                0, 0, 0);
+            add(t, r, MW_ID_Wait, MW_TK_CALL, i * 10000000ll + 2000000 + (r % 64) * 100000, 100000,
+                -1, 0, 0, 0, 0);
     if (k == 2) {
         add(t, 2, MW_ID_Barrier, MW_TK_COLL, 50000000, 30000000, -1, 0, 0, 0, 0);
         add(t, 1, MW_ID_Allreduce, MW_TK_COLL, 20000000, 5000000, -1, 0, 8, 0, 0);
@@ -94,12 +97,15 @@ typedef struct {
     uint64_t count[MW_FN_COUNT], total[MW_FN_COUNT];
     uint64_t occ[MW_FN_COUNT][SUBS];
     uint64_t dens[2][MW_FN_COUNT][SUBS][BINS];
-    uint64_t rank_ns[R];
+    uint64_t *rank_ns; /* [R] */
 } summ_t;
 
 static void summarize(const wtrace_t *t, summ_t *s)
 {
+    uint64_t *rn = s->rank_ns;
     memset(s, 0, sizeof *s);
+    memset(rn, 0, R * sizeof *rn);
+    s->rank_ns = rn;
     const uint64_t ss = WNS / SUBS;
     for (uint32_t r = 0; r < R; r++) {
         for (size_t i = 0; i < t->n[r]; i++) {
@@ -123,12 +129,13 @@ static void summarize(const wtrace_t *t, summ_t *s)
     }
 }
 
-static int write_window(mw_record_t *rec, const mw_clock_t *now, uint64_t k, int traced)
+/* traced: 0 none, 1 every rank, 2 the even ranks only (a partly exact window). */
+static int write_window(mw_record_t *rec, const mw_clock_t *now, uint64_t k, int traced,
+                        const wtrace_t *tp, summ_t *s)
 {
-    wtrace_t t;
-    summ_t s;
+    wtrace_t t = *tp;
     build(k, &t);
-    summarize(&t, &s);
+    summarize(&t, s);
     Mpiwatch__Window w = MPIWATCH__WINDOW__INIT;
     w.index = ORIGIN / WNS + k; /* window k of the run: the global grid's index */
     w.window_ns = WNS;
@@ -146,31 +153,31 @@ static int write_window(mw_record_t *rec, const mw_clock_t *now, uint64_t k, int
     static uint64_t d_cnt[2 * 8 * SUBS * BINS];
     size_t nf = 0, no = 0, nd = 0;
     for (unsigned fn = 1; fn < MW_FN_COUNT; fn++) {
-        if (!s.count[fn])
+        if (!s->count[fn])
             continue;
         mpiwatch__function_stat__init(&fs[nf]);
         fs[nf].fn = fn;
-        fs[nf].count = s.count[fn];
-        fs[nf].total_ns = s.total[fn];
+        fs[nf].count = s->count[fn];
+        fs[nf].total_ns = s->total[fn];
         fsp[nf] = &fs[nf];
         nf++;
-        w.mpi_time_ns += s.total[fn];
+        w.mpi_time_ns += s->total[fn];
         for (unsigned u = 0; u < SUBS; u++) {
-            if (s.occ[fn][u]) {
+            if (s->occ[fn][u]) {
                 occ_fn[no] = fn;
                 occ_sub[no] = u;
-                occ_ns[no] = s.occ[fn][u];
-                w.occ_total_ns += s.occ[fn][u];
+                occ_ns[no] = s->occ[fn][u];
+                w.occ_total_ns += s->occ[fn][u];
                 no++;
             }
             for (unsigned e = 0; e < 2; e++)
                 for (unsigned b = 0; b < BINS; b++)
-                    if (s.dens[e][fn][u][b] && nd < 2 * 8 * SUBS * BINS) {
+                    if (s->dens[e][fn][u][b] && nd < 2 * 8 * SUBS * BINS) {
                         d_fn[nd] = fn;
                         d_sub[nd] = (int32_t)u;
                         d_bin[nd] = b;
                         d_end[nd] = e;
-                        d_cnt[nd] = s.dens[e][fn][u][b];
+                        d_cnt[nd] = s->dens[e][fn][u][b];
                         nd++;
                     }
         }
@@ -187,15 +194,17 @@ static int write_window(mw_record_t *rec, const mw_clock_t *now, uint64_t k, int
     w.density_bin = d_bin;
     w.density_end = d_end;
     w.density_count = d_cnt;
-    uint32_t permille[R];
+    uint32_t *permille = calloc(R, sizeof *permille);
+    Mpiwatch__RankTrace *rts = calloc(R, sizeof *rts), **rtp = calloc(R, sizeof *rtp);
+    Mpiwatch__Trace *trs = calloc(R, sizeof *trs);
+    uint8_t **blocks = calloc(R, sizeof *blocks);
+    if (!permille || !rts || !rtp || !trs || !blocks)
+        return -1;
     for (uint32_t r = 0; r < R; r++)
-        permille[r] = (uint32_t)(s.rank_ns[r] * 1000 / WNS);
+        permille[r] = (uint32_t)(s->rank_ns[r] * 1000 / WNS);
     w.n_rank_mpi_permille = R;
     w.rank_mpi_permille = permille;
 
-    Mpiwatch__RankTrace rts[R], *rtp[R];
-    Mpiwatch__Trace trs[R];
-    uint8_t *blocks[R] = {0};
     for (uint32_t r = 0; r < R; r++) {
         mpiwatch__rank_trace__init(&rts[r]);
         mpiwatch__trace__init(&trs[r]);
@@ -205,7 +214,7 @@ static int write_window(mw_record_t *rec, const mw_clock_t *now, uint64_t k, int
         trs[r].window = w.index;
         trs[r].window_start_ns = w.start_ns;
         trs[r].threads = 1;
-        if (!traced) {
+        if (!traced || (traced == 2 && r % 2 == 1)) {
             trs[r].state = MW_TRACE_SUMMARY_ONLY;
             trs[r].reason = MW_TRACE_WHY_BUDGET;
             trs[r].left_out = t.n[r];
@@ -238,15 +247,35 @@ static int write_window(mw_record_t *rec, const mw_clock_t *now, uint64_t k, int
     free(buf);
     for (uint32_t r = 0; r < R; r++)
         free(blocks[r]);
+    free(blocks);
+    free(trs);
+    free(rtp);
+    free(rts);
+    free(permille);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
+    if (argc == 4 && !strcmp(argv[1], "--ranks")) {
+        char *end = NULL;
+        unsigned long v = strtoul(argv[2], &end, 10);
+        if (end == argv[2] || *end || v < 4 || v > RMAX) {
+            fprintf(stderr, "mw-trace-synth: --ranks 4..%u\n", RMAX);
+            return 2;
+        }
+        R = (uint32_t)v;
+        argv += 2;
+        argc -= 2;
+    }
     if (argc != 2) {
-        fprintf(stderr, "usage: mw-trace-synth FILE.mpiw\n");
+        fprintf(stderr, "usage: mw-trace-synth [--ranks N] FILE.mpiw\n");
         return 2;
     }
+    wtrace_t t = {calloc(R, sizeof *t.rec), calloc(R, sizeof *t.n)};
+    summ_t *s = calloc(1, sizeof *s);
+    if (!t.rec || !t.n || !s || !(s->rank_ns = calloc(R, sizeof *s->rank_ns)))
+        return 1;
     mw__log_level = MW_LOG_ERROR;
     mw_collector_options_t opt;
     mw_collector_options_defaults(&opt);
@@ -276,7 +305,7 @@ int main(int argc, char **argv)
     for (uint64_t k = 0; k < NW && rc == 0; k++) {
         now.mono_ns += WNS;
         now.real_ns += WNS;
-        rc = write_window(rec, &now, k, k != 0 && k != 4);
+        rc = write_window(rec, &now, k, k == 0 || k == 4 ? 0 : k == 3 ? 2 : 1, &t, s);
     }
     mw__record_close(rec);
     /* The known calls, global ns. */
@@ -292,8 +321,8 @@ int main(int argc, char **argv)
            " \"message\": {\"src\": 0, \"dst\": 3, \"send_ns\": %llu, \"recv_end_ns\": %llu},\n"
            " \"open\": {\"fn\": \"MPI_Bcast\", \"rank\": 1, \"start_ns\": %llu, \"dur_ns\": "
            "60000000},\n"
-           " \"summary_windows\": [0, 4]}\n",
-           (unsigned long long)ORIGIN, (unsigned long long)WNS, NW, R,
+           " \"summary_windows\": [0, 4], \"partial_windows\": [3]}\n",
+           (unsigned long long)ORIGIN, (unsigned long long)WNS, NW, (int)R,
            (unsigned long long)(w2 + 50000000), (unsigned long long)(w2 + 20000000),
            (unsigned long long)(w2 + 10000000), (unsigned long long)(w2 + 5000000),
            (unsigned long long)(w2 + 10000000), (unsigned long long)(w2 + 13000000),

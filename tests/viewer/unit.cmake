@@ -10,3 +10,11 @@ add_executable(test_viewer_control ${CMAKE_CURRENT_SOURCE_DIR}/test_control.c)
 target_link_libraries(test_viewer_control PRIVATE mw_viewer_control PkgConfig::CMOCKA)
 add_test(NAME viewer_control COMMAND test_viewer_control)
 set_tests_properties(viewer_control PROPERTIES LABELS "viewer;unit" TIMEOUT 60)
+
+# Traced windows in the model (docs/trace.md, "Viewing traced windows"): decoding, bounds, late
+# traces, hostile traces, exact pixels, partly exact windows, picking, open calls, the rank
+# timeline's rows, spans and messages.
+add_executable(test_viewer_trace ${CMAKE_CURRENT_SOURCE_DIR}/test_trace.c)
+target_link_libraries(test_viewer_trace PRIVATE mw_viewer_model PkgConfig::CMOCKA)
+add_test(NAME viewer_trace COMMAND test_viewer_trace)
+set_tests_properties(viewer_trace PROPERTIES LABELS "viewer;unit" TIMEOUT 60)
