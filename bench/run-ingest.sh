@@ -25,11 +25,17 @@
 # x 10 windows/s while the collector runs beside it. With --compare, every
 # run is paired with one whose collector decodes with protobuf-c only
 # (MPIWATCH_DECODER=protobuf-c), alternating which goes first, so both are measured under the
-# same load. It is a benchmark: it prints figures and exits 0 whatever they are; it fails only
+# same load. With --trace K, every sample of the load generator also carries an exact per-call
+# trace (mpiwatch-loadgen --trace K: K traces encoded once, docs/loadgen.md), which the
+# collector checks (one decode each) and keeps; each run then also prints the traced calls the
+# collector accepted, the ones it refused, and the traced calls it ingested per second of its
+# CPU: the one-core figure of issue 14's goal (5 M traced calls/s), docs/trace.md.
+# It is a benchmark: it prints figures and exits 0 whatever they are; it fails only
 # when a run fails. See docs/collector.md (Performance).
 #
 # usage: run-ingest.sh [--sizes "RANKS ..."] [--rate HZ] [--functions F] [--seconds S]
-#                      [--runs N] [--compare] [--sender loadgen|blast] [--label NAME] BUILD_DIR
+#                      [--runs N] [--compare] [--sender loadgen|blast] [--label NAME]
+#                      [--trace K] BUILD_DIR
 #        run-ingest.sh ... --collector PATH --loadgen PATH --blast PATH
 # --label names the collector in the output ("fast" by default; e.g. "original" for the
 # collector of another build given with --collector).
@@ -45,6 +51,7 @@ usage() {
 }
 
 sizes="1024 4096 16384" rate=10 functions=20 seconds=10 runs=3 compare=0 sender=loadgen label=fast
+trace=0
 MW_COLLECTOR='' loadgen='' blast='' build=''
 while [ $# -gt 0 ]; do
     case $1 in
@@ -59,6 +66,7 @@ while [ $# -gt 0 ]; do
         --blast) blast=$2; shift 2 ;;
         --sender) sender=$2; shift 2 ;;
         --label) label=$2; shift 2 ;;
+        --trace) trace=$2; shift 2 ;;
         -h|--help) usage ;;
         -*) echo "run-ingest.sh: unknown option $1" >&2; usage ;;
         *) [ -z "$build" ] || usage; build=$1; shift ;;
@@ -75,6 +83,11 @@ case $sender in
     *) echo "run-ingest.sh: --sender is loadgen or blast" >&2; usage ;;
 esac
 if [ -z "$MW_COLLECTOR" ] || [ -z "$send" ]; then usage; fi
+trace_args=()
+if [ "$trace" != 0 ]; then
+    [ "$sender" = loadgen ] || { echo "run-ingest.sh: --trace needs --sender loadgen" >&2; exit 2; }
+    trace_args=(--trace "$trace")
+fi
 for p in "$MW_COLLECTOR" "$send"; do
     [ -x "$p" ] || { echo "run-ingest.sh: no executable $p (build it first)" >&2; exit 1; }
 done
@@ -117,7 +130,8 @@ run_one() {
     TIMEFORMAT='%3U %3S %3R'
     { time "$send" --connect "$MW_EP" --ranks "$ranks" --rate "$rate" \
         --functions "$functions" --seconds "$seconds" --job "bench-$ranks" \
-        --totals-json "$r/totals.json" 2>"$r/loadgen.err"; } 2>"$r/loadgen.time" ||
+        --totals-json "$r/totals.json" "${trace_args[@]}" 2>"$r/loadgen.err"; } \
+        2>"$r/loadgen.time" ||
         { MW_FAILURE_LOG=$r/loadgen.err; mw_fail "$sender failed"; }
     c1=$(cpu_ticks "$MW_CPID")
     t1=$(now_s)
@@ -157,6 +171,14 @@ r = {"ranks": int(ranks), "decoder": decoder, "windows_sent": windows,
      "collector_cpu_per_s": cpu / span, "drain_s": float(t2) - float(t1),
      "summaries_per_cpu_s": tot["function_summaries"] / cpu if cpu else 0.0,
      "loadgen_cpu_per_s": (user + system) / real if real else 0.0}
+# Traced calls (--trace): what the generator sent, what the collector kept and refused.
+ts = stats.get("trace", {})
+r["traced_sent"] = tot.get("traced_calls", 0)
+r["traced_calls"] = ts.get("traced_calls", 0)
+r["trace_refused"] = sum(ts.get("refused", {}).values())
+r["traced_per_cpu_s"] = r["traced_calls"] / cpu if cpu else 0.0
+r["trace_bytes_per_call"] = (tot.get("trace_bytes", 0) / r["traced_sent"]
+                             if r["traced_sent"] else 0.0)
 with open(results, "a") as f:
     f.write(json.dumps(r) + "\n")
 print(f"  {r['ranks']:6d} ranks, {decoder:10s}: {achieved:5.2f} windows/s "
@@ -167,6 +189,10 @@ print(f"  {r['ranks']:6d} ranks, {decoder:10s}: {achieved:5.2f} windows/s "
       f"{r['lat_max_ms']:.1f} ms; collector CPU {r['collector_cpu_per_s']:.2f} s/s "
       f"({r['summaries_per_cpu_s'] / 1e6:.2f} M summaries per CPU s); sender CPU "
       f"{r['loadgen_cpu_per_s']:.2f} s/s; exit {r['drain_s']:.2f} s after the sender")
+if r["traced_sent"]:
+    print(f"      traced calls: {r['traced_sent']} sent ({r['trace_bytes_per_call']:.2f} bytes "
+          f"a call), {r['traced_calls']} kept, {r['trace_refused']} traces refused; "
+          f"{r['traced_per_cpu_s'] / 1e6:.2f} M traced calls per collector CPU s")
 PY
 }
 
@@ -174,7 +200,7 @@ results=$dir/results.jsonl
 : >"$results"
 echo "run-ingest: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at start;" \
     "rate $rate windows/s, $functions functions, $seconds s per run, $runs runs per size," \
-    "sender $sender"
+    "sender $sender, traces ${trace}"
 for ranks in $sizes; do
     for ((i = 0; i < runs; i++)); do
         if [ "$compare" = 1 ]; then
@@ -210,4 +236,14 @@ for ranks, dec in keys:
           f"{m('lat_max_ms'):7.1f} {m('collector_cpu_per_s'):7.2f} "
           f"{m('summaries_per_cpu_s') / 1e6:12.2f} {m('loadgen_cpu_per_s'):10.2f} "
           f"{m('drain_s'):6.2f}")
+if any(r["traced_sent"] for r in rows):
+    print("traced calls (--trace; medians, refused: the worst run):")
+    print(f"  {'ranks':>6} {'decoder':10} {'M sent/s':>8} {'B/call':>6} {'refused':>7} "
+          f"{'M traced calls/CPU s':>20}")
+    for ranks, dec in keys:
+        rs = [r for r in rows if r["ranks"] == ranks and r["decoder"] == dec]
+        m = lambda k: statistics.median(r[k] for r in rs)
+        sent_s = statistics.median(r["traced_sent"] / (r["windows_sent"] / rate) for r in rs)
+        print(f"  {ranks:6d} {dec:10} {sent_s / 1e6:8.2f} {m('trace_bytes_per_call'):6.2f} "
+              f"{max(r['trace_refused'] for r in rs):7d} {m('traced_per_cpu_s') / 1e6:20.2f}")
 PY

@@ -19,6 +19,11 @@
  * with --totals-json, written as JSON, so a test can compare them with the collector's summary.
  * Like the library, every sample and bye also carries the rank's running totals (loss
  * accounting): kept per rank and function in increasing id, and sent without a copy.
+ * With --trace K every sample also carries an exact per-call trace (Sample.trace, docs/trace.md)
+ * as the library sends it. Encoding a window of thousands of calls per rank would make the
+ * generator, not the collector, the bottleneck, so K traces are built and encoded once at
+ * start (trace_build), and each sample takes one of them and its per-function call counts, so
+ * that trace and summary agree as the collector checks.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -35,6 +40,7 @@
 #include "mw_file.h"
 #include "mw_grid.h"
 #include "mw_proto.h"
+#include "mw_trace.h"
 
 #define LG_SUBSLOTS 10u
 #define LG_BINS 40u
@@ -43,6 +49,8 @@
 #define LG_DENSITY_FNS 3u /* functions with call-density entries */
 #define LG_OCC_FNS 4u     /* functions with occupancy entries */
 #define LG_RANKS_PER_SOCKET_DEFAULT 1024u
+#define LG_TRACE_MAX 1024u            /* --trace K: encoded traces kept */
+#define LG_TRACE_MAX_BYTES (2u << 20) /* one encoded trace, far below a message's cap */
 
 /* One emulated MPI function: its name, calls per second on one rank, the log2 bin of a
  * typical duration, and the bytes of one call (0: none counted). The order is roughly by how
@@ -79,7 +87,18 @@ typedef struct {
     const char *job;
     uint64_t seed;
     const char *totals_json;
+    unsigned trace; /* --trace K: traces kept, 0 none */
 } lg_opts_t;
+
+/* One window's trace, encoded once (--trace): the calls per function index it holds, which a
+ * sample that carries it reports as its counts. */
+typedef struct {
+    uint64_t count[LG_MAX_FUNCTIONS];
+    uint8_t *data;
+    size_t len;
+    uint32_t encoding, n;
+    uint64_t raw_bytes, calls;
+} lg_trace_t;
 
 /* Job totals by function index, exactly what was sent. */
 typedef struct {
@@ -111,6 +130,8 @@ static struct {
     uint32_t total_fn[LG_MAX_FUNCTIONS]; /* fn_id[by_id[j]]: the same for every rank */
     uint64_t *rt_calls, *rt_ns, *rt_bytes;
     uint64_t hellos, samples, byes, fn_summaries, bytes_sent, peer_messages;
+    lg_trace_t *traces;
+    uint64_t traced_calls, trace_records, trace_bytes;
 } G;
 
 /* ---------------------------------------------------------------------------------------- */
@@ -348,6 +369,165 @@ static unsigned rank_peers(unsigned rank, uint32_t *peers)
     return n;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Traces (--trace)                                                                         */
+
+/* Builds trace `t`: its calls per function, drawn like a sample's, laid out in one window as
+ * the library records them (docs/trace.md): the timed calls in a random order, each with a
+ * duration in its function's typical bins (scaled down when they would not fit), gaps between
+ * them; Isend / Irecv are posts to or from a ring neighbour (rank 1 or the last rank, as for
+ * rank 0) with request numbers and channel indices, Send / Recv / Sendrecv carry the same
+ * fields, Waitall / Testall complete every open post and Wait / Waitany the oldest (completion
+ * records at the end of the call), collectives carry an instance on MPI_COMM_WORLD and a root,
+ * Iallreduce / Ibcast are posts completed like the others. Then encodes it as the library does
+ * (zstd level 1 from 50 records). Returns 0, or -1 with a message. */
+static int trace_build(unsigned t, lg_trace_t *out)
+{
+    uint64_t rs = rng_seed(G.o.seed ^ 0x7472616365ull, t, UINT64_MAX);
+    double wsec = (double)G.window_ns * 1e-9;
+    unsigned nf = G.o.functions, size = G.o.ranks;
+    uint64_t calls = 0;
+    double dsum = 0;
+    for (unsigned i = 0; i < nf; i++) {
+        const lg_fn_model_t *m = &FN_MODELS[i];
+        uint64_t c = (uint64_t)(m->calls_per_s * wsec * (0.7 + 0.6 * rng_unit(&rs)));
+        out->count[i] = c ? c : 1;
+        if (mw_fn_timed(G.fn_id[i])) {
+            calls += out->count[i];
+            dsum += (double)out->count[i] * 1.5 * (double)(1ull << m->bin);
+        }
+    }
+    /* every call is at most 2 records (Sendrecv), every completion follows one post */
+    if (2 * calls + 16 > MW_TRACE_MAX_RECORDS) {
+        fprintf(stderr,
+                "mpiwatch-loadgen: --trace: %" PRIu64 " calls per window is over "
+                "the trace's cap; use shorter windows or fewer functions\n",
+                calls);
+        return -1;
+    }
+    unsigned *order = malloc((calls + 1) * sizeof *order);
+    mw_trace_rec_t *recs = malloc((2 * calls + 16) * sizeof *recs);
+    uint32_t *pend = malloc((calls + 1) * sizeof *pend);
+    if (!order || !recs || !pend) {
+        free(order), free(recs), free(pend);
+        fprintf(stderr, "mpiwatch-loadgen: out of memory\n");
+        return -1;
+    }
+    size_t nc = 0;
+    for (unsigned i = 0; i < nf; i++)
+        if (mw_fn_timed(G.fn_id[i]))
+            for (uint64_t c = 0; c < out->count[i]; c++)
+                order[nc++] = i;
+    for (size_t i = nc; i > 1; i--) {
+        size_t j = rng_below(&rs, i);
+        unsigned x = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = x;
+    }
+    /* durations in the typical bins, scaled to fill at most 80 % of the window */
+    double scale = dsum > 0.8 * (double)G.window_ns ? 0.8 * (double)G.window_ns / dsum : 1.0;
+    double gap = ((double)G.window_ns * 0.9 - dsum * scale) / (double)(nc + 1);
+    int32_t nbr[2] = {(int32_t)(1 % size), (int32_t)((size - 1) % size)};
+    uint64_t seq_send[2] = {0, 0}, seq_recv[2] = {0, 0}, instance = 0;
+    uint32_t req = 0;
+    size_t n = 0, np = 0, pfirst = 0;
+    int64_t now = (int64_t)(gap * rng_unit(&rs));
+    for (size_t c = 0; c < nc; c++) {
+        unsigned i = order[c], fn = G.fn_id[i];
+        const lg_fn_model_t *m = &FN_MODELS[i];
+        uint64_t base = 1ull << m->bin;
+        uint64_t dur = (uint64_t)((double)(base + rng_below(&rs, base)) * scale);
+        unsigned side = (unsigned)rng_below(&rs, 2);
+        mw_trace_rec_t *r = &recs[n++];
+        memset(r, 0, sizeof *r);
+        r->start_ns = now;
+        r->dur_ns = dur;
+        r->fn = (uint16_t)fn;
+        r->peer = -1;
+        r->kind = MW_TK_CALL;
+        mw_kind_t kind = mw_fn_kind(fn);
+        if (fn == MW_ID_Isend || fn == MW_ID_Send || fn == MW_ID_Sendrecv || fn == MW_ID_Irecv ||
+            fn == MW_ID_Recv) {
+            int send = fn != MW_ID_Irecv && fn != MW_ID_Recv;
+            r->comm = MW_COMM_ID_WORLD;
+            r->peer = nbr[side];
+            r->tag = (int32_t)side;
+            r->bytes = send ? m->bytes : 0;
+            r->kind = fn == MW_ID_Isend   ? MW_TK_ISEND
+                      : fn == MW_ID_Irecv ? MW_TK_IRECV
+                      : send              ? MW_TK_SEND
+                                          : MW_TK_RECV;
+            if (send)
+                r->seq = seq_send[side]++;
+            else if (fn == MW_ID_Recv)
+                r->seq = seq_recv[side]++, r->bytes = m->bytes;
+            if (fn == MW_ID_Isend || fn == MW_ID_Irecv) {
+                r->req = ++req;
+                pend[np++] = (uint32_t)(n - 1);
+            }
+            if (fn == MW_ID_Sendrecv) { /* its receive half: the same times, flagged */
+                mw_trace_rec_t *h = &recs[n++];
+                *h = *r;
+                h->kind = MW_TK_RECV;
+                h->flags = MW_TF_PART;
+                h->seq = seq_recv[side]++;
+            }
+        } else if (kind == MW_KIND_COLL) {
+            r->comm = MW_COMM_ID_WORLD;
+            r->seq = instance++;
+            r->bytes = m->bytes;
+            r->peer = fn == MW_ID_Bcast || fn == MW_ID_Reduce || fn == MW_ID_Gather ||
+                              fn == MW_ID_Scatter || fn == MW_ID_Ibcast
+                          ? 0
+                          : -1;
+            r->kind = MW_TK_COLL;
+            if (fn == MW_ID_Iallreduce || fn == MW_ID_Ibcast) {
+                r->kind = MW_TK_ICOLL;
+                r->req = ++req;
+                pend[np++] = (uint32_t)(n - 1);
+            }
+        }
+        int64_t end = now + (int64_t)dur;
+        size_t done = fn == MW_ID_Waitall || fn == MW_ID_Testall                 ? np - pfirst
+                      : (fn == MW_ID_Wait || fn == MW_ID_Waitany) && np > pfirst ? 1
+                                                                                 : 0;
+        for (size_t d = 0; d < done; d++) {
+            const mw_trace_rec_t *p = &recs[pend[pfirst++]];
+            mw_trace_rec_t *x = &recs[n++];
+            memset(x, 0, sizeof *x);
+            x->start_ns = end;
+            x->fn = (uint16_t)fn;
+            x->comm = p->comm;
+            x->peer = p->peer;
+            x->tag = p->tag;
+            x->req = p->req;
+            x->bytes = p->bytes;
+            x->seq = p->seq;
+            x->kind = p->kind == MW_TK_ISEND   ? MW_TK_SEND_DONE
+                      : p->kind == MW_TK_ICOLL ? MW_TK_COLL_DONE
+                                               : MW_TK_RECV_DONE;
+            if (x->kind == MW_TK_RECV_DONE) {
+                unsigned sd = p->tag == 1;
+                x->seq = seq_recv[sd]++;
+                x->bytes = FN_MODELS[1].bytes; /* what the Isends send */
+            }
+        }
+        now = end + (int64_t)(gap * (0.5 + rng_unit(&rs)));
+    }
+    out->calls = nc;
+    out->n = (uint32_t)n;
+    int rc =
+        mw_trace_encode(recs, n, 1, 50, &out->data, &out->len, &out->encoding, &out->raw_bytes);
+    free(order);
+    free(recs);
+    free(pend);
+    if (rc != 0 || out->len > LG_TRACE_MAX_BYTES) {
+        fprintf(stderr, "mpiwatch-loadgen: --trace: cannot encode a trace of %zu records\n", n);
+        return -1;
+    }
+    return 0;
+}
+
 /* Builds and sends the sample of window `k` (the `ordinal`-th window of the run) of `rank`.
  * Counts, histogram, time, min and max of each function agree with each other: every call is
  * drawn into a log2 bin, time is the sum of per-bin durations inside their bins, min and max
@@ -360,6 +540,9 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
     uint64_t wstart = mw_grid_start(&G.grid, k);
     uint64_t sends = 0, send_bytes = 0;
     unsigned order[LG_MAX_FUNCTIONS]; /* function indices by time, descending */
+    const lg_trace_t *tr =
+        G.o.trace ? &G.traces[rng_seed(G.o.seed ^ 0x7472616365ull, rank, ordinal) % G.o.trace]
+                  : NULL;
 
     for (unsigned i = 0; i < nf; i++) {
         const lg_fn_model_t *m = &FN_MODELS[i];
@@ -368,6 +551,8 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
         uint64_t count = (uint64_t)(m->calls_per_s * wsec * (0.7 + 0.6 * rng_unit(&rs)));
         if (count == 0)
             count = 1;
+        if (tr)
+            count = tr->count[i]; /* the trace's calls (drawn the same way) */
         /* Spread the calls over bins bin-2 .. bin+3 with weights 1 2 4 2 1 1 (of 11). */
         static const unsigned wt[6] = {1, 2, 4, 2, 1, 1};
         unsigned lo = m->bin >= 2 ? m->bin - 2 : 0, nb = 6;
@@ -546,6 +731,22 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
     set_totals(rank, &s.n_total_fn, &s.total_fn, &s.n_total_calls, &s.total_calls, &s.n_total_ns,
                &s.total_ns, &s.n_total_bytes, &s.total_bytes);
     s.samples_total = ordinal + 1;
+    Mpiwatch__Trace trace = MPIWATCH__TRACE__INIT;
+    if (tr) {
+        trace.window = k;
+        trace.state = MW_TRACE_EXACT;
+        trace.count = tr->n;
+        trace.encoding = tr->encoding;
+        trace.raw_bytes = tr->raw_bytes;
+        trace.records.data = tr->data;
+        trace.records.len = tr->len;
+        trace.window_start_ns = wstart;
+        trace.threads = 1;
+        s.trace = &trace;
+        G.traced_calls += tr->calls;
+        G.trace_records += tr->n;
+        G.trace_bytes += tr->len;
+    }
     s.sent_ns = now_ns(CLOCK_REALTIME);
 
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
@@ -582,10 +783,11 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: mpiwatch-loadgen --connect ENDPOINT --ranks N --rate HZ --functions F\n"
             "                        --seconds S [--nodes K] [--job NAME] [--seed X]\n"
-            "                        [--sockets M] [--totals-json FILE]\n"
+            "                        [--sockets M] [--totals-json FILE] [--trace K]\n"
             "Emulates N ranks of one MPI job sending hellos, one sample per window (HZ windows\n"
             "per second, F functions each) for S seconds, and byes, to a collector.\n"
-            "F is at most %u. Default nodes N/16 (at least 1), sockets one per %u ranks.\n",
+            "F is at most %u. Default nodes N/16 (at least 1), sockets one per %u ranks.\n"
+            "--trace K: every sample carries an exact per-call trace, one of K built at start.\n",
             LG_MAX_FUNCTIONS, LG_RANKS_PER_SOCKET_DEFAULT);
 }
 
@@ -618,16 +820,22 @@ static int parse_double(const char *s, const char *what, double lo, double hi, d
 /* Returns 0, -1 on a usage error, 1 after --help. */
 static int parse_args(int argc, char **argv, lg_opts_t *o)
 {
-    static const struct option longopts[] = {
-        {"connect", required_argument, 0, 'c'}, {"ranks", required_argument, 0, 'n'},
-        {"rate", required_argument, 0, 'r'},    {"functions", required_argument, 0, 'f'},
-        {"seconds", required_argument, 0, 's'}, {"nodes", required_argument, 0, 'k'},
-        {"job", required_argument, 0, 'j'},     {"seed", required_argument, 0, 'x'},
-        {"sockets", required_argument, 0, 'm'}, {"totals-json", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    static const struct option longopts[] = {{"connect", required_argument, 0, 'c'},
+                                             {"ranks", required_argument, 0, 'n'},
+                                             {"rate", required_argument, 0, 'r'},
+                                             {"functions", required_argument, 0, 'f'},
+                                             {"seconds", required_argument, 0, 's'},
+                                             {"nodes", required_argument, 0, 'k'},
+                                             {"job", required_argument, 0, 'j'},
+                                             {"seed", required_argument, 0, 'x'},
+                                             {"sockets", required_argument, 0, 'm'},
+                                             {"totals-json", required_argument, 0, 't'},
+                                             {"trace", required_argument, 0, 'T'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
     unsigned seed = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:T:h", longopts, NULL)) != -1) {
         int rc = 0;
         switch (c) {
         case 'c':
@@ -659,6 +867,9 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
             break;
         case 't':
             o->totals_json = optarg;
+            break;
+        case 'T':
+            rc = parse_uint(optarg, "--trace", 1, LG_TRACE_MAX, &o->trace);
             break;
         case 'h':
             usage(stdout);
@@ -758,6 +969,16 @@ static int setup(void)
         }
         G.socks[i] = s;
     }
+    if (G.o.trace) {
+        G.traces = calloc(G.o.trace, sizeof *G.traces);
+        if (!G.traces) {
+            fprintf(stderr, "mpiwatch-loadgen: out of memory\n");
+            return -1;
+        }
+        for (unsigned t = 0; t < G.o.trace; t++)
+            if (trace_build(t, &G.traces[t]) != 0)
+                return -1;
+    }
     return 0;
 }
 
@@ -781,9 +1002,11 @@ static int write_totals_json(const char *path, uint64_t windows, double elapsed)
             "{\"job\": \"%s\", \"ranks\": %u, \"nodes\": %u, \"window_ns\": %" PRIu64
             ", \"windows\": %" PRIu64 ", \"hellos\": %" PRIu64 ", \"samples\": %" PRIu64
             ", \"byes\": %" PRIu64 ", \"function_summaries\": %" PRIu64 ", \"bytes\": %" PRIu64
-            ", \"peer_messages\": %" PRIu64 ", \"elapsed_s\": %.3f,\n \"functions\": {",
+            ", \"peer_messages\": %" PRIu64 ", \"elapsed_s\": %.3f,\n \"traced_calls\": %" PRIu64
+            ", \"trace_records\": %" PRIu64 ", \"trace_bytes\": %" PRIu64 ",\n \"functions\": {",
             G.o.job, G.o.ranks, G.o.nodes, G.window_ns, windows, G.hellos, G.samples, G.byes,
-            G.fn_summaries, G.bytes_sent, G.peer_messages, elapsed);
+            G.fn_summaries, G.bytes_sent, G.peer_messages, elapsed, G.traced_calls, G.trace_records,
+            G.trace_bytes);
     for (unsigned i = 0; i < G.o.functions; i++)
         fprintf(f,
                 "%s\n  \"%s\": {\"count\": %" PRIu64 ", \"time_ns\": %" PRIu64
@@ -873,6 +1096,12 @@ int main(int argc, char **argv)
             (double)G.fn_summaries / span, (double)max_lag * 1e-6,
             (double)sum_lag * 1e-6 / (double)nwin, (double)send_ns_max * 1e-6,
             (double)send_ns_sum * 1e-6 / (double)nwin, late_windows);
+    if (G.o.trace)
+        fprintf(stderr,
+                "loadgen: traces %u built; traced calls %" PRIu64 " records %" PRIu64
+                " bytes %" PRIu64 " (%.2f bytes per call)\n",
+                G.o.trace, G.traced_calls, G.trace_records, G.trace_bytes,
+                G.traced_calls ? (double)G.trace_bytes / (double)G.traced_calls : 0.0);
     for (unsigned i = 0; i < G.o.functions; i++)
         fprintf(stderr,
                 "loadgen: total %s count=%" PRIu64 " time_ns=%" PRIu64 " bytes=%" PRIu64 "\n",
