@@ -114,7 +114,8 @@ static inline int mw_trace_is_recv(const mw_trace_rec_t *r)
 /* Encodes n records into a fresh malloc'ed block (*out, *out_len): the columns, compressed with
  * zstd level `zstd_level` when zstd_level > 0 and n >= `zstd_min`. Sets *encoding
  * (MW_TRACE_ENC_*) and *raw_bytes (column bytes before compression). Returns 0, or -1 (no
- * memory, n over the cap). */
+ * memory, n over the cap, a record a decoder would refuse: kind >= MW_TK_COUNT, fn 0 or
+ * >= MW_FN_COUNT). Thread safe; keeps one zstd context per calling thread. */
 int mw_trace_encode(const mw_trace_rec_t *recs, size_t n, int zstd_level, size_t zstd_min,
                     uint8_t **out, size_t *out_len, uint32_t *encoding, uint64_t *raw_bytes);
 
@@ -144,7 +145,9 @@ typedef struct {
 /* All ranks' records of one collective instance (communicator, instance). */
 typedef struct {
     uint64_t comm, seq;
-    uint32_t first, n; /* members in mw_trace_matches_t.coll_members[first .. first + n) */
+    uint32_t first, n; /* members first .. first + n - 1 of mw_trace_matches_t.coll_members:
+                        * member j is (part, record) = coll_members[2 * (first + j)],
+                        * coll_members[2 * (first + j) + 1] */
     uint16_t fn;
     uint8_t consistent; /* same function and root on every member */
 } mw_trace_coll_t;
@@ -161,7 +164,9 @@ typedef struct {
 } mw_trace_matches_t;
 
 /* Matches every send to the receive with the same channel and index, and groups collective
- * records by (communicator, instance). O(records log records). Returns 0, or -1 (no memory). */
+ * records by (communicator, instance); records with MW_TF_OPEN are left out (docs/trace.md
+ * "Matching"). O(records log records) whatever the records. Returns 0, or -1 (no memory, more
+ * than 2^32 records). */
 int mw_trace_match(const mw_trace_part_t *parts, size_t nparts, mw_trace_matches_t *out);
 void mw_trace_matches_free(mw_trace_matches_t *m);
 
