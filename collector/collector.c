@@ -105,6 +105,7 @@ int mw__collector_job_begin(mw_collector_t *c, const Mpiwatch__Envelope *env, ui
         MW_LOG(MW_LOG_WARN, "job '%s': no memory for per-step totals", c->job.job);
     c->outputs_written = 0;
     c->stats.jobs++;
+    mw__tbudget_init(&c->tbudget, (double)c->opt->trace_budget, MW_TRACE_BURST_DEFAULT);
     memset(c->live.recent_ns, 0, sizeof c->live.recent_ns);
     c->live.have_window = 0;
     MW_LOG(MW_LOG_INFO, "job '%s' started: %u ranks, %.3g ms windows, program '%s'", c->job.job,
@@ -177,6 +178,7 @@ mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, 
                    env->body_case == MPIWATCH__ENVELOPE__BODY_HELLO    ? "hello"
                    : env->body_case == MPIWATCH__ENVELOPE__BODY_SAMPLE ? "sample"
                    : env->body_case == MPIWATCH__ENVELOPE__BODY_BYE    ? "bye"
+                   : env->body_case == MPIWATCH__ENVELOPE__BODY_TRACE  ? "trace"
                                                                        : "envelope",
                    env->rank, mw__reject_name(r));
         else

@@ -21,6 +21,8 @@
  *   zsock.h       zsock.c: socket helpers of the servers
  *   steer.h       steer.c: --steer and --control
  *   rules.h       rules.c: --rules, thresholds and actions
+ *   trace_check.h trace_check.c: the ranks' per-call traces checked before a window keeps them
+ *   trace_budget.h trace_budget.c: the job's tracing budget and its plans (mpiwatch.trace)
  *   auth.h        auth.c: which endpoints are local, CURVE, the ZAP handler, refusals
  *   signals.h     signals.c: SIGINT/SIGTERM/SIGHUP for the loops (executable only)
  *   server.h      server.c: the zmq_poll loop (executable only)
@@ -48,6 +50,8 @@
 #include "merge.h"
 #include "mw_proto.h"
 #include "options.h"
+#include "trace_budget.h"
+#include "trace_check.h"
 #include "window_pb.h"
 
 typedef struct {
@@ -94,6 +98,8 @@ typedef struct mw_collector {
     struct mw_steer *steer;         /* --steer / --control sockets, or NULL (steer.c) */
     struct mw_rules *rules;         /* --rules: the rule set (rules.c), or NULL */
     struct mw_auth *auth;           /* --curve-secret: the ZAP handler and monitors, or NULL */
+    mw_trace_stats_t tstats;        /* traces, all jobs (trace_check.c) */
+    mw__tbudget_t tbudget;          /* the current job's trace budget and plan (trace_budget.c) */
 } mw_collector_t;
 
 /* Prepares a collector (allocates the decoding arena). Returns 0, or -1 with a message. */

@@ -38,9 +38,9 @@ struct mw_feed {
     uint64_t job_sent_ns; /* monotonic time it was last published */
 
     struct {
-        uint64_t windows, jobs, events; /* published */
-        uint64_t dropped;               /* sends refused with EAGAIN (never retried) */
-        uint64_t send_errors;           /* other send failures */
+        uint64_t windows, jobs, events, traces; /* published */
+        uint64_t dropped;                       /* sends refused with EAGAIN (never retried) */
+        uint64_t send_errors;                   /* other send failures */
     } st;
     int send_error_logged;
 };
@@ -81,11 +81,11 @@ void mw__feed_close(mw_feed_t *f)
         return;
     if (f->pub) {
         MW_LOG(MW_LOG_INFO,
-               "feed: published %llu windows, %llu job descriptions, %llu events, %llu dropped, "
-               "%llu send errors",
+               "feed: published %llu windows, %llu job descriptions, %llu events, %llu traces, "
+               "%llu dropped, %llu send errors",
                (unsigned long long)f->st.windows, (unsigned long long)f->st.jobs,
-               (unsigned long long)f->st.events, (unsigned long long)f->st.dropped,
-               (unsigned long long)f->st.send_errors);
+               (unsigned long long)f->st.events, (unsigned long long)f->st.traces,
+               (unsigned long long)f->st.dropped, (unsigned long long)f->st.send_errors);
         if (zmq_close(f->pub) != 0)
             MW_LOG(MW_LOG_ERROR, "zmq_close: %s", zmq_strerror(zmq_errno()));
     }
@@ -163,6 +163,13 @@ void mw__feed_step(mw_feed_t *f, const void *pb, size_t len)
 {
     if (f)
         feed_publish(f, "step", 4, pb, len); /* failures are counted by feed_publish */
+}
+
+/* A rank's trace of a closed window (a RankTrace), topic "trace" (docs/feed.md). */
+void mw__feed_trace(mw_feed_t *f, const void *pb, size_t len)
+{
+    if (f && feed_publish(f, "trace", 5, pb, len) == 0)
+        f->st.traces++;
 }
 
 void mw__feed_job(mw_feed_t *f, const void *pb, size_t len)

@@ -22,6 +22,9 @@ void mw__feed_window(mw_feed_t *f, const void *pb, size_t len);
 void mw__feed_job(mw_feed_t *f, const void *pb, size_t len);
 /* Publishes a closed time step (the bytes of a Mpiwatch__Step) on topic "step". */
 void mw__feed_step(mw_feed_t *f, const void *pb, size_t len);
+/* Publishes a rank's trace of a closed window (the bytes of a Mpiwatch__RankTrace) on topic
+ * "trace". */
+void mw__feed_trace(mw_feed_t *f, const void *pb, size_t len);
 /* Publishes a job event on topic "event". */
 void mw__feed_event(mw_feed_t *f, const char *kind, const char *job, const char *detail,
                     uint64_t real_ns);

@@ -13,7 +13,9 @@
  */
 #include "collector.h"
 #include "ingest.h"
+#include "mw_trace.h"
 #include "mw_wire.h"
+#include "publish.h"
 #include "steps.h"
 
 #include <string.h>
@@ -307,10 +309,17 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
         r = check_sample(c, env, now);
         if (r != MW_ACCEPTED)
             return r;
+        /* The trace and the communicator definitions last: whatever they say, the sample is
+         * merged (trace_check.c). */
+        mw_trace_in_t trace;
+        mw__trace_check_sample(c, env->rank, env->sample, &trace);
         uint64_t dropped = mw__job_sample(&c->job, env, now->mono_ns);
-        if (mw__merge_add(&c->merge, env->rank, env->sample, dropped, now->mono_ns)) {
+        if (mw__merge_add(&c->merge, env->rank, env->sample, dropped, now->mono_ns, &trace)) {
             c->job.late++;
             c->stats.late++;
+            /* Its window has closed: an exact trace still reaches the feed's clients. */
+            if (trace.t && trace.state == MW_TRACE_EXACT)
+                mw__publish_trace(c, env->rank, trace.t);
         }
         mw__steps_sample(c, env->rank, env->sample);
         return MW_ACCEPTED;
@@ -328,6 +337,27 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
         mw__merge_leave(&c->merge, env->rank);
         mw__steps_leave(c, env->rank);
         return MW_ACCEPTED;
+
+    case MPIWATCH__ENVELOPE__BODY_TRACE: {
+        /* A flight-recorder window sent after its sample (a reach-back capture): into its
+         * window while that is open, else on the feed only (topic "trace"); the frame itself is
+         * in the recording like every frame. */
+        if ((r = check_sender(c, env)) != MW_ACCEPTED)
+            return r;
+        if (!env->trace)
+            return MW_REJECT_NO_BODY;
+        mw_trace_in_t in;
+        if (mw__trace_check_late(c, env->rank, env->trace, &in) < 0)
+            return MW_REJECT_TRACE;
+        c->job.last_activity_ns = now->mono_ns;
+        c->job.ranks[env->rank].last_seen_ns = now->mono_ns;
+        int added = mw__merge_trace_add(&c->merge, env->rank, env->trace->window, &in);
+        if (added < 0)
+            c->tstats.refused[MW_TREFUSE_WINDOW_BYTES]++;
+        else if (added > 0)
+            mw__publish_trace(c, env->rank, env->trace);
+        return MW_ACCEPTED;
+    }
 
     default:
         return MW_REJECT_NO_BODY;

@@ -25,7 +25,8 @@
     X(GRID_MISMATCH, "grid_mismatch")                                                              \
     X(TOPO_DEPTH, "topo_depth") /* a node's hardware deeper than MW_MAX_TOPO_DEPTH */              \
     X(TOTALS, "totals")                                                                            \
-    X(AHEAD, "ahead") /* a sample's window starts over MW_SAMPLE_MAX_LEAD_NS after now */
+    X(AHEAD, "ahead") /* a sample's window starts over MW_SAMPLE_MAX_LEAD_NS after now */          \
+    X(TRACE, "trace") /* an Envelope.trace refused (counted by reason in the trace counters) */
 
 typedef enum {
     MW_ACCEPTED = 0,

@@ -65,6 +65,10 @@ typedef struct {
     uint8_t bound;
     uint8_t in_info; /* its RankInfo is in the job description (job.c, MW_CAP_JOB_INFO) */
     uint32_t pus_first, pus_n;
+    /* Tracing (trace_check.c): windows it was exact in, the calls those traced, and the
+     * communicator definitions it sent (capped per job: MW_TRACE_MAX_COMMS_RANK). */
+    uint64_t traced_windows, traced_calls;
+    uint32_t comms;
 } mw_rank_t;
 
 /* One object of a node's hardware, as the wire's TopoObject: type 1 package, 2 L3 cache,

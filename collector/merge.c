@@ -25,6 +25,7 @@
  * long closing took (the close latency histograms of merge.h and the stats JSON).
  */
 #include "merge.h"
+#include "mw_trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -119,10 +120,15 @@ static void window_release(mw_window_t *w)
     free(w->occ_ns);
     free(w->longest);
     free(w->rank_pm);
+    free(w->traces);
+    free(w->tbytes);
+    free(w->comms);
     mw__index_free(&w->density);
     mw__index_free(&w->pairs);
     memset(w, 0, sizeof *w);
 }
+
+#define TRACE_KEEP_BYTES (1u << 20) /* trace buffer capacity a window slot keeps across reuse */
 
 /* Empties a closed window for reuse, touching only what was used. */
 static void window_clear(mw_window_t *w)
@@ -139,6 +145,14 @@ static void window_clear(mw_window_t *w)
         w->rank_pm[r] = MW_RANK_PM_NONE;
     mw__index_clear(&w->density);
     mw__index_clear(&w->pairs);
+    w->n_traces = w->n_comms = w->traced_ranks = 0;
+    w->tbytes_len = 0;
+    w->trace_left_out = w->traced_calls = w->comms_dropped = 0;
+    if (w->tbytes_cap > TRACE_KEEP_BYTES) { /* a burst's buffer is not kept by every slot */
+        free(w->tbytes);
+        w->tbytes = NULL;
+        w->tbytes_cap = 0;
+    }
     w->ranks_reporting = w->ranks_missing = 0;
     w->mpi_time_ns = w->occ_total_ns = 0;
     w->mpi_fraction = w->occ_fraction = 0;
@@ -376,9 +390,160 @@ static void window_add_pairs(mw_merge_t *m, mw_window_t *w, uint32_t rank,
     }
 }
 
-static void window_add(mw_merge_t *m, mw_window_t *w, uint32_t rank, const Mpiwatch__Sample *s,
-                       uint64_t samples_dropped)
+/* Grows an array of n elements of `size` bytes to hold one more (capacity *cap). */
+static int grow(void **arr, uint32_t *cap, uint32_t n, size_t size)
 {
+    if (n < *cap)
+        return 0;
+    uint32_t c = *cap ? *cap * 2 : 16;
+    void *p = realloc(*arr, (size_t)c * size);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+
+int mw__merge_trace_room(const mw_merge_t *m, uint64_t window, size_t len)
+{
+    if (len > MW_TRACE_WINDOW_MAX_BYTES || len > MW_TRACE_OPEN_MAX_BYTES - m->trace_open_bytes)
+        return 0;
+    const mw_window_t *w = &m->ring[window & m->mask];
+    size_t used = w->open && w->index == window ? w->tbytes_len : 0;
+    return len <= MW_TRACE_WINDOW_MAX_BYTES - used;
+}
+
+/* Keeps one rank's trace (and the sample's communicator definitions) in window w. The records
+ * are copied as they arrived: the window owns them, the decoded message does not outlive its
+ * frame. Returns 0, or -1 when memory or a cap refused the records (the entry is then kept as
+ * summary only, so the window still says the rank is not exact). */
+static int window_add_trace(mw_merge_t *m, mw_window_t *w, uint32_t rank, const mw_trace_in_t *in)
+{
+    int rc = 0;
+    for (size_t i = 0; i < in->n_comms; i++) {
+        if (w->n_comms >= MW_TRACE_WINDOW_MAX_COMMS ||
+            grow((void **)&w->comms, &w->cap_comms, w->n_comms, sizeof *w->comms) < 0) {
+            w->comms_dropped += in->n_comms - i;
+            break;
+        }
+        const Mpiwatch__CommDef *d = in->comms[i];
+        w->comms[w->n_comms++] = (mw_comm_def_t){.id = d->id,
+                                                 .parent = d->parent,
+                                                 .created_ns = d->created_ns,
+                                                 .fn = d->fn,
+                                                 .rank = d->rank,
+                                                 .size = d->size,
+                                                 .flags = d->flags,
+                                                 .remote_size = d->remote_size,
+                                                 .world_rank = rank};
+    }
+    const Mpiwatch__Trace *t = in->t;
+    if (!t)
+        return 0;
+    if (grow((void **)&w->traces, &w->cap_traces, w->n_traces, sizeof *w->traces) < 0)
+        return -1;
+    mw_rank_trace_t *e = &w->traces[w->n_traces];
+    *e = (mw_rank_trace_t){.rank = rank,
+                           .state = in->state,
+                           .reason = in->reason,
+                           .count = t->count,
+                           .encoding = t->encoding,
+                           .threads = t->threads,
+                           .flags = t->flags,
+                           .seq = w->n_traces,
+                           .window = t->window,
+                           .left_out = in->left_out,
+                           .raw_bytes = t->raw_bytes,
+                           .window_start_ns = t->window_start_ns,
+                           .capture = t->capture,
+                           .calls = in->calls};
+    size_t len = in->keep_records ? t->records.len : 0;
+    if (len && !mw__merge_trace_room(m, w->index, len))
+        len = 0, rc = -1;
+    if (len && w->tbytes_len + len > w->tbytes_cap) {
+        size_t cap = w->tbytes_cap ? w->tbytes_cap : 65536;
+        while (cap < w->tbytes_len + len)
+            cap *= 2;
+        uint8_t *p = realloc(w->tbytes, cap);
+        if (!p)
+            len = 0, rc = -1;
+        else
+            w->tbytes = p, w->tbytes_cap = cap;
+    }
+    if (len) {
+        memcpy(w->tbytes + w->tbytes_len, t->records.data, len);
+        e->off = w->tbytes_len;
+        e->len = len;
+        w->tbytes_len += len;
+        m->trace_open_bytes += len;
+    } else if (in->keep_records && t->records.len) {
+        /* Refused here (cap, memory): the rank is not exact in this window. */
+        e->state = MW_TRACE_SUMMARY_ONLY;
+        e->reason = MW_TRACE_WHY_REFUSED;
+        e->left_out = in->left_out + in->calls;
+        e->calls = 0;
+    }
+    if (e->state != MW_TRACE_EXACT) { /* no records: nothing to describe */
+        e->count = e->encoding = 0;
+        e->raw_bytes = 0;
+    }
+    w->n_traces++;
+    return rc;
+}
+
+static int cmp_trace(const void *pa, const void *pb)
+{
+    const mw_rank_trace_t *a = pa, *b = pb;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* At close: the entries in rank order, one per rank (its exact entry if it has one, else its
+ * latest), and the window's trace figures. */
+static void window_close_traces(mw_window_t *w)
+{
+    if (w->n_traces > 1)
+        qsort(w->traces, w->n_traces, sizeof *w->traces, cmp_trace);
+    uint32_t out = 0;
+    for (uint32_t i = 0; i < w->n_traces; i++) {
+        const mw_rank_trace_t *e = &w->traces[i];
+        if (out && w->traces[out - 1].rank == e->rank) {
+            mw_rank_trace_t *prev = &w->traces[out - 1];
+            if (prev->state == MW_TRACE_EXACT && e->state != MW_TRACE_EXACT)
+                continue;
+            *prev = *e;
+            continue;
+        }
+        w->traces[out++] = *e;
+    }
+    w->n_traces = out;
+    w->traced_ranks = 0;
+    w->trace_left_out = w->traced_calls = 0;
+    for (uint32_t i = 0; i < out; i++) {
+        if (w->traces[i].state == MW_TRACE_EXACT) {
+            w->traced_ranks++;
+            w->traced_calls += w->traces[i].calls;
+        }
+        w->trace_left_out += w->traces[i].left_out;
+    }
+}
+
+int mw__merge_trace_add(mw_merge_t *m, uint32_t rank, uint64_t window, const mw_trace_in_t *in)
+{
+    if (!m->started || (int64_t)window < m->head || (int64_t)window > m->max_seen)
+        return 1;
+    mw_window_t *w = &m->ring[window & m->mask];
+    if (!w->open || w->index != window)
+        return 1;
+    return window_add_trace(m, w, rank, in) < 0 ? -1 : 0;
+}
+
+static void window_add(mw_merge_t *m, mw_window_t *w, uint32_t rank, const Mpiwatch__Sample *s,
+                       uint64_t samples_dropped, const mw_trace_in_t *trace)
+{
+    if (trace)
+        window_add_trace(m, w, rank, trace);
     w->ranks_reporting++;
     w->records_dropped += s->records_dropped;
     w->calls_late += s->calls_late;
@@ -450,6 +615,8 @@ static void merge_advance(mw_merge_t *m, int evicting)
         w->mpi_fraction = capacity > 0 ? (double)w->mpi_time_ns / capacity : 0.0;
         w->occ_fraction = capacity > 0 ? (double)w->occ_total_ns / capacity : 0.0;
         qsort(w->longest, w->n_longest, sizeof *w->longest, cmp_call_desc);
+        window_close_traces(w);
+        m->trace_open_bytes -= w->tbytes_len;
         m->closed++;
         if (w->ranks_missing)
             m->partial++;
@@ -473,7 +640,7 @@ static void merge_close_ready(mw_merge_t *m)
 }
 
 int mw__merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint64_t samples_dropped,
-                  uint64_t now_ns)
+                  uint64_t now_ns, const mw_trace_in_t *trace)
 {
     int64_t w = (int64_t)s->window;
     int64_t last = m->last[rank];
@@ -522,7 +689,7 @@ int mw__merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint6
         win->first_arrival_ns = now_ns;
     }
     win->last_arrival_ns = now_ns;
-    window_add(m, win, rank, s, samples_dropped);
+    window_add(m, win, rank, s, samples_dropped, trace);
     if (w > m->max_seen)
         m->max_seen = w;
     merge_close_ready(m);

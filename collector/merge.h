@@ -97,6 +97,42 @@ typedef struct {
     uint64_t bytes;
 } mw_merge_call_t;
 
+/* Per-call traces (docs/trace.md): caps on what one window and the open windows together keep
+ * of the ranks' encoded records (the window is recorded as one Record, at most 64 MiB). */
+#define MW_TRACE_WINDOW_MAX_BYTES (32u << 20) /* records of one window, all ranks */
+#define MW_TRACE_OPEN_MAX_BYTES (128u << 20)  /* records of every open window together */
+#define MW_TRACE_WINDOW_MAX_COMMS 65536u      /* communicator definitions of one window */
+
+/* One rank's trace of one window as the window keeps it: the Trace fields as they arrived
+ * (state and reason as the collector kept them: a refused or demoted trace is summary only,
+ * reason MW_TRACE_WHY_REFUSED) and its records, untouched, at tbytes[off, off + len). */
+typedef struct {
+    uint32_t rank, state, reason, count, encoding, threads, flags;
+    uint32_t seq; /* arrival order in the window: of two entries of one rank the exact one, else
+                     the later one, is kept (a reach-back trace after the sample's) */
+    uint64_t window, left_out, raw_bytes, window_start_ns, capture;
+    uint64_t calls; /* timed calls it traced (the collector's count) */
+    uint64_t off, len;
+} mw_rank_trace_t;
+
+/* A communicator definition that arrived with a sample (CommDef), and its sender. */
+typedef struct {
+    uint64_t id, parent, created_ns;
+    uint32_t fn, rank, size, flags, remote_size;
+    uint32_t world_rank;
+} mw_comm_def_t;
+
+/* A checked trace on its way into a window (ingest.c, trace_check.c). */
+typedef struct {
+    const Mpiwatch__Trace *t;        /* as received; NULL: the sample had none */
+    uint32_t state, reason;          /* as kept */
+    int keep_records;                /* the records go into the window */
+    uint64_t calls;                  /* timed calls traced */
+    uint64_t left_out;               /* timed calls of the window not traced */
+    Mpiwatch__CommDef *const *comms; /* accepted definitions (sample path) */
+    size_t n_comms;
+} mw_trace_in_t;
+
 /* A merged window. Fractions are left to the reader because they need the divisor that fits
  * the question asked:
  *   fraction of ranks inside fn during sub-slot s = occ_ns[fn * subslots + s]
@@ -137,6 +173,19 @@ typedef struct {
                             MW_RANK_PM_NONE without its sample; NULL for jobs above
                             MW_MERGE_RANK_PM_MAX ranks */
     uint32_t n_rank_pm;
+
+    /* Per-call traces (docs/trace.md): one entry per rank whose sample (or a later reach-back
+     * trace) carried a Trace, in rank order once closed; their records in tbytes. */
+    mw_rank_trace_t *traces;
+    uint32_t n_traces, cap_traces;
+    uint8_t *tbytes;
+    size_t tbytes_len, tbytes_cap;
+    mw_comm_def_t *comms; /* in arrival order */
+    uint32_t n_comms, cap_comms;
+    uint32_t traced_ranks;   /* entries with state exact (set at close) */
+    uint64_t trace_left_out; /* timed calls of the entries not traced (set at close) */
+    uint64_t traced_calls;   /* timed calls of the exact entries (set at close) */
+    uint64_t comms_dropped;  /* definitions over MW_TRACE_WINDOW_MAX_COMMS */
 
     /* Merge bookkeeping. */
     uint64_t first_arrival_ns; /* collector monotonic time of the first sample */
@@ -188,10 +237,11 @@ typedef struct {
     int64_t head;     /* oldest window not yet closed */
     int64_t max_seen; /* newest window that received data */
 
-    uint64_t closed;  /* windows closed with data */
-    uint64_t partial; /* ... of which with ranks missing */
-    uint64_t late;    /* samples for windows already closed */
-    uint64_t evicted; /* windows closed early to make room in the ring */
+    uint64_t closed;           /* windows closed with data */
+    uint64_t partial;          /* ... of which with ranks missing */
+    uint64_t late;             /* samples for windows already closed */
+    uint64_t evicted;          /* windows closed early to make room in the ring */
+    uint64_t trace_open_bytes; /* tbytes_len of the open windows (MW_TRACE_OPEN_MAX_BYTES) */
 
     mw_window_fn on_close;
     void *user;
@@ -218,7 +268,15 @@ int64_t mw__merge_median_last(const mw_merge_t *m);
  * when merged, 1 when the window had already closed (the sample is late: it is not merged into
  * any window, but the rank's progress is recorded). */
 int mw__merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint64_t samples_dropped,
-                  uint64_t now_ns);
+                  uint64_t now_ns, const mw_trace_in_t *trace);
+
+/* Whether `len` more bytes of trace records fit window `window` (open or about to be) and the
+ * open windows' cap. */
+int mw__merge_trace_room(const mw_merge_t *m, uint64_t window, size_t len);
+/* Adds a trace that came after its sample (Envelope.trace) to window `window` if it is open.
+ * Returns 0 when added, 1 when the window is not open (closed, or never had data), -1 when
+ * out of memory or over a cap. */
+int mw__merge_trace_add(mw_merge_t *m, uint32_t rank, uint64_t window, const mw_trace_in_t *in);
 
 /* The rank will send nothing more (bye, or declared dead): windows stop waiting for it. */
 void mw__merge_leave(mw_merge_t *m, uint32_t rank);

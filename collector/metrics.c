@@ -192,6 +192,29 @@ static char *metrics_format(const mw_collector_t *c, size_t *len)
     for (int r = 0; r < MW_CAP_COUNT; r++)
         metrics_put(&b, "mpiwatch_hello_parts_capped_total{reason=\"%s\"} %" PRIu64 "\n",
                     mw__cap_reason_name((mw_cap_reason_t)r), c->stats.capped[r]);
+    /* Per-call traces (trace_check.c, docs/trace.md): always listed, 0 without tracing. */
+    const mw_trace_stats_t *ts = &c->tstats;
+    metrics_scalar(&b, "mpiwatch_traced_calls_total", "counter",
+                   "Timed MPI calls received in exact per-call traces since the collector "
+                   "started.",
+                   ts->traced_calls);
+    metrics_scalar(&b, "mpiwatch_traced_windows_total", "counter",
+                   "Rank windows received exact (every timed call traced) since the collector "
+                   "started.",
+                   ts->exact);
+    metrics_scalar(&b, "mpiwatch_trace_left_out_calls_total", "counter",
+                   "Timed MPI calls of traced rank windows that were not traced (summary only: "
+                   "the budget, a full ring, or a refused trace) since the collector started.",
+                   ts->left_out);
+    metrics_scalar(&b, "mpiwatch_trace_plans_total", "counter",
+                   "Trace plans (mpiwatch.trace) sent to the ranks since the collector started.",
+                   ts->plans);
+    metrics_head(&b, "mpiwatch_traces_refused_total", "counter",
+                 "Per-call traces (or communicator definitions) the collector did not keep as "
+                 "sent, by reason; the samples themselves were kept.");
+    for (int r = 0; r < MW_TREFUSE_COUNT; r++)
+        metrics_put(&b, "mpiwatch_traces_refused_total{reason=\"%s\"} %" PRIu64 "\n",
+                    mw__trace_refuse_name((mw_trace_refuse_t)r), ts->refused[r]);
     metrics_scalar(&b, "mpiwatch_recording_too_large_total", "counter",
                    "Records left out of the recording (--record) because they are over its "
                    "64 MiB record limit; 0 without a recording.",
@@ -225,6 +248,9 @@ static uint64_t metrics_signature(const mw_collector_t *c)
         s += mw__steps_refused(c, (mw_steps_refusal_t)r);
     for (int r = 0; r < MW_CAP_COUNT; r++)
         s += c->stats.capped[r];
+    for (int r = 0; r < MW_TREFUSE_COUNT; r++)
+        s += c->tstats.refused[r];
+    s += c->tstats.plans; /* the other trace counters move with accepted messages */
     return s + mw__record_too_large(c->record);
 }
 

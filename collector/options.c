@@ -103,6 +103,11 @@ static const opt_desc_t opt_table[] = {
     {"allow-insecure", 0, OPT_FLAG, offsetof(mw_collector_options_t, allow_insecure), NULL, 0, 0,
      "bind endpoints that are not local (not ipc://PATH or loopback) without CURVE: anyone who "
      "reaches them can send data, read the feed and steer the job"},
+    {"trace-budget", 0, OPT_UINT, offsetof(mw_collector_options_t, trace_budget), "CALLS_PER_S", 0,
+     1e12,
+     "the job's tracing budget: traced calls per second for all ranks together, spent by the "
+     "plans sent as mpiwatch.trace on --steer (docs/trace.md; default 2000000; 0: no plans, "
+     "the ranks follow their own default)"},
     {"quiet", 'q', OPT_FLAG, offsetof(mw_collector_options_t, quiet), NULL, 0, 0,
      "no live view on stderr"},
     {"verbose", 'v', OPT_FLAG, offsetof(mw_collector_options_t, verbose), NULL, 0, 0,
@@ -137,6 +142,7 @@ void mw_collector_options_defaults(mw_collector_options_t *o)
     o->to_s = -1.0;
     o->history_windows = 600;
     o->history_mb = 64;
+    o->trace_budget = 2000000; /* MW_TRACE_BUDGET_DEFAULT (trace_budget.h, docs/trace.md) */
 }
 
 void mw_collector_options_free(mw_collector_options_t *o)

@@ -39,6 +39,7 @@ typedef struct {
     char *curve_secret;       /* --curve-secret FILE: the collector's key pair (NAME.key) */
     char *curve_clients;      /* --curve-clients FILE_OR_DIR: the public keys allowed in */
     int allow_insecure;       /* --allow-insecure: bind non-local endpoints without CURVE */
+    uint64_t trace_budget;    /* --trace-budget: traced calls per second, job-wide (0: no plans) */
     uint64_t from_cmdline;    /* bit i: row i of the option table was given on the command line */
 } mw_collector_options_t;
 

@@ -11,7 +11,10 @@
  *   - steps: the rules first (they read the step before anything else is done with it), then
  *     the recording, the feed and the steps kept for the summary JSON;
  *   - job descriptions: recording, feed, history;
- *   - events: live view, recording, feed, history (a job's start empties its rings).
+ *   - events: live view, recording, feed, history (a job's start empties its rings);
+ *   - traces of closed windows (RankTrace): the feed only (the recording has their frames);
+ *   - windows, last of all: the trace budget (trace_budget.c), which may send a plan (a
+ *     steering message and a "trace_plan" event) after the window's other outputs.
  * The rules appear twice in the table for that reason: once before the recording (steps), once
  * at the end (windows).
  *
@@ -27,6 +30,7 @@
 #include "record_file.h"
 #include "rules.h"
 #include "steps.h"
+#include "trace_budget.h"
 #include "window_pb.h"
 
 /* ---- the outputs ------------------------------------------------------------------------- */
@@ -142,6 +146,17 @@ static void hook_window(mw_collector_t *c, const mw__pub_t *m)
         c->on_window(m->window, c->on_window_user);
 }
 
+static void feed_trace(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (c->feed && m->len)
+        mw__feed_trace(c->feed, m->pb, m->len);
+}
+
+static void budget_window(mw_collector_t *c, const mw__pub_t *m)
+{
+    mw__tbudget_window(c, m->window);
+}
+
 static void steps_keep(mw_collector_t *c, const mw__pub_t *m)
 {
     if (m->len)
@@ -164,7 +179,8 @@ static const mw__output_t outputs[] = {
      .on_window = feed_window,
      .on_step = feed_step,
      .on_job = feed_job,
-     .on_event = feed_event},
+     .on_event = feed_event,
+     .on_trace = feed_trace},
     {.name = "history",
      .takes_pb = 1,
      .on_window = history_window,
@@ -173,12 +189,15 @@ static const mw__output_t outputs[] = {
     {.name = "hook", .on_window = hook_window},
     {.name = "summary steps", .takes_pb = 1, .on_step = steps_keep},
     {.name = "rules (windows)", .on_window = rules_window},
+    {.name = "trace budget", .on_window = budget_window},
 };
 
 /* Whether an output that is on takes the wire form of a `kind` message: the recording, the
  * feed and the history when they are on, and the steps the summary keeps. */
 static int bytes_wanted(const mw_collector_t *c, mw__pub_kind_t kind)
 {
+    if (kind == MW_PUB_TRACE)
+        return c->feed != NULL;
     return kind == MW_PUB_STEP || c->record || c->feed || c->history;
 }
 
@@ -205,6 +224,9 @@ static void encode(mw_collector_t *c, mw__pub_t *m)
         if (m->len == 0)
             MW_LOG(MW_LOG_ERROR, "job '%s': out of memory encoding it", c->job.job);
         break;
+    case MW_PUB_TRACE:
+        m->len = mw__rank_trace_pack(&c->enc, m->trace_rank, m->trace);
+        break;
     default:
         break;
     }
@@ -216,10 +238,11 @@ void mw__publish(mw_collector_t *c, mw__pub_t *m)
     int encoded = m->kind == MW_PUB_EVENT || !bytes_wanted(c, m->kind);
     for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++) {
         const mw__output_t *o = &outputs[i];
-        void (*fn)(mw_collector_t *, const mw__pub_t *) = m->kind == MW_PUB_WINDOW ? o->on_window
-                                                          : m->kind == MW_PUB_STEP ? o->on_step
-                                                          : m->kind == MW_PUB_JOB  ? o->on_job
-                                                                                   : o->on_event;
+        void (*fn)(mw_collector_t *, const mw__pub_t *) = m->kind == MW_PUB_WINDOW  ? o->on_window
+                                                          : m->kind == MW_PUB_STEP  ? o->on_step
+                                                          : m->kind == MW_PUB_JOB   ? o->on_job
+                                                          : m->kind == MW_PUB_TRACE ? o->on_trace
+                                                                                    : o->on_event;
         if (!fn)
             continue;
         /* Encoded when the first output that takes bytes is reached, not before: an output
@@ -254,5 +277,12 @@ void mw__publish_job(mw_collector_t *c)
 void mw__publish_event(mw_collector_t *c, const char *kind, const char *detail)
 {
     mw__pub_t m = {.kind = MW_PUB_EVENT, .event_kind = kind, .event_detail = detail};
+    mw__publish(c, &m);
+}
+
+void mw__publish_trace(mw_collector_t *c, uint32_t rank, const Mpiwatch__Trace *t)
+{
+    c->tstats.published++;
+    mw__pub_t m = {.kind = MW_PUB_TRACE, .trace_rank = rank, .trace = t};
     mw__publish(c, &m);
 }

@@ -18,7 +18,7 @@
 
 struct mw_collector;
 
-typedef enum { MW_PUB_WINDOW, MW_PUB_STEP, MW_PUB_JOB, MW_PUB_EVENT } mw__pub_kind_t;
+typedef enum { MW_PUB_WINDOW, MW_PUB_STEP, MW_PUB_JOB, MW_PUB_EVENT, MW_PUB_TRACE } mw__pub_kind_t;
 
 /* One thing to publish. `pb`/`len` is its wire form (a Mpiwatch__Window, __Step or
  * __JobInfo), encoded once by mw__publish() when the first output that takes bytes is reached; len
@@ -29,6 +29,8 @@ typedef struct {
     const Mpiwatch__Step *step; /* MW_PUB_STEP */
     const char *event_kind;     /* MW_PUB_EVENT: "job_start", "rule", ... */
     const char *event_detail;
+    uint32_t trace_rank;          /* MW_PUB_TRACE: a trace of a closed window ... */
+    const Mpiwatch__Trace *trace; /* ... as received (a Feed's RankTrace) */
     const uint8_t *pb;
     size_t len;
 } mw__pub_t;
@@ -42,6 +44,7 @@ typedef struct {
     void (*on_step)(struct mw_collector *c, const mw__pub_t *m);
     void (*on_job)(struct mw_collector *c, const mw__pub_t *m);
     void (*on_event)(struct mw_collector *c, const mw__pub_t *m);
+    void (*on_trace)(struct mw_collector *c, const mw__pub_t *m);
 } mw__output_t;
 
 /* Hands `m` to every output, in the table's order, with the clock of c->now. */
@@ -55,5 +58,8 @@ void mw__publish_step(struct mw_collector *c, const Mpiwatch__Step *st);
 void mw__publish_job(struct mw_collector *c);
 /* A job event (kind "rule", "action_exit", ...). */
 void mw__publish_event(struct mw_collector *c, const char *kind, const char *detail);
+/* A rank's trace of a window that has closed already (a reach-back capture, or the trace of a
+ * late sample): the feed only (topic "trace"); the recording has its frame. */
+void mw__publish_trace(struct mw_collector *c, uint32_t rank, const Mpiwatch__Trace *t);
 
 #endif

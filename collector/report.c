@@ -279,6 +279,55 @@ static void report_losses(const mw_collector_t *c, FILE *out)
     fprintf(out, "%s\n", rejected ? ")" : "");
 }
 
+/* Per-call traces (docs/trace.md), once any arrived: what was traced, what was left out, what
+ * was refused and why, and how many windows each rank was exact in (the fewest and the most,
+ * with a rank of each). */
+static void report_traces(const mw_collector_t *c, FILE *out)
+{
+    const mw_trace_stats_t *t = &c->tstats;
+    uint64_t refused = 0;
+    for (int r = 0; r < MW_TREFUSE_COUNT; r++)
+        refused += t->refused[r];
+    if (!t->traces && !refused && !t->comms)
+        return;
+    fprintf(out,
+            "\nTraces\n  rank windows: %" PRIu64 " exact, %" PRIu64
+            " summary only; traced calls %" PRIu64 ", left out %" PRIu64 "; %" PRIu64
+            " record bytes\n",
+            t->exact, t->summary_only, t->traced_calls, t->left_out, t->bytes);
+    fprintf(out,
+            "  reach-back traces %" PRIu64 " (%" PRIu64 " of closed windows, feed only); "
+            "communicator definitions %" PRIu64 "; plans sent %" PRIu64 "\n",
+            t->reach_back, t->published, t->comms, t->plans);
+    fprintf(out, "  refused: %" PRIu64, refused);
+    const char *sep = " (";
+    for (int r = 0; r < MW_TREFUSE_COUNT; r++)
+        if (t->refused[r]) {
+            fprintf(out, "%s%s %" PRIu64, sep, mw__trace_refuse_name((mw_trace_refuse_t)r),
+                    t->refused[r]);
+            sep = ", ";
+        }
+    fprintf(out, "%s\n", refused ? ")" : "");
+    const mw_job_t *job = &c->job;
+    if (!job->active)
+        return;
+    uint32_t lo = UINT32_MAX, hi = UINT32_MAX, n = 0;
+    for (uint32_t r = 0; r < job->size; r++) {
+        if (!job->ranks[r].said_hello)
+            continue;
+        n++;
+        if (lo == UINT32_MAX || job->ranks[r].traced_windows < job->ranks[lo].traced_windows)
+            lo = r;
+        if (hi == UINT32_MAX || job->ranks[r].traced_windows > job->ranks[hi].traced_windows)
+            hi = r;
+    }
+    if (n)
+        fprintf(out,
+                "  windows exact per rank: fewest %" PRIu64 " (rank %u), most %" PRIu64
+                " (rank %u), of %" PRIu64 " windows merged\n",
+                job->ranks[lo].traced_windows, lo, job->ranks[hi].traced_windows, hi, job->windows);
+}
+
 /* The recording's path and size so far (the last index and flush come at exit). */
 static void report_recording(const mw_collector_t *c, FILE *out)
 {
@@ -304,5 +353,6 @@ void mw__report_write(const mw_collector_t *c, FILE *out)
     report_ranks(&c->job, out);
     report_pairs(&c->job, out);
     report_losses(c, out);
+    report_traces(c, out);
     report_recording(c, out);
 }

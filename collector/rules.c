@@ -134,8 +134,10 @@ typedef struct {
     char *steer_key, *steer_value;
     ranks_t steer_ranks;
     int has_steer_ranks;
-    uint32_t capture; /* action capture: windows to capture, 0 when not given */
-    int over_step;    /* over = step: evaluated on each time step, not each window */
+    uint32_t capture;  /* action capture: windows to capture, 0 when not given */
+    int capture_range; /* `capture = A..B`: windows firing+A .. firing+B (A may be negative) */
+    int64_t capture_from;
+    int over_step; /* over = step: evaluated on each time step, not each window */
     /* State. For a step rule, last_index and last_fire are step numbers. */
     uint32_t streak;
     int64_t last_index;        /* window last evaluated, -1 none */
@@ -325,6 +327,37 @@ static int parse_uint(const char *v, uint64_t max, uint64_t *out)
     return 0;
 }
 
+int mw__rules_parse_capture(const char *v, int64_t *from, int64_t *to)
+{
+    /* [+-]digits..[+-]digits, nothing else: no blanks, both ends, each within
+     * MW_CAPTURE_MAX_WINDOWS of the firing, from <= to, at most MW_CAPTURE_MAX_WINDOWS windows. */
+    int64_t end[2];
+    const char *p = v;
+    for (int i = 0; i < 2; i++) {
+        int neg = 0;
+        if (*p == '-' || *p == '+')
+            neg = *p++ == '-';
+        if (*p < '0' || *p > '9')
+            return -1;
+        int64_t x = 0;
+        for (; *p >= '0' && *p <= '9'; p++) {
+            x = x * 10 + (*p - '0');
+            if (x > MW_CAPTURE_MAX_WINDOWS)
+                return -1;
+        }
+        end[i] = neg ? -x : x;
+        if (i == 0 && (p[0] != '.' || p[1] != '.'))
+            return -1;
+        if (i == 0)
+            p += 2;
+    }
+    if (*p || end[0] > end[1] || end[1] - end[0] + 1 > MW_CAPTURE_MAX_WINDOWS)
+        return -1;
+    *from = end[0];
+    *to = end[1];
+    return 0;
+}
+
 static void rule_free(rule_t *r)
 {
     free(r->name);
@@ -443,8 +476,24 @@ static int parse_key(parse_t *p, rule_t *r, const char *k, const char *v)
         r->steer_key = strndup(v, (size_t)(eq - v));
         r->steer_value = strdup(eq + 1);
     } else if (strcmp(k, "capture") == 0) {
+        int64_t from, to;
+        r->capture_range = 0;
+        if (strstr(v, "..")) {
+            if (mw__rules_parse_capture(v, &from, &to) < 0) {
+                parse_error(p, p->line,
+                            "capture '%.100s': expected a range of windows around the firing, "
+                            "FROM..TO (e.g. -5..+3), at most %u windows",
+                            v, MW_CAPTURE_MAX_WINDOWS);
+                return 0;
+            }
+            r->capture_range = 1;
+            r->capture_from = from;
+            r->capture = (uint32_t)(to - from + 1);
+            return 0;
+        }
         if (parse_uint(v, MW_CAPTURE_MAX_WINDOWS, &u) < 0 || u == 0)
-            parse_error(p, p->line, "capture '%.100s': expected windows, 1..%u", v,
+            parse_error(p, p->line,
+                        "capture '%.100s': expected windows, 1..%u, or a range FROM..TO", v,
                         MW_CAPTURE_MAX_WINDOWS);
         r->capture = (uint32_t)u;
     } else if (strcmp(k, "ranks") == 0) {
@@ -1080,9 +1129,26 @@ static void rules_fire(mw_rules_t *rs, rule_t *r, mw_collector_t *c, uint64_t in
                 : mw__rules_capture_first(index, window_ns, c->now.real_ns);
         if (k <= index)
             k = index + 1;
-        snprintf(arg, sizeof arg, "%" PRIu32 "@%" PRIu64, r->capture, k);
+        uint32_t n = r->capture;
+        if (r->capture_range) {
+            /* A range around the firing: K = firing + FROM, in the past when FROM < 0; the
+             * ranks answer those windows from their flight recorder (docs/trace.md). Windows
+             * before the job's first are not asked for. */
+            int64_t first = (int64_t)index + r->capture_from;
+            if (first < 0 && (uint64_t)-first >= n) {
+                MW_LOG(MW_LOG_INFO, "rule '%s': no capture, its windows are before the job's",
+                       r->name);
+                break;
+            }
+            if (first < 0) {
+                n -= (uint32_t)-first;
+                first = 0;
+            }
+            k = (uint64_t)first;
+        }
+        snprintf(arg, sizeof arg, "%" PRIu32 "@%" PRIu64, n, k);
         MW_LOG(MW_LOG_INFO, "rule '%s': capture of windows %" PRIu64 "..%" PRIu64, r->name, k,
-               k + r->capture - 1);
+               k + n - 1);
         rules_send(c, r, "mpiwatch.capture", arg, -1);
         break;
     }

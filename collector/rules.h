@@ -48,6 +48,10 @@ int mw__rules_reload(struct mw_collector *c);
  * MW_RULES_CAPTURE_LEAD_NS, and never one before index + 1. */
 uint64_t mw__rules_capture_first(uint64_t index, uint64_t window_ns, uint64_t now_real_ns);
 
+/* Parses a rule's capture range "FROM..TO" (windows relative to the firing, e.g. "-5..+3"),
+ * strictly. Returns 0, or -1. */
+int mw__rules_parse_capture(const char *v, int64_t *from, int64_t *to);
+
 /* For tests and the log: rules in the set, times a rule fired (0 for an unknown name),
  * programs running. */
 unsigned mw__rules_count(const mw_rules_t *rs);

@@ -224,6 +224,46 @@ static int summary_nodes(const mw_job_t *job, cJSON *root)
     return rc;
 }
 
+/* The windows a rank was exact in and the calls they traced (docs/trace.md), only for a rank
+ * that traced: an untraced job keeps its key set. */
+static int summary_rank_traced(const mw_rank_t *r, cJSON *o)
+{
+    if (!r->traced_windows)
+        return 0;
+    return mw_json_add_u64(o, "traced_windows", r->traced_windows) < 0 ||
+                   mw_json_add_u64(o, "traced_calls", r->traced_calls) < 0
+               ? -1
+               : 0;
+}
+
+/* The collector's trace counters (trace_check.h), only once a trace or a communicator
+ * definition arrived, so that the key set of a run without tracing stays what it was. */
+static int stats_trace(const mw_collector_t *c, cJSON *root)
+{
+    const mw_trace_stats_t *t = &c->tstats;
+    uint64_t refused = 0;
+    for (int r = 0; r < MW_TREFUSE_COUNT; r++)
+        refused += t->refused[r];
+    if (!t->traces && !t->comms && !refused && !t->plans)
+        return 0;
+    cJSON *o = cJSON_AddObjectToObject(root, "trace"), *ref;
+    if (!o || mw_json_add_u64(o, "traces", t->traces) < 0 ||
+        mw_json_add_u64(o, "exact", t->exact) < 0 ||
+        mw_json_add_u64(o, "summary_only", t->summary_only) < 0 ||
+        mw_json_add_u64(o, "traced_calls", t->traced_calls) < 0 ||
+        mw_json_add_u64(o, "left_out", t->left_out) < 0 ||
+        mw_json_add_u64(o, "bytes", t->bytes) < 0 ||
+        mw_json_add_u64(o, "reach_back", t->reach_back) < 0 ||
+        mw_json_add_u64(o, "published", t->published) < 0 ||
+        mw_json_add_u64(o, "comms", t->comms) < 0 || mw_json_add_u64(o, "plans", t->plans) < 0 ||
+        !(ref = cJSON_AddObjectToObject(o, "refused")))
+        return -1;
+    for (int r = 0; r < MW_TREFUSE_COUNT; r++)
+        if (mw_json_add_u64(ref, mw__trace_refuse_name((mw_trace_refuse_t)r), t->refused[r]) < 0)
+            return -1;
+    return 0;
+}
+
 static int summary_per_rank(const mw_job_t *job, cJSON *root)
 {
     cJSON *arr = cJSON_AddArrayToObject(root, "per_rank");
@@ -253,6 +293,7 @@ static int summary_per_rank(const mw_job_t *job, cJSON *root)
             !cJSON_AddStringToObject(o, "host", mw_job_host(job, rank)) ||
             mw_json_add_u64(o, "mpi_time_ns", job->ranks[rank].mpi_time_ns) < 0 ||
             summary_rank_place(job, rank, o) < 0 || summary_rank_missed(&job->ranks[rank], o) < 0 ||
+            summary_rank_traced(&job->ranks[rank], o) < 0 ||
             !(fns = cJSON_AddObjectToObject(o, "functions"))) {
             rc = -1;
             break;
@@ -402,6 +443,8 @@ char *mw__stats_json(const mw_collector_t *c)
         !json_tally(root, "missed", &loss.missed) ||
         mw_json_add_u64(root, "windows", c->stats.windows) < 0 ||
         mw_json_add_u64(root, "partial_windows", c->stats.partial_windows) < 0)
+        goto out;
+    if (stats_trace(c, root) < 0)
         goto out;
     /* Steering requests refused (steer.c), only when steering is on. */
     if (c->steer && (mw_json_add_u64(root, "steer_rejected", mw__steer_rejected(c)) < 0 ||

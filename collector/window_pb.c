@@ -34,10 +34,11 @@ static int pb_reserve(void **arr, size_t *cap, size_t n, size_t size)
 
 void mw__pb_encoder_free(mw_pb_encoder_t *e)
 {
-    void *arrays[] = {e->fn,      e->fn_ptr,   e->hist,  e->occ_fn,   e->occ_sub,
-                      e->occ_ns,  e->d_fn,     e->d_sub, e->d_bin,    e->d_end,
-                      e->d_count, e->p_src,    e->p_dst, e->p_msg,    e->p_bytes,
-                      e->call,    e->call_ptr, e->rank,  e->rank_ptr, e->out};
+    void *arrays[] = {e->fn,       e->fn_ptr, e->hist,    e->occ_fn, e->occ_sub,  e->occ_ns,
+                      e->d_fn,     e->d_sub,  e->d_bin,   e->d_end,  e->d_count,  e->p_src,
+                      e->p_dst,    e->p_msg,  e->p_bytes, e->call,   e->call_ptr, e->rank,
+                      e->rank_ptr, e->out,    e->rt,      e->rt_ptr, e->tr,       e->cd,
+                      e->cd_ptr,   e->cd_rank};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     memset(e, 0, sizeof *e);
@@ -187,7 +188,69 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
     pw.n_longest = w->n_longest;
     pw.longest = e->call_ptr;
 
+    /* Traces: each rank's Trace as it arrived, its records untouched (docs/trace.md). */
+    if (PB_RESERVE(e, rt, w->n_traces) < 0 || PB_RESERVE(e, rt_ptr, w->n_traces) < 0 ||
+        PB_RESERVE(e, tr, w->n_traces) < 0)
+        return 0;
+    for (uint32_t i = 0; i < w->n_traces; i++) {
+        const mw_rank_trace_t *t = &w->traces[i];
+        Mpiwatch__Trace *o = &e->tr[i];
+        mpiwatch__trace__init(o);
+        o->window = t->window;
+        o->state = t->state;
+        o->left_out = t->left_out;
+        o->reason = t->reason;
+        o->count = t->count;
+        o->encoding = t->encoding;
+        o->raw_bytes = t->raw_bytes;
+        o->records.len = t->len;
+        o->records.data = t->len ? w->tbytes + t->off : NULL;
+        o->window_start_ns = t->window_start_ns;
+        o->threads = t->threads;
+        o->flags = t->flags;
+        o->capture = t->capture;
+        mpiwatch__rank_trace__init(&e->rt[i]);
+        e->rt[i].rank = t->rank;
+        e->rt[i].trace = o;
+        e->rt_ptr[i] = &e->rt[i];
+    }
+    pw.n_traces = w->n_traces;
+    pw.traces = e->rt_ptr;
+    pw.traced_ranks = w->traced_ranks;
+    pw.trace_left_out = w->trace_left_out;
+
+    if (PB_RESERVE(e, cd, w->n_comms) < 0 || PB_RESERVE(e, cd_ptr, w->n_comms) < 0 ||
+        PB_RESERVE(e, cd_rank, w->n_comms) < 0)
+        return 0;
+    for (uint32_t i = 0; i < w->n_comms; i++) {
+        const mw_comm_def_t *d = &w->comms[i];
+        Mpiwatch__CommDef *o = &e->cd[i];
+        mpiwatch__comm_def__init(o);
+        o->id = d->id;
+        o->parent = d->parent;
+        o->fn = d->fn;
+        o->rank = d->rank;
+        o->size = d->size;
+        o->flags = d->flags;
+        o->created_ns = d->created_ns;
+        o->remote_size = d->remote_size;
+        e->cd_ptr[i] = o;
+        e->cd_rank[i] = d->world_rank;
+    }
+    pw.n_comms = w->n_comms;
+    pw.comms = e->cd_ptr;
+    pw.n_comm_world_rank = w->n_comms;
+    pw.comm_world_rank = e->cd_rank;
+
     return pb_pack(e, &pw.base);
+}
+
+size_t mw__rank_trace_pack(mw_pb_encoder_t *e, uint32_t rank, const Mpiwatch__Trace *t)
+{
+    Mpiwatch__RankTrace rt = MPIWATCH__RANK_TRACE__INIT;
+    rt.rank = rank;
+    rt.trace = (Mpiwatch__Trace *)t;
+    return pb_pack(e, &rt.base);
 }
 
 const char *mw__job_state_name(const mw_job_t *job)

@@ -25,10 +25,17 @@ typedef struct {
     Mpiwatch__Call **call_ptr;
     Mpiwatch__RankInfo *rank;
     Mpiwatch__RankInfo **rank_ptr;
+    Mpiwatch__RankTrace *rt;
+    Mpiwatch__RankTrace **rt_ptr;
+    Mpiwatch__Trace *tr;
+    Mpiwatch__CommDef *cd;
+    Mpiwatch__CommDef **cd_ptr;
+    uint32_t *cd_rank;
     uint8_t *out; /* the last encoding */
     size_t cap_fn, cap_fn_ptr, cap_hist, cap_occ_fn, cap_occ_sub, cap_occ_ns, cap_d_fn, cap_d_bin,
         cap_d_end, cap_d_sub, cap_d_count, cap_p_src, cap_p_dst, cap_p_msg, cap_p_bytes, cap_call,
-        cap_call_ptr, cap_rank, cap_rank_ptr, cap_out;
+        cap_call_ptr, cap_rank, cap_rank_ptr, cap_out, cap_rt, cap_rt_ptr, cap_tr, cap_cd,
+        cap_cd_ptr, cap_cd_rank;
 } mw_pb_encoder_t;
 
 /* Encodes a closed window as a Mpiwatch__Window into e->out. Returns its length, or 0 when
@@ -36,6 +43,9 @@ typedef struct {
 size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed_real_ns);
 /* Encodes the job as a Mpiwatch__JobInfo into e->out. Returns its length, or 0. */
 size_t mw__jobinfo_pack(mw_pb_encoder_t *e, const mw_job_t *job, uint64_t function_table_hash);
+/* Encodes one rank's trace as received as a Mpiwatch__RankTrace into e->out. Returns its
+ * length, or 0. */
+size_t mw__rank_trace_pack(mw_pb_encoder_t *e, uint32_t rank, const Mpiwatch__Trace *t);
 /* Encodes a closed step as a Mpiwatch__Step into e->out. Returns its length, or 0. */
 size_t mw__step_pack(mw_pb_encoder_t *e, const Mpiwatch__Step *step);
 void mw__pb_encoder_free(mw_pb_encoder_t *e);

@@ -522,8 +522,8 @@ static inline int sample_is_rep(uint32_t field)
  * is exactly what protobuf-c does for one occurrence. A second occurrence (protobuf-c merges
  * them) and a wrong wire type return NULL: the caller falls back. CommDefs (field 29, a few per
  * job and rank) make the whole sample fall back. */
-static const uint8_t *dec_trace(mw_arena_t *a, const uint8_t *p, const uint8_t *end,
-                                uint32_t wire, Mpiwatch__Trace **out)
+static const uint8_t *dec_trace(mw_arena_t *a, const uint8_t *p, const uint8_t *end, uint32_t wire,
+                                Mpiwatch__Trace **out)
 {
     const uint8_t *body;
     if (wire != WIRE_LEN || *out || !(p = rd_len(p, end, &body)))

@@ -45,15 +45,17 @@ def check(what, got, want):
 check("stats keys", sorted(stats),
       sorted(["accepted", "rejected", "late", "missed", "windows", "partial_windows", "close_latency_ms_p50",
               "close_latency_ms_p99", "close_latency_ms_max", "close_wait_ms_p50",
-              "close_wait_ms_p99"]))
+              "close_wait_ms_p99", "trace"]))
 check("reasons", sorted(stats["rejected"]), sorted(bad["rejected"]))
 for reason, n in bad["rejected"].items():
     check(f"rejected[{reason}]", stats["rejected"].get(reason), n + job["rejected"][reason])
 provoked = [r for r, n in bad["rejected"].items() if n]
 # too_large: libzmq drops oversized frames itself (ZMQ_MAXMSGSIZE); capture_field and
-# capture_time are provoked by tests/capture; so 16 of them here (grid_mismatch, totals,
-# topo_depth and ahead included).
-check("reasons provoked", len(provoked), 16)
+# capture_time are provoked by tests/capture; so 17 of them here (grid_mismatch, totals,
+# topo_depth, ahead and trace included).
+check("reasons provoked", len(provoked), 17)
+# The refused trace (a window the rank never sent) is counted by its reason too.
+check("trace refused late", stats["trace"]["refused"]["late"], 1)
 check("accepted", stats["accepted"], bad["accepted"] + job["accepted"])
 samples = bad["samples"] + job["samples"]
 check("stats windows", stats["windows"], samples)

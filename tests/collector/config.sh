@@ -47,12 +47,13 @@ expect_line "$dir/p1.ini" "summary-json = $dir/a-summary.json"
 expect_line "$dir/p1.ini" "silence-timeout-ms = 10000"
 expect_line "$dir/p1.ini" "verbose = false"
 expect_line "$dir/p1.ini" "metrics-port = 0"
+expect_line "$dir/p1.ini" "trace-budget = 2000000"
 expect_line "$dir/p1.ini" "report ="
 # Every key the file accepts is printed, and nothing that is command-line only.
 keys=$(grep -E '^[a-z-]+ =' "$dir/p1.ini" | cut -d' ' -f1 | uniq | tr '\n' ' ')
 [ "$keys" = "listen summary-json report stats-json exit-after-job lateness-ms \
 silence-timeout-ms metrics-port record replay speed from to publish rules steer control history \
-history-windows history-mb curve-secret curve-clients allow-insecure quiet verbose " ] ||
+history-windows history-mb curve-secret curve-clients allow-insecure trace-budget quiet verbose " ] ||
     mw_fail "printed keys: $keys"
 
 # 2. Flags win over the file, before or after --config.

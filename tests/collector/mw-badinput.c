@@ -37,13 +37,13 @@
 #include "testmsg.h"
 
 #define JOB "badinput"
-#define REASONS 19
+#define REASONS 20
 
 static const char *const reason_names[REASONS] = {
     "multipart",     "too_large",      "decode",          "version",       "no_body",
     "job_mismatch",  "table_mismatch", "rank_range",      "no_hello",      "duplicate",
     "timestamp",     "bad_field",      "duplicate_hello", "capture_field", "capture_time",
-    "grid_mismatch", "totals",         "topo_depth",      "ahead"};
+    "grid_mismatch", "totals",         "topo_depth",      "ahead",         "trace"};
 
 static unsigned expected[REASONS];
 static unsigned accepted, samples;
@@ -325,6 +325,21 @@ static void mode_bad(void *ctx, const char *endpoint, const char *host, const ch
     tm_hello(&m, JOB, 0, 1, now_ns());
     m.hello.pid = 777;
     send_msg(s, &m, "duplicate_hello");
+    /* A trace sent after its sample (Envelope.trace) for a window the rank never sent. */
+    {
+        Mpiwatch__Trace t = MPIWATCH__TRACE__INIT;
+        t.window = current_window() + 5;
+        t.state = 2; /* summary only */
+        Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
+        env.version = MW_PROTO_VERSION;
+        env.job = (char *)JOB;
+        env.body_case = MPIWATCH__ENVELOPE__BODY_TRACE;
+        env.trace = &t;
+        uint8_t tbuf[256];
+        size_t tlen = mpiwatch__envelope__pack(&env, tbuf);
+        send_raw(s, tbuf, tlen, 0);
+        expect("trace");
+    }
 
     valid_sample(&m, current_window());
     send_msg(s, &m, NULL);
