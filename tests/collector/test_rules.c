@@ -398,6 +398,54 @@ static void test_capture_action(void **state)
     assert_int_equal(mw__rules_capture_first(5, 0, 12 * W), 6);
 }
 
+/* A capture range around the firing (docs/steering.md): `capture = -5..+3` asks for the
+ * windows firing-5 .. firing+3, sent as mpiwatch.capture=9@K with K = firing - 5 (the ranks
+ * answer the past ones from their flight recorder); strict parsing; a range that starts before
+ * window 0 is cut there. The request is checked through its log line (no steering socket). */
+static void test_capture_range(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *msg;
+    } cases[] = {
+        {"[rule a]\naction = capture\ncapture = -5..\n",
+         "r.ini:3: capture '-5..': expected a range"},
+        {"[rule a]\naction = capture\ncapture = 3..-5\n", "r.ini:3: capture '3..-5'"},
+        {"[rule a]\naction = capture\ncapture = -5..+3x\n", "r.ini:3: capture '-5..+3x'"},
+        {"[rule a]\naction = capture\ncapture = -600..+600\n", "r.ini:3: capture '-600..+600'"},
+        {"[rule a]\naction = capture\ncapture = -5...3\n", "r.ini:3: capture '-5...3'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char err[320] = "";
+        mw_rules_t *rs = mw__rules_load(write_file("r.ini", cases[i].text), err, sizeof err);
+        if (rs)
+            fail_msg("case %zu loaded", i);
+        if (!strstr(err, cases[i].msg))
+            fail_msg("case %zu: '%s' lacks '%s'", i, err, cases[i].msg);
+    }
+    col->rules = load("[rule back]\nmetric = rank_mpi_fraction\nop = >=\nthreshold = 0.5\n"
+                      "action = capture\ncapture = -5..+3\n");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *log = open_memstream(&text, &len);
+    assert_non_null(log);
+    mw_collector_set_log(log, MW_LOG_INFO);
+    window(10, 0, 0, 0, 0);   /* does not fire */
+    window(11, 600, 0, 0, 0); /* fires: windows 6..14 */
+    window(102, 0, 0, 0, 0);  /* does not fire */
+    win.index = 2;            /* fires near the start: windows 0..5 */
+    pm[1] = 900;
+    mw__rules_window(col->rules, col, &win);
+    mw_collector_set_log(NULL, MW_LOG_ERROR);
+    fclose(log);
+    assert_int_equal(mw__rules_fired(col->rules, "back"), 2);
+    if (!strstr(text, "rule 'back': capture of windows 6..14"))
+        fail_msg("no capture of windows 6..14 in: %s", text);
+    if (!strstr(text, "rule 'back': capture of windows 0..5"))
+        fail_msg("no capture of windows 0..5 in: %s", text);
+    free(text);
+}
+
 static void test_reload_keeps_old(void **state)
 {
     (void)state;
@@ -679,6 +727,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_metrics_and_scopes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_invalid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capture_action, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_capture_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload_keeps_old, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exec_metacharacters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exec_timeout, setup, teardown),
