@@ -29,6 +29,7 @@ typedef struct {
     uint64_t steps;    /* time steps handed to the model */
     int steps_pending; /* replay: the recording's steps and events are still being read */
     uint64_t events;   /* job events handed to the model */
+    uint64_t traces;   /* reach-back traces handed to the model (feed, recording) */
     char what[256];    /* the endpoint or the file */
 } mw_source_status_t;
 

@@ -83,9 +83,11 @@ int mw__source_feed_message(mw_source_t *s, mw_model_t *m, const void *data, siz
         Mpiwatch__RankTrace *rt = f->trace;
         f->trace = NULL;
         f->body_case = MPIWATCH__FEED__BODY__NOT_SET;
-        if (mw_model_job(m))
-            added += mw_model_add_trace(m, rt) == 0;
-        else
+        if (mw_model_job(m)) {
+            int ok = mw_model_add_trace(m, rt) == 0;
+            added += ok;
+            s->st.traces += (uint64_t)ok;
+        } else
             mpiwatch__rank_trace__free_unpacked(rt, NULL);
     } else if (f->body_case == MPIWATCH__FEED__BODY_EVENT && f->event) {
         mw__source_set_event(s, f->event->kind, f->event->detail);

@@ -13,6 +13,7 @@
  * the next.
  */
 #include "source_internal.h"
+#include "mw_wire.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -319,6 +320,62 @@ static void source_rank_scan(mw_source_t *s, mw_model_t *m, uint64_t deadline, i
     }
 }
 
+/* 1 when a recorded frame is an Envelope whose body is a Trace (field 13: a reach-back trace
+ * the collector received after its window closed, recorded as it came): found by walking the
+ * top-level fields, so that the samples, the bulk of a recording, are never unpacked here. */
+static int envelope_is_trace(const uint8_t *p, size_t len)
+{
+    size_t pos = 0;
+    while (pos < len) {
+        uint64_t key, v;
+        if (mw_wire_get_varint(p, len, &pos, &key) < 0)
+            return 0;
+        unsigned type = (unsigned)(key & 7);
+        if ((key >> 3) == 13 && type == 2)
+            return 1;
+        if (type == 0) {
+            if (mw_wire_get_varint(p, len, &pos, &v) < 0)
+                return 0;
+        } else if (type == 2) {
+            if (mw_wire_get_varint(p, len, &pos, &v) < 0 || v > len - pos)
+                return 0;
+            pos += (size_t)v;
+        } else if (type == 1 || type == 5) {
+            size_t n = type == 1 ? 8 : 4;
+            if (n > len - pos)
+                return 0;
+            pos += n;
+        } else {
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* A recorded reach-back trace goes to the model, which folds it into its window. */
+static void source_replay_trace(mw_source_t *s, mw_model_t *m, const Mpiwatch__Record *rec)
+{
+    if (rec->parts > 1 || !envelope_is_trace(rec->message.data, rec->message.len))
+        return;
+    Mpiwatch__Envelope *env = mpiwatch__envelope__unpack(NULL, rec->message.len,
+                                                         rec->message.data);
+    if (!env)
+        return;
+    if (env->body_case == MPIWATCH__ENVELOPE__BODY_TRACE && env->trace && mw_model_job(m)) {
+        Mpiwatch__RankTrace *rt = malloc(sizeof *rt);
+        if (rt) {
+            mpiwatch__rank_trace__init(rt);
+            rt->rank = env->rank;
+            rt->trace = env->trace; /* moved: freed with rt */
+            env->trace = NULL;
+            env->body_case = MPIWATCH__ENVELOPE__BODY__NOT_SET;
+            if (mw_model_add_trace(m, rt) == 0)
+                s->st.traces++;
+        }
+    }
+    mpiwatch__envelope__free_unpacked(env, NULL);
+}
+
 /* Hands the model the recording's time steps and job events: reads on from where the last poll
  * stopped until the deadline; playing at a speed, a step or event waits until the recorded
  * time of its frame. */
@@ -354,6 +411,10 @@ static void source_scan_steps(mw_source_t *s, mw_model_t *m, uint64_t now_ns, ui
                 s->rp.ev_real_ns = ev->real_ns ? ev->real_ns : rec->real_ns;
                 s->rp.ev_mono = rec->mono_ns;
                 s->rp.ev_ahead = 1;
+                continue;
+            }
+            if (rec->body_case == MPIWATCH__RECORD__BODY_MESSAGE) {
+                source_replay_trace(s, m, rec);
                 continue;
             }
             if (rec->body_case != MPIWATCH__RECORD__BODY_STEP || !rec->step)

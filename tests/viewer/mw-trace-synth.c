@@ -9,7 +9,9 @@
  * file is read by the viewer's replay source like any recording. 4 ranks, 100 ms windows, 10
  * sub-slots (--ranks N for more ranks). Windows 0 and 4 are summaries only (the ranks left
  * them out); 1, 2 and 5 are traced on every rank, 3 on the even ranks only (partly exact);
- * window 5 is the newest and holds a call still in progress (MW_TF_OPEN).
+ * window 5 is the newest and holds a call still in progress (MW_TF_OPEN). Rank 0's trace of
+ * window 4 comes after the window, as a recorded reach-back trace (an Envelope with a Trace),
+ * which makes window 4 partly exact in replay.
  * Every rank calls MPI_Wait (100 us) every 10 ms; window 2 also holds the known calls printed on
  * stdout as JSON (function, rank, global start and duration, peer, tag, bytes): an MPI_Barrier
  * of 30 ms on rank 2, an MPI_Allreduce of 5 ms on rank 1, and one message, rank 0's MPI_Send
@@ -255,6 +257,41 @@ static int write_window(mw_record_t *rec, const mw_clock_t *now, uint64_t k, int
     return 0;
 }
 
+static int write_late(mw_record_t *rec, const mw_clock_t *now, uint64_t k, uint32_t rank,
+                      const wtrace_t *tp)
+{
+    wtrace_t t = *tp;
+    build(k, &t);
+    Mpiwatch__Trace tr = MPIWATCH__TRACE__INIT;
+    tr.window = ORIGIN / WNS + k;
+    tr.window_start_ns = ORIGIN + k * WNS;
+    tr.state = MW_TRACE_EXACT;
+    tr.count = (uint32_t)t.n[rank];
+    tr.threads = 1;
+    tr.capture = 1;
+    size_t len = 0;
+    if (mw_trace_encode(t.rec[rank], t.n[rank], 1, 8, &tr.records.data, &len, &tr.encoding,
+                        &tr.raw_bytes) < 0)
+        return -1;
+    tr.records.len = len;
+    Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
+    env.version = MW_PROTO_VERSION;
+    env.job = "trace-synth";
+    env.rank = rank;
+    env.seq = 1000;
+    env.body_case = MPIWATCH__ENVELOPE__BODY_TRACE;
+    env.trace = &tr;
+    size_t n = mpiwatch__envelope__get_packed_size(&env);
+    uint8_t *buf = malloc(n);
+    if (!buf)
+        return -1;
+    mpiwatch__envelope__pack(&env, buf);
+    mw__record_frame(rec, now, buf, n, 1);
+    free(buf);
+    free(tr.records.data);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "--ranks")) {
@@ -307,6 +344,10 @@ int main(int argc, char **argv)
         now.real_ns += WNS;
         rc = write_window(rec, &now, k, k == 0 || k == 4 ? 0 : k == 3 ? 2 : 1, &t, s);
     }
+    /* A reach-back trace of window 4 by rank 0 (a capture asked for after the window closed),
+     * recorded as the collector records what it receives: the Envelope as it came. */
+    if (rc == 0)
+        rc = write_late(rec, &now, 4, 0, &t);
     mw__record_close(rec);
     /* The known calls, global ns. */
     uint64_t w2 = ORIGIN + 2 * WNS;
@@ -321,7 +362,8 @@ int main(int argc, char **argv)
            " \"message\": {\"src\": 0, \"dst\": 3, \"send_ns\": %llu, \"recv_end_ns\": %llu},\n"
            " \"open\": {\"fn\": \"MPI_Bcast\", \"rank\": 1, \"start_ns\": %llu, \"dur_ns\": "
            "60000000},\n"
-           " \"summary_windows\": [0, 4], \"partial_windows\": [3]}\n",
+           " \"summary_windows\": [0], \"partial_windows\": [3, 4], \"late\": "
+           "{\"window\": 4, \"rank\": 0}}\n",
            (unsigned long long)ORIGIN, (unsigned long long)WNS, NW, (int)R,
            (unsigned long long)(w2 + 50000000), (unsigned long long)(w2 + 20000000),
            (unsigned long long)(w2 + 10000000), (unsigned long long)(w2 + 5000000),
