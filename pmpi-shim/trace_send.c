@@ -103,7 +103,7 @@ static struct {
     uint32_t *order;
     int64_t *key;
     mw_trace_rec_t *tmp;
-    size_t cap, n;
+    size_t cap, n, max_n;
     uint64_t *lost_seen; /* per thread: ring->lost already accounted */
     int64_t last;        /* last window drained (-1 before the first) */
     int unreliable;
@@ -678,6 +678,8 @@ void mw__trace_collect(int64_t k, uint64_t timed)
     for (unsigned i = 0; i < nt; i++)
         open_record(i, hi, wstart);
     X.records += X.n;
+    if (X.n > X.max_n)
+        X.max_n = X.n;
     X.windows++;
     X.last = k;
 
@@ -893,15 +895,11 @@ void mw__trace_log(void)
             (unsigned long long)X.plan_bad, (unsigned long long)X.plan_off,
             (unsigned long long)X.reach_windows, (unsigned long long)X.reach_missing,
             (unsigned long long)X.reach_busy);
-}
-
-/* TEMPORARY until the communicator table lands (trace_comm.c): weak stand-ins. */
-__attribute__((weak)) unsigned mw__comm_count(void)
-{
-    return 0;
-}
-__attribute__((weak)) mw_comm_t *mw__comm_entry(uint32_t index)
-{
-    (void)index;
-    return NULL;
+    size_t work = X.cap * (2 * sizeof(mw_trace_rec_t) + sizeof(uint32_t) + sizeof(int64_t)) +
+                  (size_t)(X.sends.cap + X.recvs.cap) * sizeof(chan_t) +
+                  X.pend_cap * sizeof(pend_t) + X.nhist * sizeof(hist_t);
+    mw__log("trace: memory: %u rings of %zu bytes, flight recorder at most %zu bytes (peak %zu), "
+            "sender buffers %zu bytes (largest window %zu records)",
+            atomic_load(&mw__g.nthreads), mw__trace.ring_bytes, X.hist_cap_bytes, X.hist_peak, work,
+            X.max_n);
 }
