@@ -74,7 +74,9 @@ static int trace_fields(const mw_collector_t *c, const Mpiwatch__Trace *t, mw_tr
 }
 
 /* One record in range: its kind and function, its peer (a world rank, -1, or MW_TRACE_ANY in a
- * receive's post), its thread and its times (within a day, ending by the window's end). */
+ * receive's post), its thread and its times (within a day, ending by the window's end). The tag
+ * is any value: it addresses nothing, and a completion from MPI_PROC_NULL carries the status's
+ * MPI_ANY_TAG as it came. */
 static int record_ok(const mw_trace_rec_t *r, uint32_t size, uint32_t threads, int64_t w)
 {
     const int64_t tol = (int64_t)MW_CAPTURE_TOLERANCE_NS, day = (int64_t)MW_TIMESTAMP_TOLERANCE_NS;
@@ -83,8 +85,6 @@ static int record_ok(const mw_trace_rec_t *r, uint32_t size, uint32_t threads, i
     if (r->peer < -1 && !(r->peer == MW_TRACE_ANY && r->kind == MW_TK_IRECV))
         return 0;
     if (r->peer >= 0 && (uint32_t)r->peer >= size)
-        return 0;
-    if (r->tag < 0 && r->tag != MW_TRACE_ANY)
         return 0;
     if (threads && r->thread >= threads)
         return 0;
@@ -123,6 +123,12 @@ static int trace_records(const mw_collector_t *c, const Mpiwatch__Trace *t,
     for (size_t i = 0; i < n; i++) {
         const mw_trace_rec_t *r = &recs[i];
         if (!record_ok(r, c->job.size, t->threads, w)) {
+            MW_LOG(MW_LOG_DEBUG,
+                   "trace of window %llu refused: record %zu (kind %u, %s, peer %d, tag %d, "
+                   "thread %u of %u, start %lld ns, duration %llu ns, window %lld ns)",
+                   (unsigned long long)t->window, i, r->kind, mw_fn_name(r->fn), r->peer, r->tag,
+                   r->thread, t->threads, (long long)r->start_ns, (unsigned long long)r->dur_ns,
+                   (long long)w);
             *why = MW_TREFUSE_RECORD;
             rc = -1;
             break;

@@ -101,6 +101,15 @@ static recs_t make_records(unsigned sends, int32_t peer)
                                   .tag = 7,
                                   .fn = (uint16_t)fx_fn(1),
                                   .kind = MW_TK_SEND};
+    /* A receive from MPI_PROC_NULL completed in an MPI_Wait: the status's MPI_ANY_TAG (-1) as it
+     * came, no peer; not a call. */
+    r[n++] = (mw_trace_rec_t){.start_ns = 40000,
+                              .req = 9,
+                              .peer = -1,
+                              .tag = -1,
+                              .fn = (uint16_t)fx_fn(5),
+                              .kind = MW_TK_RECV_DONE,
+                              .flags = MW_TF_PROC_NULL};
     r[n++] = (mw_trace_rec_t){.start_ns = 50000,
                               .dur_ns = 2000,
                               .comm = MW_COMM_ID_WORLD,
@@ -171,7 +180,7 @@ static void test_valid(void **state)
     assert_int_equal(w->left_out, 6); /* rank 1: 5 sends + 1 allreduce */
     assert_int_equal(w->traces[0].rank, 0);
     assert_int_equal(w->traces[0].state, MW_TRACE_EXACT);
-    assert_int_equal(w->traces[0].count, 4);
+    assert_int_equal(w->traces[0].count, 5); /* 4 calls and a completion */
     assert_int_equal(w->traces[0].len, r0.len);
     assert_memory_equal(w->bytes[0], r0.data, r0.len);
     assert_int_equal(w->traces[1].rank, 1);
@@ -194,8 +203,9 @@ static void test_valid(void **state)
                         pw->traces[0]->trace->encoding, pw->traces[0]->trace->raw_bytes,
                         pw->traces[0]->trace->count, &dec, &n, &why),
         0);
-    assert_int_equal(n, 4);
+    assert_int_equal(n, 5);
     assert_int_equal(dec[2].peer, 1);
+    assert_int_equal(dec[3].tag, -1);
     free(dec);
     assert_int_equal(pw->traces[1]->trace->state, MW_TRACE_SUMMARY_ONLY);
     /* Counters. */
