@@ -260,8 +260,8 @@ int mw_ranks_bin(const mw_model_t *m, const mw_view_t *v, double t0, double t1, 
             if (mt->send_rec >= sp->n || mt->recv_rec >= rp->n || sp->rank >= R || rp->rank >= R)
                 continue;
             const mw_trace_rec_t *sr = &sp->recs[mt->send_rec], *rr = &rp->recs[mt->recv_rec];
-            uint64_t s = (uint64_t)(sp->base_ns + sr->start_ns);
-            uint64_t e = (uint64_t)(rp->base_ns + rr->start_ns) + rr->dur_ns;
+            uint64_t s = (uint64_t)sp->base_ns + (uint64_t)sr->start_ns;
+            uint64_t e = (uint64_t)rp->base_ns + (uint64_t)rr->start_ns + rr->dur_ns;
             double lo = (double)(s < e ? s : e), hi = (double)(s < e ? e : s);
             if (hi < g0 || lo > g1)
                 continue;

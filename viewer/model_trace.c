@@ -205,6 +205,13 @@ static int decode_rank(const mw_model_t *m, mw__traces_t *t, uint64_t k, uint64_
     e->rank = rt->rank;
     e->left_out = tr->left_out;
     e->base_ns = tr->window_start_ns ? tr->window_start_ns : wstart;
+    /* The records' base is the window's start as the rank saw it: within a window's length or
+     * so of the grid's, never far from it (that would move the calls anywhere). */
+    if ((e->base_ns > wstart ? e->base_ns - wstart : wstart - e->base_ns) >
+        (uint64_t)MW_TRACE_TIME_MAX) {
+        t->st.decode_errors++;
+        return -1;
+    }
     if (tr->state != MW_TRACE_EXACT)
         return 0;
     if (tr->count > 0) {
@@ -217,6 +224,19 @@ static int decode_rank(const mw_model_t *m, mw__traces_t *t, uint64_t k, uint64_
             return -1;
         }
     }
+    /* Times beyond 2^50 ns (13 days) of the window are no call of it: left out and counted,
+     * so that no sum of a start and a duration can overflow anywhere after this. */
+    size_t o = 0;
+    for (size_t i = 0; i < e->n; i++) {
+        const mw_trace_rec_t *r = &e->recs[i];
+        if (r->start_ns < -MW_TRACE_TIME_MAX || r->start_ns > MW_TRACE_TIME_MAX ||
+            r->dur_ns > (uint64_t)MW_TRACE_TIME_MAX) {
+            t->st.records_refused++;
+            continue;
+        }
+        e->recs[o++] = *r;
+    }
+    e->n = o;
     e->exact = 1;
     return 0;
 }

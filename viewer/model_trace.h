@@ -25,6 +25,7 @@
 
 #define MW_TRACE_RECORDS_DEFAULT (1u << 20) /* decoded records kept: 64 MiB */
 #define MW_TRACE_LATE_MAX 1024              /* late traces kept */
+#define MW_TRACE_TIME_MAX (1ll << 50)       /* |start|, duration of a record kept (13 days) */
 
 /* One rank's trace of one window, decoded. */
 typedef struct {
@@ -65,6 +66,7 @@ typedef struct {
     uint64_t windows_evicted; /* decoded windows let go for room */
     uint64_t over_cap;        /* windows drawn from their summary for lack of room */
     uint64_t decode_errors;   /* rank traces refused (bad block, wrong window, rank) */
+    uint64_t records_refused; /* records with times beyond MW_TRACE_TIME_MAX */
     uint64_t late_kept, late_dropped, late_refused;
 } mw_trace_stats_t;
 
@@ -104,7 +106,7 @@ size_t mw_trace_open_calls(const mw_model_t *m, mw_trace_open_t *out, size_t max
 /* Global start of a record of an entry. */
 static inline uint64_t mw_trace_rec_start(const mw_trace_rank_t *t, const mw_trace_rec_t *r)
 {
-    return (uint64_t)((int64_t)t->base_ns + r->start_ns);
+    return t->base_ns + (uint64_t)r->start_ns; /* modulo 2^64: a negative start goes back */
 }
 
 #endif

@@ -329,6 +329,7 @@ static cJSON *json_meta(mw_app_t *app)
     cJSON_AddNumberToObject(tr, "windows_evicted", (double)ts.windows_evicted);
     cJSON_AddNumberToObject(tr, "over_cap", (double)ts.over_cap);
     cJSON_AddNumberToObject(tr, "decode_errors", (double)ts.decode_errors);
+    cJSON_AddNumberToObject(tr, "records_refused", (double)ts.records_refused);
     cJSON_AddNumberToObject(tr, "late_kept", (double)ts.late_kept);
     cJSON *cov = cJSON_AddArrayToObject(tr, "windows");
     {

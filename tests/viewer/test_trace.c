@@ -427,6 +427,19 @@ static void test_hostile(void **state)
     mw_trace_stats_t st;
     mw_trace_stats(m, &st);
     assert_int_equal(st.decode_errors, 4);
+    /* Records with times no window holds are left out and counted; a base far from the
+     * window's start refuses the trace. */
+    static win_t w2;
+    known(&w2, K0 + 1, 4);
+    add(&w2, 0, MW_ID_Wait, MW_TK_CALL, INT64_MAX - 5, UINT64_MAX / 2, -1, 0, 0);
+    add(&w2, 1, MW_ID_Wait, MW_TK_CALL, INT64_MIN + 5, 10, -1, 0, 0);
+    Mpiwatch__Window *win2 = build(&w2);
+    win2->traces[2]->trace->window_start_ns = UINT64_MAX - 3;
+    assert_int_equal(mw_model_add_window(m, win2), 0);
+    assert_int_equal(mw_trace_cover(m, K0 + 1), MW_COVER_PARTIAL);
+    mw_trace_stats(m, &st);
+    assert_int_equal(st.records_refused, 2);
+    assert_int_equal(st.decode_errors, 5);
     /* Drawn from the summary all the same. */
     mw_view_t v;
     mw_view_init(&v);
