@@ -217,6 +217,19 @@ static void arc(const mw_view_ctx_t *vc, float x0, float x1, float y_base, float
     }
 }
 
+/* 1 when `rank` is exact in the window holding global time g: its traced calls are drawn
+ * there (draw_rank_traced), not its summary's cells and long calls. */
+static int rank_exact_at(const mw_view_ctx_t *vc, uint32_t rank, uint64_t g)
+{
+    const mw_trace_window_t *tw = mw_trace_window(vc->model, mw_model_window_at(vc->model, g));
+    if (!tw || tw->over_cap)
+        return 0;
+    for (uint32_t i = 0; i < tw->n_ranks; i++)
+        if (tw->ranks[i].rank == rank)
+            return tw->ranks[i].exact;
+    return 0;
+}
+
 /* The highlighted rank's calls, drawn over the density so they stand out of the crowd. */
 static void draw_rank_calls(const mw_view_ctx_t *vc, const mw_density_gl_t *d, const mw_rect_t *r,
                             double f0, double f1)
@@ -243,6 +256,10 @@ static void draw_rank_calls(const mw_view_ctx_t *vc, const mw_density_gl_t *d, c
         for (size_t i = 0; i < n; i++) {
             const mw_rank_call_t *c = &calls[i];
             if (c->exact != pass)
+                continue;
+            /* Cells count by end or start in the window of their sub-slot; a long call comes
+             * with the window it ends in. */
+            if (rank_exact_at(vc, rank, c->exact ? c->start_ns + c->duration_ns : c->start_ns))
                 continue;
             mw_rgb_t col = mw_model_color(vc->model, c->fn);
             mw_rgba_t fc = mw__rgba(col.r, col.g, col.b, 1);
@@ -435,7 +452,9 @@ static void draw_rank_traced(const mw_view_ctx_t *vc, const mw_density_gl_t *d,
                     float x = repr == MW_REPR_END ? xe : xs;
                     if (x < r->x || x > r->x + r->w)
                         continue;
-                    mw__batch_ring(vc->batch, x, y, rad, lw, white);
+                    /* As draw_rank_calls marks an exact call: white rim, function colour. */
+                    mw__batch_disc(vc->batch, x, y, rad + lw, white);
+                    mw__batch_disc(vc->batch, x, y, rad - lw * 0.5f, fc);
                 }
             }
         }
