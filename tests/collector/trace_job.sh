@@ -1,0 +1,60 @@
+#!/bin/bash
+# trace_job.sh: a real traced job through a real collector (docs/trace.md, "The job's budget
+# (collector)"). tests/programs/trace_known (ANY_SOURCE, ANY_TAG, ignored statuses, Waitany,
+# Testsome, Waitall, Sendrecv, persistent requests, dup and split communicators, PROC_NULL) runs
+# on 4 ranks with the library preloaded and the collector's steering socket: the collector must
+# keep every rank's traces exact (no refusal: its checks accept every record a real rank
+# sends), count the traced calls per rank, keep the communicator definitions, send one plan
+# (`all`, the job is far below the budget) as mpiwatch.trace with its trace_plan event, and its
+# recording must replay to the same windows, traces included, and the same trace counters.
+. "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
+mw_setup trace_job
+prog=$MW_PROGRAMS/trace_known
+[ -x "$prog" ] || mw_fail "program not built: $prog"
+MW_JOB_ARGS=(--steer "ipc://$MW_T/steer" --record "$MW_T/r.mpiw" --stats-json "$MW_T/stats.json")
+mw_run_job "^trace_known: $MW_NP ranks, 0 unexpected receives" \
+    mw_mpirun -x MPIWATCH_STEER="ipc://$MW_T/steer" "$prog" "$MW_T/truth.txt"
+grep -q "trace plan: all calls_per_s=" "$MW_T/collector.err" ||
+    mw_fail "no trace plan in the collector's log: $(grep -i trace "$MW_T/collector.err")"
+
+# The recording replayed: the same windows (the replay compares them) and trace counters.
+"$MW_COLLECTOR" --replay "$MW_T/r.mpiw" --speed 0 --quiet --stats-json "$MW_T/replay.json" \
+    2>"$MW_T/replay.err" || mw_fail "the replay failed: $(tail -3 "$MW_T/replay.err")"
+grep -Eq "windows compared with the recording, 0 differ" "$MW_T/replay.err" ||
+    mw_fail "the replay's windows differ: $(grep -E 'compared|differ' "$MW_T/replay.err")"
+
+"${MW_PYTHON:-/usr/bin/python3}" - "$MW_T" "$MW_NP" <<'EOF' || mw_fail "trace figures (above)"
+import json, sys
+d, np_ = sys.argv[1], int(sys.argv[2])
+stats = json.load(open(f"{d}/stats.json"))
+replay = json.load(open(f"{d}/replay.json"))
+summary = json.load(open(f"{d}/summary.json"))
+errors = []
+t = stats.get("trace")
+if not t:
+    sys.exit(f"no trace counters in the stats: {sorted(stats)}")
+refused = {k: v for k, v in t["refused"].items() if v}
+if refused:
+    errors.append(f"traces refused: {refused}")
+if t["exact"] < np_ or t["summary_only"] != 0 or t["left_out"] != 0:
+    errors.append(f"exact {t['exact']}, summary only {t['summary_only']}, left out {t['left_out']}")
+if t["plans"] != 1:
+    errors.append(f"{t['plans']} plans sent, want 1")
+# dup and split on every rank: at least two definitions each.
+if t["comms"] < 2 * np_:
+    errors.append(f"{t['comms']} communicator definitions, want at least {2 * np_}")
+ranks = summary["per_rank"]
+per_rank = sum(r.get("traced_calls", 0) for r in ranks)
+if per_rank != t["traced_calls"] or t["traced_calls"] == 0:
+    errors.append(f"traced calls per rank sum to {per_rank}, the stats say {t['traced_calls']}")
+if any(r.get("traced_windows", 0) == 0 for r in ranks) or len(ranks) != np_:
+    errors.append(f"a rank without an exact window: {[r.get('traced_windows') for r in ranks]}")
+rt = replay.get("trace", {})
+for k, v in t.items():
+    if k != "plans" and rt.get(k) != v:  # a replay has no steering socket: no plan
+        errors.append(f"replay {k}: {rt.get(k)}, live {v}")
+print(f"traces: {t['exact']} exact rank windows, {t['traced_calls']} traced calls, "
+      f"{t['bytes']} record bytes, {t['comms']} communicator definitions, {t['plans']} plan")
+sys.exit("\n".join(errors) if errors else 0)
+EOF
+echo "trace_job: every trace kept exact, plan sent, the replay agrees"
