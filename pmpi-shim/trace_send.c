@@ -101,10 +101,11 @@ static struct {
     /* the window being built */
     mw_trace_rec_t *recs;
     uint32_t *order;
-    int64_t *key;
-    mw_trace_rec_t *tmp;
+    mw_trace_rec_t *tmp; /* the sort's copy, only with several threads */
+    size_t tmp_cap;
     size_t cap, n, max_n;
     uint64_t *lost_seen; /* per thread: ring->lost already accounted */
+    uint8_t *loss_next;  /* per thread: the next window lost records */
     int64_t last;        /* last window drained (-1 before the first) */
     int unreliable;
     uint64_t seen_dropped; /* mw__g.threads_dropped + calls_dropped at the last look */
@@ -453,24 +454,18 @@ static int grow(size_t need)
         return 0;
     if (need > MW_TRACE_MAX_RECORDS)
         return -1;
-    size_t nc = X.cap ? X.cap : 1024;
-    while (nc < need)
-        nc *= 2;
+    /* Half again, in steps of 1024 records: the arrays follow the largest window. */
+    size_t nc = X.cap + X.cap / 2 > need ? X.cap + X.cap / 2 : need;
+    nc = (nc + 1023) & ~(size_t)1023;
     if (nc > MW_TRACE_MAX_RECORDS)
         nc = MW_TRACE_MAX_RECORDS;
     mw_trace_rec_t *r = realloc(X.recs, nc * sizeof *r);
     if (r)
         X.recs = r;
-    mw_trace_rec_t *t = realloc(X.tmp, nc * sizeof *t);
-    if (t)
-        X.tmp = t;
     uint32_t *o = realloc(X.order, nc * sizeof *o);
     if (o)
         X.order = o;
-    int64_t *k = realloc(X.key, nc * sizeof *k);
-    if (k)
-        X.key = k;
-    if (!r || !t || !o || !k)
+    if (!r || !o)
         return -1;
     X.cap = nc;
     return 0;
@@ -512,14 +507,21 @@ static void convert(mw_trace_rec_t *o, const mw_trec_t *x, uint32_t thread, uint
 static int cmp_order(const void *a, const void *b)
 {
     uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-    if (X.key[i] != X.key[j])
-        return X.key[i] < X.key[j] ? -1 : 1;
+    if (X.recs[i].start_ns != X.recs[j].start_ns)
+        return X.recs[i].start_ns < X.recs[j].start_ns ? -1 : 1;
     return i < j ? -1 : i > j;
 }
 
-/* Takes from thread i's ring the records ending before `hi` (ticks). Returns how many records
- * the ring lost since the last look. */
-static uint64_t drain_thread(unsigned i, uint64_t hi, uint64_t wstart, int *recorded)
+/* Takes from thread i's ring the records ending before `hi` (ticks). Returns 1 when records
+ * of this window may have been lost, and sets *lost_any when the ring lost any since the last
+ * look.
+ *
+ * Which window lost records: a full ring stays full until the sender drains it, so the
+ * records lost between two drains are all newer than every record in the ring. When the
+ * ring still holds a record of a later window, every loss is of a later window, and it can
+ * only be the next one (the losses happened before this drain); otherwise they may be this
+ * window's. */
+static int drain_thread(unsigned i, uint64_t hi, uint64_t wstart, int *recorded, int *lost_any)
 {
     mw_tring_t *r = mw__tring(i);
     uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
@@ -540,11 +542,19 @@ static uint64_t drain_thread(unsigned i, uint64_t hi, uint64_t wstart, int *reco
         X.n++;
         *recorded = 1;
     }
-    atomic_store_explicit(&r->tail, j, memory_order_release);
     uint64_t lost = __atomic_load_n(&r->lost, __ATOMIC_RELAXED);
-    uint64_t d = lost - X.lost_seen[i];
-    X.lost_seen[i] = lost;
-    return d;
+    atomic_store_explicit(&r->tail, j, memory_order_release);
+    int mine = X.loss_next[i];
+    X.loss_next[i] = 0;
+    if (lost != X.lost_seen[i]) {
+        X.lost_seen[i] = lost;
+        *lost_any = 1;
+        if (j < head)
+            X.loss_next[i] = 1; /* a later window's record was written before every loss */
+        else
+            mine = 1;
+    }
+    return mine;
 }
 
 /* A call still running on thread i at the window's end, as an open record. */
@@ -622,7 +632,8 @@ int mw__trace_send_init(void)
     X.hist_cap_bytes = (size_t)c->trace_history_mb << 20;
     X.hist = calloc(X.nhist, sizeof *X.hist);
     X.lost_seen = calloc(c->max_threads, sizeof *X.lost_seen);
-    if (!X.hist || !X.lost_seen || grow(1024) != 0)
+    X.loss_next = calloc(c->max_threads, 1);
+    if (!X.hist || !X.lost_seen || !X.loss_next || grow(1024) != 0)
         return -1;
     for (unsigned i = 0; i < X.nhist; i++)
         X.hist[i].win = -1;
@@ -651,25 +662,35 @@ void mw__trace_collect(int64_t k, uint64_t timed)
     if (nt > mw__g.cfg.max_threads)
         nt = mw__g.cfg.max_threads;
     X.n = 0;
-    uint64_t lost = 0;
+    int lost = 0, lost_any = 0;
     unsigned threads = 0;
     for (unsigned i = 0; i < nt; i++) {
         int recorded = 0;
-        lost += drain_thread(i, hi, wstart, &recorded);
+        lost |= drain_thread(i, hi, wstart, &recorded, &lost_any);
         threads += (unsigned)recorded;
     }
-    /* Time order over the threads (each thread's own order kept): posting order. */
-    for (size_t i = 0; i < X.n; i++) {
-        X.order[i] = (uint32_t)i;
-        X.key[i] = X.recs[i].start_ns;
+    /* Time order over the threads (each thread's own order kept): posting order. Without
+     * memory for the copy the threads stay one after the other (counted). */
+    if (threads > 1 && X.n > 1) {
+        if (X.tmp_cap < X.n) {
+            mw_trace_rec_t *t = realloc(X.tmp, X.cap * sizeof *t);
+            if (t) {
+                X.tmp = t;
+                X.tmp_cap = X.cap;
+            }
+        }
+        if (X.tmp_cap >= X.n) {
+            for (size_t i = 0; i < X.n; i++)
+                X.order[i] = (uint32_t)i;
+            qsort(X.order, X.n, sizeof *X.order, cmp_order);
+            for (size_t i = 0; i < X.n; i++)
+                X.tmp[i] = X.recs[X.order[i]];
+            memcpy(X.recs, X.tmp, X.n * sizeof *X.recs);
+        } else {
+            X.nomem++;
+        }
     }
-    if (nt > 1 && X.n > 1) {
-        qsort(X.order, X.n, sizeof *X.order, cmp_order);
-        for (size_t i = 0; i < X.n; i++)
-            X.tmp[i] = X.recs[X.order[i]];
-        memcpy(X.recs, X.tmp, X.n * sizeof *X.recs);
-    }
-    if (lost || calls_unrecorded())
+    if (lost_any || calls_unrecorded())
         X.unreliable = 1;
     index_window(k, X.n);
     uint64_t calls = 0;
@@ -895,7 +916,8 @@ void mw__trace_log(void)
             (unsigned long long)X.plan_bad, (unsigned long long)X.plan_off,
             (unsigned long long)X.reach_windows, (unsigned long long)X.reach_missing,
             (unsigned long long)X.reach_busy);
-    size_t work = X.cap * (2 * sizeof(mw_trace_rec_t) + sizeof(uint32_t) + sizeof(int64_t)) +
+    size_t work = X.cap * (sizeof(mw_trace_rec_t) + sizeof(uint32_t)) +
+                  X.tmp_cap * sizeof(mw_trace_rec_t) +
                   (size_t)(X.sends.cap + X.recvs.cap) * sizeof(chan_t) +
                   X.pend_cap * sizeof(pend_t) + X.nhist * sizeof(hist_t);
     mw__log("trace: memory: %u rings of %zu bytes, flight recorder at most %zu bytes (peak %zu), "

@@ -14,18 +14,19 @@
  *     is sent travels without an index but its number is still used, a completion of an
  *     unknown request spoils its channel, PROC_NULL and cancelled completions take none;
  *   - a window's calls equal its sample's timed calls (EXACT), completions and open calls
- *     not counted; a call in progress is an open record;
+ *     not counted; a call in progress is an open record; two threads' records in time order;
  *   - plans: the four forms and the values refused; a window outside the plan is summary
  *     only, reason budget, with its calls counted as left out;
  *   - a capture reaching back returns the flight recorder's windows, older ones counted;
- *   - a full ring makes the window summary only (ring full) and every later window says
- *     that channel indices are unreliable.
+ *   - a full ring makes the window that lost records summary only (ring full), not the one
+ *     before it, and every later window says that channel indices are unreliable.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,6 +247,42 @@ static void test_channel_indices(void **state)
     free(r);
 }
 
+static void *second_thread(void *arg)
+{
+    (void)arg;
+    call(MW_ID_Isend, MW_TK_ISEND, 3, 70, 50, 0, 20);
+    return NULL;
+}
+
+static void test_two_threads(void **state)
+{
+    (void)state;
+    mw_trace_rec_t *r;
+    size_t n;
+    /* This thread posts at 10 and 30 us, another at 20 us, on one channel: the records come
+     * in time order, numbered in it, and flagged as posts MPI does not order. */
+    call(MW_ID_Isend, MW_TK_ISEND, 3, 70, 40, 0, 10);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, second_thread, NULL), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    call(MW_ID_Isend, MW_TK_ISEND, 3, 70, 41, 0, 30);
+    Mpiwatch__Trace tr = collect(&r, &n);
+    assert_int_equal(tr.state, MW_TRACE_EXACT);
+    assert_int_equal(tr.threads, 2);
+    assert_int_equal(n, 3);
+    assert_int_equal(r[0].req, 40);
+    assert_int_equal(r[1].req, 50);
+    assert_int_equal(r[2].req, 41);
+    assert_int_equal(r[0].thread, r[2].thread);
+    assert_int_not_equal(r[0].thread, r[1].thread);
+    for (unsigned i = 0; i < 3; i++)
+        seq_is(&r[i], i);
+    assert_false(r[0].flags & MW_TF_UNORDERED);
+    assert_true(r[1].flags & MW_TF_UNORDERED);
+    assert_true(r[2].flags & MW_TF_UNORDERED);
+    free(r);
+}
+
 static void test_open_call_and_empty_window(void **state)
 {
     (void)state;
@@ -384,13 +421,34 @@ static void test_ring_full(void **state)
     assert_int_equal(tr.state, MW_TRACE_EXACT);
     assert_true(tr.flags & MW_TRACE_SEQ_UNRELIABLE); /* from then on */
     free(r);
+    /* The ring fills with the next window's records before this one is drained: this one is
+     * whole (exact), the next one lost records (ring full), although its calls that did get
+     * into the ring would not say so by themselves. */
+    for (unsigned i = 0; i < 1000; i++)
+        call(MW_ID_Allreduce, MW_TK_COLL, -1, 0, 0, 0, i / 2);
+    win++;
+    for (unsigned i = 0; i < 100; i++)
+        call(MW_ID_Allreduce, MW_TK_COLL, -1, 0, 0, 0, i);
+    win--;
+    tr = collect(&r, &n);
+    assert_int_equal(tr.state, MW_TRACE_EXACT);
+    assert_int_equal(n, 1000);
+    free(r);
+    tr = collect(&r, &n);
+    assert_int_equal(tr.state, MW_TRACE_SUMMARY_ONLY);
+    assert_int_equal(tr.reason, MW_TRACE_WHY_RING_FULL);
+    assert_int_equal(tr.left_out, 100);
+    free(r);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_channel_indices), cmocka_unit_test(test_open_call_and_empty_window),
-        cmocka_unit_test(test_plans),           cmocka_unit_test(test_reach_back),
+        cmocka_unit_test(test_channel_indices),
+        cmocka_unit_test(test_two_threads),
+        cmocka_unit_test(test_open_call_and_empty_window),
+        cmocka_unit_test(test_plans),
+        cmocka_unit_test(test_reach_back),
         cmocka_unit_test(test_ring_full),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
