@@ -419,17 +419,46 @@ static int64_t translate(otf2_x_t *o, const mw_trace_rec_t *r, int32_t w, uint32
     return mw__xt_comm_rank(c, (uint32_t)w, o->x->size);
 }
 
+/* Open requests of a location: a hash table on the request number (linear probing, deletion
+ * by backward shift), so that a trace with many open requests costs no more per completion. A
+ * slot is empty when its post is NULL. */
+static size_t pend_home(const otf2_x_t *o, uint32_t req)
+{
+    return (size_t)((req * 0x9e3779b1u) >> 7) & (o->cap_pend - 1);
+}
+
 static pending_t *pend_find(otf2_x_t *o, uint32_t req)
 {
-    for (size_t i = o->npend; i-- > 0;) /* recent posts are completed first, mostly */
+    if (!o->cap_pend)
+        return NULL;
+    for (size_t i = pend_home(o, req);; i = (i + 1) & (o->cap_pend - 1)) {
+        if (!o->pend[i].post)
+            return NULL;
         if (o->pend[i].req == req)
             return &o->pend[i];
-    return NULL;
+    }
 }
 
 static void pend_drop(otf2_x_t *o, pending_t *p)
 {
-    *p = o->pend[--o->npend];
+    size_t mask = o->cap_pend - 1, i = (size_t)(p - o->pend);
+    for (size_t j = (i + 1) & mask; o->pend[j].post; j = (j + 1) & mask) {
+        size_t k = pend_home(o, o->pend[j].req);
+        /* the entry at j may move to the hole at i when its home is not in (i, j] */
+        if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+            continue;
+        o->pend[i] = o->pend[j];
+        i = j;
+    }
+    o->pend[i].post = NULL;
+    o->npend--;
+}
+
+static void pend_clear(otf2_x_t *o)
+{
+    if (o->npend)
+        memset(o->pend, 0, o->cap_pend * sizeof *o->pend);
+    o->npend = 0;
 }
 
 static int pend_add(otf2_x_t *o, const mw_trace_rec_t *r)
@@ -440,15 +469,24 @@ static int pend_add(otf2_x_t *o, const mw_trace_rec_t *r)
         p->post = r;
         return 0;
     }
-    if (o->npend == o->cap_pend) {
-        size_t c = o->cap_pend ? 2 * o->cap_pend : 64;
-        pending_t *v = reallocarray(o->pend, c, sizeof *v);
+    if (2 * (o->npend + 1) > o->cap_pend) {
+        size_t cap = o->cap_pend ? 2 * o->cap_pend : 64, old_cap = o->cap_pend;
+        pending_t *old = o->pend, *v = calloc(cap, sizeof *v);
         if (!v)
             return -1;
         o->pend = v;
-        o->cap_pend = c;
+        o->cap_pend = cap;
+        o->npend = 0;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old[i].post)
+                pend_add(o, old[i].post); /* cannot fail: the table has room */
+        free(old);
     }
-    o->pend[o->npend++] = (pending_t){r->req, r->kind, r};
+    size_t i = pend_home(o, r->req);
+    while (o->pend[i].post)
+        i = (i + 1) & (o->cap_pend - 1);
+    o->pend[i] = (pending_t){r->req, r->kind, r};
+    o->npend++;
     return 0;
 }
 
@@ -780,7 +818,7 @@ static int write_rank(otf2_x_t *o, uint32_t rank, size_t first, size_t last)
             size_t ns = make_slots(lr + i, j - i, s);
             qsort(s, ns, sizeof *s, cmp_slot);
             uint64_t lastt = 0;
-            o->npend = 0; /* requests are per location */
+            pend_clear(o); /* requests are per location */
             for (size_t e = 0; e < ns && rc == 0; e++)
                 rc = write_slot(o, w, rank, &s[e], &lastt);
             uint64_t nev = 0;

@@ -14,6 +14,8 @@
  *   12  no rank exact (messages sent there advance the channel indices all the same);
  *   13  every rank exact: an Ibcast completed by Wait, a Send to MPI_PROC_NULL, a Send from a
  *       second thread; plus a second reach-back trace of rank 0 that must be left out.
+ *   14  every rank exact: rank 2 posts 150 Isends to rank 3, which posts 150 Irecvs, all open at
+ *       once, then completed by one Waitall each in a scrambled order.
  * A reach-back trace of rank 2, window 11, from another job must be refused.
  * Traces of window 13 are compressed (zstd), the others are plain columns.
  *
@@ -36,7 +38,8 @@
 #define COMM_WORLD MW_COMM_ID_WORLD
 #define COMM_C 0xc0ffee0000000001ull /* split: world 3 is rank 0, world 1 is rank 1 */
 #define COMM_D 0xd00d000000000002ull /* only rank 0's definition arrives */
-#define MAX_RECS 32
+#define MAX_RECS 512
+#define N_MANY 150 /* window 14: requests open at once on one location */
 
 static FILE *out, *ex;
 
@@ -52,7 +55,7 @@ static const char *const E_NAMES[E_N] = {"Enter",           "Leave",    "MpiSend
                                          "MpiIrecvRequest", "MpiIrecv", "MpiCollectiveBegin",
                                          "MpiCollectiveEnd"};
 static unsigned long counts[E_N];
-static char msgs[8192];
+static char msgs[65536];
 static size_t msgs_len;
 
 /* Channel indices: the k-th message on (comm, src, dst, tag), the same at both ends. */
@@ -441,16 +444,40 @@ int main(int argc, char **argv)
     d->peer = -1;
     reach_back("tracegen", 0, 13, &dup, 101);
 
+    /* ---- window 14: many requests open at once, completed out of order ---- */
+    memset(v, 0, sizeof v);
+    for (uint32_t i = 0; i < N_MANY; i++) {
+        send(&v[2], 2, "MPI_Isend", 100 + i, 1, COMM_WORLD, 3, 20, 8 + i, 1000 + i, 1);
+        mw_trace_rec_t *p = add(&v[3], "MPI_Irecv", MW_TK_IRECV, 100 + i, 1);
+        p->comm = COMM_WORLD;
+        p->peer = 2;
+        p->tag = 20;
+        p->req = 5000 + 7 * i; /* numbers that collide in a small table */
+        counts[E_IRECVREQ]++;
+    }
+    add(&v[2], "MPI_Waitall", MW_TK_CALL, 1000, 50);
+    add(&v[3], "MPI_Waitall", MW_TK_CALL, 1000, 60);
+    for (uint32_t k = 0; k < N_MANY; k++) {
+        uint32_t i = (k * 37) % N_MANY; /* a permutation: 37 and 150 are coprime */
+        done(&v[2], "MPI_Waitall", MW_TK_SEND_DONE, 1050, 1000 + i);
+        /* receives complete in their channel order (non-overtaking), requests in any order */
+        recv(&v[3], 3, "MPI_Waitall", 1060, 0, COMM_WORLD, 2, 20, 8 + k, MW_TK_RECV_DONE,
+             5000 + 7 * k);
+    }
+    window(14, v, all, 1, NULL, NULL, 0);
+
     fprintf(ex, "{\"counts\":{");
     for (int i = 0; i < E_N; i++)
         fprintf(ex, "%s\"%s\":%lu", i ? "," : "", E_NAMES[i], counts[i]);
     fprintf(ex,
             "},\"messages\":[%s],\"matched\":[[0,1,7,0],[0,2,5,0],[2,0,6,0],[2,3,3,0],"
-            "[0,1,7,1],[1,3,4,0],[0,1,7,3],[0,2,11,0]],"
-            "\"sends_unmatched\":1,\"recvs_unmatched\":0,\"coll_instances\":4,"
-            "\"untraced_windows\":[12],\"partial_windows\":[11],\"duplicates\":1,"
-            "\"reach_back\":1}\n",
+            "[0,1,7,1],[1,3,4,0],[0,1,7,3],[0,2,11,0]",
             msgs);
+    for (uint32_t k = 0; k < N_MANY; k++)
+        fprintf(ex, ",[2,3,20,%u]", k);
+    fprintf(ex, "],\"sends_unmatched\":1,\"recvs_unmatched\":0,\"coll_instances\":4,"
+                "\"untraced_windows\":[12],\"partial_windows\":[11],\"duplicates\":1,"
+                "\"reach_back\":1}\n");
     if (fclose(out) != 0 || fclose(ex) != 0)
         return 1;
     return 0;
