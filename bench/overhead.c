@@ -35,6 +35,7 @@ typedef struct {
     int allreduce_reps;
     double warmup_s;
     int do_iprobe, do_pingpong, do_allreduce;
+    int do_selfmsg, do_isendrecv; /* the tracing comparison (run-overhead.sh) */
 } opts_t;
 
 static double now_s(void)
@@ -125,6 +126,50 @@ static double pingpong_once(int rank, long iters)
     return us;
 }
 
+/* ns per timed call of a message to oneself: MPI_Irecv, MPI_Isend, MPI_Wait, MPI_Wait (four
+ * timed calls, two requests through the library's request map when tracing), every rank at
+ * once; the MPI work is small and local, so the library's share shows. */
+static double selfmsg_once(int rank, long iters)
+{
+    int in = 0, out = 1;
+    MPI_Request rq[2];
+    double t0 = now_s();
+    for (long i = 0; i < iters; i++) {
+        MPI_Irecv(&in, 1, MPI_INT, rank, 7, MPI_COMM_WORLD, &rq[0]);
+        MPI_Isend(&out, 1, MPI_INT, rank, 7, MPI_COMM_WORLD, &rq[1]);
+        MPI_Wait(&rq[1], MPI_STATUS_IGNORE);
+        MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+    }
+    return (now_s() - t0) * 1e9 / (4.0 * (double)iters);
+}
+
+/* Half round-trip in us of a 0-byte ping-pong made of MPI_Irecv, MPI_Isend and MPI_Wait. */
+static double isendrecv_once(int rank, long iters)
+{
+    char a = 0, b = 0;
+    MPI_Request rs, rr;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = now_s();
+    if (rank == 0) {
+        for (long i = 0; i < iters; i++) {
+            MPI_Irecv(&b, 0, MPI_CHAR, 1, 2, MPI_COMM_WORLD, &rr);
+            MPI_Isend(&a, 0, MPI_CHAR, 1, 2, MPI_COMM_WORLD, &rs);
+            MPI_Wait(&rs, MPI_STATUS_IGNORE);
+            MPI_Wait(&rr, MPI_STATUS_IGNORE);
+        }
+    } else if (rank == 1) {
+        for (long i = 0; i < iters; i++) {
+            MPI_Irecv(&b, 0, MPI_CHAR, 0, 2, MPI_COMM_WORLD, &rr);
+            MPI_Wait(&rr, MPI_STATUS_IGNORE);
+            MPI_Isend(&a, 0, MPI_CHAR, 0, 2, MPI_COMM_WORLD, &rs);
+            MPI_Wait(&rs, MPI_STATUS_IGNORE);
+        }
+    }
+    double us = (now_s() - t0) * 1e6 / (2.0 * (double)iters);
+    MPI_Bcast(&us, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return us;
+}
+
 /* Mean 8-byte allreduce latency in us of the slowest rank. */
 static double allreduce_once(long iters)
 {
@@ -157,7 +202,8 @@ static void warmup(int rank, int size, double warmup_s)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: mw-bench-overhead [--tests iprobe,pingpong,allreduce] [--iprobe-calls N]\n"
+    fprintf(f, "usage: mw-bench-overhead [--tests iprobe,pingpong,allreduce,selfmsg,isendrecv]\n"
+               "         [--iprobe-calls N]\n"
                "         [--iprobe-reps R] [--pingpong-iters N] [--pingpong-reps R]\n"
                "         [--allreduce-iters N] [--allreduce-reps R] [--warmup-s S]\n"
                "Prints 'result NAME VALUE' lines on rank 0. Ping-pong needs 2 ranks or more.\n");
@@ -187,6 +233,8 @@ static int parse(int argc, char **argv, opts_t *o)
             o->do_iprobe = strstr(v, "iprobe") != NULL;
             o->do_pingpong = strstr(v, "pingpong") != NULL;
             o->do_allreduce = strstr(v, "allreduce") != NULL;
+            o->do_selfmsg = strstr(v, "selfmsg") != NULL;
+            o->do_isendrecv = strstr(v, "isendrecv") != NULL;
         } else if (strcmp(a, "--iprobe-calls") == 0) {
             o->iprobe_calls = atol(v);
         } else if (strcmp(a, "--iprobe-reps") == 0) {
@@ -225,7 +273,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size < 2)
-        o.do_pingpong = 0;
+        o.do_pingpong = o.do_isendrecv = 0;
 
     const char *pre = getenv("LD_PRELOAD");
     if (rank == 0) {
@@ -266,6 +314,25 @@ int main(int argc, char **argv)
         if (rank == 0) {
             printf("result pingpong_us_min %.3f\n", minimum(v, o.pingpong_reps));
             printf("result pingpong_us %.3f\n", median(v, o.pingpong_reps));
+        }
+    }
+    if (o.do_selfmsg) {
+        /* as many timed calls per repetition as an Iprobe repetition */
+        for (int r = 0; r < o.iprobe_reps; r++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            v[r] = selfmsg_once(rank, o.iprobe_calls / 4);
+        }
+        if (rank == 0) {
+            printf("result selfmsg_ns %.2f\n", minimum(v, o.iprobe_reps));
+            printf("result selfmsg_ns_median %.2f\n", median(v, o.iprobe_reps));
+        }
+    }
+    if (o.do_isendrecv) {
+        for (int r = 0; r < o.pingpong_reps; r++)
+            v[r] = isendrecv_once(rank, o.pingpong_iters);
+        if (rank == 0) {
+            printf("result isendrecv_us_min %.3f\n", minimum(v, o.pingpong_reps));
+            printf("result isendrecv_us %.3f\n", median(v, o.pingpong_reps));
         }
     }
     if (o.do_allreduce) {

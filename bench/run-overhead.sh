@@ -7,7 +7,11 @@
 # private ipc endpoint, so the sender thread really encodes and sends), alternating which of
 # the two goes first (ABBA) so that a drift of the machine's load hits both alike. Two jobs per
 # run: 2 ranks (Iprobe cost, ping-pong) and 4 ranks (allreduce). It prints every run's
-# figures, then the medians side by side with their difference or ratio and the target. It is
+# figures, then the medians side by side with their difference or ratio and the target. A
+# third mode runs the library with the per-call trace off (MPIWATCH_TRACE=off; "with" is the
+# default, tracing on), so that tracing's own cost per timed call is printed beside the rest:
+# MPI_Iprobe, a message to oneself (Irecv, Isend, two Waits), an Isend/Irecv+Wait ping-pong
+# and Allreduce (docs/trace.md "Records and communicators", docs/overhead.md). It is
 # a benchmark: it prints figures and exits 0 whatever they are; it fails only when a run
 # fails. See docs/overhead.md.
 #
@@ -17,7 +21,8 @@
 #   MW_BENCH_IPROBE_CALLS (2000000), MW_BENCH_IPROBE_REPS (5), MW_BENCH_PINGPONG_ITERS (5000),
 #   MW_BENCH_PINGPONG_REPS (11), MW_BENCH_ALLREDUCE_ITERS (2000), MW_BENCH_ALLREDUCE_REPS (11),
 #   MW_BENCH_WARMUP_S (1), MW_BENCH_COLLECTOR=none (no collector: the library's samples are
-#   dropped at once), MW_BENCH_KEEP=1 (keep the temporary directory), MPIWATCH_WINDOW_MS.
+#   dropped at once), MW_BENCH_KEEP=1 (keep the temporary directory), MPIWATCH_WINDOW_MS,
+#   MW_BENCH_TRACE_OFF=0 (leave out the runs with MPIWATCH_TRACE=off).
 set -u
 argv=("$@")
 # The temporary directory, the Open MPI environment and the collector's start and stop are
@@ -90,7 +95,15 @@ run_one() {
         if [ "$collector" != none ]; then
             mw_start_collector --exit-after-job --quiet --stats-json "$MW_T/stats$run_no.json"
         fi
-        cmd+=(-x LD_PRELOAD="$lib" -x MPIWATCH_COLLECTOR="$MW_EP" "${window_x[@]}")
+        cmd+=(-x LD_PRELOAD="$lib" -x MPIWATCH_COLLECTOR="$MW_EP" -x MPIWATCH_TRACE=on
+            "${window_x[@]}")
+    elif [ "$mode" = off ]; then
+        # the library with the trace off: what "with" costs without its records
+        if [ "$collector" != none ]; then
+            mw_start_collector --exit-after-job --quiet --stats-json "$MW_T/stats$run_no.json"
+        fi
+        cmd+=(-x LD_PRELOAD="$lib" -x MPIWATCH_COLLECTOR="$MW_EP" -x MPIWATCH_TRACE=off
+            "${window_x[@]}")
     fi
     cmd+=("$bench" --tests "$tests" "${common[@]}")
     [ -n "${shown[$mode$n]-}" ] || { shown[$mode$n]=1; echo "  [$mode, $n ranks] ${cmd[*]}"; }
@@ -101,7 +114,7 @@ run_one() {
         cat "$out" "$err" >&2
         exit 1
     fi
-    if [ "$mode" = with ] && [ -n "$MW_CPID" ]; then
+    if [ "$mode" != without ] && [ -n "$MW_CPID" ]; then
         # --exit-after-job: the collector leaves once every rank said bye; a collector that
         # lost a bye would wait for its silence timeout, which a benchmark need not.
         mw_stop_collector 5
@@ -127,9 +140,18 @@ echo "pairs:    $pairs (order alternates), ${np} ranks for Iprobe / ping-pong, $
 echo "runs:"
 start=$(date +%s)
 for ((p = 1; p <= pairs; p++)); do
-    if ((p % 2)); then order=(without with); else order=(with without); fi
+    if [ "${MW_BENCH_TRACE_OFF:-1}" = 0 ]; then
+        if ((p % 2)); then order=(without with); else order=(with without); fi
+    else
+        # the three modes in turn, each one first in every third pair
+        case $((p % 3)) in
+            1) order=(without off with) ;;
+            2) order=(off with without) ;;
+            0) order=(with without off) ;;
+        esac
+    fi
     for mode in "${order[@]}"; do
-        run_one "$mode" "$np" iprobe,pingpong
+        run_one "$mode" "$np" iprobe,pingpong,selfmsg,isendrecv
         run_one "$mode" "$np_coll" allreduce
     done
 done
@@ -174,6 +196,64 @@ row "RSS after warm-up, $np ranks (kB)" "$(median without "$np" rss_warm_kb)" \
     "$(median with "$np" rss_warm_kb)" diff "" 0
 row "RSS growth after warm-up, max (kB)" "$(maximum without rss_growth_kb)" \
     "$(maximum with rss_growth_kb)" diff 0 0
+# row3 LABEL NONE OFF ON SCALE: tracing's cost per timed call: differences times SCALE (1 for
+# figures in ns per call; 1000 / calls on the critical path for figures in us).
+row3() {
+    awk -v l="$1" -v a="$2" -v b="$3" -v c="$4" -v k="$5" 'BEGIN {
+        if (a == "nan" || b == "nan" || c == "nan") { printf "%-40s %9s %9s %9s\n", l, a, b, c; exit }
+        s = k
+        lib = (b - a) * s; tr = (c - b) * s; r = b > 0 ? c / b : 0
+        printf "%-40s %9.3f %9.3f %9.3f %+10.1f %+10.1f %8.3fx  %s\n", l, a, b, c, lib, tr, r,
+            tr <= 8 ? "ok" : "ABOVE TARGET" }'
+}
+if [ "${MW_BENCH_TRACE_OFF:-1}" != 0 ]; then
+    echo
+    echo "tracing: medians over $pairs runs each; none = no mpiwatch, off = MPIWATCH_TRACE=off," \
+        "on = MPIWATCH_TRACE=on (the default)"
+    printf '%-40s %9s %9s %9s %10s %10s %9s  %s\n' "" none off on "off-none" "on-off" "on/off" \
+        "on-off per timed call <= 8 ns"
+    printf '%-40s %9s %9s %9s %10s %10s\n' "" "" "" "" "ns/call" "ns/call"
+    row3 "MPI_Iprobe, nothing pending (ns/call)" "$(median without "$np" iprobe_ns)" \
+        "$(median off "$np" iprobe_ns)" "$(median with "$np" iprobe_ns)" 1
+    row3 "Irecv+Isend+2 Wait to self (ns/call)" "$(median without "$np" selfmsg_ns)" \
+        "$(median off "$np" selfmsg_ns)" "$(median with "$np" selfmsg_ns)" 1
+    row3 "Isend/Irecv+Wait ping-pong, half RTT (us)" "$(median without "$np" isendrecv_us)" \
+        "$(median off "$np" isendrecv_us)" "$(median with "$np" isendrecv_us)" 250
+    row3 "Allreduce 8 B, $np_coll ranks (us)" "$(median without "$np_coll" allreduce_us)" \
+        "$(median off "$np_coll" allreduce_us)" "$(median with "$np_coll" allreduce_us)" 1000
+    echo "(per timed call: ns figures as they are; the ping-pong's half round trip holds 4 timed" \
+        "calls of each rank on its critical path, an allreduce 1)"
+fi
+# Tracing's cost once more, measured so that the machine's load hits both sides alike: one
+# single-rank job with MPIWATCH_TRACE=off and one with it on, started together, MW_BENCH_PAIRS
+# times; the medians of the paired differences (on - off) per timed call.
+paired_once() {
+    local i=$1 mode pids=()
+    for mode in off on; do
+        "$mpirun" --oversubscribe -np 1 -x LD_PRELOAD="$lib" -x MPIWATCH_COLLECTOR="tcp://127.0.0.1:1" \
+            -x MPIWATCH_TRACE="$mode" "${window_x[@]}" "$bench" --tests iprobe,selfmsg "${common[@]}" \
+            </dev/null >"$MW_T/paired.$mode.$i" 2>&1 &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+}
+if [ "${MW_BENCH_TRACE_OFF:-1}" != 0 ]; then
+    for ((p = 1; p <= pairs; p++)); do
+        paired_once "$p"
+        for k in iprobe_ns selfmsg_ns; do
+            a=$(sed -n "s/^result $k \([-0-9.]*\)\$/\1/p" "$MW_T/paired.off.$p")
+            b=$(sed -n "s/^result $k \([-0-9.]*\)\$/\1/p" "$MW_T/paired.on.$p")
+            [ -n "$a" ] && [ -n "$b" ] && echo "paired 1 $k $(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')" >>"$MW_T/results"
+            [ -n "$a" ] && echo "pairedoff 1 $k $a" >>"$MW_T/results"
+        done
+    done
+    echo "tracing, paired: off and on started together, 1 rank each, $pairs times; median of" \
+        "(on - off) per timed call (goal <= 8 ns), beside the median off figure:"
+    printf '  %-40s %+8.1f ns/call   (off: %.1f ns/call)\n' "MPI_Iprobe, nothing pending" \
+        "$(median paired 1 iprobe_ns)" "$(median pairedoff 1 iprobe_ns)"
+    printf '  %-40s %+8.1f ns/call   (off: %.1f ns/call)\n' "Irecv+Isend+2 Wait to self" \
+        "$(median paired 1 selfmsg_ns)" "$(median pairedoff 1 selfmsg_ns)"
+fi
 if [ "$collector" != none ]; then
     echo "collector: median messages accepted per run: $(median with "$np" accepted) ($np ranks)," \
         "$(median with "$np_coll" accepted) ($np_coll ranks)"

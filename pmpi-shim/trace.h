@@ -64,11 +64,11 @@ _Static_assert(offsetof(mw_tring_t, tail) == 64, "producer and consumer lines ap
 _Static_assert(offsetof(mw_tring_t, rec) == 128, "records start on their own line");
 
 typedef struct {
-    int on;                  /* MPIWATCH_TRACE */
-    uint32_t ring_size;      /* records per thread ring (power of two) */
-    unsigned history;        /* windows kept encoded (flight recorder) */
-    unsigned char *rings;    /* max_threads rings */
-    size_t ring_bytes;       /* bytes of one ring */
+    int on;                    /* MPIWATCH_TRACE */
+    uint32_t ring_size;        /* records per thread ring (power of two) */
+    unsigned history;          /* windows kept encoded (flight recorder) */
+    unsigned char *rings;      /* max_threads rings */
+    size_t ring_bytes;         /* bytes of one ring */
     _Atomic uint32_t next_req; /* unused: request numbers are per thread (trace_calls.c) */
     unsigned nrings;           /* rings mapped (max_threads) */
     unsigned req_shift;        /* request number = thread index << req_shift | sequence */
@@ -115,17 +115,17 @@ typedef struct {
     _Atomic uint64_t instance; /* collectives started on it so far */
     uint32_t rank, size, remote_size;
     uint16_t fn;
-    uint16_t flags; /* MW_COMM_* */
-    int32_t *world; /* world rank of each member (of the remote group for an inter-communicator;
-                     * shared between communicators of one group); NULL: identity (WORLD) */
+    uint16_t flags;  /* MW_COMM_* */
+    int32_t *world;  /* world rank of each member (of the remote group for an inter-communicator;
+                      * shared between communicators of one group); NULL: identity (WORLD) */
     uint32_t nworld; /* entries of world */
     uint32_t pad_;
 } mw_comm_t;
 
-#define MW_COMM_MAP 8192u       /* map slots (a power of two) */
-#define MW_COMM_MAX 65536u      /* entries: communicators created in the run */
-#define MW_COMM_PROBE 16u       /* slots probed before giving up */
-#define MW_COMM_WORLD_BYTES (64u << 20) /* member arrays at most (then peers are not translated) */
+#define MW_COMM_MAP 8192u               /* map slots (a power of two) */
+#define MW_COMM_MAX 65536u              /* entries: communicators created in the run */
+#define MW_COMM_PROBE 16u               /* slots probed before giving up */
+#define MW_COMM_WORLD_BYTES (64u << 20) /* member arrays at most (beyond: no translation) */
 #define MW_NOROOT (-1)
 
 extern _Atomic uint64_t *mw__comm_map; /* (u32 key << 32) | entry index; 0 empty */

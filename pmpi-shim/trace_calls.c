@@ -72,9 +72,12 @@ static inline tstate_t *ts_of(struct mw_tring *r)
     return (tstate_t *)r->tstate;
 }
 
+/* A request handle as a map key; MPI_REQUEST_NULL is 0 (no request). */
 static inline uint64_t key_of(MPI_Request q)
 {
     uint64_t k = 0;
+    if (q == MPI_REQUEST_NULL)
+        return 0;
     memcpy(&k, &q, sizeof q < sizeof k ? sizeof q : sizeof k);
     return k;
 }
@@ -132,13 +135,12 @@ static void req_del(tstate_t *ts, treq_t *e)
     }
 }
 
-static uint32_t next_req(struct mw_tring *r)
+static inline uint32_t next_req(struct mw_tring *r)
 {
     uint32_t sh = mw__trace.req_shift, mask = sh >= 32 ? UINT32_MAX : (1u << sh) - 1;
-    uint32_t low;
-    do
-        low = ++r->req_seq & mask;
-    while (low == 0);
+    uint32_t low = ++r->req_seq & mask;
+    if (__builtin_expect(low == 0, 0))
+        low = ++r->req_seq & mask; /* 0 is "no request" */
     return (sh >= 32 ? 0 : r->tidx << sh) | low;
 }
 
@@ -147,39 +149,44 @@ uint32_t mw__req_post(struct mw_tring *r, MPI_Request req, unsigned kind, uint32
 {
     tstate_t *ts = ts_of(r);
     uint64_t key = key_of(req);
-    if (!key || req == MPI_REQUEST_NULL)
+    if (!key)
         return 0;
-    ts->posts++;
+    uint64_t seq = ++ts->posts;
+    /* One pass over the probe run: the oldest entry with this handle, and the free slot. */
+    uint32_t h = slot_of(key);
+    treq_t *same = NULL, *e;
+    for (;; h = (h + 1) & (MW_TREQ_SLOTS - 1)) {
+        e = &ts->map[h];
+        if (!e->key)
+            break;
+        if (e->key == key && (!same || e->seq < same->seq))
+            same = e;
+    }
     /* The same handle still in the map: a shared static request (see req_find) when it is
      * active and recent, else a handle MPI reused after a completion this thread did not see
      * (another thread's, or a persistent request's), which is replaced. */
-    treq_t *e = req_find(ts, key);
-    if (e && (persist || e->persist || !e->active || ts->posts - e->seq > MW_TREQ_FILL)) {
-        ts->stale += e->active && !e->persist;
+    if (same && (persist || same->persist || !same->active || seq - same->seq > MW_TREQ_FILL)) {
+        ts->stale += same->active && !same->persist;
+        e = same;
     } else {
-        if (e)
-            ts->shared++;
+        ts->shared += same != NULL;
         if (ts->used >= MW_TREQ_FILL) {
             ts->full++;
             return 0;
         }
-        uint32_t h = slot_of(key);
-        while (ts->map[h].key)
-            h = (h + 1) & (MW_TREQ_SLOTS - 1);
-        e = &ts->map[h];
         ts->used++;
     }
-    *e = (treq_t){.key = key,
-                  .seq = ts->posts,
-                  .bytes = bytes,
-                  .comm = comm,
-                  .peer = peer,
-                  .tag = tag,
-                  .kind = (uint8_t)kind,
-                  .persist = (uint8_t)persist,
-                  .active = (uint8_t)!persist};
-    if (!persist)
-        e->req = next_req(r);
+    e->key = key;
+    e->seq = seq;
+    e->bytes = bytes;
+    e->comm = comm;
+    e->peer = peer;
+    e->tag = tag;
+    e->kind = (uint8_t)kind;
+    e->persist = (uint8_t)persist;
+    e->active = (uint8_t)!persist;
+    e->mark = 0;
+    e->req = persist ? 0 : next_req(r);
     return e->req;
 }
 
@@ -202,6 +209,29 @@ static int req_start(struct mw_tring *r, uint64_t key, mw_trec_t *x)
     return 1;
 }
 
+/* Bytes received and the cancelled flag of a status. Open MPI's status holds the byte count
+ * in a field of its public struct: read directly, it saves MPI_Get_count's checks on every
+ * receive. Other MPIs: MPI_Get_count(MPI_BYTE), MPI_Test_cancelled. */
+static inline uint64_t status_bytes(const MPI_Status *st)
+{
+#if defined(OPEN_MPI) && OPEN_MPI
+    return (uint64_t)st->_ucount;
+#else
+    int n = 0;
+    return PMPI_Get_count(st, MPI_BYTE, &n) == MPI_SUCCESS && n > 0 ? (uint64_t)n : 0;
+#endif
+}
+
+static inline int status_cancelled(const MPI_Status *st)
+{
+#if defined(OPEN_MPI) && OPEN_MPI
+    return st->_cancelled != 0;
+#else
+    int c = 0;
+    return PMPI_Test_cancelled(st, &c) == MPI_SUCCESS && c;
+#endif
+}
+
 static void status_fill(mw_trec_t *o, uint32_t comm, const MPI_Status *st, int cancels)
 {
     if (st->MPI_SOURCE == MPI_PROC_NULL) {
@@ -211,18 +241,15 @@ static void status_fill(mw_trec_t *o, uint32_t comm, const MPI_Status *st, int c
         o->peer = mw__comm_peer(comm, st->MPI_SOURCE);
     }
     o->tag = st->MPI_TAG;
-    int n = 0;
-    if (PMPI_Get_count(st, MPI_BYTE, &n) == MPI_SUCCESS && n > 0)
-        o->bytes = (uint64_t)n;
-    if (cancels) {
-        int c = 0;
-        if (PMPI_Test_cancelled(st, &c) == MPI_SUCCESS && c)
-            o->flags |= MW_TF_CANCELLED;
-    }
+    o->bytes = status_bytes(st);
+    if (cancels && status_cancelled(st))
+        o->flags |= MW_TF_CANCELLED;
 }
 
 /* The completion record of the request whose handle was `key` (st NULL: no status), into
  * *o; 0 when there is none to write (not traced here, or an inactive persistent request). */
+static unsigned entry_done(tstate_t *ts, treq_t *e, const MPI_Status *st, mw_trec_t *o);
+
 static unsigned req_done(tstate_t *ts, uint64_t key, const MPI_Status *st, mw_trec_t *o)
 {
     treq_t *e = key ? req_find(ts, key) : NULL;
@@ -231,6 +258,13 @@ static unsigned req_done(tstate_t *ts, uint64_t key, const MPI_Status *st, mw_tr
             ts->unknown++;
         return 0;
     }
+    return entry_done(ts, e, st, o);
+}
+
+/* The completion record of entry e (found before the call: nothing else changes the thread's
+ * map meanwhile, a call nested in MPI is not recorded). */
+static unsigned entry_done(tstate_t *ts, treq_t *e, const MPI_Status *st, mw_trec_t *o)
+{
     if (!e->active)
         return 0;
     *o = (mw_trec_t){.bytes = e->bytes,
@@ -252,11 +286,8 @@ static unsigned req_done(tstate_t *ts, uint64_t key, const MPI_Status *st, mw_tr
     } else if (e->kind == MW_TK_ISEND) {
         if (e->peer == -1)
             o->flags |= MW_TF_PROC_NULL;
-        if (st && ts->cancels) {
-            int c = 0;
-            if (PMPI_Test_cancelled(st, &c) == MPI_SUCCESS && c)
-                o->flags |= MW_TF_CANCELLED;
-        }
+        if (st && ts->cancels && status_cancelled(st))
+            o->flags |= MW_TF_CANCELLED;
     }
     if (e->persist)
         e->active = 0;
@@ -330,8 +361,8 @@ MW_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, 
 }
 
 /* Sendrecv: a SEND record (the call) and a RECV record flagged MW_TF_PART. */
-static void sendrecv_records(mw_trec_t *x, mw_trec_t *y, uint64_t b, int p, MPI_Comm comm,
-                             int dest, int sendtag, const MPI_Status *st)
+static void sendrecv_records(mw_trec_t *x, mw_trec_t *y, uint64_t b, int p, MPI_Comm comm, int dest,
+                             int sendtag, const MPI_Status *st)
 {
     uint32_t ci = mw__comm_index(comm);
     x->kind = MW_TK_SEND;
@@ -398,8 +429,7 @@ MW_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, 
     MPI_Status own;
     MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
     uint64_t t0 = mw__begin(t, MW_ID_Sendrecv_replace);
-    int rc =
-        PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, st);
+    int rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, st);
     uint64_t t1 = mw__now();
     uint64_t b = 0;
     int p = -1;
@@ -657,14 +687,20 @@ MW_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
     struct mw_tring *r = t->tring;
     if (!r)
         MW_OLD(Wait, PMPI_Wait(request, status), 0, -1);
-    MPI_Status own;
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    /* The request's entry first: only a receive needs a status of its own. */
+    tstate_t *ts = ts_of(r);
     uint64_t key = request ? key_of(*request) : 0;
+    treq_t *e = key ? req_find(ts, key) : NULL;
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE && e && e->kind == MW_TK_IRECV ? &own : status;
     uint64_t t0 = mw__begin(t, MW_ID_Wait);
     int rc = PMPI_Wait(request, st);
     uint64_t t1 = mw__now();
-    tstate_t *ts = ts_of(r);
-    unsigned n = rc == MPI_SUCCESS ? req_done(ts, key, st, ts->more) : 0;
+    unsigned n = 0;
+    if (rc == MPI_SUCCESS && e)
+        n = entry_done(ts, e, st == MPI_STATUS_IGNORE ? NULL : st, ts->more);
+    else if (rc == MPI_SUCCESS && key)
+        ts->unknown++; /* a request not posted here (another thread's, or untraced) */
     mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
     mw__record_tr(t, MW_ID_Wait, t0, t1, 0, -1, r, &x, ts->more, n);
     MW_HOOKS(Wait);
@@ -679,14 +715,17 @@ MW_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     struct mw_tring *r = t->tring;
     if (!r)
         MW_OLD(Test, PMPI_Test(request, flag, status), 0, -1);
-    MPI_Status own;
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+    tstate_t *ts = ts_of(r);
     uint64_t key = request ? key_of(*request) : 0;
+    treq_t *e = key ? req_find(ts, key) : NULL;
+    MPI_Status own;
+    MPI_Status *st = status == MPI_STATUS_IGNORE && e && e->kind == MW_TK_IRECV ? &own : status;
     uint64_t t0 = mw__begin(t, MW_ID_Test);
     int rc = PMPI_Test(request, flag, st);
     uint64_t t1 = mw__now();
-    tstate_t *ts = ts_of(r);
-    unsigned n = rc == MPI_SUCCESS && flag && *flag ? req_done(ts, key, st, ts->more) : 0;
+    unsigned n = 0;
+    if (rc == MPI_SUCCESS && flag && *flag && e)
+        n = entry_done(ts, e, st == MPI_STATUS_IGNORE ? NULL : st, ts->more);
     mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
     mw__record_tr(t, MW_ID_Test, t0, t1, 0, -1, r, &x, ts->more, n);
     MW_HOOKS(Test);
@@ -745,8 +784,7 @@ static unsigned big_all_done(tstate_t *ts, uint32_t mark)
     return n;
 }
 
-MW_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[],
-                          MPI_Status *array_of_statuses)
+MW_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
 {
     mw_thread_t *t = mw__self(MW_ID_Waitall);
     if (!t)
@@ -938,7 +976,8 @@ MW_EXPORT int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *ou
 /* MPIWATCH_VERBOSE=3: the records still in the ring, one line each (a debugging aid). */
 static void dump(unsigned i, mw_tring_t *r)
 {
-    uint64_t h = atomic_load(&r->head), from = h > mw__trace.ring_size ? h - mw__trace.ring_size : 0;
+    uint64_t h = atomic_load(&r->head),
+             from = h > mw__trace.ring_size ? h - mw__trace.ring_size : 0;
     for (uint64_t k = from; k < h; k++) {
         const mw_trec_t *x = &r->rec[k & (mw__trace.ring_size - 1)];
         const mw_comm_t *e = mw__comm_entry(x->comm);

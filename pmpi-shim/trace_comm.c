@@ -109,7 +109,8 @@ int mw__comm_init(void)
 
 mw_comm_t *mw__comm_entry(uint32_t index)
 {
-    if (!mw__comms || index == 0 || index >= atomic_load_explicit(&mw__ncomms, memory_order_acquire))
+    if (!mw__comms || index == 0 ||
+        index >= atomic_load_explicit(&mw__ncomms, memory_order_acquire))
         return NULL;
     return &mw__comms[index];
 }

@@ -4,6 +4,14 @@
  * return PMPI_X directly), take a timestamp, call PMPI_X, take a timestamp, work out bytes and
  * peer from the arguments only if the call succeeded, and hand everything to mw__record().
  * Local queries are only counted. Hand-written wrappers (kind SPECIAL) live in special.c.
+ *
+ * Tracing (docs/trace.md): the TRACE column picks one of the MW_T_* templates below. A call
+ * without a message is the path above (mw__record appends its MW_TK_CALL record). Messages
+ * add the communicator, peer, tag and request number when the thread has a trace ring, with
+ * no work but that one test when it has none. Calls that are collective over a communicator
+ * count its instances when they start, in every state of the library, and register the
+ * communicators they create (trace_comm.c). The TRACE rows marked HAND (receives with a
+ * status, completions, persistent starts, matched probes) are in trace_calls.c.
  */
 #include "shim.h"
 
@@ -18,18 +26,18 @@
 
 /* The old path: time the call and record it (mw__record appends a MW_TK_CALL record when
  * tracing). */
-#define MW_BODY(name, args, by, pr)                                                           \
+#define MW_BODY(name, args, by, pr)                                                                \
     mw_thread_t *mw_t = mw__self(MW_ID_##name);                                                    \
     if (!mw_t)                                                                                     \
         return PMPI_##name args;                                                                   \
     uint64_t mw_t0 = mw__begin(mw_t, MW_ID_##name);                                                \
-    __typeof__(PMPI_##name args) mw_rc = PMPI_##name args;                                        \
+    __typeof__(PMPI_##name args) mw_rc = PMPI_##name args;                                         \
     uint64_t mw_t1 = mw__now();                                                                    \
     uint64_t mw_b = 0;                                                                             \
     int mw_p = -1;                                                                                 \
     if (mw_rc == MPI_SUCCESS) {                                                                    \
-        mw_b = (uint64_t)(by);                                                                  \
-        mw_p = (pr);                                                                             \
+        mw_b = (uint64_t)(by);                                                                     \
+        mw_p = (pr);                                                                               \
     }
 
 #define MW_TAIL(name)                                                                              \
@@ -38,10 +46,10 @@
     return mw_rc;
 
 /* CALL: no message. */
-#define MW_T_CALL(name, ret, params, args, by, pr, c, p, tg, h)                               \
+#define MW_T_CALL(name, ret, params, args, by, pr, c, p, tg, h)                                    \
     MW_EXPORT ret MPI_##name params                                                                \
     {                                                                                              \
-        MW_BODY(name, args, by, pr)                                                           \
+        MW_BODY(name, args, by, pr)                                                                \
         mw__record(mw_t, MW_ID_##name, mw_t0, mw_t1, mw_b, mw_p);                                  \
         MW_TAIL(name)                                                                              \
     }
@@ -49,10 +57,10 @@
 /* Point-to-point: the old path; with tracing (the thread has a ring) the record also gets the
  * communicator, peer, tag and, for non-blocking and persistent calls, the request number. The
  * ring is tested once (mw__record_tr tests the same value). */
-#define MW_T_P2P(name, ret, params, args, by, pr, tkind, c, p, tg, h, extra)                  \
+#define MW_T_P2P(name, ret, params, args, by, pr, tkind, c, p, tg, h, extra)                       \
     MW_EXPORT ret MPI_##name params                                                                \
     {                                                                                              \
-        MW_BODY(name, args, by, pr)                                                           \
+        MW_BODY(name, args, by, pr)                                                                \
         struct mw_tring *mw_r = mw_t->tring;                                                       \
         mw_trec_t mw_x = {.bytes = mw_b, .peer = mw_p, .kind = MW_TK_CALL};                        \
         if (mw_r && mw_rc == MPI_SUCCESS) {                                                        \
@@ -66,24 +74,24 @@
         MW_TAIL(name)                                                                              \
     }
 
-#define MW_T_SEND(name, ret, params, args, by, pr, c, p, tg, h)                               \
+#define MW_T_SEND(name, ret, params, args, by, pr, c, p, tg, h)                                    \
     MW_T_P2P(name, ret, params, args, by, pr, MW_TK_SEND, c, p, tg, h, (void)0)
-#define MW_T_ISEND(name, ret, params, args, by, pr, c, p, tg, h)                              \
-    MW_T_P2P(name, ret, params, args, by, pr, MW_TK_ISEND, c, p, tg, h,                       \
-             mw_x.req = mw__req_post(mw_r, *(h), MW_TK_ISEND, mw_x.comm, mw_x.peer, mw_x.tag,      \
-                                     mw_b, 0))
-#define MW_T_IRECV(name, ret, params, args, by, pr, c, p, tg, h)                              \
-    MW_T_P2P(name, ret, params, args, by, pr, MW_TK_IRECV, c, p, tg, h,                       \
-             mw_x.req = mw__req_post(mw_r, *(h), MW_TK_IRECV, mw_x.comm, mw_x.peer, mw_x.tag, 0,  \
-                                     0))
+#define MW_T_ISEND(name, ret, params, args, by, pr, c, p, tg, h)                                   \
+    MW_T_P2P(name, ret, params, args, by, pr, MW_TK_ISEND, c, p, tg, h,                            \
+             mw_x.req =                                                                            \
+                 mw__req_post(mw_r, *(h), MW_TK_ISEND, mw_x.comm, mw_x.peer, mw_x.tag, mw_b, 0))
+#define MW_T_IRECV(name, ret, params, args, by, pr, c, p, tg, h)                                   \
+    MW_T_P2P(name, ret, params, args, by, pr, MW_TK_IRECV, c, p, tg, h,                            \
+             mw_x.req =                                                                            \
+                 mw__req_post(mw_r, *(h), MW_TK_IRECV, mw_x.comm, mw_x.peer, mw_x.tag, 0, 0))
 /* Persistent inits send nothing: a MW_TK_CALL record; MPI_Start posts the request. */
-#define MW_T_PSEND(name, ret, params, args, by, pr, c, p, tg, h)                              \
-    MW_T_P2P(name, ret, params, args, by, pr, MW_TK_CALL, c, p, tg, h,                        \
+#define MW_T_PSEND(name, ret, params, args, by, pr, c, p, tg, h)                                   \
+    MW_T_P2P(name, ret, params, args, by, pr, MW_TK_CALL, c, p, tg, h,                             \
              mw__req_post(mw_r, *(h), MW_TK_ISEND, mw_x.comm, mw_x.peer, mw_x.tag,                 \
                           mw__bytes(count, datatype), 1);                                          \
              mw_x.peer = mw_p; mw_x.tag = 0; mw_x.flags = 0; mw_x.comm = 0)
-#define MW_T_PRECV(name, ret, params, args, by, pr, c, p, tg, h)                              \
-    MW_T_P2P(name, ret, params, args, by, pr, MW_TK_CALL, c, p, tg, h,                        \
+#define MW_T_PRECV(name, ret, params, args, by, pr, c, p, tg, h)                                   \
+    MW_T_P2P(name, ret, params, args, by, pr, MW_TK_CALL, c, p, tg, h,                             \
              mw__req_post(mw_r, *(h), MW_TK_IRECV, mw_x.comm, mw_x.peer, mw_x.tag, 0, 1);          \
              mw_x.peer = mw_p; mw_x.tag = 0; mw_x.flags = 0; mw_x.comm = 0)
 
@@ -93,7 +101,7 @@
  * communicator, the root's world rank and the instance. pre: before the call; post(ok): after
  * it, in every state (communicator creation). Without tracing: the old path and this one
  * branch. */
-#define MW_T_COLLECTIVE(name, ret, params, args, by, pr, tkind, c, root, h, extra, post)      \
+#define MW_T_COLLECTIVE(name, ret, params, args, by, pr, tkind, c, root, h, extra, post)           \
     MW_EXPORT ret MPI_##name params                                                                \
     {                                                                                              \
         if (__builtin_expect(mw__trace.on, 1)) {                                                   \
@@ -111,8 +119,8 @@
             uint64_t mw_b = 0;                                                                     \
             int mw_p = -1;                                                                         \
             if (mw_rc == MPI_SUCCESS) {                                                            \
-                mw_b = (uint64_t)(by);                                                          \
-                mw_p = (pr);                                                                     \
+                mw_b = (uint64_t)(by);                                                             \
+                mw_p = (pr);                                                                       \
             }                                                                                      \
             post;                                                                                  \
             int mw_root = (root);                                                                  \
@@ -124,43 +132,42 @@
             if (mw_t->tring && mw_rc == MPI_SUCCESS) {                                             \
                 extra;                                                                             \
             }                                                                                      \
-            mw__record_tr(mw_t, MW_ID_##name, mw_t0, mw_t1, mw_b, mw_p, mw_t->tring, &mw_x, NULL, \
+            mw__record_tr(mw_t, MW_ID_##name, mw_t0, mw_t1, mw_b, mw_p, mw_t->tring, &mw_x, NULL,  \
                           0);                                                                      \
             MW_TAIL(name)                                                                          \
         }                                                                                          \
-        MW_BODY(name, args, by, pr)                                                           \
+        MW_BODY(name, args, by, pr)                                                                \
         mw__record(mw_t, MW_ID_##name, mw_t0, mw_t1, mw_b, mw_p);                                  \
         MW_TAIL(name)                                                                              \
     }
 
-#define MW_T_COLL(name, ret, params, args, by, pr, c, p, tg, h)                               \
+#define MW_T_COLL(name, ret, params, args, by, pr, c, p, tg, h)                                    \
     MW_T_COLLECTIVE(name, ret, params, args, by, pr, MW_TK_COLL, c, p, h, (void)0, (void)0)
-#define MW_T_ICOLL(name, ret, params, args, by, pr, c, p, tg, h)                              \
-    MW_T_COLLECTIVE(name, ret, params, args, by, pr, MW_TK_ICOLL, c, p, h,                    \
+#define MW_T_ICOLL(name, ret, params, args, by, pr, c, p, tg, h)                                   \
+    MW_T_COLLECTIVE(name, ret, params, args, by, pr, MW_TK_ICOLL, c, p, h,                         \
                     mw_x.req = mw__req_post(mw_t->tring, *(h), MW_TK_ICOLL, mw_ci, mw_x.peer,      \
                                             mw_x.tag, mw_b, 0),                                    \
                     (void)0)
-#define MW_T_CCOLL(name, ret, params, args, by, pr, c, p, tg, h)                              \
-    MW_T_COLLECTIVE(name, ret, params, args, by, pr, MW_TK_COLL, c, MW_NOROOT, h, (void)0,    \
-                    (void)0)
+#define MW_T_CCOLL(name, ret, params, args, by, pr, c, p, tg, h)                                   \
+    MW_T_COLLECTIVE(name, ret, params, args, by, pr, MW_TK_COLL, c, MW_NOROOT, h, (void)0, (void)0)
 /* Creating calls register the new communicator (trace_comm.c) in every state. */
-#define MW_T_MADE(name, ret, params, args, by, pr, c, tg, h, made)                            \
-    MW_T_COLLECTIVE(name, ret, params, args, by, pr, MW_TK_COLL, c, MW_NOROOT, h, (void)0,   \
+#define MW_T_MADE(name, ret, params, args, by, pr, c, tg, h, made)                                 \
+    MW_T_COLLECTIVE(name, ret, params, args, by, pr, MW_TK_COLL, c, MW_NOROOT, h, (void)0,         \
                     if (mw_rc == MPI_SUCCESS && (h))                                               \
                         mw__comm_created(mw_ci, mw_in, *(h), MW_ID_##name, (made), (tg)))
-#define MW_T_CREATE(name, ret, params, args, by, pr, c, p, tg, h)                             \
+#define MW_T_CREATE(name, ret, params, args, by, pr, c, p, tg, h)                                  \
     MW_T_MADE(name, ret, params, args, by, pr, c, tg, h, MW_MADE_CREATE)
-#define MW_T_ICREATE(name, ret, params, args, by, pr, c, p, tg, h)                            \
+#define MW_T_ICREATE(name, ret, params, args, by, pr, c, p, tg, h)                                 \
     MW_T_MADE(name, ret, params, args, by, pr, c, tg, h, MW_MADE_IDUP)
-#define MW_T_XCREATE(name, ret, params, args, by, pr, c, p, tg, h)                            \
+#define MW_T_XCREATE(name, ret, params, args, by, pr, c, p, tg, h)                                 \
     MW_T_MADE(name, ret, params, args, by, pr, c, tg, h, MW_MADE_INTER)
-#define MW_T_EXTERN(name, ret, params, args, by, pr, c, p, tg, h)                             \
+#define MW_T_EXTERN(name, ret, params, args, by, pr, c, p, tg, h)                                  \
     MW_T_MADE(name, ret, params, args, by, pr, c, tg, h, MW_MADE_EXTERN)
 /* MPI_Comm_create_group is collective over the group only: nothing is counted on comm. */
-#define MW_T_GCREATE(name, ret, params, args, by, pr, c, p, tg, h)                            \
+#define MW_T_GCREATE(name, ret, params, args, by, pr, c, p, tg, h)                                 \
     MW_EXPORT ret MPI_##name params                                                                \
     {                                                                                              \
-        MW_BODY(name, args, by, pr)                                                           \
+        MW_BODY(name, args, by, pr)                                                                \
         if (mw__trace.on && mw_rc == MPI_SUCCESS && (h))                                           \
             mw__comm_created(0, 0, *(h), MW_ID_##name, MW_MADE_GROUP, (tg));                       \
         mw__record(mw_t, MW_ID_##name, mw_t0, mw_t1, mw_b, mw_p);                                  \
@@ -169,10 +176,10 @@
 /* Hand-written in trace_calls.c. */
 #define MW_T_HAND(name, ret, params, args, by, pr, c, p, tg, h)
 
-#define MW_WRAP_TIMED(name, ret, params, args, by, pr, tk, c, p, tg, h)                       \
+#define MW_WRAP_TIMED(name, ret, params, args, by, pr, tk, c, p, tg, h)                            \
     MW_T_##tk(name, ret, params, args, by, pr, c, p, tg, h)
 
-#define MW_WRAP_COUNTED(name, ret, params, args, by, pr, tk, c, p, tg, h)                     \
+#define MW_WRAP_COUNTED(name, ret, params, args, by, pr, tk, c, p, tg, h)                          \
     MW_EXPORT ret MPI_##name params                                                                \
     {                                                                                              \
         mw_thread_t *mw_t = mw__self(MW_ID_##name);                                                \
@@ -193,11 +200,11 @@
 
 /* The TRACE column MW_TR(TK, comm, pr, tag, handle) is spread into five arguments. */
 #define MW_TR(tk, c, p, tg, h) tk, c, p, tg, h
-#define MW_SEL(name, ret, kind, params, args, by, pr, ...)                                    \
+#define MW_SEL(name, ret, kind, params, args, by, pr, ...)                                         \
     MW_SEL2(name, ret, kind, params, args, by, pr, __VA_ARGS__)
-#define MW_SEL2(name, ret, kind, params, args, by, pr, tk, c, p, tg, h)                       \
+#define MW_SEL2(name, ret, kind, params, args, by, pr, tk, c, p, tg, h)                            \
     MW_WRAP_##kind(name, ret, params, args, by, pr, tk, c, p, tg, h)
-#define MW_FN(name, ret, kind, params, args, by, pr, fortran, trace)                          \
+#define MW_FN(name, ret, kind, params, args, by, pr, fortran, trace)                               \
     MW_SEL(name, ret, kind, params, args, by, pr, trace)
 #include "mpi_functions.def"
 #undef MW_FN

@@ -78,11 +78,10 @@ static void got(const char *comm, MPI_Comm c, const MPI_Status *st, int want_tag
     MPI_Get_count(st, MPI_BYTE, &n);
     int src = wr(c, st->MPI_SOURCE);
     line("recv %s %d %d %d %d", comm, src, world_rank, st->MPI_TAG, n);
-    if ((want_tag >= 0 && st->MPI_TAG != want_tag) ||
-        (want_bytes >= 0 && n != want_bytes) ||
+    if ((want_tag >= 0 && st->MPI_TAG != want_tag) || (want_bytes >= 0 && n != want_bytes) ||
         (want_src_world >= 0 && src != want_src_world)) {
-        fprintf(stderr, "trace_known[%d]: %s: got src %d tag %d bytes %d\n", world_rank, comm,
-                src, st->MPI_TAG, n);
+        fprintf(stderr, "trace_known[%d]: %s: got src %d tag %d bytes %d\n", world_rank, comm, src,
+                st->MPI_TAG, n);
         failures++;
     }
 }
