@@ -19,8 +19,9 @@ left out and holds no records. Then, by mode:
          calls are left out; from the first one on, the rank's traces say that channel
          indices are unreliable;
   off    no sample carries a Trace.
-Point-to-point records, when the records carry them, must have unique channel indices on
-each side, and most receives of the traced windows must find their send.
+Every rank sends the definitions of MPI_COMM_WORLD and MPI_COMM_SELF, each once (none with
+tracing off). Point-to-point records, when the records carry them, must have unique channel
+indices on each side, and most receives of the traced windows must find their send.
 Prints every mismatch and exits 1 if there was one.
 """
 import argparse, json, re, sys
@@ -220,6 +221,16 @@ elif a.mode == "ring":
 elif a.mode == "off":
     if "trace plan" in log:
         err("a plan was taken with MPIWATCH_TRACE=off")
+
+# Communicator definitions: MPI_COMM_WORLD (1) and MPI_COMM_SELF (2) at least, each once.
+if a.mode != "off":
+    for r in range(a.np):
+        ids = Counter(c for s in by_rank[r].values() for c in s["comms"])
+        if ids["1"] != 1 or ids["2"] != 1 or any(n > 1 for n in ids.values()):
+            err(f"rank {r}: communicator definitions {dict(ids)}")
+else:
+    if any(s["comms"] for s in samples.values()):
+        err("communicator definitions with MPIWATCH_TRACE=off")
 
 # Channel indices: unique per side; most receives find their send.
 sends, recvs = Counter(), Counter()

@@ -8,7 +8,7 @@
  *    "capture":C (Sample.capture present: its first window, else -1),
  *    "trace":{"state":S,"reason":Y,"left_out":L,"count":N,"flags":F,"capture":I,
  *             "threads":T,"calls":{"MPI_X":N,...},"open":O,"p2p":[[kind,comm,peer,tag,seq,
- *             flags],...]} or null, "comms":N}
+ *             flags],...]} or null, "comms":["ID",...] (Sample.comms, hex)}
  *   {"type":"trace","rank":R,"window":W,"trace":{...as above}}
  *   {"type":"steer","window":W,"key":K,"value":V}   (what the script sent, at window W)
  *   {"type":"bye","rank":R}
@@ -273,8 +273,11 @@ int main(int argc, char **argv)
                         "{\"type\":\"sample\",\"rank\":%u,\"window\":%llu,\"counts\":", e->rank,
                         (unsigned long long)s->window);
                 fn_counts(s);
-                fprintf(out, ",\"capture\":%lld,\"comms\":%zu,\"trace\":",
-                        s->capture ? (long long)s->capture->first : -1LL, s->n_comms);
+                fprintf(out, ",\"capture\":%lld,\"comms\":[",
+                        s->capture ? (long long)s->capture->first : -1LL);
+                for (size_t i = 0; i < s->n_comms; i++)
+                    fprintf(out, "%s\"%llx\"", i ? "," : "", (unsigned long long)s->comms[i]->id);
+                fprintf(out, "],\"trace\":");
                 if (s->trace)
                     trace_json(s->trace, e->rank);
                 else
