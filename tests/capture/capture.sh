@@ -13,7 +13,9 @@
 #          captures the same 3 windows, and the firing and its message are in the recording.
 # For every captured window of every rank the trace must hold exactly the calls the window's
 # sample counts, function by function, inside the window; no other window may have a trace;
-# the Perfetto export must hold exactly those calls as slices.
+# the Perfetto export must hold exactly those calls as slices. With MPIWATCH_TRACE set (e.g.
+# off, test capture_steer_trace_off) the ranks get it: a capture must behave the same whether
+# per-call tracing is on (the default) or off.
 . "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
 mode=${1:-}
 case $mode in steer | rule) ;; *) echo "usage: capture.sh steer|rule" >&2; exit 2 ;; esac
@@ -47,7 +49,9 @@ INI
 fi
 mw_start_collector --exit-after-job --summary-json "$MW_T/summary.json" --record "$MW_T/run.mpiw" \
     --steer "ipc://$MW_T/steer" --control "$CTL" "${args[@]}"
-mw_mpirun -x MPIWATCH_STEER="ipc://$MW_T/steer" "$prog" "$MW_T" 40 \
+trace_args=()
+[ -n "${MPIWATCH_TRACE-}" ] && trace_args=(-x MPIWATCH_TRACE)
+mw_mpirun -x MPIWATCH_STEER="ipc://$MW_T/steer" "${trace_args[@]}" "$prog" "$MW_T" 40 \
     >"$MW_T/app.out" 2>"$MW_T/app.err" &
 job=$!
 mw_wait_file "$MW_T/ready" "$job" || mw_fail "the program never got ready"
