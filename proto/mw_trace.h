@@ -66,12 +66,13 @@ enum {
 };
 
 /* Record flags */
-#define MW_TF_PART 1u       /* second record of one call (Sendrecv's receive) */
-#define MW_TF_CANCELLED 2u  /* a completion of a cancelled request: no message */
-#define MW_TF_UNORDERED 4u  /* posted on a channel also used by another thread: no MPI order */
-#define MW_TF_NOSEQ 8u      /* no channel index (lost records, external communicator) */
-#define MW_TF_OPEN 16u      /* still in progress when the window was sent: dur is so far; the
-                             * call's own record comes with the window it ends in */
+#define MW_TF_PART 1u      /* second record of one call (Sendrecv's receive) */
+#define MW_TF_CANCELLED 2u /* a completion of a cancelled request: no message */
+#define MW_TF_UNORDERED 4u /* posted on a channel also used by another thread: no MPI order */
+#define MW_TF_NOSEQ 8u     /* no channel index (lost records, external communicator) */
+/* MW_TF_OPEN: still in progress when the window was sent: dur is so far; the call's own record
+ * comes with the window it ends in. */
+#define MW_TF_OPEN 16u
 #define MW_TF_PROC_NULL 32u /* peer was MPI_PROC_NULL: no message */
 
 #define MW_TRACE_ANY (-2) /* MPI_ANY_SOURCE / MPI_ANY_TAG in an IRECV post */
@@ -79,10 +80,10 @@ enum {
 typedef struct {
     int64_t start_ns; /* from the window's start (negative: the call began in an earlier one) */
     uint64_t dur_ns;
-    uint64_t comm;  /* job-wide communicator id (CommDef.id), 0 none */
-    uint64_t seq;   /* message index on its channel, or collective instance on comm */
-    uint64_t bytes; /* payload this rank handed to / got from MPI */
-    uint32_t req;   /* request number on the rank (posts and their completions), 0 none */
+    uint64_t comm;   /* job-wide communicator id (CommDef.id), 0 none */
+    uint64_t seq;    /* message index on its channel, or collective instance on comm */
+    uint64_t bytes;  /* payload this rank handed to / got from MPI */
+    uint32_t req;    /* request number on the rank (posts and their completions), 0 none */
     uint32_t thread; /* thread index on the rank, 0 = the thread that called MPI_Init */
     int32_t peer;    /* world rank: destination, actual source or root; -1 none */
     int32_t tag;     /* message tag; 0 for collectives */
