@@ -47,6 +47,8 @@
 #define PEND_MAX 4096u       /* receives waiting for their index at most */
 #define COMMS_PER_SAMPLE 256 /* communicator definitions one sample carries at most */
 #define REACH_MAX 8u         /* reach-back requests waiting to be sent */
+#define PEEK_MAX 4096u       /* completions of the next window looked at, at most */
+#define PEEK_HELD 256u       /* held-back receives a window tries to number by looking ahead */
 
 enum { PLAN_ALL, PLAN_OFF, PLAN_RANGE, PLAN_EVERY };
 
@@ -93,6 +95,13 @@ typedef struct {
     uint64_t k, b, p;
 } plan_t;
 
+/* A completion of a receive already in a ring, of a window not drained yet. */
+typedef struct {
+    uint32_t req;
+    int32_t src, tag;
+    int32_t msg; /* 0: no message (cancelled, MPI_PROC_NULL) */
+} peek_t;
+
 static struct {
     int ready;
     unsigned nhist;
@@ -104,9 +113,13 @@ static struct {
     mw_trace_rec_t *tmp; /* the sort's copy, only with several threads */
     size_t tmp_cap;
     size_t cap, n, max_n;
-    uint64_t *lost_seen; /* per thread: ring->lost already accounted */
-    uint8_t *loss_next;  /* per thread: the next window lost records */
-    int64_t last;        /* last window drained (-1 before the first) */
+    uint64_t *lost_seen;           /* per thread: ring->lost already accounted */
+    uint8_t *loss_next;            /* per thread: the next window lost records */
+    uint64_t *peek_from, *peek_to; /* per thread: the ring's records of later windows */
+    unsigned peek_threads;
+    peek_t *peek;
+    unsigned npeek;
+    int64_t last; /* last window drained (-1 before the first) */
     int unreliable;
     uint64_t seen_dropped; /* mw__g.threads_dropped + calls_dropped at the last look */
     chanmap_t sends, recvs;
@@ -129,7 +142,7 @@ static struct {
     Mpiwatch__CommDef *cdefp[COMMS_PER_SAMPLE];
     /* counters (MPIWATCH_VERBOSE at finalize, docs/trace.md) */
     uint64_t windows, exact, ring_full, mismatch, too_big, nomem, records, open_calls;
-    uint64_t seq_deferred, seq_capped, seq_unknown_req, seq_bad_chan;
+    uint64_t seq_deferred, seq_ahead, seq_capped, seq_unknown_req, seq_bad_chan;
     uint64_t plan_requests, plan_bad, plan_off;
     uint64_t reach_windows, reach_missing, reach_busy, traces_sent;
 } X = {.last = -1, .cap_lo = 0, .cap_hi = 0};
@@ -380,6 +393,69 @@ static int could_take(const pend_t *o, const pend_t *e)
            (o->tag == MW_TRACE_ANY || o->tag == e->atag);
 }
 
+/* The completions of receives in the rings' records of later windows (read, not taken: the
+ * producer does not write over records the sender has not consumed). */
+static void peek_load(void)
+{
+    X.npeek = 0;
+    const uint32_t mask = mw__trace.ring_size - 1;
+    for (unsigned i = 0; i < X.peek_threads; i++) {
+        const mw_tring_t *r = mw__tring(i);
+        for (uint64_t q = X.peek_from[i]; q < X.peek_to[i] && X.npeek < PEEK_MAX; q++) {
+            const mw_trec_t *x = &r->rec[q & mask];
+            if (x->kind != MW_TK_RECV_DONE)
+                continue;
+            X.peek[X.npeek++] =
+                (peek_t){.req = x->req,
+                         .src = x->peer,
+                         .tag = x->tag,
+                         .msg = !(x->flags & (MW_TF_PROC_NULL | MW_TF_CANCELLED)) && x->peer >= 0};
+        }
+    }
+}
+
+/* 1 with the message's channel when request req completes among them, 0 when not seen. */
+static int peek_find(uint32_t req, int32_t *src, int32_t *tag, int *msg)
+{
+    for (unsigned i = 0; i < X.npeek; i++)
+        if (X.peek[i].req == req) {
+            *src = X.peek[i].src;
+            *tag = X.peek[i].tag;
+            *msg = X.peek[i].msg;
+            return 1;
+        }
+    return 0;
+}
+
+/* The index of held-back receive pend[i] (record r) when every earlier receive that could
+ * take a message of its channel is settled: done, or completed among the looked-ahead
+ * records. Its index is then the channel's next plus the earlier ones that got a message of
+ * it. Returns 1 when r got its index. */
+static int peek_index(unsigned i, mw_trace_rec_t *r)
+{
+    const pend_t *e = &X.pend[i];
+    chan_t *c = chan_get(&X.recvs, e->comm, e->asrc, e->atag);
+    if (!c || c->bad)
+        return 0;
+    uint64_t before = 0;
+    for (unsigned j = 0; j < i; j++) {
+        const pend_t *p = &X.pend[j];
+        int32_t src = p->asrc, tag = p->atag;
+        if (p->state == PEND_OPEN) {
+            int msg;
+            if (!could_take(p, e))
+                continue;
+            if (!peek_find(p->req, &src, &tag, &msg))
+                return 0; /* still open as far as anyone knows */
+            if (!msg)
+                continue;
+        }
+        before += p->comm == e->comm && src == e->asrc && tag == e->atag;
+    }
+    r->seq = c->next + before;
+    return 1;
+}
+
 /* Numbers every done receive that no earlier open receive could still take a message from,
  * in posting order; the records of window w get their index. */
 static void index_resolve(int64_t w)
@@ -416,10 +492,21 @@ static void index_resolve(int64_t w)
         }
     }
     X.npend = out;
-    /* Receives of this window still waiting travel without an index. */
+    /* Receives of this window still held back: numbered from the completions the rings
+     * already hold of the next window when those settle them, else sent without an index. */
+    unsigned held = 0;
     for (unsigned i = 0; i < X.npend; i++)
-        if (X.pend[i].state == PEND_DONE && X.pend[i].win == w && X.pend[i].rec < X.n)
+        held += X.pend[i].state == PEND_DONE && X.pend[i].win == w && X.pend[i].rec < X.n;
+    if (held && held <= PEEK_HELD)
+        peek_load();
+    for (unsigned i = 0; i < X.npend; i++) {
+        if (X.pend[i].state != PEND_DONE || X.pend[i].win != w || X.pend[i].rec >= X.n)
+            continue;
+        if (held <= PEEK_HELD && peek_index(i, &X.recs[X.pend[i].rec]))
+            X.seq_ahead++;
+        else
             seq_none(&X.recs[X.pend[i].rec], &X.seq_deferred);
+    }
 }
 
 /* Gives every record of the window (time order, no open calls) its channel index. */
@@ -543,6 +630,8 @@ static int drain_thread(unsigned i, uint64_t hi, uint64_t wstart, int *recorded,
         *recorded = 1;
     }
     uint64_t lost = __atomic_load_n(&r->lost, __ATOMIC_RELAXED);
+    X.peek_from[i] = j;
+    X.peek_to[i] = head;
     atomic_store_explicit(&r->tail, j, memory_order_release);
     int mine = X.loss_next[i];
     X.loss_next[i] = 0;
@@ -633,7 +722,11 @@ int mw__trace_send_init(void)
     X.hist = calloc(X.nhist, sizeof *X.hist);
     X.lost_seen = calloc(c->max_threads, sizeof *X.lost_seen);
     X.loss_next = calloc(c->max_threads, 1);
-    if (!X.hist || !X.lost_seen || !X.loss_next || grow(1024) != 0)
+    X.peek_from = calloc(c->max_threads, sizeof *X.peek_from);
+    X.peek_to = calloc(c->max_threads, sizeof *X.peek_to);
+    X.peek = calloc(PEEK_MAX, sizeof *X.peek);
+    if (!X.hist || !X.lost_seen || !X.loss_next || !X.peek_from || !X.peek_to || !X.peek ||
+        grow(1024) != 0)
         return -1;
     for (unsigned i = 0; i < X.nhist; i++)
         X.hist[i].win = -1;
@@ -664,6 +757,7 @@ void mw__trace_collect(int64_t k, uint64_t timed)
     X.n = 0;
     int lost = 0, lost_any = 0;
     unsigned threads = 0;
+    X.peek_threads = nt;
     for (unsigned i = 0; i < nt; i++) {
         int recorded = 0;
         lost |= drain_thread(i, hi, wstart, &recorded, &lost_any);
@@ -907,15 +1001,16 @@ void mw__trace_log(void)
             (unsigned long long)X.ring_full, (unsigned long long)X.mismatch,
             (unsigned long long)X.too_big, (unsigned long long)X.nomem,
             (unsigned long long)X.records, (unsigned long long)X.open_calls, X.hist_peak);
-    mw__log("trace: indices: %llu deferred, %llu over a cap, %llu unknown requests, %llu on "
+    mw__log("trace: indices: %llu deferred, %llu from the next window, %llu over a cap, %llu "
+            "unknown requests, %llu on "
             "doubtful channels%s; plans: %llu requests, %llu bad, %llu with tracing off; "
             "reach-back: %llu windows sent, %llu no longer kept, %llu refused",
-            (unsigned long long)X.seq_deferred, (unsigned long long)X.seq_capped,
-            (unsigned long long)X.seq_unknown_req, (unsigned long long)X.seq_bad_chan,
-            X.unreliable ? ", unreliable" : "", (unsigned long long)X.plan_requests,
-            (unsigned long long)X.plan_bad, (unsigned long long)X.plan_off,
-            (unsigned long long)X.reach_windows, (unsigned long long)X.reach_missing,
-            (unsigned long long)X.reach_busy);
+            (unsigned long long)X.seq_deferred, (unsigned long long)X.seq_ahead,
+            (unsigned long long)X.seq_capped, (unsigned long long)X.seq_unknown_req,
+            (unsigned long long)X.seq_bad_chan, X.unreliable ? ", unreliable" : "",
+            (unsigned long long)X.plan_requests, (unsigned long long)X.plan_bad,
+            (unsigned long long)X.plan_off, (unsigned long long)X.reach_windows,
+            (unsigned long long)X.reach_missing, (unsigned long long)X.reach_busy);
     size_t work = X.cap * (sizeof(mw_trace_rec_t) + sizeof(uint32_t)) +
                   X.tmp_cap * sizeof(mw_trace_rec_t) +
                   (size_t)(X.sends.cap + X.recvs.cap) * sizeof(chan_t) +

@@ -11,7 +11,8 @@
  *     receives numbered in MPI's matching order, not completion order: an earlier-posted
  *     MPI_ANY_SOURCE / MPI_ANY_TAG receive that is still open holds back the index of a
  *     later one that could have been its message, a receive still held back when its window
- *     is sent travels without an index but its number is still used, a completion of an
+ *     is sent is numbered from the next window's completions already in the ring when they
+ *     settle it, else travels without an index but its number is still used, a completion of an
  *     unknown request spoils its channel, PROC_NULL and cancelled completions take none;
  *   - a window's calls equal its sample's timed calls (EXACT), completions and open calls
  *     not counted; a call in progress is an open record; two threads' records in time order;
@@ -247,6 +248,42 @@ static void test_channel_indices(void **state)
     free(r);
 }
 
+static void test_look_ahead(void **state)
+{
+    (void)state;
+    mw_trace_rec_t *r;
+    size_t n;
+    /* r30 (ANY, 11) and r31 (ANY, 12) are open at the window's end, each holding back a
+     * blocking receive from 4 posted after it. Their completions are already in the ring (the
+     * next window's first calls) when the window is drained: r30 got a message from (4, 11),
+     * so the held-back receive on (4, 11) is the channel's second; r31 got one from (5, 12),
+     * so the one on (4, 12) is its channel's first. */
+    call(MW_ID_Irecv, MW_TK_IRECV, ANY, 11, 30, 0, 10);
+    call(MW_ID_Recv, MW_TK_RECV, 4, 11, 0, 0, 20);
+    call(MW_ID_Irecv, MW_TK_IRECV, ANY, 12, 31, 0, 30);
+    call(MW_ID_Recv, MW_TK_RECV, 4, 12, 0, 0, 40);
+    win++;
+    call(MW_ID_Waitall, MW_TK_CALL, -1, 0, 0, 0, 10);
+    done(MW_ID_Waitall, MW_TK_RECV_DONE, 4, 11, 30, 0, 10);
+    done(MW_ID_Waitall, MW_TK_RECV_DONE, 5, 12, 31, 0, 10);
+    call(MW_ID_Recv, MW_TK_RECV, 4, 11, 0, 0, 20);
+    call(MW_ID_Recv, MW_TK_RECV, 4, 12, 0, 0, 30);
+    win--;
+    Mpiwatch__Trace tr = collect(&r, &n);
+    assert_int_equal(tr.state, MW_TRACE_EXACT);
+    seq_is(find(r, n, MW_TK_RECV, 0, 0), 1); /* (4, 11) */
+    seq_is(find(r, n, MW_TK_RECV, 0, 1), 0); /* (4, 12) */
+    free(r);
+    /* The next window: the same indices from its own records, and no index used twice. */
+    tr = collect(&r, &n);
+    assert_int_equal(tr.state, MW_TRACE_EXACT);
+    seq_is(find(r, n, MW_TK_RECV_DONE, 30, 0), 0);
+    seq_is(find(r, n, MW_TK_RECV_DONE, 31, 0), 0);
+    seq_is(find(r, n, MW_TK_RECV, 0, 0), 2); /* (4, 11) */
+    seq_is(find(r, n, MW_TK_RECV, 0, 1), 1); /* (4, 12) */
+    free(r);
+}
+
 static void *second_thread(void *arg)
 {
     (void)arg;
@@ -444,11 +481,9 @@ static void test_ring_full(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_channel_indices),
-        cmocka_unit_test(test_two_threads),
-        cmocka_unit_test(test_open_call_and_empty_window),
-        cmocka_unit_test(test_plans),
-        cmocka_unit_test(test_reach_back),
+        cmocka_unit_test(test_channel_indices), cmocka_unit_test(test_look_ahead),
+        cmocka_unit_test(test_two_threads),     cmocka_unit_test(test_open_call_and_empty_window),
+        cmocka_unit_test(test_plans),           cmocka_unit_test(test_reach_back),
         cmocka_unit_test(test_ring_full),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
