@@ -23,8 +23,9 @@
  * channel, posting order is channel order. So a completed receive is numbered only once no
  * receive posted before it is still open with a pattern (source, tag, MPI_ANY_*) that could
  * take a message of its channel. The open and not yet numbered receives wait in `pend`, in
- * posting order, and are numbered at the end of each window. A receive still waiting when its
- * window is encoded travels without an index (MW_TF_NOSEQ, counted): never a wrong one. The
+ * posting order, and are numbered at the end of each window. A receive still waiting then is
+ * numbered from the completions the rings already hold of the next window when they settle
+ * it, else it travels without an index (MW_TF_NOSEQ, counted): never a wrong one. The
  * maps and the list are capped; over a cap a record gets MW_TF_NOSEQ (counted). Records lost to
  * a full ring, calls made while recording was paused or by threads beyond
  * MPIWATCH_MAX_THREADS make every later index doubtful: Trace.flags MW_TRACE_SEQ_UNRELIABLE
