@@ -183,8 +183,8 @@ int mw__app_init(mw_app_t *app, const mw_viewer_options_t *opt, int headless)
     if (!app->text)
         return -1;
     if (mw__timeline_init(&app->tl) < 0 || mw__density_init(&app->dn) < 0 ||
-        mw__ranks_init(&app->rk) < 0 ||
-        mw__topo_init(&app->tp, &app->opt) < 0 || mw__matrix_init(&app->tp) < 0)
+        mw__ranks_init(&app->rk) < 0 || mw__topo_init(&app->tp, &app->opt) < 0 ||
+        mw__matrix_init(&app->tp) < 0)
         return -1;
 
     app->model = mw_model_new(opt->cache_mb << 20);
@@ -309,10 +309,9 @@ void mw__app_layout(mw_app_t *app)
     int rows = mw_model_legend(app->model, leg, MW_LEGEND_MAX);
     if (rows < 0)
         rows = 0;
-    int st = app->show == MW_SHOW_ALL || app->show == MW_SHOW_TIMELINE ||
-             app->show == MW_SHOW_RANKS;
-    int sd = app->show == MW_SHOW_ALL || app->show == MW_SHOW_DENSITY ||
-             app->show == MW_SHOW_RANKS;
+    int st =
+        app->show == MW_SHOW_ALL || app->show == MW_SHOW_TIMELINE || app->show == MW_SHOW_RANKS;
+    int sd = app->show == MW_SHOW_ALL || app->show == MW_SHOW_DENSITY || app->show == MW_SHOW_RANKS;
     mw_layout(&app->layout, app->fb_w, app->fb_h, app->scale, st, sd, rows);
 }
 

@@ -46,7 +46,7 @@ typedef struct {
     mw_transfer_t transfer;
     float o_min;
     int repr_given, transfer_given, omin_given; /* else the model's defaults */
-    int dur_linear;       /* --duration-axis linear */
+    int dur_linear;                             /* --duration-axis linear */
     size_t trace_records; /* --trace-records: decoded records kept (0: the default) */
     unsigned highlight_fn;
     const char *snapshot, *meta;

@@ -121,40 +121,39 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
         OPT_HELP,
         OPT_VERSION
     };
-    static const struct option longopts[] = {{"connect", required_argument, NULL, OPT_CONNECT},
-                                             {"history", required_argument, NULL, OPT_HISTORY},
-                                             {"replay", required_argument, NULL, OPT_REPLAY},
-                                             {"speed", required_argument, NULL, OPT_SPEED},
-                                             {"view", required_argument, NULL, OPT_VIEW},
-                                             {"size", required_argument, NULL, OPT_SIZE},
-                                             {"cache-mb", required_argument, NULL, OPT_CACHE},
-                                             {"repr", required_argument, NULL, OPT_REPR},
-                                             {"transfer", required_argument, NULL, OPT_TRANSFER},
-                                             {"omin", required_argument, NULL, OPT_OMIN},
-                                             {"duration-axis", required_argument, NULL,
-                                              OPT_DURAXIS},
-                                             {"trace-records", required_argument, NULL,
-                                              OPT_TRACEREC},
-                                             {"highlight-fn", required_argument, NULL, OPT_HFN},
-                                             {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
-                                             {"at", required_argument, NULL, OPT_AT},
-                                             {"range", required_argument, NULL, OPT_RANGE},
-                                             {"meta", required_argument, NULL, OPT_META},
-                                             {"pick", required_argument, NULL, OPT_PICK},
-                                             {"bench-frames", required_argument, NULL, OPT_BENCH},
-                                             {"window", required_argument, NULL, OPT_WINDOW},
-                                             {"step", required_argument, NULL, OPT_STEP},
-                                             {"color", required_argument, NULL, OPT_COLOR},
-                                             {"camera", required_argument, NULL, OPT_CAMERA},
-                                             {"zoom", required_argument, NULL, OPT_ZOOM},
-                                             {"bundles", required_argument, NULL, OPT_BUNDLES},
-                                             {"periodic", no_argument, NULL, OPT_PERIODIC},
-                                             {"no-labels", no_argument, NULL, OPT_NOLABELS},
-                                             {"control", required_argument, NULL, OPT_CONTROL},
-                                             {"steer", required_argument, NULL, OPT_STEER},
-                                             {"help", no_argument, NULL, OPT_HELP},
-                                             {"version", no_argument, NULL, OPT_VERSION},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"connect", required_argument, NULL, OPT_CONNECT},
+        {"history", required_argument, NULL, OPT_HISTORY},
+        {"replay", required_argument, NULL, OPT_REPLAY},
+        {"speed", required_argument, NULL, OPT_SPEED},
+        {"view", required_argument, NULL, OPT_VIEW},
+        {"size", required_argument, NULL, OPT_SIZE},
+        {"cache-mb", required_argument, NULL, OPT_CACHE},
+        {"repr", required_argument, NULL, OPT_REPR},
+        {"transfer", required_argument, NULL, OPT_TRANSFER},
+        {"omin", required_argument, NULL, OPT_OMIN},
+        {"duration-axis", required_argument, NULL, OPT_DURAXIS},
+        {"trace-records", required_argument, NULL, OPT_TRACEREC},
+        {"highlight-fn", required_argument, NULL, OPT_HFN},
+        {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
+        {"at", required_argument, NULL, OPT_AT},
+        {"range", required_argument, NULL, OPT_RANGE},
+        {"meta", required_argument, NULL, OPT_META},
+        {"pick", required_argument, NULL, OPT_PICK},
+        {"bench-frames", required_argument, NULL, OPT_BENCH},
+        {"window", required_argument, NULL, OPT_WINDOW},
+        {"step", required_argument, NULL, OPT_STEP},
+        {"color", required_argument, NULL, OPT_COLOR},
+        {"camera", required_argument, NULL, OPT_CAMERA},
+        {"zoom", required_argument, NULL, OPT_ZOOM},
+        {"bundles", required_argument, NULL, OPT_BUNDLES},
+        {"periodic", no_argument, NULL, OPT_PERIODIC},
+        {"no-labels", no_argument, NULL, OPT_NOLABELS},
+        {"control", required_argument, NULL, OPT_CONTROL},
+        {"steer", required_argument, NULL, OPT_STEER},
+        {"help", no_argument, NULL, OPT_HELP},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0}};
     int speed_given = 0;
     opterr = 0;
     for (;;) {
@@ -243,8 +242,7 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
             if (!strcmp(a, "linear") || !strcmp(a, "log")) {
                 o->dur_linear = !strcmp(a, "linear");
             } else {
-                fprintf(stderr, "mpiwatch-viewer: --duration-axis %s: expected log or linear\n",
-                        a);
+                fprintf(stderr, "mpiwatch-viewer: --duration-axis %s: expected log or linear\n", a);
                 return -1;
             }
             break;
@@ -252,8 +250,7 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
             char *end = NULL;
             unsigned long long v = strtoull(a, &end, 10);
             if (end == a || *end || v < 1024 || v > (1ull << 28)) {
-                fprintf(stderr, "mpiwatch-viewer: --trace-records %s: expected 1024 to 2^28\n",
-                        a);
+                fprintf(stderr, "mpiwatch-viewer: --trace-records %s: expected 1024 to 2^28\n", a);
                 return -1;
             }
             o->trace_records = (size_t)v;

@@ -195,8 +195,10 @@ int mw_duration_ticks_linear(double d1_ns, const mw_rect_t *r, mw_tick_t *out, i
         return 0;
     /* A 1-2-5 step giving ticks at least 30 pixels apart. */
     double want = d1_ns * 30.0 / r->h, step = pow(10.0, floor(log10(want)));
-    step = want <= step ? step : want <= 2 * step ? 2 * step : want <= 5 * step ? 5 * step
-                                                                                : 10 * step;
+    step = want <= step       ? step
+           : want <= 2 * step ? 2 * step
+           : want <= 5 * step ? 5 * step
+                              : 10 * step;
     int n = 0;
     for (double v = 0; v <= d1_ns * (1 + 1e-9) && n < max; v += step) {
         out[n].value = v;

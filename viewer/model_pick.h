@@ -29,7 +29,7 @@ typedef struct {
     /* A call of a traced window (exact: every call of the window is known) */
     int traced;
     int32_t tag;
-    uint64_t comm; /* job-wide communicator id, 0 none */
+    uint64_t comm;  /* job-wide communicator id, 0 none */
     unsigned tkind; /* MW_TK_* */
     int open;       /* still in progress: duration_ns is how long so far */
     /* MW_PICK_CELL: a density cell (calls binned by sub-slot and log2 duration) */

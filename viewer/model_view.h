@@ -29,7 +29,7 @@ typedef struct {
     int64_t highlight_rank; /* -1: none */
     mw_repr_t repr;
     mw_transfer_t transfer;
-    float o_min; /* 0..1, default 0.3 */
+    float o_min;    /* 0..1, default 0.3 */
     int dur_linear; /* the call view's duration axis: 0 log (default), 1 linear */
     int show_help;
 } mw_view_t;

@@ -357,8 +357,7 @@ static void source_replay_trace(mw_source_t *s, mw_model_t *m, const Mpiwatch__R
 {
     if (rec->parts > 1 || !envelope_is_trace(rec->message.data, rec->message.len))
         return;
-    Mpiwatch__Envelope *env = mpiwatch__envelope__unpack(NULL, rec->message.len,
-                                                         rec->message.data);
+    Mpiwatch__Envelope *env = mpiwatch__envelope__unpack(NULL, rec->message.len, rec->message.data);
     if (!env)
         return;
     if (env->body_case == MPIWATCH__ENVELOPE__BODY_TRACE && env->trace && mw_model_job(m)) {

@@ -109,9 +109,8 @@ static int density_update(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force
     mw_density_range(vc->model, f0, f1, &d0, &d1);
     if (!force && d->key.valid && d->key.f0 == f0 && d->key.f1 == f1 && d->key.d0 == d0 &&
         d->key.d1 == d1 && d->key.w == r->w && d->key.h == r->h && d->key.repr == (int)v->repr &&
-        d->key.lin == v->dur_linear &&
-        d->key.hfn == v->highlight_fn && d->key.hrank == v->highlight_rank &&
-        d->key.data_gen == vc->data_gen)
+        d->key.lin == v->dur_linear && d->key.hfn == v->highlight_fn &&
+        d->key.hrank == v->highlight_rank && d->key.data_gen == vc->data_gen)
         return 0;
 
     size_t px = (size_t)r->w * (size_t)r->h;
@@ -410,8 +409,8 @@ static void draw_open_calls(const mw_view_ctx_t *vc, const mw_density_gl_t *d, c
 }
 
 /* The highlighted rank's calls in traced windows, every one exact, outlined over the crowd. */
-static void draw_rank_traced(const mw_view_ctx_t *vc, const mw_density_gl_t *d,
-                             const mw_rect_t *r, double f0, double f1)
+static void draw_rank_traced(const mw_view_ctx_t *vc, const mw_density_gl_t *d, const mw_rect_t *r,
+                             double f0, double f1)
 {
     int64_t hr = vc->view->highlight_rank;
     uint64_t k0, k1;
