@@ -13,12 +13,15 @@
  * A plan is one steering message for all ranks (mpiwatch.trace, no rank list) and a job event
  * "trace_plan", so that the recording says which plan was in force; the coverage itself is in
  * every merged window (Window.traces, traced_ranks, trace_left_out), taken from what arrived,
- * so a replay shows the same coverage. The rate is smoothed (EWMA over windows) and a new plan
- * goes out only when the plan in force spends more than MW_TRACE_OVER x R at it, or (tracing a
- * share of the windows) less than R / MW_TRACE_UNDER, never every window: a plan that changed
+ * so a replay shows the same coverage. The rate is smoothed (EWMA over windows; a rise counts at
+ * once, a fall as the average follows it) and a new plan goes out only when the plan in force
+ * spends more than MW_TRACE_OVER x R at it, or (tracing a share of the windows) less than
+ * R / MW_TRACE_UNDER, never every window: a plan that changed
  * every window would restart its bursts every time. Overspending is the sharper bound: a job
  * that speeds up must not go on sending 2 R for long. Without a steering endpoint there is no plan
- * (logged once): the ranks follow their own default.
+ * (logged once): the ranks follow their own default. The ranks start with `all`, which is taken
+ * as the plan in force: a job within its budget never gets a plan (nor a steering message it did
+ * not ask for).
  */
 #include "trace_budget.h"
 
@@ -139,6 +142,10 @@ void mw__tbudget_init(mw__tbudget_t *b, double rate, uint32_t burst)
     memset(b, 0, sizeof *b);
     b->rate = rate;
     b->burst = burst ? burst : MW_TRACE_BURST_DEFAULT;
+    /* The ranks start with `all` (MPIWATCH_TRACE_PLAN's default): that is the plan in force
+     * until the collector sends another, so a job within its budget never gets a message. */
+    b->plan.kind = MW_TPLAN_ALL;
+    b->plan.share = 1.0;
 }
 
 static int plan_same(const mw_tplan_t *a, const mw_tplan_t *b)
@@ -154,17 +161,21 @@ int mw__tbudget_observe(mw__tbudget_t *b, double calls_per_s, mw_tplan_t *plan)
     b->windows++;
     if (b->windows < MW_TRACE_PLAN_MIN_WINDOWS || !(b->rate > 0))
         return 0;
-    if (b->plan.kind != MW_TPLAN_NONE) {
-        double use = b->c_rate * b->plan.share; /* traced calls per second under the plan */
+    /* A rise counts at once (the plan must not overspend while the average catches up, which
+     * at a job's start would send a plan every window), a fall only as the average falls. */
+    double c = calls_per_s > b->c_rate ? calls_per_s : b->c_rate;
+    if (b->plan.kind != MW_TPLAN_NONE) { /* always, since init: kept for clarity */
+        double use = c * b->plan.share;  /* traced calls per second under the plan */
         if (use <= b->rate * MW_TRACE_OVER &&
             (b->plan.kind == MW_TPLAN_ALL || use >= b->rate / MW_TRACE_UNDER))
             return 0;
     }
     mw_tplan_t p;
-    mw__tplan_compute(b->c_rate, b->rate, b->burst, &p);
+    mw__tplan_compute(c, b->rate, b->burst, &p);
     if (b->plan.kind != MW_TPLAN_NONE && plan_same(&p, &b->plan))
         return 0;
-    b->planned = b->c_rate;
+    b->c_rate = c; /* the average goes on from the rate the plan was made for */
+    b->planned = c;
     b->plan = p;
     *plan = p;
     return 1;

@@ -17,8 +17,9 @@
 #define MW_TRACE_BURST_DEFAULT 3u /* B: consecutive windows of one burst */
 #define MW_TRACE_OVER 1.25        /* re-plan when the plan in force spends more than this x R ... */
 #define MW_TRACE_UNDER 2.0        /* ... or, tracing a share of the windows, less than R / this */
-/* Closed windows before the first plan: the ranks trace every window until a plan comes. */
-#define MW_TRACE_PLAN_MIN_WINDOWS 1u
+/* Closed windows before the first plan can be sent (the ranks trace every window until one
+ * comes: `all`, the plan the planner starts from). */
+#define MW_TRACE_PLAN_MIN_WINDOWS 3u
 #define MW_TRACE_PLAN_LEAD_NS 200000000   /* a plan starts this long after it is sent */
 #define MW_TRACE_PLAN_MAX_PERIOD 1000000u /* P never above this (a share of one in a million) */
 
