@@ -167,6 +167,13 @@
 #define MW_T_GCREATE(name, ret, params, args, by, pr, c, p, tg, h)                                 \
     MW_EXPORT ret MPI_##name params                                                                \
     {                                                                                              \
+        if (__builtin_expect(mw__trace.on, 1) && !mw__self(MW_ID_##name)) {                        \
+            /* not recording: the communicator is registered all the same */                       \
+            __typeof__(PMPI_##name args) mw_rc = PMPI_##name args;                                 \
+            if (mw_rc == MPI_SUCCESS && (h))                                                       \
+                mw__comm_created(0, 0, *(h), MW_ID_##name, MW_MADE_GROUP, (tg));                   \
+            return mw_rc;                                                                          \
+        }                                                                                          \
         MW_BODY(name, args, by, pr)                                                                \
         if (mw__trace.on && mw_rc == MPI_SUCCESS && (h))                                           \
             mw__comm_created(0, 0, *(h), MW_ID_##name, MW_MADE_GROUP, (tg));                       \
