@@ -157,8 +157,14 @@
                         mw__comm_created(mw_ci, mw_in, *(h), MW_ID_##name, (made), (tg)))
 #define MW_T_CREATE(name, ret, params, args, by, pr, c, p, tg, h)                                  \
     MW_T_MADE(name, ret, params, args, by, pr, c, tg, h, MW_MADE_CREATE)
+/* MPI_Comm_idup: an ICOLL post, whose request (the row's `request` parameter) its Wait/Test
+ * completes. */
 #define MW_T_ICREATE(name, ret, params, args, by, pr, c, p, tg, h)                                 \
-    MW_T_MADE(name, ret, params, args, by, pr, c, tg, h, MW_MADE_IDUP)
+    MW_T_COLLECTIVE(                                                                               \
+        name, ret, params, args, by, pr, MW_TK_ICOLL, c, MW_NOROOT, h,                             \
+        mw_x.req = mw__req_post(mw_t->tring, *request, MW_TK_ICOLL, mw_ci, -1, mw_x.tag, 0, 0),    \
+        if (mw_rc == MPI_SUCCESS && (h))                                                           \
+            mw__comm_created(mw_ci, mw_in, *(h), MW_ID_##name, MW_MADE_IDUP, (tg)))
 #define MW_T_XCREATE(name, ret, params, args, by, pr, c, p, tg, h)                                 \
     MW_T_MADE(name, ret, params, args, by, pr, c, tg, h, MW_MADE_INTER)
 #define MW_T_EXTERN(name, ret, params, args, by, pr, c, p, tg, h)                                  \

@@ -8,7 +8,7 @@ at MPI_Finalize ("trec" lines) and the thread's counters. Checks:
   destination's world rank, the tag and the bytes; every message it received is one
   RECV/RECV_DONE record on the receiving rank with the actual source, tag and bytes; the send
   to MPI_PROC_NULL is flagged, not a message;
-- each communicator label (world, dup, split0, split1) has one job-wide id on all its
+- each communicator label (world, dup, split0, split1, idup) has one job-wide id on all its
   members; world is 1; the labels' ids differ;
 - every collective of the truth is a COLL record with the root's world rank on its
   communicator, and the records of one (communicator, instance) have the same function on
@@ -113,7 +113,8 @@ def main():
             continue
         label, fn, root = t[1], t[2], int(t[3])
         ok = [(rk, r) for rk in recs for r in recs[rk]
-              if r["kind"] == "COLL" and r["fn"] == fn and r["comm"] == labels.get(label)
+              if r["kind"] in ("COLL", "ICOLL") and r["fn"] == fn
+              and r["comm"] == labels.get(label)
               and r["peer"] == root]
         if not ok:
             fail("no COLL record for %s" % " ".join(t))

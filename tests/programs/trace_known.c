@@ -4,12 +4,14 @@
  * It uses what makes matching hard: MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_STATUS_IGNORE and
  * MPI_STATUSES_IGNORE, Isend/Irecv completed by MPI_Waitany, MPI_Testsome and MPI_Waitall,
  * MPI_Sendrecv, persistent requests (Send_init/Recv_init/Startall), a duplicated and a split
- * communicator, MPI_Bcast with a root, MPI_Allreduce, and a send to MPI_PROC_NULL (no message).
+ * communicator, one made by MPI_Comm_idup, MPI_Bcast with a root, MPI_Allreduce, MPI_Ibarrier,
+ * and a send to MPI_PROC_NULL (no message).
  * Every message has its own size, so a wrong pairing shows.
  *
  * Usage: trace_known FILE. Each rank appends, in rank order, one line per message it sent
  * and received, and one per collective it took part in:
- *   send COMM SRC DST TAG BYTES      (SRC, DST: world ranks; COMM: world, dup, split0, split1)
+ *   send COMM SRC DST TAG BYTES      (SRC, DST: world ranks; COMM: world, dup, split0, split1,
+ *                                     idup)
  *   recv COMM SRC DST TAG BYTES      (what MPI delivered: the status's source and tag)
  *   coll COMM FUNCTION ROOT BYTES    (ROOT: world rank, -1 none)
  * Exit status 0 when every receive got what the program expects.
@@ -27,6 +29,7 @@
 #define TAG_C 30
 #define TAG_D 40
 #define TAG_E 50
+#define TAG_G 60
 
 static char lines[MAXLINES][96];
 static int nlines, failures;
@@ -218,6 +221,24 @@ int main(int argc, char **argv)
         coll("dup", "MPI_Bcast", wr(dup, 0), 32);
         MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, split);
         coll(sname, "MPI_Allreduce", -1, 4);
+    }
+
+    /* G: a communicator made by MPI_Comm_idup (completed by MPI_Wait), a message on it, and a
+     * non-blocking barrier. */
+    {
+        MPI_Comm idup;
+        MPI_Request rq;
+        MPI_Comm_idup(dup, &idup, &rq);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        int b = msg_bytes(me, right, 6);
+        MPI_Status s;
+        MPI_Sendrecv(sbuf, b, MPI_BYTE, right, TAG_G, rbuf, 16384, MPI_BYTE, left, TAG_G, idup, &s);
+        sent("idup", right, TAG_G, b);
+        got("idup", idup, &s, TAG_G, msg_bytes(left, me, 6), left);
+        MPI_Ibarrier(idup, &rq);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        coll("idup", "MPI_Ibarrier", -1, 0);
+        MPI_Comm_free(&idup);
     }
 
     MPI_Comm_free(&split);
