@@ -47,12 +47,13 @@
 #include <zstd.h>
 
 /* Function ids: the rows of the table + 1 (mw_proto.h's MW_FN_COUNT, without protobuf-c). */
-static const unsigned char fn_rows[] = {
-#define MW_FN(name, ...) 1, /* any number of columns */
+enum {
+#define MW_FN(name, ...) FN_ROW_##name, /* any number of columns */
 #include "mpi_functions.def"
 #undef MW_FN
+    FN_ROWS
 };
-#define FN_COUNT (sizeof fn_rows + 1u)
+#define FN_COUNT (FN_ROWS + 1u)
 
 #define FORMAT 1u
 #define NCOLS 9
