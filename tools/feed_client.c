@@ -418,6 +418,14 @@ static int feed_subscribe(void *ctx, const feed_opts_t *o)
             json_event(stdout, m->event);
             printf("}\n");
             job_end = m->event->kind && strcmp(m->event->kind, "job_end") == 0;
+        } else if (m->body_case == MPIWATCH__FEED__BODY_TRACE && m->trace && m->trace->trace) {
+            /* A reach-back trace of a closed window: what it is, not its records (mpiwatch
+             * export --format trace decodes them from the recording). */
+            const Mpiwatch__Trace *tr = m->trace->trace;
+            printf(", \"trace\": {\"rank\": %u, \"window\": %llu, \"state\": %u, "
+                   "\"records\": %u, \"left_out\": %llu, \"capture\": %llu}}\n",
+                   m->trace->rank, (unsigned long long)tr->window, tr->state, tr->count,
+                   (unsigned long long)tr->left_out, (unsigned long long)tr->capture);
         } else {
             bad++;
             printf(", \"error\": \"empty feed message\"}\n");
@@ -580,7 +588,7 @@ static void usage(FILE *f)
             "common: [--timeout-ms MS] [--pb-hex] [--curve-server FILE --curve-key FILE]\n"
             "\n"
             "  --subscribe EP     print every message of a collector's --publish feed\n"
-            "  --topic T          only topic T (job, window, event); repeatable\n"
+            "  --topic T          only topic T (job, window, event, step, trace); repeatable\n"
             "  --count N          exit after N messages\n"
             "  --until-job-end    exit after the job_end event\n"
             "  --history EP       ask a collector's --history endpoint and print the reply\n"
