@@ -178,6 +178,7 @@ typedef struct {
      * trace) carried a Trace, in rank order once closed; their records in tbytes. */
     mw_rank_trace_t *traces;
     uint32_t n_traces, cap_traces;
+    mw__index_t trace_slot; /* open window: rank -> its entry in traces (one per rank) */
     uint8_t *tbytes;
     size_t tbytes_len, tbytes_cap;
     mw_comm_def_t *comms; /* in arrival order */
@@ -273,6 +274,9 @@ int mw__merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint6
 /* Whether `len` more bytes of trace records fit window `window` (open or about to be) and the
  * open windows' cap. */
 int mw__merge_trace_room(const mw_merge_t *m, uint64_t window, size_t len);
+/* 1 when `rank` already has an exact trace in window `window` (open): a window keeps one entry
+ * per rank, so a second exact trace is refused (trace_check.c). */
+int mw__merge_trace_exact(const mw_merge_t *m, uint64_t window, uint32_t rank);
 /* Adds a trace that came after its sample (Envelope.trace) to window `window` if it is open.
  * Returns 0 when added, 1 when the window is not open (closed, or never had data), -1 when
  * out of memory or over a cap. */

@@ -118,7 +118,7 @@ int mw__tplan_parse(const char *value, mw_tplan_t *out)
         s += 6;
         if (parse_num(&s, MW_TRACE_PLAN_MAX_PERIOD, &a) < 0 || *s++ != ':' ||
             parse_num(&s, MW_TRACE_PLAN_MAX_PERIOD, &b) < 0 || *s++ != '@' ||
-            parse_num(&s, UINT64_MAX, &k) < 0 || *s || b == 0 || b >= a)
+            parse_num(&s, UINT64_MAX, &k) < 0 || *s || b == 0 || b > a)
             return -1;
         out->kind = MW_TPLAN_EVERY;
         out->period = (uint32_t)a;

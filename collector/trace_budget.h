@@ -43,7 +43,8 @@ void mw__tplan_compute(double calls_per_s, double rate, uint32_t burst, mw_tplan
  * the length, or -1 when it does not fit. */
 int mw__tplan_format(const mw_tplan_t *p, char *buf, size_t len);
 /* Reads a steering value back, strictly (also "K+B", a one-time burst of B windows from K,
- * which the planner never sends: the rules and the user may). Returns 0, or -1. */
+ * which the planner never sends: the rules and the user may). "every:P:B@K" takes 1 <= B <= P
+ * as the shim does (B = P: every window from K on). Returns 0, or -1. */
 int mw__tplan_parse(const char *value, mw_tplan_t *out);
 
 /* The planner's state for one job. */

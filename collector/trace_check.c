@@ -62,7 +62,8 @@ static int trace_fields(const mw_collector_t *c, const Mpiwatch__Trace *t, mw_tr
         t->reason > MW_TRACE_WHY_NOT_ASKED || (t->flags & ~MW_TRACE_SEQ_UNRELIABLE) ||
         t->threads > MW_TRACE_MAX_THREADS ||
         (has && t->encoding != MW_TRACE_ENC_COLUMNS && t->encoding != MW_TRACE_ENC_ZSTD) ||
-        (t->state == MW_TRACE_SUMMARY_ONLY && has) || (t->count && !t->records.len)) {
+        (t->state == MW_TRACE_SUMMARY_ONLY && has) || (t->count && !t->records.len) ||
+        (!t->count && t->records.len)) { /* records that would never be decoded */
         *why = MW_TREFUSE_FIELD;
         return -1;
     }
@@ -244,7 +245,9 @@ void mw__trace_check_sample(mw_collector_t *c, uint32_t rank, const Mpiwatch__Sa
     } else if (trace_fields(c, t, &why) < 0) {
         trace_refuse(c, in, why, timed);
     } else if (t->state == MW_TRACE_EXACT) {
-        if (!mw__merge_trace_room(&c->merge, s->window, t->records.len))
+        if (mw__merge_trace_exact(&c->merge, s->window, rank))
+            trace_refuse(c, in, MW_TREFUSE_DUPLICATE, timed); /* a later trace came first */
+        else if (!mw__merge_trace_room(&c->merge, s->window, t->records.len))
             trace_refuse(c, in, MW_TREFUSE_WINDOW_BYTES, timed);
         else if (trace_records(c, t, s, &in->calls, &why) < 0)
             trace_refuse(c, in, why, timed);
@@ -268,6 +271,12 @@ int mw__trace_check_late(mw_collector_t *c, uint32_t rank, const Mpiwatch__Trace
         return -1;
     }
     int bad = trace_fields(c, t, &why) < 0;
+    /* One entry per rank and window: a second exact trace (a repeated capture) is refused
+     * before it is decoded or charged to any cap. */
+    if (!bad && t->state == MW_TRACE_EXACT && mw__merge_trace_exact(&c->merge, t->window, rank)) {
+        why = MW_TREFUSE_DUPLICATE;
+        bad = 1;
+    }
     if (!bad && t->state == MW_TRACE_EXACT &&
         !mw__merge_trace_room(&c->merge, t->window, t->records.len)) {
         why = MW_TREFUSE_WINDOW_BYTES;

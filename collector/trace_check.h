@@ -19,6 +19,7 @@
     X(RECORD, "record")             /* a record out of range (kind, function, peer, times) */      \
     X(COUNTS, "counts")             /* exact, but its calls are not the sample's: demoted */       \
     X(WINDOW_BYTES, "window_bytes") /* over the window's (or the open windows') byte cap */        \
+    X(DUPLICATE, "duplicate")       /* a second exact trace of a rank's window: one entry */       \
     X(COMM, "comm")                 /* a CommDef out of range: the sample's are dropped */         \
     X(COMM_CAP, "comm_cap")         /* over the CommDefs a rank may send in a job (or at once) */  \
     X(LATE, "late")                 /* a later trace of a window the rank never sent */

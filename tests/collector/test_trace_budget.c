@@ -70,8 +70,10 @@ static void test_policy_figures(void **state)
 static void test_plan_strings(void **state)
 {
     (void)state;
-    static const char *const good[] = {"all",         "off",           "every:492:3@17000000123",
-                                       "every:2:1@0", "17000000000+3", "0+1"};
+    /* B = P (every window from K on) is read as the shim reads it (docs/steering.md). */
+    static const char *const good[] = {"all",           "off",         "every:492:3@17000000123",
+                                       "every:2:1@0",   "every:3:3@0", "every:1:1@5",
+                                       "17000000000+3", "0+1"};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         mw_tplan_t p;
         if (mw__tplan_parse(good[i], &p) < 0)
@@ -94,7 +96,7 @@ static void test_plan_strings(void **state)
                                       "ALL",
                                       "all ",
                                       " off",
-                                      "every:3:3@0", /* B must be below P */
+                                      "every:3:4@0", /* B must not pass P */
                                       "every:3:0@0",
                                       "every:0:0@0",
                                       "every:5:2",
