@@ -150,7 +150,7 @@ static void window_clear(mw_window_t *w)
     mw__index_clear(&w->density);
     mw__index_clear(&w->pairs);
     mw__index_clear(&w->trace_slot);
-    w->n_traces = w->n_comms = w->traced_ranks = 0;
+    w->n_traces = w->n_comms = w->traced_ranks = w->trace_deferred = 0;
     w->tbytes_len = 0;
     w->trace_left_out = w->traced_calls = w->comms_dropped = 0;
     if (w->tbytes_cap > TRACE_KEEP_BYTES) { /* a burst's buffer is not kept by every slot */
@@ -544,12 +544,15 @@ static void window_close_traces(mw_window_t *w)
         w->traces[out++] = *e;
     }
     w->n_traces = out;
-    w->traced_ranks = 0;
+    w->traced_ranks = w->trace_deferred = 0;
     w->trace_left_out = w->traced_calls = 0;
     for (uint32_t i = 0; i < out; i++) {
         if (w->traces[i].state == MW_TRACE_EXACT) {
             w->traced_ranks++;
             w->traced_calls += w->traces[i].calls;
+        } else if (w->traces[i].reason == MW_TRACE_WHY_DEFERRED) {
+            w->trace_deferred++; /* traced: its records come later (Envelope.trace) */
+            continue;
         }
         w->trace_left_out += w->traces[i].left_out;
     }

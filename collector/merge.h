@@ -185,6 +185,7 @@ typedef struct {
     uint32_t n_comms, cap_comms;
     uint32_t traced_ranks;   /* entries with state exact (set at close) */
     uint64_t trace_left_out; /* timed calls of the entries not traced (set at close) */
+    uint32_t trace_deferred; /* entries deferred (traced, records to come; set at close) */
     uint64_t traced_calls;   /* timed calls of the exact entries (set at close) */
     uint64_t comms_dropped;  /* definitions over MW_TRACE_WINDOW_MAX_COMMS */
 

@@ -75,7 +75,7 @@ sleep 3
 touch "$MW_T/steady/stop"
 wait "$job" || mw_fail "steady failed: $(tail -5 "$MW_T/app.err")"
 mw_wait_collector 30
-grep -Eq "trace plan: every:[0-9]+:3@[0-9]+ calls_per_s=" "$MW_T/collector.err" ||
+grep -Eq "trace plan: every:[0-9]+:3@[0-9]+(/[0-9]+)? calls_per_s=" "$MW_T/collector.err" ||
     mw_fail "no burst plan in the collector's log: $(grep -i "trace\|steer" "$MW_T/collector.err")"
 "${MW_PYTHON:-/usr/bin/python3}" - "$MW_T/stats2.json" <<'EOF' || mw_fail "burst figures (above)"
 import json, sys
