@@ -259,6 +259,15 @@ static int build_comms(mw__xt_t *x, xt_defs_t *d)
                 c->by_world[k++] = r;
         sort_world = c->world;
         qsort(c->by_world, k, sizeof *c->by_world, cmp_by_world);
+        /* The members must be distinct ranks of the job (x->size is the job's size by now):
+         * OTF2 readers refuse a group holding a rank the job does not have, and a peer given
+         * as a world rank held twice could not be translated. Sorted, so twins are neighbours. */
+        for (uint32_t j = 0; j < k; j++)
+            if (c->world[c->by_world[j]] >= x->size ||
+                (j > 0 && c->world[c->by_world[j]] == c->world[c->by_world[j - 1]]))
+                c->bad_world = 1;
+        if (c->bad_world)
+            x->bad_world_comms++;
         x->ncomms++;
     }
     return 0;
@@ -286,7 +295,7 @@ int64_t mw__xt_comm_rank(const mw__xt_comm_t *c, uint32_t w, uint32_t size)
         return w < size ? (int64_t)w : -1;
     if (c->id == MW_COMM_ID_SELF)
         return 0;
-    if (!c->world || !c->by_world)
+    if (!c->world || !c->by_world || c->bad_world)
         return -1;
     size_t lo = 0, hi = c->known; /* by_world holds the known members */
     while (lo < hi) {
@@ -439,7 +448,16 @@ int mw__xt_load(mw__xt_t *x, const char *path)
                 x->job = copy;
             }
         } else if (rec->body_case == MPIWATCH__RECORD__BODY_WINDOW && rec->window) {
-            m = add_window(x, &defs, rec->window);
+            /* Its traces' records are in the frames that brought them (docs/recording.md
+             * "Traces"); one that is not there leaves its rank not exact, counted. */
+            int bad = mw_rec_reader_resolve_window(r, rec->window,
+                                                   x->job && x->job->job ? x->job->job : NULL);
+            if (bad < 0)
+                m = -1;
+            else
+                x->bad_traces += (uint64_t)bad;
+            if (m == 0)
+                m = add_window(x, &defs, rec->window);
         } else if (rec->body_case == MPIWATCH__RECORD__BODY_MESSAGE) {
             /* A reach-back trace, recorded as received: checked like the collector does. */
             const Mpiwatch__Envelope *env =
@@ -558,6 +576,12 @@ void mw__xt_warn(const mw__xt_t *x)
                 "mpiwatch-export: warning: %" PRIu64 " communicator(s) whose members disagree: "
                 "their peers are not translated\n",
                 x->conflict_comms);
+    if (x->bad_world_comms)
+        fprintf(stderr,
+                "mpiwatch-export: warning: %" PRIu64 " communicator(s) with a member that is not "
+                "a rank of the job or two members of one world rank: their peers are not "
+                "translated\n",
+                x->bad_world_comms);
 }
 
 /* ---- --format trace ----------------------------------------------------------------------- */
@@ -596,6 +620,8 @@ static const char *reason_name(uint32_t reason)
         return "not_asked";
     case MW_TRACE_WHY_REFUSED:
         return "refused";
+    case MW_TRACE_WHY_DEFERRED:
+        return "deferred"; /* its records never came (the rank's flight recorder lost them) */
     default:
         return "other";
     }
