@@ -36,7 +36,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <otf2/otf2.h>
@@ -177,6 +179,7 @@ typedef struct {
 
     pending_t *pend;
     size_t npend, cap_pend;
+    uint64_t pend_mult; /* odd, random: request numbers come from the recording */
 
     /* what could not be written as it was recorded */
     uint64_t clamped, open_calls, untranslated, orphans, no_coll_op, events;
@@ -415,7 +418,8 @@ static int plan_comms(otf2_x_t *o)
         if (o->comm_id[i] != MW_OTF2_NO_ID || !comm_usable(&x->comms[i]))
             continue;
         uint32_t v = i;
-        while (stamp[v] != i + 1 && par[v] != MW_OTF2_NO_ID && o->comm_id[par[v]] == MW_OTF2_NO_ID) {
+        while (stamp[v] != i + 1 && par[v] != MW_OTF2_NO_ID &&
+               o->comm_id[par[v]] == MW_OTF2_NO_ID) {
             stamp[v] = i + 1;
             v = par[v];
         }
@@ -487,10 +491,13 @@ static int64_t translate(otf2_x_t *o, const mw_trace_rec_t *r, int32_t w, uint32
 
 /* Open requests of a location: a hash table on the request number (linear probing, deletion
  * by backward shift), so that a trace with many open requests costs no more per completion. A
- * slot is empty when its post is NULL. */
+ * slot is empty when its post is NULL. The hash is multiply-shift with a random odd multiplier
+ * drawn per export: request numbers are input, and with a fixed hash a crafted trace could
+ * send every open request to one home and make each look-up walk all of them. */
 static size_t pend_home(const otf2_x_t *o, uint32_t req)
 {
-    return (size_t)((req * 0x9e3779b1u) >> 7) & (o->cap_pend - 1);
+    unsigned bits = (unsigned)__builtin_ctzll((unsigned long long)o->cap_pend);
+    return (size_t)(((uint64_t)req * o->pend_mult) >> (64 - bits));
 }
 
 static pending_t *pend_find(otf2_x_t *o, uint32_t req)
@@ -940,17 +947,26 @@ static int write_events(otf2_x_t *o)
 
 /* ---- global definitions ------------------------------------------------------------------- */
 
-/* The host index of a rank in the job description, or -1. */
-static int64_t rank_host(const Mpiwatch__JobInfo *job, uint32_t rank)
+/* The host index of every rank of the job description (-1: not known), in one pass over its
+ * ranks (one scan per rank would be quadratic when the list is not in rank order). An entry
+ * at the index of its rank wins over another entry of the same rank. NULL when out of memory. */
+static int64_t *rank_hosts(const Mpiwatch__JobInfo *job, uint32_t size)
 {
-    if (!job || job->n_ranks == 0)
-        return -1;
-    for (size_t i = 0; i < job->n_ranks; i++) { /* usually at index `rank` */
-        const Mpiwatch__RankInfo *ri = job->ranks[(i + rank) % job->n_ranks];
-        if (ri && ri->rank == rank)
-            return ri->host < job->n_hosts ? (int64_t)ri->host : -1;
+    int64_t *h = malloc(((size_t)size + 1) * sizeof *h);
+    if (!h)
+        return NULL;
+    for (uint32_t r = 0; r < size; r++)
+        h[r] = INT64_MIN;
+    for (size_t i = 0; job && i < job->n_ranks; i++) {
+        const Mpiwatch__RankInfo *ri = job->ranks[i];
+        if (!ri || ri->rank >= size || (h[ri->rank] != INT64_MIN && i != ri->rank))
+            continue;
+        h[ri->rank] = ri->host < job->n_hosts ? (int64_t)ri->host : -1;
     }
-    return -1;
+    for (uint32_t r = 0; r < size; r++)
+        if (h[r] == INT64_MIN)
+            h[r] = -1;
+    return h;
 }
 
 /* COMM_LOCATIONS, then a group per communicator (its members' world ranks in communicator
@@ -1074,13 +1090,21 @@ static int write_defs(otf2_x_t *o)
     for (uint32_t h = 0; h < nhosts; h++)
         TRY_OTF2(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 1 + h, s_host0 + h, s_node, 0),
                  "system tree node");
-    for (uint32_t r = 0; r < x->size; r++) {
-        int64_t h = rank_host(job, r);
-        TRY_OTF2(OTF2_GlobalDefWriter_WriteLocationGroup(
-                     g, r, s_rank0 + r, OTF2_LOCATION_GROUP_TYPE_PROCESS,
-                     h >= 0 ? (uint32_t)(1 + h) : 0, OTF2_UNDEFINED_LOCATION_GROUP),
-                 "location group");
+    int64_t *hosts = rank_hosts(job, x->size);
+    if (!hosts) {
+        fprintf(stderr, "mpiwatch-export: out of memory\n");
+        return -1;
     }
+    for (uint32_t r = 0; r < x->size; r++)
+        if (otf2_ok(OTF2_GlobalDefWriter_WriteLocationGroup(
+                        g, r, s_rank0 + r, OTF2_LOCATION_GROUP_TYPE_PROCESS,
+                        hosts[r] >= 0 ? (uint32_t)(1 + hosts[r]) : 0,
+                        OTF2_UNDEFINED_LOCATION_GROUP),
+                    "location group") < 0) {
+            free(hosts);
+            return -1;
+        }
+    free(hosts);
     for (size_t l = 0; l < o->nlocs; l++)
         TRY_OTF2(OTF2_GlobalDefWriter_WriteLocation(g, o->locs[l], s_loc0 + (uint32_t)l,
                                                     OTF2_LOCATION_TYPE_CPU_THREAD, o->loc_events[l],
@@ -1192,6 +1216,9 @@ int mw__export_otf2(const char *input, const char *dir)
     otf2_x_t o;
     memset(&o, 0, sizeof o);
     o.x = &x;
+    if (getrandom(&o.pend_mult, sizeof o.pend_mult, 0) != (ssize_t)sizeof o.pend_mult)
+        o.pend_mult = 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL);
+    o.pend_mult |= 1;
     rc = 1;
     if (plan_regions_locations(&o) < 0 || plan_comms(&o) < 0) {
         fprintf(stderr, "mpiwatch-export: out of memory\n");
