@@ -527,11 +527,13 @@ static void pend_drop(otf2_x_t *o, pending_t *p)
     o->npend--;
 }
 
+/* A new location starts with no table: clearing a table grown by an earlier location with
+ * many open requests would cost its whole size again for every later location. */
 static void pend_clear(otf2_x_t *o)
 {
-    if (o->npend)
-        memset(o->pend, 0, o->cap_pend * sizeof *o->pend);
-    o->npend = 0;
+    free(o->pend);
+    o->pend = NULL;
+    o->npend = o->cap_pend = 0;
 }
 
 static int pend_add(otf2_x_t *o, const mw_trace_rec_t *r)

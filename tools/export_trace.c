@@ -88,7 +88,8 @@ static int add_trace(mw__xt_t *x, uint32_t rank, const Mpiwatch__Trace *t, int r
     mw_trace_rec_t *recs = NULL;
     size_t n = 0;
     const char *why = "undecodable";
-    if (mw_trace_decode(t->records.data, t->records.len, t->encoding, t->raw_bytes, t->count, &recs,
+    /* Exact without records: the rank made no timed call in the window (nothing to decode). */
+    if (t->count && mw_trace_decode(t->records.data, t->records.len, t->encoding, t->raw_bytes, t->count, &recs,
                         &n, &why) < 0) {
         if (x->bad_traces++ < XT_WARN_FIRST)
             fprintf(stderr,
@@ -227,6 +228,12 @@ static int build_comms(mw__xt_t *x, xt_defs_t *d)
         c->size = f->size;
         c->flags = f->flags;
         c->fn = f->fn;
+        if (c->size > x->size) { /* more members than the job has ranks: no group to hold */
+            c->bad_world = 1;
+            x->bad_world_comms++;
+            x->ncomms++;
+            continue;
+        }
         if (members + c->size > XT_MAX_MEMBERS) {
             x->bad_comms++;
             continue;

@@ -10,7 +10,8 @@
  *                                 child of MPI_COMM_WORLD; an MPI_Barrier on 1003.
  *   mw-commgen badworld OUT.mpiw  a 2-rank job: communicator 1000 has a member of world rank 5,
  *                                 1001 two members of world rank 1, 1002 is sound (world 1 is
- *                                 rank 0, world 0 is rank 1). Rank 0 sends to rank 1 on 1001
+ *                                 rank 0, world 0 is rank 1), 1003 claims 3 members (its
+ *                                 rank 0 is world 0). Rank 0 sends to rank 1 on 1001
  *                                 and on 1002, rank 1 receives both; rank 0 calls MPI_Barrier
  *                                 on 1000.
  *
@@ -215,11 +216,10 @@ int main(int argc, char **argv)
         size_t nrecs[1] = {1};
         rc = header(1) == 0 ? windows(c, sizeof c / sizeof c[0], 1, recs, nrecs) : -1;
     } else if (strcmp(argv[1], "badworld") == 0) {
-        static const def_t c[] = {{1000, MW_COMM_ID_WORLD, 0, 1, 5},
-                                  {1001, MW_COMM_ID_WORLD, 0, 2, 1},
-                                  {1001, MW_COMM_ID_WORLD, 1, 2, 1},
-                                  {1002, MW_COMM_ID_WORLD, 0, 2, 1},
-                                  {1002, MW_COMM_ID_WORLD, 1, 2, 0}};
+        static const def_t c[] = {
+            {1000, MW_COMM_ID_WORLD, 0, 1, 5}, {1001, MW_COMM_ID_WORLD, 0, 2, 1},
+            {1001, MW_COMM_ID_WORLD, 1, 2, 1}, {1002, MW_COMM_ID_WORLD, 0, 2, 1},
+            {1002, MW_COMM_ID_WORLD, 1, 2, 0}, {1003, MW_COMM_ID_WORLD, 0, 3, 0}};
         mw_trace_rec_t r0[3] = {rec("MPI_Send", MW_TK_SEND, 1000, 1001, 1, 0),
                                 rec("MPI_Send", MW_TK_SEND, 3000, 1002, 1, 0),
                                 rec("MPI_Barrier", MW_TK_COLL, 5000, 1000, -1, 0)};
