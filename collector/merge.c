@@ -481,7 +481,8 @@ static int window_add_trace(mw_merge_t *m, mw_window_t *w, uint32_t rank, const 
                            .raw_bytes = t->raw_bytes,
                            .window_start_ns = t->window_start_ns,
                            .capture = t->capture,
-                           .calls = in->calls};
+                           .calls = in->calls,
+                           .frame_off = m->frame_off};
     size_t len = in->keep_records ? t->records.len : 0;
     if (len && !mw__merge_trace_room(m, w->index, len))
         len = 0, rc = -1;

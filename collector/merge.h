@@ -113,6 +113,7 @@ typedef struct {
     uint64_t window, left_out, raw_bytes, window_start_ns, capture;
     uint64_t calls; /* timed calls it traced (the collector's count) */
     uint64_t off, len;
+    uint64_t frame_off; /* recording offset of the frame that brought the records, 0 none */
 } mw_rank_trace_t;
 
 /* A communicator definition that arrived with a sample (CommDef), and its sender. */
@@ -244,6 +245,7 @@ typedef struct {
     uint64_t late;             /* samples for windows already closed */
     uint64_t evicted;          /* windows closed early to make room in the ring */
     uint64_t trace_open_bytes; /* tbytes_len of the open windows (MW_TRACE_OPEN_MAX_BYTES) */
+    uint64_t frame_off;        /* recording offset of the frame being ingested, 0 none */
 
     mw_window_fn on_close;
     void *user;
