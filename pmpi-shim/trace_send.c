@@ -999,6 +999,10 @@ int mw__trace_sample(int64_t k, uint64_t timed, Mpiwatch__Trace *tr)
     tr->state = MW_TRACE_SUMMARY_ONLY;
     tr->reason = MW_TRACE_WHY_BUDGET;
     if (h && window_deferred(k)) {
+        if (h->state == MW_TRACE_EXACT && !h->count) { /* nothing to defer: exact, empty */
+            trace_from(tr, h);
+            return 1;
+        }
         if (h->state == MW_TRACE_EXACT) {
             tr->reason = MW_TRACE_WHY_DEFERRED;
             X.defer_windows++;
@@ -1063,8 +1067,8 @@ int mw__trace_reach_next(Mpiwatch__Trace *tr)
             X.nreach--;
         }
         const hist_t *h = hist_of(w);
-        if (deferred && h && h->state != MW_TRACE_EXACT)
-            continue; /* its sample said why already: nothing deferred */
+        if (deferred && h && (h->state != MW_TRACE_EXACT || !h->count))
+            continue; /* its sample said why already, or was exact and empty: nothing deferred */
         if (!h) {
             if (deferred)
                 X.defer_lost++; /* freed by the byte cap, or beyond HIST_MAX: left out */
