@@ -88,8 +88,9 @@ static int add_trace(mw__xt_t *x, uint32_t rank, const Mpiwatch__Trace *t, int r
     mw_trace_rec_t *recs = NULL;
     size_t n = 0;
     const char *why = "undecodable";
-    if (mw_trace_decode(t->records.data, t->records.len, t->encoding, t->raw_bytes, t->count, &recs,
-                        &n, &why) < 0) {
+    /* Exact without records: the rank made no timed call in the window (nothing to decode). */
+    if (t->count && mw_trace_decode(t->records.data, t->records.len, t->encoding, t->raw_bytes,
+                                    t->count, &recs, &n, &why) < 0) {
         if (x->bad_traces++ < XT_WARN_FIRST)
             fprintf(stderr,
                     "mpiwatch-export: warning: the trace of rank %" PRIu32 ", window %" PRIu64
