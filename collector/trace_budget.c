@@ -22,6 +22,12 @@
  * (logged once): the ranks follow their own default. The ranks start with `all`, which is taken
  * as the plan in force: a job within its budget never gets a plan (nor a steering message it did
  * not ask for).
+ *
+ * A burst of a large job is too much to take at once (16,384 ranks: 33 M calls, 115 MB in one
+ * window), so above MW_TRACE_DEFER_OVER x R the plan defers it (`every:P:B@K/G`): the ranks still
+ * trace the burst together but send it from their flight recorder in G groups of ranks, one
+ * group per window after the burst (mw__tplan_defer); traces arriving after their sample are
+ * taken at most at MW_TRACE_LATE_MARGIN x the budget's pace per window (mw__tbudget_late_take).
  */
 #include "trace_budget.h"
 
