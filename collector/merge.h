@@ -54,7 +54,7 @@ static inline void mw__fn_stats_add(mw_fn_stats_t *t, const Mpiwatch__FunctionSt
 /* One function summed over the ranks that reported a window. */
 typedef struct {
     mw_fn_stats_t s;
-    uint64_t hist[MW_MAX_DURATION_BINS]; /* hist[b]: calls lasting [2^b, 2^(b+1)) ns */
+    uint64_t hist[MW_MAX_DURATION_BINS]; /* hist[b]: calls in duration bin b (mw_bins.h) */
 } mw_fn_sum_t;
 
 /* Point-to-point traffic from world rank src to world rank dst. */
