@@ -316,8 +316,8 @@ struct mw_history {
         uint64_t errors;             /* replies that carry an error */
         uint64_t truncated;
         uint64_t bad[HISTORY_BAD_COUNT];
-        uint64_t from_recording; /* windows and samples read from the recording */
-        uint64_t reply_failed;   /* replies that could not be sent */
+        uint64_t from_recording;   /* windows and samples read from the recording */
+        uint64_t reply_failed;     /* replies that could not be sent */
         uint64_t trace_unresolved; /* recorded traces not where the recording says */
     } st;
 };
@@ -372,8 +372,8 @@ void mw__history_close(mw_history_t *f)
                "unsent, %llu too large to keep; bad requests: %s",
                (unsigned long long)f->st.requests, (unsigned long long)f->st.answered,
                (unsigned long long)f->st.errors, (unsigned long long)f->st.truncated,
-               (unsigned long long)f->st.from_recording,
-               (unsigned long long)f->st.trace_unresolved, (unsigned long long)f->st.reply_failed,
+               (unsigned long long)f->st.from_recording, (unsigned long long)f->st.trace_unresolved,
+               (unsigned long long)f->st.reply_failed,
                (unsigned long long)(f->windows.too_large + f->samples.too_large), bad);
         if (zmq_close(f->router) != 0)
             MW_LOG(MW_LOG_ERROR, "zmq_close: %s", zmq_strerror(zmq_errno()));
@@ -760,8 +760,8 @@ static int history_answer_windows(mw_history_t *f, mw_collector_t *c, uint64_t f
             mw_rec_reader_t *rd = history_reader(f, c, err, errlen);
             if (!rd)
                 return -1;
-            if (history_rec_windows(f, rd, c->job.job[0] ? c->job.job : NULL, first, old_last,
-                                    b, err, errlen) < 0) {
+            if (history_rec_windows(f, rd, c->job.job[0] ? c->job.job : NULL, first, old_last, b,
+                                    err, errlen) < 0) {
                 history_reader_reset(f);
                 return -1;
             }

@@ -148,10 +148,10 @@ struct mw_record {
     unsigned char *scratch; /* rare records packed by protobuf-c */
     size_t scratch_cap;
 
-    uint64_t last_frame;   /* offset of the last received frame appended, 0 none */
-    uint64_t *strip_off;   /* per trace entry of the window being written: its frame offset */
+    uint64_t last_frame; /* offset of the last received frame appended, 0 none */
+    uint64_t *strip_off; /* per trace entry of the window being written: its frame offset */
     size_t strip_off_cap;
-    unsigned char *strip;  /* the window's recording form (mw_rec_window_strip) */
+    unsigned char *strip; /* the window's recording form (mw_rec_window_strip) */
     size_t strip_cap;
 };
 
@@ -676,8 +676,8 @@ uint64_t mw__record_last_frame(const mw_record_t *r)
     return r && !r->failed ? r->last_frame : 0;
 }
 
-void mw__record_merged(mw_record_t *r, const mw_clock_t *now, const mw_window_t *w,
-                       const void *pb, size_t len)
+void mw__record_merged(mw_record_t *r, const mw_clock_t *now, const mw_window_t *w, const void *pb,
+                       size_t len)
 {
     if (!r || r->failed)
         return;
@@ -703,8 +703,8 @@ void mw__record_merged(mw_record_t *r, const mw_clock_t *now, const mw_window_t 
             if (p)
                 r->strip = p, r->strip_cap = cap;
         }
-        size_t k = cap <= r->strip_cap ? mw_rec_window_strip(pb, len, r->strip_off, n, r->strip)
-                                       : 0;
+        size_t k =
+            cap <= r->strip_cap ? mw_rec_window_strip(pb, len, r->strip_off, n, r->strip) : 0;
         if (k) {
             pb = r->strip;
             len = k;

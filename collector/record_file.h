@@ -28,8 +28,8 @@ void mw__record_window(mw_record_t *r, const mw_clock_t *now, uint64_t index, co
  * rank's trace records are already in the file, in the received frame that brought them: the
  * window frame stores them once, by that frame's offset (mw_rec_window_strip, docs/recording.md
  * "Traces"); a trace whose frame is not in the file keeps its records inline. */
-void mw__record_merged(mw_record_t *r, const mw_clock_t *now, const mw_window_t *w,
-                       const void *pb, size_t len);
+void mw__record_merged(mw_record_t *r, const mw_clock_t *now, const mw_window_t *w, const void *pb,
+                       size_t len);
 /* The offset of the last received frame appended (mw__record_frame), 0 when it was not (no
  * recording, stopped, or not written); NULL is allowed. */
 uint64_t mw__record_last_frame(const mw_record_t *r);

@@ -284,10 +284,10 @@ struct mw_rec_reader {
     uint64_t start;                      /* offset of the first frame: the header's length */
     uint64_t pos;                        /* the next frame for mw_rec_reader_next */
     int truncated;
-    rd_buf_t seq;  /* mw_rec_reader_next */
-    rd_buf_t scan; /* the window table's reads, so they never disturb the sequential ones */
-    rd_buf_t back; /* the backward search */
-    rd_buf_t res;  /* frames read to resolve traces (mw_rec_reader_resolve_window) */
+    rd_buf_t seq;     /* mw_rec_reader_next */
+    rd_buf_t scan;    /* the window table's reads, so they never disturb the sequential ones */
+    rd_buf_t back;    /* the backward search */
+    rd_buf_t res;     /* frames read to resolve traces (mw_rec_reader_resolve_window) */
     uint8_t *res_out; /* the resolved records of the last resolve call */
     size_t res_len, res_cap;
     uint64_t res_failed;
@@ -1092,8 +1092,7 @@ size_t mw_rec_window_strip(const void *pb, size_t len, const uint64_t *frame_off
             return 0;
         if (k == 0)
             return w;
-        if (field == RD_FIELD_WINDOW_TRACES && type == MW_WIRE_LEN && i++ < n &&
-            frame_off[i - 1]) {
+        if (field == RD_FIELD_WINDOW_TRACES && type == MW_WIRE_LEN && i++ < n && frame_off[i - 1]) {
             size_t body = strip_rank_trace(data, dl, frame_off[i - 1], NULL);
             if (body == SIZE_MAX)
                 return 0;
@@ -1153,8 +1152,8 @@ static int rd_resolve(mw_rec_reader_t *r, const char *job, uint64_t window,
     if (!rec || rec->body_case != MPIWATCH__RECORD__BODY_MESSAGE || rec->parts > 1) {
         if (rec)
             mpiwatch__record__free_unpacked(rec, NULL);
-        rd_err(err, errlen, "rank %u: the frame at offset %llu is not a received message",
-               rt->rank, (unsigned long long)off);
+        rd_err(err, errlen, "rank %u: the frame at offset %llu is not a received message", rt->rank,
+               (unsigned long long)off);
         return -1;
     }
     Mpiwatch__Envelope *env =
@@ -1180,8 +1179,7 @@ static int rd_resolve(mw_rec_reader_t *r, const char *job, uint64_t window,
         why = "holds a trace of another window";
     else if (t->count != want->count || t->encoding != want->encoding ||
              t->raw_bytes != want->raw_bytes || t->window_start_ns != want->window_start_ns ||
-             t->threads != want->threads || t->flags != want->flags ||
-             t->capture != want->capture)
+             t->threads != want->threads || t->flags != want->flags || t->capture != want->capture)
         why = "holds another trace of this window";
     else if (t->records.len == 0)
         why = "holds a trace without records";
@@ -1215,8 +1213,8 @@ static int rd_resolve(mw_rec_reader_t *r, const char *job, uint64_t window,
 }
 
 int mw_rec_reader_resolve_trace(mw_rec_reader_t *r, const char *job, uint64_t window,
-                                const Mpiwatch__RankTrace *rt, const uint8_t **records,
-                                size_t *len, char *err, size_t errlen)
+                                const Mpiwatch__RankTrace *rt, const uint8_t **records, size_t *len,
+                                char *err, size_t errlen)
 {
     size_t at = 0, n = 0;
     r->res_len = 0;

@@ -93,8 +93,8 @@ int mw_rec_reader_resolve_window(mw_rec_reader_t *r, Mpiwatch__Window *w, const 
  * lifetime), 0 when it has no frame_offset (its records, if any, are inline), -1 when it does
  * not resolve (the reason in err; counted). */
 int mw_rec_reader_resolve_trace(mw_rec_reader_t *r, const char *job, uint64_t window,
-                                const Mpiwatch__RankTrace *rt, const uint8_t **records,
-                                size_t *len, char *err, size_t errlen);
+                                const Mpiwatch__RankTrace *rt, const uint8_t **records, size_t *len,
+                                char *err, size_t errlen);
 /* Traces that failed to resolve on this reader since it was opened. */
 uint64_t mw_rec_reader_trace_failures(const mw_rec_reader_t *r);
 

@@ -80,8 +80,8 @@ static int source_read_window(mw_source_t *s, uint64_t k, Mpiwatch__Window **out
     int bad = mw_rec_reader_resolve_window(s->rp.rd, rec->window, NULL);
     if (bad != 0) {
         s->st.errors++;
-        mw__source_log("%s: window %" PRIu64 ": %d traces not found in the recording",
-                       s->st.what, k, bad);
+        mw__source_log("%s: window %" PRIu64 ": %d traces not found in the recording", s->st.what,
+                       k, bad);
     }
     *out = source_copy_window(s, rec->window);
     if (!*out) {

@@ -10,8 +10,8 @@
  * traces, how many recorded windows' traces name the frame holding their records
  * (trace_refs), how many of those resolve (mw_rec_reader_resolve_window; trace_unresolved),
  * and the windows' bytes as stored and as the feed published them once resolved
- * (window_bytes_stored, window_bytes_live: what storing the records twice would cost). Exit status 0
- * when the file could be read (a torn tail included), 1 when not.
+ * (window_bytes_stored, window_bytes_live: what storing the records twice would cost). Exit status
+ * 0 when the file could be read (a torn tail included), 1 when not.
  *
  * DESIGN: only the public reader API (proto/mw_recording.h), as the viewer and tools use it.
  */

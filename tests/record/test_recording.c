@@ -960,8 +960,8 @@ static size_t tr_window(uint64_t window, const uint64_t *frame_off, mw_window_t 
         r[i].rank = i;
         r[i].trace = &t[i];
         rp[i] = &r[i];
-        rt[i] = (mw_rank_trace_t){.rank = i, .state = 1, .len = t[i].records.len,
-                                  .frame_off = frame_off[i]};
+        rt[i] = (mw_rank_trace_t){
+            .rank = i, .state = 1, .len = t[i].records.len, .frame_off = frame_off[i]};
     }
     pw.n_traces = TR_RANKS;
     pw.traces = rp;
@@ -1035,27 +1035,27 @@ static void test_traces_once(void **state)
             Mpiwatch__Trace t1 = *one.trace;
             one.trace = &t1;
             one.frame_offset = off[1];
-            assert_int_equal(mw_rec_reader_resolve_trace(rd, JOB, TR_W, &one, &p, &n, err,
-                                                         sizeof err), 1);
+            assert_int_equal(
+                mw_rec_reader_resolve_trace(rd, JOB, TR_W, &one, &p, &n, err, sizeof err), 1);
             assert_int_equal(n, 150);
             /* (the window's records point into the same buffer: refilled by this call) */
             uint8_t want[150];
             for (size_t i = 0; i < n; i++)
                 want[i] = (uint8_t)(31 + i * 7);
             assert_memory_equal(p, want, n);
-            assert_int_equal(mw_rec_reader_resolve_trace(rd, "other", TR_W, &one, &p, &n, err,
-                                                         sizeof err), -1);
+            assert_int_equal(
+                mw_rec_reader_resolve_trace(rd, "other", TR_W, &one, &p, &n, err, sizeof err), -1);
             assert_non_null(strstr(err, "another job"));
             one.frame_offset = size_before_close + 4096; /* past the end */
-            assert_int_equal(mw_rec_reader_resolve_trace(rd, JOB, TR_W, &one, &p, &n, err,
-                                                         sizeof err), -1);
+            assert_int_equal(
+                mw_rec_reader_resolve_trace(rd, JOB, TR_W, &one, &p, &n, err, sizeof err), -1);
             one.frame_offset = 3; /* the header */
-            assert_int_equal(mw_rec_reader_resolve_trace(rd, JOB, TR_W, &one, &p, &n, err,
-                                                         sizeof err), -1);
+            assert_int_equal(
+                mw_rec_reader_resolve_trace(rd, JOB, TR_W, &one, &p, &n, err, sizeof err), -1);
             one.frame_offset = off[1];
             t1.count++; /* another trace of this window */
-            assert_int_equal(mw_rec_reader_resolve_trace(rd, JOB, TR_W, &one, &p, &n, err,
-                                                         sizeof err), -1);
+            assert_int_equal(
+                mw_rec_reader_resolve_trace(rd, JOB, TR_W, &one, &p, &n, err, sizeof err), -1);
             assert_int_equal(mw_rec_reader_trace_failures(rd), 4);
         } else if (pw->index == TR_W + 1) {
             seen++;
