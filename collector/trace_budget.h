@@ -30,14 +30,15 @@
  * bounded by the ranks' flight recorder (B + G windows of at most MW_TRACE_DEFER_RANK_BYTES at
  * MW_TRACE_DEFER_BYTES_PER_CALL, and at most MW_TRACE_HISTORY_MAX windows). */
 #define MW_TRACE_DEFER_OVER 2.0
-#define MW_TRACE_HISTORY_MAX 1024u               /* the shim's MPIWATCH_TRACE_HISTORY maximum */
-#define MW_TRACE_DEFER_RANK_BYTES (16u << 20)    /* MPIWATCH_TRACE_HISTORY_MB's default */
-#define MW_TRACE_DEFER_BYTES_PER_CALL 10.6       /* the codec's worst measured (Wire format) */
-#define MW_TRACE_BYTES_PER_CALL 3.5              /* the codec's stencil figure (Wire format) */
+#define MW_TRACE_HISTORY_MAX 1024u            /* the shim's MPIWATCH_TRACE_HISTORY maximum */
+#define MW_TRACE_DEFER_RANK_BYTES (16u << 20) /* MPIWATCH_TRACE_HISTORY_MB's default */
+#define MW_TRACE_DEFER_BYTES_PER_CALL 10.6    /* the codec's worst measured (Wire format) */
+#define MW_TRACE_BYTES_PER_CALL 3.5           /* the codec's stencil figure (Wire format) */
 /* The collector takes traces sent after their sample (deferred bursts, reach-back captures) at
  * most MW_TRACE_LATE_MARGIN x R x window calls per window of arrival (x MW_TRACE_LATE_RECS_PER_CALL
- * records: a nonblocking call is a post and a completion), never less than MW_TRACE_LATE_MIN_RECORDS
- * records, and at most MW_TRACE_WINDOW_MAX_BYTES bytes; the rest is refused (late_cap). */
+ * records: a nonblocking call is a post and a completion), never less than
+ * MW_TRACE_LATE_MIN_RECORDS records, and at most MW_TRACE_WINDOW_MAX_BYTES bytes; the rest is
+ * refused (late_cap). */
 #define MW_TRACE_LATE_MARGIN 2.0
 #define MW_TRACE_LATE_RECS_PER_CALL 2.0
 #define MW_TRACE_LATE_MIN_RECORDS 65536u
@@ -92,7 +93,7 @@ typedef struct {
     mw_tplan_t plan;  /* the plan in force */
     uint64_t plans;   /* plans sent */
     int told_no_steer;
-    uint32_t ranks;  /* the job's size, and its window length, for deferring (0: never) */
+    uint32_t ranks; /* the job's size, and its window length, for deferring (0: never) */
     double window_s;
     /* traces taken after their sample in the current window of arrival (late intake cap) */
     uint64_t late_window, late_records, late_bytes;

@@ -61,8 +61,7 @@ static int trace_fields(const mw_collector_t *c, const Mpiwatch__Trace *t, mw_tr
     int has = t->count || t->records.len;
     if ((t->state != MW_TRACE_EXACT && t->state != MW_TRACE_SUMMARY_ONLY) ||
         (t->reason > MW_TRACE_WHY_NOT_ASKED && t->reason != MW_TRACE_WHY_DEFERRED) ||
-        (t->flags & ~MW_TRACE_SEQ_UNRELIABLE) ||
-        t->threads > MW_TRACE_MAX_THREADS ||
+        (t->flags & ~MW_TRACE_SEQ_UNRELIABLE) || t->threads > MW_TRACE_MAX_THREADS ||
         (has && t->encoding != MW_TRACE_ENC_COLUMNS && t->encoding != MW_TRACE_ENC_ZSTD) ||
         (t->state == MW_TRACE_SUMMARY_ONLY && has) || (t->count && !t->records.len) ||
         (!t->count && t->records.len)) { /* records that would never be decoded */

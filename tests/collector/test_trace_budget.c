@@ -139,7 +139,8 @@ static void test_defer_figures(void **state)
     assert_int_equal(p.groups, MW_TRACE_HISTORY_MAX - 3);
     mw__tplan_compute(1e9, 1e6, 3, &p); /* 10,000 calls per rank-window: 16 MiB hold 158 */
     mw__tplan_defer(&p, 1e9, 1e6, 10000, 0.1);
-    assert_int_equal(p.groups, (uint32_t)((16u << 20) / (10000 * MW_TRACE_DEFER_BYTES_PER_CALL)) - 3);
+    assert_int_equal(p.groups,
+                     (uint32_t)((16u << 20) / (10000 * MW_TRACE_DEFER_BYTES_PER_CALL)) - 3);
 }
 
 /* The collector's intake of traces sent after their sample, per window of arrival. */
@@ -175,10 +176,10 @@ static void test_plan_strings(void **state)
 {
     (void)state;
     /* B = P (every window from K on) is read as the shim reads it (docs/steering.md). */
-    static const char *const good[] = {"all",           "off",         "every:492:3@17000000123",
-                                       "every:2:1@0",   "every:3:3@0", "every:1:1@5",
-                                       "every:492:3@17/492", "every:30:3@9/4",
-                                       "17000000000+3", "0+1"};
+    static const char *const good[] = {
+        "all",           "off",         "every:492:3@17000000123", "every:2:1@0",
+        "every:3:3@0",   "every:1:1@5", "every:492:3@17/492",      "every:30:3@9/4",
+        "17000000000+3", "0+1"};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         mw_tplan_t p;
         if (mw__tplan_parse(good[i], &p) < 0)

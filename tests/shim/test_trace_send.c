@@ -505,8 +505,8 @@ static void defer_burst(int64_t p, int64_t b, int64_t g, int rank)
 static void test_deferred(void **state)
 {
     (void)state;
-    defer_burst(6, 2, 3, 5);   /* group 2: sent after K + 4 */
-    defer_burst(4, 3, 4, 0);   /* group 0: right after the burst */
+    defer_burst(6, 2, 3, 5);    /* group 2: sent after K + 4 */
+    defer_burst(4, 3, 4, 0);    /* group 0: right after the burst */
     defer_burst(60, 2, 50, 49); /* B + G = 52 windows: the flight recorder (8) grows */
 }
 
