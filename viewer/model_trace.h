@@ -28,7 +28,7 @@
  * windows is 49,152 of them, each a rank's records; the oldest go first past either cap. */
 #define MW_TRACE_LATE_MAX 65536
 #define MW_TRACE_LATE_MAX_BYTES (256u << 20) /* their record bytes */
-#define MW_TRACE_TIME_MAX (1ll << 50)       /* |start|, duration of a record kept (13 days) */
+#define MW_TRACE_TIME_MAX (1ll << 50)        /* |start|, duration of a record kept (13 days) */
 
 /* One rank's trace of one window, decoded. */
 typedef struct {
