@@ -6,7 +6,9 @@
 # keep every rank's traces exact (no refusal: its checks accept every record a real rank
 # sends), count the traced calls per rank, keep the communicator definitions, send no plan (the
 # job is far below the budget and the ranks start with `all`), and its recording must replay to
-# the same windows, traces included, and the same trace counters. Then tests/programs/steady
+# the same windows, traces included, and the same trace counters; exported with mpiwatch export
+# --format trace, every message of the program is one send matched to one receive
+# (check_trace_matched.py). Then tests/programs/steady
 # (an MPI_Allreduce every 2 ms per rank, about 2,000 timed calls/s) with --trace-budget 200: the
 # collector must send a burst plan (mpiwatch.trace=every:P:3@K, a trace_plan event) and the ranks
 # follow it: some rank windows exact, the others summary only, nothing refused.
@@ -26,6 +28,14 @@ fi
     2>"$MW_T/replay.err" || mw_fail "the replay failed: $(tail -3 "$MW_T/replay.err")"
 grep -Eq "windows compared with the recording, 0 differ" "$MW_T/replay.err" ||
     mw_fail "the replay's windows differ: $(grep -E 'compared|differ' "$MW_T/replay.err")"
+
+# The whole chain: the recording's traces exported, every message of the program matched.
+export_bin=${1:?usage: trace_job.sh MPIWATCH-EXPORT}
+"$export_bin" --format trace "$MW_T/r.mpiw" -o "$MW_T/calls.jsonl" 2>"$MW_T/export.err" ||
+    mw_fail "export --format trace failed: $(tail -3 "$MW_T/export.err")"
+"${MW_PYTHON:-/usr/bin/python3}" "$(dirname "${BASH_SOURCE[0]}")/../integration/check_trace_matched.py" \
+    "$MW_T/truth.txt" "$MW_T/calls.jsonl" "$MW_NP" ||
+    mw_fail "the exported messages are not the program's, each matched once (above)"
 
 "${MW_PYTHON:-/usr/bin/python3}" - "$MW_T" "$MW_NP" <<'EOF' || mw_fail "trace figures (above)"
 import json, sys
