@@ -11,8 +11,8 @@
  * decoding, every check, the trace's one decode and record checks, the merge, the window's copy
  * of the records, closing and encoding the windows), alternating which goes first. The cost of
  * a traced call is (traced - untraced) CPU time / traced calls; bytes per call are the trace's
- * bytes over its calls. The recording holds a traced call twice (the sample's frame as received
- * and the merged window), so its bytes per traced call are twice those.
+ * bytes over its calls. The recording holds a traced call once (the sample's frame as received;
+ * the merged window names that frame, docs/recording.md), so its bytes per traced call are those.
  *
  * DESIGN: CPU time of the thread (CLOCK_THREAD_CPUTIME_ID), so that other work on a shared
  * machine does not count; medians of REPS repetitions, each with a fresh collector. Not a

@@ -155,6 +155,7 @@ mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, 
     c->now = *now;
     if (c->record)
         mw__record_frame(c->record, now, data, len, parts);
+    c->merge.frame_off = mw__record_last_frame(c->record); /* where its traces are recorded */
     if (parts > 1) {
         r = MW_REJECT_MULTIPART;
     } else if (len > MW_MAX_MESSAGE_BYTES) {

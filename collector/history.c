@@ -316,8 +316,9 @@ struct mw_history {
         uint64_t errors;             /* replies that carry an error */
         uint64_t truncated;
         uint64_t bad[HISTORY_BAD_COUNT];
-        uint64_t from_recording; /* windows and samples read from the recording */
-        uint64_t reply_failed;   /* replies that could not be sent */
+        uint64_t from_recording;   /* windows and samples read from the recording */
+        uint64_t reply_failed;     /* replies that could not be sent */
+        uint64_t trace_unresolved; /* recorded traces not where the recording says */
     } st;
 };
 
@@ -367,11 +368,12 @@ void mw__history_close(mw_history_t *f)
                                   history_bad_names[i], (unsigned long long)f->st.bad[i]);
         MW_LOG(MW_LOG_INFO,
                "history: %llu requests, %llu answered, %llu errors, "
-               "%llu truncated, %llu from the recording, %llu unsent, %llu too large to keep; "
-               "bad requests: %s",
+               "%llu truncated, %llu from the recording (%llu traces not found there), %llu "
+               "unsent, %llu too large to keep; bad requests: %s",
                (unsigned long long)f->st.requests, (unsigned long long)f->st.answered,
                (unsigned long long)f->st.errors, (unsigned long long)f->st.truncated,
-               (unsigned long long)f->st.from_recording, (unsigned long long)f->st.reply_failed,
+               (unsigned long long)f->st.from_recording, (unsigned long long)f->st.trace_unresolved,
+               (unsigned long long)f->st.reply_failed,
                (unsigned long long)(f->windows.too_large + f->samples.too_large), bad);
         if (zmq_close(f->router) != 0)
             MW_LOG(MW_LOG_ERROR, "zmq_close: %s", zmq_strerror(zmq_errno()));
@@ -569,8 +571,9 @@ static int history_rec_span(mw_rec_reader_t *rd, uint64_t *first, uint64_t *last
 
 /* Appends the recorded windows first..last (those that exist) to the reply. Returns 0, or -1
  * with a message in err on a read error. */
-static int history_rec_windows(mw_history_t *f, mw_rec_reader_t *rd, uint64_t first, uint64_t last,
-                               history_reply_t *b, char *err, size_t errlen)
+static int history_rec_windows(mw_history_t *f, mw_rec_reader_t *rd, const char *job,
+                               uint64_t first, uint64_t last, history_reply_t *b, char *err,
+                               size_t errlen)
 {
     uint64_t span_first, span_last;
     if (!history_rec_span(rd, &span_first, &span_last))
@@ -604,6 +607,15 @@ static int history_rec_windows(mw_history_t *f, mw_rec_reader_t *rd, uint64_t fi
                      (unsigned long long)k);
             return -1;
         }
+        /* Served as the feed published it: the traces' records, which the recording keeps
+         * in the frames that brought them, put back; one not found there is sent as not
+         * exact and counted (docs/recording.md "Traces"). */
+        int bad = mw_rec_reader_resolve_window(rd, rec->window, job);
+        if (bad < 0) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        f->st.trace_unresolved += (uint64_t)bad;
         if (reply_message(b, REPLY_WINDOWS, &rec->window->base) == 0)
             f->st.from_recording++;
         if (k == UINT64_MAX)
@@ -748,7 +760,8 @@ static int history_answer_windows(mw_history_t *f, mw_collector_t *c, uint64_t f
             mw_rec_reader_t *rd = history_reader(f, c, err, errlen);
             if (!rd)
                 return -1;
-            if (history_rec_windows(f, rd, first, old_last, b, err, errlen) < 0) {
+            if (history_rec_windows(f, rd, c->job.job[0] ? c->job.job : NULL, first, old_last, b,
+                                    err, errlen) < 0) {
                 history_reader_reset(f);
                 return -1;
             }

@@ -13,6 +13,7 @@
  */
 #include "collector.h"
 #include "ingest.h"
+#include "mw_bins.h"
 #include "mw_trace.h"
 #include "mw_wire.h"
 #include "publish.h"
@@ -120,7 +121,7 @@ static mw_reject_t check_hello(mw_collector_t *c, const Mpiwatch__Envelope *env,
     if (placement != MW_ACCEPTED)
         return placement;
     if (h->window_ns == 0 || h->window_ns > MW_MAX_WINDOW_NS || h->subslots == 0 ||
-        h->subslots > MW_MAX_SUBSLOTS || h->duration_bins == 0 ||
+        h->subslots > MW_MAX_SUBSLOTS || !mw_bins_valid(h->duration_bins) ||
         h->duration_bins > MW_MAX_DURATION_BINS || h->pu < -1 || h->core < -1 || h->package < -1)
         return MW_REJECT_BAD_FIELD;
     /* The grid and the shapes of the merged arrays are the job's: every rank must agree. */

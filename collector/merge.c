@@ -25,6 +25,7 @@
  * long closing took (the close latency histograms of merge.h and the stats JSON).
  */
 #include "merge.h"
+#include "mw_limits.h"
 #include "mw_trace.h"
 
 #include <stdlib.h>
@@ -109,6 +110,8 @@ static int window_alloc(mw_window_t *w, uint32_t subslots, uint32_t size)
         return -1;
     if (mw__index_init_list(&w->pairs, sizeof(mw_pair_sum_t), 64, MW_MERGE_MAX_PAIRS) < 0)
         return -1;
+    if (mw__index_init(&w->trace_slot, sizeof(uint32_t), 16, MW_MAX_RANKS) < 0)
+        return -1;
     return 0;
 }
 
@@ -125,6 +128,7 @@ static void window_release(mw_window_t *w)
     free(w->comms);
     mw__index_free(&w->density);
     mw__index_free(&w->pairs);
+    mw__index_free(&w->trace_slot);
     memset(w, 0, sizeof *w);
 }
 
@@ -145,7 +149,8 @@ static void window_clear(mw_window_t *w)
         w->rank_pm[r] = MW_RANK_PM_NONE;
     mw__index_clear(&w->density);
     mw__index_clear(&w->pairs);
-    w->n_traces = w->n_comms = w->traced_ranks = 0;
+    mw__index_clear(&w->trace_slot);
+    w->n_traces = w->n_comms = w->traced_ranks = w->trace_deferred = 0;
     w->tbytes_len = 0;
     w->trace_left_out = w->traced_calls = w->comms_dropped = 0;
     if (w->tbytes_cap > TRACE_KEEP_BYTES) { /* a burst's buffer is not kept by every slot */
@@ -413,6 +418,15 @@ int mw__merge_trace_room(const mw_merge_t *m, uint64_t window, size_t len)
     return len <= MW_TRACE_WINDOW_MAX_BYTES - used;
 }
 
+int mw__merge_trace_exact(const mw_merge_t *m, uint64_t window, uint32_t rank)
+{
+    const mw_window_t *w = &m->ring[window & m->mask];
+    if (!w->open || w->index != window)
+        return 0;
+    const uint32_t *slot = mw__index_find(&w->trace_slot, rank);
+    return slot && w->traces[*slot].state == MW_TRACE_EXACT;
+}
+
 /* Keeps one rank's trace (and the sample's communicator definitions) in window w. The records
  * are copied as they arrived: the window owns them, the decoded message does not outlive its
  * frame. Returns 0, or -1 when memory or a cap refused the records (the entry is then kept as
@@ -442,7 +456,18 @@ static int window_add_trace(mw_merge_t *m, mw_window_t *w, uint32_t rank, const 
         return 0;
     if (grow((void **)&w->traces, &w->cap_traces, w->n_traces, sizeof *w->traces) < 0)
         return -1;
-    mw_rank_trace_t *e = &w->traces[w->n_traces];
+    /* One entry per rank and window, so a window holds at most the job's size of them: a later
+     * trace replaces the rank's entry unless that one is exact, and a second exact one is
+     * refused (trace_check.c refuses it first, counted, before it is decoded). */
+    int created = 0;
+    uint32_t *slot = mw__index_get(&w->trace_slot, rank, &created);
+    if (!slot)
+        return -1;
+    if (created)
+        *slot = w->n_traces;
+    else if (w->traces[*slot].state == MW_TRACE_EXACT)
+        return in->state == MW_TRACE_EXACT ? -1 : 0;
+    mw_rank_trace_t *e = &w->traces[*slot];
     *e = (mw_rank_trace_t){.rank = rank,
                            .state = in->state,
                            .reason = in->reason,
@@ -456,7 +481,8 @@ static int window_add_trace(mw_merge_t *m, mw_window_t *w, uint32_t rank, const 
                            .raw_bytes = t->raw_bytes,
                            .window_start_ns = t->window_start_ns,
                            .capture = t->capture,
-                           .calls = in->calls};
+                           .calls = in->calls,
+                           .frame_off = m->frame_off};
     size_t len = in->keep_records ? t->records.len : 0;
     if (len && !mw__merge_trace_room(m, w->index, len))
         len = 0, rc = -1;
@@ -487,7 +513,8 @@ static int window_add_trace(mw_merge_t *m, mw_window_t *w, uint32_t rank, const 
         e->count = e->encoding = 0;
         e->raw_bytes = 0;
     }
-    w->n_traces++;
+    if (created)
+        w->n_traces++;
     return rc;
 }
 
@@ -518,12 +545,15 @@ static void window_close_traces(mw_window_t *w)
         w->traces[out++] = *e;
     }
     w->n_traces = out;
-    w->traced_ranks = 0;
+    w->traced_ranks = w->trace_deferred = 0;
     w->trace_left_out = w->traced_calls = 0;
     for (uint32_t i = 0; i < out; i++) {
         if (w->traces[i].state == MW_TRACE_EXACT) {
             w->traced_ranks++;
             w->traced_calls += w->traces[i].calls;
+        } else if (w->traces[i].reason == MW_TRACE_WHY_DEFERRED) {
+            w->trace_deferred++; /* traced: its records come later (Envelope.trace) */
+            continue;
         }
         w->trace_left_out += w->traces[i].left_out;
     }

@@ -54,7 +54,7 @@ static inline void mw__fn_stats_add(mw_fn_stats_t *t, const Mpiwatch__FunctionSt
 /* One function summed over the ranks that reported a window. */
 typedef struct {
     mw_fn_stats_t s;
-    uint64_t hist[MW_MAX_DURATION_BINS]; /* hist[b]: calls lasting [2^b, 2^(b+1)) ns */
+    uint64_t hist[MW_MAX_DURATION_BINS]; /* hist[b]: calls in duration bin b (mw_bins.h) */
 } mw_fn_sum_t;
 
 /* Point-to-point traffic from world rank src to world rank dst. */
@@ -113,6 +113,7 @@ typedef struct {
     uint64_t window, left_out, raw_bytes, window_start_ns, capture;
     uint64_t calls; /* timed calls it traced (the collector's count) */
     uint64_t off, len;
+    uint64_t frame_off; /* recording offset of the frame that brought the records, 0 none */
 } mw_rank_trace_t;
 
 /* A communicator definition that arrived with a sample (CommDef), and its sender. */
@@ -178,12 +179,14 @@ typedef struct {
      * trace) carried a Trace, in rank order once closed; their records in tbytes. */
     mw_rank_trace_t *traces;
     uint32_t n_traces, cap_traces;
+    mw__index_t trace_slot; /* open window: rank -> its entry in traces (one per rank) */
     uint8_t *tbytes;
     size_t tbytes_len, tbytes_cap;
     mw_comm_def_t *comms; /* in arrival order */
     uint32_t n_comms, cap_comms;
     uint32_t traced_ranks;   /* entries with state exact (set at close) */
     uint64_t trace_left_out; /* timed calls of the entries not traced (set at close) */
+    uint32_t trace_deferred; /* entries deferred (traced, records to come; set at close) */
     uint64_t traced_calls;   /* timed calls of the exact entries (set at close) */
     uint64_t comms_dropped;  /* definitions over MW_TRACE_WINDOW_MAX_COMMS */
 
@@ -242,6 +245,7 @@ typedef struct {
     uint64_t late;             /* samples for windows already closed */
     uint64_t evicted;          /* windows closed early to make room in the ring */
     uint64_t trace_open_bytes; /* tbytes_len of the open windows (MW_TRACE_OPEN_MAX_BYTES) */
+    uint64_t frame_off;        /* recording offset of the frame being ingested, 0 none */
 
     mw_window_fn on_close;
     void *user;
@@ -273,6 +277,9 @@ int mw__merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint6
 /* Whether `len` more bytes of trace records fit window `window` (open or about to be) and the
  * open windows' cap. */
 int mw__merge_trace_room(const mw_merge_t *m, uint64_t window, size_t len);
+/* 1 when `rank` already has an exact trace in window `window` (open): a window keeps one entry
+ * per rank, so a second exact trace is refused (trace_check.c). */
+int mw__merge_trace_exact(const mw_merge_t *m, uint64_t window, uint32_t rank);
 /* Adds a trace that came after its sample (Envelope.trace) to window `window` if it is open.
  * Returns 0 when added, 1 when the window is not open (closed, or never had data), -1 when
  * out of memory or over a cap. */

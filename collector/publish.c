@@ -77,7 +77,7 @@ static void rules_step(mw_collector_t *c, const mw__pub_t *m)
 static void record_window(mw_collector_t *c, const mw__pub_t *m)
 {
     if (c->record && m->len)
-        mw__record_window(c->record, &c->now, m->window->index, m->pb, m->len);
+        mw__record_merged(c->record, &c->now, m->window, m->pb, m->len);
 }
 
 static void record_step(mw_collector_t *c, const mw__pub_t *m)

@@ -147,6 +147,12 @@ struct mw_record {
 
     unsigned char *scratch; /* rare records packed by protobuf-c */
     size_t scratch_cap;
+
+    uint64_t last_frame; /* offset of the last received frame appended, 0 none */
+    uint64_t *strip_off; /* per trace entry of the window being written: its frame offset */
+    size_t strip_off_cap;
+    unsigned char *strip; /* the window's recording form (mw_rec_window_strip) */
+    size_t strip_cap;
 };
 
 /* Stops the recording on a write error: logged once, with what is in the file. Called on the
@@ -435,6 +441,8 @@ static void rec_free(mw_record_t *r)
     for (unsigned i = 0; i < REC_BUFFERS; i++)
         free(r->buf[i].data);
     free(r->scratch);
+    free(r->strip_off);
+    free(r->strip);
     free(r->path);
     pthread_cond_destroy(&r->done);
     pthread_cond_destroy(&r->work);
@@ -627,6 +635,7 @@ void mw__record_frame(mw_record_t *r, const mw_clock_t *now, const void *data, s
     int sample = mw_rec_sample_window(data, len, &window);
     uint64_t off = rec_append(r, MW_REC_TAG_FRAME, now, REC_MESSAGE, data ? data : "", len,
                               parts > 0 ? (uint32_t)parts : 1, 0);
+    r->last_frame = off;
     if (off && sample) {
         /* The first sample frame of a window, for the index. A frame that only looks like a
          * sample can take the slot of a real window; the index then points at a later sample
@@ -660,6 +669,48 @@ void mw__record_window(mw_record_t *r, const mw_clock_t *now, uint64_t index, co
     r->ix_mono[r->ix_n] = now->mono_ns;
     if (++r->ix_n == REC_INDEX_EVERY)
         rec_index(r, now);
+}
+
+uint64_t mw__record_last_frame(const mw_record_t *r)
+{
+    return r && !r->failed ? r->last_frame : 0;
+}
+
+void mw__record_merged(mw_record_t *r, const mw_clock_t *now, const mw_window_t *w, const void *pb,
+                       size_t len)
+{
+    if (!r || r->failed)
+        return;
+    /* Which entries lose their records: those kept with records whose frame is in the file
+     * (an earlier frame of this recording: the offset is below everything appended since). */
+    size_t n = w->n_traces, strip = 0;
+    if (n && n > r->strip_off_cap) {
+        uint64_t *p = realloc(r->strip_off, n * sizeof *p);
+        if (!p)
+            n = 0; /* out of memory: the window is stored with its records */
+        else
+            r->strip_off = p, r->strip_off_cap = n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const mw_rank_trace_t *t = &w->traces[i];
+        r->strip_off[i] = t->len && t->frame_off ? t->frame_off : 0;
+        strip += r->strip_off[i] != 0;
+    }
+    if (strip) {
+        size_t cap = len + 11 * n;
+        if (cap > r->strip_cap) {
+            unsigned char *p = realloc(r->strip, cap);
+            if (p)
+                r->strip = p, r->strip_cap = cap;
+        }
+        size_t k =
+            cap <= r->strip_cap ? mw_rec_window_strip(pb, len, r->strip_off, n, r->strip) : 0;
+        if (k) {
+            pb = r->strip;
+            len = k;
+        }
+    }
+    mw__record_window(r, now, w->index, pb, len);
 }
 
 /* A closed time step: an output, like a window (replay derives it again). */

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "clock.h"
+#include "merge.h"
 #include "options.h"
 
 typedef struct mw_record mw_record_t;
@@ -23,6 +24,15 @@ void mw__record_frame(mw_record_t *r, const mw_clock_t *now, const void *data, s
                       int parts);
 void mw__record_window(mw_record_t *r, const mw_clock_t *now, uint64_t index, const void *pb,
                        size_t len);
+/* A merged window as the collector closed it (pb, len: its encoding for every consumer). Each
+ * rank's trace records are already in the file, in the received frame that brought them: the
+ * window frame stores them once, by that frame's offset (mw_rec_window_strip, docs/recording.md
+ * "Traces"); a trace whose frame is not in the file keeps its records inline. */
+void mw__record_merged(mw_record_t *r, const mw_clock_t *now, const mw_window_t *w, const void *pb,
+                       size_t len);
+/* The offset of the last received frame appended (mw__record_frame), 0 when it was not (no
+ * recording, stopped, or not written); NULL is allowed. */
+uint64_t mw__record_last_frame(const mw_record_t *r);
 void mw__record_job(mw_record_t *r, const mw_clock_t *now, const void *pb, size_t len);
 void mw__record_step(mw_record_t *r, const mw_clock_t *now, const void *pb, size_t len);
 void mw__record_event(mw_record_t *r, const mw_clock_t *now, const char *kind, const char *job,

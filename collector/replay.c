@@ -130,8 +130,18 @@ static void replay_on_window(const mw_window_t *w, void *user)
         rp->next_on_window(w, rp->next_user);
 }
 
-static void replay_recorded_window(replay_t *rp, const Mpiwatch__Window *w)
+static void replay_recorded_window(replay_t *rp, mw_rec_reader_t *rd, Mpiwatch__Window *w)
 {
+    /* The recording keeps each trace's records once, in the frame that brought them: put
+     * them back, so that the window compared is the one the live collector published. A
+     * trace that does not resolve leaves the rank not exact, and the window then differs. */
+    const char *job = rp->c->job.job[0] ? rp->c->job.job : NULL;
+    uint64_t before = mw_rec_reader_trace_failures(rd);
+    if (mw_rec_reader_resolve_window(rd, w, job) != 0 && before == 0)
+        MW_LOG(MW_LOG_WARN,
+               "replay: window %llu: a trace's records are not where the recording says "
+               "(the first; the rank is shown as not exact, the end counts them all)",
+               (unsigned long long)w->index);
     size_t len = protobuf_c_message_get_packed_size(&w->base);
     if (len + 1 > rp->cap) {
         unsigned char *p = realloc(rp->buf, len + 1);
@@ -295,7 +305,7 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
             break;
         case MPIWATCH__RECORD__BODY_WINDOW:
             if (rec->window)
-                replay_recorded_window(rp, rec->window);
+                replay_recorded_window(rp, rd, rec->window);
             break;
         case MPIWATCH__RECORD__BODY_FINISH:
             finished = 1;
@@ -332,6 +342,11 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
                "replay %s: %llu regenerated windows differ from the recorded ones "
                "(first: window %llu): this collector does not merge as the recording's did",
                o->replay, (unsigned long long)rp->differ, (unsigned long long)rp->first_differ);
+    if (mw_rec_reader_trace_failures(rd))
+        MW_LOG(MW_LOG_WARN,
+               "replay %s: %llu traces of recorded windows are not where the recording says "
+               "(a damaged file?): those ranks are not exact there",
+               o->replay, (unsigned long long)mw_rec_reader_trace_failures(rd));
     return rc;
 }
 

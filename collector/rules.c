@@ -37,6 +37,7 @@
 #include "steer.h"
 #include "publish.h"
 #include "mw_steer_request.h"
+#include "mw_bins.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -738,7 +739,7 @@ static int rule_in_scope(const rule_t *r, const mw_job_t *job, uint32_t rank)
 }
 
 /* The duration under which a fraction q of the calls of fn ended, in seconds: the top of the
- * log2 bin that holds the quantile ("at most this"). -1 without calls. */
+ * duration bin (mw_bins.h) that holds the quantile ("at most this"). -1 without calls. */
 static double window_quantile(const mw_window_t *w, unsigned fn, double q)
 {
     const uint64_t *h = w->fn[fn].hist;
@@ -753,9 +754,9 @@ static double window_quantile(const mw_window_t *w, unsigned fn, double q)
     for (uint32_t b = 0; b < bins; b++) {
         acc += h[b];
         if ((double)acc >= need)
-            return ldexp(1.0, (int)b + 1) / 1e9;
+            return mw_bin_hi_ns(b, w->duration_bins) / 1e9;
     }
-    return ldexp(1.0, (int)bins) / 1e9;
+    return mw_bin_lo_ns(bins, w->duration_bins) / 1e9;
 }
 
 /* Computes a rule's value on a window and whether its condition holds. *rank is the rank the

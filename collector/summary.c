@@ -252,6 +252,7 @@ static int stats_trace(const mw_collector_t *c, cJSON *root)
         mw_json_add_u64(o, "summary_only", t->summary_only) < 0 ||
         mw_json_add_u64(o, "traced_calls", t->traced_calls) < 0 ||
         mw_json_add_u64(o, "left_out", t->left_out) < 0 ||
+        mw_json_add_u64(o, "deferred", t->deferred) < 0 ||
         mw_json_add_u64(o, "bytes", t->bytes) < 0 ||
         mw_json_add_u64(o, "reach_back", t->reach_back) < 0 ||
         mw_json_add_u64(o, "published", t->published) < 0 ||

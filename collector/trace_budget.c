@@ -22,6 +22,12 @@
  * (logged once): the ranks follow their own default. The ranks start with `all`, which is taken
  * as the plan in force: a job within its budget never gets a plan (nor a steering message it did
  * not ask for).
+ *
+ * A burst of a large job is too much to take at once (16,384 ranks: 33 M calls, 115 MB in one
+ * window), so above MW_TRACE_DEFER_OVER x R the plan defers it (`every:P:B@K/G`): the ranks still
+ * trace the burst together but send it from their flight recorder in G groups of ranks, one
+ * group per window after the burst (mw__tplan_defer); traces arriving after their sample are
+ * taken at most at MW_TRACE_LATE_MARGIN x the budget's pace per window (mw__tbudget_late_take).
  */
 #include "trace_budget.h"
 
@@ -63,6 +69,73 @@ void mw__tplan_compute(double calls_per_s, double rate, uint32_t burst, mw_tplan
     out->share = (double)burst / p;
 }
 
+void mw__tplan_defer(mw_tplan_t *p, double calls_per_s, double rate, uint32_t ranks,
+                     double window_s)
+{
+    p->groups = 0;
+    if (p->kind != MW_TPLAN_EVERY || !(rate > 0) || !ranks || !(window_s > 0) ||
+        !(calls_per_s > rate * MW_TRACE_DEFER_OVER))
+        return;
+    double g = ceil((double)p->burst * calls_per_s / rate);
+    if (g > p->period)
+        g = p->period; /* never into the next burst's sending */
+    if (g > MW_TRACE_HISTORY_MAX - p->burst)
+        g = MW_TRACE_HISTORY_MAX - p->burst;
+    /* The flight recorder holds B + G windows of one rank. */
+    double per_window = calls_per_s / ranks * window_s * MW_TRACE_DEFER_BYTES_PER_CALL;
+    if (per_window > 0) {
+        double fit = floor((double)MW_TRACE_DEFER_RANK_BYTES / per_window) - p->burst;
+        if (g > fit)
+            g = fit;
+    }
+    if (g > ranks)
+        g = ranks; /* a group without ranks sends nothing */
+    if (g >= 2)
+        p->groups = (uint32_t)g;
+}
+
+void mw__tplan_cost(const mw_tplan_t *p, double calls_per_s, uint32_t ranks, double window_s,
+                    mw_tplan_cost_t *out)
+{
+    memset(out, 0, sizeof *out);
+    double win_calls = calls_per_s * window_s; /* the whole job's calls of one window */
+    double per_rank = ranks ? win_calls / ranks : 0;
+    out->history = 1;
+    if (p->kind == MW_TPLAN_OFF) {
+        win_calls = 0;
+    } else if (p->kind == MW_TPLAN_EVERY && p->groups) {
+        /* One group per window after the burst: its ranks' B windows (groups differ by one rank
+         * at most). */
+        double group = ranks ? ceil((double)ranks / p->groups) : 0;
+        win_calls = group * per_rank * p->burst;
+        out->history = p->burst + p->groups;
+    }
+    out->arrive_calls = win_calls;
+    out->arrive_bytes = win_calls * MW_TRACE_BYTES_PER_CALL;
+    out->rank_bytes = out->history * per_rank * MW_TRACE_BYTES_PER_CALL;
+    out->rank_bytes_hi = out->history * per_rank * MW_TRACE_DEFER_BYTES_PER_CALL;
+}
+
+int mw__tbudget_late_take(mw__tbudget_t *b, uint64_t now_w, double window_s, uint64_t records,
+                          uint64_t bytes)
+{
+    if (now_w != b->late_window) {
+        b->late_window = now_w;
+        b->late_records = b->late_bytes = 0;
+    }
+    double cap = b->rate * window_s * MW_TRACE_LATE_MARGIN * MW_TRACE_LATE_RECS_PER_CALL;
+    if (cap < MW_TRACE_LATE_MIN_RECORDS)
+        cap = MW_TRACE_LATE_MIN_RECORDS;
+    if (!(b->rate > 0))
+        cap = (double)UINT64_MAX; /* no budget: the bytes only */
+    if ((double)(b->late_records + records) > cap ||
+        b->late_bytes + bytes > MW_TRACE_WINDOW_MAX_BYTES)
+        return -1;
+    b->late_records += records;
+    b->late_bytes += bytes;
+    return 0;
+}
+
 int mw__tplan_format(const mw_tplan_t *p, char *buf, size_t len)
 {
     int n;
@@ -74,8 +147,10 @@ int mw__tplan_format(const mw_tplan_t *p, char *buf, size_t len)
         n = snprintf(buf, len, "off");
         break;
     case MW_TPLAN_EVERY:
-        n = snprintf(buf, len, "every:%" PRIu32 ":%" PRIu32 "@%" PRIu64, p->period, p->burst,
-                     p->first);
+        n = p->groups ? snprintf(buf, len, "every:%" PRIu32 ":%" PRIu32 "@%" PRIu64 "/%" PRIu32,
+                                 p->period, p->burst, p->first, p->groups)
+                      : snprintf(buf, len, "every:%" PRIu32 ":%" PRIu32 "@%" PRIu64, p->period,
+                                 p->burst, p->first);
         break;
     default:
         return -1;
@@ -118,8 +193,14 @@ int mw__tplan_parse(const char *value, mw_tplan_t *out)
         s += 6;
         if (parse_num(&s, MW_TRACE_PLAN_MAX_PERIOD, &a) < 0 || *s++ != ':' ||
             parse_num(&s, MW_TRACE_PLAN_MAX_PERIOD, &b) < 0 || *s++ != '@' ||
-            parse_num(&s, UINT64_MAX, &k) < 0 || *s || b == 0 || b >= a)
+            parse_num(&s, UINT64_MAX, &k) < 0 || b == 0 || b > a)
             return -1;
+        uint64_t g = 0;
+        if (*s == '/' && (s++, parse_num(&s, MW_TRACE_PLAN_MAX_PERIOD, &g) < 0 || g == 0 || g > a))
+            return -1;
+        if (*s)
+            return -1;
+        out->groups = (uint32_t)g;
         out->kind = MW_TPLAN_EVERY;
         out->period = (uint32_t)a;
         out->burst = (uint32_t)b;
@@ -150,7 +231,8 @@ void mw__tbudget_init(mw__tbudget_t *b, double rate, uint32_t burst)
 
 static int plan_same(const mw_tplan_t *a, const mw_tplan_t *b)
 {
-    return a->kind == b->kind && a->period == b->period && a->burst == b->burst;
+    return a->kind == b->kind && a->period == b->period && a->burst == b->burst &&
+           a->groups == b->groups;
 }
 
 int mw__tbudget_observe(mw__tbudget_t *b, double calls_per_s, mw_tplan_t *plan)
@@ -172,6 +254,7 @@ int mw__tbudget_observe(mw__tbudget_t *b, double calls_per_s, mw_tplan_t *plan)
     }
     mw_tplan_t p;
     mw__tplan_compute(c, b->rate, b->burst, &p);
+    mw__tplan_defer(&p, c, b->rate, b->ranks, b->window_s);
     if (b->plan.kind != MW_TPLAN_NONE && plan_same(&p, &b->plan))
         return 0;
     b->c_rate = c; /* the average goes on from the rate the plan was made for */
@@ -197,6 +280,8 @@ void mw__tbudget_window(mw_collector_t *c, const mw_window_t *w)
 {
     mw__tbudget_t *b = &c->tbudget;
     mw_tplan_t p;
+    b->ranks = c->job.size;
+    b->window_s = (double)w->window_ns / 1e9;
     if (!mw__tbudget_observe(b, mw__tbudget_window_rate(w, c->job.size), &p))
         return;
     if (p.kind == MW_TPLAN_EVERY) {

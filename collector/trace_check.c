@@ -21,6 +21,7 @@
 
 #include "collector.h"
 #include "mw_trace.h"
+#include "trace_budget.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -59,10 +60,11 @@ static int trace_fields(const mw_collector_t *c, const Mpiwatch__Trace *t, mw_tr
     }
     int has = t->count || t->records.len;
     if ((t->state != MW_TRACE_EXACT && t->state != MW_TRACE_SUMMARY_ONLY) ||
-        t->reason > MW_TRACE_WHY_NOT_ASKED || (t->flags & ~MW_TRACE_SEQ_UNRELIABLE) ||
-        t->threads > MW_TRACE_MAX_THREADS ||
+        (t->reason > MW_TRACE_WHY_NOT_ASKED && t->reason != MW_TRACE_WHY_DEFERRED) ||
+        (t->flags & ~MW_TRACE_SEQ_UNRELIABLE) || t->threads > MW_TRACE_MAX_THREADS ||
         (has && t->encoding != MW_TRACE_ENC_COLUMNS && t->encoding != MW_TRACE_ENC_ZSTD) ||
-        (t->state == MW_TRACE_SUMMARY_ONLY && has) || (t->count && !t->records.len)) {
+        (t->state == MW_TRACE_SUMMARY_ONLY && has) || (t->count && !t->records.len) ||
+        (!t->count && t->records.len)) { /* records that would never be decoded */
         *why = MW_TREFUSE_FIELD;
         return -1;
     }
@@ -196,7 +198,10 @@ static int comms_ok(mw_collector_t *c, uint32_t rank, const Mpiwatch__Sample *s)
 static void trace_count(mw_collector_t *c, uint32_t rank, const mw_trace_in_t *in)
 {
     mw_trace_stats_t *st = &c->tstats;
-    st->left_out += in->left_out;
+    if (in->state != MW_TRACE_EXACT && in->reason == MW_TRACE_WHY_DEFERRED)
+        st->deferred += in->left_out; /* traced: the records come later */
+    else
+        st->left_out += in->left_out;
     if (in->state == MW_TRACE_EXACT) {
         st->exact++;
         st->traced_calls += in->calls;
@@ -244,7 +249,9 @@ void mw__trace_check_sample(mw_collector_t *c, uint32_t rank, const Mpiwatch__Sa
     } else if (trace_fields(c, t, &why) < 0) {
         trace_refuse(c, in, why, timed);
     } else if (t->state == MW_TRACE_EXACT) {
-        if (!mw__merge_trace_room(&c->merge, s->window, t->records.len))
+        if (mw__merge_trace_exact(&c->merge, s->window, rank))
+            trace_refuse(c, in, MW_TREFUSE_DUPLICATE, timed); /* a later trace came first */
+        else if (!mw__merge_trace_room(&c->merge, s->window, t->records.len))
             trace_refuse(c, in, MW_TREFUSE_WINDOW_BYTES, timed);
         else if (trace_records(c, t, s, &in->calls, &why) < 0)
             trace_refuse(c, in, why, timed);
@@ -268,10 +275,26 @@ int mw__trace_check_late(mw_collector_t *c, uint32_t rank, const Mpiwatch__Trace
         return -1;
     }
     int bad = trace_fields(c, t, &why) < 0;
+    /* One entry per rank and window: a second exact trace (a repeated capture) is refused
+     * before it is decoded or charged to any cap. */
+    if (!bad && t->state == MW_TRACE_EXACT && mw__merge_trace_exact(&c->merge, t->window, rank)) {
+        why = MW_TREFUSE_DUPLICATE;
+        bad = 1;
+    }
     if (!bad && t->state == MW_TRACE_EXACT &&
         !mw__merge_trace_room(&c->merge, t->window, t->records.len)) {
         why = MW_TREFUSE_WINDOW_BYTES;
         bad = 1;
+    }
+    /* Later traces (deferred bursts, reach-back captures) are taken at most at the budget's
+     * pace per window of arrival, whatever window they describe (trace_budget.c). */
+    if (!bad && t->state == MW_TRACE_EXACT) {
+        uint64_t now_w = mw_grid_index(&c->job.grid, c->now.real_ns);
+        double win_s = (double)mw_grid_len(&c->job.grid, now_w) / 1e9;
+        if (mw__tbudget_late_take(&c->tbudget, now_w, win_s, t->count, t->records.len) < 0) {
+            why = MW_TREFUSE_LATE_CAP;
+            bad = 1;
+        }
     }
     if (bad) {
         c->tstats.refused[why]++;

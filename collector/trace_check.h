@@ -19,9 +19,11 @@
     X(RECORD, "record")             /* a record out of range (kind, function, peer, times) */      \
     X(COUNTS, "counts")             /* exact, but its calls are not the sample's: demoted */       \
     X(WINDOW_BYTES, "window_bytes") /* over the window's (or the open windows') byte cap */        \
+    X(DUPLICATE, "duplicate")       /* a second exact trace of a rank's window: one entry */       \
     X(COMM, "comm")                 /* a CommDef out of range: the sample's are dropped */         \
     X(COMM_CAP, "comm_cap")         /* over the CommDefs a rank may send in a job (or at once) */  \
-    X(LATE, "late")                 /* a later trace of a window the rank never sent */
+    X(LATE, "late")                 /* a later trace of a window the rank never sent */            \
+    X(LATE_CAP, "late_cap")         /* over the later traces taken in one window (trace_budget.h) */
 
 typedef enum {
 #define MW_X(id, name) MW_TREFUSE_##id,
@@ -43,6 +45,7 @@ typedef struct {
     uint64_t summary_only; /* kept as summary only (the rank's decision or a refusal) */
     uint64_t traced_calls; /* timed calls in exact traces */
     uint64_t left_out;     /* timed calls of traced samples not traced */
+    uint64_t deferred;     /* timed calls of samples whose traces come later (reason deferred) */
     uint64_t bytes;        /* record bytes kept */
     uint64_t reach_back;   /* traces sent after their sample (Envelope.trace) accepted */
     uint64_t published;    /* ... of which for a closed window: published on the feed only */

@@ -218,6 +218,7 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
     pw.traces = e->rt_ptr;
     pw.traced_ranks = w->traced_ranks;
     pw.trace_left_out = w->trace_left_out;
+    pw.trace_deferred = w->trace_deferred;
 
     if (PB_RESERVE(e, cd, w->n_comms) < 0 || PB_RESERVE(e, cd_ptr, w->n_comms) < 0 ||
         PB_RESERVE(e, cd_rank, w->n_comms) < 0)

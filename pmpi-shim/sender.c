@@ -767,6 +767,8 @@ static void *sender_main(void *arg)
         mw__collect(&S.acc, S.next);
         send_sample(S.next);
     }
+    mw__trace_flush_deferred(); /* a deferred burst still waiting for its group's window */
+    send_reach_back();
     send_bye();
     mw__capture_log();
     mw__trace_log();

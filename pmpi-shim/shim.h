@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "mw_bins.h"
 #include "mw_grid.h"
 #include "mw_proto.h"
 #include "trace.h"
@@ -27,7 +28,9 @@
  * calls inside the library are direct calls, not PLT calls. */
 #define MW_EXPORT __attribute__((visibility("default")))
 
-#define MW_NBINS 40u /* log2 duration bins; bin 39 holds everything >= 2^39 ns (~9 min) */
+/* Quarter-octave duration bins (proto/mw_bins.h): bin 159 holds everything >= 1.75 x 2^39 ns
+ * (~16 min). */
+#define MW_NBINS MW_BINS_QUARTER
 #define MW_RING 4u   /* windows a thread may run ahead of the sender before it drops */
 
 /* Settings, read once from MPIWATCH_* variables (config.c). */
@@ -311,7 +314,7 @@ uint32_t mw__row_start(unsigned char *row, unsigned idx, unsigned bin);
 void mw__row_hist(unsigned char *row, uint32_t hist[MW_NBINS]);
 static inline unsigned mw__bin(uint64_t ns)
 {
-    unsigned b = ns ? 63u - (unsigned)__builtin_clzll(ns) : 0u;
+    unsigned b = mw_bin_quarter(ns);
     return b < MW_NBINS ? b : MW_NBINS - 1;
 }
 

@@ -244,8 +244,13 @@ void mw__trace_collect(int64_t k, uint64_t timed);
 int mw__trace_sample(int64_t k, uint64_t timed, Mpiwatch__Trace *tr);
 /* The sample did not fit one message with its records: tr becomes summary only. */
 void mw__trace_unsent(Mpiwatch__Trace *tr, uint64_t timed);
-/* mpiwatch.trace=PLAN (steer.c). Returns 0, or -1 when refused (counted). */
+/* mpiwatch.trace=PLAN (steer.c). Returns 0, or -1 when refused (counted). A plan
+ * `every:P:B@K/G` defers its bursts: their samples say MW_TRACE_WHY_DEFERRED and this rank
+ * queues the burst [s, s + B) for mw__trace_reach_next() after collecting window
+ * s + B + rank mod G (the flight recorder grows to B + G windows, at most 1024). */
 int mw__trace_plan_request(const char *value);
+/* Queues the deferred burst windows not sent yet (at finalize, before the bye). */
+void mw__trace_flush_deferred(void);
 /* mpiwatch.capture=N@K (capture.c): windows [first, first + n) with request id `id`; those
  * still in the flight recorder are queued for mw__trace_reach_next(), the later ones go
  * traced with their samples. Returns 1 when some window was taken, 0 otherwise. */

@@ -17,8 +17,12 @@
  *   after its own record, inside the same recording. A full map counts the post, whose
  *   completion is then not traced. Persistent requests stay in the map from their init to
  *   MPI_Request_free; every MPI_Start gives them a new request number.
+ * - A request a completing call ended without a completion record (failed, or its handle set
+ *   to MPI_REQUEST_NULL after an error) leaves the map at once (entry_drop, counted): MPI hands
+ *   its handle out again.
  * - Requests are per thread: a request completed by another thread than the one that posted it
- *   is not found there (counted), and its post stays without completion.
+ *   is not found there (counted), and its post stays without completion: the thread's next
+ *   post on that handle replaces the entry (mw__req_post), unless both are sends.
  *
  * With MPIWATCH_TRACE=off (the thread has no ring) every wrapper here takes exactly the path
  * the generated wrappers take (wrappers.c), after one test of the ring pointer.
@@ -43,6 +47,7 @@ typedef struct {
     uint8_t pad;
     uint32_t mark; /* the large array call that saw it last (mark_array) */
     uint64_t seq;  /* posts of the thread before it: the oldest of equal handles goes first */
+    uint32_t idx;  /* its index in that call's array */
 } treq_t;
 
 typedef struct {
@@ -53,6 +58,7 @@ typedef struct {
 
 typedef struct {
     uint64_t posts, full, unknown, untraced_status, freed_active, cancels, shared, stale;
+    uint64_t dropped; /* requests MPI ended without a completion record here */
     uint32_t used, marks;
     unsigned msg_next;
     tmsg_t msg[MW_TMSG];
@@ -162,10 +168,12 @@ uint32_t mw__req_post(struct mw_tring *r, MPI_Request req, unsigned kind, uint32
         if (e->key == key && (!same || e->seq < same->seq))
             same = e;
     }
-    /* The same handle still in the map: a shared static request (see req_find) when it is
-     * active and recent, else a handle MPI reused after a completion this thread did not see
-     * (another thread's, or a persistent request's), which is replaced. */
-    if (same && (persist || same->persist || !same->active || seq - same->seq > MW_TREQ_FILL)) {
+    /* The same handle still in the map: a shared static request (see req_find) when both
+     * posts are sends (Open MPI's one pre-completed request for sends that went out at once)
+     * and the old one is active and recent, else a handle MPI reused after a completion this
+     * thread did not see (another thread's, or a persistent request's), which is replaced. */
+    if (same && (persist || same->persist || !same->active || seq - same->seq > MW_TREQ_FILL ||
+                 kind != MW_TK_ISEND || same->kind != MW_TK_ISEND)) {
         ts->stale += same->active && !same->persist;
         e = same;
     } else {
@@ -296,15 +304,43 @@ static unsigned entry_done(tstate_t *ts, treq_t *e, const MPI_Status *st, mw_tre
     return 1;
 }
 
-/* An array call of more than MW_TSCRATCH requests: its traced requests get a mark, found
- * again by one pass over the map after the call. */
+/* A request MPI ended (completed in error, or freed) without a completion record here: it
+ * leaves the map (a persistent one becomes inactive), counted, so that a later post that gets
+ * the same handle is not taken for it. */
+static void entry_drop(tstate_t *ts, treq_t *e)
+{
+    if (!e || !e->active)
+        return;
+    ts->dropped++;
+    if (e->persist)
+        e->active = 0;
+    else
+        req_del(ts, e);
+}
+
+/* An array call of more than MW_TSCRATCH requests: its traced requests get a mark and their
+ * index, found again by one pass over the map after the call. Equal handles (a shared static
+ * request) mark distinct entries, oldest first. */
 static uint32_t mark_array(tstate_t *ts, int n, const MPI_Request *rq)
 {
     uint32_t m = ++ts->marks ? ts->marks : ++ts->marks;
     for (int i = 0; i < n; i++) {
-        treq_t *e = req_find(ts, key_of(rq[i]));
-        if (e && e->active)
-            e->mark = m;
+        uint64_t key = key_of(rq[i]);
+        if (!key)
+            continue;
+        uint32_t h = slot_of(key);
+        treq_t *best = NULL;
+        for (unsigned k = 0; k < MW_TREQ_SLOTS; k++, h = (h + 1) & (MW_TREQ_SLOTS - 1)) {
+            treq_t *e = &ts->map[h];
+            if (!e->key)
+                break;
+            if (e->key == key && e->active && e->mark != m && (!best || e->seq < best->seq))
+                best = e;
+        }
+        if (best) {
+            best->mark = m;
+            best->idx = (uint32_t)i;
+        }
     }
     return m;
 }
@@ -699,6 +735,8 @@ MW_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
     unsigned n = 0;
     if (rc == MPI_SUCCESS && e)
         n = entry_done(ts, e, st == MPI_STATUS_IGNORE ? NULL : st, ts->more);
+    else if (e)
+        entry_drop(ts, e); /* completed in error (and freed by MPI): no message */
     else if (rc == MPI_SUCCESS && key)
         ts->unknown++; /* a request not posted here (another thread's, or untraced) */
     mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
@@ -726,6 +764,8 @@ MW_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     unsigned n = 0;
     if (rc == MPI_SUCCESS && flag && *flag && e)
         n = entry_done(ts, e, st == MPI_STATUS_IGNORE ? NULL : st, ts->more);
+    else if (rc != MPI_SUCCESS && e)
+        entry_drop(ts, e);
     mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
     mw__record_tr(t, MW_ID_Test, t0, t1, 0, -1, r, &x, ts->more, n);
     MW_HOOKS(Test);
@@ -734,7 +774,8 @@ MW_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 
 /* Handles of an array call, copied before MPI overwrites the completed ones; statuses to
  * pass (the application's, or the scratch when it passed MPI_STATUSES_IGNORE). Returns 0 when
- * the call has more than MW_TSCRATCH requests (then nothing is substituted). */
+ * the call has more than MW_TSCRATCH requests (then nothing is substituted; Waitall/Testall
+ * mark the requests instead, mark_array). */
 static int array_prepare(tstate_t *ts, int count, const MPI_Request *rq, MPI_Status *app,
                          MPI_Status **st)
 {
@@ -748,40 +789,88 @@ static int array_prepare(tstate_t *ts, int count, const MPI_Request *rq, MPI_Sta
     return 1;
 }
 
-/* Completion i of an array call whose error is `rc` (MPI_ERR_IN_STATUS: per status). */
-static unsigned array_done(tstate_t *ts, int rc, uint64_t key, MPI_Status *s, mw_trec_t *o)
+/* Completion i of an array call whose error is `rc` (MPI_ERR_IN_STATUS: per status). A
+ * request handled here (recorded, or dropped) has its copied handle cleared for array_sweep. */
+static unsigned array_done(tstate_t *ts, int rc, int i, MPI_Status *s, mw_trec_t *o)
 {
+    uint64_t key = ts->rq[i];
     if (rc == MPI_ERR_IN_STATUS) {
         if (s->MPI_ERROR == MPI_ERR_PENDING)
             return 0; /* not completed: stays in the map */
         if (s->MPI_ERROR != MPI_SUCCESS) {
-            treq_t *e = req_find(ts, key);
-            if (e && !e->persist)
-                req_del(ts, e); /* completed in error: no message */
+            ts->rq[i] = 0;
+            entry_drop(ts, key ? req_find(ts, key) : NULL); /* completed in error: no message */
             return 0;
         }
     }
+    ts->rq[i] = 0;
     return req_done(ts, key, s, o);
 }
 
-/* More than MW_TSCRATCH requests, all completed (Waitall, Testall): the marked requests'
- * completions, with the application's statuses when it passed them, else without (NOSEQ). */
-static unsigned big_all_done(tstate_t *ts, uint32_t mark)
+/* After a failed array call of at most MW_TSCRATCH requests: every request whose handle MPI
+ * set to MPI_REQUEST_NULL and that got no completion record here (its error handler freed
+ * it) leaves the map. */
+static void array_sweep(tstate_t *ts, int count, const MPI_Request *rq)
 {
-    unsigned n = 0;
-    for (unsigned i = 0; i < MW_TREQ_SLOTS && n < MW_TSCRATCH; i++) {
+    for (int i = 0; i < count; i++)
+        if (ts->rq[i] && rq[i] == MPI_REQUEST_NULL) {
+            entry_drop(ts, req_find(ts, ts->rq[i]));
+            ts->rq[i] = 0;
+        }
+}
+
+/* After a Waitall/Testall of more than MW_TSCRATCH requests: the next (at most MW_TSCRATCH)
+ * completion records of the marked requests into ts->more, from map slot *pos on. `all`: the
+ * call completed every request; else (a failure) the application's statuses tell when it
+ * passed them, and otherwise a request whose handle became MPI_REQUEST_NULL is dropped. A
+ * receive's record has the application's status, or none (NOSEQ). */
+static unsigned big_all_done(tstate_t *ts, uint32_t mark, int rc, int all, const MPI_Request *rq,
+                             MPI_Status *app, unsigned *pos)
+{
+    unsigned n = 0, i = *pos;
+    for (; i < MW_TREQ_SLOTS && n < MW_TSCRATCH; i++) {
         treq_t *e = &ts->map[i];
         if (!e->key || e->mark != mark || !e->active)
             continue;
-        uint64_t key = e->key;
+        uint64_t seq = e->seq; /* unique: equal handles have equal keys */
+        uint32_t at = e->idx;
+        MPI_Status *s = app == MPI_STATUSES_IGNORE ? NULL : &app[at];
         e->mark = 0;
-        /* the index of a request is not kept: its completion has no status */
-        if (req_done(ts, key, NULL, &ts->more[n]))
-            n++;
-        if (ts->map[i].key != key && ts->map[i].key)
-            i--; /* backward shift moved another entry into slot i */
+        if (all || (rc == MPI_ERR_IN_STATUS && s && s->MPI_ERROR == MPI_SUCCESS))
+            n += entry_done(ts, e, s, &ts->more[n]);
+        else if (rc == MPI_ERR_IN_STATUS && s && s->MPI_ERROR == MPI_ERR_PENDING)
+            continue; /* not completed: stays in the map */
+        else if ((rc == MPI_ERR_IN_STATUS && s) ||
+                 (rc != MPI_SUCCESS && rq[at] == MPI_REQUEST_NULL))
+            entry_drop(ts, e);
+        else
+            continue;
+        if (ts->map[i].key && ts->map[i].seq != seq)
+            i--; /* backward shift moved another entry into slot i (unsigned: 0 - 1 + 1 = 0) */
     }
+    *pos = i;
     return n;
+}
+
+/* The completion records beyond the first MW_TSCRATCH of a large Waitall/Testall, after its
+ * call record, MW_TSCRATCH at a time (each batch in a recording of its own). */
+static void big_all_rest(mw_thread_t *t, struct mw_tring *r, unsigned fn, uint64_t t1,
+                         uint32_t mark, int rc, int all, const MPI_Request *rq, MPI_Status *app,
+                         unsigned pos)
+{
+    tstate_t *ts = ts_of(r);
+    while (pos < MW_TREQ_SLOTS) {
+        unsigned n = big_all_done(ts, mark, rc, all, rq, app, &pos);
+        if (!n)
+            continue;
+        mw__busy_enter(t);
+        for (unsigned i = 0; i < n; i++) {
+            ts->more[i].t0 = ts->more[i].t1 = t1;
+            ts->more[i].fn = (uint16_t)fn;
+            mw__trace_put(r, &ts->more[i]);
+        }
+        mw__busy_leave(t);
+    }
 }
 
 MW_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
@@ -799,15 +888,20 @@ MW_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status
     uint64_t t0 = mw__begin(t, MW_ID_Waitall);
     int rc = PMPI_Waitall(count, array_of_requests, st);
     uint64_t t1 = mw__now();
-    unsigned n = 0;
+    unsigned n = 0, pos = 0;
     if (small && (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)) {
         for (int i = 0; i < count; i++)
-            n += array_done(ts, rc, ts->rq[i], &st[i], &ts->more[n]);
-    } else if (mark && rc == MPI_SUCCESS) {
-        n = big_all_done(ts, mark);
+            n += array_done(ts, rc, i, &st[i], &ts->more[n]);
     }
+    if (small && rc != MPI_SUCCESS)
+        array_sweep(ts, count, array_of_requests);
+    if (mark)
+        n = big_all_done(ts, mark, rc, rc == MPI_SUCCESS, array_of_requests, st, &pos);
     mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
     mw__record_tr(t, MW_ID_Waitall, t0, t1, 0, -1, r, &x, ts->more, n);
+    if (mark)
+        big_all_rest(t, r, MW_ID_Waitall, t1, mark, rc, rc == MPI_SUCCESS, array_of_requests, st,
+                     pos);
     MW_HOOKS(Waitall);
     return rc;
 }
@@ -828,16 +922,21 @@ MW_EXPORT int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
     uint64_t t0 = mw__begin(t, MW_ID_Testall);
     int rc = PMPI_Testall(count, array_of_requests, flag, st);
     uint64_t t1 = mw__now();
-    unsigned n = 0;
+    unsigned n = 0, pos = 0;
+    int all = rc == MPI_SUCCESS && flag && *flag;
     /* Testall completes all or none (MPI_ERR_IN_STATUS: the statuses tell). */
-    if (small && ((rc == MPI_SUCCESS && flag && *flag) || rc == MPI_ERR_IN_STATUS)) {
+    if (small && (all || rc == MPI_ERR_IN_STATUS)) {
         for (int i = 0; i < count; i++)
-            n += array_done(ts, rc, ts->rq[i], &st[i], &ts->more[n]);
-    } else if (mark && rc == MPI_SUCCESS && flag && *flag) {
-        n = big_all_done(ts, mark);
+            n += array_done(ts, rc, i, &st[i], &ts->more[n]);
     }
+    if (small && rc != MPI_SUCCESS)
+        array_sweep(ts, count, array_of_requests);
+    if (mark)
+        n = big_all_done(ts, mark, rc, all, array_of_requests, st, &pos);
     mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
     mw__record_tr(t, MW_ID_Testall, t0, t1, 0, -1, r, &x, ts->more, n);
+    if (mark)
+        big_all_rest(t, r, MW_ID_Testall, t1, mark, rc, all, array_of_requests, st, pos);
     MW_HOOKS(Testall);
     return rc;
 }
@@ -865,6 +964,8 @@ MW_EXPORT int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index
             n = req_done(ts, ts->rq[*index], st, ts->more);
         else
             ts->unknown++; /* more than MW_TSCRATCH requests: the handle is gone */
+    } else if (small && rc != MPI_SUCCESS) {
+        array_sweep(ts, count, array_of_requests);
     }
     mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
     mw__record_tr(t, MW_ID_Waitany, t0, t1, 0, -1, r, &x, ts->more, n);
@@ -895,6 +996,8 @@ MW_EXPORT int MPI_Testany(int count, MPI_Request array_of_requests[], int *index
             n = req_done(ts, ts->rq[*index], st, ts->more);
         else
             ts->unknown++;
+    } else if (small && rc != MPI_SUCCESS) {
+        array_sweep(ts, count, array_of_requests);
     }
     mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
     mw__record_tr(t, MW_ID_Testany, t0, t1, 0, -1, r, &x, ts->more, n);
@@ -916,7 +1019,7 @@ static unsigned some_done(tstate_t *ts, int rc, int small, int count, const int 
             ts->unknown++;
             continue;
         }
-        n += array_done(ts, rc, ts->rq[i], &st[j], &ts->more[n]);
+        n += array_done(ts, rc, i, &st[j], &ts->more[n]);
     }
     return n;
 }
@@ -941,6 +1044,8 @@ MW_EXPORT int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *ou
     int rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, st);
     uint64_t t1 = mw__now();
     unsigned n = some_done(ts, rc, small, incount, outcount, array_of_indices, st);
+    if (small && rc != MPI_SUCCESS)
+        array_sweep(ts, incount, array_of_requests);
     mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
     mw__record_tr(t, MW_ID_Waitsome, t0, t1, 0, -1, r, &x, ts->more, n);
     MW_HOOKS(Waitsome);
@@ -967,6 +1072,8 @@ MW_EXPORT int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *ou
     int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st);
     uint64_t t1 = mw__now();
     unsigned n = some_done(ts, rc, small, incount, outcount, array_of_indices, st);
+    if (small && rc != MPI_SUCCESS)
+        array_sweep(ts, incount, array_of_requests);
     mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
     mw__record_tr(t, MW_ID_Testsome, t0, t1, 0, -1, r, &x, ts->more, n);
     MW_HOOKS(Testsome);
@@ -999,13 +1106,14 @@ void mw__tcalls_log(void)
         tstate_t *ts = ts_of(r);
         mw__log("trace thread %u: %llu records written, %llu read, %llu lost; requests: %llu "
                 "posted, %llu map full, %llu completions not found, %llu receives without "
-                "status, %llu freed while active, %llu on a shared handle, %llu replaced",
+                "status, %llu freed while active, %llu on a shared handle, %llu replaced, "
+                "%llu ended without completion",
                 i, (unsigned long long)atomic_load(&r->head),
                 (unsigned long long)atomic_load(&r->tail), (unsigned long long)r->lost,
                 (unsigned long long)ts->posts, (unsigned long long)ts->full,
                 (unsigned long long)ts->unknown, (unsigned long long)ts->untraced_status,
                 (unsigned long long)ts->freed_active, (unsigned long long)ts->shared,
-                (unsigned long long)ts->stale);
+                (unsigned long long)ts->stale, (unsigned long long)ts->dropped);
         if (mw__g.cfg.verbose >= 3)
             dump(i, r);
     }

@@ -48,6 +48,7 @@
 #define PEND_MAX 4096u       /* receives waiting for their index at most */
 #define COMMS_PER_SAMPLE 256 /* communicator definitions one sample carries at most */
 #define REACH_MAX 8u         /* reach-back requests waiting to be sent */
+#define HIST_MAX 1024u       /* flight-recorder windows at most (MPIWATCH_TRACE_HISTORY's cap) */
 #define PEEK_MAX 4096u       /* completions of the next window looked at, at most */
 #define PEEK_HELD 256u       /* held-back receives a window tries to number by looking ahead */
 
@@ -94,6 +95,7 @@ typedef struct {
 typedef struct {
     int mode;
     uint64_t k, b, p;
+    uint64_t g; /* PLAN_EVERY: 0, or the burst is sent later in g groups of ranks (/G) */
 } plan_t;
 
 /* A completion of a receive already in a ring, of a window not drained yet. */
@@ -131,10 +133,12 @@ static struct {
     /* a capture's windows still ahead: traced with their samples */
     int64_t cap_lo, cap_hi;
     uint64_t cap_id;
-    /* reach-back requests: windows [lo, hi) of the flight recorder, request id */
+    /* reach-back requests: windows [lo, hi) of the flight recorder, request id (a deferred
+     * burst: id 0, deferred 1) */
     struct {
         int64_t lo, hi;
         uint64_t id;
+        int deferred;
     } reach[REACH_MAX];
     unsigned nreach;
     /* communicator definitions: entries below comm_sent went out with a sample */
@@ -146,6 +150,7 @@ static struct {
     uint64_t seq_deferred, seq_ahead, seq_capped, seq_unknown_req, seq_bad_chan;
     uint64_t plan_requests, plan_bad, plan_off;
     uint64_t reach_windows, reach_missing, reach_busy, traces_sent;
+    uint64_t defer_windows, defer_sent, defer_lost, hist_short;
 } X = {.last = -1, .cap_lo = 0, .cap_hi = 0};
 
 /* ---- plans --------------------------------------------------------------------------------- */
@@ -163,11 +168,16 @@ static int plan_parse(const char *v, plan_t *out)
     } else if (strncmp(v, "every:", 6) == 0) {
         s = v + 6;
         if (mw__steer_number(&s, &a) < 0 || *s++ != ':' || mw__steer_number(&s, &b) < 0 ||
-            *s++ != '@' || mw__steer_number(&s, &c) < 0 || *s)
+            *s++ != '@' || mw__steer_number(&s, &c) < 0)
             return -1;
         if (a < 1 || b < 1 || b > a)
             return -1; /* a period of at least one window holding 1..P traced windows */
-        p = (plan_t){.mode = PLAN_EVERY, .p = a, .b = b, .k = c};
+        uint64_t g = 0;
+        if (*s == '/' && (s++, mw__steer_number(&s, &g) < 0 || g < 1 || g > a))
+            return -1; /* 1..P groups: a burst's sending never reaches the next burst's */
+        if (*s)
+            return -1;
+        p = (plan_t){.mode = PLAN_EVERY, .p = a, .b = b, .k = c, .g = g};
     } else {
         if (mw__steer_number(&s, &a) < 0 || *s++ != '+' || mw__steer_number(&s, &b) < 0 || *s)
             return -1;
@@ -198,6 +208,103 @@ static int plan_has(const plan_t *p, int64_t w)
     }
 }
 
+/* ---- deferred bursts (every:P:B@K/G) ------------------------------------------------------- */
+
+/* This rank's group: it sends a burst [s, s + B) after collecting window s + B + group. */
+static uint64_t defer_group(const plan_t *p)
+{
+    return p->g ? (uint64_t)(mw__g.rank < 0 ? 0 : mw__g.rank) % p->g : 0;
+}
+
+/* Whether window w is traced but its records go later (a burst of a deferring plan). */
+static int window_deferred(int64_t w)
+{
+    return X.plan.mode == PLAN_EVERY && X.plan.g && plan_has(&X.plan, w);
+}
+
+static void reach_push(int64_t lo, int64_t hi, uint64_t id, int deferred)
+{
+    if (lo >= hi)
+        return;
+    if (X.nreach == REACH_MAX) {
+        if (deferred)
+            X.defer_lost += (uint64_t)(hi - lo);
+        else
+            X.reach_busy++;
+        return;
+    }
+    X.reach[X.nreach].lo = lo;
+    X.reach[X.nreach].hi = hi;
+    X.reach[X.nreach].id = id;
+    X.reach[X.nreach].deferred = deferred;
+    X.nreach++;
+}
+
+/* After window x was collected: the burst this rank's group sends now, if any. */
+static void defer_due(int64_t x)
+{
+    const plan_t *p = &X.plan;
+    if (p->mode != PLAN_EVERY || !p->g || x < 0)
+        return;
+    uint64_t lag = p->b + defer_group(p);
+    if ((uint64_t)x < p->k + lag)
+        return;
+    uint64_t s = (uint64_t)x - lag; /* the burst's first window, if one starts there */
+    if ((s - p->k) % p->p == 0)
+        reach_push((int64_t)s, (int64_t)(s + p->b), 0, 1);
+}
+
+/* Queues every burst window collected under the plan in force and not sent yet (a new plan, or
+ * the finalize): they go at once, whatever the group. */
+static void defer_flush(void)
+{
+    const plan_t *p = &X.plan;
+    if (p->mode != PLAN_EVERY || !p->g || X.last < 0 || (uint64_t)X.last < p->k)
+        return;
+    uint64_t last = (uint64_t)X.last, lag = p->b + defer_group(p);
+    uint64_t s = p->k + (last - p->k) / p->p * p->p; /* the latest burst begun */
+    /* Bursts still waiting: their sending window s + lag is after the last collected (G <= P:
+     * at most two). */
+    for (int i = 0; i < 2 && s + lag > last; i++) {
+        uint64_t hi = s + p->b < last + 1 ? s + p->b : last + 1;
+        reach_push((int64_t)s, (int64_t)hi, 0, 1);
+        if (s < p->k + p->p)
+            break;
+        s -= p->p;
+    }
+}
+
+void mw__trace_flush_deferred(void)
+{
+    if (X.ready)
+        defer_flush();
+}
+
+/* Makes the flight recorder hold at least n windows (at most HIST_MAX): a deferring plan needs
+ * B + G. The windows kept move to their new slots; the byte cap stays what it is. */
+static void hist_grow(uint64_t n)
+{
+    if (n > HIST_MAX) {
+        X.hist_short++; /* the windows beyond are counted as lost when due */
+        n = HIST_MAX;
+    }
+    if (n <= X.nhist)
+        return;
+    hist_t *h = calloc(n, sizeof *h);
+    if (!h) {
+        X.nomem++;
+        return;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        h[i].win = -1;
+    for (unsigned i = 0; i < X.nhist; i++)
+        if (X.hist[i].win >= 0)
+            h[(uint64_t)X.hist[i].win % n] = X.hist[i];
+    free(X.hist);
+    X.hist = h;
+    X.nhist = (unsigned)n;
+}
+
 int mw__trace_plan_request(const char *value)
 {
     X.plan_requests++;
@@ -209,7 +316,11 @@ int mw__trace_plan_request(const char *value)
             X.plan_bad++;
         return -1;
     }
+    if (X.ready)
+        defer_flush(); /* the old plan's bursts not sent yet go now */
     X.plan = p;
+    if (p.mode == PLAN_EVERY && p.g && X.ready)
+        hist_grow(p.b + p.g);
     mw__log("trace plan %s", value);
     return 0;
 }
@@ -222,7 +333,7 @@ static int window_wanted(int64_t w, uint64_t *capture)
         *capture = X.cap_id;
         return 1;
     }
-    return plan_has(&X.plan, w);
+    return plan_has(&X.plan, w) && !window_deferred(w);
 }
 
 /* ---- channel maps -------------------------------------------------------------------------- */
@@ -733,10 +844,12 @@ int mw__trace_send_init(void)
         X.hist[i].win = -1;
     X.plan.mode = PLAN_ALL;
     if (c->trace_plan[0] && plan_parse(c->trace_plan, &X.plan) != 0) {
-        mw__log("MPIWATCH_TRACE_PLAN=%s is not all, off, K+B or every:P:B@K; using all",
+        mw__log("MPIWATCH_TRACE_PLAN=%s is not all, off, K+B or every:P:B@K[/G]; using all",
                 c->trace_plan);
-        X.plan.mode = PLAN_ALL;
+        X.plan = (plan_t){.mode = PLAN_ALL};
     }
+    if (X.plan.mode == PLAN_EVERY && X.plan.g)
+        hist_grow(X.plan.b + X.plan.g);
     X.ready = 1;
     return 0;
 }
@@ -820,7 +933,13 @@ void mw__trace_collect(int64_t k, uint64_t timed)
     size_t len = 0;
     uint32_t enc = 0;
     uint64_t raw = 0;
-    /* A window larger than the history cap or than one message is sent as its summary. */
+    /* A window larger than the history cap or than one message is sent as its summary. A
+     * window without records is exact with none (nothing encoded). */
+    if (X.n == 0) {
+        h->state = MW_TRACE_EXACT;
+        X.exact++;
+        return;
+    }
     if (mw_trace_encode(X.recs, X.n, 1, 50, &data, &len, &enc, &raw) != 0 ||
         len > X.hist_cap_bytes || len + (64u << 10) > MW_MAX_MESSAGE_BYTES / 2) {
         free(data);
@@ -867,16 +986,30 @@ int mw__trace_sample(int64_t k, uint64_t timed, Mpiwatch__Trace *tr)
     mpiwatch__trace__init(tr);
     const hist_t *h = hist_of(k);
     uint64_t capture;
+    defer_due(k);
     if (h && window_wanted(k, &capture)) {
         trace_from(tr, h);
         tr->capture = capture;
         return 1;
     }
-    /* Left out by the plan (or the history lost it): the summary, and what it counts. */
+    /* Left out by the plan (or the history lost it), or deferred (its exact records, when it
+     * has them, go later: defer_due): the summary, and what it counts. */
     tr->window = (uint64_t)k;
     tr->window_start_ns = mw__grid_start(k);
     tr->state = MW_TRACE_SUMMARY_ONLY;
     tr->reason = MW_TRACE_WHY_BUDGET;
+    if (h && window_deferred(k)) {
+        if (h->state == MW_TRACE_EXACT && !h->count) { /* nothing to defer: exact, empty */
+            trace_from(tr, h);
+            return 1;
+        }
+        if (h->state == MW_TRACE_EXACT) {
+            tr->reason = MW_TRACE_WHY_DEFERRED;
+            X.defer_windows++;
+        } else {
+            tr->reason = h->reason; /* not exact here: nothing to send later */
+        }
+    }
     tr->left_out = timed;
     tr->flags = h ? h->flags : 0;
     tr->threads = h ? h->threads : 0;
@@ -909,10 +1042,7 @@ int mw__trace_capture(uint64_t first, uint64_t n, uint64_t id)
         if (X.nreach == REACH_MAX) {
             X.reach_busy++;
         } else {
-            X.reach[X.nreach].lo = lo;
-            X.reach[X.nreach].hi = past_hi;
-            X.reach[X.nreach].id = id;
-            X.nreach++;
+            reach_push(lo, past_hi, id, 0);
             took = 1;
         }
     }
@@ -931,19 +1061,28 @@ int mw__trace_reach_next(Mpiwatch__Trace *tr)
     while (X.nreach) {
         int64_t w = X.reach[0].lo++;
         uint64_t id = X.reach[0].id;
+        int deferred = X.reach[0].deferred;
         if (X.reach[0].lo >= X.reach[0].hi) {
             memmove(&X.reach[0], &X.reach[1], (X.nreach - 1) * sizeof X.reach[0]);
             X.nreach--;
         }
         const hist_t *h = hist_of(w);
+        if (deferred && h && (h->state != MW_TRACE_EXACT || !h->count))
+            continue; /* its sample said why already, or was exact and empty: nothing deferred */
         if (!h) {
-            X.reach_missing++; /* older than the flight recorder reaches */
+            if (deferred)
+                X.defer_lost++; /* freed by the byte cap, or beyond HIST_MAX: left out */
+            else
+                X.reach_missing++; /* older than the flight recorder reaches */
             continue;
         }
         mpiwatch__trace__init(tr);
         trace_from(tr, h);
         tr->capture = id;
-        X.reach_windows++;
+        if (deferred)
+            X.defer_sent++;
+        else
+            X.reach_windows++;
         return 1;
     }
     return 0;
@@ -1012,6 +1151,12 @@ void mw__trace_log(void)
             (unsigned long long)X.plan_requests, (unsigned long long)X.plan_bad,
             (unsigned long long)X.plan_off, (unsigned long long)X.reach_windows,
             (unsigned long long)X.reach_missing, (unsigned long long)X.reach_busy);
+    if (X.defer_windows || X.defer_lost || X.hist_short)
+        mw__log("trace: deferred bursts: %llu windows deferred, %llu sent later, %llu left out "
+                "(no longer kept or no room to queue)%s; flight recorder %u windows",
+                (unsigned long long)X.defer_windows, (unsigned long long)X.defer_sent,
+                (unsigned long long)X.defer_lost,
+                X.hist_short ? ", a plan asked for more windows than it holds" : "", X.nhist);
     size_t work = X.cap * (sizeof(mw_trace_rec_t) + sizeof(uint32_t)) +
                   X.tmp_cap * sizeof(mw_trace_rec_t) +
                   (size_t)(X.sends.cap + X.recvs.cap) * sizeof(chan_t) +

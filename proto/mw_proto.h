@@ -15,7 +15,7 @@
 
 #define MW_PROTO_VERSION 1u
 #define MW_MAX_MESSAGE_BYTES (8u << 20) /* one envelope; larger frames are rejected unread */
-#define MW_MAX_DURATION_BINS 48u        /* log2 bins: 1 ns .. ~3 days */
+#define MW_MAX_DURATION_BINS 192u       /* 48 octaves of 4 bins: 1 ns .. ~3 days (mw_bins.h) */
 #define MW_MAX_SUBSLOTS 64u
 /* Captures (docs/steering.md): windows one request may ask for, and traced calls one sample
  * may carry (all threads; ~45 wire bytes each at most, so a full sample stays far below

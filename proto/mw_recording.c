@@ -284,9 +284,13 @@ struct mw_rec_reader {
     uint64_t start;                      /* offset of the first frame: the header's length */
     uint64_t pos;                        /* the next frame for mw_rec_reader_next */
     int truncated;
-    rd_buf_t seq;  /* mw_rec_reader_next */
-    rd_buf_t scan; /* the window table's reads, so they never disturb the sequential ones */
-    rd_buf_t back; /* the backward search */
+    rd_buf_t seq;     /* mw_rec_reader_next */
+    rd_buf_t scan;    /* the window table's reads, so they never disturb the sequential ones */
+    rd_buf_t back;    /* the backward search */
+    rd_buf_t res;     /* frames read to resolve traces (mw_rec_reader_resolve_window) */
+    uint8_t *res_out; /* the resolved records of the last resolve call */
+    size_t res_len, res_cap;
+    uint64_t res_failed;
     mw_arena_t arena;
 
     rd_win_t *win; /* every window found so far, in file order */
@@ -518,6 +522,9 @@ void mw_rec_reader_close(mw_rec_reader_t *r)
     free(r->seq.data);
     free(r->scan.data);
     free(r->back.data);
+    free(r->res.data);
+    free(r->res.rec);
+    free(r->res_out);
     free(r->seq.rec);
     free(r->scan.rec);
     free(r->win);
@@ -986,4 +993,287 @@ int mw_rec_reader_span(mw_rec_reader_t *r, uint64_t *first_window, uint64_t *las
     if (last_window)
         *last_window = r->win[r->n_win - 1].window;
     return 1;
+}
+
+/* ---- per-call traces in recorded windows ---------------------------------------------------- */
+
+#define RD_FIELD_WINDOW_TRACES 30u /* Window.traces */
+#define RD_FIELD_RT_TRACE 2u       /* RankTrace.trace */
+#define RD_FIELD_RT_OFFSET 3u      /* RankTrace.frame_offset */
+#define RD_FIELD_TRACE_RECORDS 8u  /* Trace.records */
+
+/* Copies the fields of the message in [d, d + n) except `skip` (all its occurrences) to out
+ * (NULL: only counts). Returns the bytes, or SIZE_MAX when the bytes are not protobuf. */
+static size_t strip_copy(const unsigned char *d, size_t n, uint32_t skip, unsigned char *out)
+{
+    pb_cursor_t c = {d, d + n};
+    size_t w = 0;
+    for (;;) {
+        const unsigned char *at = c.p;
+        uint32_t field;
+        unsigned type;
+        uint64_t v;
+        const unsigned char *data;
+        size_t len;
+        int k = pb_next(&c, &field, &type, &v, &data, &len);
+        if (k < 0)
+            return SIZE_MAX;
+        if (k == 0)
+            return w;
+        if (field == skip)
+            continue;
+        if (out)
+            memcpy(out + w, at, (size_t)(c.p - at));
+        w += (size_t)(c.p - at);
+    }
+}
+
+/* Writes (out NULL: counts) the body of a RankTrace [d, d + n) in its recording form: its
+ * Trace without records, then frame_offset = off. SIZE_MAX when the bytes are not protobuf. */
+static size_t strip_rank_trace(const unsigned char *d, size_t n, uint64_t off, unsigned char *out)
+{
+    pb_cursor_t c = {d, d + n};
+    size_t w = 0;
+    for (;;) {
+        const unsigned char *at = c.p;
+        uint32_t field;
+        unsigned type;
+        uint64_t v;
+        const unsigned char *data;
+        size_t len;
+        int k = pb_next(&c, &field, &type, &v, &data, &len);
+        if (k < 0)
+            return SIZE_MAX;
+        if (k == 0)
+            break;
+        if (field == RD_FIELD_RT_OFFSET)
+            continue;
+        if (field == RD_FIELD_RT_TRACE && type == MW_WIRE_LEN) {
+            size_t tl = strip_copy(data, len, RD_FIELD_TRACE_RECORDS, NULL);
+            if (tl == SIZE_MAX)
+                return SIZE_MAX;
+            unsigned char hdr[1 + MW_WIRE_VARINT_MAX];
+            size_t h = mw_wire_put_tag(hdr, RD_FIELD_RT_TRACE, MW_WIRE_LEN);
+            h += mw_wire_put_varint(hdr + h, tl);
+            if (out) {
+                memcpy(out + w, hdr, h);
+                strip_copy(data, len, RD_FIELD_TRACE_RECORDS, out + w + h);
+            }
+            w += h + tl;
+            continue;
+        }
+        if (out)
+            memcpy(out + w, at, (size_t)(c.p - at));
+        w += (size_t)(c.p - at);
+    }
+    unsigned char tail[1 + MW_WIRE_VARINT_MAX];
+    size_t t = mw_wire_put_tag(tail, RD_FIELD_RT_OFFSET, MW_WIRE_VARINT);
+    t += mw_wire_put_varint(tail + t, off);
+    if (out)
+        memcpy(out + w, tail, t);
+    return w + t;
+}
+
+size_t mw_rec_window_strip(const void *pb, size_t len, const uint64_t *frame_off, size_t n,
+                           void *out_)
+{
+    unsigned char *out = out_;
+    pb_cursor_t c = {pb, (const unsigned char *)pb + len};
+    size_t w = 0, i = 0;
+    for (;;) {
+        const unsigned char *at = c.p;
+        uint32_t field;
+        unsigned type;
+        uint64_t v;
+        const unsigned char *data;
+        size_t dl;
+        int k = pb_next(&c, &field, &type, &v, &data, &dl);
+        if (k < 0)
+            return 0;
+        if (k == 0)
+            return w;
+        if (field == RD_FIELD_WINDOW_TRACES && type == MW_WIRE_LEN && i++ < n && frame_off[i - 1]) {
+            size_t body = strip_rank_trace(data, dl, frame_off[i - 1], NULL);
+            if (body == SIZE_MAX)
+                return 0;
+            /* Never longer than the entry plus 11 bytes: the records only go. */
+            w += mw_wire_put_tag(out + w, RD_FIELD_WINDOW_TRACES, MW_WIRE_LEN);
+            w += mw_wire_put_varint(out + w, body);
+            strip_rank_trace(data, dl, frame_off[i - 1], out + w);
+            w += body;
+            continue;
+        }
+        memcpy(out + w, at, (size_t)(c.p - at));
+        w += (size_t)(c.p - at);
+    }
+}
+
+uint64_t mw_rec_reader_trace_failures(const mw_rec_reader_t *r)
+{
+    return r ? r->res_failed : 0;
+}
+
+/* Resolves one RankTrace: appends its records to r->res_out at *at (length *len). Returns 1,
+ * 0 when it has no frame_offset, -1 (reason in err) when it does not resolve, -2 when out of
+ * memory. */
+static int rd_resolve(mw_rec_reader_t *r, const char *job, uint64_t window,
+                      const Mpiwatch__RankTrace *rt, size_t *at, size_t *len, char *err,
+                      size_t errlen)
+{
+    if (!rt || rt->frame_offset == 0)
+        return 0;
+    const Mpiwatch__Trace *want = rt->trace;
+    uint64_t off = rt->frame_offset;
+    if (!want) {
+        rd_err(err, errlen, "rank %u: a frame offset without a trace", rt->rank);
+        return -1;
+    }
+    if (off < r->start) {
+        rd_err(err, errlen, "rank %u: frame offset %llu is in the header", rt->rank,
+               (unsigned long long)off);
+        return -1;
+    }
+    uint32_t tag, flen;
+    const unsigned char *p;
+    int torn;
+    uint64_t next;
+    int k = rd_frame(r, &r->res, off, 0, &tag, &p, &flen, &torn, &next);
+    if (k < 0) {
+        rd_err(err, errlen, "rank %u: read error at offset %llu: %s", rt->rank,
+               (unsigned long long)off, strerror(errno));
+        return -1;
+    }
+    if (k == 0 || tag != MW_REC_TAG_FRAME) {
+        rd_err(err, errlen, "rank %u: no intact record frame at offset %llu", rt->rank,
+               (unsigned long long)off);
+        return -1;
+    }
+    Mpiwatch__Record *rec = mpiwatch__record__unpack(NULL, flen, p);
+    if (!rec || rec->body_case != MPIWATCH__RECORD__BODY_MESSAGE || rec->parts > 1) {
+        if (rec)
+            mpiwatch__record__free_unpacked(rec, NULL);
+        rd_err(err, errlen, "rank %u: the frame at offset %llu is not a received message", rt->rank,
+               (unsigned long long)off);
+        return -1;
+    }
+    Mpiwatch__Envelope *env =
+        rec->message.len <= MW_MAX_MESSAGE_BYTES
+            ? mpiwatch__envelope__unpack(NULL, rec->message.len, rec->message.data)
+            : NULL;
+    mpiwatch__record__free_unpacked(rec, NULL);
+    const Mpiwatch__Trace *t = NULL;
+    if (env && env->body_case == MPIWATCH__ENVELOPE__BODY_TRACE)
+        t = env->trace;
+    else if (env && env->body_case == MPIWATCH__ENVELOPE__BODY_SAMPLE && env->sample)
+        t = env->sample->trace;
+    const char *why = NULL;
+    if (!env)
+        why = "is not an envelope";
+    else if (job && (!env->job || strcmp(env->job, job) != 0))
+        why = "is from another job";
+    else if (env->rank != rt->rank)
+        why = "is from another rank";
+    else if (!t)
+        why = "holds no trace";
+    else if (t->window != window || want->window != window)
+        why = "holds a trace of another window";
+    else if (t->count != want->count || t->encoding != want->encoding ||
+             t->raw_bytes != want->raw_bytes || t->window_start_ns != want->window_start_ns ||
+             t->threads != want->threads || t->flags != want->flags || t->capture != want->capture)
+        why = "holds another trace of this window";
+    else if (t->records.len == 0)
+        why = "holds a trace without records";
+    int rc = 1;
+    if (why) {
+        rd_err(err, errlen, "rank %u, window %llu: the frame at offset %llu %s", rt->rank,
+               (unsigned long long)window, (unsigned long long)off, why);
+        rc = -1;
+    } else if (r->res_len + t->records.len > r->res_cap) {
+        size_t cap = r->res_cap ? r->res_cap : 65536;
+        while (cap < r->res_len + t->records.len)
+            cap *= 2;
+        uint8_t *q = realloc(r->res_out, cap);
+        if (!q) {
+            rd_err(err, errlen, "out of memory");
+            rc = -2;
+        } else {
+            r->res_out = q;
+            r->res_cap = cap;
+        }
+    }
+    if (rc == 1) {
+        memcpy(r->res_out + r->res_len, t->records.data, t->records.len);
+        *at = r->res_len;
+        *len = t->records.len;
+        r->res_len += t->records.len;
+    }
+    if (env)
+        mpiwatch__envelope__free_unpacked(env, NULL);
+    return rc;
+}
+
+int mw_rec_reader_resolve_trace(mw_rec_reader_t *r, const char *job, uint64_t window,
+                                const Mpiwatch__RankTrace *rt, const uint8_t **records, size_t *len,
+                                char *err, size_t errlen)
+{
+    size_t at = 0, n = 0;
+    r->res_len = 0;
+    int k = rd_resolve(r, job, window, rt, &at, &n, err, errlen);
+    if (k < 0) {
+        r->res_failed++;
+        return -1;
+    }
+    *records = k ? r->res_out + at : NULL;
+    *len = n;
+    return k;
+}
+
+int mw_rec_reader_resolve_window(mw_rec_reader_t *r, Mpiwatch__Window *w, const char *job)
+{
+    int failed = 0, oom = 0;
+    r->res_len = 0;
+    /* Two passes: the buffer may move while it fills, so pointers are set at the end. */
+    size_t *at = NULL;
+    for (size_t i = 0; i < w->n_traces; i++) {
+        Mpiwatch__RankTrace *rt = w->traces[i];
+        if (!rt || rt->frame_offset == 0)
+            continue;
+        if (!at && !(at = calloc(2 * w->n_traces, sizeof *at))) {
+            oom = 1;
+            break;
+        }
+        char err[200] = "";
+        int k = rd_resolve(r, job, w->index, rt, &at[2 * i], &at[2 * i + 1], err, sizeof err);
+        if (k == -2)
+            oom = 1;
+        if (k < 0)
+            at[2 * i + 1] = SIZE_MAX; /* failed */
+    }
+    for (size_t i = 0; i < w->n_traces; i++) {
+        Mpiwatch__RankTrace *rt = w->traces[i];
+        if (!rt || rt->frame_offset == 0)
+            continue;
+        Mpiwatch__Trace *t = rt->trace;
+        rt->frame_offset = 0;
+        if (at && at[2 * i + 1] != SIZE_MAX) {
+            t->records.data = r->res_out + at[2 * i];
+            t->records.len = at[2 * i + 1];
+            continue;
+        }
+        /* Not resolved: the rank is not exact in this window. */
+        failed++;
+        r->res_failed++;
+        if (!t)
+            continue;
+        if (t->state == 1 && w->traced_ranks > 0)
+            w->traced_ranks--;
+        t->state = 2;  /* TRACE_SUMMARY_ONLY */
+        t->reason = 4; /* refused */
+        t->count = t->encoding = 0;
+        t->raw_bytes = 0;
+        t->records.data = NULL;
+        t->records.len = 0;
+    }
+    free(at);
+    return oom ? -1 : failed;
 }

@@ -71,7 +71,43 @@ int mw_rec_reader_find_window(mw_rec_reader_t *r, uint64_t index, uint64_t *wind
 int mw_rec_reader_span(mw_rec_reader_t *r, uint64_t *first_window, uint64_t *last_window,
                        uint64_t *first_mono_ns, uint64_t *last_mono_ns);
 
+/* ---- per-call traces in recorded windows (docs/recording.md "Traces") ----------------------- */
+
+/* A recorded Window stores each rank's trace records once: in the `message` frame that
+ * brought them (the Envelope as received), which its RankTrace names by file offset
+ * (frame_offset), its Trace keeping every field but `records`. Every reader of windows from a
+ * recording calls this after decoding one: for each RankTrace with a frame_offset it reads that
+ * frame (bounds, CRC, a single record frame holding a message), decodes the Envelope, checks
+ * that it is from `job` (skipped when NULL), from the RankTrace's rank, and holds a Trace
+ * (Envelope.trace or Sample.trace) of this window with the same count, encoding, sizes, start,
+ * threads, flags and capture, and puts its records into the RankTrace's Trace; frame_offset
+ * is then 0, so the window is the one the live feed published (packing it again gives the
+ * same bytes). A trace that cannot be resolved is marked not exact (state 2, reason 4
+ * "refused", no records; traced_ranks lowered) and counted (mw_rec_reader_trace_failures).
+ * `w` must be the window mw_rec_reader_next returned (on any reader); the records point into
+ * a buffer of `r`, valid until the next resolve call on `r` or its close. Windows of older
+ * recordings (records inline, no offsets) are left as they are. Returns the number of traces
+ * that failed, or -1 when out of memory (the failed ones are marked as well). */
+int mw_rec_reader_resolve_window(mw_rec_reader_t *r, Mpiwatch__Window *w, const char *job);
+/* One RankTrace of window `window`: 1 with its records in *records, *len (the same buffer and
+ * lifetime), 0 when it has no frame_offset (its records, if any, are inline), -1 when it does
+ * not resolve (the reason in err; counted). */
+int mw_rec_reader_resolve_trace(mw_rec_reader_t *r, const char *job, uint64_t window,
+                                const Mpiwatch__RankTrace *rt, const uint8_t **records, size_t *len,
+                                char *err, size_t errlen);
+/* Traces that failed to resolve on this reader since it was opened. */
+uint64_t mw_rec_reader_trace_failures(const mw_rec_reader_t *r);
+
 /* ---- shared with the writer (collector/record_file.c) --------------------------------------- */
+
+/* The recording's form of an encoded Window (what the writer stores): a copy of the `len`
+ * bytes at `pb` where the RankTrace entries (field 30, in order) whose frame_off[i] is not 0
+ * lose their Trace's records and gain frame_offset = frame_off[i]; n is the number of
+ * entries frame_off describes (entries beyond it are copied as they are). `out` must hold
+ * len + 11 * n bytes. Returns the length written, or 0 when the bytes are not a Window as
+ * protobuf-c writes it (the caller then stores them unchanged). */
+size_t mw_rec_window_strip(const void *pb, size_t len, const uint64_t *frame_off, size_t n,
+                           void *out);
 
 /* CRC-32 (zlib's and gzip's: polynomial 0x04C11DB7 reflected, check value 0xCBF43926) of n
  * bytes, continuing `crc` (start with 0). */

@@ -31,6 +31,10 @@ enum { MW_TRACE_WHY_BUDGET = 1, MW_TRACE_WHY_RING_FULL = 2, MW_TRACE_WHY_NOT_ASK
 /* Set by the collector only, in Window.traces: it refused the rank's records (a check failed,
  * or a cap; docs/trace.md "The job's budget (collector)"), the window is summary only there. */
 enum { MW_TRACE_WHY_REFUSED = 4 };
+/* Sent by a rank under a plan `every:P:B@K/G` for a window of a burst: the window is traced but
+ * its records travel later, as an Envelope.trace a few windows on (docs/trace.md "Flight
+ * recorder, plans and captures"); until they arrive the rank is summary only here. */
+enum { MW_TRACE_WHY_DEFERRED = 5 };
 /* Trace.encoding */
 enum { MW_TRACE_ENC_COLUMNS = 1, MW_TRACE_ENC_ZSTD = 2 };
 /* Trace.flags */

@@ -22,8 +22,9 @@
  * then the others in an order where a parent comes before its children), and a peer is
  * translated through its communicator's group, which comes from the members' definitions
  * (Window.comms). A message on a communicator whose group is not known in full (a member's
- * definition missing, members that disagree, inter-communicators, external ones) has no
- * message event, only its Enter and Leave: counted and reported.
+ * definition missing, members that disagree, a member that is not a rank of the job or two
+ * members of one world rank, inter-communicators, external ones) has no message event, only
+ * its Enter and Leave: counted and reported.
  */
 #define _GNU_SOURCE
 #include "export_otf2.h"
@@ -35,7 +36,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <otf2/otf2.h>
@@ -176,9 +179,11 @@ typedef struct {
 
     pending_t *pend;
     size_t npend, cap_pend;
+    uint64_t pend_mult; /* odd, random: request numbers come from the recording */
 
     /* what could not be written as it was recorded */
     uint64_t clamped, open_calls, untranslated, orphans, no_coll_op, events;
+    uint64_t cycles; /* cycles of parent communicators, each broken at one of its members */
     uint64_t counts[16];
 } otf2_x_t;
 
@@ -327,44 +332,109 @@ static int comm_usable(const mw__xt_comm_t *c)
 {
     if (c->id == MW_COMM_ID_WORLD || c->id == MW_COMM_ID_SELF)
         return 1;
-    return !c->conflict && !(c->flags & (MW_COMM_INTER | MW_COMM_EXTERNAL)) && c->world &&
-           c->known == c->size;
+    return !c->conflict && !c->bad_world && !(c->flags & (MW_COMM_INTER | MW_COMM_EXTERNAL)) &&
+           c->world && c->known == c->size;
 }
 
-/* OTF2 ids of the communicators: WORLD 0, SELF 1, then each usable one after its parent
- * (a parent that is not usable or not known leaves the communicator without parent). */
+/* Pushes the children of v (kids[first[v] .. first[v + 1]), in id order) that have no id yet
+ * onto the stack, the first child on top. */
+static void push_kids(const otf2_x_t *o, const uint32_t *first, const uint32_t *kids, uint32_t v,
+                      uint32_t *stack, size_t *top)
+{
+    for (uint32_t k = first[v + 1]; k > first[v]; k--)
+        if (o->comm_id[kids[k - 1]] == MW_OTF2_NO_ID)
+            stack[(*top)++] = kids[k - 1];
+}
+
+/* Gives ids to v and its descendants that have none, depth first (a parent before its
+ * children). Each communicator is pushed once, by its only parent: the stack holds at most
+ * all of them. */
+static void number_tree(otf2_x_t *o, const uint32_t *first, const uint32_t *kids, uint32_t root,
+                        uint32_t *stack)
+{
+    size_t top = 0;
+    stack[top++] = root;
+    while (top) {
+        uint32_t v = stack[--top];
+        if (o->comm_id[v] == MW_OTF2_NO_ID) {
+            o->comm_order[o->ncomm_ids] = v;
+            o->comm_id[v] = o->ncomm_ids++;
+        }
+        push_kids(o, first, kids, v, stack, &top);
+    }
+}
+
+/* OTF2 ids of the communicators: WORLD 0, SELF 1, then each usable one after its parent (a
+ * parent that is not usable or not known leaves the communicator without parent).
+ *
+ * The parents make a forest: its children lists (kids, in x->comms order, which is id order,
+ * each parent found by binary search) are walked once, depth first, from the roots in id
+ * order, so that the cost is O(n log n) however ids and parents are laid out (a job that
+ * duplicates its last duplicate makes chains, whose ids may run against the parent order).
+ * Parents cannot form a cycle in a sane recording; a crafted one can: a walk up from a
+ * communicator left without id finds the cycle above it, which is entered at the member
+ * reached, written without parent and counted (o->cycles). */
 static int plan_comms(otf2_x_t *o)
 {
     const mw__xt_t *x = o->x;
-    o->comm_id = malloc((x->ncomms ? x->ncomms : 1) * sizeof *o->comm_id);
-    o->comm_order = malloc((x->ncomms ? x->ncomms : 1) * sizeof *o->comm_order);
-    if (!o->comm_id || !o->comm_order)
-        return -1;
-    for (size_t i = 0; i < x->ncomms; i++)
-        o->comm_id[i] = MW_OTF2_NO_ID;
-    for (int progress = 1; progress;) {
-        progress = 0;
-        for (size_t i = 0; i < x->ncomms; i++) {
-            const mw__xt_comm_t *c = &x->comms[i];
-            if (o->comm_id[i] != MW_OTF2_NO_ID || !comm_usable(c))
-                continue;
-            const mw__xt_comm_t *parent = c->parent ? mw__xt_comm(x, c->parent) : NULL;
-            if (parent && comm_usable(parent) && o->comm_id[parent - x->comms] == MW_OTF2_NO_ID &&
-                parent != c)
-                continue; /* after its parent */
-            o->comm_order[o->ncomm_ids] = (uint32_t)i;
-            o->comm_id[i] = o->ncomm_ids++;
-            progress = 1;
+    uint32_t n = (uint32_t)x->ncomms; /* at most XT_MAX_MEMBERS + 2: each has a member */
+    size_t sz = (size_t)n + 1;
+    o->comm_id = malloc(sz * sizeof *o->comm_id);
+    o->comm_order = malloc(sz * sizeof *o->comm_order);
+    uint32_t *par = malloc(sz * sizeof *par), *first = calloc(sz + 1, sizeof *first);
+    uint32_t *kids = malloc(sz * sizeof *kids), *stack = malloc(sz * sizeof *stack);
+    uint32_t *fill = malloc(sz * sizeof *fill), *stamp = calloc(sz, sizeof *stamp);
+    int rc = -1;
+    if (!o->comm_id || !o->comm_order || !par || !first || !kids || !stack || !fill || !stamp)
+        goto out;
+    for (uint32_t i = 0; i < n; i++) {
+        const mw__xt_comm_t *c = &x->comms[i];
+        o->comm_id[i] = par[i] = MW_OTF2_NO_ID;
+        const mw__xt_comm_t *p = i >= 2 && c->parent ? mw__xt_comm(x, c->parent) : NULL;
+        if (p && p != c && comm_usable(c) && comm_usable(p)) {
+            par[i] = (uint32_t)(p - x->comms);
+            first[par[i] + 1]++;
         }
     }
-    /* Parents that never came (a cycle of ids, which a sane recording cannot hold): the
-     * remaining communicators go without parent. */
-    for (size_t i = 0; i < x->ncomms; i++)
-        if (o->comm_id[i] == MW_OTF2_NO_ID && comm_usable(&x->comms[i])) {
-            o->comm_order[o->ncomm_ids] = (uint32_t)i;
-            o->comm_id[i] = o->ncomm_ids++;
+    for (uint32_t i = 0; i < n; i++) {
+        first[i + 1] += first[i];
+        fill[i] = first[i];
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (par[i] != MW_OTF2_NO_ID)
+            kids[fill[par[i]]++] = i;
+    for (uint32_t i = 0; i < n && i < 2; i++) { /* WORLD and SELF */
+        o->comm_order[o->ncomm_ids] = i;
+        o->comm_id[i] = o->ncomm_ids++;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (par[i] == MW_OTF2_NO_ID && comm_usable(&x->comms[i]))
+            number_tree(o, first, kids, i, stack);
+    /* Left without id: usable communicators under a cycle of parents. The walk up marks what
+     * it passes with its own stamp and stops at the first communicator passed twice, which is
+     * on the cycle; everything it passed is under that one, so it gets its id in the same
+     * traversal and no communicator is walked twice. */
+    for (uint32_t i = 0; i < n; i++) {
+        if (o->comm_id[i] != MW_OTF2_NO_ID || !comm_usable(&x->comms[i]))
+            continue;
+        uint32_t v = i;
+        while (stamp[v] != i + 1 && par[v] != MW_OTF2_NO_ID &&
+               o->comm_id[par[v]] == MW_OTF2_NO_ID) {
+            stamp[v] = i + 1;
+            v = par[v];
         }
-    return 0;
+        o->cycles++;
+        number_tree(o, first, kids, v, stack);
+    }
+    rc = 0;
+out:
+    free(par);
+    free(first);
+    free(kids);
+    free(stack);
+    free(fill);
+    free(stamp);
+    return rc;
 }
 
 /* ---- events ------------------------------------------------------------------------------- */
@@ -421,10 +491,13 @@ static int64_t translate(otf2_x_t *o, const mw_trace_rec_t *r, int32_t w, uint32
 
 /* Open requests of a location: a hash table on the request number (linear probing, deletion
  * by backward shift), so that a trace with many open requests costs no more per completion. A
- * slot is empty when its post is NULL. */
+ * slot is empty when its post is NULL. The hash is multiply-shift with a random odd multiplier
+ * drawn per export: request numbers are input, and with a fixed hash a crafted trace could
+ * send every open request to one home and make each look-up walk all of them. */
 static size_t pend_home(const otf2_x_t *o, uint32_t req)
 {
-    return (size_t)((req * 0x9e3779b1u) >> 7) & (o->cap_pend - 1);
+    unsigned bits = (unsigned)__builtin_ctzll((unsigned long long)o->cap_pend);
+    return (size_t)(((uint64_t)req * o->pend_mult) >> (64 - bits));
 }
 
 static pending_t *pend_find(otf2_x_t *o, uint32_t req)
@@ -454,11 +527,13 @@ static void pend_drop(otf2_x_t *o, pending_t *p)
     o->npend--;
 }
 
+/* A new location starts with no table: clearing a table grown by an earlier location with
+ * many open requests would cost its whole size again for every later location. */
 static void pend_clear(otf2_x_t *o)
 {
-    if (o->npend)
-        memset(o->pend, 0, o->cap_pend * sizeof *o->pend);
-    o->npend = 0;
+    free(o->pend);
+    o->pend = NULL;
+    o->npend = o->cap_pend = 0;
 }
 
 static int pend_add(otf2_x_t *o, const mw_trace_rec_t *r)
@@ -874,17 +949,26 @@ static int write_events(otf2_x_t *o)
 
 /* ---- global definitions ------------------------------------------------------------------- */
 
-/* The host index of a rank in the job description, or -1. */
-static int64_t rank_host(const Mpiwatch__JobInfo *job, uint32_t rank)
+/* The host index of every rank of the job description (-1: not known), in one pass over its
+ * ranks (one scan per rank would be quadratic when the list is not in rank order). An entry
+ * at the index of its rank wins over another entry of the same rank. NULL when out of memory. */
+static int64_t *rank_hosts(const Mpiwatch__JobInfo *job, uint32_t size)
 {
-    if (!job || job->n_ranks == 0)
-        return -1;
-    for (size_t i = 0; i < job->n_ranks; i++) { /* usually at index `rank` */
-        const Mpiwatch__RankInfo *ri = job->ranks[(i + rank) % job->n_ranks];
-        if (ri && ri->rank == rank)
-            return ri->host < job->n_hosts ? (int64_t)ri->host : -1;
+    int64_t *h = malloc(((size_t)size + 1) * sizeof *h);
+    if (!h)
+        return NULL;
+    for (uint32_t r = 0; r < size; r++)
+        h[r] = INT64_MIN;
+    for (size_t i = 0; job && i < job->n_ranks; i++) {
+        const Mpiwatch__RankInfo *ri = job->ranks[i];
+        if (!ri || ri->rank >= size || (h[ri->rank] != INT64_MIN && i != ri->rank))
+            continue;
+        h[ri->rank] = ri->host < job->n_hosts ? (int64_t)ri->host : -1;
     }
-    return -1;
+    for (uint32_t r = 0; r < size; r++)
+        if (h[r] == INT64_MIN)
+            h[r] = -1;
+    return h;
 }
 
 /* COMM_LOCATIONS, then a group per communicator (its members' world ranks in communicator
@@ -1008,13 +1092,21 @@ static int write_defs(otf2_x_t *o)
     for (uint32_t h = 0; h < nhosts; h++)
         TRY_OTF2(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 1 + h, s_host0 + h, s_node, 0),
                  "system tree node");
-    for (uint32_t r = 0; r < x->size; r++) {
-        int64_t h = rank_host(job, r);
-        TRY_OTF2(OTF2_GlobalDefWriter_WriteLocationGroup(
-                     g, r, s_rank0 + r, OTF2_LOCATION_GROUP_TYPE_PROCESS,
-                     h >= 0 ? (uint32_t)(1 + h) : 0, OTF2_UNDEFINED_LOCATION_GROUP),
-                 "location group");
+    int64_t *hosts = rank_hosts(job, x->size);
+    if (!hosts) {
+        fprintf(stderr, "mpiwatch-export: out of memory\n");
+        return -1;
     }
+    for (uint32_t r = 0; r < x->size; r++)
+        if (otf2_ok(OTF2_GlobalDefWriter_WriteLocationGroup(
+                        g, r, s_rank0 + r, OTF2_LOCATION_GROUP_TYPE_PROCESS,
+                        hosts[r] >= 0 ? (uint32_t)(1 + hosts[r]) : 0,
+                        OTF2_UNDEFINED_LOCATION_GROUP),
+                    "location group") < 0) {
+            free(hosts);
+            return -1;
+        }
+    free(hosts);
     for (size_t l = 0; l < o->nlocs; l++)
         TRY_OTF2(OTF2_GlobalDefWriter_WriteLocation(g, o->locs[l], s_loc0 + (uint32_t)l,
                                                     OTF2_LOCATION_TYPE_CPU_THREAD, o->loc_events[l],
@@ -1072,6 +1164,12 @@ static void report(const otf2_x_t *o, const mw__xt_t *x, const char *anchor)
                 "mpiwatch-export: warning: %" PRIu64 " timestamp(s) raised to keep a location's "
                 "time non-decreasing\n",
                 o->clamped);
+    if (o->cycles)
+        fprintf(stderr,
+                "mpiwatch-export: warning: %" PRIu64 " cycle(s) of parent communicators (the "
+                "definitions contradict each other): one communicator of each written without "
+                "parent\n",
+                o->cycles);
     if (o->open_calls)
         fprintf(stderr,
                 "mpiwatch-export: %" PRIu64 " record(s) of calls still in progress left out "
@@ -1120,6 +1218,9 @@ int mw__export_otf2(const char *input, const char *dir)
     otf2_x_t o;
     memset(&o, 0, sizeof o);
     o.x = &x;
+    if (getrandom(&o.pend_mult, sizeof o.pend_mult, 0) != (ssize_t)sizeof o.pend_mult)
+        o.pend_mult = 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL);
+    o.pend_mult |= 1;
     rc = 1;
     if (plan_regions_locations(&o) < 0 || plan_comms(&o) < 0) {
         fprintf(stderr, "mpiwatch-export: out of memory\n");

@@ -88,8 +88,9 @@ static int add_trace(mw__xt_t *x, uint32_t rank, const Mpiwatch__Trace *t, int r
     mw_trace_rec_t *recs = NULL;
     size_t n = 0;
     const char *why = "undecodable";
-    if (mw_trace_decode(t->records.data, t->records.len, t->encoding, t->raw_bytes, t->count, &recs,
-                        &n, &why) < 0) {
+    /* Exact without records: the rank made no timed call in the window (nothing to decode). */
+    if (t->count && mw_trace_decode(t->records.data, t->records.len, t->encoding, t->raw_bytes,
+                                    t->count, &recs, &n, &why) < 0) {
         if (x->bad_traces++ < XT_WARN_FIRST)
             fprintf(stderr,
                     "mpiwatch-export: warning: the trace of rank %" PRIu32 ", window %" PRIu64
@@ -227,6 +228,12 @@ static int build_comms(mw__xt_t *x, xt_defs_t *d)
         c->size = f->size;
         c->flags = f->flags;
         c->fn = f->fn;
+        if (c->size > x->size) { /* more members than the job has ranks: no group to hold */
+            c->bad_world = 1;
+            x->bad_world_comms++;
+            x->ncomms++;
+            continue;
+        }
         if (members + c->size > XT_MAX_MEMBERS) {
             x->bad_comms++;
             continue;
@@ -259,6 +266,15 @@ static int build_comms(mw__xt_t *x, xt_defs_t *d)
                 c->by_world[k++] = r;
         sort_world = c->world;
         qsort(c->by_world, k, sizeof *c->by_world, cmp_by_world);
+        /* The members must be distinct ranks of the job (x->size is the job's size by now):
+         * OTF2 readers refuse a group holding a rank the job does not have, and a peer given
+         * as a world rank held twice could not be translated. Sorted, so twins are neighbours. */
+        for (uint32_t j = 0; j < k; j++)
+            if (c->world[c->by_world[j]] >= x->size ||
+                (j > 0 && c->world[c->by_world[j]] == c->world[c->by_world[j - 1]]))
+                c->bad_world = 1;
+        if (c->bad_world)
+            x->bad_world_comms++;
         x->ncomms++;
     }
     return 0;
@@ -286,7 +302,7 @@ int64_t mw__xt_comm_rank(const mw__xt_comm_t *c, uint32_t w, uint32_t size)
         return w < size ? (int64_t)w : -1;
     if (c->id == MW_COMM_ID_SELF)
         return 0;
-    if (!c->world || !c->by_world)
+    if (!c->world || !c->by_world || c->bad_world)
         return -1;
     size_t lo = 0, hi = c->known; /* by_world holds the known members */
     while (lo < hi) {
@@ -439,7 +455,16 @@ int mw__xt_load(mw__xt_t *x, const char *path)
                 x->job = copy;
             }
         } else if (rec->body_case == MPIWATCH__RECORD__BODY_WINDOW && rec->window) {
-            m = add_window(x, &defs, rec->window);
+            /* Its traces' records are in the frames that brought them (docs/recording.md
+             * "Traces"); one that is not there leaves its rank not exact, counted. */
+            int bad = mw_rec_reader_resolve_window(r, rec->window,
+                                                   x->job && x->job->job ? x->job->job : NULL);
+            if (bad < 0)
+                m = -1;
+            else
+                x->bad_traces += (uint64_t)bad;
+            if (m == 0)
+                m = add_window(x, &defs, rec->window);
         } else if (rec->body_case == MPIWATCH__RECORD__BODY_MESSAGE) {
             /* A reach-back trace, recorded as received: checked like the collector does. */
             const Mpiwatch__Envelope *env =
@@ -558,6 +583,12 @@ void mw__xt_warn(const mw__xt_t *x)
                 "mpiwatch-export: warning: %" PRIu64 " communicator(s) whose members disagree: "
                 "their peers are not translated\n",
                 x->conflict_comms);
+    if (x->bad_world_comms)
+        fprintf(stderr,
+                "mpiwatch-export: warning: %" PRIu64 " communicator(s) with a member that is not "
+                "a rank of the job or two members of one world rank: their peers are not "
+                "translated\n",
+                x->bad_world_comms);
 }
 
 /* ---- --format trace ----------------------------------------------------------------------- */
@@ -596,6 +627,8 @@ static const char *reason_name(uint32_t reason)
         return "not_asked";
     case MW_TRACE_WHY_REFUSED:
         return "refused";
+    case MW_TRACE_WHY_DEFERRED:
+        return "deferred"; /* its records never came (the rank's flight recorder lost them) */
     default:
         return "other";
     }

@@ -37,6 +37,8 @@ typedef struct {
                          * for a member whose definition did not arrive; NULL for SELF */
     uint32_t *by_world; /* member ranks sorted by world rank (known members only) */
     uint8_t conflict;   /* members disagree (size, flags, two world ranks for one member) */
+    uint8_t bad_world;  /* a member's world rank is not a rank of the job, or two members have
+                         * the same world rank: its group cannot be written */
 } mw__xt_comm_t;
 
 /* A merged window of the recording and what is exact in it. */
@@ -77,6 +79,7 @@ typedef struct {
     uint64_t bad_traces;       /* traces that did not decode (reason in the first warning) */
     uint64_t bad_comms;        /* communicator definitions refused (sizes, ranks) */
     uint64_t conflict_comms;   /* communicators whose members disagree */
+    uint64_t bad_world_comms;  /* communicators with bad_world set */
     uint64_t windows_partial;  /* windows with some ranks exact and some not */
     uint64_t windows_untraced; /* windows with no rank exact */
     int truncated;             /* the file ends with a torn frame */

@@ -37,16 +37,18 @@
 
 #include <zmq.h>
 
+#include "mw_bins.h"
 #include "mw_file.h"
 #include "mw_grid.h"
 #include "mw_proto.h"
 #include "mw_trace.h"
 
 #define LG_SUBSLOTS 10u
-#define LG_BINS 40u
+#define LG_BINS MW_BINS_QUARTER /* quarter octaves, as the library (mw_bins.h) */
 #define LG_LONGEST 4u
 #define LG_MAX_PEERS 6u
 #define LG_DENSITY_FNS 3u /* functions with call-density entries */
+#define LG_SPREAD 24u     /* quarter bins a function's calls are spread over (6 octaves) */
 #define LG_OCC_FNS 4u     /* functions with occupancy entries */
 #define LG_RANKS_PER_SOCKET_DEFAULT 1024u
 #define LG_TRACE_MAX 1024u            /* --trace K: encoded traces kept */
@@ -342,9 +344,10 @@ static struct {
     uint64_t peer_msg[LG_MAX_PEERS], peer_bytes[LG_MAX_PEERS];
     uint32_t occ_fn[LG_OCC_FNS * LG_SUBSLOTS], occ_sub[LG_OCC_FNS * LG_SUBSLOTS];
     uint64_t occ_ns[LG_OCC_FNS * LG_SUBSLOTS];
-    uint32_t d_fn[LG_DENSITY_FNS * 32], d_bin[LG_DENSITY_FNS * 32], d_end[LG_DENSITY_FNS * 32];
-    int32_t d_sub[LG_DENSITY_FNS * 32];
-    uint64_t d_count[LG_DENSITY_FNS * 32];
+    uint32_t d_fn[LG_DENSITY_FNS * 4 * LG_SPREAD], d_bin[LG_DENSITY_FNS * 4 * LG_SPREAD],
+        d_end[LG_DENSITY_FNS * 4 * LG_SPREAD];
+    int32_t d_sub[LG_DENSITY_FNS * 4 * LG_SPREAD];
+    uint64_t d_count[LG_DENSITY_FNS * 4 * LG_SPREAD];
     Mpiwatch__Call calls[LG_LONGEST];
     Mpiwatch__Call *callp[LG_LONGEST];
 } W;
@@ -530,8 +533,8 @@ static int trace_build(unsigned t, lg_trace_t *out)
 
 /* Builds and sends the sample of window `k` (the `ordinal`-th window of the run) of `rank`.
  * Counts, histogram, time, min and max of each function agree with each other: every call is
- * drawn into a log2 bin, time is the sum of per-bin durations inside their bins, min and max
- * lie in the lowest and highest non-empty bins. */
+ * drawn into a quarter-octave bin, time is the sum of per-bin durations inside their bins, min
+ * and max lie in the lowest and highest non-empty bins. */
 static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
 {
     uint64_t rs = rng_seed(G.o.seed, rank, ordinal);
@@ -553,27 +556,42 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
             count = 1;
         if (tr)
             count = tr->count[i]; /* the trace's calls (drawn the same way) */
-        /* Spread the calls over bins bin-2 .. bin+3 with weights 1 2 4 2 1 1 (of 11). */
-        static const unsigned wt[6] = {1, 2, 4, 2, 1, 1};
-        unsigned lo = m->bin >= 2 ? m->bin - 2 : 0, nb = 6;
+        /* Spread the calls over the octaves bin-2 .. bin+3 with weights 1 2 4 2 1 1 (of 11), as
+         * with factor-2 bins, and each octave's share over its 4 quarter bins along the line
+         * between the weights of the octaves around it (a smooth profile, not steps). */
+        static const double wt[6] = {1, 2, 4, 2, 1, 1};
+        double qw[LG_SPREAD];
+        for (unsigned q = 0; q < LG_SPREAD; q++) {
+            double x = (q + 0.5) / 4.0 - 0.5;
+            int o = (int)floor(x);
+            double u = x - o, a = wt[o < 0 ? 0 : o], c = wt[o + 1 > 5 ? 5 : o + 1];
+            qw[q] = a + (c - a) * u;
+        }
+        for (unsigned o = 0; o < LG_SPREAD / 4; o++) {
+            double sum = qw[4 * o] + qw[4 * o + 1] + qw[4 * o + 2] + qw[4 * o + 3];
+            for (unsigned q = 4 * o; q < 4 * o + 4; q++)
+                qw[q] = qw[q] / sum * wt[o] / 11.0;
+        }
+        unsigned lo = m->bin >= 2 ? 4 * (m->bin - 2) : 0, nb = LG_SPREAD;
         if (lo + nb > LG_BINS)
             nb = LG_BINS - lo;
         uint64_t left = count, total = 0, mn = 0, mx = 0;
         int first = -1, last = -1;
         for (unsigned b = 0; b < nb; b++) {
-            uint64_t c = b + 1 == nb ? left : count * wt[b] / 11;
+            uint64_t c = b + 1 == nb ? left : (uint64_t)((double)count * qw[b]);
             if (c > left)
                 c = left;
             left -= c;
             W.hist[i][b] = (uint32_t)c;
             if (!c)
                 continue;
-            uint64_t base = 1ull << (lo + b);
-            uint64_t avg = base + rng_below(&rs, base); /* mean duration inside the bin */
+            uint64_t base = mw_bin_min_ns(lo + b, LG_BINS);
+            uint64_t top = mw_bin_min_ns(lo + b + 1, LG_BINS); /* the next bin's first ns */
+            uint64_t avg = base + rng_below(&rs, top - base); /* mean duration inside the bin */
             total += c * avg;
             if (first < 0)
                 mn = c > 1 ? base + (avg - base) / 2 : avg, first = (int)b;
-            mx = c > 1 ? avg + (2 * base - 1 - avg) / 2 : avg;
+            mx = c > 1 ? avg + (top - 1 - avg) / 2 : avg;
             last = (int)b;
         }
         f->fn = G.fn_id[i];
@@ -666,7 +684,7 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
     size_t nd = 0;
     for (unsigned r = 0; r < nf && r < LG_DENSITY_FNS; r++) {
         const Mpiwatch__FunctionStat *f = &W.fs[order[r]];
-        for (size_t b = 0; b < f->n_hist && nd + 4 <= LG_DENSITY_FNS * 32; b++) {
+        for (size_t b = 0; b < f->n_hist && nd + 4 <= LG_DENSITY_FNS * 4 * LG_SPREAD; b++) {
             uint64_t c = f->hist[b];
             if (!c)
                 continue;
@@ -677,7 +695,7 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
                     continue;
                 uint32_t bin = f->hist_first + (uint32_t)b;
                 int32_t end_sub = (int32_t)rng_below(&rs, LG_SUBSLOTS);
-                uint64_t back = (((uint64_t)1 << bin) + slot_ns / 2) / slot_ns;
+                uint64_t back = (mw_bin_min_ns(bin, LG_BINS) + slot_ns / 2) / slot_ns;
                 int32_t start_sub = back >= LG_SUBSLOTS + (uint64_t)end_sub
                                         ? -(int32_t)LG_SUBSLOTS
                                         : end_sub - (int32_t)back;

@@ -12,6 +12,7 @@
  * counted twice.
  */
 #include "model_internal.h"
+#include "mw_bins.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -25,12 +26,6 @@
 #define SEED_STEP 0xd1b54a32d192ed03ull
 
 /* ---- the call-density view ---------------------------------------------------------------- */
-
-static unsigned bin_of(uint64_t ns, uint32_t nbins)
-{
-    unsigned b = ns ? 63u - (unsigned)__builtin_clzll(ns) : 0u;
-    return b < nbins ? b : nbins - 1;
-}
 
 void mw_density_range(const mw_model_t *m, double t0, double t1, double *d0_ns, double *d1_ns)
 {
@@ -52,7 +47,7 @@ void mw_density_range(const mw_model_t *m, double t0, double t1, double *d0_ns, 
             for (size_t i = 0; i < w->n_longest; i++) {
                 if (!w->longest[i]->duration_ns)
                     continue;
-                int b = (int)bin_of(w->longest[i]->duration_ns, 64);
+                int b = (int)mw_bin_uncapped(w->longest[i]->duration_ns, m->bins);
                 if (lo < 0 || b < lo)
                     lo = b;
                 if (b > hi)
@@ -64,7 +59,7 @@ void mw_density_range(const mw_model_t *m, double t0, double t1, double *d0_ns, 
     mw_trace_open_t open[64];
     size_t no = mw_trace_open_calls(m, open, 64);
     for (size_t i = 0; i < no; i++) {
-        int b = (int)bin_of(open[i].grown_ns, 64);
+        int b = (int)mw_bin_uncapped(open[i].grown_ns, m->bins);
         if (open[i].grown_ns && (lo < 0 || b > hi))
             hi = b;
         if (open[i].grown_ns && lo < 0)
@@ -74,8 +69,8 @@ void mw_density_range(const mw_model_t *m, double t0, double t1, double *d0_ns, 
     if (lo >= 0) {
         /* Half a bin of room above the longest calls and below the shortest, so that the
          * markers of the extreme calls are not cut by the plot's edges. */
-        d0 = ldexp(M_SQRT1_2, lo);
-        d1 = ldexp(M_SQRT2, hi + 1);
+        d0 = exp2(mw_bin_log2_lo((unsigned)lo, m->bins) - 0.5);
+        d1 = exp2(mw_bin_log2_lo((unsigned)hi + 1, m->bins) + 0.5);
     }
     /* At least two decades, so that a lone bin does not fill the plot. */
     if (d1 / d0 < 100.0) {
@@ -259,7 +254,8 @@ static int scratch_reserve(void *pp, size_t *cap, size_t elem, size_t n)
 typedef struct {
     uint64_t key[LC_SLOTS];
     uint32_t left[LC_SLOTS];
-    uint64_t bins; /* bit b: a long call of bin b; other cells skip the lookup */
+    uint64_t bins[MW_MAX_DURATION_BINS / 64 + 1]; /* bit b: a long call of bin b; other cells
+                                                    skip the lookup */
 } lc_table_t;
 
 static uint64_t cell_key(unsigned fn, int sub, unsigned bin, unsigned end)
@@ -309,8 +305,9 @@ static void lc_build(lc_table_t *t, const Mpiwatch__Window *w)
     size_t n = w->n_longest < LC_SLOTS / 2 ? w->n_longest : LC_SLOTS / 2;
     for (size_t i = 0; i < n; i++) {
         const Mpiwatch__Call *c = w->longest[i];
-        unsigned bin = bin_of(c->duration_ns, w->duration_bins);
-        t->bins |= 1ull << bin;
+        unsigned bin = mw_bin_of(c->duration_ns, w->duration_bins);
+        if (bin < MW_MAX_DURATION_BINS)
+            t->bins[bin >> 6] |= 1ull << (bin & 63);
         uint64_t end = c->start_ns + c->duration_ns;
         uint64_t se = end > wstart ? (end - wstart) / ss : 0;
         if (se >= S)
@@ -351,7 +348,7 @@ static uint64_t trace_cell(const mw_trace_window_t *tw, const mw_trace_rank_t *e
 {
     int64_t ss = (int64_t)(tw->len_ns / S ? tw->len_ns / S : 1);
     int64_t rel = (int64_t)(mw_trace_rec_start(e, r) - tw->start_ns);
-    unsigned bin = bin_of(r->dur_ns, nb);
+    unsigned bin = mw_bin_of(r->dur_ns, nb);
     int sub;
     if (want_end) {
         int64_t se = rel + (int64_t)r->dur_ns;
@@ -499,9 +496,9 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
     double yb0[MW_MAX_DURATION_BINS], yb1[MW_MAX_DURATION_BINS];
     int visible[MW_MAX_DURATION_BINS], used[MW_MAX_DURATION_BINS];
     for (unsigned b = 0; b < nb; b++) {
-        yb0[b] = mw__frame_yl(&f, b);
-        yb1[b] = mw__frame_yl(&f, b + 1);
-        double ym = mw__frame_yl(&f, b + 0.5);
+        yb0[b] = mw__frame_yl(&f, mw_bin_log2_lo(b, nb));
+        yb1[b] = mw__frame_yl(&f, mw_bin_log2_lo(b + 1, nb));
+        double ym = mw__frame_yl(&f, mw_bin_log2_mid(b, nb));
         visible[b] = repr == MW_REPR_START || repr == MW_REPR_END ? yb1[b] > 0 && yb0[b] < h
                                                                   : ym >= 0 && ym < h;
         used[b] = 0;
@@ -568,7 +565,7 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
             unsigned fn = win->density_fn[i];
             int sub = win->density_sub[i];
             uint64_t cnt = win->density_count[i];
-            if (have_lc && (lc.bins >> b & 1))
+            if (have_lc && (lc.bins[b >> 6] >> (b & 63) & 1))
                 cnt -= lc_take(&lc, cell_key(fn, sub, b, want_end), cnt);
             if (tw)
                 cnt -= exact_keys_take(&ek, cell_key(fn, sub, b, want_end), cnt);
@@ -626,7 +623,7 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
             } else {
                 /* A line or arc per cell: its duration is the bin's geometric mean, its end
                  * the middle of the sub-slot. */
-                double d = ldexp(M_SQRT2, (int)b);
+                double d = mw_bin_mid_ns(b, nb);
                 double xe = (wsr + (sub + 0.5) * ss) * f.xs, xa = xe - d * f.xs;
                 if (xe < 0 || xa >= w)
                     continue;
@@ -649,7 +646,7 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
                     a[3] += c * cw[2];
                     used[b] = 1;
                 } else {
-                    draw_arc(&f, xa, xe, mw__frame_yl(&f, b + 0.5), c, cw);
+                    draw_arc(&f, xa, xe, mw__frame_yl(&f, mw_bin_log2_mid(b, nb)), c, cw);
                 }
             }
         }
@@ -711,7 +708,7 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
             }
         } else if (arc) {
             /* The bin's arc, walked once from the middle of column 0, stamped at each start. */
-            double width = ldexp(M_SQRT2, (int)b) * f.xs, ym = mw__frame_yl(&f, b + 0.5);
+            double width = mw_bin_mid_ns(b, nb) * f.xs, ym = mw__frame_yl(&f, mw_bin_log2_mid(b, nb));
             int xhi = (int)ceil(width) + 2;
             stamp_t st = {NULL, 0, (size_t)xhi + 2 * (size_t)h + 4 * MW__ARC_SEGMENTS + 8, h};
             if (scratch_reserve(&sc->stamp, &sc->stamp_cap, sizeof *sc->stamp, 2 * st.cap) < 0)
@@ -736,7 +733,7 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
                 }
             }
         } else if (line) {
-            int r = (int)floor(mw__frame_yl(&f, b + 0.5));
+            int r = (int)floor(mw__frame_yl(&f, mw_bin_log2_mid(b, nb)));
             if (r < 0 || r >= h)
                 continue;
             double acc[4] = {0, 0, 0, 0};

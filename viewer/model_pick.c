@@ -3,6 +3,7 @@
  * what was drawn there. No SDL, no GL (see model_pick.h).
  */
 #include "model_internal.h"
+#include "mw_bins.h"
 #include "model_trace.h"
 
 #include <math.h>
@@ -212,10 +213,11 @@ mw_pick_t mw_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l,
             int hit;
             if (repr == MW_REPR_START || repr == MW_REPR_END) {
                 double xa = (wsr + sub * ss) * f.xs, xb = xa + ss * f.xs;
-                double ya = mw__frame_yl(&f, b), yb = mw__frame_yl(&f, b + 1);
+                double ya = mw__frame_yl(&f, mw_bin_log2_lo(b, m->bins)),
+                       yb = mw__frame_yl(&f, mw_bin_log2_lo(b + 1, m->bins));
                 hit = xb > cx && xa < cx + 1 && yb > cy && ya < cy + 1;
             } else {
-                double d = ldexp(M_SQRT2, (int)b), ym = mw__frame_yl(&f, b + 0.5);
+                double d = mw_bin_mid_ns(b, m->bins), ym = mw__frame_yl(&f, mw_bin_log2_mid(b, m->bins));
                 double xe = (wsr + (sub + 0.5) * ss) * f.xs, xa = xe - d * f.xs;
                 if (repr == MW_REPR_LINES)
                     hit = (int)floor(ym) == cy && cx >= floor(xa) && cx <= floor(xe);
@@ -231,8 +233,8 @@ mw_pick_t mw_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l,
             pk.fn = win->density_fn[i];
             pk.cell_t0_ns = sub0;
             pk.cell_t1_ns = sub0 + (uint64_t)(win->window_ns / m->subslots);
-            pk.cell_d0_ns = (uint64_t)1 << b;
-            pk.cell_d1_ns = (uint64_t)1 << (b + 1);
+            pk.cell_d0_ns = mw_bin_min_ns(b, m->bins);
+            pk.cell_d1_ns = mw_bin_min_ns(b + 1, m->bins);
             pk.cell_count = cnt;
         }
     }

@@ -14,6 +14,7 @@
  * of index intervals.
  */
 #include "model_internal.h"
+#include "mw_bins.h"
 #include "mw_window_json.h"
 
 #include <math.h>
@@ -939,7 +940,8 @@ const mw_rank_call_t *mw_model_rank_calls(const mw_model_t *m, uint32_t *rank, s
 }
 
 size_t mw_rank_calls_from_sample(const Mpiwatch__Envelope *env, uint64_t window_ns,
-                                 uint32_t subslots, mw_rank_call_t *out, size_t *n, size_t max)
+                                 uint32_t subslots, uint32_t duration_bins, mw_rank_call_t *out,
+                                 size_t *n, size_t max)
 {
     if (!env || env->body_case != MPIWATCH__ENVELOPE__BODY_SAMPLE || !env->sample || !n)
         return 0;
@@ -977,7 +979,7 @@ size_t mw_rank_calls_from_sample(const Mpiwatch__Envelope *env, uint64_t window_
         window_ns = s->window_ns;
     int64_t wstart = (int64_t)(s->window_start_ns ? s->window_start_ns : s->window * window_ns);
     for (size_t i = 0; i < nd && *n < max; i++) {
-        if (s->density_count[i] == 0 || s->density_bin[i] >= 64)
+        if (s->density_count[i] == 0 || s->density_bin[i] >= MW_MAX_DURATION_BINS)
             continue;
         /* Sub-slot starts on the global clock; a negative sub-slot is in an earlier window. */
         int64_t num = (int64_t)s->density_sub[i] * (int64_t)window_ns;
@@ -988,7 +990,7 @@ size_t mw_rank_calls_from_sample(const Mpiwatch__Envelope *env, uint64_t window_
         memset(o, 0, sizeof *o);
         o->fn = s->density_fn[i];
         o->start_ns = (uint64_t)(wstart + off);
-        o->duration_ns = (uint64_t)1 << s->density_bin[i];
+        o->duration_ns = mw_bin_min_ns(s->density_bin[i], duration_bins);
         o->count = s->density_count[i];
         o->peer = -1;
         o->end = s->density_end[i] ? 1 : 0;

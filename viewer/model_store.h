@@ -139,8 +139,10 @@ int mw_model_slot(const mw_model_t *m, unsigned fn);
 void mw_model_set_rank_calls(mw_model_t *m, uint32_t rank, const mw_rank_call_t *calls, size_t n);
 const mw_rank_call_t *mw_model_rank_calls(const mw_model_t *m, uint32_t *rank, size_t *n);
 /* Appends the calls of one rank's sample (an Envelope with a Sample, as the history endpoint
- * or the recording gives it) to out[*n..max); returns the number added. */
+ * or the recording gives it) to out[*n..max); returns the number added. A density cell's
+ * calls get the shortest duration of their bin in the job's layout (duration_bins, mw_bins.h). */
 size_t mw_rank_calls_from_sample(const Mpiwatch__Envelope *env, uint64_t window_ns,
-                                 uint32_t subslots, mw_rank_call_t *out, size_t *n, size_t max);
+                                 uint32_t subslots, uint32_t duration_bins, mw_rank_call_t *out,
+                                 size_t *n, size_t max);
 
 #endif

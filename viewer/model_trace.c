@@ -22,7 +22,7 @@ struct mw__traces {
     size_t n, cap;
     size_t records, rec_cap;
     late_t *late; /* arrival order */
-    size_t n_late;
+    size_t n_late, late_bytes;
     uint64_t late_gen;
     mw_trace_stats_t st;
     uint64_t gen; /* bumped when a decoded window appears or goes */
@@ -70,7 +70,7 @@ void mw__traces_clear(mw__traces_t *t)
     t->records = 0;
     for (size_t i = 0; i < t->n_late; i++)
         mpiwatch__rank_trace__free_unpacked(t->late[i].rt, NULL);
-    t->n_late = 0;
+    t->n_late = t->late_bytes = 0;
     links_free(t);
     size_t cap = t->rec_cap;
     memset(&t->st, 0, sizeof t->st);
@@ -138,18 +138,26 @@ int mw_model_add_trace(mw_model_t *m, Mpiwatch__RankTrace *rt)
     /* The same rank's trace of the same window again replaces the one kept. */
     for (size_t i = 0; i < t->n_late; i++) {
         if (t->late[i].index == k && t->late[i].rt->rank == rt->rank) {
+            t->late_bytes -= t->late[i].rt->trace->records.len;
             mpiwatch__rank_trace__free_unpacked(t->late[i].rt, NULL);
             memmove(&t->late[i], &t->late[i + 1], (t->n_late - i - 1) * sizeof *t->late);
             t->n_late--;
             break;
         }
     }
-    if (t->n_late == MW_TRACE_LATE_MAX) {
-        mpiwatch__rank_trace__free_unpacked(t->late[0].rt, NULL);
-        memmove(&t->late[0], &t->late[1], (t->n_late - 1) * sizeof *t->late);
-        t->n_late--;
+    size_t len = rt->trace->records.len, drop = 0;
+    while (drop < t->n_late && (t->n_late - drop == MW_TRACE_LATE_MAX ||
+                                t->late_bytes + len > MW_TRACE_LATE_MAX_BYTES)) {
+        t->late_bytes -= t->late[drop].rt->trace->records.len;
+        mpiwatch__rank_trace__free_unpacked(t->late[drop].rt, NULL);
+        drop++;
         t->st.late_dropped++;
     }
+    if (drop) {
+        memmove(&t->late[0], &t->late[drop], (t->n_late - drop) * sizeof *t->late);
+        t->n_late -= drop;
+    }
+    t->late_bytes += len;
     t->late[t->n_late].index = k;
     t->late[t->n_late].rt = rt;
     t->n_late++;

@@ -24,8 +24,11 @@
 #include "mw_trace.h"
 
 #define MW_TRACE_RECORDS_DEFAULT (1u << 20) /* decoded records kept: 64 MiB */
-#define MW_TRACE_LATE_MAX 1024              /* late traces kept */
-#define MW_TRACE_TIME_MAX (1ll << 50)       /* |start|, duration of a record kept (13 days) */
+/* Late traces kept: a deferred burst (docs/trace.md, `every:P:B@K/G`) of 16,384 ranks x 3
+ * windows is 49,152 of them, each a rank's records; the oldest go first past either cap. */
+#define MW_TRACE_LATE_MAX 65536
+#define MW_TRACE_LATE_MAX_BYTES (256u << 20) /* their record bytes */
+#define MW_TRACE_TIME_MAX (1ll << 50)        /* |start|, duration of a record kept (13 days) */
 
 /* One rank's trace of one window, decoded. */
 typedef struct {

@@ -92,7 +92,8 @@ void mw__source_rank_sample(mw__source_rank_t *rk, const Mpiwatch__JobInfo *job,
         return;
     if (source_rank_reserve(rk, smp->n_density_fn + smp->n_longest + 1) < 0)
         return; /* the request stops growing; what was collected is shown */
-    mw_rank_calls_from_sample(env, job->window_ns, job->subslots, rk->calls, &rk->n, rk->cap);
+    mw_rank_calls_from_sample(env, job->window_ns, job->subslots, job->duration_bins, rk->calls,
+                              &rk->n, rk->cap);
 }
 
 int mw__source_add_window(mw_source_t *s, mw_model_t *m, Mpiwatch__Window *w)

@@ -74,6 +74,15 @@ static int source_read_window(mw_source_t *s, uint64_t k, Mpiwatch__Window **out
         mw__source_log("%s: cannot read window %" PRIu64, s->st.what, k);
         return -1;
     }
+    /* The traces' records are in the frames that brought them (docs/recording.md "Traces");
+     * one that is not there leaves its rank not exact (the job is not checked here: the
+     * source keeps it encoded; rank, window and the trace's fields are). */
+    int bad = mw_rec_reader_resolve_window(s->rp.rd, rec->window, NULL);
+    if (bad != 0) {
+        s->st.errors++;
+        mw__source_log("%s: window %" PRIu64 ": %d traces not found in the recording", s->st.what,
+                       k, bad);
+    }
     *out = source_copy_window(s, rec->window);
     if (!*out) {
         mw__source_log("out of memory reading window %" PRIu64, k);

@@ -26,6 +26,7 @@
 
 #include "collector.h"
 #include "rules.h"
+#include "mw_bins.h"
 
 static char dir[64];
 static mw_collector_options_t opt;
@@ -47,7 +48,7 @@ static int setup(void **state)
     memset(fns, 0, sizeof fns);
     win.fn = fns;
     win.window_ns = 100 * MW_NS_PER_MS;
-    win.duration_bins = MW_MAX_DURATION_BINS;
+    win.duration_bins = MW_BINS_OCTAVE; /* hist[b] below: [2^b, 2^(b+1)) ns */
     win.rank_pm = pm;
     win.n_rank_pm = 4;
     return 0;

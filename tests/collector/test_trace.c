@@ -401,6 +401,15 @@ static void test_late_trace(void **state)
     tm_msg_t m;
     sample(&m, f, 0, FX_W0, 2, &so);
     assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    /* Broken records in a late trace: refused (before the valid one below:
+     * a rank's second exact trace of a window would be refused as a duplicate first). */
+    uint8_t garbage[16];
+    memset(garbage, 0x80, sizeof garbage);
+    exact_trace(&late, FX_W0, &r);
+    late.records.data = garbage;
+    late.records.len = sizeof garbage;
+    assert_int_equal(feed_late(f, 0, &late), MW_REJECT_TRACE);
+    assert_int_equal(f->c->tstats.refused[MW_TREFUSE_DECODE], 1);
     /* Window FX_W0 is open (rank 1 has not sent it): the late trace joins it. */
     exact_trace(&late, FX_W0, &r);
     late.capture = 42;
@@ -409,14 +418,6 @@ static void test_late_trace(void **state)
     exact_trace(&late, FX_W0 + 1, &r);
     assert_int_equal(feed_late(f, 0, &late), MW_REJECT_TRACE);
     assert_int_equal(f->c->tstats.refused[MW_TREFUSE_LATE], 1);
-    /* Broken records in a late trace: refused as well. */
-    uint8_t garbage[16];
-    memset(garbage, 0x80, sizeof garbage);
-    exact_trace(&late, FX_W0, &r);
-    late.records.data = garbage;
-    late.records.len = sizeof garbage;
-    assert_int_equal(feed_late(f, 0, &late), MW_REJECT_TRACE);
-    assert_int_equal(f->c->tstats.refused[MW_TREFUSE_DECODE], 1);
     sample(&m, f, 1, FX_W0, 2, NULL);
     assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
     assert_int_equal(n_closed, 1);
@@ -469,12 +470,140 @@ static void test_window_cap(void **state)
     stop(f);
 }
 
+/* An "exact" trace with records but count 0 is refused before anything is kept (field), on both
+ * paths: an EXACT trace decodes to exactly its count, so a rank cannot fill a window's byte cap
+ * with bytes nobody decodes and shut the other ranks' traces out. */
+static void test_count0_records(void **state)
+{
+    (void)state;
+    fx_t *f = start(2);
+    size_t big = 4u << 20;
+    uint8_t *junk = malloc(big);
+    assert_non_null(junk);
+    memset(junk, 0xAB, big);
+    /* In a sample without timed calls (an exact trace of 0 records would be right there). */
+    Mpiwatch__Trace t;
+    mpiwatch__trace__init(&t);
+    t.window = FX_W0;
+    t.state = MW_TRACE_EXACT;
+    t.encoding = MW_TRACE_ENC_COLUMNS;
+    t.records.data = junk;
+    t.records.len = 64;
+    tm_msg_t m;
+    tm_sample(&m, JOB, 0, FX_W0, f->now.real_ns);
+    m.sample.trace = &t;
+    mw_trace_in_t in;
+    mw__trace_check_sample(f->c, 0, &m.sample, &in);
+    assert_int_equal(in.state, MW_TRACE_SUMMARY_ONLY);
+    assert_int_equal(in.reason, MW_TRACE_WHY_REFUSED);
+    assert_int_equal(in.keep_records, 0);
+    assert_int_equal(f->c->tstats.refused[MW_TREFUSE_FIELD], 1);
+    /* After the sample (Envelope.trace): each one refused, nothing kept. */
+    Mpiwatch__Trace so;
+    mpiwatch__trace__init(&so);
+    so.window = FX_W0;
+    so.state = MW_TRACE_SUMMARY_ONLY;
+    so.reason = MW_TRACE_WHY_NOT_ASKED;
+    sample(&m, f, 0, FX_W0, 2, &so);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    for (int i = 0; i < 8; i++) {
+        Mpiwatch__Trace late;
+        mpiwatch__trace__init(&late);
+        late.window = FX_W0;
+        late.state = MW_TRACE_EXACT;
+        late.encoding = MW_TRACE_ENC_COLUMNS;
+        late.records.data = junk;
+        late.records.len = big;
+        assert_int_equal(feed_late(f, 0, &late), MW_REJECT_TRACE);
+    }
+    assert_int_equal(f->c->tstats.refused[MW_TREFUSE_FIELD], 9);
+    assert_int_equal(f->c->merge.trace_open_bytes, 0);
+    /* Rank 1's valid exact trace is kept. */
+    recs_t r = make_records(2, 0);
+    Mpiwatch__Trace t1;
+    exact_trace(&t1, FX_W0, &r);
+    sample(&m, f, 1, FX_W0, 2, &t1);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    assert_int_equal(n_closed, 1);
+    assert_int_equal(closed[0].traced_ranks, 1);
+    assert_int_equal(closed[0].n_traces, 2);
+    assert_int_equal(closed[0].traces[1].rank, 1);
+    assert_int_equal(closed[0].traces[1].state, MW_TRACE_EXACT);
+    assert_int_equal(f->c->tstats.refused[MW_TREFUSE_WINDOW_BYTES], 0);
+    free(junk);
+    free(r.data);
+    stop(f);
+}
+
+/* One entry per rank and window: a second exact trace of a rank's window is refused (duplicate)
+ * before it is decoded or charged to the window's byte cap, and later summary-only traces
+ * replace the rank's summary-only entry (never the exact one) instead of adding entries, so a
+ * window never holds more entries than the job has ranks. */
+static void test_one_entry_per_rank(void **state)
+{
+    (void)state;
+    fx_t *f = start(2);
+    recs_t r = make_records(2, 1);
+    Mpiwatch__Trace t0, late;
+    exact_trace(&t0, FX_W0, &r);
+    tm_msg_t m;
+    sample(&m, f, 0, FX_W0, 2, &t0);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    const mw_window_t *ow = &f->c->merge.ring[FX_W0 & f->c->merge.mask];
+    assert_int_equal(ow->n_traces, 1);
+    assert_int_equal(f->c->merge.trace_open_bytes, r.len);
+    for (int i = 0; i < 3; i++) {
+        exact_trace(&late, FX_W0, &r);
+        late.capture = 42;
+        assert_int_equal(feed_late(f, 0, &late), MW_REJECT_TRACE);
+    }
+    assert_int_equal(f->c->tstats.refused[MW_TREFUSE_DUPLICATE], 3);
+    assert_int_equal(f->c->merge.trace_open_bytes, r.len); /* charged once */
+    assert_int_equal(ow->n_traces, 1);
+    for (int i = 0; i < 10000; i++) {
+        mpiwatch__trace__init(&late);
+        late.window = FX_W0;
+        late.state = MW_TRACE_SUMMARY_ONLY;
+        late.reason = MW_TRACE_WHY_RING_FULL;
+        late.left_out = 3;
+        (void)feed_late(f, 0, &late);
+    }
+    assert_true(ow->n_traces <= 2);
+    /* Rank 1 sends its summary-only sample: the window closes with one entry per rank, rank 0's
+     * exact one as its sample brought it. */
+    Mpiwatch__Trace so;
+    mpiwatch__trace__init(&so);
+    so.window = FX_W0;
+    so.state = MW_TRACE_SUMMARY_ONLY;
+    so.reason = MW_TRACE_WHY_BUDGET;
+    so.left_out = 3;
+    sample(&m, f, 1, FX_W0, 2, &so);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    assert_int_equal(n_closed, 1);
+    const tw_t *w = &closed[0];
+    assert_int_equal(w->n_traces, 2);
+    assert_int_equal(w->traced_ranks, 1);
+    assert_int_equal(w->traces[0].rank, 0);
+    assert_int_equal(w->traces[0].state, MW_TRACE_EXACT);
+    assert_int_equal(w->traces[0].capture, 0);
+    assert_int_equal(w->traces[0].len, r.len);
+    assert_memory_equal(w->bytes[0], r.data, r.len);
+    assert_int_equal(w->traces[1].rank, 1);
+    assert_int_equal(w->left_out, 3);
+    free(r.data);
+    stop(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid),      cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_comms),      cmocka_unit_test(test_late_trace),
+        cmocka_unit_test(test_valid),
+        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_comms),
+        cmocka_unit_test(test_late_trace),
         cmocka_unit_test(test_window_cap),
+        cmocka_unit_test(test_count0_records),
+        cmocka_unit_test(test_one_entry_per_rank),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     mw__pb_encoder_free(&enc);

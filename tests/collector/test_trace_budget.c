@@ -67,11 +67,119 @@ static void test_policy_figures(void **state)
     assert_int_equal(p.period, MW_TRACE_PLAN_MAX_PERIOD);
 }
 
+/* Deferred bursts: the same two jobs, and a forced small budget for 4 ranks, with the plan the
+ * collector sends (G), what arrives per window, and the flight recorder a rank needs (printed:
+ * the docs quote them). */
+static void test_defer_figures(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t ranks;
+        double per_rank, rate;
+    } jobs[] = {{4, 100000, MW_TRACE_BUDGET_DEFAULT},
+                {16384, 20000, MW_TRACE_BUDGET_DEFAULT},
+                {4, 2000, 200}};
+    const double window_s = 0.1;
+    for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; i++) {
+        double c = jobs[i].ranks * jobs[i].per_rank, R = jobs[i].rate;
+        mw_tplan_t p;
+        mw__tplan_compute(c, R, MW_TRACE_BURST_DEFAULT, &p);
+        mw__tplan_defer(&p, c, R, jobs[i].ranks, window_s);
+        mw_tplan_cost_t k;
+        mw__tplan_cost(&p, c, jobs[i].ranks, window_s, &k);
+        char value[64];
+        assert_true(mw__tplan_format(&p, value, sizeof value) > 0);
+        printf("%u ranks x %.0f calls/s, budget %.4g calls/s (%.4g per window): plan %s, G = %u; "
+               "traced calls arriving per window %.4g (%.3g MB at %.1f B/call, undeferred %.4g); "
+               "flight recorder per rank %u windows, %.3g MB (%.3g MB at %.1f B/call)\n",
+               jobs[i].ranks, jobs[i].per_rank, R, R * window_s, value, p.groups, k.arrive_calls,
+               k.arrive_bytes / 1e6, MW_TRACE_BYTES_PER_CALL, c * window_s, k.history,
+               k.rank_bytes / 1e6, k.rank_bytes_hi / 1e6, MW_TRACE_DEFER_BYTES_PER_CALL);
+        if (i == 0) {
+            assert_int_equal(p.kind, MW_TPLAN_ALL);
+            assert_int_equal(p.groups, 0);
+            assert_int_equal(k.history, 1);
+            continue;
+        }
+        assert_int_equal(p.kind, MW_TPLAN_EVERY);
+        assert_true(p.groups >= 2 && p.groups <= p.period);
+        /* Within the budget's share of a window with the margin the collector takes (a job with
+         * fewer ranks than G would need: one rank's burst a window, which the collector's floor
+         * takes), and the history within the rank's default cap. */
+        if (i == 1)
+            assert_true(k.arrive_calls <= R * window_s * MW_TRACE_LATE_MARGIN);
+        else
+            assert_true(k.arrive_calls == 3 * jobs[i].per_rank * window_s &&
+                        k.arrive_calls * MW_TRACE_LATE_RECS_PER_CALL <= MW_TRACE_LATE_MIN_RECORDS);
+        assert_true(k.rank_bytes_hi <= MW_TRACE_DEFER_RANK_BYTES);
+        assert_int_equal(k.history, p.burst + p.groups);
+        if (i == 1) {
+            assert_string_equal(value, "every:492:3@0/492");
+            /* 33 M calls of a burst window, 115 MB, arrive as 3 x 34 ranks x 2,000 calls. */
+            assert_true(k.arrive_calls < 0.25e6 && c * window_s > 30e6);
+        } else {
+            assert_int_equal(p.groups, 4); /* P = 30 but only 4 ranks: one group per rank */
+        }
+        mw_tplan_t back;
+        assert_int_equal(mw__tplan_parse(value, &back), 0);
+        assert_int_equal(back.groups, p.groups);
+    }
+    /* Within twice the budget, bursts go with their samples; no budget, no groups; G never
+     * above what a rank's flight recorder holds. */
+    mw_tplan_t p;
+    mw__tplan_compute(3e6, 2e6, 3, &p);
+    mw__tplan_defer(&p, 3e6, 2e6, 1024, 0.1);
+    assert_int_equal(p.kind, MW_TPLAN_EVERY);
+    assert_int_equal(p.groups, 0);
+    mw__tplan_compute(1e30, 1, 3, &p);
+    mw__tplan_defer(&p, 1e30, 1, 1u << 20, 0.1);
+    assert_true(p.groups == 0 || p.groups <= MW_TRACE_HISTORY_MAX - 3);
+    mw__tplan_compute(1e9, 1e6, 3, &p); /* P = 3000 */
+    mw__tplan_defer(&p, 1e9, 1e6, 1u << 20, 0.1);
+    assert_int_equal(p.groups, MW_TRACE_HISTORY_MAX - 3);
+    mw__tplan_compute(1e9, 1e6, 3, &p); /* 10,000 calls per rank-window: 16 MiB hold 158 */
+    mw__tplan_defer(&p, 1e9, 1e6, 10000, 0.1);
+    assert_int_equal(p.groups,
+                     (uint32_t)((16u << 20) / (10000 * MW_TRACE_DEFER_BYTES_PER_CALL)) - 3);
+}
+
+/* The collector's intake of traces sent after their sample, per window of arrival. */
+static void test_late_intake(void **state)
+{
+    (void)state;
+    mw__tbudget_t b;
+    mw__tbudget_init(&b, 2e6, 3);
+    /* 2 M/s x 0.1 s x margin 2 x 2 records per call = 800,000 records a window. */
+    uint64_t taken = 0;
+    int refused = 0;
+    for (int i = 0; i < 100; i++) {
+        if (mw__tbudget_late_take(&b, 7, 0.1, 10000, 1000) == 0)
+            taken += 10000;
+        else
+            refused++;
+    }
+    assert_int_equal(taken, 800000);
+    assert_int_equal(refused, 20);
+    /* The next window takes again; bytes are capped too. */
+    assert_int_equal(mw__tbudget_late_take(&b, 8, 0.1, 10000, 1000), 0);
+    assert_int_equal(mw__tbudget_late_take(&b, 8, 0.1, 1, 32u << 20), -1);
+    /* A tiny budget still takes MW_TRACE_LATE_MIN_RECORDS (a reach-back capture of a small
+     * job); no budget: bytes only. */
+    mw__tbudget_init(&b, 200, 3);
+    assert_int_equal(mw__tbudget_late_take(&b, 1, 0.1, MW_TRACE_LATE_MIN_RECORDS, 10), 0);
+    assert_int_equal(mw__tbudget_late_take(&b, 1, 0.1, 1, 10), -1);
+    mw__tbudget_init(&b, 0, 3);
+    assert_int_equal(mw__tbudget_late_take(&b, 1, 0.1, 1u << 30, 10), 0);
+}
+
 static void test_plan_strings(void **state)
 {
     (void)state;
-    static const char *const good[] = {"all",         "off",           "every:492:3@17000000123",
-                                       "every:2:1@0", "17000000000+3", "0+1"};
+    /* B = P (every window from K on) is read as the shim reads it (docs/steering.md). */
+    static const char *const good[] = {
+        "all",           "off",         "every:492:3@17000000123", "every:2:1@0",
+        "every:3:3@0",   "every:1:1@5", "every:492:3@17/492",      "every:30:3@9/4",
+        "17000000000+3", "0+1"};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         mw_tplan_t p;
         if (mw__tplan_parse(good[i], &p) < 0)
@@ -94,7 +202,7 @@ static void test_plan_strings(void **state)
                                       "ALL",
                                       "all ",
                                       " off",
-                                      "every:3:3@0", /* B must be below P */
+                                      "every:3:4@0", /* B must not pass P */
                                       "every:3:0@0",
                                       "every:0:0@0",
                                       "every:5:2",
@@ -104,6 +212,12 @@ static void test_plan_strings(void **state)
                                       "every:1000001:2@1",
                                       "every:5:2@18446744073709551616",
                                       "every:5:2@1x",
+                                      "every:5:2@1/",
+                                      "every:5:2@1/0",
+                                      "every:5:2@1/6", /* G must not pass P */
+                                      "every:5:2@1/2x",
+                                      "every:5:2@1/+2",
+                                      "every:5:2@1/2/2",
                                       "5+0",
                                       "5+1001",
                                       "5+",
@@ -207,7 +321,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_policy_figures), cmocka_unit_test(test_plan_strings),
         cmocka_unit_test(test_hysteresis),     cmocka_unit_test(test_window_rate),
-        cmocka_unit_test(test_capture_range),
+        cmocka_unit_test(test_capture_range),  cmocka_unit_test(test_defer_figures),
+        cmocka_unit_test(test_late_intake),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,8 +6,12 @@
  * of each kind, whether the file ends with a torn or damaged frame, the kind of the last
  * record, the span (first and last window), and how many of the windows read in order are
  * found through the index (mw_rec_reader_find_window) at the offset of the first window frame
- * with their index, and how many of those have their first sample's offset. Exit status 0
- * when the file could be read (a torn tail included), 1 when not.
+ * with their index, and how many of those have their first sample's offset; for per-call
+ * traces, how many recorded windows' traces name the frame holding their records
+ * (trace_refs), how many of those resolve (mw_rec_reader_resolve_window; trace_unresolved),
+ * and the windows' bytes as stored and as the feed published them once resolved
+ * (window_bytes_stored, window_bytes_live: what storing the records twice would cost). Exit status
+ * 0 when the file could be read (a torn tail included), 1 when not.
  *
  * DESIGN: only the public reader API (proto/mw_recording.h), as the viewer and tools use it.
  */
@@ -37,6 +41,7 @@ int main(int argc, char **argv)
         return 1;
     }
     unsigned long long counts[NKINDS] = {0}, records = 0;
+    unsigned long long refs = 0, unresolved = 0, stored = 0, live = 0;
     size_t n_win = 0, cap = 0;
     uint64_t *win = NULL, *off = NULL;
     const char *last = "none";
@@ -51,6 +56,13 @@ int main(int argc, char **argv)
         records++;
         last = kinds[kind];
         if (rec->body_case == MPIWATCH__RECORD__BODY_WINDOW && rec->window) {
+            Mpiwatch__Window *w = rec->window;
+            stored += mpiwatch__window__get_packed_size(w);
+            for (size_t i = 0; i < w->n_traces; i++)
+                refs += w->traces[i] && w->traces[i]->frame_offset;
+            int bad = mw_rec_reader_resolve_window(rd, w, NULL);
+            unresolved += bad > 0 ? (unsigned long long)bad : 0;
+            live += mpiwatch__window__get_packed_size(w);
             if (n_win == cap) {
                 cap = cap ? 2 * cap : 256;
                 win = realloc(win, cap * sizeof *win);
@@ -73,6 +85,9 @@ int main(int argc, char **argv)
         if (kinds[i])
             printf("%s %llu\n", kinds[i], counts[i]);
     printf("truncated %d\n", mw_rec_reader_truncated(rd));
+    printf("trace_refs %llu\ntrace_unresolved %llu\nwindow_bytes_stored %llu\n"
+           "window_bytes_live %llu\n",
+           refs, unresolved, stored, live);
     printf("last %s\n", last);
 
     uint64_t first_w, last_w, first_m, last_m;

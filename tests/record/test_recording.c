@@ -890,6 +890,198 @@ static void test_bad_window_event(void **state)
  * grid again) are looked up by binary search over a sorted copy, not by a linear walk: 200,000
  * windows in two runs of 100,000, every one found, the first of two equal indices returned.
  * A linear walk per lookup (the reader before) took 13 s here, this 1.4 s. */
+/* ---- per-call traces stored once ---------------------------------------------------------- */
+
+#define TR_W 5000u
+#define TR_RANKS 3u
+
+static void tr_fill(Mpiwatch__Trace *t, uint64_t window, uint32_t rank, uint8_t *rec, size_t n)
+{
+    mpiwatch__trace__init(t);
+    t->window = window;
+    t->state = 1;
+    t->count = 10 + rank;
+    t->encoding = 1;
+    t->raw_bytes = n + rank;
+    t->window_start_ns = window * TM_WINDOW_NS;
+    t->threads = 1;
+    for (size_t i = 0; i < n; i++)
+        rec[i] = (uint8_t)(rank * 31 + i * 7);
+    t->records.data = rec;
+    t->records.len = n;
+}
+
+/* A received sample of `rank` for `window` carrying its trace; returns its recording offset. */
+static uint64_t tr_frame(mw_record_t *r, mw_clock_t *now, const char *job, uint32_t rank,
+                         uint64_t window, int as_trace_body)
+{
+    uint8_t rec[300], buf[1024];
+    Mpiwatch__Trace t;
+    tr_fill(&t, window, rank, rec, 100 + 50 * rank);
+    Mpiwatch__Sample s = MPIWATCH__SAMPLE__INIT;
+    s.window = window;
+    s.trace = &t;
+    Mpiwatch__Envelope e = MPIWATCH__ENVELOPE__INIT;
+    e.version = MW_PROTO_VERSION;
+    e.job = (char *)job;
+    e.rank = rank;
+    if (as_trace_body) {
+        e.body_case = MPIWATCH__ENVELOPE__BODY_TRACE;
+        e.trace = &t;
+    } else {
+        e.body_case = MPIWATCH__ENVELOPE__BODY_SAMPLE;
+        e.sample = &s;
+    }
+    size_t n = mpiwatch__envelope__pack(&e, buf);
+    mw__record_frame(r, now, buf, n, 1);
+    now->mono_ns += 1000;
+    return mw__record_last_frame(r);
+}
+
+/* The live window `window` with one exact trace per rank (the records as the frames hold
+ * them), packed into out; w gets the merge's view (frame offsets as given). */
+static size_t tr_window(uint64_t window, const uint64_t *frame_off, mw_window_t *w,
+                        mw_rank_trace_t *rt, uint8_t *out)
+{
+    static uint8_t rec[TR_RANKS][300];
+    Mpiwatch__Trace t[TR_RANKS];
+    Mpiwatch__RankTrace r[TR_RANKS], *rp[TR_RANKS];
+    Mpiwatch__Window pw = MPIWATCH__WINDOW__INIT;
+    pw.index = window;
+    pw.window_ns = TM_WINDOW_NS;
+    pw.ranks_reporting = TR_RANKS;
+    memset(w, 0, sizeof *w);
+    w->index = window;
+    w->traces = rt;
+    w->n_traces = TR_RANKS;
+    for (uint32_t i = 0; i < TR_RANKS; i++) {
+        tr_fill(&t[i], window, i, rec[i], 100 + 50 * i);
+        mpiwatch__rank_trace__init(&r[i]);
+        r[i].rank = i;
+        r[i].trace = &t[i];
+        rp[i] = &r[i];
+        rt[i] = (mw_rank_trace_t){
+            .rank = i, .state = 1, .len = t[i].records.len, .frame_off = frame_off[i]};
+    }
+    pw.n_traces = TR_RANKS;
+    pw.traces = rp;
+    pw.traced_ranks = TR_RANKS;
+    return mpiwatch__window__pack(&pw, out);
+}
+
+/* A window's trace records are stored once, in the received frame: the window frame names it
+ * (frame_offset) and readers put the records back, byte-identical to the live window; an
+ * offset that does not lead to the right frame (another rank's, another window's, not a frame,
+ * past the end, another job's) leaves the rank not exact and is counted. */
+static void test_traces_once(void **state)
+{
+    (void)state;
+    char path[128];
+    path_of(path, sizeof path, "traces.mpiw");
+    mw_collector_options_t opt;
+    mw_record_t *r = open_writer(path, &opt);
+    mw_clock_t now = *fx_wall_clock();
+    uint64_t off[TR_RANKS], off2[TR_RANKS];
+    for (uint32_t i = 0; i < TR_RANKS; i++)
+        off[i] = tr_frame(r, &now, JOB, i, TR_W, i == 1); /* rank 1: a reach-back trace */
+    assert_true(off[0] && off[1] > off[0] && off[2] > off[1]);
+    for (uint32_t i = 0; i < TR_RANKS; i++)
+        off2[i] = tr_frame(r, &now, i == 2 ? "another" : JOB, i, TR_W + 1, 0);
+
+    /* Window TR_W: ranks 0 and 1 by reference, rank 2 left inline (no frame known). */
+    static uint8_t live[8192], live2[8192];
+    mw_window_t w;
+    mw_rank_trace_t rt[TR_RANKS];
+    uint64_t fo[TR_RANKS] = {off[0], off[1], 0};
+    size_t live_len = tr_window(TR_W, fo, &w, rt, live);
+    mw__record_merged(r, &now, &w, live, live_len);
+    /* Window TR_W + 1: rank 0 names rank 1's frame, rank 1 the middle of a frame, rank 2 a
+     * frame of another job. */
+    uint64_t bad[TR_RANKS] = {off2[1], off2[1] + 1, off2[2]};
+    size_t live2_len = tr_window(TR_W + 1, bad, &w, rt, live2);
+    mw__record_merged(r, &now, &w, live2, live2_len);
+    uint64_t size_before_close = mw__record_bytes(r);
+    mw__record_close(r);
+    assert_true(size_before_close > 0);
+
+    char err[256];
+    mw_rec_reader_t *rd = mw_rec_reader_open(path, err, sizeof err);
+    assert_non_null(rd);
+    const Mpiwatch__Record *rec;
+    int seen = 0;
+    while (mw_rec_reader_next(rd, &rec, NULL, err, sizeof err) == 1) {
+        if (rec->body_case != MPIWATCH__RECORD__BODY_WINDOW)
+            continue;
+        Mpiwatch__Window *pw = rec->window;
+        assert_int_equal(pw->n_traces, TR_RANKS);
+        size_t stored = mpiwatch__window__get_packed_size(pw);
+        if (pw->index == TR_W) {
+            seen++;
+            assert_int_equal(pw->traces[0]->frame_offset, off[0]);
+            assert_int_equal(pw->traces[1]->frame_offset, off[1]);
+            assert_int_equal(pw->traces[0]->trace->records.len, 0);
+            assert_int_equal(pw->traces[2]->frame_offset, 0);
+            assert_int_equal(pw->traces[2]->trace->records.len, 200);
+            assert_true(stored + 250 - 2 * 11 < live_len);
+            assert_int_equal(mw_rec_reader_resolve_window(rd, pw, JOB), 0);
+            uint8_t again[8192];
+            assert_int_equal(mpiwatch__window__get_packed_size(pw), live_len);
+            mpiwatch__window__pack(pw, again);
+            assert_memory_equal(again, live, live_len);
+            /* One trace alone, and the same one with a job that is not the frame's. */
+            const uint8_t *p;
+            size_t n;
+            Mpiwatch__RankTrace one = *pw->traces[1];
+            Mpiwatch__Trace t1 = *one.trace;
+            one.trace = &t1;
+            one.frame_offset = off[1];
+            assert_int_equal(
+                mw_rec_reader_resolve_trace(rd, JOB, TR_W, &one, &p, &n, err, sizeof err), 1);
+            assert_int_equal(n, 150);
+            /* (the window's records point into the same buffer: refilled by this call) */
+            uint8_t want[150];
+            for (size_t i = 0; i < n; i++)
+                want[i] = (uint8_t)(31 + i * 7);
+            assert_memory_equal(p, want, n);
+            assert_int_equal(
+                mw_rec_reader_resolve_trace(rd, "other", TR_W, &one, &p, &n, err, sizeof err), -1);
+            assert_non_null(strstr(err, "another job"));
+            one.frame_offset = size_before_close + 4096; /* past the end */
+            assert_int_equal(
+                mw_rec_reader_resolve_trace(rd, JOB, TR_W, &one, &p, &n, err, sizeof err), -1);
+            one.frame_offset = 3; /* the header */
+            assert_int_equal(
+                mw_rec_reader_resolve_trace(rd, JOB, TR_W, &one, &p, &n, err, sizeof err), -1);
+            one.frame_offset = off[1];
+            t1.count++; /* another trace of this window */
+            assert_int_equal(
+                mw_rec_reader_resolve_trace(rd, JOB, TR_W, &one, &p, &n, err, sizeof err), -1);
+            assert_int_equal(mw_rec_reader_trace_failures(rd), 4);
+        } else if (pw->index == TR_W + 1) {
+            seen++;
+            uint64_t before = mw_rec_reader_trace_failures(rd);
+            assert_int_equal(mw_rec_reader_resolve_window(rd, pw, JOB), 3);
+            assert_int_equal(mw_rec_reader_trace_failures(rd), before + 3);
+            assert_int_equal(pw->traced_ranks, 0);
+            for (uint32_t i = 0; i < TR_RANKS; i++) {
+                assert_int_equal(pw->traces[i]->trace->state, 2);
+                assert_int_equal(pw->traces[i]->trace->reason, 4);
+                assert_int_equal(pw->traces[i]->trace->records.len, 0);
+                assert_int_equal(pw->traces[i]->frame_offset, 0);
+            }
+        }
+    }
+    assert_int_equal(seen, 2);
+    mw_rec_reader_close(rd);
+
+    /* Bytes that are not a Window are stored as they are. */
+    uint8_t junk[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    uint8_t out[64];
+    uint64_t one_off = 99;
+    assert_int_equal(mw_rec_window_strip(junk, sizeof junk, &one_off, 1, out), 0);
+}
+
 static void test_unsorted_lookup(void **state)
 {
     (void)state;
@@ -951,6 +1143,7 @@ int main(void)
         cmocka_unit_test(test_no_overwrite),
         cmocka_unit_test(test_bad_window_event),
         cmocka_unit_test(test_unsorted_lookup),
+        cmocka_unit_test(test_traces_once),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

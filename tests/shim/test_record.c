@@ -88,8 +88,17 @@ static void test_exact_totals(void **state)
     for (unsigned b = 0; b < MW_NBINS; b++)
         sum += h[b];
     assert_int_equal(sum, 1000);
-    assert_int_equal(h[0], 1);   /* d = 1 */
-    assert_int_equal(h[9], 489); /* 512..1000 */
+    /* quarter octaves (proto/mw_bins.h): below 4 ns exact, then 4 bins per factor 2 */
+    assert_int_equal(h[0], 1); /* d = 1 */
+    assert_int_equal(h[1], 0);
+    assert_int_equal(h[4], 1); /* d = 2 */
+    assert_int_equal(h[6], 1); /* d = 3 */
+    assert_int_equal(h[8], 1); /* d = 4 */
+    assert_int_equal(h[11], 1); /* d = 7 */
+    assert_int_equal(h[36], 128); /* 512..639 */
+    assert_int_equal(h[37], 128); /* 640..767 */
+    assert_int_equal(h[38], 128); /* 768..895 */
+    assert_int_equal(h[39], 105); /* 896..1000 */
     assert_int_equal(acc.late, 0);
     assert_int_equal(acc.dropped, 0);
 }

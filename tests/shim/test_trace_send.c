@@ -355,6 +355,8 @@ static void test_plans(void **state)
         "", "al", "all ", "none", "5+0", "5+", "+5", "5-3", "x+1", "every", "every:4:2",
         "every:4:2@", "every:0:0@1", "every:2:3@1", "every:4:0@1", "every:4:2@x", "every:4:2@1x",
         "every:-1:1@1", "every:4:2@1234567890123456", "1234567890123456+1",
+        "every:4:2@1/", "every:4:2@1/0", "every:4:2@1/5", "every:4:2@1/2x", "every:4:2@1/-2",
+        "every:4:2@1/2/2",
     };
     // clang-format on
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
@@ -440,6 +442,74 @@ static void test_reach_back(void **state)
     assert_int_equal(mw__trace_plan_request("all"), 0);
 }
 
+/* every:P:B@K/G: the burst windows are traced, their samples say deferred (calls left out of
+ * the sample), and this rank (rank mod G = g) sends them from the flight recorder after
+ * collecting window K + B + g, not before; the flight recorder grows to B + G windows; a new
+ * plan sends a waiting burst at once. */
+static void defer_burst(int64_t p, int64_t b, int64_t g, int rank)
+{
+    mw_trace_rec_t *r;
+    size_t n;
+    int old_rank = mw__g.rank;
+    mw__g.rank = rank;
+    int64_t k = win + 2, due = k + b + rank % g;
+    char v[80];
+    snprintf(v, sizeof v, "every:%lld:%lld@%lld/%lld", (long long)p, (long long)b, (long long)k,
+             (long long)g);
+    assert_int_equal(mw__trace_plan_request(v), 0);
+    Mpiwatch__Trace tr;
+    for (int64_t w = win; w <= due; w = win) {
+        call(MW_ID_Allreduce, MW_TK_COLL, -1, 0, 0, 0, 10);
+        call(MW_ID_Barrier, MW_TK_COLL, -1, 0, 0, 0, 20);
+        tr = collect(&r, &n);
+        free(r);
+        int in = w >= k && (w - k) % p < b;
+        assert_int_equal(tr.state, MW_TRACE_SUMMARY_ONLY);
+        assert_int_equal(tr.reason, in ? MW_TRACE_WHY_DEFERRED : MW_TRACE_WHY_BUDGET);
+        assert_int_equal(tr.left_out, 2);
+        int got = mw__trace_reach_next(&tr);
+        if (w < due) {
+            assert_int_equal(got, 0);
+            continue;
+        }
+        for (int64_t j = 0; j < b; j++) { /* the burst, in order, exact */
+            if (j)
+                got = mw__trace_reach_next(&tr);
+            assert_int_equal(got, 1);
+            assert_int_equal(tr.window, (uint64_t)(k + j));
+            assert_int_equal(tr.state, MW_TRACE_EXACT);
+            assert_int_equal(tr.count, 2);
+            assert_int_equal(tr.capture, 0);
+        }
+        assert_int_equal(mw__trace_reach_next(&tr), 0);
+    }
+    /* The next burst starts; a new plan before its group's window sends it at once. */
+    while (win < k + p) {
+        call(MW_ID_Allreduce, MW_TK_COLL, -1, 0, 0, 0, 10);
+        tr = collect(&r, &n);
+        free(r);
+        assert_int_equal(mw__trace_reach_next(&tr), 0);
+    }
+    call(MW_ID_Allreduce, MW_TK_COLL, -1, 0, 0, 0, 10);
+    tr = collect(&r, &n);
+    free(r);
+    assert_int_equal(tr.reason, MW_TRACE_WHY_DEFERRED);
+    assert_int_equal(mw__trace_plan_request("all"), 0);
+    assert_int_equal(mw__trace_reach_next(&tr), 1);
+    assert_int_equal(tr.window, (uint64_t)(k + p));
+    assert_int_equal(tr.state, MW_TRACE_EXACT);
+    assert_int_equal(mw__trace_reach_next(&tr), 0);
+    mw__g.rank = old_rank;
+}
+
+static void test_deferred(void **state)
+{
+    (void)state;
+    defer_burst(6, 2, 3, 5);    /* group 2: sent after K + 4 */
+    defer_burst(4, 3, 4, 0);    /* group 0: right after the burst */
+    defer_burst(60, 2, 50, 49); /* B + G = 52 windows: the flight recorder (8) grows */
+}
+
 static void test_ring_full(void **state)
 {
     (void)state;
@@ -484,7 +554,7 @@ int main(void)
         cmocka_unit_test(test_channel_indices), cmocka_unit_test(test_look_ahead),
         cmocka_unit_test(test_two_threads),     cmocka_unit_test(test_open_call_and_empty_window),
         cmocka_unit_test(test_plans),           cmocka_unit_test(test_reach_back),
-        cmocka_unit_test(test_ring_full),
+        cmocka_unit_test(test_ring_full),       cmocka_unit_test(test_deferred),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "mw_bins.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1198,7 +1200,7 @@ static void test_rank_calls(void **state)
 
     mw_rank_call_t out[8];
     size_t n = 0;
-    assert_int_equal(mw_rank_calls_from_sample(&env, WNS, SUBS, out, &n, 8), 3);
+    assert_int_equal(mw_rank_calls_from_sample(&env, WNS, SUBS, MW_BINS_OCTAVE, out, &n, 8), 3);
     assert_int_equal(n, 3);
     assert_int_equal(out[0].exact, 1);
     assert_int_equal(out[0].count, 1);
@@ -1216,11 +1218,17 @@ static void test_rank_calls(void **state)
     assert_int_equal(out[2].duration_ns, 1 << 20);
     assert_int_equal(out[2].end, 0);
     /* Appends, and stops at max. */
-    assert_int_equal(mw_rank_calls_from_sample(&env, WNS, SUBS, out, &n, 4), 1);
+    assert_int_equal(mw_rank_calls_from_sample(&env, WNS, SUBS, MW_BINS_OCTAVE, out, &n, 4), 1);
     assert_int_equal(n, 4);
     assert_int_equal(out[3].exact, 1);
+    /* The same cells in quarter octaves: bin 12 starts at 2^3 ns, bin 20 at 2^5 ns. */
+    size_t nq = 0;
+    mw_rank_call_t outq[8];
+    assert_int_equal(mw_rank_calls_from_sample(&env, WNS, SUBS, MW_BINS_QUARTER, outq, &nq, 8), 3);
+    assert_int_equal(outq[1].duration_ns, 1u << (12 / 4));
+    assert_int_equal(outq[2].duration_ns, 1u << (20 / 4));
     env.body_case = MPIWATCH__ENVELOPE__BODY_HELLO;
-    assert_int_equal(mw_rank_calls_from_sample(&env, WNS, SUBS, out, &n, 8), 0);
+    assert_int_equal(mw_rank_calls_from_sample(&env, WNS, SUBS, MW_BINS_OCTAVE, out, &n, 8), 0);
 
     /* The model keeps a copy; the copy's exact calls can be picked. */
     mw_model_t *m = mw_model_new(0);
