@@ -31,7 +31,7 @@
 /* Quarter-octave duration bins (proto/mw_bins.h): bin 159 holds everything >= 1.75 x 2^39 ns
  * (~16 min). */
 #define MW_NBINS MW_BINS_QUARTER
-#define MW_RING 4u   /* windows a thread may run ahead of the sender before it drops */
+#define MW_RING 4u /* windows a thread may run ahead of the sender before it drops */
 
 /* Settings, read once from MPIWATCH_* variables (config.c). */
 typedef struct {

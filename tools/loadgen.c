@@ -587,7 +587,7 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
                 continue;
             uint64_t base = mw_bin_min_ns(lo + b, LG_BINS);
             uint64_t top = mw_bin_min_ns(lo + b + 1, LG_BINS); /* the next bin's first ns */
-            uint64_t avg = base + rng_below(&rs, top - base); /* mean duration inside the bin */
+            uint64_t avg = base + rng_below(&rs, top - base);  /* mean duration inside the bin */
             total += c * avg;
             if (first < 0)
                 mn = c > 1 ? base + (avg - base) / 2 : avg, first = (int)b;

@@ -708,7 +708,8 @@ float mw_density_bin(const mw_model_t *m, const mw_view_t *v, double t0, double 
             }
         } else if (arc) {
             /* The bin's arc, walked once from the middle of column 0, stamped at each start. */
-            double width = mw_bin_mid_ns(b, nb) * f.xs, ym = mw__frame_yl(&f, mw_bin_log2_mid(b, nb));
+            double width = mw_bin_mid_ns(b, nb) * f.xs,
+                   ym = mw__frame_yl(&f, mw_bin_log2_mid(b, nb));
             int xhi = (int)ceil(width) + 2;
             stamp_t st = {NULL, 0, (size_t)xhi + 2 * (size_t)h + 4 * MW__ARC_SEGMENTS + 8, h};
             if (scratch_reserve(&sc->stamp, &sc->stamp_cap, sizeof *sc->stamp, 2 * st.cap) < 0)

@@ -217,7 +217,8 @@ mw_pick_t mw_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l,
                        yb = mw__frame_yl(&f, mw_bin_log2_lo(b + 1, m->bins));
                 hit = xb > cx && xa < cx + 1 && yb > cy && ya < cy + 1;
             } else {
-                double d = mw_bin_mid_ns(b, m->bins), ym = mw__frame_yl(&f, mw_bin_log2_mid(b, m->bins));
+                double d = mw_bin_mid_ns(b, m->bins),
+                       ym = mw__frame_yl(&f, mw_bin_log2_mid(b, m->bins));
                 double xe = (wsr + (sub + 0.5) * ss) * f.xs, xa = xe - d * f.xs;
                 if (repr == MW_REPR_LINES)
                     hit = (int)floor(ym) == cy && cx >= floor(xa) && cx <= floor(xe);

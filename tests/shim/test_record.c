@@ -91,10 +91,10 @@ static void test_exact_totals(void **state)
     /* quarter octaves (proto/mw_bins.h): below 4 ns exact, then 4 bins per factor 2 */
     assert_int_equal(h[0], 1); /* d = 1 */
     assert_int_equal(h[1], 0);
-    assert_int_equal(h[4], 1); /* d = 2 */
-    assert_int_equal(h[6], 1); /* d = 3 */
-    assert_int_equal(h[8], 1); /* d = 4 */
-    assert_int_equal(h[11], 1); /* d = 7 */
+    assert_int_equal(h[4], 1);    /* d = 2 */
+    assert_int_equal(h[6], 1);    /* d = 3 */
+    assert_int_equal(h[8], 1);    /* d = 4 */
+    assert_int_equal(h[11], 1);   /* d = 7 */
     assert_int_equal(h[36], 128); /* 512..639 */
     assert_int_equal(h[37], 128); /* 640..767 */
     assert_int_equal(h[38], 128); /* 768..895 */
