@@ -1024,61 +1024,38 @@ static unsigned some_done(tstate_t *ts, int rc, int small, int count, const int 
     return n;
 }
 
-MW_EXPORT int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                           int array_of_indices[], MPI_Status array_of_statuses[])
-{
-    mw_thread_t *t = mw__self(MW_ID_Waitsome);
-    if (!t)
-        return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
-                             array_of_statuses);
-    struct mw_tring *r = t->tring;
-    if (!r)
-        MW_OLD(Waitsome,
-               PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
-                             array_of_statuses),
-               0, -1);
-    tstate_t *ts = ts_of(r);
-    MPI_Status *st;
-    int small = array_prepare(ts, incount, array_of_requests, array_of_statuses, &st);
-    uint64_t t0 = mw__begin(t, MW_ID_Waitsome);
-    int rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, st);
-    uint64_t t1 = mw__now();
-    unsigned n = some_done(ts, rc, small, incount, outcount, array_of_indices, st);
-    if (small && rc != MPI_SUCCESS)
-        array_sweep(ts, incount, array_of_requests);
-    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
-    mw__record_tr(t, MW_ID_Waitsome, t0, t1, 0, -1, r, &x, ts->more, n);
-    MW_HOOKS(Waitsome);
-    return rc;
-}
+/* MPI_Waitsome and MPI_Testsome: one body, the same arguments. */
+#define MW_WRAP_SOME(name)                                                                         \
+    MW_EXPORT int MPI_##name(int incount, MPI_Request array_of_requests[], int *outcount,          \
+                             int array_of_indices[], MPI_Status array_of_statuses[])               \
+    {                                                                                              \
+        mw_thread_t *t = mw__self(MW_ID_##name);                                                   \
+        if (!t)                                                                                    \
+            return PMPI_##name(incount, array_of_requests, outcount, array_of_indices,             \
+                               array_of_statuses);                                                 \
+        struct mw_tring *r = t->tring;                                                             \
+        if (!r)                                                                                    \
+            MW_OLD(name,                                                                           \
+                   PMPI_##name(incount, array_of_requests, outcount, array_of_indices,             \
+                               array_of_statuses),                                                 \
+                   0, -1);                                                                         \
+        tstate_t *ts = ts_of(r);                                                                   \
+        MPI_Status *st;                                                                            \
+        int small = array_prepare(ts, incount, array_of_requests, array_of_statuses, &st);         \
+        uint64_t t0 = mw__begin(t, MW_ID_##name);                                                  \
+        int rc = PMPI_##name(incount, array_of_requests, outcount, array_of_indices, st);          \
+        uint64_t t1 = mw__now();                                                                   \
+        unsigned n = some_done(ts, rc, small, incount, outcount, array_of_indices, st);            \
+        if (small && rc != MPI_SUCCESS)                                                            \
+            array_sweep(ts, incount, array_of_requests);                                           \
+        mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};                                            \
+        mw__record_tr(t, MW_ID_##name, t0, t1, 0, -1, r, &x, ts->more, n);                         \
+        MW_HOOKS(name);                                                                            \
+        return rc;                                                                                 \
+    }
 
-MW_EXPORT int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
-                           int array_of_indices[], MPI_Status array_of_statuses[])
-{
-    mw_thread_t *t = mw__self(MW_ID_Testsome);
-    if (!t)
-        return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
-                             array_of_statuses);
-    struct mw_tring *r = t->tring;
-    if (!r)
-        MW_OLD(Testsome,
-               PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
-                             array_of_statuses),
-               0, -1);
-    tstate_t *ts = ts_of(r);
-    MPI_Status *st;
-    int small = array_prepare(ts, incount, array_of_requests, array_of_statuses, &st);
-    uint64_t t0 = mw__begin(t, MW_ID_Testsome);
-    int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, st);
-    uint64_t t1 = mw__now();
-    unsigned n = some_done(ts, rc, small, incount, outcount, array_of_indices, st);
-    if (small && rc != MPI_SUCCESS)
-        array_sweep(ts, incount, array_of_requests);
-    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
-    mw__record_tr(t, MW_ID_Testsome, t0, t1, 0, -1, r, &x, ts->more, n);
-    MW_HOOKS(Testsome);
-    return rc;
-}
+MW_WRAP_SOME(Waitsome)
+MW_WRAP_SOME(Testsome)
 
 /* MPIWATCH_VERBOSE=3: the records still in the ring, one line each (a debugging aid). */
 static void dump(unsigned i, mw_tring_t *r)
