@@ -49,7 +49,8 @@ static void on_window(const mw_window_t *w, void *user)
     for (uint32_t i = 0; i < w->n_traces && i < 8; i++) {
         o->traces[i] = w->traces[i];
         assert_true(w->traces[i].len <= sizeof o->bytes[i]);
-        memcpy(o->bytes[i], w->tbytes + w->traces[i].off, w->traces[i].len);
+        if (w->traces[i].len) /* an empty trace has no bytes (tbytes may be NULL) */
+            memcpy(o->bytes[i], w->tbytes + w->traces[i].off, w->traces[i].len);
     }
     for (uint32_t i = 0; i < w->n_comms && i < 8; i++)
         o->comms[i] = w->comms[i];

@@ -1,7 +1,7 @@
 #!/bin/bash
 # memory.sh COLLECTOR LOADGEN FEED GARBAGE: the feed's memory does not grow with the run.
 #
-# A collector with --publish and --history (--history-windows 50, --history-mb 8: both rings
+# A collector with --publish and --history (--history-windows 50, --history-mb 32: both rings
 # are full after a few seconds) takes a 30 s load generator job (1024 ranks, 20 windows/s, 600
 # windows of about 60 KB, 550 MB of samples) while a subscriber reads the feed and a client
 # keeps asking the history endpoint (--last 50, one rank's latest samples, the job). The
@@ -13,7 +13,9 @@
 # answered with content: once a kind of request has had a non-empty answer, every later
 # --last reply holds windows and every --job reply the job "feedmem"; a rank's samples (of that
 # rank only) must come back for at least a third of the rank requests (the newest windows may
-# not have all their samples yet, and older ones leave the 8 MiB ring quickly at this rate).
+# not have all their samples yet, and older ones leave the 32 MiB ring quickly at this rate: with
+# quarter-octave duration bins a generated sample has about four times the density cells, and
+# 8 MiB held less than the three windows asked for).
 # shellcheck source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 MW_COLLECTOR=$1
@@ -38,7 +40,7 @@ fi
 
 mw_start_collector --exit-after-job --quiet --summary-json "$dir/summary.json" \
     --stats-json "$dir/stats.json" --silence-timeout-ms 60000 --lateness-ms 3000 \
-    --publish "$FEED_PUB" --history "$FEED_HIST" --history-windows 50 --history-mb 8
+    --publish "$FEED_PUB" --history "$FEED_HIST" --history-windows 50 --history-mb 32
 "$feed" --subscribe "$FEED_PUB" --until-job-end --timeout-ms 60000 >/dev/null \
     2>"$dir/sub.err" &
 sub=$!
@@ -77,7 +79,7 @@ feed_bg $lg
                 echo "ok $kind"
             fi
         else
-            echo "failed: ${args[*]}"
+            echo "failed: ${args[*]}: $(tail -1 "$dir/asked.err")"
         fi
         sleep 0.2
     done >"$dir/asked.log"
