@@ -317,7 +317,8 @@ static int plan_regions_locations(otf2_x_t *o)
             }
         }
     }
-    qsort(o->locs, o->nlocs, sizeof *o->locs, cmp_u64);
+    if (o->nlocs)
+        qsort(o->locs, o->nlocs, sizeof *o->locs, cmp_u64);
     size_t k = 0;
     for (size_t i = 0; i < o->nlocs; i++)
         if (k == 0 || o->locs[k - 1] != o->locs[i])
@@ -873,7 +874,8 @@ static int write_rank(otf2_x_t *o, uint32_t rank, size_t first, size_t last)
             k++;
         }
     }
-    qsort(lr, k, sizeof *lr, cmp_lrec);
+    if (k)
+        qsort(lr, k, sizeof *lr, cmp_lrec);
     int rc = 0;
     /* Thread 0 always has a location (COMM_LOCATIONS refers to it), even without records. */
     size_t i = 0;

@@ -206,7 +206,8 @@ static int cmp_by_world(const void *pa, const void *pb)
 /* The communicators: WORLD, SELF, then one per id defined, with its members. */
 static int build_comms(mw__xt_t *x, xt_defs_t *d)
 {
-    qsort(d->v, d->n, sizeof *d->v, cmp_def);
+    if (d->n) /* no definition: d->v may be NULL */
+        qsort(d->v, d->n, sizeof *d->v, cmp_def);
     uint64_t members = 0;
     for (size_t i = 0; i < d->n + 2; i++) {
         if (i >= 2 && i - 2 > 0 && d->v[i - 2].id == d->v[i - 3].id)
@@ -358,10 +359,12 @@ static int finish(mw__xt_t *x)
         return -1;
     for (size_t i = 0; i < x->nwindows; i++)
         byidx[i] = &x->windows[i];
-    qsort(byidx, x->nwindows, sizeof *byidx, cmp_window_index);
+    if (x->nwindows)
+        qsort(byidx, x->nwindows, sizeof *byidx, cmp_window_index);
 
     size_t k = 0;
-    qsort(x->parts, x->nparts, sizeof *x->parts, cmp_part);
+    if (x->nparts) /* none: x->parts may be NULL */
+        qsort(x->parts, x->nparts, sizeof *x->parts, cmp_part);
     for (size_t i = 0; i < x->nparts; i++) {
         mw__xt_part_t *p = &x->parts[i];
         int dup = k > 0 && x->parts[k - 1].rank == p->rank && x->parts[k - 1].window == p->window;
@@ -735,7 +738,8 @@ static int trace_lines(FILE *out, const mw__xt_t *x)
             mw__xt_times(&x->parts[i], r, &t0, &t1);
             lines[n++] = (xt_line_t){t0, x->parts[i].rank, r->thread, (uint32_t)i, (uint32_t)j};
         }
-    qsort(lines, n, sizeof *lines, cmp_line);
+    if (n)
+        qsort(lines, n, sizeof *lines, cmp_line);
     for (size_t i = 0; i < n; i++) {
         const mw__xt_part_t *p = &x->parts[lines[i].part];
         size_t k = off[lines[i].part] + lines[i].rec;

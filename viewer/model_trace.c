@@ -327,7 +327,8 @@ const mw_trace_window_t *mw_trace_window(const mw_model_t *m, uint64_t k)
             }
             tw->ranks[j] = e;
         }
-        qsort(tw->ranks, tw->n_ranks, sizeof *tw->ranks, rank_cmp);
+        if (tw->n_ranks)
+            qsort(tw->ranks, tw->n_ranks, sizeof *tw->ranks, rank_cmp);
         /* One entry per rank: a duplicate (a collector would not send one) is left out. */
         uint32_t o = 0;
         for (uint32_t i = 0; i < tw->n_ranks; i++) {
