@@ -98,6 +98,7 @@ enum {
     REC_INDEX = 16,
     REC_START = 17,
     REC_STEP = 18,
+    REC_LATENESS = 19,
     REC_PARTS = 20,
 };
 
@@ -718,6 +719,14 @@ void mw__record_step(mw_record_t *r, const mw_clock_t *now, const void *pb, size
 {
     if (r && !r->failed)
         rec_append(r, MW_REC_TAG_FRAME, now, REC_STEP, pb ? pb : "", len, 0, 0);
+}
+
+/* A lateness batch (collector/lateness.c): an output whose content depends on when the worker
+ * ran, so replay does not derive it again; the export reads it (--format lateness). */
+void mw__record_lateness(mw_record_t *r, const mw_clock_t *now, const void *pb, size_t len)
+{
+    if (r && !r->failed)
+        rec_append(r, MW_REC_TAG_FRAME, now, REC_LATENESS, pb ? pb : "", len, 0, 0);
 }
 
 void mw__record_job(mw_record_t *r, const mw_clock_t *now, const void *pb, size_t len)

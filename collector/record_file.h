@@ -35,6 +35,8 @@ void mw__record_merged(mw_record_t *r, const mw_clock_t *now, const mw_window_t 
 uint64_t mw__record_last_frame(const mw_record_t *r);
 void mw__record_job(mw_record_t *r, const mw_clock_t *now, const void *pb, size_t len);
 void mw__record_step(mw_record_t *r, const mw_clock_t *now, const void *pb, size_t len);
+/* A lateness batch (the bytes of a Mpiwatch__Lateness), as published (lateness.c). */
+void mw__record_lateness(mw_record_t *r, const mw_clock_t *now, const void *pb, size_t len);
 void mw__record_event(mw_record_t *r, const mw_clock_t *now, const char *kind, const char *job,
                       const char *detail);
 void mw__record_tick(mw_record_t *r, const mw_clock_t *now);

@@ -5,6 +5,7 @@
  *                   [--every N]
  *   mpiwatch-export --format trace FILE.mpiw [-o OUT|-]
  *   mpiwatch-export --format otf2 FILE.mpiw -o DIR
+ *   mpiwatch-export --format lateness FILE.mpiw [-o OUT|-]   (export_lateness.c)
  *
  * perfetto  Chrome trace event JSON (ui.perfetto.dev, chrome://tracing): a counter track per
  *           function with the fraction of ranks inside it per sub-slot, one track per rank
@@ -60,6 +61,7 @@
 #include "collector.h"
 #include "export_otf2.h"
 #include "export_trace.h"
+#include "export_lateness.h"
 #include "export_vtk.h"
 #include "mw_file.h"
 #include "mw_recording.h"
@@ -87,11 +89,13 @@ typedef enum {
     FMT_VTK,
     FMT_CAPTURE,
     FMT_TRACE,
-    FMT_OTF2
+    FMT_OTF2,
+    FMT_LATENESS
 } mw_export_format_t;
 
 static const char *const FORMAT_NAMES[] = {"perfetto", "csv",     "jsonl", "summary",
-                                           "vtk",      "capture", "trace", "otf2"};
+                                           "vtk",      "capture", "trace", "otf2",
+                                           "lateness"};
 
 /* ---- text helpers ------------------------------------------------------------------------- */
 
@@ -949,6 +953,8 @@ static int export_run(const mw_export_opts_t *o)
         return mw__export_trace(o->input, o->output);
     if (o->format == FMT_OTF2)
         return mw__export_otf2(o->input, o->output);
+    if (o->format == FMT_LATENESS)
+        return mw__export_lateness(o->input, o->output);
     char err[512] = "";
     mw_rec_reader_t *r = mw_rec_reader_open(o->input, err, sizeof err);
     if (!r) {
@@ -1102,6 +1108,8 @@ static void usage(FILE *out)
           "                       trace     every traced call record as a JSON line, matched\n"
           "                       otf2      the traced windows as an OTF2 archive: "
           "DIR/traces.otf2\n"
+          "                       lateness  the collector's online lateness summaries, one JSON\n"
+          "                                 line per window and per logical step\n"
           "  -o, --output OUT     the file to write; - (the default) writes to stdout\n"
           "      --per-rank       csv: one row per rank, window and function\n"
           "      --by window|step vtk: one file per window (default) or per time step\n"
@@ -1197,8 +1205,8 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
         i++;
     if (i == sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0]) {
         snprintf(err, errlen,
-                 "unknown format '%s' (perfetto, csv, jsonl, summary, vtk, capture, trace or "
-                 "otf2)",
+                 "unknown format '%s' (perfetto, csv, jsonl, summary, vtk, capture, trace, "
+                 "otf2 or lateness)",
                  format);
         return -1;
     }
