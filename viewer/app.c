@@ -183,9 +183,10 @@ int mw__app_init(mw_app_t *app, const mw_viewer_options_t *opt, int headless)
     if (!app->text)
         return -1;
     if (mw__timeline_init(&app->tl) < 0 || mw__density_init(&app->dn) < 0 ||
-        mw__ranks_init(&app->rk) < 0 || mw__topo_init(&app->tp, &app->opt) < 0 ||
-        mw__matrix_init(&app->tp) < 0)
+        mw__ranks_init(&app->rk) < 0 || mw__logical_init(&app->lg) < 0 ||
+        mw__topo_init(&app->tp, &app->opt) < 0 || mw__matrix_init(&app->tp) < 0)
         return -1;
+    app->lg.metric = opt->lateness_diff ? MW_LVIEW_DIFF : MW_LVIEW_LATENESS;
 
     app->model = mw_model_new(opt->cache_mb << 20);
     if (app->model)
@@ -239,6 +240,7 @@ void mw__app_cleanup(mw_app_t *app)
     if (app->ctx) {
         mw__density_free(&app->dn);
         mw__ranks_free(&app->rk);
+        mw__logical_free(&app->lg);
         mw__timeline_free(&app->tl);
         mw__matrix_free(&app->tp);
         mw__topo_free(&app->tp);
@@ -309,9 +311,10 @@ void mw__app_layout(mw_app_t *app)
     int rows = mw_model_legend(app->model, leg, MW_LEGEND_MAX);
     if (rows < 0)
         rows = 0;
-    int st =
-        app->show == MW_SHOW_ALL || app->show == MW_SHOW_TIMELINE || app->show == MW_SHOW_RANKS;
-    int sd = app->show == MW_SHOW_ALL || app->show == MW_SHOW_DENSITY || app->show == MW_SHOW_RANKS;
+    int st = app->show == MW_SHOW_ALL || app->show == MW_SHOW_TIMELINE ||
+             app->show == MW_SHOW_RANKS || app->show == MW_SHOW_LOGICAL;
+    int sd = app->show == MW_SHOW_ALL || app->show == MW_SHOW_DENSITY ||
+             app->show == MW_SHOW_RANKS || app->show == MW_SHOW_LOGICAL;
     mw_layout(&app->layout, app->fb_w, app->fb_h, app->scale, st, sd, rows);
 }
 
@@ -631,6 +634,8 @@ void mw__app_render(mw_app_t *app)
         mw__timeline_draw(&vc, &app->tl);
     if (app->layout.show_density && app->show == MW_SHOW_RANKS) {
         mw__ranks_draw(&vc, &app->rk);
+    } else if (app->layout.show_density && app->show == MW_SHOW_LOGICAL) {
+        mw__logical_draw(&vc, &app->lg, &app->rk);
     } else if (app->layout.show_density) {
         const char *force = getenv("MW_BENCH_REBIN");
         mw__density_draw(&vc, &app->dn, app->opt.bench_frames && force && !strcmp(force, "1"),
@@ -759,6 +764,19 @@ mw_pick_t mw__app_pick(mw_app_t *app, int x, int y)
     if (app->show == MW_SHOW_RANKS && app->layout.show_density &&
         in_rect(&app->layout.density, x, y))
         p = mw_ranks_pick(app->model, &app->view, &app->layout.density, x, y);
+    if (app->show == MW_SHOW_LOGICAL && app->layout.show_density &&
+        in_rect(&app->layout.density, x, y)) {
+        /* The per-rank timeline above, the logical plot below (the split of the last frame). */
+        mw_view_ctx_t vc;
+        mw__app_view_ctx(app, &vc);
+        mw__logical_update(&vc, &app->lg);
+        if (in_rect(&app->lg.ranks_r, x, y))
+            p = mw_ranks_pick(app->model, &app->view, &app->lg.ranks_r, x, y);
+        else if (in_rect(&app->lg.plot_r, x, y))
+            p = mw__logical_pick(&vc, &app->lg, x, y);
+        else
+            p.kind = MW_PICK_NONE;
+    }
     switch (p.kind) {
     case MW_PICK_LEGEND:
         /* Clicking the highlighted entry again turns the highlight off. */
@@ -890,6 +908,8 @@ static mw_show_t app_next_show(mw_show_t s)
     case MW_SHOW_DENSITY:
         return MW_SHOW_RANKS;
     case MW_SHOW_RANKS:
+        return MW_SHOW_LOGICAL;
+    case MW_SHOW_LOGICAL:
         return MW_SHOW_TOPOLOGY;
     case MW_SHOW_TOPOLOGY:
         return MW_SHOW_MATRIX;
@@ -1002,6 +1022,12 @@ static void app_char(mw_app_t *app, char c)
         break;
     case 'v':
         app->show = app_next_show(app->show);
+        break;
+    case 'd':
+        /* The logical view: lateness or differential lateness. */
+        if (app->show != MW_SHOW_LOGICAL)
+            return;
+        app->lg.metric = app->lg.metric == MW_LVIEW_DIFF ? MW_LVIEW_LATENESS : MW_LVIEW_DIFF;
         break;
     case 'q':
         app->quit = 1;

@@ -32,7 +32,8 @@ typedef enum {
     MW_SHOW_DENSITY,
     MW_SHOW_TOPOLOGY, /* the 3D topology view (view_topology.c) */
     MW_SHOW_MATRIX,   /* the communication matrix (view_matrix.c) */
-    MW_SHOW_RANKS     /* the timeline over the per-rank timeline (view_ranks.c) */
+    MW_SHOW_RANKS,    /* the timeline over the per-rank timeline (view_ranks.c) */
+    MW_SHOW_LOGICAL   /* the per-rank timeline over the logical steps (view_logical.c) */
 } mw_show_t;
 
 typedef struct {
@@ -48,6 +49,7 @@ typedef struct {
     int repr_given, transfer_given, omin_given; /* else the model's defaults */
     int dur_linear;                             /* --duration-axis linear */
     size_t trace_records; /* --trace-records: decoded records kept (0: the default) */
+    int lateness_diff;    /* --lateness diff: the logical view starts on differential lateness */
     unsigned highlight_fn;
     const char *snapshot, *meta;
     double at;
@@ -125,7 +127,8 @@ typedef struct {
     double mean_efficiency; /* over columns with data, -1 when none */
 } mw_timeline_gl_t;
 
-#include "view_topo.h" /* mw_topo_gl_t: the topology and matrix views' state */
+#include "view_logical.h" /* mw_logical_gl_t: the logical view's state */
+#include "view_topo.h"    /* mw_topo_gl_t: the topology and matrix views' state */
 
 typedef enum { MW_DRAG_NONE, MW_DRAG_SELECT, MW_DRAG_PAN, MW_DRAG_ORBIT } mw_drag_t;
 
@@ -149,6 +152,7 @@ typedef struct mw_app {
     mw_timeline_gl_t tl;
     mw_density_gl_t dn;
     mw_ranks_gl_t rk;
+    mw_logical_gl_t lg;
     mw_topo_gl_t tp;
 
     mw_pick_t pick;        /* the last click's answer; kind NONE: nothing picked */

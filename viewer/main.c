@@ -18,7 +18,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: mpiwatch-viewer (--connect FEED_ENDPOINT [--history ENDPOINT] |\n"
                "                        --replay FILE.mpiw [--speed X])\n"
-               "           [--view timeline|density|ranks|all|topology|matrix] [--size WxH]\n"
+               "           [--view timeline|density|ranks|logical|all|topology|matrix]\n"
+               "           [--size WxH] [--lateness lateness|diff]\n"
                "           [--cache-mb N] [--trace-records N] [--duration-axis log|linear]\n"
                "           [--repr start|end|lines|arcs] [--transfer linear|log] [--omin F]\n"
                "           [--highlight-fn MPI_Name]\n"
@@ -39,8 +40,11 @@ static void usage(FILE *f)
                "  --replay FILE      a recording; the whole run, paused, unless --speed is given\n"
                "  --speed X          replay as if live, X times faster than recorded\n"
                "  --view V           plots shown: all (default), timeline, density, ranks (the\n"
-               "                     timeline over the per-rank timeline), or the 3D topology\n"
-               "                     view or the communication matrix\n"
+               "                     timeline over the per-rank timeline), logical (the\n"
+               "                     per-rank timeline over the logical steps and lateness),\n"
+               "                     or the 3D topology view or the communication matrix\n"
+               "  --lateness L       logical view: cells coloured by lateness (default) or\n"
+               "                     diff (differential lateness; the 'd' key switches)\n"
                "  --size WxH         window or snapshot size in pixels (default 1280x800)\n"
                "  --cache-mb N       memory for cached windows (default 256)\n"
                "  --trace-records N  decoded trace records kept (default 1048576, 64 B each)\n"
@@ -100,6 +104,7 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
         OPT_TRANSFER,
         OPT_DURAXIS,
         OPT_TRACEREC,
+        OPT_LATENESS,
         OPT_OMIN,
         OPT_HFN,
         OPT_SNAPSHOT,
@@ -134,6 +139,7 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
         {"omin", required_argument, NULL, OPT_OMIN},
         {"duration-axis", required_argument, NULL, OPT_DURAXIS},
         {"trace-records", required_argument, NULL, OPT_TRACEREC},
+        {"lateness", required_argument, NULL, OPT_LATENESS},
         {"highlight-fn", required_argument, NULL, OPT_HFN},
         {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
         {"at", required_argument, NULL, OPT_AT},
@@ -191,10 +197,12 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
                 o->show = MW_SHOW_MATRIX;
             else if (!strcmp(a, "ranks"))
                 o->show = MW_SHOW_RANKS;
+            else if (!strcmp(a, "logical"))
+                o->show = MW_SHOW_LOGICAL;
             else {
                 fprintf(stderr,
-                        "mpiwatch-viewer: --view %s: expected timeline, density, ranks, all, "
-                        "topology or matrix\n",
+                        "mpiwatch-viewer: --view %s: expected timeline, density, ranks, logical, "
+                        "all, topology or matrix\n",
                         a);
                 return -1;
             }
@@ -243,6 +251,16 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
                 o->dur_linear = !strcmp(a, "linear");
             } else {
                 fprintf(stderr, "mpiwatch-viewer: --duration-axis %s: expected log or linear\n", a);
+                return -1;
+            }
+            break;
+        case OPT_LATENESS:
+            if (!strcmp(a, "lateness"))
+                o->lateness_diff = 0;
+            else if (!strcmp(a, "diff"))
+                o->lateness_diff = 1;
+            else {
+                fprintf(stderr, "mpiwatch-viewer: --lateness %s: expected lateness or diff\n", a);
                 return -1;
             }
             break;

@@ -15,6 +15,7 @@
  *   model_pick.h     what a click finds
  *   model_trace.h    the windows' per-call traces, decoded and matched
  *   model_ranks.h    the per-rank timeline's rows and messages
+ *   model_logical.h  the logical view: steps and lateness of the range, and their picture
  * From these the views (view_*.c) only turn results into GL calls, so the numbers they draw
  * are unit-tested here and written next to snapshots (--meta) for the snapshot tests.
  */
@@ -24,6 +25,7 @@
 #include "model_density.h"
 #include "model_events.h"
 #include "model_layout.h"
+#include "model_logical.h"
 #include "model_pick.h"
 #include "model_ranks.h"
 #include "model_store.h"

@@ -32,6 +32,11 @@ typedef struct {
     uint64_t comm;  /* job-wide communicator id, 0 none */
     unsigned tkind; /* MW_TK_* */
     int open;       /* still in progress: duration_ns is how long so far */
+    /* An event of the logical view (model_logical.h): its step and lateness */
+    int logical;
+    uint64_t step;
+    int64_t lateness_ns, diff_ns;
+    unsigned lclass; /* MW_LATE_* */
     /* MW_PICK_CELL: a density cell (calls binned by sub-slot and log2 duration) */
     uint64_t cell_t0_ns, cell_t1_ns; /* global time span of the sub-slot */
     uint64_t cell_d0_ns, cell_d1_ns; /* duration span of the bin */

@@ -236,7 +236,17 @@ static void draw_details(const mw_view_ctx_t *vc)
     if (p->kind == MW_PICK_CALL) {
         snprintf(a, sizeof a, "%" PRIu32, p->rank);
         y = detail_line(vc, r, y, "rank", a);
-        y = detail_line(vc, r, y, "host", p->host[0] ? p->host : "unknown");
+        if (p->logical) { /* a logical view's event: its step and lateness before the rest */
+            snprintf(a, sizeof a, "%" PRIu64 " (%s)", p->step, mw_logical_class_name(p->lclass));
+            y = detail_line(vc, r, y, "step", a);
+            mw_format_duration((double)(p->lateness_ns > 0 ? p->lateness_ns : 0), a, sizeof a);
+            mw_format_duration((double)(p->diff_ns > 0 ? p->diff_ns : 0), b, sizeof b);
+            char ab[224];
+            snprintf(ab, sizeof ab, "%s, diff. %s", a, b);
+            y = detail_line(vc, r, y, "lateness", ab);
+        } else {
+            y = detail_line(vc, r, y, "host", p->host[0] ? p->host : "unknown");
+        }
         snprintf(a, sizeof a, "%.6f s", mw_model_seconds(vc->model, p->start_ns));
         y = detail_line(vc, r, y, "start", a);
         mw_format_duration((double)p->duration_ns, a, sizeof a);
@@ -258,7 +268,8 @@ static void draw_details(const mw_view_ctx_t *vc)
                 snprintf(a, sizeof a, "%#" PRIx64, p->comm);
                 y = detail_line(vc, r, y, "comm", a);
             }
-            y = detail_line(vc, r, y, "source", "traced (exact)");
+            if (!p->logical)
+                y = detail_line(vc, r, y, "source", "traced (exact)");
         }
     } else {
         snprintf(a, sizeof a, "%" PRIu64 " call%s (binned)", p->cell_count,
@@ -368,7 +379,8 @@ static const char *const help_rows[][2] = {
     {"t", "transfer function linear ↔ log"},
     {"l", "call durations: log ↔ linear axis"},
     {"[  ]", "o_min − / + 0.05"},
-    {"v", "views: all → timeline → call view → ranks → topology → matrix"},
+    {"v", "views: all → timeline → call view → ranks → logical → topology → matrix"},
+    {"d", "logical view: lateness ↔ differential lateness"},
     {"Esc", "clear selection, highlights and pick"},
     {"s", "save a snapshot (mpiwatch-TIMESTAMP.png)"},
     {":", "steer: KEY=VALUE [RANKS], Enter sends, Esc cancels"},

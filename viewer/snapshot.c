@@ -216,12 +216,93 @@ static cJSON *json_pick(const mw_app_t *app, const mw_pick_t *p)
         cJSON_AddNumberToObject(o, "tag", p->tag);
         (void)mw_json_add_u64(o, "comm", p->comm);
     }
+    if (p->logical) { /* an event of the logical view */
+        (void)mw_json_add_u64(o, "step", p->step);
+        cJSON_AddNumberToObject(o, "lateness_ns", (double)p->lateness_ns);
+        cJSON_AddNumberToObject(o, "diff_ns", (double)p->diff_ns);
+        cJSON_AddStringToObject(o, "class", mw_logical_class_name(p->lclass));
+    }
     (void)mw_json_add_u64(o, "cell_t0_ns", p->cell_t0_ns);
     (void)mw_json_add_u64(o, "cell_t1_ns", p->cell_t1_ns);
     (void)mw_json_add_u64(o, "cell_d0_ns", p->cell_d0_ns);
     (void)mw_json_add_u64(o, "cell_d1_ns", p->cell_d1_ns);
     (void)mw_json_add_u64(o, "cell_count", p->cell_count);
     return o;
+}
+
+static cJSON *json_rect(const mw_rect_t *r);
+
+/* The logical view as drawn: the analysis, the picture's scale and aggregation, the marker and
+ * the selection (pixel centres on the PNG), the first events with their cells' centres. */
+static void json_logical(cJSON *tr, const mw_app_t *app)
+{
+    const mw_logical_gl_t *lg = &app->lg;
+    const mw_lview_info_t *in = mw_lview_info(lg->lv);
+    const mw_lview_pic_t *pic = &lg->pic;
+    cJSON *o = cJSON_AddObjectToObject(tr, "logical_view");
+    if (!o)
+        return;
+    cJSON_AddStringToObject(o, "metric", lg->metric == MW_LVIEW_DIFF ? "diff" : "lateness");
+    cJSON_AddItemToObject(o, "plot", json_rect(&lg->plot_r));
+    cJSON_AddItemToObject(o, "ranks_plot", json_rect(&lg->ranks_r));
+    (void)mw_json_add_u64(o, "window_first", in->k0);
+    (void)mw_json_add_u64(o, "window_last", in->k1);
+    (void)mw_json_add_u64(o, "traced_windows", in->traced_windows);
+    (void)mw_json_add_u64(o, "events", in->events);
+    (void)mw_json_add_u64(o, "dropped", in->dropped);
+    (void)mw_json_add_u64(o, "steps", in->steps);
+    cJSON_AddNumberToObject(o, "ranks", in->ranks);
+    cJSON_AddNumberToObject(o, "lateness_max_ns", (double)in->lateness_max_ns);
+    cJSON_AddNumberToObject(o, "diff_max_ns", (double)in->diff_max_ns);
+    cJSON_AddNumberToObject(o, "scale_max_ns", (double)pic->scale_max_ns);
+    cJSON_AddNumberToObject(o, "steps_per_col", pic->steps_per_col);
+    cJSON_AddNumberToObject(o, "ranks_per_row", pic->ranks_per_row);
+    cJSON_AddNumberToObject(o, "cell_w", pic->cell_w);
+    (void)mw_json_add_u64(o, "messages", pic->msgs);
+    (void)mw_json_add_u64(o, "messages_drawn", pic->msgs_out);
+    (void)mw_json_add_u64(o, "collectives", pic->colls);
+    (void)mw_json_add_u64(o, "partitions", in->st.partitions);
+    (void)mw_json_add_u64(o, "unmatched", in->st.unmatched);
+    (void)mw_json_add_u64(o, "analyses", in->analyses);
+    cJSON_AddBoolToObject(o, "failed", in->failed);
+    size_t ne = 0;
+    const mw_logical_event_t *ev = mw_lview_events(lg->lv, &ne);
+    const int64_t at[2] = {pic->mark, pic->sel};
+    const float box[2][4] = {{pic->mark_x0, pic->mark_y0, pic->mark_x1, pic->mark_y1},
+                             {pic->sel_x0, pic->sel_y0, pic->sel_x1, pic->sel_y1}};
+    for (int k = 0; k < 2; k++) {
+        if (at[k] < 0 || (size_t)at[k] >= ne)
+            continue;
+        const mw_logical_event_t *e = &ev[at[k]];
+        cJSON *m = cJSON_AddObjectToObject(o, k ? "selected" : "marker");
+        if (!m)
+            continue;
+        cJSON_AddNumberToObject(m, "rank", e->rank);
+        (void)mw_json_add_u64(m, "step", e->step);
+        cJSON_AddNumberToObject(m, "lateness_ns", (double)e->lateness_ns);
+        cJSON_AddNumberToObject(m, "diff_ns", (double)e->diff_ns);
+        cJSON_AddStringToObject(m, "fn", mw_fn_name(e->fn) ? mw_fn_name(e->fn) : "?");
+        cJSON_AddStringToObject(m, "class", mw_logical_class_name(e->cls));
+        cJSON_AddNumberToObject(m, "x", lg->plot_r.x + (box[k][0] + box[k][2]) / 2);
+        cJSON_AddNumberToObject(m, "y", lg->plot_r.y + (box[k][1] + box[k][3]) / 2);
+    }
+    cJSON *arr = cJSON_AddArrayToObject(o, "cells");
+    for (size_t i = 0; arr && i < ne && i < 2000; i++) {
+        const mw_logical_event_t *e = &ev[i];
+        float x0, y0, x1, y1;
+        mw_lview_cell(pic, e->step, e->rank, &x0, &y0, &x1, &y1);
+        cJSON *c = cJSON_CreateObject();
+        if (!c)
+            break;
+        cJSON_AddNumberToObject(c, "rank", e->rank);
+        (void)mw_json_add_u64(c, "step", e->step);
+        cJSON_AddNumberToObject(c, "kind", e->kind);
+        cJSON_AddNumberToObject(c, "lateness_ns", (double)e->lateness_ns);
+        cJSON_AddNumberToObject(c, "diff_ns", (double)e->diff_ns);
+        cJSON_AddNumberToObject(c, "x", lg->plot_r.x + (x0 + x1) / 2);
+        cJSON_AddNumberToObject(c, "y", lg->plot_r.y + (y0 + y1) / 2);
+        cJSON_AddItemToArray(arr, c);
+    }
 }
 
 static cJSON *json_rect(const mw_rect_t *r)
@@ -364,6 +445,8 @@ static cJSON *json_meta(mw_app_t *app)
             cJSON_AddItemToArray(ms, mj);
         }
     }
+    if (app->show == MW_SHOW_LOGICAL)
+        json_logical(tr, app);
 
     cJSON *leg = cJSON_AddArrayToObject(root, "legend");
     mw_legend_entry_t e[MW_LEGEND_MAX];

@@ -109,6 +109,15 @@ int mw__ranks_init(mw_ranks_gl_t *rk);
 void mw__ranks_free(mw_ranks_gl_t *rk);
 void mw__ranks_draw(const mw_view_ctx_t *vc, mw_ranks_gl_t *rk);
 
+/* view_logical.c: the logical view (state: lg, view_logical.h) with the per-rank timeline rk of
+ * the same range above it. Update analyses and bins when their inputs changed; pick answers a
+ * click at pixel (x, y) of the logical plot (an event's call, or a rank). */
+int mw__logical_init(mw_logical_gl_t *lg);
+void mw__logical_free(mw_logical_gl_t *lg);
+int mw__logical_update(const mw_view_ctx_t *vc, mw_logical_gl_t *lg);
+void mw__logical_draw(const mw_view_ctx_t *vc, mw_logical_gl_t *lg, mw_ranks_gl_t *rk);
+mw_pick_t mw__logical_pick(const mw_view_ctx_t *vc, mw_logical_gl_t *lg, int x, int y);
+
 /* view_topology.c: the 3D topology view; its state and GL objects are t (app->tp, view_topo.h),
  * set up with the command line's window, step and camera. */
 int mw__topo_init(mw_topo_gl_t *t, const mw_viewer_options_t *opt);
