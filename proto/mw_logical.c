@@ -344,14 +344,6 @@ typedef struct {
     uint32_t a, b;
 } logical_edge_t;
 
-static int edge_cmp(const void *x, const void *y)
-{
-    const logical_edge_t *p = x, *q = y;
-    if (p->a != q->a)
-        return p->a < q->a ? -1 : 1;
-    return p->b < q->b ? -1 : p->b > q->b;
-}
-
 /* Compressed adjacency of n nodes from m edges (sorted, duplicates removed in place). */
 typedef struct {
     uint32_t *off, *to;
@@ -365,40 +357,56 @@ static void adj_free(logical_adj_t *g)
     memset(g, 0, sizeof *g);
 }
 
-static int adj_build(logical_adj_t *g, size_t n, logical_edge_t *e, size_t m, int reverse)
+/* Two stable counting sorts (by target, then by source) and a pass that drops duplicates:
+ * O(n + m), every node's targets ascending. `reverse` builds the graph of predecessors. */
+static int adj_build(logical_adj_t *g, size_t n, const logical_edge_t *e, size_t m, int reverse)
 {
     memset(g, 0, sizeof *g);
-    if (reverse)
-        for (size_t i = 0; i < m; i++) {
-            uint32_t t = e[i].a;
-            e[i].a = e[i].b;
-            e[i].b = t;
-        }
-    qsort(e, m, sizeof *e, edge_cmp);
-    size_t u = 0;
-    for (size_t i = 0; i < m; i++)
-        if (i == 0 || e[i].a != e[u - 1].a || e[i].b != e[u - 1].b)
-            e[u++] = e[i];
+    uint32_t *cnt = xcalloc(n + 1, sizeof *cnt);
+    uint32_t *by_b = malloc((m ? m : 1) * sizeof *by_b);
+    uint32_t *full = malloc((m ? m : 1) * sizeof *full);
     g->off = xcalloc(n + 1, sizeof *g->off);
-    g->to = xcalloc(u, sizeof *g->to);
-    if (!g->off || !g->to) {
+    g->to = malloc((m ? m : 1) * sizeof *g->to);
+    if (!cnt || !by_b || !full || !g->off || !g->to) {
+        free(cnt);
+        free(by_b);
+        free(full);
         adj_free(g);
         return -1;
     }
-    for (size_t i = 0; i < u; i++) {
-        g->off[e[i].a + 1]++;
-        g->to[i] = e[i].b;
+#define SRC(i) (reverse ? e[(i)].b : e[(i)].a)
+#define DST(i) (reverse ? e[(i)].a : e[(i)].b)
+    for (size_t i = 0; i < m; i++)
+        cnt[DST(i) + 1]++;
+    for (size_t v = 0; v < n; v++)
+        cnt[v + 1] += cnt[v];
+    for (size_t i = 0; i < m; i++)
+        by_b[cnt[DST(i)]++] = (uint32_t)i;
+    memset(cnt, 0, (n + 1) * sizeof *cnt);
+    for (size_t i = 0; i < m; i++)
+        cnt[SRC(i) + 1]++;
+    for (size_t v = 0; v < n; v++)
+        cnt[v + 1] += cnt[v];
+    for (size_t k = 0; k < m; k++) {
+        uint32_t i = by_b[k];
+        full[cnt[SRC(i)]++] = DST(i);
     }
-    for (size_t i = 0; i < n; i++)
-        g->off[i + 1] += g->off[i];
+    /* cnt[v] is now the end of v's range; its start is cnt[v - 1] (0 for v = 0) */
+    size_t u = 0;
+    for (size_t v = 0; v < n; v++) {
+        size_t from = v ? cnt[v - 1] : 0;
+        for (size_t k = from; k < cnt[v]; k++)
+            if (k == from || full[k] != full[k - 1])
+                g->to[u++] = full[k];
+        g->off[v + 1] = (uint32_t)u;
+    }
+#undef SRC
+#undef DST
+    free(cnt);
+    free(by_b);
+    free(full);
     g->n = n;
     g->m = u;
-    if (reverse)
-        for (size_t i = 0; i < m; i++) {
-            uint32_t t = e[i].a;
-            e[i].a = e[i].b;
-            e[i].b = t;
-        }
     return 0;
 }
 
@@ -939,26 +947,18 @@ static int analyse(mw_logical_stream_t *s, int mode, logical_out_t *o)
     if (!sr)
         goto out;
     {
-        size_t n = 0;
-        for (size_t p = 0; p < w.nparts; p++)
-            for (uint32_t k = w.parts[p]->first; k < w.parts[p]->nkept; k++) {
-                sr[n].key = 0;
-                sr[n].slot = w.parts[p]->rank;
-                sr[n].idx = (uint32_t)(w.part_off[p] + k - w.parts[p]->first);
-                n++;
-            }
-        /* by rank, then input order (idx follows windows, then records) */
-        qsort(sr, n, sizeof *sr, sortref_cmp);
-        int32_t prev = -1;
-        for (size_t i = 0; i < n; i++) {
-            int32_t e = w.evat[sr[i].idx];
-            if (i > 0 && sr[i].slot != sr[i - 1].slot)
-                prev = -1;
-            if (e < 0)
-                continue;
-            w.ev[e].rprev = prev;
-            prev = e;
+        /* Events are numbered window by window, ranks ascending, records in order: walking
+         * them with the last event seen per rank links each rank's events in order. */
+        int32_t *last = malloc((s->ncarry ? s->ncarry : 1) * sizeof *last);
+        if (!last)
+            goto out;
+        for (size_t i = 0; i < s->ncarry; i++)
+            last[i] = -1;
+        for (size_t e = 0; e < w.nev; e++) {
+            w.ev[e].rprev = last[w.ev[e].slot];
+            last[w.ev[e].slot] = (int32_t)e;
         }
+        free(last);
         /* ICOLL pairing: (rank, req, position) with posts and completions. */
         size_t m = 0;
         for (size_t p = 0; p < w.nparts; p++)

@@ -173,16 +173,20 @@ static void acc_add(acc_t *a, const mw_logical_batch_t *b)
             assert_int_equal(e->id, b->events[i - 1].id + 1);
     }
     a->ev = realloc(a->ev, (a->n + b->nevents + 1) * sizeof *a->ev);
-    memcpy(a->ev + a->n, b->events, b->nevents * sizeof *a->ev);
+    if (b->nevents)
+        memcpy(a->ev + a->n, b->events, b->nevents * sizeof *a->ev);
     a->n += b->nevents;
     a->part = realloc(a->part, (a->np + b->npartitions + 1) * sizeof *a->part);
-    memcpy(a->part + a->np, b->partitions, b->npartitions * sizeof *a->part);
+    if (b->npartitions)
+        memcpy(a->part + a->np, b->partitions, b->npartitions * sizeof *a->part);
     a->np += b->npartitions;
     a->win = realloc(a->win, (a->nw + b->nwindows + 1) * sizeof *a->win);
-    memcpy(a->win + a->nw, b->windows, b->nwindows * sizeof *a->win);
+    if (b->nwindows)
+        memcpy(a->win + a->nw, b->windows, b->nwindows * sizeof *a->win);
     a->nw += b->nwindows;
     a->steps = realloc(a->steps, (a->ns + b->nsteps + 1) * sizeof *a->steps);
-    memcpy(a->steps + a->ns, b->steps, b->nsteps * sizeof *a->steps);
+    if (b->nsteps)
+        memcpy(a->steps + a->ns, b->steps, b->nsteps * sizeof *a->steps);
     a->ns += b->nsteps;
 }
 
