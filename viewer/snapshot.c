@@ -286,6 +286,18 @@ static void json_logical(cJSON *tr, const mw_app_t *app)
         cJSON_AddNumberToObject(m, "x", lg->plot_r.x + (box[k][0] + box[k][2]) / 2);
         cJSON_AddNumberToObject(m, "y", lg->plot_r.y + (box[k][1] + box[k][3]) / 2);
     }
+    cJSON *ls = cJSON_AddArrayToObject(o, "lines"); /* message lines as drawn */
+    for (size_t i = 0; ls && i < pic->msgs_out && i < 256; i++) {
+        const mw_lview_msg_t *mm = &lg->msgs[i];
+        cJSON *mj = cJSON_CreateObject();
+        if (!mj)
+            break;
+        cJSON_AddNumberToObject(mj, "x0", lg->plot_r.x + mm->x0);
+        cJSON_AddNumberToObject(mj, "y0", lg->plot_r.y + mm->y0);
+        cJSON_AddNumberToObject(mj, "x1", lg->plot_r.x + mm->x1);
+        cJSON_AddNumberToObject(mj, "y1", lg->plot_r.y + mm->y1);
+        cJSON_AddItemToArray(ls, mj);
+    }
     cJSON *arr = cJSON_AddArrayToObject(o, "cells");
     for (size_t i = 0; arr && i < ne && i < 2000; i++) {
         const mw_logical_event_t *e = &ev[i];
