@@ -125,9 +125,41 @@ static uint8_t event_kind(const mw_trace_rec_t *r)
     }
 }
 
+/* Whether function id is a collective: the table's kind column, expanded here so that this
+ * library needs no protobuf-c (as mw_trace.c). */
+enum {
+#define MW_FN(name, ret, kind, ...) LOGICAL_FN_##name,
+#include "mpi_functions.def"
+#undef MW_FN
+    LOGICAL_FN_ROWS
+};
+static const uint8_t fn_coll[LOGICAL_FN_ROWS + 1] = {
+    0, /* id 0: none */
+#define LOGICAL_IS_COLL_COLL 1
+#define LOGICAL_IS_COLL_SEND 0
+#define LOGICAL_IS_COLL_RECV 0
+#define LOGICAL_IS_COLL_WAIT 0
+#define LOGICAL_IS_COLL_RMA 0
+#define LOGICAL_IS_COLL_IO 0
+#define LOGICAL_IS_COLL_QUERY 0
+#define LOGICAL_IS_COLL_OTHER 0
+#define LOGICAL_IS_COLL_SPECIAL 0
+#define MW_FN(name, ret, kind, ...) LOGICAL_IS_COLL_##kind,
+#include "mpi_functions.def"
+#undef MW_FN
+};
+
+/* A collective call still in progress at the end of its window (its record comes later). */
+static int open_coll(const mw_trace_rec_t *r)
+{
+    return (r->flags & MW_TF_OPEN) && r->fn < sizeof fn_coll && fn_coll[r->fn];
+}
+
+/* Records a part keeps: events, completions of collectives, collectives in progress. */
 static int kept_record(const mw_trace_rec_t *r)
 {
-    return event_kind(r) || (r->kind == MW_TK_COLL_DONE && !(r->flags & MW_TF_OPEN));
+    return event_kind(r) || (r->kind == MW_TK_COLL_DONE && !(r->flags & MW_TF_OPEN)) ||
+           open_coll(r);
 }
 
 static int64_t rec_start(int64_t base, const mw_trace_rec_t *r)
@@ -795,6 +827,64 @@ out:
     return merges;
 }
 
+/* Marks as blocking the members of every collective instance that misses a rank still inside
+ * a collective call at the end of the newest window (an open record of a collective function:
+ * it carries no communicator, so any instance without that rank may be the one it is in; its
+ * member comes with a later window). Linear in the members. */
+static int block_open_colls(const mw_logical_stream_t *s, logical_work_t *w,
+                            const mw_trace_matches_t *mt, uint32_t newest)
+{
+    size_t nslots = s->ncarry;
+    uint8_t *in = NULL;
+    uint32_t nopen = 0;
+    for (size_t p = 0; p < w->nparts; p++) {
+        const logical_part_t *lp = w->parts[p];
+        if (w->part_win[p] != newest)
+            continue;
+        for (uint32_t k = lp->first; k < lp->nkept; k++)
+            if (open_coll(&lp->recs[k])) {
+                long slot = carry_find(s, lp->rank);
+                if (!in && !(in = xcalloc(nslots, 1)))
+                    return -1;
+                if (slot >= 0 && !in[slot]) {
+                    in[slot] = 1;
+                    nopen++;
+                }
+                break;
+            }
+    }
+    if (!nopen)
+        return 0;
+    uint32_t *seen = xcalloc(nslots, sizeof *seen);
+    if (!seen) {
+        free(in);
+        return -1;
+    }
+    for (size_t i = 0; i < mt->ncolls; i++) {
+        const mw_trace_coll_t *c = &mt->colls[i];
+        uint32_t have = 0;
+        for (uint32_t j = 0; j < c->n; j++) {
+            uint32_t part = mt->coll_members[2 * ((size_t)c->first + j)];
+            uint32_t slot =
+                w->ev[w->evat[w->part_off[part] + mt->coll_members[2 * ((size_t)c->first + j) + 1]]]
+                    .slot;
+            if (in[slot] && seen[slot] != i + 1) {
+                seen[slot] = (uint32_t)i + 1;
+                have++;
+            }
+        }
+        if (have < nopen)
+            for (uint32_t j = 0; j < c->n; j++) {
+                uint32_t part = mt->coll_members[2 * ((size_t)c->first + j)];
+                uint32_t r = mt->coll_members[2 * ((size_t)c->first + j) + 1];
+                w->ev[w->evat[w->part_off[part] + r]].blocks = 1;
+            }
+    }
+    free(in);
+    free(seen);
+    return 0;
+}
+
 /* Modes of an analysis. */
 enum { RUN_NORMAL = 0, RUN_FORCE_OLDEST = 1, RUN_FORCE_ALL = 2 };
 
@@ -935,12 +1025,16 @@ static int analyse(mw_logical_stream_t *s, int mode, logical_out_t *o)
                 w.ev[e].node = first;
         }
     }
-    /* Whether a later window could still complete an event. */
+    /* Whether a later window could still complete an event: a message without its partner,
+     * or a member of a collective instance that a rank of the newest window is still in
+     * (its member comes with a later window). */
     for (size_t e = 0; e < w.nev; e++) {
         const mw_trace_rec_t *r = &w.parts[w.ev[e].part]->recs[w.ev[e].k];
         if (!w.ev[e].matched && (mw_trace_is_send(r) || mw_trace_is_recv(r)))
             w.ev[e].blocks = 1;
     }
+    if (block_open_colls(s, &w, &mt, (uint32_t)(s->nwins - 1)))
+        goto out;
 
     /* Each rank's held events in order, and ICOLL posts paired with their completions. */
     sr = malloc((nkept ? nkept : 1) * sizeof *sr);

@@ -665,6 +665,39 @@ static void test_collectives_mixed(void **state)
     free(b);
 }
 
+/* A Bcast whose root and rank 2 leave in window 0 while rank 1 is still in it at the end of
+ * windows 0 and 1 (open records) and leaves in window 2: the instance is held until rank 1's
+ * member comes, then one partition and one step for all three. */
+static void test_collective_open(void **state)
+{
+    (void)state;
+    bld_t *b = bld_new();
+    b_coll(b, 0, 8000, 1000, MW_ID_Bcast, 0);
+    b_coll(b, 2, 8000, 1100, MW_ID_Bcast, 0);
+    mw_trace_rec_t *o = add(b, 1, MW_TK_CALL, MW_ID_Bcast, 9500, 499);
+    o->flags = MW_TF_OPEN;
+    o = add(b, 1, MW_TK_CALL, MW_ID_Bcast, 9500, 10499);
+    o->flags = MW_TF_OPEN;
+    b_coll(b, 1, 9500, 15500, MW_ID_Bcast, 0);
+    mw_logical_stream_t *s = stream(MW_LOGICAL_LEAP);
+    acc_t a = {0};
+    push_range(s, b, 3, 0, 0, 10000, &a);
+    push_range(s, b, 3, 1, 10000, 20000, &a);
+    assert_int_equal(a.n, 0); /* held: rank 1 is still in a collective */
+    push_range(s, b, 3, 2, 20000, 30000, &a);
+    gap(s, &a);
+    assert_int_equal(a.n, 3);
+    assert_int_equal(a.np, 1);
+    assert_int_equal(a.part[0].forced, 0);
+    for (uint32_t r = 0; r < 3; r++)
+        assert_int_equal(ev(&a, r, 0)->step, 0);
+    assert_int_equal(ev(&a, 1, 0)->lateness_ns, 25000 - 9000);
+    assert_int_equal(ev(&a, 1, 0)->window, 2);
+    acc_free(&a);
+    mw_logical_stream_free(s);
+    free(b);
+}
+
 /* ---- receives from MPI_ANY_SOURCE ----------------------------------------------------------- */
 
 /* Ranks 2, 3, 1 send to rank 0 at 0, 1000, 2000 (rank 1 is the slowest); rank 0 posts three
@@ -1077,19 +1110,13 @@ static void test_adversarial(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ring_delay),
-        cmocka_unit_test(test_stencil_slow),
-        cmocka_unit_test(test_tree_leap),
-        cmocka_unit_test(test_tree_no_leap),
-        cmocka_unit_test(test_collectives_mixed),
-        cmocka_unit_test(test_wildcard),
-        cmocka_unit_test(test_cycle),
-        cmocka_unit_test(test_split_windows),
-        cmocka_unit_test(test_window_cap),
-        cmocka_unit_test(test_event_cap),
-        cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_garbage),
-        cmocka_unit_test(test_adversarial),
+        cmocka_unit_test(test_ring_delay),        cmocka_unit_test(test_stencil_slow),
+        cmocka_unit_test(test_tree_leap),         cmocka_unit_test(test_tree_no_leap),
+        cmocka_unit_test(test_collectives_mixed), cmocka_unit_test(test_collective_open),
+        cmocka_unit_test(test_wildcard),          cmocka_unit_test(test_cycle),
+        cmocka_unit_test(test_split_windows),     cmocka_unit_test(test_window_cap),
+        cmocka_unit_test(test_event_cap),         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_garbage),           cmocka_unit_test(test_adversarial),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
