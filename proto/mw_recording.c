@@ -1002,9 +1002,20 @@ int mw_rec_reader_span(mw_rec_reader_t *r, uint64_t *first_window, uint64_t *las
 #define RD_FIELD_RT_OFFSET 3u      /* RankTrace.frame_offset */
 #define RD_FIELD_TRACE_RECORDS 8u  /* Trace.records */
 
-/* Copies the fields of the message in [d, d + n) except `skip` (all its occurrences) to out
- * (NULL: only counts). Returns the bytes, or SIZE_MAX when the bytes are not protobuf. */
-static size_t strip_copy(const unsigned char *d, size_t n, uint32_t skip, unsigned char *out)
+/* One field walker rewrites the three levels (Window, RankTrace, Trace): a rule says, for each
+ * field, what takes its place in the output. */
+#define PB_KEEP (SIZE_MAX - 1) /* a rule's answer: the field as it is */
+
+/* A rule: writes (out NULL: only counts) what replaces the field `field` of wire type `type`
+ * (a length-delimited field's bytes in [data, data + len)) and returns its size (0: the field
+ * goes), PB_KEEP to keep the field as it is, SIZE_MAX when the bytes are not protobuf. */
+typedef size_t (*pb_rule_t)(void *ctx, uint32_t field, unsigned type, const unsigned char *data,
+                            size_t len, unsigned char *out);
+
+/* The message in [d, d + n) rewritten field by field by `rule` into out (NULL: only counts).
+ * Returns the bytes, or SIZE_MAX when the bytes are not protobuf. */
+static size_t pb_rewrite(const unsigned char *d, size_t n, pb_rule_t rule, void *ctx,
+                         unsigned char *out)
 {
     pb_cursor_t c = {d, d + n};
     size_t w = 0;
@@ -1020,52 +1031,72 @@ static size_t strip_copy(const unsigned char *d, size_t n, uint32_t skip, unsign
             return SIZE_MAX;
         if (k == 0)
             return w;
-        if (field == skip)
-            continue;
-        if (out)
-            memcpy(out + w, at, (size_t)(c.p - at));
-        w += (size_t)(c.p - at);
+        size_t put = rule(ctx, field, type, data, len, out ? out + w : NULL);
+        if (put == SIZE_MAX)
+            return SIZE_MAX;
+        if (put == PB_KEEP) {
+            put = (size_t)(c.p - at);
+            if (out)
+                memcpy(out + w, at, put);
+        }
+        w += put;
     }
+}
+
+/* A body writer: the body of a length-delimited field, [d, d + n) rewritten into out (NULL:
+ * only counts); its size, or SIZE_MAX when the bytes are not protobuf. */
+typedef size_t (*pb_body_t)(const unsigned char *d, size_t n, void *ctx, unsigned char *out);
+
+/* The length-delimited field `field` whose body, [data, data + len), `body` rewrites: the body
+ * is counted first for the length prefix, then written. */
+static size_t pb_rewrite_field(uint32_t field, const unsigned char *data, size_t len,
+                               pb_body_t body, void *ctx, unsigned char *out)
+{
+    size_t bl = body(data, len, ctx, NULL);
+    if (bl == SIZE_MAX)
+        return SIZE_MAX;
+    unsigned char hdr[1 + MW_WIRE_VARINT_MAX];
+    size_t h = mw_wire_put_tag(hdr, field, MW_WIRE_LEN);
+    h += mw_wire_put_varint(hdr + h, bl);
+    if (out) {
+        memcpy(out, hdr, h);
+        body(data, len, ctx, out + h);
+    }
+    return h + bl;
+}
+
+/* Trace: all but its records. */
+static size_t rule_trace(void *ctx, uint32_t field, unsigned type, const unsigned char *data,
+                         size_t len, unsigned char *out)
+{
+    (void)ctx, (void)type, (void)data, (void)len, (void)out;
+    return field == RD_FIELD_TRACE_RECORDS ? 0 : PB_KEEP;
+}
+
+static size_t body_trace(const unsigned char *d, size_t n, void *ctx, unsigned char *out)
+{
+    return pb_rewrite(d, n, rule_trace, ctx, out);
+}
+
+/* RankTrace: its Trace without records, no frame_offset (strip_rank_trace appends it). */
+static size_t rule_rank_trace(void *ctx, uint32_t field, unsigned type, const unsigned char *data,
+                              size_t len, unsigned char *out)
+{
+    (void)ctx;
+    if (field == RD_FIELD_RT_OFFSET)
+        return 0;
+    if (field == RD_FIELD_RT_TRACE && type == MW_WIRE_LEN)
+        return pb_rewrite_field(RD_FIELD_RT_TRACE, data, len, body_trace, NULL, out);
+    return PB_KEEP;
 }
 
 /* Writes (out NULL: counts) the body of a RankTrace [d, d + n) in its recording form: its
  * Trace without records, then frame_offset = off. SIZE_MAX when the bytes are not protobuf. */
 static size_t strip_rank_trace(const unsigned char *d, size_t n, uint64_t off, unsigned char *out)
 {
-    pb_cursor_t c = {d, d + n};
-    size_t w = 0;
-    for (;;) {
-        const unsigned char *at = c.p;
-        uint32_t field;
-        unsigned type;
-        uint64_t v;
-        const unsigned char *data;
-        size_t len;
-        int k = pb_next(&c, &field, &type, &v, &data, &len);
-        if (k < 0)
-            return SIZE_MAX;
-        if (k == 0)
-            break;
-        if (field == RD_FIELD_RT_OFFSET)
-            continue;
-        if (field == RD_FIELD_RT_TRACE && type == MW_WIRE_LEN) {
-            size_t tl = strip_copy(data, len, RD_FIELD_TRACE_RECORDS, NULL);
-            if (tl == SIZE_MAX)
-                return SIZE_MAX;
-            unsigned char hdr[1 + MW_WIRE_VARINT_MAX];
-            size_t h = mw_wire_put_tag(hdr, RD_FIELD_RT_TRACE, MW_WIRE_LEN);
-            h += mw_wire_put_varint(hdr + h, tl);
-            if (out) {
-                memcpy(out + w, hdr, h);
-                strip_copy(data, len, RD_FIELD_TRACE_RECORDS, out + w + h);
-            }
-            w += h + tl;
-            continue;
-        }
-        if (out)
-            memcpy(out + w, at, (size_t)(c.p - at));
-        w += (size_t)(c.p - at);
-    }
+    size_t w = pb_rewrite(d, n, rule_rank_trace, NULL, out);
+    if (w == SIZE_MAX)
+        return SIZE_MAX;
     unsigned char tail[1 + MW_WIRE_VARINT_MAX];
     size_t t = mw_wire_put_tag(tail, RD_FIELD_RT_OFFSET, MW_WIRE_VARINT);
     t += mw_wire_put_varint(tail + t, off);
@@ -1074,38 +1105,36 @@ static size_t strip_rank_trace(const unsigned char *d, size_t n, uint64_t off, u
     return w + t;
 }
 
-size_t mw_rec_window_strip(const void *pb, size_t len, const uint64_t *frame_off, size_t n,
-                           void *out_)
+static size_t body_rank_trace(const unsigned char *d, size_t n, void *ctx, unsigned char *out)
 {
-    unsigned char *out = out_;
-    pb_cursor_t c = {pb, (const unsigned char *)pb + len};
-    size_t w = 0, i = 0;
-    for (;;) {
-        const unsigned char *at = c.p;
-        uint32_t field;
-        unsigned type;
-        uint64_t v;
-        const unsigned char *data;
-        size_t dl;
-        int k = pb_next(&c, &field, &type, &v, &data, &dl);
-        if (k < 0)
-            return 0;
-        if (k == 0)
-            return w;
-        if (field == RD_FIELD_WINDOW_TRACES && type == MW_WIRE_LEN && i++ < n && frame_off[i - 1]) {
-            size_t body = strip_rank_trace(data, dl, frame_off[i - 1], NULL);
-            if (body == SIZE_MAX)
-                return 0;
-            /* Never longer than the entry plus 11 bytes: the records only go. */
-            w += mw_wire_put_tag(out + w, RD_FIELD_WINDOW_TRACES, MW_WIRE_LEN);
-            w += mw_wire_put_varint(out + w, body);
-            strip_rank_trace(data, dl, frame_off[i - 1], out + w);
-            w += body;
-            continue;
-        }
-        memcpy(out + w, at, (size_t)(c.p - at));
-        w += (size_t)(c.p - at);
-    }
+    return strip_rank_trace(d, n, *(const uint64_t *)ctx, out);
+}
+
+typedef struct {
+    const uint64_t *frame_off;
+    size_t n, i;
+} strip_window_t;
+
+/* Window: its i-th traces entry, when frame_off[i] is set, in its recording form. */
+static size_t rule_window(void *ctx, uint32_t field, unsigned type, const unsigned char *data,
+                          size_t len, unsigned char *out)
+{
+    strip_window_t *sw = ctx;
+    if (field != RD_FIELD_WINDOW_TRACES || type != MW_WIRE_LEN || sw->i >= sw->n)
+        return PB_KEEP;
+    uint64_t off = sw->frame_off[sw->i++];
+    if (!off)
+        return PB_KEEP;
+    /* Never longer than the entry plus 11 bytes: the records only go. */
+    return pb_rewrite_field(RD_FIELD_WINDOW_TRACES, data, len, body_rank_trace, &off, out);
+}
+
+size_t mw_rec_window_strip(const void *pb, size_t len, const uint64_t *frame_off, size_t n,
+                           void *out)
+{
+    strip_window_t sw = {frame_off, n, 0};
+    size_t w = pb_rewrite(pb, len, rule_window, &sw, out);
+    return w == SIZE_MAX ? 0 : w;
 }
 
 uint64_t mw_rec_reader_trace_failures(const mw_rec_reader_t *r)
