@@ -105,6 +105,10 @@ int mw__collector_job_begin(mw_collector_t *c, const Mpiwatch__Envelope *env, ui
         MW_LOG(MW_LOG_WARN, "job '%s': no memory for per-step totals", c->job.job);
     c->outputs_written = 0;
     c->stats.jobs++;
+    uint64_t batches = c->ltotals.batches;
+    memset(&c->ltotals, 0, sizeof c->ltotals);
+    c->ltotals.batches = batches;
+    mw__lateness_job(c->lateness, c->job.job);
     mw__tbudget_init(&c->tbudget, (double)c->opt->trace_budget, MW_TRACE_BURST_DEFAULT);
     memset(c->live.recent_ns, 0, sizeof c->live.recent_ns);
     c->live.have_window = 0;
@@ -117,6 +121,18 @@ int mw__collector_job_begin(mw_collector_t *c, const Mpiwatch__Envelope *env, ui
     return 0;
 }
 
+/* The job's windows are closed: the lateness analysis finalizes what it holds, and its last
+ * batches are published before the job's end (and its report). The only place the loop waits
+ * for the worker, once per job and at most --lateness-budget-ms (1 s without a budget). */
+static void collector_lateness_end(mw_collector_t *c)
+{
+    if (!c->lateness)
+        return;
+    mw__lateness_job_end(c->lateness);
+    uint64_t ms = c->opt->lateness_budget_ms ? c->opt->lateness_budget_ms : 1000;
+    mw__lateness_flush(c, ms);
+}
+
 static void collector_end_job(mw_collector_t *c, mw_end_t why, uint64_t now_ns)
 {
     /* Close the windows before declaring ranks dead, so that the windows they did not
@@ -124,6 +140,7 @@ static void collector_end_job(mw_collector_t *c, mw_end_t why, uint64_t now_ns)
     mw__merge_close_all(&c->merge);
     uint32_t dead = why == MW_END_SILENCE ? mw__job_declare_dead(&c->job) : 0;
     mw__steps_end(c); /* the steps still open close with the ranks they have */
+    collector_lateness_end(c);
     c->job.ended = why;
     c->job.ended_ns = now_ns;
     char detail[160];
@@ -240,6 +257,7 @@ void mw_collector_finish(mw_collector_t *c, const mw_clock_t *now)
     if (job_open(c)) {
         mw__merge_close_all(&c->merge);
         mw__steps_end(c);
+        collector_lateness_end(c);
         c->job.ended = MW_END_SIGNAL;
         c->job.ended_ns = now->mono_ns;
         mw__publish_event(c, "job_end", "signal");

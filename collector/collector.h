@@ -23,6 +23,7 @@
  *   rules.h       rules.c: --rules, thresholds and actions
  *   trace_check.h trace_check.c: the ranks' per-call traces checked before a window keeps them
  *   trace_budget.h trace_budget.c: the job's tracing budget and its plans (mpiwatch.trace)
+ *   lateness.h    lateness.c: logical steps and lateness of the traces, on a worker thread
  *   auth.h        auth.c: which endpoints are local, CURVE, the ZAP handler, refusals
  *   signals.h     signals.c: SIGINT/SIGTERM/SIGHUP for the loops (executable only)
  *   server.h      server.c: the zmq_poll loop (executable only)
@@ -45,6 +46,7 @@
 #include "index.h"
 #include "ingest.h"
 #include "job.h"
+#include "lateness.h"
 #include "live.h"
 #include "log.h"
 #include "merge.h"
@@ -100,6 +102,8 @@ typedef struct mw_collector {
     struct mw_auth *auth;           /* --curve-secret: the ZAP handler and monitors, or NULL */
     mw_trace_stats_t tstats;        /* traces, all jobs (trace_check.c) */
     mw__tbudget_t tbudget;          /* the current job's trace budget and plan (trace_budget.c) */
+    struct mw_lateness *lateness;   /* --lateness on: the analysis' worker (lateness.c), or NULL */
+    mw_lateness_totals_t ltotals;   /* what its batches said so far (report, /metrics) */
 } mw_collector_t;
 
 /* Prepares a collector (allocates the decoding arena). Returns 0, or -1 with a message. */

@@ -172,6 +172,13 @@ void mw__feed_trace(mw_feed_t *f, const void *pb, size_t len)
         f->st.traces++;
 }
 
+/* A batch of the lateness analysis (a Lateness), topic "lateness" (docs/lateness.md). */
+void mw__feed_lateness(mw_feed_t *f, const void *pb, size_t len)
+{
+    if (f)
+        feed_publish(f, "lateness", 6, pb, len); /* failures are counted by feed_publish */
+}
+
 void mw__feed_job(mw_feed_t *f, const void *pb, size_t len)
 {
     if (!f)

@@ -25,6 +25,8 @@ void mw__feed_step(mw_feed_t *f, const void *pb, size_t len);
 /* Publishes a rank's trace of a closed window (the bytes of a Mpiwatch__RankTrace) on topic
  * "trace". */
 void mw__feed_trace(mw_feed_t *f, const void *pb, size_t len);
+/* Publishes a lateness batch (the bytes of a Mpiwatch__Lateness) on topic "lateness". */
+void mw__feed_lateness(mw_feed_t *f, const void *pb, size_t len);
 /* Publishes a job event on topic "event". */
 void mw__feed_event(mw_feed_t *f, const char *kind, const char *job, const char *detail,
                     uint64_t real_ns);

@@ -51,6 +51,8 @@
 #define HISTORY_WAKEUP_NS (20 * MW_NS_PER_MS)  /* requests are taken while less has been spent */
 #define HISTORY_MAX_WINDOWS 100000u            /* windows one reply may probe in the recording */
 #define HISTORY_BATCH 16                       /* requests answered per wakeup */
+#define HISTORY_LATENESS_KEEP 4096u            /* lateness batches kept (docs/lateness.md) */
+#define HISTORY_LATENESS_BYTES (64ull << 20)   /* ... and at most this many bytes of them */
 
 /* Why a request was not answered normally. */
 #define HISTORY_BAD_REASONS(X)                                                                     \
@@ -303,8 +305,10 @@ struct mw_history {
     uint8_t *job; /* the last JobInfo, encoded */
     size_t job_len;
 
-    history_ring_t windows; /* key: window index; in index order */
-    history_ring_t samples; /* key: window index, rank: sender */
+    history_ring_t windows;  /* key: window index; in index order */
+    history_ring_t samples;  /* key: window index, rank: sender */
+    history_ring_t lateness; /* key: batch number of the job; the current job's batches */
+    uint64_t lateness_seq;
 
     mw_rec_reader_t *reader; /* the recording, opened on the first request that needs it */
     char *reader_path;
@@ -348,6 +352,7 @@ mw_history_t *mw__history_open(void *zmq_ctx, const mw_collector_options_t *opt,
     uint64_t sample_bytes = opt->history_mb << 20;
     ring_init(&f->windows, opt->history_windows, HISTORY_WINDOW_BYTES, 1);
     ring_init(&f->samples, sample_bytes / HISTORY_SAMPLE_ENTRY_BYTES, sample_bytes, 0);
+    ring_init(&f->lateness, HISTORY_LATENESS_KEEP, HISTORY_LATENESS_BYTES, 1);
     if (!(f->router = mw__zmq_serve_socket(zmq_ctx, ZMQ_ROUTER, opt->history, "history endpoint",
                                            &router_opts))) {
         mw__history_close(f);
@@ -384,6 +389,7 @@ void mw__history_close(mw_history_t *f)
         mw_arena_free(&f->arena);
     ring_free(&f->windows);
     ring_free(&f->samples);
+    ring_free(&f->lateness);
     free(f->job);
     free(f);
 }
@@ -423,7 +429,14 @@ void mw__history_event(mw_history_t *f, const char *kind)
          * reachable through the recording. */
         ring_clear(&f->windows);
         ring_clear(&f->samples);
+        ring_clear(&f->lateness);
     }
+}
+
+void mw__history_lateness(mw_history_t *f, const void *pb, size_t len)
+{
+    if (f)
+        ring_push(&f->lateness, f->lateness_seq++, 0, pb, len);
 }
 
 void mw__history_sample(mw_history_t *f, uint32_t rank, uint64_t window, const void *data,
@@ -526,7 +539,8 @@ enum {
     REPLY_SAMPLES = 5,
     REPLY_TRUNCATED = 6,
     REPLY_OLDEST = 7,
-    REPLY_NEWEST = 8
+    REPLY_NEWEST = 8,
+    REPLY_LATENESS = 9
 };
 
 /* ---- the recording ------------------------------------------------------------------------ */
@@ -886,6 +900,17 @@ static int history_answer(mw_history_t *f, mw_collector_t *c, const Mpiwatch__Hi
             return -1;
         }
         return history_answer_rank(f, c, q->rank_samples, b, err, errlen);
+    case MPIWATCH__HISTORY_REQUEST__WHAT_LATENESS: {
+        /* The last N lateness batches of the job, from memory only (older ones are in the
+         * recording: mpiwatch-export --format lateness). */
+        history_ring_t *l = &f->lateness;
+        uint64_t n = q->lateness < l->n ? q->lateness : l->n;
+        for (uint64_t i = l->n - n; i < l->n && !b->truncated; i++) {
+            const history_entry_t *e = ring_at(l, i);
+            reply_bytes(b, REPLY_LATENESS, ring_item(l, e), e->len);
+        }
+        return 0;
+    }
     case MPIWATCH__HISTORY_REQUEST__WHAT_JOB:
         if (!f->job) {
             snprintf(err, errlen, "no job has started yet");

@@ -23,6 +23,8 @@ void mw__history_close(mw_history_t *h);
 void mw__history_window(mw_history_t *h, uint64_t index, const void *pb, size_t len);
 /* Keeps the job description (a Mpiwatch__JobInfo) for replies. */
 void mw__history_job(mw_history_t *h, const void *pb, size_t len);
+/* Keeps a lateness batch (the bytes of a Mpiwatch__Lateness) for requests. */
+void mw__history_lateness(mw_history_t *h, const void *pb, size_t len);
 /* Takes a job event: "job_start" empties the rings (they belong to the previous job). */
 void mw__history_event(mw_history_t *h, const char *kind);
 /* Keeps an accepted sample (the envelope as received) for rank queries. */

@@ -106,6 +106,13 @@ static void metrics_scalar(metrics_buf_t *b, const char *name, const char *type,
     metrics_put(b, "%s %" PRIu64 "\n", name, value);
 }
 
+/* A gauge with a fractional value (%.9g: exact enough for seconds and shares). */
+static void metrics_gauge(metrics_buf_t *b, const char *name, const char *help, double value)
+{
+    metrics_head(b, name, "gauge", help);
+    metrics_put(b, "%s %.9g\n", name, value);
+}
+
 /* Formats the exposition text of the collector's current state. Returns it (caller frees) with
  * its length, or NULL when out of memory. */
 static char *metrics_format(const mw_collector_t *c, size_t *len)
@@ -215,6 +222,29 @@ static char *metrics_format(const mw_collector_t *c, size_t *len)
     for (int r = 0; r < MW_TREFUSE_COUNT; r++)
         metrics_put(&b, "mpiwatch_traces_refused_total{reason=\"%s\"} %" PRIu64 "\n",
                     mw__trace_refuse_name((mw_trace_refuse_t)r), ts->refused[r]);
+    /* The online lateness analysis (lateness.c, docs/lateness.md): always listed, 0 without
+     * traces or with --lateness off. Seconds, as the other durations here. */
+    const mw_lateness_totals_t *lt = &c->ltotals;
+    metrics_gauge(&b, "mpiwatch_lateness_max_seconds",
+                  "Largest lateness in the newest analysed window of the current job.",
+                  (double)lt->last_lateness_ns / 1e9);
+    metrics_gauge(&b, "mpiwatch_diff_lateness_max_seconds",
+                  "Largest differential lateness (where a delay starts) in the newest analysed "
+                  "window of the current job.",
+                  (double)lt->last_diff_ns / 1e9);
+    metrics_gauge(&b, "mpiwatch_lateness_share",
+                  "Share of the newest analysed window's traced rank time lost to lateness.",
+                  lt->share_last);
+    metrics_gauge(&b, "mpiwatch_lateness_job_max_seconds",
+                  "Largest lateness in any analysed window of the current job.",
+                  (double)lt->lateness_max_ns / 1e9);
+    metrics_scalar(&b, "mpiwatch_lateness_windows_total", "counter",
+                   "Traced windows of the current job the lateness analysis analysed.",
+                   lt->windows_analysed);
+    metrics_scalar(&b, "mpiwatch_lateness_behind_total", "counter",
+                   "Traced windows of the current job the lateness analysis skipped because it "
+                   "was behind (its queue full, or a window waited over --lateness-budget-ms).",
+                   lt->windows_skipped);
     metrics_scalar(&b, "mpiwatch_recording_too_large_total", "counter",
                    "Records left out of the recording (--record) because they are over its "
                    "64 MiB record limit; 0 without a recording.",
@@ -250,7 +280,8 @@ static uint64_t metrics_signature(const mw_collector_t *c)
         s += c->stats.capped[r];
     for (int r = 0; r < MW_TREFUSE_COUNT; r++)
         s += c->tstats.refused[r];
-    s += c->tstats.plans; /* the other trace counters move with accepted messages */
+    s += c->tstats.plans;    /* the other trace counters move with accepted messages */
+    s += c->ltotals.batches; /* lateness batches arrive after their windows */
     return s + mw__record_too_large(c->record);
 }
 

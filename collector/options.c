@@ -108,6 +108,14 @@ static const opt_desc_t opt_table[] = {
      "the job's tracing budget: traced calls per second for all ranks together, spent by the "
      "plans sent as mpiwatch.trace on --steer (docs/trace.md; default 2000000; 0: no plans, "
      "the ranks follow their own default)"},
+    {"lateness", 0, OPT_STRING, offsetof(mw_collector_options_t, lateness), "on|off", 0, 0,
+     "the online lateness analysis of the traced windows (logical steps, lateness and "
+     "differential lateness on a worker thread; feed topic \"lateness\", docs/lateness.md; "
+     "default on)"},
+    {"lateness-budget-ms", 0, OPT_UINT, offsetof(mw_collector_options_t, lateness_budget_ms), "N",
+     0, 3600000,
+     "the lateness analysis skips a closed window that waited more than N ms for its worker "
+     "(it is behind; default 2000, 0: only its queue's caps)"},
     {"quiet", 'q', OPT_FLAG, offsetof(mw_collector_options_t, quiet), NULL, 0, 0,
      "no live view on stderr"},
     {"verbose", 'v', OPT_FLAG, offsetof(mw_collector_options_t, verbose), NULL, 0, 0,
@@ -143,6 +151,17 @@ void mw_collector_options_defaults(mw_collector_options_t *o)
     o->history_windows = 600;
     o->history_mb = 64;
     o->trace_budget = 2000000; /* MW_TRACE_BUDGET_DEFAULT (trace_budget.h, docs/trace.md) */
+    o->lateness_budget_ms = 2000;
+}
+
+static int opt_parse_flag(const char *value, int *out);
+
+int mw_collector_options_lateness(const mw_collector_options_t *o)
+{
+    int on = 1;
+    if (o->lateness && opt_parse_flag(o->lateness, &on) < 0)
+        on = 1; /* refused by mw_collector_options_check */
+    return on;
 }
 
 void mw_collector_options_free(mw_collector_options_t *o)
@@ -629,6 +648,11 @@ int mw_collector_options_check(const mw_collector_options_t *o, char *err, size_
     }
     if (!o->replay && o->n_listen == 0) {
         snprintf(err, errlen, "--listen ENDPOINT (or --replay FILE) is required");
+        return -1;
+    }
+    int on;
+    if (o->lateness && opt_parse_flag(o->lateness, &on) < 0) {
+        snprintf(err, errlen, "--lateness: expected on or off, not '%.100s'", o->lateness);
         return -1;
     }
     if (o->to_s >= 0 && o->to_s < o->from_s) {

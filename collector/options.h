@@ -40,7 +40,9 @@ typedef struct {
     char *curve_clients;      /* --curve-clients FILE_OR_DIR: the public keys allowed in */
     int allow_insecure;       /* --allow-insecure: bind non-local endpoints without CURVE */
     uint64_t trace_budget;    /* --trace-budget: traced calls per second, job-wide (0: no plans) */
-    uint64_t from_cmdline;    /* bit i: row i of the option table was given on the command line */
+    char *lateness;           /* --lateness on|off: the online lateness analysis (NULL: on) */
+    uint64_t lateness_budget_ms; /* --lateness-budget-ms: longest wait of a window for it */
+    uint64_t from_cmdline; /* bit i: row i of the option table was given on the command line */
 } mw_collector_options_t;
 
 void mw_collector_options_defaults(mw_collector_options_t *o);
@@ -72,5 +74,7 @@ int mw_collector_options_printable(const mw_collector_options_t *o, char *err, s
  * --print-config). */
 int mw_collector_options_check(const mw_collector_options_t *o, char *err, size_t errlen);
 void mw_collector_options_usage(FILE *out, const char *prog);
+/* Whether --lateness is on (the default; docs/lateness.md). */
+int mw_collector_options_lateness(const mw_collector_options_t *o);
 
 #endif

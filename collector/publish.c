@@ -13,6 +13,8 @@
  *   - job descriptions: recording, feed, history;
  *   - events: live view, recording, feed, history (a job's start empties its rings);
  *   - traces of closed windows (RankTrace): the feed only (the recording has their frames);
+ *   - lateness batches (lateness.c, after their windows): the counters, the recording, the
+ *     feed, the history, then the rules (like windows: a rule's event follows the batch);
  *   - windows, last of all: the trace budget (trace_budget.c), which may send a plan (a
  *     steering message and a "trace_plan" event) after the window's other outputs.
  * The rules appear twice in the table for that reason: once before the recording (steps), once
@@ -26,6 +28,7 @@
 #include "collector.h"
 #include "feed.h"
 #include "history.h"
+#include "lateness.h"
 #include "live.h"
 #include "record_file.h"
 #include "rules.h"
@@ -54,6 +57,11 @@ static void stats_window(mw_collector_t *c, const mw__pub_t *m)
     }
 }
 
+static void stats_lateness(mw_collector_t *c, const mw__pub_t *m)
+{
+    mw__lateness_account(&c->ltotals, m->lateness);
+}
+
 static void live_window(mw_collector_t *c, const mw__pub_t *m)
 {
     mw__live_window(&c->live, m->window);
@@ -72,6 +80,29 @@ static void rules_window(mw_collector_t *c, const mw__pub_t *m)
 static void rules_step(mw_collector_t *c, const mw__pub_t *m)
 {
     mw__rules_step(c->rules, c, m->step);
+}
+
+static void rules_lateness(mw_collector_t *c, const mw__pub_t *m)
+{
+    mw__rules_lateness(c->rules, c, m->lateness);
+}
+
+static void record_lateness(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (c->record && m->len)
+        mw__record_lateness(c->record, &c->now, m->pb, m->len);
+}
+
+static void feed_lateness(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (c->feed && m->len)
+        mw__feed_lateness(c->feed, m->pb, m->len);
+}
+
+static void history_lateness(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (c->history && m->len)
+        mw__history_lateness(c->history, m->pb, m->len);
 }
 
 static void record_window(mw_collector_t *c, const mw__pub_t *m)
@@ -157,6 +188,13 @@ static void budget_window(mw_collector_t *c, const mw__pub_t *m)
     mw__tbudget_window(c, m->window);
 }
 
+/* The lateness analysis takes the window's exact traces (queued for its worker). */
+static void lateness_window(mw_collector_t *c, const mw__pub_t *m)
+{
+    if (c->lateness)
+        mw__lateness_window(c->lateness, m->window, mw__collector_mono_ns(c));
+}
+
 static void steps_keep(mw_collector_t *c, const mw__pub_t *m)
 {
     if (m->len)
@@ -165,7 +203,7 @@ static void steps_keep(mw_collector_t *c, const mw__pub_t *m)
 
 /* The list of outputs, in the order every message visits them (see DESIGN above). */
 static const mw__output_t outputs[] = {
-    {.name = "stats", .on_window = stats_window},
+    {.name = "stats", .on_window = stats_window, .on_lateness = stats_lateness},
     {.name = "live", .on_window = live_window, .on_event = live_event},
     {.name = "rules (steps)", .on_step = rules_step},
     {.name = "record",
@@ -173,23 +211,28 @@ static const mw__output_t outputs[] = {
      .on_window = record_window,
      .on_step = record_step,
      .on_job = record_job,
-     .on_event = record_event},
+     .on_event = record_event,
+     .on_lateness = record_lateness},
     {.name = "feed",
      .takes_pb = 1,
      .on_window = feed_window,
      .on_step = feed_step,
      .on_job = feed_job,
      .on_event = feed_event,
-     .on_trace = feed_trace},
+     .on_trace = feed_trace,
+     .on_lateness = feed_lateness},
     {.name = "history",
      .takes_pb = 1,
      .on_window = history_window,
      .on_job = history_job,
-     .on_event = history_event},
+     .on_event = history_event,
+     .on_lateness = history_lateness},
     {.name = "hook", .on_window = hook_window},
     {.name = "summary steps", .takes_pb = 1, .on_step = steps_keep},
     {.name = "rules (windows)", .on_window = rules_window},
     {.name = "trace budget", .on_window = budget_window},
+    {.name = "rules (lateness)", .on_lateness = rules_lateness},
+    {.name = "lateness", .on_window = lateness_window},
 };
 
 /* Whether an output that is on takes the wire form of a `kind` message: the recording, the
@@ -198,6 +241,8 @@ static int bytes_wanted(const mw_collector_t *c, mw__pub_kind_t kind)
 {
     if (kind == MW_PUB_TRACE)
         return c->feed != NULL;
+    if (kind == MW_PUB_LATENESS)
+        return c->record || c->feed || c->history;
     return kind == MW_PUB_STEP || c->record || c->feed || c->history;
 }
 
@@ -227,6 +272,12 @@ static void encode(mw_collector_t *c, mw__pub_t *m)
     case MW_PUB_TRACE:
         m->len = mw__rank_trace_pack(&c->enc, m->trace_rank, m->trace);
         break;
+    case MW_PUB_LATENESS:
+        m->len = mw__lateness_pack(&c->enc, m->lateness);
+        if (m->len == 0)
+            MW_LOG(MW_LOG_ERROR, "lateness of window %llu: out of memory encoding it",
+                   (unsigned long long)m->lateness->window);
+        break;
     default:
         break;
     }
@@ -242,7 +293,9 @@ void mw__publish(mw_collector_t *c, mw__pub_t *m)
                                                           : m->kind == MW_PUB_STEP  ? o->on_step
                                                           : m->kind == MW_PUB_JOB   ? o->on_job
                                                           : m->kind == MW_PUB_TRACE ? o->on_trace
-                                                                                    : o->on_event;
+                                                          : m->kind == MW_PUB_LATENESS
+                                                              ? o->on_lateness
+                                                              : o->on_event;
         if (!fn)
             continue;
         /* Encoded when the first output that takes bytes is reached, not before: an output

@@ -18,7 +18,14 @@
 
 struct mw_collector;
 
-typedef enum { MW_PUB_WINDOW, MW_PUB_STEP, MW_PUB_JOB, MW_PUB_EVENT, MW_PUB_TRACE } mw__pub_kind_t;
+typedef enum {
+    MW_PUB_WINDOW,
+    MW_PUB_STEP,
+    MW_PUB_JOB,
+    MW_PUB_EVENT,
+    MW_PUB_TRACE,
+    MW_PUB_LATENESS
+} mw__pub_kind_t;
 
 /* One thing to publish. `pb`/`len` is its wire form (a Mpiwatch__Window, __Step or
  * __JobInfo), encoded once by mw__publish() when the first output that takes bytes is reached; len
@@ -29,8 +36,9 @@ typedef struct {
     const Mpiwatch__Step *step; /* MW_PUB_STEP */
     const char *event_kind;     /* MW_PUB_EVENT: "job_start", "rule", ... */
     const char *event_detail;
-    uint32_t trace_rank;          /* MW_PUB_TRACE: a trace of a closed window ... */
-    const Mpiwatch__Trace *trace; /* ... as received (a Feed's RankTrace) */
+    uint32_t trace_rank;                /* MW_PUB_TRACE: a trace of a closed window ... */
+    const Mpiwatch__Trace *trace;       /* ... as received (a Feed's RankTrace) */
+    const Mpiwatch__Lateness *lateness; /* MW_PUB_LATENESS: a batch of the analysis */
     const uint8_t *pb;
     size_t len;
 } mw__pub_t;
@@ -45,6 +53,7 @@ typedef struct {
     void (*on_job)(struct mw_collector *c, const mw__pub_t *m);
     void (*on_event)(struct mw_collector *c, const mw__pub_t *m);
     void (*on_trace)(struct mw_collector *c, const mw__pub_t *m);
+    void (*on_lateness)(struct mw_collector *c, const mw__pub_t *m);
 } mw__output_t;
 
 /* Hands `m` to every output, in the table's order, with the clock of c->now. */

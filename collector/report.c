@@ -328,6 +328,38 @@ static void report_traces(const mw_collector_t *c, FILE *out)
                 job->ranks[lo].traced_windows, lo, job->ranks[hi].traced_windows, hi, job->windows);
 }
 
+/* The online lateness analysis (lateness.c, docs/lateness.md), once it published a batch:
+ * where the largest lateness and differential lateness of the job occurred, the time lost,
+ * and whether the worker kept up. */
+static void report_lateness(const mw_collector_t *c, FILE *out)
+{
+    const mw_lateness_totals_t *t = &c->ltotals;
+    if (!c->lateness && !t->windows_analysed)
+        return;
+    fprintf(out,
+            "\nLateness (logical steps of the traced windows)\n  windows analysed %" PRIu64
+            ", skipped (behind) %" PRIu64 ", untraced %" PRIu64 "; events %" PRIu64
+            ", partitions %" PRIu64 " (%" PRIu64 " forced), unmatched %" PRIu64 "\n",
+            t->windows_analysed, t->windows_skipped, t->windows_untraced, t->events, t->partitions,
+            t->forced, t->unmatched);
+    if (t->windows_summarised) {
+        const char *lf = t->lateness_fn < MW_FN_COUNT ? mw_fn_name(t->lateness_fn) : NULL;
+        const char *df = t->diff_fn < MW_FN_COUNT ? mw_fn_name(t->diff_fn) : NULL;
+        fprintf(out,
+                "  largest lateness %.3f ms (rank %u, %s, window %" PRIu64
+                ")\n  largest differential lateness %.3f ms (rank %u, %s, window %" PRIu64
+                ", step %" PRIu64 "): where delays start\n  time lost to lateness %.3f ms; "
+                "largest share of a window %.4f\n",
+                (double)t->lateness_max_ns / 1e6, t->lateness_rank, lf ? lf : "?",
+                t->lateness_window, (double)t->diff_max_ns / 1e6, t->diff_rank, df ? df : "?",
+                t->diff_window, t->diff_step, (double)t->lost_ns / 1e6, t->share_max);
+    }
+    if (t->windows_analysed)
+        fprintf(out, "  worker time per window: mean %.3f ms, max %.3f ms\n",
+                (double)t->extract_ns_total / 1e6 / (double)t->windows_analysed,
+                (double)t->extract_ns_max / 1e6);
+}
+
 /* The recording's path and size so far (the last index and flush come at exit). */
 static void report_recording(const mw_collector_t *c, FILE *out)
 {
@@ -354,5 +386,6 @@ void mw__report_write(const mw_collector_t *c, FILE *out)
     report_pairs(&c->job, out);
     report_losses(c, out);
     report_traces(c, out);
+    report_lateness(c, out);
     report_recording(c, out);
 }

@@ -64,6 +64,7 @@ extern char **environ;
  * per-rank shares (docs/steps.md). */
 #define OVER_W 1
 #define OVER_S 2
+#define OVER_L 4 /* a window's lateness summary (lateness.c), which comes after the window */
 #define RULES_METRICS(X)                                                                           \
     X(RANK_FRACTION, "rank_mpi_fraction", 1, 0, OVER_W)                                            \
     X(FN_SHARE, "function_share", 0, 1, OVER_W | OVER_S)                                           \
@@ -75,7 +76,10 @@ extern char **environ;
     X(MPI_FRACTION, "mpi_fraction", 0, 0, OVER_W | OVER_S)                                         \
     X(STEP_TIME, "step_time", 0, 0, OVER_S)                                                        \
     X(MISSING, "missing_ranks", 0, 0, OVER_W)                                                      \
-    X(DROPPED, "dropped", 0, 0, OVER_W)
+    X(DROPPED, "dropped", 0, 0, OVER_W)                                                            \
+    X(LATENESS_MAX, "lateness_max", 0, 0, OVER_L)                                                  \
+    X(DIFF_LATENESS_MAX, "diff_lateness_max", 0, 0, OVER_L)                                        \
+    X(LATENESS_SHARE, "lateness_share", 0, 0, OVER_L)
 
 typedef enum {
 #define X(id, name, scoped, fn, over) M_##id,
@@ -96,6 +100,13 @@ static const struct {
 };
 #undef OVER_W
 #undef OVER_S
+#undef OVER_L
+
+/* The metrics evaluated on lateness summaries rather than on windows. */
+static int metric_lateness(metric_t m)
+{
+    return m == M_LATENESS_MAX || m == M_DIFF_LATENESS_MAX || m == M_LATENESS_SHARE;
+}
 
 typedef enum { OP_GT, OP_GE, OP_LT, OP_LE } op_t;
 static const char *const op_names[] = {">", ">=", "<", "<="};
@@ -247,8 +258,8 @@ static int ranks_parse(const char *s, ranks_t *out)
     return 0;
 }
 
-static const char *const placeholders[] = {"rule", "rank",   "value", "window",
-                                           "node", "metric", "job",   "step"};
+static const char *const placeholders[] = {"rule",   "rank", "value", "window",  "node",
+                                           "metric", "job",  "step",  "function"};
 
 /* Checks that every {NAME} in a word is a known placeholder. Returns 0, or -1 with p's error. */
 static int parse_check_placeholders(parse_t *p, const char *w)
@@ -497,6 +508,10 @@ static int parse_key(parse_t *p, rule_t *r, const char *k, const char *v)
                         "capture '%.100s': expected windows, 1..%u, or a range FROM..TO", v,
                         MW_CAPTURE_MAX_WINDOWS);
         r->capture = (uint32_t)u;
+    } else if (strcmp(k, "ranks") == 0 && strcmp(v, "{rank}") == 0) {
+        /* The rank the value comes from (where a lateness maximum occurs): the default. */
+        ranks_free(&r->steer_ranks);
+        r->has_steer_ranks = 0;
     } else if (strcmp(k, "ranks") == 0) {
         ranks_free(&r->steer_ranks);
         r->has_steer_ranks = 1;
@@ -574,7 +589,7 @@ static void parse_check_rule(parse_t *p, const rule_t *r)
                     "rule '%s': metric %s is per window; over = step takes step_time, "
                     "function_share, bytes_per_s or mpi_fraction",
                     r->name, metric_desc[r->metric].name);
-    else if (!r->over_step && !(metric_desc[r->metric].over & 1))
+    else if (!r->over_step && !(metric_desc[r->metric].over & 5))
         parse_error(p, r->line, "rule '%s': metric %s needs over = step", r->name,
                     metric_desc[r->metric].name);
     else if (r->scope != SCOPE_ANY && !metric_desc[r->metric].scoped)
@@ -890,7 +905,7 @@ static int rule_eval_step(const rule_t *r, const Mpiwatch__Step *st, double *val
 /* ---- actions ------------------------------------------------------------------------------ */
 
 typedef struct {
-    char rule[64], rank[24], value[32], window[24], metric[32], step[24];
+    char rule[64], rank[24], value[32], window[24], metric[32], step[24], function[64];
     char node[MW_MAX_STRING + 1], job[MW_MAX_STRING + 1]; /* from peers: fire_clean()ed */
 } fire_t;
 
@@ -915,8 +930,8 @@ static void fire_clean(char *out, size_t cap, const char *in)
 
 static const char *fire_get(const fire_t *f, const char *name, size_t len)
 {
-    const char *vals[] = {f->rule, f->rank,   f->value, f->window,
-                          f->node, f->metric, f->job,   f->step};
+    const char *vals[] = {f->rule,   f->rank, f->value, f->window,  f->node,
+                          f->metric, f->job,  f->step,  f->function};
     for (size_t i = 0; i < sizeof placeholders / sizeof *placeholders; i++)
         if (strlen(placeholders[i]) == len && strncmp(placeholders[i], name, len) == 0)
             return vals[i];
@@ -1085,11 +1100,14 @@ uint64_t mw__rules_capture_first(uint64_t index, uint64_t window_ns, uint64_t no
 }
 
 /* A firing at window `index` (for a step rule: the window its step ended in, and `step`;
- * otherwise step is -1). */
+ * for a lateness rule: the logical step of the maximum; otherwise step is -1). `fn` is the
+ * function where the value occurs (lateness rules), 0 none. */
 static void rules_fire(mw_rules_t *rs, rule_t *r, mw_collector_t *c, uint64_t index,
-                       uint64_t window_ns, int64_t step, double value, int64_t rank)
+                       uint64_t window_ns, int64_t step, double value, int64_t rank, unsigned fn)
 {
     fire_t f;
+    const char *fname = fn && fn < MW_FN_COUNT ? mw_fn_name(fn) : NULL;
+    snprintf(f.function, sizeof f.function, "%s", fname ? fname : "");
     snprintf(f.rule, sizeof f.rule, "%s", r->name);
     if (rank >= 0)
         snprintf(f.rank, sizeof f.rank, "%lld", (long long)rank);
@@ -1105,9 +1123,10 @@ static void rules_fire(mw_rules_t *rs, rule_t *r, mw_collector_t *c, uint64_t in
     r->fired++;
     char detail[512];
     snprintf(detail, sizeof detail,
-             "rule=%s metric=%s scope=%.100s value=%s window=%s rank=%s%s%.100s%s%s", r->name,
+             "rule=%s metric=%s scope=%.100s value=%s window=%s rank=%s%s%.100s%s%s%s%s", r->name,
              f.metric, r->scope_text ? r->scope_text : "any", f.value, f.window, f.rank,
-             f.node[0] ? " node=" : "", f.node, step >= 0 ? " step=" : "", step >= 0 ? f.step : "");
+             f.node[0] ? " node=" : "", f.node, step >= 0 ? " step=" : "", step >= 0 ? f.step : "",
+             f.function[0] ? " function=" : "", f.function);
     MW_LOG(MW_LOG_WARN, "rule fired: %s", detail);
     mw__publish_event(c, "rule", detail);
     switch (r->action) {
@@ -1180,7 +1199,7 @@ void mw__rules_window(mw_rules_t *rs, mw_collector_t *c, const mw_window_t *w)
         double value = 0;
         int64_t rank = -1;
         int holds = 0;
-        if (r->over_step)
+        if (r->over_step || metric_lateness(r->metric))
             continue;
         if (!rule_eval(r, &c->job, w, &value, &rank, &holds))
             holds = 0;
@@ -1202,7 +1221,7 @@ void mw__rules_window(mw_rules_t *rs, mw_collector_t *c, const mw_window_t *w)
         }
         r->last_fire = (int64_t)w->index;
         r->streak = 0;
-        rules_fire(rs, r, c, w->index, w->window_ns, -1, value, rank);
+        rules_fire(rs, r, c, w->index, w->window_ns, -1, value, rank, 0);
     }
 }
 
@@ -1230,7 +1249,49 @@ void mw__rules_step(mw_rules_t *rs, mw_collector_t *c, const Mpiwatch__Step *st)
         uint64_t k = g->n ? mw_grid_index(g, st->end_ns)
                           : (c->job.window_ns ? st->end_ns / c->job.window_ns : 0);
         rules_fire(rs, r, c, k, g->n ? mw_grid_len(g, k) : c->job.window_ns, (int64_t)st->step,
-                   value, -1);
+                   value, -1, 0);
+    }
+}
+
+void mw__rules_lateness(mw_rules_t *rs, mw_collector_t *c, const Mpiwatch__Lateness *b)
+{
+    for (size_t j = 0; rs && j < b->n_windows; j++) {
+        const Mpiwatch__LatenessSummary *s = b->windows[j];
+        if (!s)
+            continue;
+        for (size_t i = 0; i < rs->n; i++) {
+            rule_t *r = &rs->r[i];
+            if (!metric_lateness(r->metric))
+                continue;
+            /* The value, and where it occurs: the rank, function and step of the maximum
+             * (lateness_share: of the largest differential lateness, where the delay
+             * starts). Lateness in seconds. */
+            double value;
+            uint32_t rank = s->diff_rank, fn = s->diff_fn;
+            uint64_t step = s->diff_step;
+            if (r->metric == M_LATENESS_MAX) {
+                value = (double)s->lateness_max_ns / 1e9;
+                rank = s->lateness_rank, fn = s->lateness_fn, step = s->lateness_step;
+            } else if (r->metric == M_DIFF_LATENESS_MAX) {
+                value = (double)s->diff_max_ns / 1e9;
+            } else {
+                value = s->lateness_share;
+            }
+            /* A window without events has no value: it breaks a run like a missing one. */
+            if (!rule_persist(r, s->key, s->events > 0 && rule_cmp(r, value)))
+                continue;
+            if (r->last_fire >= 0) {
+                uint64_t cd = r->cooldown;
+                if (r->cooldown_is_ns)
+                    cd = s->window_ns ? (cd + s->window_ns - 1) / s->window_ns : 0;
+                if (s->key - (uint64_t)r->last_fire <= cd)
+                    continue;
+            }
+            r->last_fire = (int64_t)s->key;
+            r->streak = 0;
+            rules_fire(rs, r, c, s->key, s->window_ns, (int64_t)step, value,
+                       c->job.size == 0 || rank < c->job.size ? (int64_t)rank : -1, fn);
+        }
     }
 }
 

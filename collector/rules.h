@@ -35,6 +35,10 @@ void mw__rules_window(mw_rules_t *rs, struct mw_collector *c, const mw_window_t 
 /* Evaluates the `over = step` rules on a time step that just closed (collector/steps.c). */
 struct Mpiwatch__Step;
 void mw__rules_step(mw_rules_t *rs, struct mw_collector *c, const struct Mpiwatch__Step *st);
+/* Evaluates the lateness rules (lateness_max, diff_lateness_max, lateness_share) on the window
+ * summaries of a lateness batch (lateness.c), which arrives after its windows. */
+struct Mpiwatch__Lateness;
+void mw__rules_lateness(mw_rules_t *rs, struct mw_collector *c, const struct Mpiwatch__Lateness *b);
 /* Reaps finished programs and kills those past their timeout. */
 void mw__rules_tick(mw_rules_t *rs, struct mw_collector *c, uint64_t now_ns);
 /* Monotonic time at which mw__rules_tick() has work (UINT64_MAX: none). */

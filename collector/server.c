@@ -35,6 +35,7 @@
 #include "signals.h"
 #include "metrics.h"
 #include "rules.h"
+#include "lateness.h"
 
 #include <errno.h>
 #include <string.h>
@@ -154,7 +155,7 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
         if (c->exit_requested)
             return 0;
 
-        zmq_pollitem_t items[4 + SERVER_AUTH_ITEMS] = {
+        zmq_pollitem_t items[5 + SERVER_AUTH_ITEMS] = {
             {.socket = sock, .events = ZMQ_POLLIN},
             {.socket = NULL, .fd = sig_fd, .events = ZMQ_POLLIN},
         };
@@ -165,6 +166,12 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
         mw__steer_pollitem(c->steer, &items[n_items]);
         if (items[n_items].socket)
             n_items++;
+        int late_item = -1; /* the lateness worker's wake-up descriptor (lateness.c) */
+        if (c->lateness) {
+            late_item = n_items;
+            items[n_items++] =
+                (zmq_pollitem_t){.fd = mw__lateness_fd(c->lateness), .events = ZMQ_POLLIN};
+        }
         n_items += mw__auth_pollitems(c->auth, &items[n_items], SERVER_AUTH_ITEMS);
         long timeout = server_earlier(mw_collector_timeout_ms(c, &now), metrics_ms);
         if (c->opt->publish && c->job.active)
@@ -187,6 +194,10 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
         }
         if ((items[0].revents & ZMQ_POLLIN) && server_drain(c, sock) < 0)
             return -1;
+        if (late_item >= 0 && (items[late_item].revents & ZMQ_POLLIN)) {
+            mw__clock_now(&c->now); /* the batches are published with the clock of now */
+            mw__lateness_drain(c);
+        }
         /* History requests are answered at the top of the next iteration, after the timers. */
     }
 }
@@ -220,8 +231,14 @@ int mw__server_run(mw_collector_t *c)
         goto out;
     if (c->opt->metrics_port && !(metrics = mw__metrics_start(c, (unsigned)c->opt->metrics_port)))
         goto out;
+    /* The lateness analysis is an extra: without its worker the collector runs without it. */
+    if (mw_collector_options_lateness(c->opt) &&
+        !(c->lateness = mw__lateness_open(c->opt->lateness_budget_ms)))
+        MW_LOG(MW_LOG_WARN, "running without the lateness analysis");
     rc = server_loop(c, sock, sig_fd, metrics);
 out:
+    mw__lateness_close(c->lateness); /* what it still holds is dropped (the job ended) */
+    c->lateness = NULL;
     mw__metrics_stop(metrics);
     mw__feed_close(c->feed); /* before the context ends: they own sockets of it */
     c->feed = NULL;

@@ -395,3 +395,8 @@ size_t mw__step_pack(mw_pb_encoder_t *e, const Mpiwatch__Step *step)
 {
     return pb_pack(e, &step->base);
 }
+
+size_t mw__lateness_pack(mw_pb_encoder_t *e, const Mpiwatch__Lateness *l)
+{
+    return pb_pack(e, &l->base);
+}

@@ -48,6 +48,8 @@ size_t mw__jobinfo_pack(mw_pb_encoder_t *e, const mw_job_t *job, uint64_t functi
 size_t mw__rank_trace_pack(mw_pb_encoder_t *e, uint32_t rank, const Mpiwatch__Trace *t);
 /* Encodes a closed step as a Mpiwatch__Step into e->out. Returns its length, or 0. */
 size_t mw__step_pack(mw_pb_encoder_t *e, const Mpiwatch__Step *step);
+/* A lateness batch (lateness.c). */
+size_t mw__lateness_pack(mw_pb_encoder_t *e, const Mpiwatch__Lateness *l);
 void mw__pb_encoder_free(mw_pb_encoder_t *e);
 
 #endif

@@ -136,13 +136,15 @@ int mw__export_lateness(const char *input, const char *output)
         gaps = l->gaps;
     }
     if (mw_rec_reader_truncated(r))
-        fprintf(stderr, "mpiwatch-export: %s ends with an incomplete frame (its collector was "
-                        "killed?): exported up to the last complete one\n",
+        fprintf(stderr,
+                "mpiwatch-export: %s ends with an incomplete frame (its collector was "
+                "killed?): exported up to the last complete one\n",
                 input);
     mw_rec_reader_close(r);
     if (rc == 0 && batches == 0)
-        fprintf(stderr, "mpiwatch-export: %s has no lateness summaries (recorded by an older "
-                        "collector, or with --lateness off)\n",
+        fprintf(stderr,
+                "mpiwatch-export: %s has no lateness summaries (recorded by an older "
+                "collector, or with --lateness off)\n",
                 input);
     else if (rc == 0 && skipped)
         fprintf(stderr,

@@ -1,7 +1,8 @@
 /* feed.c: mpiwatch-feed, a small client of a collector's live feed and history endpoint.
  *
  *   mpiwatch-feed --subscribe EP [--topic T]... [--count N] [--until-job-end]
- *   mpiwatch-feed --history EP (--last N | --range A:B | --rank R --range A:B | --job)
+ *   mpiwatch-feed --history EP (--last N | --range A:B | --rank R --range A:B | --job |
+ *                               --lateness N)
  *
  * It prints JSON lines on stdout: with --subscribe one line per message received (topic and
  * content), with --history one line holding the reply. It is what the tests use to look at
@@ -39,6 +40,9 @@
 #define FEED_MAX_REPLY (256 << 20) /* the collector caps replies at 64 MiB */
 #define FEED_IDLE_SLICE_MS 100     /* --subscribe --timeout-ms is counted in these */
 
+/* A lateness batch as JSON (below, beside the history reply it also appears in). */
+static void json_lateness(FILE *out, const Mpiwatch__Lateness *l);
+
 typedef struct {
     const char *subscribe, *history;
     const char *topics[FEED_MAX_TOPICS];
@@ -48,7 +52,8 @@ typedef struct {
     int dealer;
     int pb_hex;
     long timeout_ms; /* -1: wait forever */
-    int have_last, have_range, have_rank, job;
+    int have_last, have_range, have_rank, job, have_lateness;
+    uint64_t lateness; /* --lateness N: the last N lateness batches */
     uint64_t last, first_w, last_w, id;
     uint32_t rank;
     const char *curve_server, *curve_key; /* NULL: the MPIWATCH_CURVE_* variables */
@@ -418,6 +423,10 @@ static int feed_subscribe(void *ctx, const feed_opts_t *o)
             json_event(stdout, m->event);
             printf("}\n");
             job_end = m->event->kind && strcmp(m->event->kind, "job_end") == 0;
+        } else if (m->body_case == MPIWATCH__FEED__BODY_LATENESS && m->lateness) {
+            printf(", \"lateness\": ");
+            json_lateness(stdout, m->lateness);
+            printf("}\n");
         } else if (m->body_case == MPIWATCH__FEED__BODY_TRACE && m->trace && m->trace->trace) {
             /* A reach-back trace of a closed window: what it is, not its records (mpiwatch
              * export --format trace decodes them from the recording). */
@@ -450,6 +459,63 @@ out:
     if (zmq_close(s) != 0)
         fprintf(stderr, "mpiwatch-feed: zmq_close: %s\n", zmq_strerror(zmq_errno()));
     return rc;
+}
+
+/* A function id of the collector's table as a JSON string ("unknown" out of range). */
+static void json_fn(FILE *out, uint32_t fn)
+{
+    const char *name = fn < MW_FN_COUNT ? mw_fn_name(fn) : NULL;
+    json_str(out, name ? name : "unknown");
+}
+
+static void json_lateness_summary(FILE *out, const Mpiwatch__LatenessSummary *s, int window)
+{
+    fprintf(out,
+            "{\"%s\": %" PRIu64 ", \"events\": %" PRIu64 ", \"lateness_max_ns\": %" PRId64
+            ", \"lateness_rank\": %" PRIu32 ", \"lateness_fn\": ",
+            window ? "window" : "step", s->key, s->events, s->lateness_max_ns, s->lateness_rank);
+    json_fn(out, s->lateness_fn);
+    fprintf(out, ", \"diff_max_ns\": %" PRId64 ", \"diff_rank\": %" PRIu32 ", \"diff_fn\": ",
+            s->diff_max_ns, s->diff_rank);
+    json_fn(out, s->diff_fn);
+    fprintf(out, ", \"lost_ns\": %" PRId64, s->lost_ns);
+    if (window)
+        fprintf(out,
+                ", \"lateness_step\": %" PRIu64 ", \"diff_step\": %" PRIu64
+                ", \"traced_ranks\": %" PRIu32 ", \"window_ns\": %" PRIu64
+                ", \"partitions\": %" PRIu32 ", \"lateness_share\": %.9g",
+                s->lateness_step, s->diff_step, s->traced_ranks, s->window_ns, s->partitions,
+                s->lateness_share);
+    fputc('}', out);
+}
+
+/* A lateness batch (docs/lateness.md): its summaries and the analysis' counters. */
+static void json_lateness(FILE *out, const Mpiwatch__Lateness *l)
+{
+    fprintf(out, "{\"job\": ");
+    json_str(out, l->job);
+    fprintf(out,
+            ", \"window\": %" PRIu64 ", \"gap\": %s, \"extract_ns\": %" PRIu64
+            ", \"windows_analysed\": %" PRIu64 ", \"windows_skipped\": %" PRIu64
+            ", \"windows_untraced\": %" PRIu64 ", \"gaps\": %" PRIu64 ", \"events\": %" PRIu64
+            ", \"partitions\": %" PRIu64 ", \"forced\": %" PRIu64 ", \"unmatched\": %" PRIu64
+            ", \"pending_events\": %" PRIu64 ", \"pending_windows\": %" PRIu64
+            ", \"bad_traces\": %" PRIu64 ", \"queued\": %" PRIu64 ", \"extract_ns_max\": %" PRIu64
+            ", \"windows\": [",
+            l->window, l->gap ? "true" : "false", l->extract_ns, l->windows_analysed,
+            l->windows_skipped, l->windows_untraced, l->gaps, l->events, l->partitions, l->forced,
+            l->unmatched, l->pending_events, l->pending_windows, l->bad_traces, l->queued,
+            l->extract_ns_max);
+    for (size_t i = 0; i < l->n_windows; i++) {
+        fputs(i ? ", " : "", out);
+        json_lateness_summary(out, l->windows[i], 1);
+    }
+    fputs("], \"steps\": [", out);
+    for (size_t i = 0; i < l->n_steps; i++) {
+        fputs(i ? ", " : "", out);
+        json_lateness_summary(out, l->steps[i], 0);
+    }
+    fputs("]}", out);
 }
 
 /* ---- --history ---------------------------------------------------------------------------- */
@@ -489,6 +555,11 @@ static int feed_print_reply(const uint8_t *data, size_t len, int with_pb)
         printf("%s", i ? ", " : "");
         json_sample(stdout, r->samples[i], pb, pb_len, with_pb);
     }
+    printf("], \"lateness\": [");
+    for (size_t i = 0; i < r->n_lateness; i++) {
+        printf("%s", i ? ", " : "");
+        json_lateness(stdout, r->lateness[i]);
+    }
     printf("]}\n");
     int rc = r->error && r->error[0] ? 1 : 0;
     if (rc)
@@ -506,6 +577,9 @@ static int feed_history(void *ctx, const feed_opts_t *o)
     if (o->job) {
         q.what_case = MPIWATCH__HISTORY_REQUEST__WHAT_JOB;
         q.job = 1;
+    } else if (o->have_lateness) {
+        q.what_case = MPIWATCH__HISTORY_REQUEST__WHAT_LATENESS;
+        q.lateness = (uint32_t)o->lateness;
     } else if (o->have_last) {
         q.what_case = MPIWATCH__HISTORY_REQUEST__WHAT_LAST;
         q.last = (uint32_t)o->last;
@@ -588,11 +662,13 @@ static void usage(FILE *f)
             "common: [--timeout-ms MS] [--pb-hex] [--curve-server FILE --curve-key FILE]\n"
             "\n"
             "  --subscribe EP     print every message of a collector's --publish feed\n"
-            "  --topic T          only topic T (job, window, event, step, trace); repeatable\n"
+            "  --topic T          only topic T (job, window, event, step, trace,\n"
+            "                     lateness); repeatable\n"
             "  --count N          exit after N messages\n"
             "  --until-job-end    exit after the job_end event\n"
             "  --history EP       ask a collector's --history endpoint and print the reply\n"
             "  --last N           the last N closed windows\n"
+            "  --lateness N       the last N lateness batches (docs/lateness.md)\n"
             "  --range A:B        windows A..B (grid indices), or with --rank the rank's samples\n"
             "  --rank R           raw samples of world rank R\n"
             "  --job              the job description\n"
@@ -652,6 +728,7 @@ int main(int argc, char **argv)
                                              {"range", required_argument, NULL, 'r'},
                                              {"rank", required_argument, NULL, 'R'},
                                              {"job", no_argument, NULL, 'j'},
+                                             {"lateness", required_argument, NULL, 'L'},
                                              {"dealer", no_argument, NULL, 'd'},
                                              {"id", required_argument, NULL, 'i'},
                                              {"timeout-ms", required_argument, NULL, 'T'},
@@ -686,6 +763,13 @@ int main(int argc, char **argv)
             break;
         case 'e':
             o.until_job_end = 1;
+            break;
+        case 'L':
+            if (parse_u64(optarg, &o.lateness) < 0 || o.lateness > UINT32_MAX) {
+                fprintf(stderr, "mpiwatch-feed: --lateness: 0..%u, not '%s'\n", UINT32_MAX, optarg);
+                return 2;
+            }
+            o.have_lateness = 1;
             break;
         case 'l':
             if (parse_u64(optarg, &o.last) < 0 || o.last > UINT32_MAX) {
@@ -746,19 +830,19 @@ int main(int argc, char **argv)
         }
     }
     const char *err = NULL;
-    int asks = o.have_last + o.job + (o.have_range && !o.have_rank) + o.have_rank;
+    int asks = o.have_last + o.job + (o.have_range && !o.have_rank) + o.have_rank + o.have_lateness;
     if (optind < argc)
         err = "unexpected arguments";
     else if (!o.subscribe == !o.history)
         err = "give exactly one of --subscribe and --history";
     else if (o.history && asks != 1)
-        err = "give exactly one of --last, --range, --rank R --range, --job";
+        err = "give exactly one of --last, --range, --rank R --range, --job, --lateness";
     else if (o.have_rank && !o.have_range)
         err = "--rank needs --range A:B";
     else if (o.have_range && o.first_w > o.last_w)
         err = "--range A:B needs A <= B";
     else if (o.subscribe && (asks || o.dealer))
-        err = "--last, --range, --rank, --job and --dealer go with --history";
+        err = "--last, --range, --rank, --job, --lateness and --dealer go with --history";
     else if (o.history && (o.count || o.until_job_end || o.n_topics))
         err = "--topic, --count and --until-job-end go with --subscribe";
     else if (o.until_job_end && o.n_topics && !feed_topic_has(&o, "event"))

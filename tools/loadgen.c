@@ -90,12 +90,16 @@ typedef struct {
     uint64_t seed;
     const char *totals_json;
     unsigned trace; /* --trace K: traces kept, 0 none */
+    int ring;       /* --trace-ring: messages matched across ranks (docs/loadgen.md) */
+    unsigned late_rank, late_every; /* --late-rank R --late-every N (0: never late) */
+    double late_ms;                 /* --late-ms D: how late, capped at 10 % of a window */
 } lg_opts_t;
 
 /* One window's trace, encoded once (--trace): the calls per function index it holds, which a
  * sample that carries it reports as its counts. */
 typedef struct {
     uint64_t count[LG_MAX_FUNCTIONS];
+    mw_trace_rec_t *recs; /* --trace-ring: the records, patched per rank and window */
     uint8_t *data;
     size_t len;
     uint32_t encoding, n;
@@ -522,13 +526,72 @@ static int trace_build(unsigned t, lg_trace_t *out)
     int rc =
         mw_trace_encode(recs, n, 1, 50, &out->data, &out->len, &out->encoding, &out->raw_bytes);
     free(order);
-    free(recs);
+    if (G.o.ring)
+        out->recs = recs; /* patched per rank and window (ring_trace) */
+    else
+        free(recs);
     free(pend);
     if (rc != 0 || out->len > LG_TRACE_MAX_BYTES) {
         fprintf(stderr, "mpiwatch-loadgen: --trace: cannot encode a trace of %zu records\n", n);
         return -1;
     }
     return 0;
+}
+
+/* --trace-ring: the template's records as rank `rank` sends them in its `ordinal`-th window,
+ * encoded into *out (malloc'ed). Every rank of a window uses the same template, and every
+ * message goes around a ring: sends (Send, Isend, Sendrecv's send) to rank + 1, receives
+ * (Recv, the completion of an Irecv, Sendrecv's receive) from rank - 1, all with tag 0; channel
+ * indices and collective instances start at ordinal << 24 in each window. So rank r's i-th send
+ * of a window matches rank r + 1's i-th receive (the min of the two counts match, the rest stay
+ * unmatched), and every collective matches across all ranks. With --late-every N, rank
+ * --late-rank starts every N-th window --late-ms later (every record shifted): the delay that
+ * the lateness analysis must find there and nowhere else. Returns 0, or -1. */
+static int ring_trace(const lg_trace_t *tr, unsigned rank, uint64_t ordinal, uint8_t **out,
+                      size_t *len, uint32_t *encoding, uint64_t *raw_bytes)
+{
+    mw_trace_rec_t *r = malloc((tr->n ? tr->n : 1) * sizeof *r);
+    if (!r)
+        return -1;
+    unsigned size = G.o.ranks;
+    int32_t up = (int32_t)((rank + 1) % size), down = (int32_t)((rank + size - 1) % size);
+    uint64_t base = ordinal << 24, ns = 0, nr = 0;
+    int64_t shift = 0;
+    if (G.o.late_every && rank == G.o.late_rank && ordinal % G.o.late_every == G.o.late_every - 1) {
+        double d = G.o.late_ms * 1e6, cap = 0.1 * (double)G.window_ns;
+        shift = (int64_t)(d < cap ? d : cap);
+    }
+    for (uint32_t i = 0; i < tr->n; i++) {
+        r[i] = tr->recs[i];
+        mw_trace_rec_t *x = &r[i];
+        x->start_ns += shift;
+        switch (x->kind) {
+        case MW_TK_SEND:
+        case MW_TK_ISEND:
+            x->peer = up, x->tag = 0, x->seq = base + ns++;
+            break;
+        case MW_TK_SEND_DONE:
+            x->peer = up, x->tag = 0;
+            break;
+        case MW_TK_RECV:
+        case MW_TK_RECV_DONE:
+            x->peer = down, x->tag = 0, x->seq = base + nr++;
+            break;
+        case MW_TK_IRECV:
+            x->peer = down, x->tag = 0;
+            break;
+        case MW_TK_COLL:
+        case MW_TK_ICOLL:
+        case MW_TK_COLL_DONE:
+            x->seq += base;
+            break;
+        default:
+            break;
+        }
+    }
+    int rc = mw_trace_encode(r, tr->n, 1, 50, out, len, encoding, raw_bytes);
+    free(r);
+    return rc;
 }
 
 /* Builds and sends the sample of window `k` (the `ordinal`-th window of the run) of `rank`.
@@ -543,8 +606,10 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
     uint64_t wstart = mw_grid_start(&G.grid, k);
     uint64_t sends = 0, send_bytes = 0;
     unsigned order[LG_MAX_FUNCTIONS]; /* function indices by time, descending */
+    /* With --trace-ring every rank of a window takes the same one (rank 0's draw). */
     const lg_trace_t *tr =
-        G.o.trace ? &G.traces[rng_seed(G.o.seed ^ 0x7472616365ull, rank, ordinal) % G.o.trace]
+        G.o.trace ? &G.traces[rng_seed(G.o.seed ^ 0x7472616365ull, G.o.ring ? 0 : rank, ordinal) %
+                              G.o.trace]
                   : NULL;
 
     for (unsigned i = 0; i < nf; i++) {
@@ -750,6 +815,7 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
                &s.total_ns, &s.n_total_bytes, &s.total_bytes);
     s.samples_total = ordinal + 1;
     Mpiwatch__Trace trace = MPIWATCH__TRACE__INIT;
+    uint8_t *ring = NULL;
     if (tr) {
         trace.window = k;
         trace.state = MW_TRACE_EXACT;
@@ -758,6 +824,13 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
         trace.raw_bytes = tr->raw_bytes;
         trace.records.data = tr->data;
         trace.records.len = tr->len;
+        if (G.o.ring && ring_trace(tr, rank, ordinal, &ring, &trace.records.len, &trace.encoding,
+                                   &trace.raw_bytes) != 0) {
+            fprintf(stderr, "mpiwatch-loadgen: --trace-ring: cannot encode a trace\n");
+            return -1;
+        }
+        if (ring)
+            trace.records.data = ring;
         trace.window_start_ns = wstart;
         trace.threads = 1;
         s.trace = &trace;
@@ -770,7 +843,9 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
     env.body_case = MPIWATCH__ENVELOPE__BODY_SAMPLE;
     env.sample = &s;
-    if (send_envelope(&env, rank) != 0)
+    int sent = send_envelope(&env, rank);
+    free(ring);
+    if (sent != 0)
         return -1;
     G.samples++;
     G.fn_summaries += nf;
@@ -802,10 +877,15 @@ static void usage(FILE *f)
             "usage: mpiwatch-loadgen --connect ENDPOINT --ranks N --rate HZ --functions F\n"
             "                        --seconds S [--nodes K] [--job NAME] [--seed X]\n"
             "                        [--sockets M] [--totals-json FILE] [--trace K]\n"
+            "                        [--trace-ring [--late-rank R] [--late-every N]\n"
+            "                        [--late-ms D]]\n"
             "Emulates N ranks of one MPI job sending hellos, one sample per window (HZ windows\n"
             "per second, F functions each) for S seconds, and byes, to a collector.\n"
             "F is at most %u. Default nodes N/16 (at least 1), sockets one per %u ranks.\n"
-            "--trace K: every sample carries an exact per-call trace, one of K built at start.\n",
+            "--trace K: every sample carries an exact per-call trace, one of K built at start.\n"
+            "--trace-ring: the traces' messages go around a ring of ranks and match across\n"
+            "ranks; rank R (default 1) starts every N-th window (default 10, 0 never) D ms\n"
+            "late (default 5, at most a tenth of a window).\n",
             LG_MAX_FUNCTIONS, LG_RANKS_PER_SOCKET_DEFAULT);
 }
 
@@ -849,11 +929,18 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
                                              {"sockets", required_argument, 0, 'm'},
                                              {"totals-json", required_argument, 0, 't'},
                                              {"trace", required_argument, 0, 'T'},
+                                             {"trace-ring", no_argument, 0, 'R'},
+                                             {"late-rank", required_argument, 0, 'L'},
+                                             {"late-every", required_argument, 0, 'E'},
+                                             {"late-ms", required_argument, 0, 'D'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     unsigned seed = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:T:h", longopts, NULL)) != -1) {
+    o->late_rank = 1;
+    o->late_every = 10;
+    o->late_ms = 5;
+    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:T:RL:E:D:h", longopts, NULL)) != -1) {
         int rc = 0;
         switch (c) {
         case 'c':
@@ -889,6 +976,18 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
         case 'T':
             rc = parse_uint(optarg, "--trace", 1, LG_TRACE_MAX, &o->trace);
             break;
+        case 'R':
+            o->ring = 1;
+            break;
+        case 'L':
+            rc = parse_uint(optarg, "--late-rank", 0, 1u << 20, &o->late_rank);
+            break;
+        case 'E':
+            rc = parse_uint(optarg, "--late-every", 0, 1u << 20, &o->late_every);
+            break;
+        case 'D':
+            rc = parse_double(optarg, "--late-ms", 0, 1e6, &o->late_ms);
+            break;
         case 'h':
             usage(stdout);
             return 1;
@@ -904,6 +1003,10 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
         fprintf(stderr, "mpiwatch-loadgen: --connect, --ranks, --rate, --functions and "
                         "--seconds are required\n");
         usage(stderr);
+        return -1;
+    }
+    if (o->ring && !o->trace) {
+        fprintf(stderr, "mpiwatch-loadgen: --trace-ring needs --trace K\n");
         return -1;
     }
     o->seed = seed;
