@@ -29,6 +29,7 @@
  */
 #include "shim.h"
 
+#include <limits.h>
 #include <string.h>
 
 #define MW_TREQ_SLOTS 4096u /* requests in flight per thread (a power of two) */
@@ -56,6 +57,13 @@ typedef struct {
     int32_t peer, tag;
 } tmsg_t;
 
+/* A request mark_array marked: its index in the call's array, and its entry's handle and post
+ * number, which find the entry again wherever deletions have moved it in the map. */
+typedef struct {
+    uint32_t mark, idx;
+    uint64_t key, seq;
+} tmarked_t;
+
 typedef struct {
     uint64_t posts, full, unknown, untraced_status, freed_active, cancels, shared, stale;
     uint64_t dropped; /* requests MPI ended without a completion record here */
@@ -66,6 +74,7 @@ typedef struct {
     uint64_t rq[MW_TSCRATCH];
     mw_trec_t more[MW_TSCRATCH + 1];
     treq_t map[MW_TREQ_SLOTS];
+    tmarked_t marked[MW_TREQ_SLOTS]; /* by index (idx_slot); touched by large array calls only */
 } tstate_t;
 
 size_t mw__tstate_bytes(void)
@@ -318,9 +327,16 @@ static void entry_drop(tstate_t *ts, treq_t *e)
         req_del(ts, e);
 }
 
+static inline uint32_t idx_slot(uint32_t i)
+{
+    return (uint32_t)((i * 0x9e3779b97f4a7c15ull) >> 52) & (MW_TREQ_SLOTS - 1);
+}
+
 /* An array call of more than MW_TSCRATCH requests: its traced requests get a mark and their
- * index, found again by one pass over the map after the call. Equal handles (a shared static
- * request) mark distinct entries, oldest first. */
+ * index, found again after the call by one pass over the map (every marked request: Waitall,
+ * Testall) or by index in ts->marked (the ones MPI names: Waitany, Waitsome, ...). Equal
+ * handles (a shared static request) mark distinct entries, oldest first. At most MW_TREQ_FILL
+ * entries are marked, so ts->marked never fills. */
 static uint32_t mark_array(tstate_t *ts, int n, const MPI_Request *rq)
 {
     uint32_t m = ++ts->marks ? ts->marks : ++ts->marks;
@@ -340,9 +356,54 @@ static uint32_t mark_array(tstate_t *ts, int n, const MPI_Request *rq)
         if (best) {
             best->mark = m;
             best->idx = (uint32_t)i;
+            uint32_t x = idx_slot((uint32_t)i);
+            while (ts->marked[x].mark == m)
+                x = (x + 1) & (MW_TREQ_SLOTS - 1);
+            ts->marked[x] =
+                (tmarked_t){.mark = m, .idx = (uint32_t)i, .key = key, .seq = best->seq};
         }
     }
     return m;
+}
+
+/* The entry mark_array marked at index i of the call's array and not yet handled since, or
+ * NULL (that request was not traced on this thread). The entry loses its mark. */
+static treq_t *marked_take(tstate_t *ts, uint32_t m, int i)
+{
+    uint32_t x = idx_slot((uint32_t)i);
+    for (unsigned k = 0; k < MW_TREQ_SLOTS; k++, x = (x + 1) & (MW_TREQ_SLOTS - 1)) {
+        const tmarked_t *d = &ts->marked[x];
+        if (d->mark != m)
+            return NULL;
+        if (d->idx != (uint32_t)i)
+            continue;
+        uint32_t h = slot_of(d->key);
+        for (unsigned j = 0; j < MW_TREQ_SLOTS; j++, h = (h + 1) & (MW_TREQ_SLOTS - 1)) {
+            treq_t *e = &ts->map[h];
+            if (!e->key)
+                return NULL;
+            if (e->key == d->key && e->seq == d->seq) {
+                if (e->mark != m)
+                    return NULL;
+                e->mark = 0;
+                return e;
+            }
+        }
+        return NULL;
+    }
+    return NULL;
+}
+
+/* The completion record of the request at index i of a large array call (st NULL: no status),
+ * into *o; 0 when there is none (not traced on this thread: counted). */
+static unsigned marked_done(tstate_t *ts, uint32_t m, int i, const MPI_Status *st, mw_trec_t *o)
+{
+    treq_t *e = m ? marked_take(ts, m, i) : NULL;
+    if (!e) {
+        ts->unknown++;
+        return 0;
+    }
+    return entry_done(ts, e, st, o);
 }
 
 /* ---- the wrappers -------------------------------------------------------------------------- */
@@ -370,6 +431,13 @@ static uint32_t mark_array(tstate_t *ts, int n, const MPI_Request *rq)
         MW_STEP_HOOK(t, MW_ID_##name);                                                             \
         MW_STEER_HOOK(t);                                                                          \
     } while (0)
+
+/* The flag argument of MPI_Test* and MPI_Improbe, for the one body of a pair of calls that
+ * differ only by it: MW_FLAG_P in the parameters, MW_FLAG_A in the arguments (empty for the
+ * other call, MPI_Wait* or MPI_Mprobe), MW_FLAG_SET the call's "done" (1 for the other). */
+#define MW_FLAG_P , int *flag
+#define MW_FLAG_A , flag
+#define MW_FLAG_SET (flag && *flag)
 
 MW_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
                        MPI_Comm comm, MPI_Status *status)
@@ -411,78 +479,52 @@ static void sendrecv_records(mw_trec_t *x, mw_trec_t *y, uint64_t b, int p, MPI_
     status_fill(y, ci, st, 0);
 }
 
-MW_EXPORT int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                           int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                           int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    mw_thread_t *t = mw__self(MW_ID_Sendrecv);
-    if (!t)
-        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
-                             recvtype, source, recvtag, comm, status);
-    struct mw_tring *r = t->tring;
-    if (!r)
-        MW_OLD(Sendrecv,
-               PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
-                             recvtype, source, recvtag, comm, status),
-               mw__bytes(sendcount, sendtype), mw__peer(dest, comm));
-    MPI_Status own;
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-    uint64_t t0 = mw__begin(t, MW_ID_Sendrecv);
-    int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
-                           recvtype, source, recvtag, comm, st);
-    uint64_t t1 = mw__now();
-    uint64_t b = 0;
-    int p = -1;
-    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
-    mw_trec_t *y = ts_of(r)->more;
-    unsigned n = 0;
-    if (rc == MPI_SUCCESS) {
-        b = mw__bytes(sendcount, sendtype);
-        p = mw__peer(dest, comm);
-        sendrecv_records(&x, y, b, p, comm, dest, sendtag, st);
-        n = 1;
+/* MPI_Sendrecv and MPI_Sendrecv_replace: one body. params: the parameters before the status;
+ * args: their names; by, pr: the bytes sent and the peer, as the generated wrappers have them. */
+#define MW_ARGS(...) __VA_ARGS__
+#define MW_WRAP_SENDRECV(name, params, args, by, dest, sendtag, comm)                              \
+    MW_EXPORT int MPI_##name(MW_ARGS params, MPI_Status *status)                                   \
+    {                                                                                              \
+        mw_thread_t *t = mw__self(MW_ID_##name);                                                   \
+        if (!t)                                                                                    \
+            return PMPI_##name(MW_ARGS args, status);                                              \
+        struct mw_tring *r = t->tring;                                                             \
+        if (!r)                                                                                    \
+            MW_OLD(name, PMPI_##name(MW_ARGS args, status), by, mw__peer(dest, comm));             \
+        MPI_Status own;                                                                            \
+        MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;                              \
+        uint64_t t0 = mw__begin(t, MW_ID_##name);                                                  \
+        int rc = PMPI_##name(MW_ARGS args, st);                                                    \
+        uint64_t t1 = mw__now();                                                                   \
+        uint64_t b = 0;                                                                            \
+        int p = -1;                                                                                \
+        mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};                                            \
+        mw_trec_t *y = ts_of(r)->more;                                                             \
+        unsigned n = 0;                                                                            \
+        if (rc == MPI_SUCCESS) {                                                                   \
+            b = by;                                                                                \
+            p = mw__peer(dest, comm);                                                              \
+            sendrecv_records(&x, y, b, p, comm, dest, sendtag, st);                                \
+            n = 1;                                                                                 \
+        }                                                                                          \
+        x.bytes = b;                                                                               \
+        mw__record_tr(t, MW_ID_##name, t0, t1, b, p, r, &x, y, n);                                 \
+        MW_HOOKS(name);                                                                            \
+        return rc;                                                                                 \
     }
-    x.bytes = b;
-    mw__record_tr(t, MW_ID_Sendrecv, t0, t1, b, p, r, &x, y, n);
-    MW_HOOKS(Sendrecv);
-    return rc;
-}
 
-MW_EXPORT int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
-                                   int sendtag, int source, int recvtag, MPI_Comm comm,
-                                   MPI_Status *status)
-{
-    mw_thread_t *t = mw__self(MW_ID_Sendrecv_replace);
-    if (!t)
-        return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
-                                     status);
-    struct mw_tring *r = t->tring;
-    if (!r)
-        MW_OLD(Sendrecv_replace,
-               PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
-                                     status),
-               mw__bytes(count, datatype), mw__peer(dest, comm));
-    MPI_Status own;
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-    uint64_t t0 = mw__begin(t, MW_ID_Sendrecv_replace);
-    int rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, st);
-    uint64_t t1 = mw__now();
-    uint64_t b = 0;
-    int p = -1;
-    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
-    mw_trec_t *y = ts_of(r)->more;
-    unsigned n = 0;
-    if (rc == MPI_SUCCESS) {
-        b = mw__bytes(count, datatype);
-        p = mw__peer(dest, comm);
-        sendrecv_records(&x, y, b, p, comm, dest, sendtag, st);
-        n = 1;
-    }
-    x.bytes = b;
-    mw__record_tr(t, MW_ID_Sendrecv_replace, t0, t1, b, p, r, &x, y, n);
-    MW_HOOKS(Sendrecv_replace);
-    return rc;
-}
+MW_WRAP_SENDRECV(Sendrecv,
+                 (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm),
+                 (sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                  recvtag, comm),
+                 mw__bytes(sendcount, sendtype), dest, sendtag, comm)
+MW_WRAP_SENDRECV(Sendrecv_replace,
+                 (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                  int recvtag, MPI_Comm comm),
+                 (buf, count, datatype, dest, sendtag, source, recvtag, comm),
+                 mw__bytes(count, datatype), dest, sendtag, comm)
 
 /* ---- matched probes: the message's communicator and envelope, for its receive ------------- */
 
@@ -508,49 +550,32 @@ static const tmsg_t *msg_take(tstate_t *ts, uint64_t key)
     return NULL;
 }
 
-MW_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
-                         MPI_Status *status)
-{
-    mw_thread_t *t = mw__self(MW_ID_Mprobe);
-    if (!t)
-        return PMPI_Mprobe(source, tag, comm, message, status);
-    struct mw_tring *r = t->tring;
-    if (!r)
-        MW_OLD(Mprobe, PMPI_Mprobe(source, tag, comm, message, status), 0, -1);
-    MPI_Status own;
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-    uint64_t t0 = mw__begin(t, MW_ID_Mprobe);
-    int rc = PMPI_Mprobe(source, tag, comm, message, st);
-    uint64_t t1 = mw__now();
-    if (rc == MPI_SUCCESS && message)
-        msg_keep(ts_of(r), *message, comm, st);
-    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
-    mw__record_tr(t, MW_ID_Mprobe, t0, t1, 0, -1, r, &x, NULL, 0);
-    MW_HOOKS(Mprobe);
-    return rc;
-}
+/* MPI_Mprobe and MPI_Improbe: one body. done: a message was found (Improbe: *flag). */
+#define MW_WRAP_MPROBE(name, flagp, flaga, done)                                                   \
+    MW_EXPORT int MPI_##name(int source, int tag, MPI_Comm comm flagp, MPI_Message *message,       \
+                             MPI_Status *status)                                                   \
+    {                                                                                              \
+        mw_thread_t *t = mw__self(MW_ID_##name);                                                   \
+        if (!t)                                                                                    \
+            return PMPI_##name(source, tag, comm flaga, message, status);                          \
+        struct mw_tring *r = t->tring;                                                             \
+        if (!r)                                                                                    \
+            MW_OLD(name, PMPI_##name(source, tag, comm flaga, message, status), 0, -1);            \
+        MPI_Status own;                                                                            \
+        MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;                              \
+        uint64_t t0 = mw__begin(t, MW_ID_##name);                                                  \
+        int rc = PMPI_##name(source, tag, comm flaga, message, st);                                \
+        uint64_t t1 = mw__now();                                                                   \
+        if (rc == MPI_SUCCESS && (done) && message)                                                \
+            msg_keep(ts_of(r), *message, comm, st);                                                \
+        mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};                                            \
+        mw__record_tr(t, MW_ID_##name, t0, t1, 0, -1, r, &x, NULL, 0);                             \
+        MW_HOOKS(name);                                                                            \
+        return rc;                                                                                 \
+    }
 
-MW_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
-                          MPI_Status *status)
-{
-    mw_thread_t *t = mw__self(MW_ID_Improbe);
-    if (!t)
-        return PMPI_Improbe(source, tag, comm, flag, message, status);
-    struct mw_tring *r = t->tring;
-    if (!r)
-        MW_OLD(Improbe, PMPI_Improbe(source, tag, comm, flag, message, status), 0, -1);
-    MPI_Status own;
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-    uint64_t t0 = mw__begin(t, MW_ID_Improbe);
-    int rc = PMPI_Improbe(source, tag, comm, flag, message, st);
-    uint64_t t1 = mw__now();
-    if (rc == MPI_SUCCESS && flag && *flag && message)
-        msg_keep(ts_of(r), *message, comm, st);
-    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
-    mw__record_tr(t, MW_ID_Improbe, t0, t1, 0, -1, r, &x, NULL, 0);
-    MW_HOOKS(Improbe);
-    return rc;
-}
+MW_WRAP_MPROBE(Mprobe, , , 1)
+MW_WRAP_MPROBE(Improbe, MW_FLAG_P, MW_FLAG_A, MW_FLAG_SET)
 
 MW_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
                         MPI_Status *status)
@@ -715,62 +740,41 @@ MW_EXPORT int MPI_Cancel(MPI_Request *request)
 
 /* ---- completions ---------------------------------------------------------------------------- */
 
-MW_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
-{
-    mw_thread_t *t = mw__self(MW_ID_Wait);
-    if (!t)
-        return PMPI_Wait(request, status);
-    struct mw_tring *r = t->tring;
-    if (!r)
-        MW_OLD(Wait, PMPI_Wait(request, status), 0, -1);
-    /* The request's entry first: only a receive needs a status of its own. */
-    tstate_t *ts = ts_of(r);
-    uint64_t key = request ? key_of(*request) : 0;
-    treq_t *e = key ? req_find(ts, key) : NULL;
-    MPI_Status own;
-    MPI_Status *st = status == MPI_STATUS_IGNORE && e && e->kind == MW_TK_IRECV ? &own : status;
-    uint64_t t0 = mw__begin(t, MW_ID_Wait);
-    int rc = PMPI_Wait(request, st);
-    uint64_t t1 = mw__now();
-    unsigned n = 0;
-    if (rc == MPI_SUCCESS && e)
-        n = entry_done(ts, e, st == MPI_STATUS_IGNORE ? NULL : st, ts->more);
-    else if (e)
-        entry_drop(ts, e); /* completed in error (and freed by MPI): no message */
-    else if (rc == MPI_SUCCESS && key)
-        ts->unknown++; /* a request not posted here (another thread's, or untraced) */
-    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
-    mw__record_tr(t, MW_ID_Wait, t0, t1, 0, -1, r, &x, ts->more, n);
-    MW_HOOKS(Wait);
-    return rc;
-}
+/* MPI_Wait and MPI_Test: one body. done: the request completed (Test: *flag). The request's
+ * entry is looked up first: only a receive needs a status of its own. */
+#define MW_WRAP_ONE(name, flagp, flaga, done)                                                      \
+    MW_EXPORT int MPI_##name(MPI_Request *request flagp, MPI_Status *status)                       \
+    {                                                                                              \
+        mw_thread_t *t = mw__self(MW_ID_##name);                                                   \
+        if (!t)                                                                                    \
+            return PMPI_##name(request flaga, status);                                             \
+        struct mw_tring *r = t->tring;                                                             \
+        if (!r)                                                                                    \
+            MW_OLD(name, PMPI_##name(request flaga, status), 0, -1);                               \
+        tstate_t *ts = ts_of(r);                                                                   \
+        uint64_t key = request ? key_of(*request) : 0;                                             \
+        treq_t *e = key ? req_find(ts, key) : NULL;                                                \
+        MPI_Status own;                                                                            \
+        MPI_Status *st =                                                                           \
+            status == MPI_STATUS_IGNORE && e && e->kind == MW_TK_IRECV ? &own : status;            \
+        uint64_t t0 = mw__begin(t, MW_ID_##name);                                                  \
+        int rc = PMPI_##name(request flaga, st);                                                   \
+        uint64_t t1 = mw__now();                                                                   \
+        unsigned n = 0;                                                                            \
+        if (rc == MPI_SUCCESS && (done) && e)                                                      \
+            n = entry_done(ts, e, st == MPI_STATUS_IGNORE ? NULL : st, ts->more);                  \
+        else if (rc != MPI_SUCCESS && e)                                                           \
+            entry_drop(ts, e); /* completed in error (and freed by MPI): no message */             \
+        else if (rc == MPI_SUCCESS && (done) && key)                                               \
+            ts->unknown++; /* a request not posted here (another thread's, or untraced) */         \
+        mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};                                            \
+        mw__record_tr(t, MW_ID_##name, t0, t1, 0, -1, r, &x, ts->more, n);                         \
+        MW_HOOKS(name);                                                                            \
+        return rc;                                                                                 \
+    }
 
-MW_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
-{
-    mw_thread_t *t = mw__self(MW_ID_Test);
-    if (!t)
-        return PMPI_Test(request, flag, status);
-    struct mw_tring *r = t->tring;
-    if (!r)
-        MW_OLD(Test, PMPI_Test(request, flag, status), 0, -1);
-    tstate_t *ts = ts_of(r);
-    uint64_t key = request ? key_of(*request) : 0;
-    treq_t *e = key ? req_find(ts, key) : NULL;
-    MPI_Status own;
-    MPI_Status *st = status == MPI_STATUS_IGNORE && e && e->kind == MW_TK_IRECV ? &own : status;
-    uint64_t t0 = mw__begin(t, MW_ID_Test);
-    int rc = PMPI_Test(request, flag, st);
-    uint64_t t1 = mw__now();
-    unsigned n = 0;
-    if (rc == MPI_SUCCESS && flag && *flag && e)
-        n = entry_done(ts, e, st == MPI_STATUS_IGNORE ? NULL : st, ts->more);
-    else if (rc != MPI_SUCCESS && e)
-        entry_drop(ts, e);
-    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
-    mw__record_tr(t, MW_ID_Test, t0, t1, 0, -1, r, &x, ts->more, n);
-    MW_HOOKS(Test);
-    return rc;
-}
+MW_WRAP_ONE(Wait, , , 1)
+MW_WRAP_ONE(Test, MW_FLAG_P, MW_FLAG_A, MW_FLAG_SET)
 
 /* Handles of an array call, copied before MPI overwrites the completed ones; statuses to
  * pass (the application's, or the scratch when it passed MPI_STATUSES_IGNORE). Returns 0 when
@@ -852,174 +856,165 @@ static unsigned big_all_done(tstate_t *ts, uint32_t mark, int rc, int all, const
     return n;
 }
 
+/* A further batch of n completion records in ts->more, after a large array call's own
+ * recording (ending at t1), in a recording of its own. */
+static void more_put(mw_thread_t *t, struct mw_tring *r, unsigned fn, uint64_t t1, unsigned n)
+{
+    tstate_t *ts = ts_of(r);
+    if (!n)
+        return;
+    mw__busy_enter(t);
+    for (unsigned i = 0; i < n; i++) {
+        ts->more[i].t0 = ts->more[i].t1 = t1;
+        ts->more[i].fn = (uint16_t)fn;
+        mw__trace_put(r, &ts->more[i]);
+    }
+    mw__busy_leave(t);
+}
+
 /* The completion records beyond the first MW_TSCRATCH of a large Waitall/Testall, after its
  * call record, MW_TSCRATCH at a time (each batch in a recording of its own). */
 static void big_all_rest(mw_thread_t *t, struct mw_tring *r, unsigned fn, uint64_t t1,
                          uint32_t mark, int rc, int all, const MPI_Request *rq, MPI_Status *app,
                          unsigned pos)
 {
-    tstate_t *ts = ts_of(r);
-    while (pos < MW_TREQ_SLOTS) {
-        unsigned n = big_all_done(ts, mark, rc, all, rq, app, &pos);
-        if (!n)
-            continue;
-        mw__busy_enter(t);
-        for (unsigned i = 0; i < n; i++) {
-            ts->more[i].t0 = ts->more[i].t1 = t1;
-            ts->more[i].fn = (uint16_t)fn;
-            mw__trace_put(r, &ts->more[i]);
-        }
-        mw__busy_leave(t);
-    }
+    while (pos < MW_TREQ_SLOTS)
+        more_put(t, r, fn, t1, big_all_done(ts_of(r), mark, rc, all, rq, app, &pos));
 }
 
-MW_EXPORT int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
+/* After a failed call on more than MW_TSCRATCH requests: every marked request whose handle MPI
+ * set to MPI_REQUEST_NULL without a completion record here leaves the map. */
+static void big_sweep(tstate_t *ts, uint32_t mark, int rc, const MPI_Request *rq)
 {
-    mw_thread_t *t = mw__self(MW_ID_Waitall);
-    if (!t)
-        return PMPI_Waitall(count, array_of_requests, array_of_statuses);
-    struct mw_tring *r = t->tring;
-    if (!r)
-        MW_OLD(Waitall, PMPI_Waitall(count, array_of_requests, array_of_statuses), 0, -1);
-    tstate_t *ts = ts_of(r);
-    MPI_Status *st;
-    int small = array_prepare(ts, count, array_of_requests, array_of_statuses, &st);
-    uint32_t mark = small || !array_of_requests ? 0 : mark_array(ts, count, array_of_requests);
-    uint64_t t0 = mw__begin(t, MW_ID_Waitall);
-    int rc = PMPI_Waitall(count, array_of_requests, st);
-    uint64_t t1 = mw__now();
-    unsigned n = 0, pos = 0;
-    if (small && (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)) {
-        for (int i = 0; i < count; i++)
-            n += array_done(ts, rc, i, &st[i], &ts->more[n]);
-    }
-    if (small && rc != MPI_SUCCESS)
-        array_sweep(ts, count, array_of_requests);
-    if (mark)
-        n = big_all_done(ts, mark, rc, rc == MPI_SUCCESS, array_of_requests, st, &pos);
-    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
-    mw__record_tr(t, MW_ID_Waitall, t0, t1, 0, -1, r, &x, ts->more, n);
-    if (mark)
-        big_all_rest(t, r, MW_ID_Waitall, t1, mark, rc, rc == MPI_SUCCESS, array_of_requests, st,
-                     pos);
-    MW_HOOKS(Waitall);
-    return rc;
+    unsigned pos = 0;
+    big_all_done(ts, mark, rc, 0, rq, MPI_STATUSES_IGNORE, &pos);
 }
 
-MW_EXPORT int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
-                          MPI_Status array_of_statuses[])
+/* MPI_Waitall and MPI_Testall: one body. done: the call completed (Testall: *flag; it completes
+ * all or none, MPI_ERR_IN_STATUS: the statuses tell). */
+#define MW_WRAP_ALL(name, flagp, flaga, done)                                                      \
+    MW_EXPORT int MPI_##name(int count, MPI_Request array_of_requests[] flagp,                     \
+                             MPI_Status array_of_statuses[])                                       \
+    {                                                                                              \
+        mw_thread_t *t = mw__self(MW_ID_##name);                                                   \
+        if (!t)                                                                                    \
+            return PMPI_##name(count, array_of_requests flaga, array_of_statuses);                 \
+        struct mw_tring *r = t->tring;                                                             \
+        if (!r)                                                                                    \
+            MW_OLD(name, PMPI_##name(count, array_of_requests flaga, array_of_statuses), 0, -1);   \
+        tstate_t *ts = ts_of(r);                                                                   \
+        MPI_Status *st;                                                                            \
+        int small = array_prepare(ts, count, array_of_requests, array_of_statuses, &st);           \
+        uint32_t mark =                                                                            \
+            small || !array_of_requests ? 0 : mark_array(ts, count, array_of_requests);            \
+        uint64_t t0 = mw__begin(t, MW_ID_##name);                                                  \
+        int rc = PMPI_##name(count, array_of_requests flaga, st);                                  \
+        uint64_t t1 = mw__now();                                                                   \
+        unsigned n = 0, pos = 0;                                                                   \
+        int all = rc == MPI_SUCCESS && (done);                                                     \
+        if (small && (all || rc == MPI_ERR_IN_STATUS)) {                                           \
+            for (int i = 0; i < count; i++)                                                        \
+                n += array_done(ts, rc, i, &st[i], &ts->more[n]);                                  \
+        }                                                                                          \
+        if (small && rc != MPI_SUCCESS)                                                            \
+            array_sweep(ts, count, array_of_requests);                                             \
+        if (mark)                                                                                  \
+            n = big_all_done(ts, mark, rc, all, array_of_requests, st, &pos);                      \
+        mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};                                            \
+        mw__record_tr(t, MW_ID_##name, t0, t1, 0, -1, r, &x, ts->more, n);                         \
+        if (mark)                                                                                  \
+            big_all_rest(t, r, MW_ID_##name, t1, mark, rc, all, array_of_requests, st, pos);       \
+        MW_HOOKS(name);                                                                            \
+        return rc;                                                                                 \
+    }
+
+MW_WRAP_ALL(Waitall, , , 1)
+MW_WRAP_ALL(Testall, MW_FLAG_P, MW_FLAG_A, MW_FLAG_SET)
+
+/* MPI_Waitany and MPI_Testany: one body. done: a request completed (Testany: *flag). */
+#define MW_WRAP_ANY(name, flagp, flaga, done)                                                      \
+    MW_EXPORT int MPI_##name(int count, MPI_Request array_of_requests[], int *index flagp,         \
+                             MPI_Status *status)                                                   \
+    {                                                                                              \
+        mw_thread_t *t = mw__self(MW_ID_##name);                                                   \
+        if (!t)                                                                                    \
+            return PMPI_##name(count, array_of_requests, index flaga, status);                     \
+        struct mw_tring *r = t->tring;                                                             \
+        if (!r)                                                                                    \
+            MW_OLD(name, PMPI_##name(count, array_of_requests, index flaga, status), 0, -1);       \
+        tstate_t *ts = ts_of(r);                                                                   \
+        MPI_Status own;                                                                            \
+        MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;                              \
+        MPI_Status *unused;                                                                        \
+        int small = array_prepare(ts, count, array_of_requests, NULL, &unused);                    \
+        uint32_t mark =                                                                            \
+            small || !array_of_requests ? 0 : mark_array(ts, count, array_of_requests);            \
+        uint64_t t0 = mw__begin(t, MW_ID_##name);                                                  \
+        int rc = PMPI_##name(count, array_of_requests, index flaga, st);                           \
+        uint64_t t1 = mw__now();                                                                   \
+        unsigned n = 0;                                                                            \
+        if (rc == MPI_SUCCESS && (done) && index && *index != MPI_UNDEFINED && *index >= 0 &&      \
+            *index < count) {                                                                      \
+            if (small)                                                                             \
+                n = req_done(ts, ts->rq[*index], st, ts->more);                                    \
+            else                                                                                   \
+                n = marked_done(ts, mark, *index, st, ts->more);                                   \
+        } else if (small && rc != MPI_SUCCESS) {                                                   \
+            array_sweep(ts, count, array_of_requests);                                             \
+        } else if (mark && rc != MPI_SUCCESS) {                                                    \
+            big_sweep(ts, mark, rc, array_of_requests);                                            \
+        }                                                                                          \
+        mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};                                            \
+        mw__record_tr(t, MW_ID_##name, t0, t1, 0, -1, r, &x, ts->more, n);                         \
+        MW_HOOKS(name);                                                                            \
+        return rc;                                                                                 \
+    }
+
+MW_WRAP_ANY(Waitany, , , 1)
+MW_WRAP_ANY(Testany, MW_FLAG_P, MW_FLAG_A, MW_FLAG_SET)
+
+/* Completion of the request at index i of a Waitsome/Testsome on more than MW_TSCRATCH
+ * requests, with its status s (NULL: the application passed MPI_STATUSES_IGNORE, which is then
+ * passed on): as array_done, where a request without status that failed with the call is left
+ * to big_sweep. */
+static unsigned big_some_done(tstate_t *ts, uint32_t mark, int rc, int i, MPI_Status *s,
+                              mw_trec_t *o)
 {
-    mw_thread_t *t = mw__self(MW_ID_Testall);
-    if (!t)
-        return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
-    struct mw_tring *r = t->tring;
-    if (!r)
-        MW_OLD(Testall, PMPI_Testall(count, array_of_requests, flag, array_of_statuses), 0, -1);
-    tstate_t *ts = ts_of(r);
-    MPI_Status *st;
-    int small = array_prepare(ts, count, array_of_requests, array_of_statuses, &st);
-    uint32_t mark = small || !array_of_requests ? 0 : mark_array(ts, count, array_of_requests);
-    uint64_t t0 = mw__begin(t, MW_ID_Testall);
-    int rc = PMPI_Testall(count, array_of_requests, flag, st);
-    uint64_t t1 = mw__now();
-    unsigned n = 0, pos = 0;
-    int all = rc == MPI_SUCCESS && flag && *flag;
-    /* Testall completes all or none (MPI_ERR_IN_STATUS: the statuses tell). */
-    if (small && (all || rc == MPI_ERR_IN_STATUS)) {
-        for (int i = 0; i < count; i++)
-            n += array_done(ts, rc, i, &st[i], &ts->more[n]);
+    if (rc == MPI_ERR_IN_STATUS && (!s || s->MPI_ERROR == MPI_ERR_PENDING))
+        return 0; /* not known to be completed: stays marked (big_sweep) */
+    treq_t *e = marked_take(ts, mark, i);
+    if (!e) {
+        ts->unknown++;
+        return 0;
     }
-    if (small && rc != MPI_SUCCESS)
-        array_sweep(ts, count, array_of_requests);
-    if (mark)
-        n = big_all_done(ts, mark, rc, all, array_of_requests, st, &pos);
-    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
-    mw__record_tr(t, MW_ID_Testall, t0, t1, 0, -1, r, &x, ts->more, n);
-    if (mark)
-        big_all_rest(t, r, MW_ID_Testall, t1, mark, rc, all, array_of_requests, st, pos);
-    MW_HOOKS(Testall);
-    return rc;
+    if (rc == MPI_ERR_IN_STATUS && s->MPI_ERROR != MPI_SUCCESS) {
+        entry_drop(ts, e); /* completed in error: no message */
+        return 0;
+    }
+    return entry_done(ts, e, s, o);
 }
 
-MW_EXPORT int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index,
-                          MPI_Status *status)
-{
-    mw_thread_t *t = mw__self(MW_ID_Waitany);
-    if (!t)
-        return PMPI_Waitany(count, array_of_requests, index, status);
-    struct mw_tring *r = t->tring;
-    if (!r)
-        MW_OLD(Waitany, PMPI_Waitany(count, array_of_requests, index, status), 0, -1);
-    tstate_t *ts = ts_of(r);
-    MPI_Status own;
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-    MPI_Status *unused;
-    int small = array_prepare(ts, count, array_of_requests, NULL, &unused);
-    uint64_t t0 = mw__begin(t, MW_ID_Waitany);
-    int rc = PMPI_Waitany(count, array_of_requests, index, st);
-    uint64_t t1 = mw__now();
-    unsigned n = 0;
-    if (rc == MPI_SUCCESS && index && *index != MPI_UNDEFINED && *index >= 0) {
-        if (small && *index < count)
-            n = req_done(ts, ts->rq[*index], st, ts->more);
-        else
-            ts->unknown++; /* more than MW_TSCRATCH requests: the handle is gone */
-    } else if (small && rc != MPI_SUCCESS) {
-        array_sweep(ts, count, array_of_requests);
-    }
-    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
-    mw__record_tr(t, MW_ID_Waitany, t0, t1, 0, -1, r, &x, ts->more, n);
-    MW_HOOKS(Waitany);
-    return rc;
-}
-
-MW_EXPORT int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
-                          MPI_Status *status)
-{
-    mw_thread_t *t = mw__self(MW_ID_Testany);
-    if (!t)
-        return PMPI_Testany(count, array_of_requests, index, flag, status);
-    struct mw_tring *r = t->tring;
-    if (!r)
-        MW_OLD(Testany, PMPI_Testany(count, array_of_requests, index, flag, status), 0, -1);
-    tstate_t *ts = ts_of(r);
-    MPI_Status own;
-    MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
-    MPI_Status *unused;
-    int small = array_prepare(ts, count, array_of_requests, NULL, &unused);
-    uint64_t t0 = mw__begin(t, MW_ID_Testany);
-    int rc = PMPI_Testany(count, array_of_requests, index, flag, st);
-    uint64_t t1 = mw__now();
-    unsigned n = 0;
-    if (rc == MPI_SUCCESS && flag && *flag && index && *index != MPI_UNDEFINED && *index >= 0) {
-        if (small && *index < count)
-            n = req_done(ts, ts->rq[*index], st, ts->more);
-        else
-            ts->unknown++;
-    } else if (small && rc != MPI_SUCCESS) {
-        array_sweep(ts, count, array_of_requests);
-    }
-    mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};
-    mw__record_tr(t, MW_ID_Testany, t0, t1, 0, -1, r, &x, ts->more, n);
-    MW_HOOKS(Testany);
-    return rc;
-}
-
-/* Waitsome / Testsome: statuses follow the order of the indices. */
-static unsigned some_done(tstate_t *ts, int rc, int small, int count, const int *outcount,
-                          const int *indices, MPI_Status *st)
+/* Waitsome / Testsome: the completion records of the completed requests, from the *j-th index
+ * on, at most MW_TSCRATCH (a call of more than MW_TSCRATCH requests: see big_some_done); *j is
+ * where the next batch starts. Statuses follow the order of the indices. */
+static unsigned some_done(tstate_t *ts, int rc, int small, uint32_t mark, int count,
+                          const int *outcount, const int *indices, MPI_Status *st, int *j)
 {
     unsigned n = 0;
     if (!(rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) || !outcount ||
-        *outcount == MPI_UNDEFINED || !indices)
+        *outcount == MPI_UNDEFINED || !indices) {
+        *j = INT_MAX;
         return 0;
-    for (int j = 0; j < *outcount; j++) {
-        int i = indices[j];
-        if (!small || i < 0 || i >= count) {
+    }
+    for (; *j < *outcount && n < MW_TSCRATCH; ++*j) {
+        int i = indices[*j];
+        if (i < 0 || i >= count || (!small && !mark))
             ts->unknown++;
-            continue;
-        }
-        n += array_done(ts, rc, i, &st[j], &ts->more[n]);
+        else if (small)
+            n += array_done(ts, rc, i, &st[*j], &ts->more[n]);
+        else
+            n += big_some_done(ts, mark, rc, i, st == MPI_STATUSES_IGNORE ? NULL : &st[*j],
+                               &ts->more[n]);
     }
     return n;
 }
@@ -1042,14 +1037,24 @@ static unsigned some_done(tstate_t *ts, int rc, int small, int count, const int 
         tstate_t *ts = ts_of(r);                                                                   \
         MPI_Status *st;                                                                            \
         int small = array_prepare(ts, incount, array_of_requests, array_of_statuses, &st);         \
+        uint32_t mark =                                                                            \
+            small || !array_of_requests ? 0 : mark_array(ts, incount, array_of_requests);          \
         uint64_t t0 = mw__begin(t, MW_ID_##name);                                                  \
         int rc = PMPI_##name(incount, array_of_requests, outcount, array_of_indices, st);          \
         uint64_t t1 = mw__now();                                                                   \
-        unsigned n = some_done(ts, rc, small, incount, outcount, array_of_indices, st);            \
+        int j = 0;                                                                                 \
+        unsigned n = some_done(ts, rc, small, mark, incount, outcount, array_of_indices, st, &j);  \
         if (small && rc != MPI_SUCCESS)                                                            \
             array_sweep(ts, incount, array_of_requests);                                           \
         mw_trec_t x = {.peer = -1, .kind = MW_TK_CALL};                                            \
         mw__record_tr(t, MW_ID_##name, t0, t1, 0, -1, r, &x, ts->more, n);                         \
+        if (mark) {                                                                                \
+            while (outcount && j < *outcount)                                                      \
+                more_put(t, r, MW_ID_##name, t1,                                                   \
+                         some_done(ts, rc, 0, mark, incount, outcount, array_of_indices, st, &j)); \
+            if (rc != MPI_SUCCESS)                                                                 \
+                big_sweep(ts, mark, rc, array_of_requests);                                        \
+        }                                                                                          \
         MW_HOOKS(name);                                                                            \
         return rc;                                                                                 \
     }

@@ -3,8 +3,9 @@
 # collector; every rank dumps its trace records at MPI_Finalize (MPIWATCH_VERBOSE=3) and
 # check_trace_reqs.py checks that completions are credited to the right posts after a failed
 # MPI_Wait/Waitall/Test (MPI_ERR_TRUNCATE under MPI_ERRORS_RETURN) and after a request
-# completed on another thread (the handles MPI hands out again), and that Waitall/Testall on
-# more than 256 requests (Issend and Isend to self) complete every post exactly once. Then
+# completed on another thread (the handles MPI hands out again), and that Waitall/Testall and
+# loops of Waitany/Waitsome/Testany/Testsome on more than 256 requests (Issend and Isend to
+# self) complete every post exactly once. Then
 # MPIWATCH_TRACE=off: the same results for the application, no records.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 mw_setup trace_reqs
@@ -14,9 +15,9 @@ export MPIWATCH_VERBOSE=3
 mw_run_job "^trace_reqs: $MW_NP ranks, ok" \
     mw_mpirun --output-filename "$MW_T/ranks" -x MPIWATCH_VERBOSE "$prog"
 cat "$MW_T"/ranks/*/rank.*/stderr >"$MW_T/dump.txt" || mw_fail "no per-rank stderr files"
-# 4 calls of 200 receives and 200 sends per rank.
+# 8 rounds of 200 receives and 200 sends per rank.
 "${MW_PYTHON:-/usr/bin/python3}" "$(dirname "${BASH_SOURCE[0]}")/check_trace_reqs.py" \
-    "$MW_T/dump.txt" "$MW_NP" 1600 ||
+    "$MW_T/dump.txt" "$MW_NP" 3200 ||
     mw_fail "completions credited to the wrong posts, or missing"
 grep -q "threads multiple" "$MW_T/app.out" ||
     mw_log "MPI_THREAD_MULTIPLE not provided: the cross-thread case was not run"

@@ -11,9 +11,11 @@
  * - tag 20 (with MPI_THREAD_MULTIPLE only): a receive posted on the main thread and waited for
  *   on another thread, then tags 21..23 (Irecv/Wait) on the main thread.
  * Posts with tags 7, 8, 15 and 20 must have no completion record, every other post exactly one.
- * Every rank: BIG_CALLS Waitall/Testall calls on 2 * BIG_N requests to itself (receives tags
- * 1000.., then sends: Issend, Isend, Issend with the application's statuses, Issend by a Testall
- * loop). The application checks every return code and buffer it sees; its last line is
+ * Every rank: BIG_CALLS rounds of 2 * BIG_N requests to itself (receives tags 1000.., then
+ * sends), completed by one Waitall/Testall (Issend, Isend, Issend with the application's
+ * statuses, Issend by a Testall loop) or by loops of Waitany (Issend), Waitsome (Isend, the
+ * application's statuses), Testany (Isend) and Testsome (Issend, MPI_STATUSES_IGNORE).
+ * The application checks every return code and buffer it sees; its last line is
  * "trace_reqs: N ranks, ok". */
 #include <mpi.h>
 #include <pthread.h>
@@ -21,7 +23,7 @@
 #include <stdlib.h>
 
 #define BIG_N 200
-#define BIG_CALLS 4
+#define BIG_CALLS 8
 
 static int failures;
 
@@ -124,6 +126,45 @@ static void pair_part(int me, int threads)
     }
 }
 
+/* Variants 4..7: the 2 * BIG_N requests of rq completed by a loop of Waitany, Waitsome,
+ * Testany or Testsome; st[i] gets request i's status (4, 5). */
+static int big_some(int variant, MPI_Request *rq, MPI_Status *st)
+{
+    static int idx[2 * BIG_N];
+    static MPI_Status sst[2 * BIG_N];
+    int left = 2 * BIG_N, rc = MPI_SUCCESS;
+    while (left > 0 && rc == MPI_SUCCESS) {
+        int i = MPI_UNDEFINED, n = 0, flag = 0;
+        MPI_Status one;
+        switch (variant) {
+        case 4:
+            rc = MPI_Waitany(2 * BIG_N, rq, &i, &one);
+            if (rc == MPI_SUCCESS && i != MPI_UNDEFINED)
+                st[i] = one, n = 1;
+            break;
+        case 5:
+            rc = MPI_Waitsome(2 * BIG_N, rq, &n, idx, sst);
+            for (int k = 0; rc == MPI_SUCCESS && k < n; k++)
+                st[idx[k]] = sst[k];
+            break;
+        case 6:
+            rc = MPI_Testany(2 * BIG_N, rq, &i, &flag, MPI_STATUS_IGNORE);
+            n = flag && i != MPI_UNDEFINED;
+            break;
+        default:
+            rc = MPI_Testsome(2 * BIG_N, rq, &n, idx, MPI_STATUSES_IGNORE);
+            break;
+        }
+        /* No active request left while some are still counted: a wrong index or count. */
+        int none = n == MPI_UNDEFINED || ((variant == 4 || flag) && i == MPI_UNDEFINED);
+        expect(!none, "big Waitany/-some: no request left");
+        if (none)
+            break;
+        left -= n;
+    }
+    return rc;
+}
+
 /* One call on 2 * BIG_N requests to this rank itself (more than the shim's 256 exact ones). */
 static void big_call(int me, int variant)
 {
@@ -136,7 +177,7 @@ static void big_call(int me, int variant)
         MPI_Irecv(&rb[i], 1, MPI_INT, me, 1000 + i, MPI_COMM_WORLD, &rq[i]);
     }
     for (int i = 0; i < BIG_N; i++) {
-        if (variant == 1)
+        if (variant == 1 || variant == 5 || variant == 6)
             MPI_Isend(&sb[i], 1, MPI_INT, me, 1000 + i, MPI_COMM_WORLD, &rq[BIG_N + i]);
         else
             MPI_Issend(&sb[i], 1, MPI_INT, me, 1000 + i, MPI_COMM_WORLD, &rq[BIG_N + i]);
@@ -147,13 +188,15 @@ static void big_call(int me, int variant)
         do
             rc = MPI_Testall(2 * BIG_N, rq, &flag, MPI_STATUSES_IGNORE);
         while (rc == MPI_SUCCESS && !flag);
+    } else if (variant >= 4) {
+        rc = big_some(variant, rq, st);
     } else {
         rc = MPI_Waitall(2 * BIG_N, rq, variant == 2 ? st : MPI_STATUSES_IGNORE);
     }
-    expect(rc == MPI_SUCCESS, "big Waitall/Testall");
+    expect(rc == MPI_SUCCESS, "big Waitall/Testall/-any/-some");
     for (int i = 0; i < BIG_N; i++) {
         expect(rb[i] == i + variant * BIG_N, "big call: data");
-        if (variant == 2)
+        if (variant == 2 || variant == 4 || variant == 5)
             expect(st[i].MPI_TAG == 1000 + i && st[i].MPI_SOURCE == me, "big call: status");
     }
     for (int i = 0; i < 2 * BIG_N; i++)
