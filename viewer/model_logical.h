@@ -28,8 +28,10 @@
 #include "model_store.h"
 #include "mw_logical.h"
 
-#define MW_LVIEW_MAX_EVENTS (1u << 19) /* analysed events kept (about 55 MiB) */
-#define MW_LVIEW_MAX_WINDOWS 4096u     /* windows of one range analysed */
+#define MW_LVIEW_MAX_EVENTS                                                                        \
+    (1u << 20)                     /* analysed events kept (104 MiB): as many as the               \
+                                    * decoded records the viewer keeps by default */
+#define MW_LVIEW_MAX_WINDOWS 4096u /* windows of one range analysed */
 
 /* What a cell's colour says. */
 typedef enum { MW_LVIEW_LATENESS, MW_LVIEW_DIFF } mw_lview_metric_t;

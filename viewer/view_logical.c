@@ -256,12 +256,16 @@ static void header(const mw_view_ctx_t *vc, mw_logical_gl_t *lg)
     } else {
         snprintf(buf, sizeof buf, "%s", in->events ? "no differential lateness in view" : "");
     }
-    float room = right - left - (aw + 2 * pad < right - left ? aw + 2 * pad : 0);
-    float used = mw__text_fit(t, fs, buf, room, fit, sizeof fit);
+    /* The marker first (it names where the delay starts), the aggregation in what is left,
+     * shortened if need be. */
+    float used = mw__text_fit(t, fs, buf, right - left, fit, sizeof fit);
     mw__text_draw(t, fs, left, y, MW_ALIGN_LEFT, pic->mark >= 0 ? mw__hex(LV_COLOR_MARK, 1) : dim,
                   fit);
-    if (left + used + pad < right - aw)
-        mw__text_draw(t, fs, right, y, MW_ALIGN_RIGHT, dim, agg);
+    float rest = right - (left + used + 2 * pad);
+    if (rest > aw || rest > mw__px(vc->layout, 120)) {
+        mw__text_fit(t, fs, agg, rest, fit, sizeof fit);
+        mw__text_draw(t, fs, right, y, MW_ALIGN_RIGHT, dim, fit);
+    }
 }
 
 void mw__logical_draw(const mw_view_ctx_t *vc, mw_logical_gl_t *lg, mw_ranks_gl_t *rk)
