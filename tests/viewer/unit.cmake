@@ -18,3 +18,11 @@ add_executable(test_viewer_trace ${CMAKE_CURRENT_SOURCE_DIR}/test_trace.c)
 target_link_libraries(test_viewer_trace PRIVATE mw_viewer_model PkgConfig::CMOCKA)
 add_test(NAME viewer_trace COMMAND test_viewer_trace)
 set_tests_properties(viewer_trace PROPERTIES LABELS "viewer;unit" TIMEOUT 60)
+
+# The logical view's model (docs/viewer.md, "Logical view"): a ring with one late rank analysed
+# into steps and lateness, cells in their colour, the marker, messages, aggregated rows and
+# columns, picking, the selection, the cache, ranges without traces, the screen split.
+add_executable(test_viewer_logical ${CMAKE_CURRENT_SOURCE_DIR}/test_logical.c)
+target_link_libraries(test_viewer_logical PRIVATE mw_viewer_model PkgConfig::CMOCKA)
+add_test(NAME viewer_logical COMMAND test_viewer_logical)
+set_tests_properties(viewer_logical PROPERTIES LABELS "viewer;unit" TIMEOUT 60)
