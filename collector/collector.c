@@ -123,13 +123,15 @@ int mw__collector_job_begin(mw_collector_t *c, const Mpiwatch__Envelope *env, ui
 
 /* The job's windows are closed: the lateness analysis finalizes what it holds, and its last
  * batches are published before the job's end (and its report). The only place the loop waits
- * for the worker, once per job and at most --lateness-budget-ms (1 s without a budget). */
+ * for the worker, once per job: windows queued longer than --lateness-budget-ms are skipped,
+ * so the backlog takes about that long at most; one second more for the last analysis (5 s in
+ * all without a budget). */
 static void collector_lateness_end(mw_collector_t *c)
 {
     if (!c->lateness)
         return;
     mw__lateness_job_end(c->lateness);
-    uint64_t ms = c->opt->lateness_budget_ms ? c->opt->lateness_budget_ms : 1000;
+    uint64_t ms = (c->opt->lateness_budget_ms ? c->opt->lateness_budget_ms : 4000) + 1000;
     mw__lateness_flush(c, ms);
 }
 

@@ -45,6 +45,7 @@ typedef struct {
     int64_t last_lateness_ns, last_diff_ns; /* the newest window summary's maxima */
     uint64_t last_window;                   /* its index (valid when windows_summarised) */
     uint64_t windows_summarised;
+    mw_latency_t extract; /* worker time per analysed window (stats JSON quantiles) */
 } mw_lateness_totals_t;
 
 /* Starts the worker (budget_ms: the longest a closed window may wait for it). Returns NULL

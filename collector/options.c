@@ -159,7 +159,7 @@ static int opt_parse_flag(const char *value, int *out);
 int mw_collector_options_lateness(const mw_collector_options_t *o)
 {
     int on = 1;
-    if (o->lateness && opt_parse_flag(o->lateness, &on) < 0)
+    if (o->lateness && *o->lateness && opt_parse_flag(o->lateness, &on) < 0)
         on = 1; /* refused by mw_collector_options_check */
     return on;
 }
@@ -651,7 +651,7 @@ int mw_collector_options_check(const mw_collector_options_t *o, char *err, size_
         return -1;
     }
     int on;
-    if (o->lateness && opt_parse_flag(o->lateness, &on) < 0) {
+    if (o->lateness && *o->lateness && opt_parse_flag(o->lateness, &on) < 0) {
         snprintf(err, errlen, "--lateness: expected on or off, not '%.100s'", o->lateness);
         return -1;
     }

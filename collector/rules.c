@@ -970,6 +970,8 @@ static char *fire_expand(const fire_t *f, const char *w)
     return out;
 }
 
+#define RULES_ENVS 9 /* MPIWATCH_RULE .. MPIWATCH_FUNCTION */
+
 static void rules_spawn(mw_rules_t *rs, rule_t *r, const fire_t *f, uint64_t now_ns)
 {
     if (r->running >= r->max_running || rs->n_child >= MW_RULES_MAX_CHILDREN) {
@@ -983,22 +985,22 @@ static void rules_spawn(mw_rules_t *rs, rule_t *r, const fire_t *f, uint64_t now
         subreaper = 1;
 #endif
     char **argv = calloc(r->n_words + 1, sizeof *argv);
-    char *envs[8] = {0};
+    char *envs[RULES_ENVS] = {0};
     char **envp = NULL;
     size_t n_env = 0;
     for (char **e = environ; e && *e; e++)
         n_env++;
-    envp = calloc(n_env + 9, sizeof *envp);
+    envp = calloc(n_env + RULES_ENVS + 1, sizeof *envp);
     int ok = argv && envp;
     for (size_t i = 0; ok && i < r->n_words; i++)
         ok = (argv[i] = fire_expand(f, r->words[i])) != NULL;
-    static const char *const env_names[8] = {"MPIWATCH_RULE",   "MPIWATCH_RANK", "MPIWATCH_VALUE",
-                                             "MPIWATCH_WINDOW", "MPIWATCH_JOB",  "MPIWATCH_NODE",
-                                             "MPIWATCH_METRIC", "MPIWATCH_STEP"};
-    const char *env_vals[8] = {f->rule, f->rank, f->value,  f->window,
-                               f->job,  f->node, f->metric, f->step};
+    static const char *const env_names[RULES_ENVS] = {
+        "MPIWATCH_RULE", "MPIWATCH_RANK",   "MPIWATCH_VALUE", "MPIWATCH_WINDOW",  "MPIWATCH_JOB",
+        "MPIWATCH_NODE", "MPIWATCH_METRIC", "MPIWATCH_STEP",  "MPIWATCH_FUNCTION"};
+    const char *env_vals[RULES_ENVS] = {f->rule, f->rank,   f->value, f->window,  f->job,
+                                        f->node, f->metric, f->step,  f->function};
     size_t k = 0;
-    for (int i = 0; ok && i < 8; i++) {
+    for (int i = 0; ok && i < RULES_ENVS; i++) {
         ok = asprintf(&envs[i], "%s=%s", env_names[i], env_vals[i]) >= 0;
         if (!ok)
             envs[i] = NULL;
@@ -1007,14 +1009,14 @@ static void rules_spawn(mw_rules_t *rs, rule_t *r, const fire_t *f, uint64_t now
         /* Ours replace any inherited MPIWATCH_<same> so the program sees one value. */
         for (char **e = environ; e && *e; e++) {
             int mine = 0;
-            for (int i = 0; i < 8; i++) {
+            for (int i = 0; i < RULES_ENVS; i++) {
                 size_t len = strlen(env_names[i]);
                 mine |= strncmp(*e, env_names[i], len) == 0 && (*e)[len] == '=';
             }
             if (!mine)
                 envp[k++] = *e;
         }
-        for (int i = 0; i < 8; i++)
+        for (int i = 0; i < RULES_ENVS; i++)
             envp[k++] = envs[i];
     }
     pid_t pid = -1;
@@ -1058,7 +1060,7 @@ static void rules_spawn(mw_rules_t *rs, rule_t *r, const fire_t *f, uint64_t now
     for (size_t i = 0; argv && i < r->n_words; i++)
         free(argv[i]);
     free(argv);
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < RULES_ENVS; i++)
         free(envs[i]);
     free(envp);
 }

@@ -265,6 +265,38 @@ static int stats_trace(const mw_collector_t *c, cJSON *root)
     return 0;
 }
 
+/* The online lateness analysis (lateness.c, docs/lateness.md), once it published a batch, so
+ * that the key set of a run without traces or with --lateness off stays what it was. */
+static int stats_lateness(const mw_collector_t *c, cJSON *root)
+{
+    const mw_lateness_totals_t *t = &c->ltotals;
+    if (!t->batches)
+        return 0;
+    cJSON *o = cJSON_AddObjectToObject(root, "lateness");
+    if (!o || mw_json_add_u64(o, "batches", t->batches) < 0 ||
+        mw_json_add_u64(o, "windows_analysed", t->windows_analysed) < 0 ||
+        mw_json_add_u64(o, "windows_skipped", t->windows_skipped) < 0 ||
+        mw_json_add_u64(o, "windows_untraced", t->windows_untraced) < 0 ||
+        mw_json_add_u64(o, "gaps", t->gaps) < 0 || mw_json_add_u64(o, "events", t->events) < 0 ||
+        mw_json_add_u64(o, "partitions", t->partitions) < 0 ||
+        mw_json_add_u64(o, "forced", t->forced) < 0 ||
+        mw_json_add_u64(o, "unmatched", t->unmatched) < 0 ||
+        mw_json_add_u64(o, "bad_traces", t->bad_traces) < 0 ||
+        mw_json_add_u64(o, "lateness_max_ns",
+                        (uint64_t)(t->lateness_max_ns > 0 ? t->lateness_max_ns : 0)) < 0 ||
+        mw_json_add_u64(o, "diff_max_ns", (uint64_t)(t->diff_max_ns > 0 ? t->diff_max_ns : 0)) <
+            0 ||
+        mw_json_add_u64(o, "diff_rank", t->diff_rank) < 0 ||
+        !cJSON_AddNumberToObject(o, "extract_ms_p50",
+                                 (double)mw__latency_quantile(&t->extract, 0.5) / 1e6) ||
+        !cJSON_AddNumberToObject(o, "extract_ms_p99",
+                                 (double)mw__latency_quantile(&t->extract, 0.99) / 1e6) ||
+        !cJSON_AddNumberToObject(o, "extract_ms_max", (double)t->extract_ns_max / 1e6) ||
+        !cJSON_AddNumberToObject(o, "extract_ms_total", (double)t->extract_ns_total / 1e6))
+        return -1;
+    return 0;
+}
+
 static int summary_per_rank(const mw_job_t *job, cJSON *root)
 {
     cJSON *arr = cJSON_AddArrayToObject(root, "per_rank");
@@ -445,7 +477,7 @@ char *mw__stats_json(const mw_collector_t *c)
         mw_json_add_u64(root, "windows", c->stats.windows) < 0 ||
         mw_json_add_u64(root, "partial_windows", c->stats.partial_windows) < 0)
         goto out;
-    if (stats_trace(c, root) < 0)
+    if (stats_trace(c, root) < 0 || stats_lateness(c, root) < 0)
         goto out;
     /* Steering requests refused (steer.c), only when steering is on. */
     if (c->steer && (mw_json_add_u64(root, "steer_rejected", mw__steer_rejected(c)) < 0 ||

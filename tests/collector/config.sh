@@ -48,12 +48,14 @@ expect_line "$dir/p1.ini" "silence-timeout-ms = 10000"
 expect_line "$dir/p1.ini" "verbose = false"
 expect_line "$dir/p1.ini" "metrics-port = 0"
 expect_line "$dir/p1.ini" "trace-budget = 2000000"
+expect_line "$dir/p1.ini" "lateness-budget-ms = 2000"
 expect_line "$dir/p1.ini" "report ="
 # Every key the file accepts is printed, and nothing that is command-line only.
 keys=$(grep -E '^[a-z-]+ =' "$dir/p1.ini" | cut -d' ' -f1 | uniq | tr '\n' ' ')
 [ "$keys" = "listen summary-json report stats-json exit-after-job lateness-ms \
 silence-timeout-ms metrics-port record replay speed from to publish rules steer control history \
-history-windows history-mb curve-secret curve-clients allow-insecure trace-budget quiet verbose " ] ||
+history-windows history-mb curve-secret curve-clients allow-insecure trace-budget lateness \
+lateness-budget-ms quiet verbose " ] ||
     mw_fail "printed keys: $keys"
 
 # 2. Flags win over the file, before or after --config.
@@ -116,10 +118,16 @@ wait_gone() {
     done
     return 1
 }
-bad_config badkey "$dir/badkey.ini:4: unknown key 'lateness'" <<EOF
+bad_config badkey "$dir/badkey.ini:4: unknown key 'lateness-msec'" <<EOF
 [collector]
 listen = ipc://$dir/bad.sock
 ; the next key is misspelled
+lateness-msec = 5
+EOF
+# `lateness` is a key of its own (the lateness analysis, on or off), checked at start.
+bad_config badlateness "--lateness: expected on or off, not '5'" <<EOF
+[collector]
+listen = ipc://$dir/bad.sock
 lateness = 5
 EOF
 bad_config badvalue "$dir/badvalue.ini:3: lateness-ms: expected an integer" <<EOF
