@@ -1162,6 +1162,11 @@ static int rd_resolve(mw_rec_reader_t *r, const char *job, uint64_t window,
                (unsigned long long)off);
         return -1;
     }
+    if (r->res_len >= MW_REC_WINDOW_TRACE_BYTES) {
+        rd_err(err, errlen, "rank %u: the window's traces already hold %u bytes", rt->rank,
+               MW_REC_WINDOW_TRACE_BYTES);
+        return -1;
+    }
     uint32_t tag, flen;
     const unsigned char *p;
     int torn;
@@ -1212,6 +1217,8 @@ static int rd_resolve(mw_rec_reader_t *r, const char *job, uint64_t window,
         why = "holds another trace of this window";
     else if (t->records.len == 0)
         why = "holds a trace without records";
+    else if (t->records.len > MW_REC_WINDOW_TRACE_BYTES - r->res_len)
+        why = "holds more records than the window's traces may (MW_REC_WINDOW_TRACE_BYTES)";
     int rc = 1;
     if (why) {
         rd_err(err, errlen, "rank %u, window %llu: the frame at offset %llu %s", rt->rank,
@@ -1257,20 +1264,47 @@ int mw_rec_reader_resolve_trace(mw_rec_reader_t *r, const char *job, uint64_t wi
     return k;
 }
 
+/* Entries of a window's traces by rank, then position: a rank's second entry is refused. */
+static int cmp_rank_pos(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 int mw_rec_reader_resolve_window(mw_rec_reader_t *r, Mpiwatch__Window *w, const char *job)
 {
     int failed = 0, oom = 0;
     r->res_len = 0;
     /* Two passes: the buffer may move while it fills, so pointers are set at the end. */
     size_t *at = NULL;
+    uint64_t *by_rank = NULL; /* rank << 32 | position of the entries with an offset */
+    size_t nb = 0;
     for (size_t i = 0; i < w->n_traces; i++) {
         Mpiwatch__RankTrace *rt = w->traces[i];
         if (!rt || rt->frame_offset == 0)
             continue;
-        if (!at && !(at = calloc(2 * w->n_traces, sizeof *at))) {
-            oom = 1;
-            break;
+        if (!at) {
+            at = calloc(2 * w->n_traces, sizeof *at);
+            by_rank = malloc(w->n_traces * sizeof *by_rank);
+            if (!at || !by_rank) {
+                free(at);
+                at = NULL;
+                oom = 1;
+                break;
+            }
         }
+        by_rank[nb++] = (uint64_t)rt->rank << 32 | (uint32_t)i; /* a message has < 2^32 */
+    }
+    if (nb > 1)
+        qsort(by_rank, nb, sizeof *by_rank, cmp_rank_pos);
+    for (size_t j = 1; j < nb; j++)
+        if (by_rank[j] >> 32 == by_rank[j - 1] >> 32)
+            at[2 * (uint32_t)by_rank[j] + 1] = SIZE_MAX; /* the rank's second entry */
+    free(by_rank);
+    for (size_t i = 0; at && i < w->n_traces; i++) {
+        Mpiwatch__RankTrace *rt = w->traces[i];
+        if (!rt || rt->frame_offset == 0 || at[2 * i + 1] == SIZE_MAX)
+            continue;
         char err[200] = "";
         int k = rd_resolve(r, job, w->index, rt, &at[2 * i], &at[2 * i + 1], err, sizeof err);
         if (k == -2)

@@ -38,6 +38,9 @@
 #define MW_REC_TAG_INDEX 0x5849574du /* "MWIX" */
 #define MW_REC_TAG_CONT 0x4352574du  /* "MWRC": a record continues in the next frame */
 #define MW_REC_MAX_FRAME (MW_MAX_MESSAGE_BYTES + (1u << 20)) /* a message plus its Record */
+/* The trace records one recorded window resolves to at most: the collector's cap on a window's
+ * records, all ranks (collector/merge.h MW_TRACE_WINDOW_MAX_BYTES). */
+#define MW_REC_WINDOW_TRACE_BYTES (32u << 20)
 #define MW_REC_MAX_RECORD (64u << 20) /* a chunked record (a large job or window), whole */
 
 typedef struct mw_rec_reader mw_rec_reader_t;
@@ -86,8 +89,11 @@ int mw_rec_reader_span(mw_rec_reader_t *r, uint64_t *first_window, uint64_t *las
  * "refused", no records; traced_ranks lowered) and counted (mw_rec_reader_trace_failures).
  * `w` must be the window mw_rec_reader_next returned (on any reader); the records point into
  * a buffer of `r`, valid until the next resolve call on `r` or its close. Windows of older
- * recordings (records inline, no offsets) are left as they are. Returns the number of traces
- * that failed, or -1 when out of memory (the failed ones are marked as well). */
+ * recordings (records inline, no offsets) are left as they are. A window resolves at most one
+ * trace per rank and at most MW_REC_WINDOW_TRACE_BYTES of records in all (what the collector
+ * keeps of one window): a second entry of a rank, and entries beyond the bytes, fail unread.
+ * Returns the number of traces that failed, or -1 when out of memory (the failed ones are
+ * marked as well). */
 int mw_rec_reader_resolve_window(mw_rec_reader_t *r, Mpiwatch__Window *w, const char *job);
 /* One RankTrace of window `window`: 1 with its records in *records, *len (the same buffer and
  * lifetime), 0 when it has no frame_offset (its records, if any, are inline), -1 when it does

@@ -1082,6 +1082,129 @@ static void test_traces_once(void **state)
     assert_int_equal(mw_rec_window_strip(junk, sizeof junk, &one_off, 1, out), 0);
 }
 
+/* A received sample of `rank` for `window` whose trace holds `len` records bytes (all equal to
+ * the rank); returns its recording offset. */
+static uint64_t tr_big_frame(mw_record_t *r, mw_clock_t *now, uint32_t rank, uint64_t window,
+                             size_t len)
+{
+    uint8_t *rec = malloc(len), *buf = malloc(len + 4096);
+    assert_true(rec && buf);
+    memset(rec, (int)rank, len);
+    Mpiwatch__Trace t;
+    tr_fill(&t, window, 0, rec, 0);
+    t.records.data = rec;
+    t.records.len = len;
+    Mpiwatch__Sample s = MPIWATCH__SAMPLE__INIT;
+    s.window = window;
+    s.trace = &t;
+    Mpiwatch__Envelope e = MPIWATCH__ENVELOPE__INIT;
+    e.version = MW_PROTO_VERSION;
+    e.job = (char *)JOB;
+    e.rank = rank;
+    e.body_case = MPIWATCH__ENVELOPE__BODY_SAMPLE;
+    e.sample = &s;
+    size_t n = mpiwatch__envelope__pack(&e, buf);
+    mw__record_frame(r, now, buf, n, 1);
+    now->mono_ns += 1000;
+    free(rec);
+    free(buf);
+    return mw__record_last_frame(r);
+}
+
+/* A stored window (its recording form) with n trace entries: entry i of rank ranks[i], naming
+ * the frame at off[i], its Trace as tr_big_frame writes it, without records. */
+static void tr_ref_window(mw_record_t *r, mw_clock_t *now, uint64_t window, size_t n,
+                          const uint32_t *ranks, const uint64_t *off)
+{
+    Mpiwatch__Trace *t = calloc(n, sizeof *t);
+    Mpiwatch__RankTrace *rt = calloc(n, sizeof *rt), **rp = calloc(n, sizeof *rp);
+    uint8_t *out = malloc(256 * n + 256);
+    assert_true(t && rt && rp && out);
+    for (size_t i = 0; i < n; i++) {
+        tr_fill(&t[i], window, 0, NULL, 0);
+        mpiwatch__rank_trace__init(&rt[i]);
+        rt[i].rank = ranks[i];
+        rt[i].trace = &t[i];
+        rt[i].frame_offset = off[i];
+        rp[i] = &rt[i];
+    }
+    Mpiwatch__Window pw = MPIWATCH__WINDOW__INIT;
+    pw.index = window;
+    pw.window_ns = TM_WINDOW_NS;
+    pw.ranks_reporting = (uint32_t)n;
+    pw.n_traces = n;
+    pw.traces = rp;
+    pw.traced_ranks = (uint32_t)n;
+    size_t len = mpiwatch__window__pack(&pw, out);
+    mw__record_window(r, now, window, out, len);
+    now->mono_ns += 1000;
+    free(t);
+    free(rt);
+    free(rp);
+    free(out);
+}
+
+/* A crafted recording cannot make a reader resolve more records for one window than the
+ * collector keeps of a window (MW_REC_WINDOW_TRACE_BYTES): 40 entries of one rank naming the
+ * same 1 MiB trace resolve one (the reader copied 40 MiB before, and a window frame of 9 MiB
+ * holds entries enough to ask for terabytes); 40 ranks of 1 MiB each resolve 32 of them. */
+#define AMP_N 40u
+static void test_traces_amplified(void **state)
+{
+    (void)state;
+    char path[128];
+    path_of(path, sizeof path, "amplified.mpiw");
+    mw_collector_options_t opt;
+    mw_record_t *r = open_writer(path, &opt);
+    mw_clock_t now = *fx_wall_clock();
+    uint64_t off[AMP_N], same[AMP_N];
+    uint32_t ranks[AMP_N], zero[AMP_N] = {0};
+    for (uint32_t i = 0; i < AMP_N; i++) {
+        off[i] = tr_big_frame(r, &now, i, TR_W, 1u << 20);
+        assert_true(off[i] > 0);
+        ranks[i] = i;
+        same[i] = off[0];
+    }
+    tr_ref_window(r, &now, TR_W, AMP_N, zero, same); /* one rank 40 times */
+    tr_ref_window(r, &now, TR_W, AMP_N, ranks, off); /* 40 ranks */
+    mw__record_close(r);
+
+    char err[256];
+    mw_rec_reader_t *rd = mw_rec_reader_open(path, err, sizeof err);
+    assert_non_null(rd);
+    const Mpiwatch__Record *rec;
+    int seen = 0;
+    while (mw_rec_reader_next(rd, &rec, NULL, err, sizeof err) == 1) {
+        if (rec->body_case != MPIWATCH__RECORD__BODY_WINDOW)
+            continue;
+        Mpiwatch__Window *pw = rec->window;
+        assert_int_equal(pw->n_traces, AMP_N);
+        int failed = mw_rec_reader_resolve_window(rd, pw, JOB);
+        size_t total = 0, exact = 0;
+        for (uint32_t i = 0; i < AMP_N; i++) {
+            const Mpiwatch__Trace *t = pw->traces[i]->trace;
+            total += t->records.len;
+            exact += t->state == 1;
+            if (t->state == 1) {
+                assert_int_equal(t->records.len, 1u << 20);
+                assert_int_equal(t->records.data[0], (uint8_t)pw->traces[i]->rank);
+            }
+        }
+        assert_true(total <= MW_REC_WINDOW_TRACE_BYTES);
+        assert_int_equal(pw->traced_ranks, exact);
+        if (seen++ == 0) {
+            assert_int_equal(failed, AMP_N - 1);
+            assert_int_equal(exact, 1);
+            assert_int_equal(pw->traces[0]->trace->state, 1); /* the first entry is kept */
+        } else {
+            assert_int_equal(failed, AMP_N - 32);
+            assert_int_equal(exact, 32);
+        }
+    }
+    assert_int_equal(seen, 2);
+    mw_rec_reader_close(rd);
+}
+
 static void test_unsorted_lookup(void **state)
 {
     (void)state;
@@ -1144,6 +1267,7 @@ int main(void)
         cmocka_unit_test(test_bad_window_event),
         cmocka_unit_test(test_unsorted_lookup),
         cmocka_unit_test(test_traces_once),
+        cmocka_unit_test(test_traces_amplified),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
