@@ -1622,7 +1622,10 @@ static int copy_part(logical_part_t *p, int64_t base, const mw_logical_rank_t *i
                 if (q->kind == MW_TK_CALL && q->fn == r->fn && q->thread == r->thread &&
                     !(q->flags & MW_TF_OPEN)) {
                     int64_t qs = rec_start(base, q);
-                    if (rec_end(qs, q) == st) {
+                    /* The shim rounds a record's start and its duration to ns apart, so the
+                     * call's end may be 1 ns off its completion's start (half of them are). */
+                    int64_t off_ns = sat_sub(st, rec_end(qs, q));
+                    if (off_ns >= -1 && off_ns <= 1) {
                         st = qs;
                         p->meta[k].call = (uint32_t)j;
                     }
