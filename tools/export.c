@@ -6,6 +6,7 @@
  *   mpiwatch-export --format trace FILE.mpiw [-o OUT|-]
  *   mpiwatch-export --format otf2 FILE.mpiw -o DIR
  *   mpiwatch-export --format lateness FILE.mpiw [-o OUT|-]   (export_lateness.c)
+ *   mpiwatch-export --format logical FILE.mpiw [-o OUT|-]    (export_trace.c)
  *
  * perfetto  Chrome trace event JSON (ui.perfetto.dev, chrome://tracing): a counter track per
  *           function with the fraction of ranks inside it per sub-slot, one track per rank
@@ -90,12 +91,13 @@ typedef enum {
     FMT_CAPTURE,
     FMT_TRACE,
     FMT_OTF2,
-    FMT_LATENESS
+    FMT_LATENESS,
+    FMT_LOGICAL
 } mw_export_format_t;
 
 static const char *const FORMAT_NAMES[] = {"perfetto", "csv",     "jsonl", "summary",
                                            "vtk",      "capture", "trace", "otf2",
-                                           "lateness"};
+                                           "lateness", "logical"};
 
 /* ---- text helpers ------------------------------------------------------------------------- */
 
@@ -955,6 +957,8 @@ static int export_run(const mw_export_opts_t *o)
         return mw__export_otf2(o->input, o->output);
     if (o->format == FMT_LATENESS)
         return mw__export_lateness(o->input, o->output);
+    if (o->format == FMT_LOGICAL)
+        return mw__export_logical(o->input, o->output);
     char err[512] = "";
     mw_rec_reader_t *r = mw_rec_reader_open(o->input, err, sizeof err);
     if (!r) {
@@ -1110,6 +1114,8 @@ static void usage(FILE *out)
           "DIR/traces.otf2\n"
           "                       lateness  the collector's online lateness summaries, one JSON\n"
           "                                 line per window and per logical step\n"
+          "                       logical   CSV, one row per communication event: logical step,\n"
+          "                                 lateness, differential lateness (docs/logical.md)\n"
           "  -o, --output OUT     the file to write; - (the default) writes to stdout\n"
           "      --per-rank       csv: one row per rank, window and function\n"
           "      --by window|step vtk: one file per window (default) or per time step\n"
@@ -1206,7 +1212,7 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
     if (i == sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0]) {
         snprintf(err, errlen,
                  "unknown format '%s' (perfetto, csv, jsonl, summary, vtk, capture, trace, "
-                 "otf2 or lateness)",
+                 "otf2, lateness or logical)",
                  format);
         return -1;
     }

@@ -25,6 +25,11 @@
  * definition missing, members that disagree, a member that is not a rank of the job or two
  * members of one world rank, inter-communicators, external ones) has no message event, only
  * its Enter and Leave: counted and reported.
+ *
+ * The logical step, lateness and differential lateness of each communication event
+ * (export_trace.c's mw__xt_index, docs/logical.md) go on its OTF2 event as attributes and,
+ * right after it, as an asynchronous metric (docs/export.md says why both); the strings they
+ * refer to are decided before the first event, like every other id.
  */
 #define _GNU_SOURCE
 #include "export_otf2.h"
@@ -158,6 +163,7 @@ typedef struct {
     uint32_t req;
     uint8_t kind; /* MW_TK_ISEND, MW_TK_IRECV, MW_TK_ICOLL */
     const mw_trace_rec_t *post;
+    int64_t ev; /* the post's logical event (a non-blocking collective's), -1 */
 } pending_t;
 
 typedef struct {
@@ -185,6 +191,15 @@ typedef struct {
     uint64_t clamped, open_calls, untranslated, orphans, no_coll_op, events;
     uint64_t cycles; /* cycles of parent communicators, each broken at one of its members */
     uint64_t counts[16];
+
+    /* logical steps and lateness (docs/logical.md): attributes on the communication events
+     * and an asynchronous metric class, decided before the events (plan_logical) */
+    mw__xt_index_t ix;
+    OTF2_AttributeList *alist;
+    uint32_t s_cls[MW_LATE_COUNT]; /* class names */
+    uint32_t s_attr[5][2];         /* attribute names and descriptions */
+    uint32_t s_metric[2][2], s_unit;
+    uint64_t logical_events; /* communication events written with their attributes */
 } otf2_x_t;
 
 enum {
@@ -448,6 +463,7 @@ typedef struct {
     uint32_t i; /* record index in the location's list (stable order) */
     const mw_trace_rec_t *r;
     int64_t t0, t1; /* the record's global start and end */
+    int64_t ev;     /* the record's logical event (index into o->ix.events), -1 */
 } slot_t;
 
 static int cmp_slot(const void *pa, const void *pb)
@@ -459,24 +475,6 @@ static int cmp_slot(const void *pa, const void *pb)
         return a->sub < b->sub ? -1 : 1;
     if (a->t != b->t)
         return a->t < b->t ? -1 : 1;
-    return a->i < b->i ? -1 : a->i > b->i;
-}
-
-typedef struct {
-    const mw_trace_rec_t *r;
-    int64_t t0, t1;
-    uint32_t i;
-} lrec_t;
-
-static int cmp_lrec(const void *pa, const void *pb)
-{
-    const lrec_t *a = pa, *b = pb;
-    if (a->r->thread != b->r->thread)
-        return a->r->thread < b->r->thread ? -1 : 1;
-    if (a->t0 != b->t0)
-        return a->t0 < b->t0 ? -1 : 1;
-    if (a->t1 != b->t1)
-        return a->t1 > b->t1 ? -1 : 1; /* the longer one first: it contains the other */
     return a->i < b->i ? -1 : a->i > b->i;
 }
 
@@ -537,12 +535,13 @@ static void pend_clear(otf2_x_t *o)
     o->npend = o->cap_pend = 0;
 }
 
-static int pend_add(otf2_x_t *o, const mw_trace_rec_t *r)
+static int pend_add(otf2_x_t *o, const mw_trace_rec_t *r, int64_t ev)
 {
     pending_t *p = pend_find(o, r->req);
     if (p) { /* a request number used again before its completion was seen */
         p->kind = r->kind;
         p->post = r;
+        p->ev = ev;
         return 0;
     }
     if (2 * (o->npend + 1) > o->cap_pend) {
@@ -555,13 +554,13 @@ static int pend_add(otf2_x_t *o, const mw_trace_rec_t *r)
         o->npend = 0;
         for (size_t i = 0; i < old_cap; i++)
             if (old[i].post)
-                pend_add(o, old[i].post); /* cannot fail: the table has room */
+                pend_add(o, old[i].post, old[i].ev); /* cannot fail: the table has room */
         free(old);
     }
     size_t i = pend_home(o, r->req);
     while (o->pend[i].post)
         i = (i + 1) & (o->cap_pend - 1);
-    o->pend[i] = (pending_t){r->req, r->kind, r};
+    o->pend[i] = (pending_t){r->req, r->kind, r, ev};
     o->npend++;
     return 0;
 }
@@ -621,6 +620,98 @@ static uint64_t ts(otf2_x_t *o, uint64_t *last, int64_t t)
     return u;
 }
 
+/* ---- logical steps and lateness on the events ----------------------------------------------- */
+
+enum { A_STEP, A_LATE, A_DIFF, A_CLASS, A_PART, A_N };
+
+/* The attributes of logical event `ev` in o->alist (NULL when the record is no event): they go
+ * with the event record written next, which empties the list. */
+static OTF2_AttributeList *ev_attrs(otf2_x_t *o, int64_t ev)
+{
+    if (ev < 0 || !o->alist)
+        return NULL;
+    const mw_logical_event_t *e = &o->ix.events[ev];
+    unsigned cls = e->cls < MW_LATE_COUNT ? e->cls : 0;
+    OTF2_AttributeList_RemoveAllAttributes(o->alist);
+    if (OTF2_AttributeList_AddUint64(o->alist, A_STEP, e->step) != OTF2_SUCCESS ||
+        OTF2_AttributeList_AddInt64(o->alist, A_LATE, e->lateness_ns) != OTF2_SUCCESS ||
+        OTF2_AttributeList_AddInt64(o->alist, A_DIFF, e->diff_ns) != OTF2_SUCCESS ||
+        OTF2_AttributeList_AddStringRef(o->alist, A_CLASS, o->s_cls[cls]) != OTF2_SUCCESS ||
+        OTF2_AttributeList_AddUint64(o->alist, A_PART, e->partition) != OTF2_SUCCESS)
+        OTF2_AttributeList_RemoveAllAttributes(o->alist); /* out of memory: none at all */
+    return o->alist;
+}
+
+/* After the event of `ev` (written at *last): the lateness metric (class 0: lateness and
+ * differential lateness), at the same time, for the readers that draw metrics (Vampir's
+ * counter timelines). */
+static int ev_metric(otf2_x_t *o, OTF2_EvtWriter *w, int64_t ev, uint64_t *last)
+{
+    if (ev < 0 || !o->alist)
+        return 0;
+    const mw_logical_event_t *e = &o->ix.events[ev];
+    OTF2_Type types[2] = {OTF2_TYPE_INT64, OTF2_TYPE_INT64};
+    OTF2_MetricValue v[2];
+    v[0].signed_int = e->lateness_ns;
+    v[1].signed_int = e->diff_ns;
+    TRY_OTF2(OTF2_EvtWriter_Metric(w, NULL, *last, 0, 2, types, v), "Metric");
+    o->logical_events++;
+    return 0;
+}
+
+/* The strings of the logical attributes and metrics: decided before the first event, since
+ * the class attribute refers to its string. */
+static int plan_logical(otf2_x_t *o)
+{
+    if (mw__xt_index(o->x, MW__XT_LOGICAL, &o->ix) < 0)
+        return -1;
+    if (o->ix.nevents == 0)
+        return 0; /* no communication event: no attribute, no metric */
+    static const char *const attr[A_N][2] = {
+        {"mpiwatch::logical_step", "global logical step of the event (docs/logical.md)"},
+        {"mpiwatch::lateness_ns",
+         "completion time minus the earliest completion at the same step (ns)"},
+        {"mpiwatch::diff_lateness_ns", "lateness minus the lateness the event inherited (ns)"},
+        {"mpiwatch::lateness_class", "where the lateness comes from: none, rank, message, "
+                                     "compute or call"},
+        {"mpiwatch::partition", "partition of the event (docs/logical.md)"}};
+    for (int i = 0; i < A_N; i++)
+        for (int j = 0; j < 2; j++)
+            o->s_attr[i][j] = str_add(o, attr[i][j]);
+    for (unsigned c = 0; c < MW_LATE_COUNT; c++)
+        o->s_cls[c] = str_add(o, mw_logical_class_name(c));
+    o->s_metric[0][0] = str_add(o, "lateness");
+    o->s_metric[0][1] = str_add(o, "lateness of the communication event (docs/logical.md)");
+    o->s_metric[1][0] = str_add(o, "differential lateness");
+    o->s_metric[1][1] = str_add(o, "lateness minus the lateness the event inherited: non-zero "
+                                   "where a delay starts");
+    o->s_unit = str_add(o, "s");
+    o->alist = OTF2_AttributeList_New();
+    return o->str.oom || !o->alist ? -1 : 0;
+}
+
+static int write_logical_defs(otf2_x_t *o, OTF2_GlobalDefWriter *g)
+{
+    static const OTF2_Type types[A_N] = {OTF2_TYPE_UINT64, OTF2_TYPE_INT64, OTF2_TYPE_INT64,
+                                         OTF2_TYPE_STRING, OTF2_TYPE_UINT64};
+    if (!o->alist)
+        return 0;
+    for (uint32_t i = 0; i < A_N; i++)
+        TRY_OTF2(
+            OTF2_GlobalDefWriter_WriteAttribute(g, i, o->s_attr[i][0], o->s_attr[i][1], types[i]),
+            "attribute");
+    for (uint32_t i = 0; i < 2; i++)
+        TRY_OTF2(OTF2_GlobalDefWriter_WriteMetricMember(
+                     g, i, o->s_metric[i][0], o->s_metric[i][1], OTF2_METRIC_TYPE_USER,
+                     OTF2_METRIC_ABSOLUTE_POINT, OTF2_TYPE_INT64, OTF2_BASE_DECIMAL, -9, o->s_unit),
+                 "metric member");
+    OTF2_MetricMemberRef members[2] = {0, 1};
+    TRY_OTF2(OTF2_GlobalDefWriter_WriteMetricClass(g, 0, 2, members, OTF2_METRIC_ASYNCHRONOUS,
+                                                   OTF2_RECORDER_KIND_ABSTRACT),
+             "metric class");
+    return 0;
+}
+
 /* The completion of a request (Wait*, Test*). */
 static int write_done(otf2_x_t *o, OTF2_EvtWriter *w, uint32_t me, const slot_t *s, uint64_t *last)
 {
@@ -657,6 +748,7 @@ static int write_done(otf2_x_t *o, OTF2_EvtWriter *w, uint32_t me, const slot_t 
             return 0;
         }
         const mw_trace_rec_t *post = p->post;
+        int64_t p_ev = p->ev;
         pend_drop(o, p);
         if (coll_info(o, post, me, &ci) < 0) {
             o->untranslated++;
@@ -664,12 +756,12 @@ static int write_done(otf2_x_t *o, OTF2_EvtWriter *w, uint32_t me, const slot_t 
         }
         uint64_t t = ts(o, last, s->t);
         TRY_OTF2(OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, t), "MpiCollectiveBegin");
-        TRY_OTF2(
-            OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t, ci.op, ci.comm, ci.root, ci.sent, ci.recvd),
-            "MpiCollectiveEnd");
+        TRY_OTF2(OTF2_EvtWriter_MpiCollectiveEnd(w, ev_attrs(o, p_ev), t, ci.op, ci.comm, ci.root,
+                                                 ci.sent, ci.recvd),
+                 "MpiCollectiveEnd");
         o->counts[C_CBEGIN]++;
         o->counts[C_CEND]++;
-        return 0;
+        return ev_metric(o, w, p_ev, last);
     }
     /* RECV_DONE */
     if ((r->flags & MW_TF_PROC_NULL) || (p && p->kind != MW_TK_IRECV)) {
@@ -684,20 +776,20 @@ static int write_done(otf2_x_t *o, OTF2_EvtWriter *w, uint32_t me, const slot_t 
         return 0;
     }
     if (p) {
-        TRY_OTF2(OTF2_EvtWriter_MpiIrecv(w, NULL, ts(o, last, s->t), (uint32_t)peer, comm,
-                                         (uint32_t)r->tag, r->bytes, r->req),
+        TRY_OTF2(OTF2_EvtWriter_MpiIrecv(w, ev_attrs(o, s->ev), ts(o, last, s->t), (uint32_t)peer,
+                                         comm, (uint32_t)r->tag, r->bytes, r->req),
                  "MpiIrecv");
         o->counts[C_IRECV]++;
         pend_drop(o, p);
-        return 0;
+        return ev_metric(o, w, s->ev, last);
     }
     /* Posted in a window that is not traced: the message still arrived, here. */
     o->orphans++;
-    TRY_OTF2(OTF2_EvtWriter_MpiRecv(w, NULL, ts(o, last, s->t), (uint32_t)peer, comm,
+    TRY_OTF2(OTF2_EvtWriter_MpiRecv(w, ev_attrs(o, s->ev), ts(o, last, s->t), (uint32_t)peer, comm,
                                     (uint32_t)r->tag, r->bytes),
              "MpiRecv");
     o->counts[C_RECV]++;
-    return 0;
+    return ev_metric(o, w, s->ev, last);
 }
 
 /* One slot's events. */
@@ -728,26 +820,28 @@ static int write_slot(otf2_x_t *o, OTF2_EvtWriter *w, uint32_t me, const slot_t 
             return 0;
         }
         if (r->kind == MW_TK_SEND) {
-            TRY_OTF2(OTF2_EvtWriter_MpiSend(w, NULL, ts(o, last, s->t), (uint32_t)peer, comm,
-                                            (uint32_t)r->tag, r->bytes),
+            TRY_OTF2(OTF2_EvtWriter_MpiSend(w, ev_attrs(o, s->ev), ts(o, last, s->t),
+                                            (uint32_t)peer, comm, (uint32_t)r->tag, r->bytes),
                      "MpiSend");
             o->counts[C_SEND]++;
-            return 0;
+            return ev_metric(o, w, s->ev, last);
         }
-        TRY_OTF2(OTF2_EvtWriter_MpiIsend(w, NULL, ts(o, last, s->t), (uint32_t)peer, comm,
-                                         (uint32_t)r->tag, r->bytes, r->req),
+        TRY_OTF2(OTF2_EvtWriter_MpiIsend(w, ev_attrs(o, s->ev), ts(o, last, s->t), (uint32_t)peer,
+                                         comm, (uint32_t)r->tag, r->bytes, r->req),
                  "MpiIsend");
         o->counts[C_ISEND]++;
-        return pend_add(o, r);
+        if (ev_metric(o, w, s->ev, last) < 0)
+            return -1;
+        return pend_add(o, r, s->ev);
     case MW_TK_IRECV:
         if (!msg)
             return 0;
         TRY_OTF2(OTF2_EvtWriter_MpiIrecvRequest(w, NULL, ts(o, last, s->t), r->req),
                  "MpiIrecvRequest");
         o->counts[C_IRECV_REQ]++;
-        return pend_add(o, r);
+        return pend_add(o, r, s->ev);
     case MW_TK_ICOLL:
-        return msg ? pend_add(o, r) : 0;
+        return msg ? pend_add(o, r, s->ev) : 0;
     case MW_TK_SEND_DONE:
     case MW_TK_RECV_DONE:
     case MW_TK_COLL_DONE:
@@ -759,11 +853,11 @@ static int write_slot(otf2_x_t *o, OTF2_EvtWriter *w, uint32_t me, const slot_t 
             o->untranslated++;
             return 0;
         }
-        TRY_OTF2(OTF2_EvtWriter_MpiRecv(w, NULL, ts(o, last, s->t), (uint32_t)peer, comm,
-                                        (uint32_t)r->tag, r->bytes),
+        TRY_OTF2(OTF2_EvtWriter_MpiRecv(w, ev_attrs(o, s->ev), ts(o, last, s->t), (uint32_t)peer,
+                                        comm, (uint32_t)r->tag, r->bytes),
                  "MpiRecv");
         o->counts[C_RECV]++;
-        return 0;
+        return ev_metric(o, w, s->ev, last);
     case MW_TK_COLL:
         /* Begin and End are decided alike (the same record), so they stay paired. */
         if (coll_info(o, r, me, &ci) < 0) {
@@ -778,10 +872,11 @@ static int write_slot(otf2_x_t *o, OTF2_EvtWriter *w, uint32_t me, const slot_t 
                      "MpiCollectiveBegin");
             o->counts[C_CBEGIN]++;
         } else {
-            TRY_OTF2(OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, ts(o, last, s->t), ci.op, ci.comm,
-                                                     ci.root, ci.sent, ci.recvd),
+            TRY_OTF2(OTF2_EvtWriter_MpiCollectiveEnd(w, ev_attrs(o, s->ev), ts(o, last, s->t),
+                                                     ci.op, ci.comm, ci.root, ci.sent, ci.recvd),
                      "MpiCollectiveEnd");
             o->counts[C_CEND]++;
+            return ev_metric(o, w, s->ev, last);
         }
         return 0;
     default:
@@ -789,18 +884,29 @@ static int write_slot(otf2_x_t *o, OTF2_EvtWriter *w, uint32_t me, const slot_t 
     }
 }
 
+/* The record of a walk entry, and its logical event (-1 none). */
+static const mw_trace_rec_t *ref_rec(const otf2_x_t *o, const mw__xt_ref_t *ref)
+{
+    return &o->x->parts[ref->part].recs[ref->rec];
+}
+
+static int64_t ref_event(const otf2_x_t *o, const mw__xt_ref_t *ref)
+{
+    return o->ix.event ? o->ix.event[o->ix.off[ref->part] + ref->rec] : -1;
+}
+
 /* The slots of one location's records (lr[0..n), sorted by start). Returns their count (at
  * most 4 per record). */
-static size_t make_slots(const lrec_t *lr, size_t n, slot_t *s)
+static size_t make_slots(const otf2_x_t *o, const mw__xt_ref_t *lr, size_t n, slot_t *s)
 {
     size_t ns = 0;
     uint64_t ncalls = 0;
     for (size_t i = 0; i < n; i++) {
-        const mw_trace_rec_t *r = lr[i].r;
+        const mw_trace_rec_t *r = ref_rec(o, &lr[i]);
         if (!mw_trace_is_call(r))
             continue;
         uint64_t k = ++ncalls;
-        slot_t c = {k, 0, lr[i].t0, lr[i].i, r, lr[i].t0, lr[i].t1};
+        slot_t c = {k, 0, lr[i].t0, (uint32_t)i, r, lr[i].t0, lr[i].t1, ref_event(o, &lr[i])};
         s[ns++] = c;
         c.sub = 1;
         if (r->kind == MW_TK_SEND || r->kind == MW_TK_ISEND || r->kind == MW_TK_IRECV ||
@@ -818,7 +924,7 @@ static size_t make_slots(const lrec_t *lr, size_t n, slot_t *s)
      * in start order: a binary search finds that call. */
     size_t ncs = ns;
     for (size_t i = 0; i < n; i++) {
-        const mw_trace_rec_t *r = lr[i].r;
+        const mw_trace_rec_t *r = ref_rec(o, &lr[i]);
         if (mw_trace_is_call(r))
             continue;
         int part = (r->flags & MW_TF_PART) != 0;
@@ -836,10 +942,11 @@ static size_t make_slots(const lrec_t *lr, size_t n, slot_t *s)
         s[ns++] = (slot_t){k,
                            (uint8_t)(inside ? (part ? 3 : 2) : 5),
                            part ? lr[i].t1 : at,
-                           lr[i].i,
+                           (uint32_t)i,
                            r,
                            lr[i].t0,
-                           lr[i].t1};
+                           lr[i].t1,
+                           ref_event(o, &lr[i])};
     }
     return ns;
 }
@@ -847,42 +954,23 @@ static size_t make_slots(const lrec_t *lr, size_t n, slot_t *s)
 /* Writes the events of every location of rank `rank` (its parts: x->parts[first..last)). */
 static int write_rank(otf2_x_t *o, uint32_t rank, size_t first, size_t last)
 {
-    const mw__xt_t *x = o->x;
-    size_t n = 0;
-    for (size_t i = first; i < last; i++)
-        n += x->parts[i].n;
-    lrec_t *lr = malloc((n ? n : 1) * sizeof *lr);
-    slot_t *s = malloc((4 * n + 1) * sizeof *s);
-    if (!lr || !s) {
+    /* Records of calls still in progress are left out: the call's own record comes with the
+     * window it ends in. */
+    mw__xt_ref_t *lr = NULL;
+    size_t k = 0;
+    int rc = mw__xt_refs(o->x, first, last, MW__XT_BY_THREAD, 1, &lr, &k, &o->open_calls);
+    slot_t *s = rc == 0 ? malloc((4 * k + 1) * sizeof *s) : NULL;
+    if (!s) {
         free(lr);
-        free(s);
         fprintf(stderr, "mpiwatch-export: out of memory\n");
         return -1;
     }
-    size_t k = 0;
-    for (size_t i = first; i < last; i++) {
-        const mw__xt_part_t *p = &x->parts[i];
-        for (size_t j = 0; j < p->n; j++) {
-            const mw_trace_rec_t *r = &p->recs[j];
-            if (r->flags & MW_TF_OPEN) {
-                o->open_calls++; /* the call's own record comes with the window it ends in */
-                continue;
-            }
-            int64_t t0, t1;
-            mw__xt_times(p, r, &t0, &t1);
-            lr[k] = (lrec_t){r, t0, t1, (uint32_t)k};
-            k++;
-        }
-    }
-    if (k)
-        qsort(lr, k, sizeof *lr, cmp_lrec);
-    int rc = 0;
     /* Thread 0 always has a location (COMM_LOCATIONS refers to it), even without records. */
     size_t i = 0;
     uint32_t thread = 0;
     for (;;) {
         size_t j = i;
-        while (j < k && lr[j].r->thread == thread)
+        while (j < k && lr[j].thread == thread)
             j++;
         if (j > i || thread == 0) {
             OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(o->ar, loc_id(rank, thread));
@@ -892,7 +980,7 @@ static int write_rank(otf2_x_t *o, uint32_t rank, size_t first, size_t last)
                 rc = -1;
                 break;
             }
-            size_t ns = make_slots(lr + i, j - i, s);
+            size_t ns = make_slots(o, lr + i, j - i, s);
             qsort(s, ns, sizeof *s, cmp_slot);
             uint64_t lastt = 0;
             pend_clear(o); /* requests are per location */
@@ -914,7 +1002,7 @@ static int write_rank(otf2_x_t *o, uint32_t rank, size_t first, size_t last)
         if (j >= k)
             break;
         i = j;
-        thread = lr[j].r->thread;
+        thread = lr[j].thread;
     }
     free(lr);
     free(s);
@@ -1114,7 +1202,8 @@ static int write_defs(otf2_x_t *o)
                                                     OTF2_LOCATION_TYPE_CPU_THREAD, o->loc_events[l],
                                                     (uint32_t)o->locs[l]),
                  "location");
-    if (write_comms(o, g, s_empty, s_locs, s_world, s_self, s_comm0) < 0)
+    if (write_comms(o, g, s_empty, s_locs, s_world, s_self, s_comm0) < 0 ||
+        write_logical_defs(o, g) < 0)
         return -1;
     TRY_OTF2(OTF2_Archive_CloseGlobalDefWriter(o->ar, g), "closing the global definitions");
     return 0;
@@ -1134,6 +1223,9 @@ static void otf2_x_free(otf2_x_t *o)
     free(o->locs);
     free(o->loc_events);
     free(o->pend);
+    if (o->alist)
+        OTF2_AttributeList_Delete(o->alist);
+    mw__xt_index_free(&o->ix);
 }
 
 static void report(const otf2_x_t *o, const mw__xt_t *x, const char *anchor)
@@ -1146,6 +1238,11 @@ static void report(const otf2_x_t *o, const mw__xt_t *x, const char *anchor)
         if (o->counts[i])
             fprintf(stderr, " %s %" PRIu64, COUNT_NAMES[i], o->counts[i]);
     fputc('\n', stderr);
+    if (o->logical_events)
+        fprintf(stderr,
+                "mpiwatch-export: %" PRIu64 " communication event(s) with their logical step and "
+                "lateness (attributes mpiwatch::*, metrics lateness and differential lateness)\n",
+                o->logical_events);
     if (o->untranslated)
         fprintf(stderr,
                 "mpiwatch-export: warning: %" PRIu64 " message or collective event(s) on a "
@@ -1224,7 +1321,7 @@ int mw__export_otf2(const char *input, const char *dir)
         o.pend_mult = 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL);
     o.pend_mult |= 1;
     rc = 1;
-    if (plan_regions_locations(&o) < 0 || plan_comms(&o) < 0) {
+    if (plan_regions_locations(&o) < 0 || plan_comms(&o) < 0 || plan_logical(&o) < 0) {
         fprintf(stderr, "mpiwatch-export: out of memory\n");
         goto out;
     }

@@ -1,5 +1,6 @@
-/* export_trace.c: the traced windows of a recording (export_trace.h) and --format trace, every
- * traced record as one JSON line.
+/* export_trace.c: the traced windows of a recording (export_trace.h), the record walk and
+ * index both per-call formats share, --format trace (every traced record as one JSON line) and
+ * --format logical (one CSV row per communication event).
  *
  * DESIGN: one pass over the recording gathers three things: the exact traces of the merged
  * windows (Window.traces), the reach-back traces that arrived after their window had closed
@@ -11,6 +12,13 @@
  * index, so windows and gaps do not matter) and the records are written sorted by rank, then
  * global start time. Every window that is not exact for every rank is listed: a summary line
  * per window, and a warning on stderr with the count.
+ *
+ * The logical structure (docs/logical.md) is computed as the collector computes it online: the
+ * traced windows are pushed in window order through one mw_logical_stream, so that the same
+ * windows give the same steps here and live; each event is tied back to its record by
+ * (window, rank, record index). mw__xt_refs (records sorted for a format) and mw__xt_index
+ * (matches, collective instances and logical events by record) are the one walk over the
+ * records that --format trace, --format logical and --format otf2 share.
  */
 #define _GNU_SOURCE
 #include "export_trace.h"
@@ -594,28 +602,292 @@ void mw__xt_warn(const mw__xt_t *x)
                 x->bad_world_comms);
 }
 
-/* ---- --format trace ----------------------------------------------------------------------- */
+/* ---- the record walk and the index -------------------------------------------------------- */
 
-typedef struct {
-    int64_t t; /* global start */
-    uint32_t rank, thread;
-    uint32_t part; /* index into parts */
-    uint32_t rec;  /* index into the part's records */
-} xt_line_t;
-
-static int cmp_line(const void *pa, const void *pb)
+static int cmp_ref_start(const void *pa, const void *pb)
 {
-    const xt_line_t *a = pa, *b = pb;
+    const mw__xt_ref_t *a = pa, *b = pb;
     if (a->rank != b->rank)
         return a->rank < b->rank ? -1 : 1;
-    if (a->t != b->t)
-        return a->t < b->t ? -1 : 1;
+    if (a->t0 != b->t0)
+        return a->t0 < b->t0 ? -1 : 1;
     if (a->thread != b->thread)
         return a->thread < b->thread ? -1 : 1;
     if (a->part != b->part)
         return a->part < b->part ? -1 : 1;
     return a->rec < b->rec ? -1 : a->rec > b->rec;
 }
+
+static int cmp_ref_thread(const void *pa, const void *pb)
+{
+    const mw__xt_ref_t *a = pa, *b = pb;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    if (a->t0 != b->t0)
+        return a->t0 < b->t0 ? -1 : 1;
+    if (a->t1 != b->t1)
+        return a->t1 > b->t1 ? -1 : 1; /* the longer one first: it contains the other */
+    if (a->part != b->part)
+        return a->part < b->part ? -1 : 1;
+    return a->rec < b->rec ? -1 : a->rec > b->rec;
+}
+
+int mw__xt_refs(const mw__xt_t *x, size_t first, size_t last, int order, int skip_open,
+                mw__xt_ref_t **out, size_t *n, uint64_t *open)
+{
+    size_t total = 0;
+    for (size_t i = first; i < last; i++)
+        total += x->parts[i].n;
+    mw__xt_ref_t *v = malloc((total ? total : 1) * sizeof *v);
+    *out = v;
+    *n = 0;
+    if (!v)
+        return -1;
+    size_t k = 0;
+    for (size_t i = first; i < last; i++) {
+        const mw__xt_part_t *p = &x->parts[i];
+        for (size_t j = 0; j < p->n; j++) {
+            const mw_trace_rec_t *r = &p->recs[j];
+            if (skip_open && (r->flags & MW_TF_OPEN)) {
+                if (open)
+                    (*open)++; /* the call's own record comes with the window it ends in */
+                continue;
+            }
+            int64_t t0, t1;
+            mw__xt_times(p, r, &t0, &t1);
+            v[k++] = (mw__xt_ref_t){t0, t1, p->rank, r->thread, (uint32_t)i, (uint32_t)j};
+        }
+    }
+    if (k)
+        qsort(v, k, sizeof *v, order == MW__XT_BY_THREAD ? cmp_ref_thread : cmp_ref_start);
+    *n = k;
+    return 0;
+}
+
+/* Parts in the order the stream takes them: window, then rank. */
+static const mw__xt_t *sort_parts_x;
+
+static int cmp_part_window(const void *pa, const void *pb)
+{
+    const mw__xt_part_t *a = &sort_parts_x->parts[*(const uint32_t *)pa];
+    const mw__xt_part_t *b = &sort_parts_x->parts[*(const uint32_t *)pb];
+    if (a->window != b->window)
+        return a->window < b->window ? -1 : 1;
+    return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/* Keeps what one batch finalized. Returns 0, or -1 when out of memory. */
+static int keep_batch(mw__xt_index_t *ix, size_t *cap_ev, size_t *cap_lp,
+                      const mw_logical_batch_t *b)
+{
+    if (b->nevents) {
+        if (ix->nevents + b->nevents > *cap_ev) {
+            size_t c = *cap_ev ? *cap_ev : 1024;
+            while (c < ix->nevents + b->nevents)
+                c *= 2;
+            mw_logical_event_t *v = reallocarray(ix->events, c, sizeof *v);
+            if (!v)
+                return -1;
+            ix->events = v;
+            *cap_ev = c;
+        }
+        memcpy(ix->events + ix->nevents, b->events, b->nevents * sizeof *b->events);
+        ix->nevents += b->nevents;
+    }
+    if (b->npartitions) {
+        if (ix->nlparts + b->npartitions > *cap_lp) {
+            size_t c = *cap_lp ? *cap_lp : 256;
+            while (c < ix->nlparts + b->npartitions)
+                c *= 2;
+            mw_logical_partition_t *v = reallocarray(ix->lparts, c, sizeof *v);
+            if (!v)
+                return -1;
+            ix->lparts = v;
+            *cap_lp = c;
+        }
+        memcpy(ix->lparts + ix->nlparts, b->partitions, b->npartitions * sizeof *b->partitions);
+        ix->nlparts += b->npartitions;
+    }
+    return 0;
+}
+
+/* The traced windows through one stream, in window order, as the collector does online
+ * (docs/logical.md): a window's exact ranks in one push; a window missing from the recording
+ * or traced by no rank is a hole, which the stream takes as a gap; the end of the recording is
+ * a gap. A rank whose records were put on another start than its window's (a reach-back trace
+ * with its own start) is shifted onto the window's. */
+static int run_logical(const mw__xt_t *x, mw__xt_index_t *ix)
+{
+    mw_logical_opts_t opts = {.flags = MW_LOGICAL_LEAP};
+    mw_logical_stream_t *s = mw_logical_stream_new(&opts);
+    uint32_t *order = malloc((x->nparts ? x->nparts : 1) * sizeof *order);
+    mw_logical_rank_t *ranks = malloc((x->nparts ? x->nparts : 1) * sizeof *ranks);
+    mw_trace_rec_t **shifted = calloc(x->nparts ? x->nparts : 1, sizeof *shifted);
+    ix->pushed = malloc(2 * (x->nparts ? x->nparts : 1) * sizeof *ix->pushed);
+    const mw__xt_window_t **byidx = malloc((x->nwindows ? x->nwindows : 1) * sizeof *byidx);
+    size_t cap_ev = 0, cap_lp = 0;
+    int rc = -1;
+    if (!s || !order || !ranks || !shifted || !byidx || !ix->pushed)
+        goto out;
+    for (size_t i = 0; i < x->nwindows; i++)
+        byidx[i] = &x->windows[i];
+    if (x->nwindows)
+        qsort(byidx, x->nwindows, sizeof *byidx, cmp_window_index);
+    for (size_t i = 0; i < x->nparts; i++)
+        order[i] = (uint32_t)i;
+    sort_parts_x = x;
+    if (x->nparts)
+        qsort(order, x->nparts, sizeof *order, cmp_part_window);
+    for (size_t i = 0; i < x->nparts;) {
+        uint64_t win = x->parts[order[i]].window;
+        int64_t start = x->parts[order[i]].base_ns;
+        mw__xt_window_t key = {.index = win}, *kp = &key;
+        mw__xt_window_t **wp =
+            x->nwindows ? bsearch(&kp, byidx, x->nwindows, sizeof *byidx, cmp_window_index) : NULL;
+        if (wp)
+            start = (int64_t)(*wp)->start_ns;
+        size_t nr = 0;
+        for (; i < x->nparts && x->parts[order[i]].window == win; i++) {
+            const mw__xt_part_t *p = &x->parts[order[i]];
+            const mw_trace_rec_t *recs = p->recs;
+            if (p->base_ns != start && p->n) {
+                mw_trace_rec_t *c = malloc(p->n * sizeof *c);
+                if (!c)
+                    goto out;
+                for (size_t j = 0; j < p->n; j++) {
+                    c[j] = p->recs[j];
+                    c[j].start_ns += p->base_ns - start;
+                }
+                shifted[order[i]] = c;
+                recs = c;
+            }
+            ranks[nr++] = (mw_logical_rank_t){p->rank, recs, p->n};
+        }
+        if (ix->npushed && ix->pushed[2 * ix->npushed - 1] + 1 == win) {
+            ix->pushed[2 * ix->npushed - 1] = win;
+        } else {
+            ix->pushed[2 * ix->npushed] = ix->pushed[2 * ix->npushed + 1] = win;
+            ix->npushed++;
+        }
+        mw_logical_batch_t b;
+        memset(&b, 0, sizeof b);
+        if (mw_logical_stream_push(s, win, start, ranks, nr, &b) < 0) {
+            fprintf(stderr,
+                    "mpiwatch-export: the logical structure of window %" PRIu64
+                    " could not be computed (out of memory)\n",
+                    win);
+            mw_logical_batch_free(&b);
+            goto out;
+        }
+        int k = keep_batch(ix, &cap_ev, &cap_lp, &b);
+        mw_logical_batch_free(&b);
+        if (k < 0)
+            goto out;
+    }
+    mw_logical_batch_t b;
+    memset(&b, 0, sizeof b);
+    if (mw_logical_stream_gap(s, &b) < 0) {
+        mw_logical_batch_free(&b);
+        goto out;
+    }
+    int k = keep_batch(ix, &cap_ev, &cap_lp, &b);
+    mw_logical_batch_free(&b);
+    if (k < 0)
+        goto out;
+    mw_logical_stream_stats(s, &ix->lstats);
+
+    ix->event = malloc((ix->total ? ix->total : 1) * sizeof *ix->event);
+    if (!ix->event)
+        goto out;
+    for (size_t i = 0; i < ix->total; i++)
+        ix->event[i] = -1;
+    for (size_t e = 0; e < ix->nevents; e++) {
+        const mw_logical_event_t *ev = &ix->events[e];
+        const mw__xt_part_t *p = find_part(x, ev->rank, ev->window);
+        if (!p || ev->rec >= p->n) {
+            ix->lost_events++;
+            continue;
+        }
+        ix->event[ix->off[p - x->parts] + ev->rec] = (int64_t)e;
+    }
+    rc = 0;
+out:
+    for (size_t i = 0; shifted && i < x->nparts; i++)
+        free(shifted[i]);
+    free(shifted);
+    free(byidx);
+    free(order);
+    free(ranks);
+    mw_logical_stream_free(s);
+    return rc;
+}
+
+int mw__xt_index(const mw__xt_t *x, unsigned what, mw__xt_index_t *ix)
+{
+    memset(ix, 0, sizeof *ix);
+    ix->off = malloc((x->nparts + 1) * sizeof *ix->off);
+    if (!ix->off)
+        return -1;
+    ix->off[0] = 0;
+    for (size_t i = 0; i < x->nparts; i++)
+        ix->off[i + 1] = ix->off[i] + x->parts[i].n;
+    ix->total = ix->off[x->nparts];
+    if (what & MW__XT_MATCH) {
+        size_t n = ix->total ? ix->total : 1;
+        mw_trace_part_t *tp = malloc((x->nparts ? x->nparts : 1) * sizeof *tp);
+        ix->match = malloc(n * sizeof *ix->match);
+        ix->coll = malloc(n * sizeof *ix->coll);
+        if (!tp || !ix->match || !ix->coll) {
+            free(tp);
+            return -1;
+        }
+        for (size_t i = 0; i < x->nparts; i++) {
+            const mw__xt_part_t *p = &x->parts[i];
+            tp[i] = (mw_trace_part_t){p->rank, p->recs, p->n, p->base_ns};
+        }
+        int rc = mw_trace_match(tp, x->nparts, &ix->m);
+        free(tp);
+        if (rc < 0)
+            return -1;
+        for (size_t i = 0; i < ix->total; i++)
+            ix->match[i] = ix->coll[i] = -1;
+        const mw_trace_matches_t *m = &ix->m;
+        for (size_t i = 0; i < m->nmsgs; i++) {
+            const mw_trace_match_t *mm = &m->msgs[i];
+            if (mm->send_part < x->nparts && mm->send_rec < x->parts[mm->send_part].n)
+                ix->match[ix->off[mm->send_part] + mm->send_rec] = (int64_t)i;
+            if (mm->recv_part < x->nparts && mm->recv_rec < x->parts[mm->recv_part].n)
+                ix->match[ix->off[mm->recv_part] + mm->recv_rec] = (int64_t)i;
+        }
+        for (size_t i = 0; i < m->ncolls; i++)
+            for (uint32_t j = 0; j < m->colls[i].n; j++) {
+                uint32_t pi = m->coll_members[2 * ((size_t)m->colls[i].first + j)];
+                uint32_t ri = m->coll_members[2 * ((size_t)m->colls[i].first + j) + 1];
+                if (pi < x->nparts && ri < x->parts[pi].n)
+                    ix->coll[ix->off[pi] + ri] = (int64_t)i;
+            }
+    }
+    if ((what & MW__XT_LOGICAL) && run_logical(x, ix) < 0)
+        return -1;
+    return 0;
+}
+
+void mw__xt_index_free(mw__xt_index_t *ix)
+{
+    mw_trace_matches_free(&ix->m);
+    free(ix->off);
+    free(ix->match);
+    free(ix->coll);
+    free(ix->events);
+    free(ix->event);
+    free(ix->lparts);
+    free(ix->pushed);
+    memset(ix, 0, sizeof *ix);
+}
+
+/* ---- --format trace and --format logical -------------------------------------------------- */
 
 static const char *reason_name(uint32_t reason)
 {
@@ -656,110 +928,160 @@ static void window_line(FILE *out, const mw__xt_t *x, const mw__xt_window_t *w)
     fputs("]}\n", out);
 }
 
-static void record_line(FILE *out, const mw__xt_part_t *p, const mw_trace_rec_t *r, int64_t t,
-                        int64_t match, int64_t coll)
+static const char *const EV_KIND_NAMES[] = {"?", "send", "recv", "coll"};
+
+static const char *ev_kind_name(unsigned kind)
 {
+    return kind < sizeof EV_KIND_NAMES / sizeof EV_KIND_NAMES[0] ? EV_KIND_NAMES[kind] : "?";
+}
+
+static void record_line(FILE *out, const mw__xt_part_t *p, const mw__xt_ref_t *ref,
+                        const mw__xt_index_t *ix)
+{
+    const mw_trace_rec_t *r = &p->recs[ref->rec];
+    size_t k = ix->off[ref->part] + ref->rec;
     const char *fn = mw_fn_name(r->fn);
     fprintf(out,
             "{\"type\":\"record\",\"window\":%" PRIu64 ",\"rank\":%" PRIu32 ",\"thread\":%" PRIu32
-            ",\"kind\":\"%s\",\"fn\":\"%s\",\"start_ns\":%" PRId64 ",\"dur_ns\":%" PRIu64
-            ",\"comm\":\"%" PRIu64 "\",\"peer\":%" PRId32 ",\"tag\":%" PRId32 ",\"seq\":%" PRIu64
-            ",\"bytes\":%" PRIu64 ",\"req\":%" PRIu32 ",\"flags\":%u",
-            p->window, p->rank, r->thread, mw__xt_kind_name(r->kind), fn ? fn : "unknown", t,
-            r->dur_ns, r->comm, r->peer, r->tag, r->seq, r->bytes, r->req, (unsigned)r->flags);
+            ",\"rec\":%" PRIu32 ",\"kind\":\"%s\",\"fn\":\"%s\",\"start_ns\":%" PRId64
+            ",\"dur_ns\":%" PRIu64 ",\"comm\":\"%" PRIu64 "\",\"peer\":%" PRId32 ",\"tag\":%" PRId32
+            ",\"seq\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"req\":%" PRIu32 ",\"flags\":%u",
+            p->window, p->rank, r->thread, ref->rec, mw__xt_kind_name(r->kind), fn ? fn : "unknown",
+            ref->t0, r->dur_ns, r->comm, r->peer, r->tag, r->seq, r->bytes, r->req,
+            (unsigned)r->flags);
+    if (ix->event && ix->event[k] >= 0) {
+        const mw_logical_event_t *e = &ix->events[ix->event[k]];
+        fprintf(out,
+                ",\"event\":%" PRIu64 ",\"ev_kind\":\"%s\",\"step\":%" PRIu64
+                ",\"partition\":%" PRIu64 ",\"end_ns\":%" PRId64 ",\"late_ns\":%" PRId64
+                ",\"diff_ns\":%" PRId64 ",\"comp_ns\":%" PRId64 ",\"class\":\"%s\""
+                ",\"prev_event\":%" PRId64 ",\"peer_event\":%" PRId64,
+                e->id, ev_kind_name(e->kind), e->step, e->partition, e->end_ns, e->lateness_ns,
+                e->diff_ns, e->comp_before_ns, mw_logical_class_name(e->cls), e->rank_prev,
+                e->msg_peer);
+    }
     if (p->reach_back)
         fputs(",\"reach_back\":true", out);
     if (p->trace_flags & MW_TRACE_SEQ_UNRELIABLE)
         fputs(",\"seq_unreliable\":true", out);
-    if (match >= 0)
-        fprintf(out, ",\"match\":%" PRId64, match);
-    if (coll >= 0)
-        fprintf(out, ",\"coll\":%" PRId64, coll);
+    if (ix->match[k] >= 0)
+        fprintf(out, ",\"match\":%" PRId64, ix->match[k]);
+    if (ix->coll[k] >= 0)
+        fprintf(out, ",\"coll\":%" PRId64, ix->coll[k]);
     fputs("}\n", out);
+}
+
+static void logical_lines(FILE *out, const mw__xt_index_t *ix)
+{
+    for (size_t i = 0; i < ix->nlparts; i++) {
+        const mw_logical_partition_t *lp = &ix->lparts[i];
+        fprintf(out,
+                "{\"type\":\"partition\",\"partition\":%" PRIu64 ",\"step_first\":%" PRIu64
+                ",\"step_last\":%" PRIu64 ",\"events\":%" PRIu64 ",\"ranks\":%" PRIu32
+                ",\"forced\":%s}\n",
+                lp->id, lp->step_first, lp->step_last, lp->nevents, lp->ranks,
+                lp->forced ? "true" : "false");
+    }
+    const mw_logical_stats_t *st = &ix->lstats;
+    fprintf(out,
+            "{\"type\":\"logical\",\"windows\":%" PRIu64 ",\"events\":%" PRIu64
+            ",\"partitions\":%" PRIu64 ",\"merged_cycles\":%" PRIu64 ",\"merged_leap\":%" PRIu64
+            ",\"forced\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"unmatched\":%" PRIu64
+            ",\"dropped_ranks\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"pushed\":[",
+            st->windows, st->events, st->partitions, st->merged_cycles, st->merged_leap, st->forced,
+            st->gaps, st->unmatched, st->dropped_ranks, ix->lost_events);
+    for (size_t i = 0; i < ix->npushed; i++)
+        fprintf(out, "%s[%" PRIu64 ",%" PRIu64 "]", i ? "," : "", ix->pushed[2 * i],
+                ix->pushed[2 * i + 1]);
+    fputs("]}\n", out);
 }
 
 /* Writes the lines. Returns 0, or -1 when out of memory. */
 static int trace_lines(FILE *out, const mw__xt_t *x)
 {
-    size_t *off = malloc((x->nparts + 1) * sizeof *off);
-    mw_trace_part_t *tp = malloc((x->nparts ? x->nparts : 1) * sizeof *tp);
-    if (!off || !tp) {
-        free(off);
-        free(tp);
+    mw__xt_index_t ix;
+    mw__xt_ref_t *refs = NULL;
+    size_t n = 0;
+    if (mw__xt_index(x, MW__XT_MATCH | MW__XT_LOGICAL, &ix) < 0 ||
+        mw__xt_refs(x, 0, x->nparts, MW__XT_BY_START, 0, &refs, &n, NULL) < 0) {
+        free(refs);
+        mw__xt_index_free(&ix);
         return -1;
     }
-    off[0] = 0;
-    for (size_t i = 0; i < x->nparts; i++) {
-        const mw__xt_part_t *p = &x->parts[i];
-        tp[i] = (mw_trace_part_t){p->rank, p->recs, p->n, p->base_ns};
-        off[i + 1] = off[i] + p->n;
-    }
-    size_t total = off[x->nparts];
-    int64_t *match = malloc((total ? total : 1) * sizeof *match);
-    int64_t *coll = malloc((total ? total : 1) * sizeof *coll);
-    xt_line_t *lines = malloc((total ? total : 1) * sizeof *lines);
-    mw_trace_matches_t m;
-    memset(&m, 0, sizeof m);
-    if (!match || !coll || !lines || mw_trace_match(tp, x->nparts, &m) < 0) {
-        free(off);
-        free(tp);
-        free(match);
-        free(coll);
-        free(lines);
-        return -1;
-    }
-    for (size_t i = 0; i < total; i++)
-        match[i] = coll[i] = -1;
-    for (size_t i = 0; i < m.nmsgs; i++) {
-        const mw_trace_match_t *mm = &m.msgs[i];
-        if (mm->send_part < x->nparts && mm->send_rec < x->parts[mm->send_part].n)
-            match[off[mm->send_part] + mm->send_rec] = (int64_t)i;
-        if (mm->recv_part < x->nparts && mm->recv_rec < x->parts[mm->recv_part].n)
-            match[off[mm->recv_part] + mm->recv_rec] = (int64_t)i;
-    }
-    for (size_t i = 0; i < m.ncolls; i++)
-        for (uint32_t j = 0; j < m.colls[i].n; j++) {
-            uint32_t pi = m.coll_members[2 * ((size_t)m.colls[i].first + j)];
-            uint32_t ri = m.coll_members[2 * ((size_t)m.colls[i].first + j) + 1];
-            if (pi < x->nparts && ri < x->parts[pi].n)
-                coll[off[pi] + ri] = (int64_t)i;
-        }
-
     for (size_t i = 0; i < x->nwindows; i++) {
         const mw__xt_window_t *w = &x->windows[i];
         if (w->exact < w->ranks_reporting + w->ranks_missing || w->exact == 0)
             window_line(out, x, w);
     }
-    size_t n = 0;
-    for (size_t i = 0; i < x->nparts; i++)
-        for (size_t j = 0; j < x->parts[i].n; j++) {
-            const mw_trace_rec_t *r = &x->parts[i].recs[j];
-            int64_t t0, t1;
-            mw__xt_times(&x->parts[i], r, &t0, &t1);
-            lines[n++] = (xt_line_t){t0, x->parts[i].rank, r->thread, (uint32_t)i, (uint32_t)j};
-        }
-    if (n)
-        qsort(lines, n, sizeof *lines, cmp_line);
-    for (size_t i = 0; i < n; i++) {
-        const mw__xt_part_t *p = &x->parts[lines[i].part];
-        size_t k = off[lines[i].part] + lines[i].rec;
-        record_line(out, p, &p->recs[lines[i].rec], lines[i].t, match[k], coll[k]);
-    }
+    for (size_t i = 0; i < n; i++)
+        record_line(out, &x->parts[refs[i].part], &refs[i], &ix);
+    logical_lines(out, &ix);
     fprintf(stderr,
             "mpiwatch-export: %" PRIu64 " record(s) of %zu traced rank window(s); %zu message(s) "
             "matched, %" PRIu64 " send(s) and %" PRIu64 " receive(s) without their partner, "
-            "%zu collective instance(s)\n",
-            x->records, x->nparts, m.nmsgs, m.sends_unmatched, m.recvs_unmatched, m.ncolls);
-    mw_trace_matches_free(&m);
-    free(off);
-    free(tp);
-    free(match);
-    free(coll);
-    free(lines);
+            "%zu collective instance(s); %zu communication event(s) in %zu partition(s)\n",
+            x->records, x->nparts, ix.m.nmsgs, ix.m.sends_unmatched, ix.m.recvs_unmatched,
+            ix.m.ncolls, ix.nevents, ix.nlparts);
+    free(refs);
+    mw__xt_index_free(&ix);
     return 0;
 }
 
-int mw__export_trace(const char *input, const char *output)
+static int cmp_event_row(const void *pa, const void *pb)
+{
+    const mw_logical_event_t *a = *(const mw_logical_event_t *const *)pa;
+    const mw_logical_event_t *b = *(const mw_logical_event_t *const *)pb;
+    if (a->step != b->step)
+        return a->step < b->step ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* --format logical: one CSV row per event, by step, then rank. Returns 0, or -1. */
+static int logical_rows(FILE *out, const mw__xt_t *x)
+{
+    mw__xt_index_t ix;
+    if (mw__xt_index(x, MW__XT_LOGICAL, &ix) < 0) {
+        mw__xt_index_free(&ix);
+        return -1;
+    }
+    const mw_logical_event_t **rows = malloc((ix.nevents ? ix.nevents : 1) * sizeof *rows);
+    if (!rows) {
+        mw__xt_index_free(&ix);
+        return -1;
+    }
+    for (size_t i = 0; i < ix.nevents; i++)
+        rows[i] = &ix.events[i];
+    if (ix.nevents)
+        qsort(rows, ix.nevents, sizeof *rows, cmp_event_row);
+    fputs("window,rank,record,function,kind,step,start_ns,end_ns,lateness_ns,diff_lateness_ns,"
+          "class,partition,peer,event,comp_before_ns\n",
+          out);
+    for (size_t i = 0; i < ix.nevents; i++) {
+        const mw_logical_event_t *e = rows[i];
+        const char *fn = mw_fn_name(e->fn);
+        fprintf(out,
+                "%" PRIu64 ",%" PRIu32 ",%" PRIu32 ",%s,%s,%" PRIu64 ",%" PRId64 ",%" PRId64
+                ",%" PRId64 ",%" PRId64 ",%s,%" PRIu64 ",%" PRId32 ",%" PRIu64 ",%" PRId64 "\n",
+                e->window, e->rank, e->rec, fn ? fn : "unknown", ev_kind_name(e->kind), e->step,
+                e->start_ns, e->end_ns, e->lateness_ns, e->diff_ns, mw_logical_class_name(e->cls),
+                e->partition, e->peer, e->id, e->comp_before_ns);
+    }
+    fprintf(stderr,
+            "mpiwatch-export: %zu communication event(s) in %zu partition(s) from %zu traced "
+            "rank window(s); %" PRIu64 " partition(s) finalized early, %" PRIu64
+            " send(s) or receive(s) without their partner\n",
+            ix.nevents, ix.nlparts, x->nparts, ix.lstats.forced, ix.lstats.unmatched);
+    free(rows);
+    mw__xt_index_free(&ix);
+    return 0;
+}
+
+/* Loads the recording and writes `lines` into OUTPUT ("-": stdout; a regular file through
+ * mw_file.h, replaced only when the export succeeded). Returns the exit status. */
+static int export_lines(const char *input, const char *output,
+                        int (*lines)(FILE *, const mw__xt_t *))
 {
     mw__xt_t x;
     int rc = mw__xt_load(&x, input);
@@ -786,7 +1108,7 @@ int mw__export_trace(const char *input, const char *output)
         return 1;
     }
     mw__xt_warn(&x);
-    if (trace_lines(out, &x) < 0) {
+    if (lines(out, &x) < 0) {
         fprintf(stderr, "mpiwatch-export: out of memory\n");
         rc = 1;
     }
@@ -807,4 +1129,14 @@ int mw__export_trace(const char *input, const char *output)
     if (!to_stdout && fclose(out) != 0 && rc == 0)
         rc = 1;
     return rc;
+}
+
+int mw__export_trace(const char *input, const char *output)
+{
+    return export_lines(input, output, trace_lines);
+}
+
+int mw__export_logical(const char *input, const char *output)
+{
+    return export_lines(input, output, logical_rows);
 }

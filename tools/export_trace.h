@@ -1,5 +1,6 @@
 /* export_trace.h: the traced windows of a recording, gathered for mpiwatch-export's per-call
- * formats: --format trace (JSON lines, export_trace.c) and --format otf2 (export_otf2.c).
+ * formats: --format trace (JSON lines, export_trace.c), --format logical (CSV, one row per
+ * communication event with its logical step and lateness) and --format otf2 (export_otf2.c).
  *
  * Both formats need every traced record of the recording at once (records are sorted per
  * rank and thread, and messages are matched across windows), so unlike the other formats
@@ -11,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mw_logical.h"
 #include "mw_proto.h"
 #include "mw_trace.h"
 
@@ -105,7 +107,61 @@ void mw__xt_times(const mw__xt_part_t *p, const mw_trace_rec_t *r, int64_t *t0, 
 /* The name of a record kind ("send", "irecv", ...). */
 const char *mw__xt_kind_name(unsigned kind);
 
-/* --format trace: every record as a JSON line (docs/export.md). Returns the exit status. */
+/* ---- the record walk both per-call formats share ------------------------------------------ */
+
+/* A record of x->parts[part].recs[rec] with its global start and end. */
+typedef struct {
+    int64_t t0, t1;
+    uint32_t rank, thread;
+    uint32_t part, rec;
+} mw__xt_ref_t;
+
+enum {
+    MW__XT_BY_START = 0, /* rank, start, thread, part, record: the trace lines */
+    MW__XT_BY_THREAD = 1 /* rank, thread, start, the longer first, part, record: OTF2's
+                          * locations, where a call contains the records it completes */
+};
+
+/* The records of parts [first, last) in a fresh array (*out, *n), sorted in `order`. With
+ * skip_open, records of calls still in progress (MW_TF_OPEN) are left out and counted in
+ * *open. Returns 0, or -1 when out of memory. */
+int mw__xt_refs(const mw__xt_t *x, size_t first, size_t last, int order, int skip_open,
+                mw__xt_ref_t **out, size_t *n, uint64_t *open);
+
+/* What the formats add to each record, by its flat index off[part] + rec. */
+typedef struct {
+    size_t *off; /* nparts + 1 entries */
+    size_t total;
+    /* MW__XT_MATCH: mw_trace_match over the whole recording */
+    mw_trace_matches_t m;
+    int64_t *match, *coll; /* message / collective instance of a record, -1 */
+    /* MW__XT_LOGICAL: the traced windows pushed in window order through one
+     * mw_logical_stream (docs/logical.md): steps, lateness, partitions */
+    mw_logical_event_t *events; /* in the order the stream finalized them */
+    size_t nevents;
+    int64_t *event; /* index into events of a record that is an event, -1 */
+    mw_logical_partition_t *lparts;
+    size_t nlparts;
+    mw_logical_stats_t lstats;
+    uint64_t lost_events; /* events whose (window, rank, record) names no record (none) */
+    uint64_t *pushed;     /* the windows pushed, as ranges: pushed[2i] .. pushed[2i + 1] */
+    size_t npushed;       /* ranges */
+} mw__xt_index_t;
+
+#define MW__XT_MATCH 1u
+#define MW__XT_LOGICAL 2u
+
+/* Builds what `what` asks for. Returns 0, or -1 when out of memory (or the stream refused a
+ * window: a message on stderr). */
+int mw__xt_index(const mw__xt_t *x, unsigned what, mw__xt_index_t *ix);
+void mw__xt_index_free(mw__xt_index_t *ix);
+
+/* --format trace: every record as a JSON line, communication events with their logical step
+ * and lateness (docs/export.md). Returns the exit status. */
 int mw__export_trace(const char *input, const char *output);
+
+/* --format logical: one CSV row per communication event (docs/export.md). Returns the exit
+ * status. */
+int mw__export_logical(const char *input, const char *output);
 
 #endif

@@ -73,6 +73,7 @@ def main():
     last = {}
     stack = collections.defaultdict(list)
     per_loc = collections.Counter()
+    logical = 0  # events with their logical step (docs/export.md "otf2"), each then a Metric
     with otf2.reader.open(sys.argv[1]) as trace:
         d = trace.definitions
         comms = {c.name: c for c in d.comms}
@@ -91,6 +92,8 @@ def main():
         for loc, ev in trace.events:
             name = type(ev).__name__
             counts[name] += 1
+            if any(a.name == "mpiwatch::logical_step" for a in (ev.attributes or {})):
+                logical += 1
             per_loc[loc._ref] += 1
             if ev.time < last.get(loc._ref, 0):
                 fail("time goes back on %s: %r" % (loc.name, ev))
@@ -124,6 +127,11 @@ def main():
                                                                loc.number_of_events))
     if any(stack.values()):
         fail("calls without Leave: %r" % dict(stack))
+    # The lateness metric follows every event that has a logical step (check_logical.py checks
+    # their values); the other counts stay exact.
+    metric = counts.pop("Metric", 0)
+    if metric != logical or not logical:
+        fail("%d events with a logical step and %d Metric events" % (logical, metric))
     if exp is None:
         for k in ("Enter", "Leave", "MpiSend", "MpiIsend", "MpiRecv", "MpiIrecv"):
             if counts[k] != counts_j[k]:

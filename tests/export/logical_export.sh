@@ -1,0 +1,86 @@
+#!/bin/bash
+# logical_export.sh PATTERN NP EXPORT COLLECTOR LIB PROGRAM MPIRUN [PROGRAM ARGS...]: logical
+# steps and lateness (docs/logical.md) of a real MPI job with a known pattern and a known delay
+# (tests/programs/logical_patterns.c), recorded with tracing on:
+#   - --format trace: every communication event's step, lateness, differential lateness, class
+#     and partition, checked by check_logical.py against its own brute-force extraction and the
+#     pattern's hand-computed answer (where the delay starts, which steps the tree levels take);
+#   - --format logical (CSV): the same events, row for row;
+#   - --format otf2: the same values as attributes and metrics of the events (otf2-print, the
+#     OTF2 Python bindings);
+#   - --format lateness: the collector's online summaries per step equal those computed from the
+#     recording's events (the same steps online and from the recording);
+#   - the checker fails on a export whose step, lateness or class was changed.
+pattern=$1
+np=$2
+export_bin=$3
+MW_COLLECTOR=$4
+lib=$5
+prog=$6
+mpirun=$7
+shift 7
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib/common.sh
+. "$here/../lib/common.sh"
+mw_init "logical_$pattern"
+dir=$MW_T
+fails=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+[ -x "$prog" ] || mw_fail "no program $prog"
+[ -n "$mpirun" ] || mw_fail "no mpirun"
+
+mw_mpi_env
+export MPIWATCH_TRACE=on
+mw_start_collector --exit-after-job --quiet --record "$dir/job.mpiw" --silence-timeout-ms 30000
+"$mpirun" --oversubscribe -np "$np" -x LD_PRELOAD="$lib" -x MPIWATCH_COLLECTOR="$MW_EP" \
+    -x MPIWATCH_TRACE "$prog" "$pattern" "$@" >"$dir/prog.out" 2>&1 ||
+    { MW_FAILURE_LOG=$dir/prog.out; mw_fail "logical_patterns $pattern failed"; }
+mw_collector_exits 60
+params=$(grep -m1 '^logical_patterns ' "$dir/prog.out") ||
+    { MW_FAILURE_LOG=$dir/prog.out; mw_fail "the program printed no parameters"; }
+
+"$export_bin" --format trace "$dir/job.mpiw" -o "$dir/job.jsonl" 2>"$dir/trace.err" ||
+    mw_fail "--format trace exited $?: $(cat "$dir/trace.err")"
+"$export_bin" --format logical "$dir/job.mpiw" -o "$dir/job.csv" 2>"$dir/logical.err" ||
+    fail "--format logical exited $?: $(cat "$dir/logical.err")"
+"$export_bin" --format otf2 "$dir/job.mpiw" -o "$dir/arch" 2>"$dir/otf2.err" ||
+    fail "--format otf2 exited $?: $(cat "$dir/otf2.err")"
+"$export_bin" --format lateness "$dir/job.mpiw" -o "$dir/online.jsonl" 2>"$dir/lateness.err" ||
+    fail "--format lateness exited $?: $(cat "$dir/lateness.err")"
+if grep -q warning "$dir/trace.err"; then
+    fail "warnings (a window not traced?): $(grep warning "$dir/trace.err")"
+fi
+otf2-print --silent -Werror "$dir/arch/traces.otf2" >"$dir/print.silent" 2>&1 ||
+    fail "otf2-print --silent -Werror: $(cat "$dir/print.silent")"
+
+# shellcheck disable=SC2086 # the parameters line is word-split on purpose
+"$MW_PYTHON" "$here/check_logical.py" "$dir/job.jsonl" --params "$params" --csv "$dir/job.csv" \
+    --otf2 "$dir/arch/traces.otf2" --online "$dir/online.jsonl" || fail "check_logical"
+
+# The checker must fail on a changed step, lateness and class (the reference is not a copy).
+"$MW_PYTHON" - "$dir/job.jsonl" "$dir" <<'EOF' || fail "could not make the altered exports"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+ev = [i for i, x in enumerate(lines) if x.get("type") == "record" and "step" in x]
+late = max(ev, key=lambda i: lines[i]["late_ns"])
+for name, field, i, value in (("step", "step", ev[len(ev) // 2], None),
+                              ("late", "late_ns", late, 0),
+                              ("class", "class", late, "none")):
+    out = [dict(x) for x in lines]
+    out[i][field] = out[i][field] + 1 if value is None else value
+    with open("%s/bad_%s.jsonl" % (sys.argv[2], name), "w", encoding="utf-8") as f:
+        for x in out:
+            f.write(json.dumps(x) + "\n")
+EOF
+for bad in step late class; do
+    if "$MW_PYTHON" "$here/check_logical.py" "$dir/bad_$bad.jsonl" --params "$params" \
+        >"$dir/bad_$bad.out" 2>&1; then
+        fail "check_logical accepted an export with a wrong $bad"
+    fi
+done
+
+[ "$fails" -eq 0 ] || mw_fail "$fails failure(s)"
+mw_log "ok"
