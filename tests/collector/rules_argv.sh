@@ -8,5 +8,5 @@ shift
         printf '%s\n' "$a"
     done
     printf 'ENV %s\n' "$MPIWATCH_RULE" "$MPIWATCH_RANK" "$MPIWATCH_VALUE" "$MPIWATCH_WINDOW" \
-        "$MPIWATCH_JOB" "$MPIWATCH_NODE"
+        "$MPIWATCH_JOB" "$MPIWATCH_NODE" "$MPIWATCH_STEP" "$MPIWATCH_FUNCTION"
 } >"$out.tmp" && mv "$out.tmp" "$out"

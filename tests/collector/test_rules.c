@@ -9,7 +9,9 @@
  * first window K lies after the firing's lead. Issue 12: a job or node name that looks like an
  * option arrives sanitised; an action's whole process group (a `sh -c` and the grandchild it
  * puts in the background) is gone after its timeout, and after the rules are freed (the
- * collector's exit) while it runs.
+ * collector's exit) while it runs. Issue 15: the lateness metrics read lateness batches, not
+ * windows; they fire with `for` and `cooldown` counted in windows and name the rank, function
+ * and step of the maximum.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -329,6 +331,11 @@ static void test_invalid(void **state)
          "r.ini:1: rule 'a': metric function_p99 is per window; over = step takes"},
         {"[rule a]\nmetric = load_imbalance\nover = step\nop = >\nthreshold = 1\naction = log\n",
          "r.ini:1: rule 'a': metric load_imbalance is per window"},
+        {"[rule a]\nmetric = diff_lateness_max\nover = step\nop = >\nthreshold = 1\n"
+         "action = log\n",
+         "r.ini:1: rule 'a': metric diff_lateness_max is per window"},
+        {"[rule a]\nmetric = lateness_max\nscope = 0-1\nop = >\nthreshold = 1\naction = log\n",
+         "r.ini:1: rule 'a': metric lateness_max is job-wide and takes no scope"},
         {"[rule a]\nmetric = step_time\nover = steps\n",
          "r.ini:3: over must be 'window' or 'step'"},
         {"[rule a]\nmetric = step_time\nover = step\nscope = 0-1\nop = >\nthreshold = 1\n"
@@ -549,7 +556,9 @@ static void test_exec_metacharacters(void **state)
                             "ENV 0.9",
                             "ENV 7",
                             "ENV job___touch_x_",
-                            "ENV n1___touch_x___touch_x______x"};
+                            "ENV n1___touch_x___touch_x______x",
+                            "ENV -1", /* MPIWATCH_STEP of a window rule */
+                            "ENV "};  /* MPIWATCH_FUNCTION: only for the lateness metrics */
     for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
         assert_non_null(fgets(line, sizeof line, f));
         line[strcspn(line, "\n")] = '\0';
@@ -621,6 +630,90 @@ static void test_exec_option_names(void **state)
     fclose(f);
     col->job.nodes = NULL;
     col->job.n_nodes = 0;
+}
+
+/* A lateness batch with one window summary: differential lateness diff_ms on rank 3's
+ * MPI_Isend at step 42, `events` events, lost time lost_ms of 4 ranks x 100 ms. */
+static void lateness(uint64_t index, double diff_ms, uint64_t events, double lost_ms)
+{
+    Mpiwatch__LatenessSummary s = MPIWATCH__LATENESS_SUMMARY__INIT, *sp = &s;
+    s.key = index;
+    s.events = events;
+    s.diff_max_ns = (int64_t)(diff_ms * 1e6);
+    s.lateness_max_ns = s.diff_max_ns + 1000000;
+    s.diff_rank = 3;
+    s.lateness_rank = 1;
+    s.diff_fn = mw_fn_id("MPI_Isend");
+    s.lateness_fn = mw_fn_id("MPI_Recv");
+    s.diff_step = 42;
+    s.lateness_step = 43;
+    s.traced_ranks = 4;
+    s.window_ns = 100 * MW_NS_PER_MS;
+    s.lost_ns = (int64_t)(lost_ms * 1e6);
+    s.lateness_share = lost_ms / 400.0;
+    Mpiwatch__Lateness b = MPIWATCH__LATENESS__INIT;
+    b.window = index;
+    b.n_windows = 1;
+    b.windows = &sp;
+    mw__rules_lateness(col->rules, col, &b);
+}
+
+static void test_lateness_metrics(void **state)
+{
+    (void)state;
+    char text[1024];
+    snprintf(text, sizeof text,
+             "[rule d]\nmetric = diff_lateness_max\nop = >\nthreshold = 0.01\nfor = 2\n"
+             "cooldown = 3\naction = exec\nexec = %s %s/argv.txt {rank} {function} {step} "
+             "{metric}\n"
+             "[rule l]\nmetric = lateness_max\nop = >\nthreshold = 0.05\naction = steer\n"
+             "steer = app.x=1\nranks = {rank}\n"
+             "[rule s]\nmetric = lateness_share\nop = >\nthreshold = 0.5\naction = log\n",
+             MW_RULES_ARGV_SCRIPT, dir);
+    col->rules = load(text);
+    set_clock();
+    /* Windows never fire them. */
+    win.samples_dropped = 5;
+    for (uint64_t k = 0; k < 5; k++)
+        window(k, 1000, 1000, 1000, 0);
+    assert_int_equal(mw__rules_fired(col->rules, "d"), 0);
+    /* 20 ms from window 10: fires at 11 (for 2), not at 12..14 (cooldown 3), at 15. */
+    static const uint64_t fired[] = {0, 1, 1, 1, 1, 2};
+    for (uint64_t k = 0; k < 6; k++) {
+        lateness(10 + k, 20, 10, 100);
+        if (mw__rules_fired(col->rules, "d") != fired[k])
+            fail_msg("window %llu: fired %llu times, want %llu", (unsigned long long)(10 + k),
+                     (unsigned long long)mw__rules_fired(col->rules, "d"),
+                     (unsigned long long)fired[k]);
+    }
+    wait_programs(10);
+    char path[128], line[256];
+    snprintf(path, sizeof path, "%s/argv.txt", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    const char *expect[] = {"3",     "MPI_Isend", "42",       "diff_lateness_max",
+                            "ENV d", "ENV 3",     "ENV 0.02", "ENV 11",
+                            "ENV ",  "ENV ",      "ENV 42",   "ENV MPI_Isend"};
+    for (size_t i = 0; i < sizeof expect / sizeof expect[0]; i++) {
+        assert_non_null(fgets(line, sizeof line, f));
+        line[strcspn(line, "\n")] = '\0';
+        assert_string_equal(line, expect[i]);
+    }
+    fclose(f);
+    /* A window without events breaks the run; under the threshold nothing fires. */
+    lateness(30, 20, 10, 100);
+    lateness(31, 20, 0, 100);
+    lateness(32, 20, 10, 100);
+    assert_int_equal(mw__rules_fired(col->rules, "d"), 2);
+    lateness(33, 20, 10, 100);
+    assert_int_equal(mw__rules_fired(col->rules, "d"), 3);
+    assert_int_equal(mw__rules_fired(col->rules, "l"), 0); /* 21 ms < 50 ms */
+    lateness(40, 60, 10, 100);
+    assert_int_equal(mw__rules_fired(col->rules, "l"), 1);
+    /* lateness_share: 100 ms of 400 ms is 0.25; 300 of 400 is 0.75. */
+    assert_int_equal(mw__rules_fired(col->rules, "s"), 0);
+    lateness(50, 0, 10, 300);
+    assert_int_equal(mw__rules_fired(col->rules, "s"), 1);
 }
 
 /* 1 while `pid` exists and is not a zombie (a zombie runs nothing; whoever is its parent
@@ -733,6 +826,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_exec_metacharacters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exec_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exec_option_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lateness_metrics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exec_timeout_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exec_stopped_at_exit, setup, teardown),
     };
