@@ -187,6 +187,7 @@ int mw__app_init(mw_app_t *app, const mw_viewer_options_t *opt, int headless)
         mw__topo_init(&app->tp, &app->opt) < 0 || mw__matrix_init(&app->tp) < 0)
         return -1;
     app->lg.metric = opt->lateness_diff ? MW_LVIEW_DIFF : MW_LVIEW_LATENESS;
+    app->lg.strip = opt->lateness_strip;
 
     app->model = mw_model_new(opt->cache_mb << 20);
     if (app->model)
@@ -770,7 +771,9 @@ mw_pick_t mw__app_pick(mw_app_t *app, int x, int y)
         mw_view_ctx_t vc;
         mw__app_view_ctx(app, &vc);
         mw__logical_update(&vc, &app->lg);
-        if (in_rect(&app->lg.ranks_r, x, y))
+        if (in_rect(&app->lg.ranks_r, x, y) && app->lg.strip)
+            p = mw__logical_strip_pick(&vc, &app->lg, x, y);
+        else if (in_rect(&app->lg.ranks_r, x, y))
             p = mw_ranks_pick(app->model, &app->view, &app->lg.ranks_r, x, y);
         else if (in_rect(&app->lg.plot_r, x, y))
             p = mw__logical_pick(&vc, &app->lg, x, y);
@@ -1028,6 +1031,12 @@ static void app_char(mw_app_t *app, char c)
         if (app->show != MW_SHOW_LOGICAL)
             return;
         app->lg.metric = app->lg.metric == MW_LVIEW_DIFF ? MW_LVIEW_LATENESS : MW_LVIEW_DIFF;
+        break;
+    case 'o':
+        /* The logical view's upper plot: MPI calls or lateness over time per rank. */
+        if (app->show != MW_SHOW_LOGICAL)
+            return;
+        app->lg.strip = !app->lg.strip;
         break;
     case 'q':
         app->quit = 1;

@@ -50,6 +50,7 @@ typedef struct {
     int dur_linear;                             /* --duration-axis linear */
     size_t trace_records; /* --trace-records: decoded records kept (0: the default) */
     int lateness_diff;    /* --lateness diff: the logical view starts on differential lateness */
+    int lateness_strip;   /* --lateness ...,strip: its upper plot shows lateness over time */
     unsigned highlight_fn;
     const char *snapshot, *meta;
     double at;

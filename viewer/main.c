@@ -19,7 +19,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: mpiwatch-viewer (--connect FEED_ENDPOINT [--history ENDPOINT] |\n"
                "                        --replay FILE.mpiw [--speed X])\n"
                "           [--view timeline|density|ranks|logical|all|topology|matrix]\n"
-               "           [--size WxH] [--lateness lateness|diff]\n"
+               "           [--size WxH] [--lateness lateness|diff[,strip]]\n"
                "           [--cache-mb N] [--trace-records N] [--duration-axis log|linear]\n"
                "           [--repr start|end|lines|arcs] [--transfer linear|log] [--omin F]\n"
                "           [--highlight-fn MPI_Name]\n"
@@ -44,7 +44,8 @@ static void usage(FILE *f)
                "                     per-rank timeline over the logical steps and lateness),\n"
                "                     or the 3D topology view or the communication matrix\n"
                "  --lateness L       logical view: cells coloured by lateness (default) or\n"
-               "                     diff (differential lateness; the 'd' key switches)\n"
+               "                     diff (differential lateness; the 'd' key switches);\n"
+               "                     ,strip: lateness over time per rank above ('o' key)\n"
                "  --size WxH         window or snapshot size in pixels (default 1280x800)\n"
                "  --cache-mb N       memory for cached windows (default 256)\n"
                "  --trace-records N  decoded trace records kept (default 1048576, 64 B each)\n"
@@ -254,16 +255,24 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
                 return -1;
             }
             break;
-        case OPT_LATENESS:
-            if (!strcmp(a, "lateness"))
+        case OPT_LATENESS: {
+            size_t n = strcspn(a, ",");
+            o->lateness_strip = a[n] == ',' && !strcmp(a + n + 1, "strip");
+            if (n == 8 && !strncmp(a, "lateness", n))
                 o->lateness_diff = 0;
-            else if (!strcmp(a, "diff"))
+            else if (n == 4 && !strncmp(a, "diff", n))
                 o->lateness_diff = 1;
-            else {
-                fprintf(stderr, "mpiwatch-viewer: --lateness %s: expected lateness or diff\n", a);
+            else
+                n = 0;
+            if (!n || (a[n] && !o->lateness_strip)) {
+                fprintf(stderr,
+                        "mpiwatch-viewer: --lateness %s: expected lateness or diff, then "
+                        "optionally ,strip\n",
+                        a);
                 return -1;
             }
             break;
+        }
         case OPT_TRACEREC: {
             char *end = NULL;
             unsigned long long v = strtoull(a, &end, 10);

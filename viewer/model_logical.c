@@ -563,6 +563,8 @@ static int64_t best_in(const mw_lview_t *lv, mw_lview_metric_t mt, uint64_t s0, 
     return best;
 }
 
+static void event_pick(const mw_model_t *m, const mw_logical_event_t *e, mw_pick_t *out);
+
 mw_pick_t mw_lview_pick(const mw_lview_t *lv, const mw_model_t *m, const mw_lview_pic_t *pic, int x,
                         int y)
 {
@@ -591,7 +593,15 @@ mw_pick_t mw_lview_pick(const mw_lview_t *lv, const mw_model_t *m, const mw_lvie
     int64_t i = best_in(lv, pic->metric, s0, s1, r0, last);
     if (i < 0)
         return pk;
-    const mw_logical_event_t *e = &lv->ev[i];
+    event_pick(m, &lv->ev[i], &pk);
+    return pk;
+}
+
+/* The pick of event e: its call, step and lateness; communicator, tag and bytes from its record
+ * when its window is still held. */
+static void event_pick(const mw_model_t *m, const mw_logical_event_t *e, mw_pick_t *out)
+{
+    mw_pick_t pk = *out;
     pk.kind = MW_PICK_CALL;
     pk.rank = e->rank;
     pk.fn = e->fn;
@@ -617,6 +627,100 @@ mw_pick_t mw_lview_pick(const mw_lview_t *lv, const mw_model_t *m, const mw_lvie
         pk.bytes = r->bytes;
         pk.tkind = r->kind;
     }
+    *out = pk;
+}
+
+/* The strip span of event e: from its rank's previous event's end (else its own start). */
+static void strip_span(const mw_lview_t *lv, const mw_logical_event_t *e, int64_t *a, int64_t *b)
+{
+    const mw_logical_event_t *pv =
+        e->rank_prev >= 0 ? mw_lview_event(lv, (uint64_t)e->rank_prev) : NULL;
+    *a = pv && pv->end_ns <= e->end_ns ? pv->end_ns : e->start_ns;
+    *b = e->end_ns > *a ? e->end_ns : *a;
+}
+
+int mw_lview_strip(const mw_lview_t *lv, mw_lview_metric_t metric, int64_t scale_max_ns,
+                   uint64_t g0, uint64_t g1, int w, int h, float *A, float *C)
+{
+    if (w <= 0 || h <= 0)
+        return -1;
+    size_t npx = (size_t)w * h;
+    memset(A, 0, npx * sizeof *A);
+    memset(C, 0, 3 * npx * sizeof *C);
+    if (!lv->n || !lv->info.ranks || g1 <= g0)
+        return -1;
+    const uint32_t R = lv->info.ranks;
+    float *val = malloc(npx * sizeof *val);
+    if (!val)
+        return -1;
+    for (size_t i = 0; i < npx; i++)
+        val[i] = -1;
+    const double xs = (double)w / (double)(g1 - g0);
+    for (size_t i = 0; i < lv->n; i++) {
+        const mw_logical_event_t *e = &lv->ev[i];
+        int64_t a, b;
+        strip_span(lv, e, &a, &b);
+        double xa = ((double)a - (double)g0) * xs, xb = ((double)b - (double)g0) * xs;
+        if (xb < 0 || xa >= w)
+            continue;
+        int c0 = xa < 0 ? 0 : (int)xa, c1 = xb >= w ? w - 1 : (int)xb;
+        double y0, y1;
+        mw_ranks_rows(R, h, e->rank, &y0, &y1);
+        float v = (float)metric_of(e, metric);
+        for (int y = (int)y0; y < (int)y1 && y < h; y++)
+            for (int x = c0; x <= c1; x++) {
+                size_t p = (size_t)y * w + x;
+                if (v > val[p])
+                    val[p] = v;
+            }
+    }
+    float top = (float)(scale_max_ns > 0 ? scale_max_ns : 1);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            size_t p = (size_t)y * w + x, o = (size_t)(h - 1 - y) * w + x;
+            if (val[p] < 0)
+                continue;
+            mw_rgb_t c = mw_lview_color(val[p] / top);
+            A[o] = 1.0f;
+            C[3 * o] = c.r;
+            C[3 * o + 1] = c.g;
+            C[3 * o + 2] = c.b;
+        }
+    free(val);
+    return 0;
+}
+
+mw_pick_t mw_lview_strip_pick(const mw_lview_t *lv, const mw_model_t *m, mw_lview_metric_t metric,
+                              uint64_t g0, uint64_t g1, int w, int h, int x, int y)
+{
+    mw_pick_t pk;
+    memset(&pk, 0, sizeof pk);
+    pk.kind = MW_PICK_NONE;
+    pk.peer = -1;
+    if (!lv->n || !lv->info.ranks || g1 <= g0 || x < 0 || y < 0 || x >= w || y >= h)
+        return pk;
+    uint32_t last = 0, r0 = mw_ranks_at(lv->info.ranks, h, y, &last);
+    pk.kind = MW_PICK_RANK;
+    pk.rank = r0;
+    double ns = (double)(g1 - g0) / w;
+    double ta = (double)g0 + x * ns, tb = ta + ns;
+    int64_t best = -1, bv = -1;
+    for (size_t i = 0; i < lv->n; i++) {
+        const mw_logical_event_t *e = &lv->ev[i];
+        if (e->rank < r0 || e->rank > last)
+            continue;
+        int64_t a, b;
+        strip_span(lv, e, &a, &b);
+        if ((double)b < ta || (double)a > tb)
+            continue;
+        int64_t v = metric_of(e, metric);
+        if (v > bv) {
+            bv = v;
+            best = (int64_t)i;
+        }
+    }
+    if (best >= 0)
+        event_pick(m, &lv->ev[best], &pk);
     return pk;
 }
 

@@ -113,6 +113,18 @@ void mw_lview_cell(const mw_lview_pic_t *pic, uint64_t step, uint32_t rank, floa
 mw_pick_t mw_lview_pick(const mw_lview_t *lv, const mw_model_t *m, const mw_lview_pic_t *pic, int x,
                         int y);
 
+/* Lateness over time per rank (a strip beside the step view, from the same events): x = time
+ * over [g0, g1] (global ns) in w columns, y = rank rows as in mw_lview_bin. Each event's value
+ * (lateness or differential lateness, on the scale 0 .. scale_max_ns) covers its rank's row from
+ * the end of the rank's previous event to its own end: the time over which it became late (a
+ * rank's first event: its own call). Fills A and C (row 0 at the bottom). Returns 0, or -1
+ * (nothing analysed). */
+int mw_lview_strip(const mw_lview_t *lv, mw_lview_metric_t metric, int64_t scale_max_ns,
+                   uint64_t g0, uint64_t g1, int w, int h, float *A, float *C);
+/* The event whose span in the strip covers plot pixel (x, y), as mw_lview_pick answers. */
+mw_pick_t mw_lview_strip_pick(const mw_lview_t *lv, const mw_model_t *m, mw_lview_metric_t metric,
+                              uint64_t g0, uint64_t g1, int w, int h, int x, int y);
+
 /* The screen split of the logical view: the per-rank timeline above (rect `ranks`), the
  * logical plot below (rect `plot`) with its header line at `head_y`, inside the call view's
  * region of l. */

@@ -380,7 +380,7 @@ static const char *const help_rows[][2] = {
     {"l", "call durations: log ↔ linear axis"},
     {"[  ]", "o_min − / + 0.05"},
     {"v", "views: all → timeline → call view → ranks → logical → topology → matrix"},
-    {"d", "logical view: lateness ↔ differential lateness"},
+    {"d / o", "logical view: lateness ↔ differential / MPI calls ↔ lateness over time"},
     {"Esc", "clear selection, highlights and pick"},
     {"s", "save a snapshot (mpiwatch-TIMESTAMP.png)"},
     {":", "steer: KEY=VALUE [RANKS], Enter sends, Esc cancels"},

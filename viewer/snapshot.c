@@ -245,6 +245,7 @@ static void json_logical(cJSON *tr, const mw_app_t *app)
     cJSON_AddStringToObject(o, "metric", lg->metric == MW_LVIEW_DIFF ? "diff" : "lateness");
     cJSON_AddItemToObject(o, "plot", json_rect(&lg->plot_r));
     cJSON_AddItemToObject(o, "ranks_plot", json_rect(&lg->ranks_r));
+    cJSON_AddBoolToObject(o, "strip", lg->strip); /* the upper plot: lateness over time */
     (void)mw_json_add_u64(o, "window_first", in->k0);
     (void)mw_json_add_u64(o, "window_last", in->k1);
     (void)mw_json_add_u64(o, "traced_windows", in->traced_windows);

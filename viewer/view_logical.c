@@ -33,12 +33,13 @@ int mw__logical_init(mw_logical_gl_t *lg)
     if (!lg->lv)
         return -1;
     lg->pic.mark = lg->pic.sel = -1;
-    return mw__density_init(&lg->g);
+    return mw__density_init(&lg->g) < 0 || mw__density_init(&lg->g2) < 0 ? -1 : 0;
 }
 
 void mw__logical_free(mw_logical_gl_t *lg)
 {
     mw__density_free(&lg->g);
+    mw__density_free(&lg->g2);
     mw_lview_free(lg->lv);
     free(lg->msgs);
     free(lg->colls);
@@ -58,7 +59,111 @@ static void picked(const mw_view_ctx_t *vc, int64_t *rank, uint64_t *s0, uint64_
     }
 }
 
+/* Room for a w x h picture in d's buffers. */
+static int room(mw_density_gl_t *d, int w, int h)
+{
+    size_t px = (size_t)w * (size_t)h;
+    if (px > d->cap) {
+        float *D = realloc(d->D, px * sizeof(float));
+        if (D)
+            d->D = D;
+        float *C = D ? realloc(d->C, px * 3 * sizeof(float)) : NULL;
+        if (!D || !C)
+            return -1;
+        d->C = C;
+        d->cap = px;
+    }
+    return 0;
+}
+
+/* d's buffers into its textures. */
+static int upload(mw_density_gl_t *d, int w, int h)
+{
+    glActiveTexture(GL_TEXTURE0);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glBindTexture(GL_TEXTURE_2D, d->tex_d);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, d->D);
+    glBindTexture(GL_TEXTURE_2D, d->tex_c);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB32F, w, h, 0, GL_RGB, GL_FLOAT, d->C);
+    d->tex_w = w;
+    d->tex_h = h;
+    return mw__gl_check("logical view upload");
+}
+
+/* The textures of d over rect r, opacity and colour exactly as binned. */
+static void draw_tex(const mw_view_ctx_t *vc, mw_density_gl_t *d, const mw_rect_t *r)
+{
+    mw_batch_t *b = vc->batch;
+    float v[] = {
+        (float)r->x,          (float)r->y,          0,           (float)r->h,
+        (float)(r->x + r->w), (float)r->y,          (float)r->w, (float)r->h,
+        (float)r->x,          (float)(r->y + r->h), 0,           0,
+        (float)(r->x + r->w), (float)(r->y + r->h), (float)r->w, 0,
+    };
+    glUseProgram(d->prog);
+    glUniformMatrix4fv(d->u_proj, 1, GL_FALSE, b->proj);
+    glUniform1i(d->u_d, 0);
+    glUniform1i(d->u_c, 1);
+    glUniform1i(d->u_mode, 0);
+    glUniform1f(d->u_omin, 0.0f);
+    glUniform1f(d->u_dmax, 1.0f);
+    glActiveTexture(GL_TEXTURE1);
+    glBindTexture(GL_TEXTURE_2D, d->tex_c);
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, d->tex_d);
+    mw__vbuf_draw(&d->quad, GL_TRIANGLE_STRIP, v, 4);
+}
+
+/* The global ns of the range [f0, f1] (seconds on the model's axis). */
+static void range_ns(const mw_model_t *m, double f0, double f1, uint64_t *g0, uint64_t *g1)
+{
+    uint64_t o = mw_model_origin_ns(m);
+    *g0 = o + (uint64_t)(f0 > 0 ? f0 * 1e9 : 0);
+    *g1 = o + (uint64_t)(f1 > 0 ? f1 * 1e9 : 0);
+}
+
+/* The strip (lateness over time per rank) in the upper plot, binned when its inputs changed. */
+static void strip_update(const mw_view_ctx_t *vc, mw_logical_gl_t *lg, double f0, double f1)
+{
+    const mw_rect_t *r = &lg->ranks_r;
+    uint64_t analyses = mw_lview_info(lg->lv)->analyses;
+    if (r->w <= 0 || r->h <= 0 ||
+        (lg->skey.valid && lg->skey.f0 == f0 && lg->skey.f1 == f1 && lg->skey.w == r->w &&
+         lg->skey.h == r->h && lg->skey.metric == (int)lg->metric && lg->skey.analyses == analyses))
+        return;
+    if (room(&lg->g2, r->w, r->h) < 0)
+        return;
+    uint64_t g0, g1;
+    range_ns(vc->model, f0, f1, &g0, &g1);
+    int rc = mw_lview_strip(lg->lv, lg->metric, lg->pic.scale_max_ns, g0, g1, r->w, r->h, lg->g2.D,
+                            lg->g2.C);
+    lg->g2.dmax = rc == 0 ? 1.0f : 0.0f;
+    if (upload(&lg->g2, r->w, r->h) < 0)
+        return;
+    lg->skey.f0 = f0;
+    lg->skey.f1 = f1;
+    lg->skey.w = r->w;
+    lg->skey.h = r->h;
+    lg->skey.metric = (int)lg->metric;
+    lg->skey.analyses = analyses;
+    lg->skey.valid = 1;
+}
+
+static int plot_update(const mw_view_ctx_t *vc, mw_logical_gl_t *lg);
+
 int mw__logical_update(const mw_view_ctx_t *vc, mw_logical_gl_t *lg)
+{
+    int rc = plot_update(vc, lg);
+    if (lg->strip) {
+        double f0 = 0, f1 = 0;
+        mw_view_focus(vc->view, &f0, &f1);
+        strip_update(vc, lg, f0, f1);
+    }
+    return rc;
+}
+
+/* The analysis of the range and the step plot's picture. */
+static int plot_update(const mw_view_ctx_t *vc, mw_logical_gl_t *lg)
 {
     mw_lview_split(vc->layout, &lg->ranks_r, &lg->plot_r, &lg->head_y);
     const mw_rect_t *r = &lg->plot_r;
@@ -76,17 +181,8 @@ int mw__logical_update(const mw_view_ctx_t *vc, mw_logical_gl_t *lg)
         lg->key.sel1 == s1 && lg->key.analyses == analyses)
         return 0;
     mw_density_gl_t *d = &lg->g;
-    size_t px = (size_t)r->w * (size_t)r->h;
-    if (px > d->cap) {
-        float *D = realloc(d->D, px * sizeof(float));
-        if (D)
-            d->D = D;
-        float *C = D ? realloc(d->C, px * 3 * sizeof(float)) : NULL;
-        if (!D || !C)
-            return -1;
-        d->C = C;
-        d->cap = px;
-    }
+    if (room(d, r->w, r->h) < 0)
+        return -1;
     if (!lg->msgs) {
         lg->msgs = calloc(LV_MSGS_MAX, sizeof *lg->msgs);
         lg->colls = calloc(LV_COLLS_MAX, sizeof *lg->colls);
@@ -98,15 +194,7 @@ int mw__logical_update(const mw_view_ctx_t *vc, mw_logical_gl_t *lg)
     int rc = mw_lview_bin(lg->lv, lg->metric, r->w, r->h, d->D, d->C, lg->msgs, lg->msgs_cap,
                           lg->colls, lg->colls_cap, sr, s0, s1, &lg->pic);
     d->dmax = rc == 0 ? 1.0f : 0.0f;
-    glActiveTexture(GL_TEXTURE0);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    glBindTexture(GL_TEXTURE_2D, d->tex_d);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, r->w, r->h, 0, GL_RED, GL_FLOAT, d->D);
-    glBindTexture(GL_TEXTURE_2D, d->tex_c);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB32F, r->w, r->h, 0, GL_RGB, GL_FLOAT, d->C);
-    d->tex_w = r->w;
-    d->tex_h = r->h;
-    if (mw__gl_check("logical view upload") < 0)
+    if (upload(d, r->w, r->h) < 0)
         return -1;
     lg->key.w = r->w;
     lg->key.h = r->h;
@@ -268,16 +356,61 @@ static void header(const mw_view_ctx_t *vc, mw_logical_gl_t *lg)
     }
 }
 
+static void rank_axis(const mw_view_ctx_t *vc, const mw_rect_t *r, uint32_t ranks);
+
+/* The strip: lateness (or differential lateness) over time per rank, on the step plot's scale,
+ * with the picked rank framed and the time and rank axes. */
+static void strip_draw(const mw_view_ctx_t *vc, mw_logical_gl_t *lg)
+{
+    const mw_rect_t *r = &lg->ranks_r;
+    mw_batch_t *b = vc->batch;
+    mw_text_t *t = vc->text;
+    double f0 = 0, f1 = 0;
+    mw_view_focus(vc->view, &f0, &f1);
+    mw__batch_rect(b, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
+                   mw__hex(MW_COLOR_PLOT, 1));
+    mw__batch_flush(b);
+    if (lg->skey.valid && lg->g2.dmax > 0)
+        draw_tex(vc, &lg->g2, r);
+    float lw = mw__px(vc->layout, 1);
+    uint32_t ranks = mw_lview_info(lg->lv)->ranks;
+    if (vc->view->highlight_rank >= 0 && (uint64_t)vc->view->highlight_rank < ranks) {
+        double y0, y1;
+        mw_ranks_rows(ranks, r->h, (uint32_t)vc->view->highlight_rank, &y0, &y1);
+        mw__batch_frame(b, (float)r->x - lw, (float)(r->y + y0) - lw, (float)r->w + 2 * lw,
+                        (float)(y1 - y0) + 2 * lw, lw, mw__hex(LV_COLOR_SEL, 1));
+    }
+    mw__trace_marks_draw(vc, r, f0, f1);
+    mw__time_axis(vc, r, f0, f1);
+    rank_axis(vc, r, ranks);
+    mw_rgba_t axis = mw__hex(MW_COLOR_AXIS, 1);
+    mw__batch_rect(b, (float)r->x - lw, (float)r->y, lw, (float)r->h + lw, axis);
+    mw__batch_rect(b, (float)r->x - lw, (float)(r->y + r->h), (float)r->w + lw, lw, axis);
+    int fs = mw__font_small(vc->layout);
+    float pad = mw__px(vc->layout, 6), lh = (float)mw__text_line_height(t, fs);
+    const char *what = lg->metric == MW_LVIEW_DIFF ? "differential lateness" : "lateness";
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s over time per rank (o: MPI calls)", what);
+    float w = mw__text_width(t, fs, buf), cy = (float)(r->y + r->h) - lh - pad / 2;
+    float right = (float)(r->x + r->w);
+    mw__batch_rect(b, right - w - 2 * pad, cy, w + pad * 1.5f, lh, mw__hex(MW_COLOR_BG, 0.75f));
+    mw__text_draw(t, fs, right - pad, cy, MW_ALIGN_RIGHT, mw__hex(MW_COLOR_TEXT, 1), buf);
+    mw__batch_flush(b);
+    mw__text_flush(t);
+}
+
 void mw__logical_draw(const mw_view_ctx_t *vc, mw_logical_gl_t *lg, mw_ranks_gl_t *rk)
 {
     mw__logical_update(vc, lg);
-    /* The per-rank timeline of the same range above. */
-    if (lg->ranks_r.h > 0) {
+    /* The per-rank timeline of the same range above, or lateness over time per rank. */
+    if (lg->ranks_r.h > 0 && !lg->strip) {
         mw_layout_t l2 = *vc->layout;
         l2.density = lg->ranks_r;
         mw_view_ctx_t v2 = *vc;
         v2.layout = &l2;
         mw__ranks_draw(&v2, rk);
+    } else if (lg->ranks_r.h > 0) {
+        strip_draw(vc, lg);
     }
     const mw_rect_t *r = &lg->plot_r;
     if (r->w <= 0 || r->h <= 0)
@@ -288,26 +421,8 @@ void mw__logical_draw(const mw_view_ctx_t *vc, mw_logical_gl_t *lg, mw_ranks_gl_
     mw__batch_rect(b, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
                    mw__hex(MW_COLOR_PLOT, 1));
     mw__batch_flush(b);
-    if (lg->key.valid && d->dmax > 0) {
-        float v[] = {
-            (float)r->x,          (float)r->y,          0,           (float)r->h,
-            (float)(r->x + r->w), (float)r->y,          (float)r->w, (float)r->h,
-            (float)r->x,          (float)(r->y + r->h), 0,           0,
-            (float)(r->x + r->w), (float)(r->y + r->h), (float)r->w, 0,
-        };
-        glUseProgram(d->prog);
-        glUniformMatrix4fv(d->u_proj, 1, GL_FALSE, b->proj);
-        glUniform1i(d->u_d, 0);
-        glUniform1i(d->u_c, 1);
-        glUniform1i(d->u_mode, 0);
-        glUniform1f(d->u_omin, 0.0f);
-        glUniform1f(d->u_dmax, 1.0f);
-        glActiveTexture(GL_TEXTURE1);
-        glBindTexture(GL_TEXTURE_2D, d->tex_c);
-        glActiveTexture(GL_TEXTURE0);
-        glBindTexture(GL_TEXTURE_2D, d->tex_d);
-        mw__vbuf_draw(&d->quad, GL_TRIANGLE_STRIP, v, 4);
-    }
+    if (lg->key.valid && d->dmax > 0)
+        draw_tex(vc, d, r);
     float left = (float)r->x, top = (float)r->y, lw = mw__px(vc->layout, 1);
     if (d->dmax > 0) {
         /* Collective instances under the messages: a violet line across their ranks. */
@@ -373,6 +488,16 @@ void mw__logical_draw(const mw_view_ctx_t *vc, mw_logical_gl_t *lg, mw_ranks_gl_
     }
     mw__batch_flush(b);
     mw__text_flush(vc->text);
+}
+
+mw_pick_t mw__logical_strip_pick(const mw_view_ctx_t *vc, mw_logical_gl_t *lg, int x, int y)
+{
+    double f0 = 0, f1 = 0;
+    uint64_t g0, g1;
+    mw_view_focus(vc->view, &f0, &f1);
+    range_ns(vc->model, f0, f1, &g0, &g1);
+    return mw_lview_strip_pick(lg->lv, vc->model, lg->metric, g0, g1, lg->ranks_r.w, lg->ranks_r.h,
+                               x - lg->ranks_r.x, y - lg->ranks_r.y);
 }
 
 mw_pick_t mw__logical_pick(const mw_view_ctx_t *vc, mw_logical_gl_t *lg, int x, int y)

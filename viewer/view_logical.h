@@ -19,6 +19,15 @@ typedef struct {
     size_t colls_cap;
     mw_lview_pic_t pic;
     mw_lview_metric_t metric; /* the 'd' key: lateness or differential lateness */
+    int strip;                /* the 'o' key: the upper plot shows lateness over time per rank
+                               * (g2) instead of the per-rank timeline */
+    mw_density_gl_t g2;       /* the strip's textures */
+    struct {
+        double f0, f1;
+        int w, h, metric;
+        uint64_t analyses;
+        int valid;
+    } skey;
     /* Where it was drawn in the last frame (picking uses the same). */
     mw_rect_t ranks_r, plot_r;
     int head_y;

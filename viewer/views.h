@@ -117,6 +117,8 @@ void mw__logical_free(mw_logical_gl_t *lg);
 int mw__logical_update(const mw_view_ctx_t *vc, mw_logical_gl_t *lg);
 void mw__logical_draw(const mw_view_ctx_t *vc, mw_logical_gl_t *lg, mw_ranks_gl_t *rk);
 mw_pick_t mw__logical_pick(const mw_view_ctx_t *vc, mw_logical_gl_t *lg, int x, int y);
+/* A click at pixel (x, y) of the upper plot when it shows lateness over time ('o'). */
+mw_pick_t mw__logical_strip_pick(const mw_view_ctx_t *vc, mw_logical_gl_t *lg, int x, int y);
 
 /* view_topology.c: the 3D topology view; its state and GL objects are t (app->tp, view_topo.h),
  * set up with the command line's window, step and camera. */

@@ -9,6 +9,9 @@
       message lines are drawn (light pixels along each line); a collective line is drawn.
   logicalcheck.py untraced META PNG PROBE
       a recording without traces: no event, no cell of the scale's hot colours in the plot.
+  logicalcheck.py strip META PNG PROBE DELAYED_RANK
+      the upper plot shows differential lateness over time per rank: the scale's top colour
+      over a long span of the delayed rank's row, and in no other rank's row.
   logicalcheck.py linked META PNG PROBE PICK_OUT RANK STEP
       a click on the marker picked that event (its rank and step) and the per-rank timeline
       frames the picked rank (the selection's yellow in its plot).
@@ -141,6 +144,23 @@ def check_untraced(meta, png, errors):
             errors.append(f"{n} pixels of the scale's colour at {t} in an empty plot")
 
 
+def check_strip(meta, png, rank, errors):
+    lv = meta["trace"]["logical_view"]
+    r = lv["ranks_plot"]
+    if not lv["strip"] or lv["metric"] != "diff":
+        errors.append(f"strip {lv['strip']}, metric {lv['metric']}: asked for diff,strip")
+    R = lv["ranks"]
+    for k in range(R):
+        y0 = r["y"] + (k * r["h"]) // R
+        y1 = r["y"] + ((k + 1) * r["h"]) // R - 1
+        n = count(png, ramp(1.0), 14, (r["x"], y0, r["x"] + r["w"] - 1, y1))
+        print(f"strip: rank {k}: {n} pixels of the scale's top colour")
+        if k == rank and n < 20 * (y1 - y0):
+            errors.append(f"the delayed rank {k}'s row has {n} pixels of the top colour")
+        if k != rank and n:
+            errors.append(f"rank {k}'s row has {n} pixels of the top colour")
+
+
 def check_linked(meta, png, pick_out, rank, step, errors):
     p = json.loads(open(pick_out).read())
     if p.get("kind") != "call" or p.get("rank") != rank or p.get("step") != step:
@@ -167,6 +187,8 @@ def main():
         check_traced(meta, png, int(sys.argv[5]), float(sys.argv[6]), sys.argv[7], errors)
     elif mode == "untraced":
         check_untraced(meta, png, errors)
+    elif mode == "strip":
+        check_strip(meta, png, int(sys.argv[5]), errors)
     elif mode == "linked":
         check_linked(meta, png, sys.argv[5], int(sys.argv[6]), int(sys.argv[7]), errors)
     else:

@@ -10,6 +10,8 @@
 #     one cell has a differential lateness of half the delay or more; every cell is in its
 #     colour of the scale; the message lines and the barriers' collective lines are drawn;
 #   - by lateness: the delay propagates (at least two late cells), each cell in its colour;
+#   - differential lateness over time per rank (--lateness diff,strip): the scale's top colour
+#     along rank 2's row, nowhere else;
 #   - a click on the marker picks that event (rank, step) and the per-rank timeline above
 #     frames the picked rank (the two plots are linked).
 # A recording without traces (mw-synth) draws no event and no colour of the scale, and a
@@ -77,6 +79,11 @@ ok_snap diff "$MW_T/r.mpiw" --view logical --range "0:$end" --lateness diff
 ok_snap late "$MW_T/r.mpiw" --view logical --range "0:$end"
 "$PY" "$CHECK" traced "$MW_T/late.meta.json" "$MW_T/late.png" "$probe" "$RANK" "$DELAY" \
     lateness || mw_fail "logical view by lateness (above)"
+
+# Differential lateness over time per rank in the upper plot.
+ok_snap strip "$MW_T/r.mpiw" --view logical --range "0:$end" --lateness diff,strip
+"$PY" "$CHECK" strip "$MW_T/strip.meta.json" "$MW_T/strip.png" "$probe" "$RANK" ||
+    mw_fail "lateness over time per rank (above)"
 
 # Linked: a click on the marker.
 read -r mx my step < <("$PY" -c 'import json,sys

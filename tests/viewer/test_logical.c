@@ -405,6 +405,57 @@ static void test_ring(void **state)
     mw_model_free(m);
 }
 
+/* Differential lateness over time per rank: the late send's span (from the end of its rank's
+ * previous event to its own end) in the top colour in rank 2's rows, no other row hot; a click
+ * there picks the send. */
+static void test_strip(void **state)
+{
+    (void)state;
+    mw_model_t *m = model(4);
+    static win_t w;
+    ring(&w, 4, 2, 1);
+    assert_int_equal(mw_model_add_window(m, build(&w)), 0);
+    mw_lview_t *lv = mw_lview_new();
+    assert_int_equal(mw_lview_update(lv, m, 0.0, 0.099), 1);
+    const mw_lview_info_t *in = mw_lview_info(lv);
+    size_t n = 0;
+    const mw_logical_event_t *ev = mw_lview_events(lv, &n);
+    const mw_logical_event_t *mk = &ev[in->diff_event];
+    const mw_logical_event_t *pv = mw_lview_event(lv, (uint64_t)mk->rank_prev);
+    assert_non_null(pv);
+    uint64_t g0 = mw_model_window_start(m, K0), g1 = g0 + WNS;
+    const int W = 1000, H = 40; /* 100 ns per column, 10 rows per rank */
+    free(A);
+    free(C);
+    A = calloc((size_t)W * H, sizeof *A);
+    C = calloc((size_t)W * H * 3, sizeof *C);
+    assert_int_equal(mw_lview_strip(lv, MW_LVIEW_DIFF, in->diff_max_ns, g0, g1, W, H, A, C), 0);
+    mw_lview_pic_t pic = {.w = W, .h = H};
+    int xa = (int)((double)((uint64_t)pv->end_ns - g0) * W / WNS) + 1;
+    int xb = (int)((double)((uint64_t)mk->end_ns - g0) * W / WNS) - 1;
+    assert_true(xb - xa > 30); /* 5 ms of 100 */
+    float a;
+    mw_rgb_t c;
+    for (int x = xa; x <= xb; x++) {
+        at(&pic, x, 25, &a, &c);
+        assert_true(a > 0 && same(c, mw_lview_color(1.0f)));
+    }
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) {
+            at(&pic, x, y, &a, &c);
+            if (y / 10 != 2)
+                assert_false(a > 0 && same(c, mw_lview_color(1.0f)));
+        }
+    mw_pick_t p = mw_lview_strip_pick(lv, m, MW_LVIEW_DIFF, g0, g1, W, H, (xa + xb) / 2, 25);
+    assert_int_equal(p.kind, MW_PICK_CALL);
+    assert_int_equal(p.rank, 2);
+    assert_int_equal(p.step, mk->step);
+    assert_int_equal(mw_lview_strip_pick(lv, m, MW_LVIEW_DIFF, g0, g1, W, H, W, 0).kind,
+                     MW_PICK_NONE);
+    mw_lview_free(lv);
+    mw_model_free(m);
+}
+
 /* 1000 ranks on 50 rows (20 per row) and more steps than columns: a row and a column show the
  * largest value of their events (the late rank's row is the top colour at the marker's step
  * although its other 19 ranks are on time). */
@@ -509,9 +560,8 @@ static void test_split(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ring),
-        cmocka_unit_test(test_aggregated),
-        cmocka_unit_test(test_untraced),
+        cmocka_unit_test(test_ring),       cmocka_unit_test(test_strip),
+        cmocka_unit_test(test_aggregated), cmocka_unit_test(test_untraced),
         cmocka_unit_test(test_split),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
