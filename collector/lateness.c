@@ -333,8 +333,10 @@ static void worker_window(mw_lateness_t *l, item_t *it, uint64_t queued)
 {
     if (!l->stream)
         return;
-    if (l->last_window >= 0 && it->window <= (uint64_t)l->last_window)
-        return; /* not after the last one pushed (cannot happen with the merge's order) */
+    if (l->last_window >= 0 && it->window <= (uint64_t)l->last_window) {
+        l->skipped_late++; /* not after the last one pushed: the merge's order forbids it */
+        return;
+    }
     if (l->budget_ns && mono_now() - it->enq_ns > l->budget_ns) {
         l->skipped_late++; /* behind: a hole, so what is pending is final */
         worker_gap(l, it->window, 0);
@@ -460,7 +462,12 @@ mw_lateness_t *mw__lateness_open(uint64_t budget_ms)
         return NULL;
     }
     pthread_mutex_init(&l->mu, NULL);
-    pthread_cond_init(&l->cv, NULL);
+    /* Waits are timed on the monotonic clock: a wall-clock step cannot stretch them. */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&l->cv, &ca);
+    pthread_condattr_destroy(&ca);
     int e = pthread_create(&l->thread, NULL, worker_main, l);
     if (e != 0) {
         MW_LOG(MW_LOG_ERROR, "lateness: cannot start the worker: %s", strerror(e));
@@ -672,7 +679,7 @@ void mw__lateness_flush(mw_collector_t *c, uint64_t timeout_ms)
     if (!l)
         return;
     struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
+    clock_gettime(CLOCK_MONOTONIC, &until);
     uint64_t ns = (uint64_t)until.tv_nsec + timeout_ms * MW_NS_PER_MS;
     until.tv_sec += (time_t)(ns / 1000000000ull);
     until.tv_nsec = (long)(ns % 1000000000ull);
