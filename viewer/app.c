@@ -188,6 +188,7 @@ int mw__app_init(mw_app_t *app, const mw_viewer_options_t *opt, int headless)
         return -1;
     app->lg.metric = opt->lateness_diff ? MW_LVIEW_DIFF : MW_LVIEW_LATENESS;
     app->lg.strip = opt->lateness_strip;
+    app->lg.throttle = !headless; /* a snapshot draws the range it asked for, whatever it costs */
 
     app->model = mw_model_new(opt->cache_mb << 20);
     if (app->model)
@@ -368,6 +369,8 @@ int mw__app_update(mw_app_t *app, uint64_t now_ns)
     app_title(app);
     if (mw__app_steer(app, now_ns))
         app->dirty = 1;
+    if (app->show == MW_SHOW_LOGICAL && app->lg.pending)
+        app->dirty = 1; /* the logical view waits to analyse the range shown */
     /* A result note appearing or going away is a change on screen. */
     int state = 0;
     int shown = mw__app_steer_note(app, now_ns, &state) != NULL;

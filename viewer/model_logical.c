@@ -245,6 +245,10 @@ int mw_lview_update(mw_lview_t *lv, const mw_model_t *m, double t0, double t1)
         const mw_trace_window_t *tw = mw_trace_window(m, k);
         if (!tw || tw->over_cap || tw->exact == 0)
             continue; /* a hole: the stream puts a gap before the next window */
+        if (lv->n >= MW_LVIEW_MAX_EVENTS) {
+            lv->info.windows_skipped++; /* nothing more would be kept: not analysed */
+            continue;
+        }
         if (push_window(lv, s, tw) < 0) {
             lv->info.failed = 1;
             break;

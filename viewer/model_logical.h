@@ -40,12 +40,13 @@ typedef struct mw_lview mw_lview_t;
 
 /* What the last analysis found. */
 typedef struct {
-    uint64_t k0, k1;         /* windows of the range */
-    uint64_t traced_windows; /* of them with an exact rank */
-    uint64_t events;         /* analysed events kept */
-    uint64_t dropped;        /* events over MW_LVIEW_MAX_EVENTS, not kept */
-    uint64_t steps;          /* largest step + 1 */
-    uint32_t ranks;          /* rows: the job's size */
+    uint64_t k0, k1;          /* windows of the range */
+    uint64_t traced_windows;  /* of them with an exact rank */
+    uint64_t events;          /* analysed events kept */
+    uint64_t dropped;         /* events over MW_LVIEW_MAX_EVENTS, not kept */
+    uint64_t windows_skipped; /* traced windows not analysed: the cap was reached before them */
+    uint64_t steps;           /* largest step + 1 */
+    uint32_t ranks;           /* rows: the job's size */
     int64_t lateness_max_ns, diff_max_ns;
     int64_t diff_event; /* index (in mw_lview_events) of the event with the largest
                          * differential lateness, -1 none */

@@ -169,7 +169,19 @@ static int plot_update(const mw_view_ctx_t *vc, mw_logical_gl_t *lg)
     const mw_rect_t *r = &lg->plot_r;
     double f0 = 0, f1 = 0;
     mw_view_focus(vc->view, &f0, &f1);
-    mw_lview_update(lg->lv, vc->model, f0, f1);
+    /* A new analysis waits until three times its last cost has passed (interactive only):
+     * dragging the range over a large job keeps the frames coming, and the view catches up
+     * with the range it settles on (app.c draws again while one is pending). */
+    uint64_t now = mw__now_ns();
+    if (lg->throttle && lg->key.valid && now < lg->next_ns) {
+        lg->pending = 1;
+    } else {
+        lg->pending = 0;
+        if (mw_lview_update(lg->lv, vc->model, f0, f1)) {
+            uint64_t done = mw__now_ns();
+            lg->next_ns = done + 3 * (done - now);
+        }
+    }
     if (r->w <= 0 || r->h <= 0)
         return 0;
     int64_t sr;
@@ -330,7 +342,7 @@ static void header(const mw_view_ctx_t *vc, mw_logical_gl_t *lg)
                       ceil(pic->steps_per_col));
     if (n > 0 && (size_t)n < sizeof agg)
         snprintf(agg + n, sizeof agg - (size_t)n, " · %" PRIu64 " messages%s", pic->msgs,
-                 in->dropped ? " · events over the cap not shown" : "");
+                 in->dropped || in->windows_skipped ? " · events over the cap not shown" : "");
     float aw = mw__text_width(t, fs, agg);
     if (pic->mark >= 0) {
         size_t ne = 0;

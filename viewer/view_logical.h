@@ -22,6 +22,9 @@ typedef struct {
     int strip;                /* the 'o' key: the upper plot shows lateness over time per rank
                                * (g2) instead of the per-rank timeline */
     mw_density_gl_t g2;       /* the strip's textures */
+    int throttle;             /* interactive: analyses spaced by three times their cost */
+    int pending;              /* a range is waiting for its analysis */
+    uint64_t next_ns;         /* no new analysis before (mw__now_ns) */
     struct {
         double f0, f1;
         int w, h, metric;
