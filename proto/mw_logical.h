@@ -47,13 +47,18 @@
 enum { MW_LE_SEND = 1, MW_LE_RECV = 2, MW_LE_COLL = 3 };
 
 /* Lateness classes (mw_logical_event_t.cls): where an event's lateness comes from. The four
- * situations of the paper's classification are the four non-zero values. */
+ * situations of the paper's classification are the four non-zero values. With L = lateness,
+ * D = differential lateness, P = lateness of the previous event on the rank, M = lateness of
+ * the message (matched send; for a completion, the latest send its completing call waited
+ * for), S = start minus the earliest start at (partition, step) (docs/logical.md):
+ * none: L = 0; rank: L > 0, D = 0, P >= M; message: L > 0, D = 0, M > P;
+ * compute: D > 0, S > max(P, M); call: D > 0, S <= max(P, M). */
 enum {
     MW_LATE_NONE = 0,    /* on time: lateness 0 */
     MW_LATE_RANK = 1,    /* inherited from the previous event on its rank (propagated) */
     MW_LATE_MESSAGE = 2, /* inherited from the matched send: waited for a late sender */
     MW_LATE_COMPUTE = 3, /* originates here: the computation before the call took longer than
-                          * its peers' */
+                          * its peers' (it began late) */
     MW_LATE_CALL = 4,    /* originates here: the call itself took longer than its peers' */
     MW_LATE_COUNT
 };
@@ -73,7 +78,8 @@ typedef struct {
     int64_t start_ns;       /* call start on the stream's time axis (job time, ns) */
     int64_t end_ns;         /* completion (COLL: its end; ICOLL: its COLL_DONE's end) */
     int64_t lateness_ns;    /* end_ns minus the earliest end at (partition, step) */
-    int64_t diff_ns;        /* differential lateness: lateness minus the inherited lateness */
+    int64_t diff_ns;        /* differential lateness: lateness minus the inherited lateness
+                             * (the largest of P and M, see the classes), 0 when negative */
     int64_t comp_before_ns; /* aggregated non-communication time since the previous event on
                              * its rank ended (0 for a rank's first event in the stream) */
     uint64_t partition;     /* partition id, unique in the stream */
@@ -93,10 +99,11 @@ typedef struct {
 typedef struct {
     uint64_t id;
     uint64_t step_first, step_last; /* global steps it covers */
-    uint64_t event_first, nevents;  /* its events: ids event_first .. (not contiguous: see
+    uint64_t event_first, nevents;  /* its events: ids event_first .. (contiguous, see
                                      * mw_logical_batch_t.events, sorted by partition) */
     uint32_t ranks;                 /* ranks active in it */
-    uint8_t forced;                 /* finalized early by a cap or a gap, not by its inputs */
+    uint8_t forced;                 /* finalized early by a cap or a gap, not by its inputs
+                                     * (a partner could still have come) */
 } mw_logical_partition_t;
 
 /* Summary of one step or one window: the largest lateness and differential lateness, where
@@ -158,7 +165,9 @@ void mw_logical_stream_free(mw_logical_stream_t *s);
  * the caller frees with mw_logical_batch_free; zeroed when nothing is final). Windows must come
  * in increasing order; a window after a hole (a window not pushed) is preceded by an implicit
  * gap. Ranks missing from a window are not traced there: messages to them stay unmatched.
- * Copies what it keeps. Returns 0, or -1 (no memory, windows out of order, a rank twice). */
+ * Copies what it keeps. Returns 0, or -1 (no memory, windows out of order, a rank twice, a
+ * rank with n records and no array or more than MW_TRACE_MAX_RECORDS, more than
+ * MW_LOGICAL_MAX_RANKS ranks in the stream). */
 int mw_logical_stream_push(mw_logical_stream_t *s, uint64_t window, int64_t start_ns,
                            const mw_logical_rank_t *ranks, size_t nranks, mw_logical_batch_t *out);
 
