@@ -326,8 +326,9 @@ static void header(const mw_view_ctx_t *vc, mw_logical_gl_t *lg)
     snprintf(buf, sizeof buf, "logical steps · %s (d: %s)", what,
              lg->metric == MW_LVIEW_DIFF ? "lateness" : "differential");
     char fit[256];
-    mw__text_fit(t, fs, buf, scale_left - left, fit, sizeof fit);
+    float title_used = mw__text_fit(t, fs, buf, scale_left - left, fit, sizeof fit);
     mw__text_draw(t, fs, left, y, MW_ALIGN_LEFT, txt, fit);
+    float y1 = y;
 
     /* Second line: the marker (left), the aggregation and counts (right). */
     y += lh + mw__px(vc->layout, 2);
@@ -361,10 +362,21 @@ static void header(const mw_view_ctx_t *vc, mw_logical_gl_t *lg)
     float used = mw__text_fit(t, fs, buf, right - left, fit, sizeof fit);
     mw__text_draw(t, fs, left, y, MW_ALIGN_LEFT, pic->mark >= 0 ? mw__hex(LV_COLOR_MARK, 1) : dim,
                   fit);
-    float rest = right - (left + used + 2 * pad);
-    if (rest > aw || rest > mw__px(vc->layout, 120)) {
-        mw__text_fit(t, fs, agg, rest, fit, sizeof fit);
-        mw__text_draw(t, fs, right, y, MW_ALIGN_RIGHT, dim, fit);
+    /* The aggregation: right of the marker, else right of the title (left of the scale). */
+    float rest2 = right - (left + used + 2 * pad);
+    float rest1 = scale_left - (left + title_used + 2 * pad);
+    int line1 = rest2 < aw && (rest1 >= aw || rest1 > rest2);
+    float rest = line1 ? rest1 : rest2;
+    if (rest >= aw) {
+        mw__text_draw(t, fs, line1 ? scale_left : right, line1 ? y1 : y, MW_ALIGN_RIGHT, dim, agg);
+    } else {
+        /* No room in the header (small windows): in the plot's corner, on a backing box, as
+         * the per-rank timeline says its own. */
+        float w = mw__text_fit(t, fs, agg, right - left - 2 * pad, fit, sizeof fit);
+        float cy = (float)(r->y + r->h) - lh - pad / 2;
+        mw__batch_rect(vc->batch, right - w - 2 * pad, cy, w + pad * 1.5f, lh,
+                       mw__hex(MW_COLOR_BG, 0.8f));
+        mw__text_draw(t, fs, right - pad, cy, MW_ALIGN_RIGHT, txt, fit);
     }
 }
 
@@ -444,12 +456,19 @@ void mw__logical_draw(const mw_view_ctx_t *vc, mw_logical_gl_t *lg, mw_ranks_gl_
             mw__batch_line(b, left + c->x, top + c->y0, left + c->x, top + c->y1,
                            mw__px(vc->layout, 2), cc);
         }
-        /* Messages: light lines from the send's cell to the receive's, a dot at the end. */
-        mw_rgba_t mc = mw__hex(LV_COLOR_MSG, 0.7f);
+        /* Messages: light lines from the send's cell to the receive's, a dot at the end while
+         * steps are wide enough to tell the dots apart. More lines than half the plot's
+         * columns would hide the cells: they fade with their number. */
+        float ma = 0.7f, half = (float)r->w / 2;
+        if ((float)pic->msgs_out > half)
+            ma = fmaxf(0.12f, 0.7f * half / (float)pic->msgs_out);
+        mw_rgba_t mc = mw__hex(LV_COLOR_MSG, ma);
+        int dots = pic->col_w >= 6 * (double)mw__px(vc->layout, 1);
         for (size_t i = 0; i < pic->msgs_out; i++) {
             const mw_lview_msg_t *m = &lg->msgs[i];
             mw__batch_line(b, left + m->x0, top + m->y0, left + m->x1, top + m->y1, lw, mc);
-            mw__batch_disc(b, left + m->x1, top + m->y1, mw__px(vc->layout, 1.5f), mc);
+            if (dots)
+                mw__batch_disc(b, left + m->x1, top + m->y1, mw__px(vc->layout, 1.5f), mc);
         }
     }
     /* The picked rank's rows and the picked event. */
