@@ -969,6 +969,17 @@ static size_t tr_window(uint64_t window, const uint64_t *frame_off, mw_window_t 
     return mpiwatch__window__pack(&pw, out);
 }
 
+/* The next window record of the reader, or NULL at the end. */
+static Mpiwatch__Window *next_window(mw_rec_reader_t *rd)
+{
+    const Mpiwatch__Record *rec;
+    char err[256];
+    while (mw_rec_reader_next(rd, &rec, NULL, err, sizeof err) == 1)
+        if (rec->body_case == MPIWATCH__RECORD__BODY_WINDOW)
+            return rec->window;
+    return NULL;
+}
+
 /* A window's trace records are stored once, in the received frame: the window frame names it
  * (frame_offset) and readers put the records back, byte-identical to the live window; an
  * offset that does not lead to the right frame (another rank's, another window's, not a frame,
@@ -1007,12 +1018,9 @@ static void test_traces_once(void **state)
     char err[256];
     mw_rec_reader_t *rd = mw_rec_reader_open(path, err, sizeof err);
     assert_non_null(rd);
-    const Mpiwatch__Record *rec;
     int seen = 0;
-    while (mw_rec_reader_next(rd, &rec, NULL, err, sizeof err) == 1) {
-        if (rec->body_case != MPIWATCH__RECORD__BODY_WINDOW)
-            continue;
-        Mpiwatch__Window *pw = rec->window;
+    Mpiwatch__Window *pw;
+    while ((pw = next_window(rd)) != NULL) {
         assert_int_equal(pw->n_traces, TR_RANKS);
         size_t stored = mpiwatch__window__get_packed_size(pw);
         if (pw->index == TR_W) {
@@ -1172,12 +1180,9 @@ static void test_traces_amplified(void **state)
     char err[256];
     mw_rec_reader_t *rd = mw_rec_reader_open(path, err, sizeof err);
     assert_non_null(rd);
-    const Mpiwatch__Record *rec;
     int seen = 0;
-    while (mw_rec_reader_next(rd, &rec, NULL, err, sizeof err) == 1) {
-        if (rec->body_case != MPIWATCH__RECORD__BODY_WINDOW)
-            continue;
-        Mpiwatch__Window *pw = rec->window;
+    Mpiwatch__Window *pw;
+    while ((pw = next_window(rd)) != NULL) {
         assert_int_equal(pw->n_traces, AMP_N);
         int failed = mw_rec_reader_resolve_window(rd, pw, JOB);
         size_t total = 0, exact = 0;
