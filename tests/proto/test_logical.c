@@ -1107,6 +1107,297 @@ static void test_adversarial(void **state)
     free(r1);
 }
 
+/* ---- an independent brute-force reference ---------------------------------------------- */
+
+/* Random programs of blocking sends, receives, pairwise exchanges and collectives of all ranks,
+ * with random computation between the calls, simulated so that every receive ends after its
+ * send. The reference applies the definitions of docs/logical.md (without the leap merge) in
+ * the plainest way: quadratic matching and partition merging, reachability for the cycles,
+ * relaxation to a fixpoint for the steps. Every event must get the same step, lateness,
+ * differential lateness, class and computation before. */
+#define RF_MAX 400
+
+typedef struct {
+    int rank, idx; /* idx: position among the rank's events */
+    int kind;      /* MW_LE_* */
+    int peer, tag;
+    uint64_t seq;
+    int64_t start, end;
+    int part, node, msg, prev;
+    uint64_t local, step;
+    int64_t late, slate, diff, comp;
+    int cls;
+} rf_ev_t;
+
+typedef struct {
+    rf_ev_t e[RF_MAX];
+    int n;
+} rf_t;
+
+static void rf_gen(bld_t *b, int R, uint64_t seed, int rounds)
+{
+    uint64_t x = seed;
+    int64_t clk[NR] = {0};
+    for (int k = 0; k < rounds; k++) {
+        int type = (int)(rng_next(&x) % 3);
+        if (type == 0) { /* a few messages between random ranks */
+            int m = 1 + (int)(rng_next(&x) % 4);
+            for (int i = 0; i < m; i++) {
+                int src = (int)(rng_next(&x) % (uint64_t)R);
+                int dst = (int)((src + 1 + (int)(rng_next(&x) % (uint64_t)(R - 1))) % R);
+                int64_t s0 = clk[src] + (int64_t)(rng_next(&x) % 500);
+                b_send(b, src, s0, 100, dst, 0);
+                clk[src] = s0 + 100;
+                int64_t r0 = clk[dst] + (int64_t)(rng_next(&x) % 500);
+                int64_t r1 = r0 + 50 > s0 + 130 ? r0 + 50 : s0 + 130;
+                b_recv(b, dst, r0, (uint64_t)(r1 - r0), src, 0);
+                clk[dst] = r1;
+            }
+        } else if (type == 1) { /* a pairwise exchange: both send, then both receive */
+            int a = (int)(rng_next(&x) % (uint64_t)R);
+            int c = (int)((a + 1 + (int)(rng_next(&x) % (uint64_t)(R - 1))) % R);
+            int64_t sa = clk[a] + (int64_t)(rng_next(&x) % 500);
+            int64_t sc = clk[c] + (int64_t)(rng_next(&x) % 500);
+            b_send(b, a, sa, 100, c, 1);
+            b_send(b, c, sc, 100, a, 1);
+            int64_t ea = sa + 150 > sc + 130 ? sa + 150 : sc + 130;
+            int64_t ec = sc + 150 > sa + 130 ? sc + 150 : sa + 130;
+            b_recv(b, a, sa + 100, (uint64_t)(ea - sa - 100), c, 1);
+            b_recv(b, c, sc + 100, (uint64_t)(ec - sc - 100), a, 1);
+            clk[a] = ea;
+            clk[c] = ec;
+        } else { /* a collective of all ranks */
+            int64_t st[NR], last = 0;
+            for (int r = 0; r < R; r++) {
+                st[r] = clk[r] + (int64_t)(rng_next(&x) % 800);
+                if (st[r] > last)
+                    last = st[r];
+            }
+            for (int r = 0; r < R; r++) {
+                int64_t e = last + 100 + (int64_t)(rng_next(&x) % 40);
+                b_coll(b, r, st[r], (uint64_t)(e - st[r]), MW_ID_Allreduce, 0);
+                clk[r] = e;
+            }
+        }
+    }
+}
+
+static void rf_build(rf_t *f, const bld_t *b, int R)
+{
+    f->n = 0;
+    for (int r = 0; r < R; r++) {
+        int idx = 0;
+        for (size_t i = 0; i < b->n[r]; i++) {
+            const mw_trace_rec_t *q = &b->r[r][i];
+            assert_true(f->n < RF_MAX);
+            rf_ev_t *e = &f->e[f->n];
+            memset(e, 0, sizeof *e);
+            e->rank = r;
+            e->idx = idx++;
+            e->kind = q->kind == MW_TK_SEND   ? MW_LE_SEND
+                      : q->kind == MW_TK_RECV ? MW_LE_RECV
+                                              : MW_LE_COLL;
+            e->peer = q->peer;
+            e->tag = q->tag;
+            e->seq = q->seq;
+            e->start = q->start_ns;
+            e->end = q->start_ns + (int64_t)q->dur_ns;
+            e->prev = idx > 1 ? f->n - 1 : -1;
+            e->msg = -1;
+            e->part = f->n;
+            e->node = f->n;
+            f->n++;
+        }
+    }
+}
+
+static void rf_relabel(rf_t *f, int from, int to)
+{
+    for (int i = 0; i < f->n; i++)
+        if (f->e[i].part == from)
+            f->e[i].part = to;
+}
+
+static void rf_solve(rf_t *f)
+{
+    int n = f->n;
+    /* matching and initial partitions */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            rf_ev_t *a = &f->e[i], *c = &f->e[j];
+            if (a->kind == MW_LE_SEND && c->kind == MW_LE_RECV && a->peer == c->rank &&
+                c->peer == a->rank && a->tag == c->tag && a->seq == c->seq) {
+                a->msg = j;
+                c->msg = i;
+                if (a->part != c->part)
+                    rf_relabel(f, c->part, a->part);
+            }
+            if (i < j && a->kind == MW_LE_COLL && c->kind == MW_LE_COLL && a->seq == c->seq) {
+                c->node = a->node < c->node ? a->node : c->node;
+                if (a->part != c->part)
+                    rf_relabel(f, c->part, a->part);
+            }
+        }
+    /* cycles: partitions that reach each other through ranks' orders become one */
+    static uint8_t reach[RF_MAX][RF_MAX];
+    for (;;) {
+        memset(reach, 0, sizeof reach);
+        for (int i = 0; i < n; i++)
+            if (f->e[i].prev >= 0 && f->e[f->e[i].prev].part != f->e[i].part)
+                reach[f->e[f->e[i].prev].part][f->e[i].part] = 1;
+        for (int k = 0; k < n; k++)
+            for (int i = 0; i < n; i++)
+                if (reach[i][k])
+                    for (int j = 0; j < n; j++)
+                        if (reach[k][j])
+                            reach[i][j] = 1;
+        int merged = 0;
+        for (int i = 0; i < n && !merged; i++)
+            for (int j = 0; j < n && !merged; j++)
+                if (i != j && reach[i][j] && reach[j][i]) {
+                    rf_relabel(f, j, i);
+                    merged = 1;
+                }
+        if (!merged)
+            break;
+    }
+    /* local steps: relaxation until nothing changes */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < n; i++) {
+            rf_ev_t *e = &f->e[i];
+            uint64_t want = f->e[e->node].local;
+            if (e->prev >= 0 && f->e[e->prev].part == e->part &&
+                f->e[f->e[e->prev].node].local + 1 > want)
+                want = f->e[f->e[e->prev].node].local + 1;
+            if (e->kind == MW_LE_RECV && e->msg >= 0 && f->e[f->e[e->msg].node].local + 1 > want)
+                want = f->e[f->e[e->msg].node].local + 1;
+            if (want != f->e[e->node].local) {
+                f->e[e->node].local = want;
+                changed = 1;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++)
+        f->e[i].local = f->e[f->e[i].node].local;
+    /* partitions in any topological order: one whose events' rank predecessors are all done */
+    static uint8_t done[RF_MAX];
+    memset(done, 0, sizeof done);
+    int64_t laststep[NR];
+    int has[NR] = {0};
+    for (int left = 1; left;) {
+        left = 0;
+        int p = -1;
+        for (int i = 0; i < n && p < 0; i++) {
+            if (done[i])
+                continue;
+            int q = f->e[i].part, ok = 1;
+            for (int j = 0; j < n; j++)
+                if (f->e[j].part == q && f->e[j].prev >= 0 && f->e[f->e[j].prev].part != q &&
+                    !done[f->e[j].prev])
+                    ok = 0;
+            if (ok)
+                p = q;
+        }
+        if (p < 0)
+            break;
+        left = 1;
+        uint64_t off = 0;
+        for (int j = 0; j < n; j++) {
+            rf_ev_t *e = &f->e[j];
+            if (e->part != p || (e->prev >= 0 && f->e[e->prev].part == p) || !has[e->rank])
+                continue;
+            if ((int64_t)laststep[e->rank] + 1 - (int64_t)e->local > (int64_t)off)
+                off = (uint64_t)((int64_t)laststep[e->rank] + 1 - (int64_t)e->local);
+        }
+        for (int j = 0; j < n; j++)
+            if (f->e[j].part == p) {
+                f->e[j].step = off + f->e[j].local;
+                done[j] = 1;
+                if (!has[f->e[j].rank] || (int64_t)f->e[j].step > laststep[f->e[j].rank])
+                    laststep[f->e[j].rank] = (int64_t)f->e[j].step;
+                has[f->e[j].rank] = 1;
+            }
+        /* lateness at (partition, step) */
+        for (int j = 0; j < n; j++) {
+            rf_ev_t *e = &f->e[j];
+            if (e->part != p)
+                continue;
+            int64_t me = INT64_MAX, ms = INT64_MAX;
+            for (int k = 0; k < n; k++)
+                if (f->e[k].part == p && f->e[k].step == e->step) {
+                    me = f->e[k].end < me ? f->e[k].end : me;
+                    ms = f->e[k].start < ms ? f->e[k].start : ms;
+                }
+            e->late = e->end - me;
+            e->slate = e->start - ms;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        assert_true(done[i]);
+    for (int i = 0; i < n; i++) {
+        rf_ev_t *e = &f->e[i];
+        int64_t P = e->prev >= 0 ? f->e[e->prev].late : 0;
+        int64_t M = e->kind == MW_LE_RECV && e->msg >= 0 ? f->e[e->msg].late : 0;
+        int64_t I = P > M ? P : M;
+        e->diff = e->late - I > 0 ? e->late - I : 0;
+        e->comp = e->prev >= 0 && e->start > f->e[e->prev].end ? e->start - f->e[e->prev].end : 0;
+        e->cls = e->late == 0   ? MW_LATE_NONE
+                 : e->diff == 0 ? (M > P ? MW_LATE_MESSAGE : MW_LATE_RANK)
+                 : e->slate > I ? MW_LATE_COMPUTE
+                                : MW_LATE_CALL;
+    }
+}
+
+static void test_reference(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        bld_t *b = bld_new();
+        int R = 2 + (int)(seed % 5);
+        rf_gen(b, R, seed, 8 + (int)(seed % 12));
+        static rf_t f;
+        rf_build(&f, b, R);
+        rf_solve(&f);
+        int64_t t_end = 0;
+        for (int i = 0; i < f.n; i++)
+            t_end = f.e[i].end + 1 > t_end ? f.e[i].end + 1 : t_end;
+        for (int split = 0; split < 2; split++) {
+            mw_logical_stream_t *s = stream(0);
+            acc_t a = {0};
+            if (!split) {
+                push_range(s, b, R, 0, 0, t_end, &a);
+            } else {
+                uint64_t w = 0;
+                int64_t len = t_end / 6 + 1;
+                for (int64_t t = 0; t < t_end; t += len)
+                    push_range(s, b, R, w++, t, t + len, &a);
+            }
+            gap(s, &a);
+            check_order(&a);
+            mw_logical_stats_t st;
+            mw_logical_stream_stats(s, &st);
+            assert_int_equal(st.unmatched, 0);
+            assert_int_equal(st.forced, 0);
+            assert_int_equal((int)a.n, f.n);
+            for (int i = 0; i < f.n; i++) {
+                const rf_ev_t *e = &f.e[i];
+                const mw_logical_event_t *g = ev(&a, (uint32_t)e->rank, e->idx);
+                assert_int_equal(g->kind, e->kind);
+                assert_int_equal(g->start_ns, e->start);
+                assert_int_equal(g->step, e->step);
+                assert_int_equal(g->lateness_ns, e->late);
+                assert_int_equal(g->diff_ns, e->diff);
+                assert_int_equal(g->cls, e->cls);
+                assert_int_equal(g->comp_before_ns, e->comp);
+            }
+            acc_free(&a);
+            mw_logical_stream_free(s);
+        }
+        free(b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1117,6 +1408,7 @@ int main(void)
         cmocka_unit_test(test_split_windows),     cmocka_unit_test(test_window_cap),
         cmocka_unit_test(test_event_cap),         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_garbage),           cmocka_unit_test(test_adversarial),
+        cmocka_unit_test(test_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
