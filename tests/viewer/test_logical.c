@@ -39,24 +39,24 @@ typedef struct {
     uint64_t dur;
     int32_t peer, tag;
     uint64_t seq;
-} call_t;
+} lv_call_t;
 
 /* A window: calls of every rank; ranks with exact[r] travel as records, the others as
  * summary only. All calls are counted in the summary's cells. */
 typedef struct {
     uint64_t index;
     uint32_t ranks;
-    call_t c[MAXR * 8];
+    lv_call_t c[MAXR * 8];
     size_t n;
     uint8_t exact[MAXR];
     int no_traces; /* a window of a rank that does not trace */
-} win_t;
+} lv_win_t;
 
-static void add(win_t *w, uint32_t rank, unsigned fn, uint8_t kind, int64_t start, uint64_t dur,
+static void add(lv_win_t *w, uint32_t rank, unsigned fn, uint8_t kind, int64_t start, uint64_t dur,
                 int32_t peer, int32_t tag, uint8_t flags)
 {
     assert_true(w->n < MAXR * 8);
-    call_t *c = &w->c[w->n++];
+    lv_call_t *c = &w->c[w->n++];
     memset(c, 0, sizeof *c);
     c->rank = rank;
     c->fn = fn;
@@ -74,7 +74,7 @@ static unsigned bin_of(uint64_t ns)
     return b < BINS ? b : BINS - 1;
 }
 
-static Mpiwatch__RankTrace *rank_trace(const win_t *w, uint32_t r, int exact)
+static Mpiwatch__RankTrace *rank_trace(const lv_win_t *w, uint32_t r, int exact)
 {
     Mpiwatch__RankTrace *rt = calloc(1, sizeof *rt);
     Mpiwatch__Trace *t = calloc(1, sizeof *t);
@@ -94,7 +94,7 @@ static Mpiwatch__RankTrace *rank_trace(const win_t *w, uint32_t r, int exact)
     mw_trace_rec_t recs[MAXC];
     size_t n = 0;
     for (size_t i = 0; i < w->n; i++) {
-        const call_t *c = &w->c[i];
+        const lv_call_t *c = &w->c[i];
         if (c->rank != r)
             continue;
         assert_true(n < MAXC);
@@ -128,7 +128,7 @@ static void free_rank_trace(Mpiwatch__RankTrace *rt)
 }
 
 /* The window as the model gets it (heap, unpacked). */
-static Mpiwatch__Window *build(const win_t *w)
+static Mpiwatch__Window *build(const lv_win_t *w)
 {
     Mpiwatch__Window m = MPIWATCH__WINDOW__INIT;
     m.index = w->index;
@@ -146,7 +146,7 @@ static Mpiwatch__Window *build(const win_t *w)
     Mpiwatch__FunctionStat fs[8], *fsp[8];
     size_t nf = 0;
     for (size_t i = 0; i < w->n; i++) {
-        const call_t *c = &w->c[i];
+        const lv_call_t *c = &w->c[i];
         if (c->flags & MW_TF_OPEN)
             continue; /* open calls are not counted as calls */
         unsigned b = bin_of(c->dur);
@@ -248,7 +248,7 @@ static mw_model_t *model(uint32_t ranks)
 /* The ring in window K0: iteration i at i * 20 ms; rank r sends (10 us) at 1 ms, rank `slow`
  * at 1 ms + DELAY in iteration `slow_it`; it receives (posted at 0.5 ms) until 20 us after its
  * left neighbour's send started. Tags are the iteration: one message per channel (seq 0). */
-static void ring(win_t *w, uint32_t ranks, uint32_t slow, int slow_it)
+static void ring(lv_win_t *w, uint32_t ranks, uint32_t slow, int slow_it)
 {
     memset(w, 0, sizeof *w);
     w->index = K0;
@@ -307,7 +307,7 @@ static void test_ring(void **state)
 {
     (void)state;
     mw_model_t *m = model(4);
-    static win_t w;
+    static lv_win_t w;
     ring(&w, 4, 2, 1);
     assert_int_equal(mw_model_add_window(m, build(&w)), 0);
     mw_lview_t *lv = mw_lview_new();
@@ -412,7 +412,7 @@ static void test_strip(void **state)
 {
     (void)state;
     mw_model_t *m = model(4);
-    static win_t w;
+    static lv_win_t w;
     ring(&w, 4, 2, 1);
     assert_int_equal(mw_model_add_window(m, build(&w)), 0);
     mw_lview_t *lv = mw_lview_new();
@@ -463,7 +463,7 @@ static void test_aggregated(void **state)
 {
     (void)state;
     mw_model_t *m = model(1000);
-    static win_t w;
+    static lv_win_t w;
     ring(&w, 1000, 613, 2);
     assert_int_equal(mw_model_add_window(m, build(&w)), 0);
     mw_lview_t *lv = mw_lview_new();
@@ -505,7 +505,7 @@ static void test_untraced(void **state)
 {
     (void)state;
     mw_model_t *m = model(4);
-    static win_t w;
+    static lv_win_t w;
     ring(&w, 4, 2, 1);
     w.no_traces = 1;
     assert_int_equal(mw_model_add_window(m, build(&w)), 0);
