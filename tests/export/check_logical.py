@@ -21,7 +21,8 @@ and compares every event of the export with it. Partitions are compared as sets 
 are the library's business).
 
 --params: the pattern's hand assertions (where the delay starts, where it propagates, the tree
-levels in the steps, collectives at one step, wildcard receives matched).
+levels in the steps, collectives at one step, wildcard receives matched). Their failure exits
+with status 3 (the machine's own delays can hide the program's), every other failure with 1.
 --csv: the --format logical rows are the same events with the same values.
 --otf2: the attributes and metrics of the OTF2 archive carry the same values (needs the OTF2
 Python bindings: run with /usr/bin/python3).
@@ -41,6 +42,14 @@ F_PART, F_CANCELLED, F_NOSEQ, F_OPEN, F_PROC_NULL = 1, 2, 8, 16, 32
 def fail(msg):
     print("check_logical: FAIL:", msg)
     sys.exit(1)
+
+
+def fail_timing(msg):
+    """A hand assertion of the pattern failed: the delay did not show as the program made it.
+    On a loaded machine a rank can lose its core for longer than the program's delay, which
+    starts a delay of its own; exit status 3 lets the caller run the job again."""
+    print("check_logical: FAIL (timing):", msg)
+    sys.exit(3)
 
 
 def load(path):
@@ -94,26 +103,25 @@ def hand_checks(pattern, p, ev):
     def originates(e):
         return e["diff_ns"] >= half
 
-    if pattern in ("ring", "mixed", "wildcard", "kary"):
+    if pattern in ("ring", "mixed", "wildcard"):
         # The delay starts at the slow rank's send of the slow iteration, nowhere else.
         starts = [e for e in ev if originates(e)]
         want = [e for e in sends if e["rank"] == slow and iteration(e) == it_slow
-                and (pattern != "kary" or e["tag"] % 64 < 32)
                 and (pattern != "mixed" or e["fn"] == "MPI_Isend")]
         if len(want) != 1:
             fail("%s: %d sends of rank %d in iteration %d, expected 1"
                  % (pattern, len(want), slow, it_slow))
         if top is not want[0] or [id(e) for e in starts] != [id(want[0])]:
-            fail("%s: differential lateness >= %.0f ms should be on rank %d's send of iteration "
+            fail_timing("%s: differential lateness >= %.0f ms should be on rank %d's send of iteration "
                  "%d only; it is on %s" % (pattern, half / 1e6, slow, it_slow,
                                            [(e["rank"], e["fn"], iteration(e), e["diff_ns"])
                                             for e in starts] or "no event"))
         if want[0]["class"] not in ("compute", "call"):
-            fail("%s: the delayed send's class is %r, not where a delay starts"
+            fail_timing("%s: the delayed send's class is %r, not where a delay starts"
                  % (pattern, want[0]["class"]))
         steps_at = [e for e in sends if e["step"] == want[0]["step"]]
         if len(steps_at) < 2:
-            fail("%s: the delayed send is alone at its step: no peer to be late against"
+            fail_timing("%s: the delayed send is alone at its step: no peer to be late against"
                  % pattern)
     if pattern in ("ring", "mixed"):
         # Its downstream neighbour waited for the late message.
@@ -122,7 +130,7 @@ def hand_checks(pattern, p, ev):
                and e["peer"] == slow]
         # (inherited: its differential lateness is the message's transit, noise)
         if not got or got[0]["late_ns"] < half or got[0]["diff_ns"] >= half:
-            fail("%s: rank %d's receive from rank %d in iteration %d is not late by the "
+            fail_timing("%s: rank %d's receive from rank %d in iteration %d is not late by the "
                  "message: %r" % (pattern, down, slow, it_slow,
                                  [(e["late_ns"], e["diff_ns"], e["class"]) for e in got]))
     if pattern == "ring":
@@ -133,7 +141,7 @@ def hand_checks(pattern, p, ev):
             late = [e for e in ev if e["rank"] == r and iteration(e) == it
                     and e["ev_kind"] == "recv"]
             if it < p["iters"] and (not late or late[0]["late_ns"] < half):
-                fail("ring: rank %d (downstream %d) is not late in iteration %d" % (r, j, it))
+                fail_timing("ring: rank %d (downstream %d) is not late in iteration %d" % (r, j, it))
     if pattern == "stencil":
         slow_its = [i for i in range(p["iters"]) if i % k == it_slow % k]
         for i in range(p["iters"]):
@@ -141,17 +149,25 @@ def hand_checks(pattern, p, ev):
             if i in slow_its:
                 if not starts or any(e["rank"] != slow or e["ev_kind"] != "send"
                                      for e in starts):
-                    fail("stencil: iteration %d should start a delay on rank %d's sends only: "
+                    fail_timing("stencil: iteration %d should start a delay on rank %d's sends only: "
                          "%r" % (i, slow, [(e["rank"], e["kind"], e["diff_ns"]) for e in starts]))
                 for nb in ((slow + 1) % n, (slow - 1) % n):
                     late = [e for e in recvs if e["rank"] == nb and iteration(e) == i
                             and e["peer"] == slow]
                     if not late or late[0]["late_ns"] < half:
-                        fail("stencil: neighbour %d not late in iteration %d" % (nb, i))
+                        fail_timing("stencil: neighbour %d not late in iteration %d" % (nb, i))
             elif starts:
-                fail("stencil: a delay starts in iteration %d, which is not slow: %r"
+                fail_timing("stencil: a delay starts in iteration %d, which is not slow: %r"
                      % (i, [(e["rank"], e["kind"], e["diff_ns"]) for e in starts]))
     if pattern == "kary":
+        # The delay shows in its iteration. (Where it starts depends on the partitions: the
+        # messages of one gather level go to different parents, so they are one partition only
+        # when the leap merge needs them together; alone, the late send has no peer at its step
+        # and the first parent that waits for it carries the differential lateness.)
+        top_late = max(ev, key=lambda e: e["late_ns"])
+        if top_late["late_ns"] < half or iteration(top_late) != it_slow:
+            fail_timing("kary: the largest lateness (%d ns, iteration %d) is not the delay of iteration "
+                 "%d" % (top_late["late_ns"], iteration(top_late), it_slow))
         # The steps show the tree levels: in every iteration, each gather level's receives
         # come at later steps than all of the level below's; the scatter goes back down: each
         # level's first receive comes after the first of the level above (a parent sends to
@@ -178,7 +194,7 @@ def hand_checks(pattern, p, ev):
                     else:
                         ok = rng[lv][1] < rng[lv + 1][0]
                     if not ok:
-                        fail("kary: iteration %d %s: level steps %r do not follow the tree"
+                        fail_timing("kary: iteration %d %s: level steps %r do not follow the tree"
                              % (it, "gather" if up else "scatter", rng))
     if pattern == "mixed":
         by = collections.defaultdict(set)
@@ -196,7 +212,7 @@ def hand_checks(pattern, p, ev):
         wild = sorted((e for e in recvs if e["rank"] == 0 and iteration(e) == it_slow),
                       key=lambda e: e["end_ns"])
         if len(wild) != n - 1 or wild[-1]["peer"] != slow:
-            fail("wildcard: the master's receives of iteration %d came from %r, the slow "
+            fail_timing("wildcard: the master's receives of iteration %d came from %r, the slow "
                  "worker %d last expected" % (it_slow, [e["peer"] for e in wild], slow))
     print("check_logical: %s: hand assertions hold (%d events)" % (pattern, len(ev)))
 

@@ -33,6 +33,10 @@ expect="$dir/t.mpiw.expect.json"
 "$export_bin" --format trace "$dir/t.mpiw" -o "$dir/t.jsonl" 2>"$dir/trace.err" ||
     fail "--format trace exited $?"
 python3 "$here/check_trace_jsonl.py" "$dir/t.jsonl" "$expect" || fail "check_trace_jsonl"
+# The logical steps of these windows (a hole at 12, a partial window, reach-back and unmatched
+# messages) against the brute-force reference (docs/logical.md).
+python3 "$here/check_logical.py" "$dir/t.jsonl" >"$dir/logical.out" ||
+    fail "check_logical: $(cat "$dir/logical.out")"
 grep -q "window(s) not traced, not in the export: 12$" "$dir/trace.err" ||
     fail "no warning naming the untraced window 12: $(cat "$dir/trace.err")"
 grep -q "traced for only some ranks: 11$" "$dir/trace.err" ||
@@ -99,6 +103,8 @@ else
     "$export_bin" --format trace "$dir/real.mpiw" -o "$dir/real.jsonl" 2>"$dir/real.err" ||
         fail "real: --format trace exited $?"
     python3 "$here/check_trace_jsonl.py" "$dir/real.jsonl" --complete || fail "real: trace lines"
+    python3 "$here/check_logical.py" "$dir/real.jsonl" >"$dir/real_logical.out" ||
+        fail "real: check_logical: $(cat "$dir/real_logical.out")"
     "$export_bin" --format otf2 "$dir/real.mpiw" -o "$dir/real" 2>>"$dir/real.err" ||
         fail "real: --format otf2 exited $?"
     if grep -q warning "$dir/real.err"; then
