@@ -3,11 +3,12 @@
  *
  * Synthetic traces as the shim records them, generated window by window and pushed through
  * one stream (mw_logical_stream_push, then a gap at the end); only the pushes and the gap are
- * timed. Two patterns: a periodic 1-D stencil (per iteration and rank: two Irecv posts, Isend
- * left and right, a Waitall and its four completions: 4 events in 9 records) and a ring
- * (blocking send to the right, receive from the left: 2 events in 2 records). A few ranks are
- * late by a random amount now and then, so that lateness is not all zero. Each configuration
- * runs `runs` times; the median is printed, as seconds per million events.
+ * timed (the thread's CPU time, as the machine may be shared). Two patterns: a periodic 1-D stencil
+ * (per iteration and rank: two Irecv posts, Isend left and right, a Waitall and its four
+ * completions: 4 events in 9 records) and a ring (blocking send to the right, receive from the
+ * left: 2 events in 2 records). A few ranks are late by a random amount now and then, so that
+ * lateness is not all zero. Each configuration runs `runs` times; the median is printed, as seconds
+ * per million events.
  *
  *   mw-bench-logical [events_per_config (default 1000000)] [runs (default 5)]
  */
