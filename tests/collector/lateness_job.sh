@@ -11,9 +11,10 @@
 #        on another rank; the rule fired once with rank=2, function=MPI_Isend and a step, and
 #        its steering message went to rank 2 only; the history serves the same batches
 #        (--lateness N); the recording exported with --format lateness has exactly the feed's
-#        window summaries; the report names rank 2.
+#        window summaries; the report names rank 2; /metrics shows the analysed windows, none
+#        behind, and the job's largest lateness.
 #   off: the same job with --lateness off: no message on the topic, nothing recorded, no
-#        lateness section in the report.
+#        lateness section in the report, the /metrics figures 0.
 . "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
 mw_setup lateness_job
 export_bin=${1:?usage: lateness_job.sh MPIWATCH-EXPORT MPIWATCH-FEED}
@@ -37,11 +38,14 @@ EOF
 # on "lateness" and "event" until the job's end, the ring job; the history is asked for the
 # lateness batches before the collector is stopped.
 run() {
-    local name=$1 i
+    local name=$1 i port
     shift
     mkdir -p "$MW_T/$name"
     : >"$MW_T/collector.err"
+    port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
+        mw_fail "no free port"
     mw_start_collector --summary-json "$MW_T/summary.json" --publish "ipc://$MW_T/$name/pub" \
+        --metrics-port "$port" \
         --history "ipc://$MW_T/$name/hist" --steer "ipc://$MW_T/$name/steer" \
         --record "$MW_T/$name/r.mpiw" --rules "$MW_T/rules.ini" "$@"
     "$feed_bin" --subscribe "ipc://$MW_T/$name/pub" --topic lateness --topic event \
@@ -62,6 +66,19 @@ run() {
     "$feed_bin" --history "ipc://$MW_T/$name/hist" --lateness 100000 \
         >"$MW_T/$name/history.json" 2>"$MW_T/$name/history.err" ||
         mw_fail "$name: the history request failed: $(tail -3 "$MW_T/$name/history.err")"
+    # The page is rebuilt at once at the job's end, at most 500 ms after a change otherwise.
+    "$PY" - "$port" >"$MW_T/$name/metrics.txt" <<'PY' || mw_fail "$name: no /metrics page"
+import sys, time, urllib.request
+for _ in range(50):
+    try:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=5).read()
+        if b"mpiwatch_lateness_windows_total" in text:
+            break
+    except OSError:
+        pass
+    time.sleep(0.1)
+sys.stdout.write(text.decode())
+PY
     mw_stop_collector 0
     cp "$MW_T/collector.err" "$MW_T/$name/collector.err"
     "$export_bin" --format lateness "$MW_T/$name/r.mpiw" -o "$MW_T/$name/lateness.jsonl" \
@@ -137,6 +154,15 @@ if not any(w["type"] == "step" for w in exp):
 if "Lateness (logical steps" not in log or "(rank 2, MPI_Isend" not in log:
     errors.append("the report has no lateness section naming rank 2")
 
+metrics = dict(l.split() for l in open(f"{d}/on/metrics.txt") if l[:1] not in "#\n")
+m_win = float(metrics.get("mpiwatch_lateness_windows_total", -1))
+if m_win != last["windows_analysed"] or float(metrics["mpiwatch_lateness_behind_total"]) != 0:
+    errors.append(f"/metrics: {m_win} windows analysed (want {last['windows_analysed']}), "
+                  f"{metrics.get('mpiwatch_lateness_behind_total')} behind")
+if abs(float(metrics["mpiwatch_lateness_job_max_seconds"]) * 1e9 -
+       max(w["lateness_max_ns"] for w in wins)) > 1e3:
+    errors.append(f"/metrics: job max {metrics['mpiwatch_lateness_job_max_seconds']} s")
+
 # ---- off ----
 off = lines(f"{d}/off/feed.jsonl")
 if any(m["topic"] == "lateness" for m in off):
@@ -149,6 +175,9 @@ if json.load(open(f"{d}/off/history.json"))["lateness"]:
     errors.append("--lateness off: lateness batches in the history")
 if "Lateness (logical steps" in open(f"{d}/off/collector.err").read():
     errors.append("--lateness off: a lateness section in the report")
+off_metrics = dict(l.split() for l in open(f"{d}/off/metrics.txt") if l[:1] not in "#\n")
+if float(off_metrics.get("mpiwatch_lateness_windows_total", -1)) != 0:
+    errors.append("--lateness off: /metrics counts analysed windows")
 if "rule fired" in open(f"{d}/off/collector.err").read():
     errors.append("--lateness off: the lateness rule fired")
 sys.exit("\n".join(errors) if errors else 0)
