@@ -1025,12 +1025,17 @@ static int analyse(mw_logical_stream_t *s, int mode, logical_out_t *o)
                 w.ev[e].node = first;
         }
     }
-    /* Whether a later window could still complete an event: a message without its partner,
-     * or a member of a collective instance that a rank of the newest window is still in
-     * (its member comes with a later window). */
+    /* Whether a later window could still complete an event: a send without its receive (the
+     * receive may end any time later); a receive without its send only while its window is
+     * one of the two newest (a send is posted before its receive ends: only a blocking send
+     * that returns after the receive, in the next window, can come later); a member of a
+     * collective instance that a rank of the newest window is still in (its member comes
+     * with a later window). */
     for (size_t e = 0; e < w.nev; e++) {
         const mw_trace_rec_t *r = &w.parts[w.ev[e].part]->recs[w.ev[e].k];
-        if (!w.ev[e].matched && (mw_trace_is_send(r) || mw_trace_is_recv(r)))
+        if (w.ev[e].matched)
+            continue;
+        if (mw_trace_is_send(r) || (mw_trace_is_recv(r) && w.ev[e].win + 2 >= s->nwins))
             w.ev[e].blocks = 1;
     }
     if (block_open_colls(s, &w, &mt, (uint32_t)(s->nwins - 1)))

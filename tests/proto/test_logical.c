@@ -896,6 +896,47 @@ static void test_window_cap(void **state)
     free(b);
 }
 
+/* A receive whose send was not traced waits one window more than the rule's minimum (a
+ * blocking send may return after its receive, in the next window), then it is final without
+ * being forced; a send without its receive waits until the cap. */
+static void test_unmatched_wait(void **state)
+{
+    (void)state;
+    bld_t *b = bld_new();
+    b_recv(b, 0, 100, 100, 5, 0); /* rank 5 is not traced */
+    b_send(b, 1, 100, 100, 6, 0); /* nor rank 6 */
+    for (int k = 0; k < 5; k++) {
+        b_send(b, 0, 10000 * k + 1000, 100, 2, 0);
+        b_recv(b, 2, 10000 * k + 1000, 200, 0, 0);
+    }
+    mw_logical_stream_t *s = stream(0);
+    acc_t a = {0};
+    push_range(s, b, 3, 0, 0, 10000, &a);
+    push_range(s, b, 3, 1, 10000, 20000, &a);
+    assert_int_equal(a.n, 0); /* window 0 is one of the two newest */
+    push_range(s, b, 3, 2, 20000, 30000, &a);
+    /* the receive of window 0 and what follows it on rank 0 up to window 1 (with rank 2's
+     * receives), but not rank 1's send */
+    assert_int_equal(a.n, 1 + 2 + 2);
+    assert_int_equal(ev(&a, 0, 0)->kind, MW_LE_RECV);
+    assert_int_equal(ev(&a, 0, 0)->msg_peer, -1);
+    assert_int_equal(count_rank(&a, 1), 0);
+    for (size_t i = 0; i < a.np; i++)
+        assert_int_equal(a.part[i].forced, 0);
+    assert_int_equal(a.nw, 0); /* window 0 still has rank 1's send */
+    mw_logical_stats_t st;
+    mw_logical_stream_stats(s, &st);
+    assert_int_equal(st.unmatched, 1);
+    gap(s, &a);
+    mw_logical_stream_stats(s, &st);
+    assert_int_equal(st.unmatched, 2);
+    assert_int_equal(st.forced, 1);
+    assert_int_equal(a.nw, 3);
+    acc_free(&a);
+    mw_logical_stream_free(s);
+    free(b);
+}
+
 /* A window over the event cap: the cap forces what is held first; ranks that alone would
  * exceed it are left out and counted. */
 static void test_event_cap(void **state)
@@ -1406,9 +1447,9 @@ int main(void)
         cmocka_unit_test(test_collectives_mixed), cmocka_unit_test(test_collective_open),
         cmocka_unit_test(test_wildcard),          cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_split_windows),     cmocka_unit_test(test_window_cap),
-        cmocka_unit_test(test_event_cap),         cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_garbage),           cmocka_unit_test(test_adversarial),
-        cmocka_unit_test(test_reference),
+        cmocka_unit_test(test_unmatched_wait),    cmocka_unit_test(test_event_cap),
+        cmocka_unit_test(test_refusals),          cmocka_unit_test(test_garbage),
+        cmocka_unit_test(test_adversarial),       cmocka_unit_test(test_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
