@@ -309,8 +309,40 @@ def check_online(path, ev, lost):
                 fail("online: step %d %s %d, the recording's events %d" % (s, field, o[field], m))
             if m > 0 and o[rank] not in {e["rank"] for e in es if e[key] == m}:
                 fail("online: step %d %s %d is not where the maximum is" % (s, rank, o[rank]))
-    print("check_logical: online: %d steps, the same events, maxima, ranks and time lost as "
-          "the recording" % len(by))
+    # and per window (each event in the window its record came in)
+    wins = {}
+    for line in open(path, encoding="utf-8"):
+        x = json.loads(line)
+        if x.get("type") == "window":
+            if x["window"] in wins:
+                fail("online: window %d summarized twice" % x["window"])
+            wins[x["window"]] = x
+    byw = collections.defaultdict(list)
+    for e in ev:
+        byw[e["window"]].append(e)
+    for w, es in byw.items():
+        o = wins.get(w)
+        if o is None or o["events"] != len(es):
+            fail("online: window %d has %s events, the recording %d"
+                 % (w, o and o["events"], len(es)))
+        for field, key, rank, step in (("lateness_max_ns", "late_ns", "lateness_rank",
+                                        "lateness_step"),
+                                       ("diff_max_ns", "diff_ns", "diff_rank", "diff_step")):
+            m = max(e[key] for e in es)
+            if o[field] != m:
+                fail("online: window %d %s %d, the recording's events %d" % (w, field, o[field], m))
+            if m > 0 and (o[rank], o[step]) not in {(e["rank"], e["step"]) for e in es
+                                                    if e[key] == m}:
+                fail("online: window %d: %s %d at step %d is not where the maximum is"
+                     % (w, rank, o[rank], o[step]))
+        want_lost = sum(lost[(e["window"], e["rank"], e["rec"])] for e in es)
+        if o["lost_ns"] != want_lost:
+            fail("online: window %d lost %d ns, the recording's events %d"
+                 % (w, o["lost_ns"], want_lost))
+    if any(wins[w]["events"] for w in set(wins) - set(byw)):
+        fail("online: events in windows where the recording has none")
+    print("check_logical: online: %d steps and %d windows, the same events, maxima, ranks and "
+          "time lost as the recording" % (len(by), len(byw)))
 
 
 # ---- the reference: the stream of docs/logical.md, brute force ------------------------------
