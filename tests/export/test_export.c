@@ -996,6 +996,122 @@ static void test_args(void **state)
     assert_int_equal(access("/tmp/mw-export-none.tmp", F_OK), -1);
 }
 
+/* The record walk and index the per-call formats share (export_trace.c): two ranks, windows 10,
+ * 11 and 13 (12 is a hole), a message per window from rank 0 to rank 1, a second thread on rank
+ * 1, and records that are no events (a call, an open record). */
+static void test_xt_walk(void **state)
+{
+    (void)state;
+    static mw_trace_rec_t r0[3][2], r1[3][3];
+    static mw__xt_part_t parts[6];
+    static mw__xt_window_t wins[3];
+    const uint64_t widx[3] = {10, 11, 13};
+    mw__xt_t x;
+    memset(&x, 0, sizeof x);
+    for (int w = 0; w < 3; w++) {
+        int64_t base = (int64_t)widx[w] * 1000000;
+        wins[w] = (mw__xt_window_t){
+            .index = widx[w], .start_ns = (uint64_t)base, .ranks_reporting = 2, .exact = 2};
+        /* rank 0: a call, then the send */
+        r0[w][0] = (mw_trace_rec_t){.start_ns = 100, .dur_ns = 50, .fn = 1, .kind = MW_TK_CALL};
+        r0[w][1] = (mw_trace_rec_t){.start_ns = 200,
+                                    .dur_ns = 10,
+                                    .comm = MW_COMM_ID_WORLD,
+                                    .seq = (uint64_t)w,
+                                    .bytes = 4,
+                                    .peer = 1,
+                                    .tag = w,
+                                    .fn = 1,
+                                    .kind = MW_TK_SEND};
+        /* rank 1: a call on thread 1 that began first, the receive, an open call */
+        r1[w][0] = (mw_trace_rec_t){
+            .start_ns = 50, .dur_ns = 500, .thread = 1, .fn = 1, .kind = MW_TK_CALL};
+        r1[w][1] = (mw_trace_rec_t){.start_ns = 150,
+                                    .dur_ns = 100,
+                                    .comm = MW_COMM_ID_WORLD,
+                                    .seq = (uint64_t)w,
+                                    .bytes = 4,
+                                    .peer = 0,
+                                    .tag = w,
+                                    .fn = 1,
+                                    .kind = MW_TK_RECV};
+        r1[w][2] = (mw_trace_rec_t){
+            .start_ns = 900, .dur_ns = 5, .fn = 1, .kind = MW_TK_CALL, .flags = MW_TF_OPEN};
+        parts[w] =
+            (mw__xt_part_t){.rank = 0, .window = widx[w], .base_ns = base, .recs = r0[w], .n = 2};
+        parts[3 + w] =
+            (mw__xt_part_t){.rank = 1, .window = widx[w], .base_ns = base, .recs = r1[w], .n = 3};
+    }
+    x.parts = parts;
+    x.nparts = 6;
+    x.windows = wins;
+    x.nwindows = 3;
+    x.size = 2;
+
+    mw__xt_ref_t *v = NULL;
+    size_t n = 0;
+    uint64_t open = 0;
+    /* by start: rank, then global start; the open record kept */
+    assert_int_equal(mw__xt_refs(&x, 0, x.nparts, MW__XT_BY_START, 0, &v, &n, &open), 0);
+    assert_int_equal(n, 15);
+    assert_int_equal(open, 0);
+    for (size_t i = 1; i < n; i++)
+        assert_true(v[i - 1].rank < v[i].rank ||
+                    (v[i - 1].rank == v[i].rank && v[i - 1].t0 <= v[i].t0));
+    assert_int_equal(v[6].rank, 1);
+    assert_int_equal(v[6].thread, 1); /* rank 1's first record: the thread 1 call at 50 */
+    assert_int_equal(v[6].t1 - v[6].t0, 500);
+    free(v);
+    /* by thread, open records left out and counted */
+    assert_int_equal(mw__xt_refs(&x, 3, 6, MW__XT_BY_THREAD, 1, &v, &n, &open), 0);
+    assert_int_equal(n, 6);
+    assert_int_equal(open, 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(v[i].thread, 0); /* thread 0 first, then thread 1 */
+    for (size_t i = 3; i < 6; i++)
+        assert_int_equal(v[i].thread, 1);
+    free(v);
+
+    mw__xt_index_t ix;
+    assert_int_equal(mw__xt_index(&x, MW__XT_MATCH | MW__XT_LOGICAL, &ix), 0);
+    assert_int_equal(ix.total, 15);
+    assert_int_equal(ix.m.nmsgs, 3);
+    assert_int_equal(ix.nevents, 6); /* a send and a receive per window */
+    assert_int_equal(ix.lost_events, 0);
+    /* windows pushed as ranges: the hole at 12 splits them (and is a gap) */
+    assert_int_equal(ix.npushed, 2);
+    assert_true(ix.pushed[0] == 10 && ix.pushed[1] == 11 && ix.pushed[2] == 13 &&
+                ix.pushed[3] == 13);
+    assert_int_equal(ix.lstats.gaps, 2); /* the hole and the end */
+    for (size_t p = 0; p < x.nparts; p++)
+        for (size_t j = 0; j < x.parts[p].n; j++) {
+            int64_t e = ix.event[ix.off[p] + j];
+            int is_ev =
+                x.parts[p].recs[j].kind == MW_TK_SEND || x.parts[p].recs[j].kind == MW_TK_RECV;
+            assert_int_equal(e >= 0, is_ev);
+            if (e < 0)
+                continue;
+            const mw_logical_event_t *ev = &ix.events[e];
+            assert_int_equal(ev->rank, x.parts[p].rank);
+            assert_int_equal(ev->window, x.parts[p].window);
+            assert_int_equal(ev->rec, j);
+            /* the receive one step after its send, both in one partition */
+            int64_t other = ix.match[ix.off[p] + j];
+            assert_true(other >= 0);
+            if (ev->kind == MW_LE_RECV) {
+                const mw_logical_event_t *snd = &ix.events[ix.event[ix.off[p - 3] + 1]];
+                assert_int_equal(ev->step, snd->step + 1);
+                assert_int_equal(ev->partition, snd->partition);
+                assert_int_equal(ev->msg_peer, (int64_t)snd->id);
+            }
+        }
+    mw__xt_index_free(&ix);
+
+    mw_export_opts_t o;
+    assert_int_equal(parse(&o, "x --format logical run.mpiw -o out.csv"), 0);
+    assert_int_equal(o.format, FMT_LOGICAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1011,6 +1127,7 @@ int main(void)
         cmocka_unit_test(test_vtk_layout_hosts),
         cmocka_unit_test(test_vtk_layout_hardware),
         cmocka_unit_test(test_args),
+        cmocka_unit_test(test_xt_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
