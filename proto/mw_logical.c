@@ -2,7 +2,8 @@
  * stream of windows (mw_logical.h, docs/logical.md).
  *
  * DESIGN: the stream holds the records that communicate (events) of the windows whose events
- * are not all final yet, plus the completions of non-blocking collectives. Each push re-runs
+ * are not all final yet, plus the completions of non-blocking collectives and the collective
+ * calls still in progress at a window's end. Each push re-runs
  * the whole analysis over what it holds: matching (mw_trace_match), partitions (union-find of
  * messages and collective instances, then strongly connected components of the partition graph
  * merged, then the optional leap merge), the order of partitions, and the finality rule. Final
@@ -709,14 +710,14 @@ static long merge_cycles(logical_work_t *w)
     return merges;
 }
 
-/* The leap merge (docs/logical.md "Leap merge"). The partition DAG is walked in layers (a
- * layer: the partitions whose predecessors are all in earlier layers, i.e. its leap). When the
- * partitions of a layer together miss some of the active ranks, they become one partition, and
- * the partitions that become ready through them join it one by one (in label order) until
- * every active rank is present or none is ready any more; what became ready after that is the
- * next layer. Joining only partitions whose predecessors are all in earlier layers or already
- * joined cannot close a cycle. Each partition enters one layer once: linear after the sort of
- * the edges. Returns the number of merges, or -1. */
+/* The leap merge (docs/logical.md, Definitions, Partitions 3). The partition DAG is walked in
+ * layers (a layer: the partitions whose predecessors are all in earlier layers, i.e. its leap).
+ * When the partitions of a layer together miss some of the active ranks, they become one partition,
+ * and the partitions that become ready through them join it one by one (in label order) until every
+ * active rank is present or none is ready any more; what became ready after that is the next layer.
+ * Joining only partitions whose predecessors are all in earlier layers or already joined cannot
+ * close a cycle. Each partition enters one layer once: linear after the sort of the edges. Returns
+ * the number of merges, or -1. */
 static long merge_leaps(logical_work_t *w, size_t nslots)
 {
     size_t np = w->np;
@@ -729,7 +730,6 @@ static long merge_leaps(logical_work_t *w, size_t nslots)
     free(e);
     long merges = -1;
     uint32_t *indeg = xcalloc(np, sizeof *indeg);
-    uint32_t *layer = malloc((np ? np : 1) * sizeof *layer);
     uint32_t *pev0 = xcalloc(np + 1, sizeof *pev0); /* events by partition */
     uint32_t *pev = malloc((w->nev ? w->nev : 1) * sizeof *pev);
     uint32_t *stamp = malloc((nslots ? nslots : 1) * sizeof *stamp);
@@ -737,7 +737,7 @@ static long merge_leaps(logical_work_t *w, size_t nslots)
     uint32_t *cur = malloc((np ? np : 1) * sizeof *cur);
     uint32_t *cand = malloc((np ? np : 1) * sizeof *cand);
     uint32_t *next = malloc((np ? np : 1) * sizeof *next);
-    if (rc || !indeg || !layer || !pev0 || !pev || !stamp || !rep || !cur || !cand || !next)
+    if (rc || !indeg || !pev0 || !pev || !stamp || !rep || !cur || !cand || !next)
         goto out;
     for (size_t i = 0; i < w->nev; i++)
         pev0[w->plabel[i] + 1]++;
@@ -765,7 +765,6 @@ static long merge_leaps(logical_work_t *w, size_t nslots)
     size_t ncur = 0;
     for (size_t p = 0; p < np; p++) {
         rep[p] = pev[pev0[p]];
-        layer[p] = UINT32_MAX;
         indeg[p] = gr.off[p + 1] - gr.off[p];
         if (!indeg[p])
             cur[ncur++] = (uint32_t)p;
@@ -775,7 +774,6 @@ static long merge_leaps(logical_work_t *w, size_t nslots)
         size_t covered = 0, ncand = 0, nnext = 0;
         for (size_t i = 0; i < ncur; i++) {
             uint32_t p = cur[i];
-            layer[p] = l;
             for (uint32_t j = pev0[p]; j < pev0[p + 1]; j++)
                 if (stamp[w->ev[pev[j]].slot] != l) {
                     stamp[w->ev[pev[j]].slot] = l;
@@ -795,7 +793,6 @@ static long merge_leaps(logical_work_t *w, size_t nslots)
             size_t head = 0;
             while (head < ncand && covered < active) {
                 uint32_t c = cand[head++];
-                layer[c] = l;
                 uf_union(w->uf, w->ufsz, rep[cur[0]], rep[c]);
                 merges++;
                 for (uint32_t j = pev0[c]; j < pev0[c + 1]; j++)
@@ -822,7 +819,7 @@ static long merge_leaps(logical_work_t *w, size_t nslots)
 out:
     adj_free(&g);
     adj_free(&gr);
-    free(indeg), free(layer), free(pev0), free(pev), free(stamp), free(rep), free(cur);
+    free(indeg), free(pev0), free(pev), free(stamp), free(rep), free(cur);
     free(cand), free(next);
     return merges;
 }
