@@ -95,9 +95,8 @@ typedef enum {
     FMT_LOGICAL
 } mw_export_format_t;
 
-static const char *const FORMAT_NAMES[] = {"perfetto", "csv",     "jsonl", "summary",
-                                           "vtk",      "capture", "trace", "otf2",
-                                           "lateness", "logical"};
+static const char *const FORMAT_NAMES[] = {"perfetto", "csv",   "jsonl", "summary",  "vtk",
+                                           "capture",  "trace", "otf2",  "lateness", "logical"};
 
 /* ---- text helpers ------------------------------------------------------------------------- */
 
