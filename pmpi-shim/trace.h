@@ -91,7 +91,9 @@ size_t mw__tstate_bytes(void);
 static inline __attribute__((always_inline)) void mw__trace_put(mw_tring_t *r, const mw_trec_t *x)
 {
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
-    uint64_t tl = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    /* acquire: pairs with the sender's release of tail, so that its reads of a slot are done
+     * before the slot is written again (a plain load on x86) */
+    uint64_t tl = atomic_load_explicit(&r->tail, memory_order_acquire);
     if (__builtin_expect(h - tl >= mw__trace.ring_size, 0)) {
         r->lost++;
         return;
