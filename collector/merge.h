@@ -102,6 +102,7 @@ typedef struct {
 #define MW_TRACE_WINDOW_MAX_BYTES (32u << 20) /* records of one window, all ranks */
 #define MW_TRACE_OPEN_MAX_BYTES (128u << 20)  /* records of every open window together */
 #define MW_TRACE_WINDOW_MAX_COMMS 65536u      /* communicator definitions of one window */
+#define MW_TRACE_LEFT_OUT_MAX (1ull << 40)    /* calls a late summary-only trace may claim */
 
 /* One rank's trace of one window as the window keeps it: the Trace fields as they arrived
  * (state and reason as the collector kept them: a refused or demoted trace is summary only,

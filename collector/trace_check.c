@@ -303,7 +303,11 @@ int mw__trace_check_late(mw_collector_t *c, uint32_t rank, const Mpiwatch__Trace
     in->t = t;
     in->state = t->state;
     in->reason = t->reason;
+    /* The rank's own claim (a late summary-only trace): capped so that the job's sums cannot
+     * wrap (2^40 calls in one window of one rank is far beyond any real rank). */
     in->left_out = t->state == MW_TRACE_EXACT ? 0 : t->left_out;
+    if (in->left_out > MW_TRACE_LEFT_OUT_MAX)
+        in->left_out = MW_TRACE_LEFT_OUT_MAX;
     in->keep_records = t->state == MW_TRACE_EXACT;
     if (in->keep_records && trace_records(c, t, NULL, &in->calls, &why) < 0) {
         c->tstats.refused[why]++;

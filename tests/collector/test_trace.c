@@ -595,6 +595,36 @@ static void test_one_entry_per_rank(void **state)
     stop(f);
 }
 
+/* What a late summary-only trace claims it left out is the rank's word: capped, so that the
+ * job's sums cannot wrap however many such traces come. */
+static void test_left_out_capped(void **state)
+{
+    (void)state;
+    fx_t *f = start(2);
+    Mpiwatch__Trace so, late;
+    mpiwatch__trace__init(&so);
+    so.window = FX_W0;
+    so.state = MW_TRACE_SUMMARY_ONLY;
+    so.reason = MW_TRACE_WHY_BUDGET;
+    so.left_out = 2;
+    tm_msg_t m;
+    sample(&m, f, 0, FX_W0, 2, &so);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    uint64_t before = f->c->tstats.left_out;
+    for (int i = 0; i < 100; i++) {
+        mpiwatch__trace__init(&late);
+        late.window = FX_W0;
+        late.state = MW_TRACE_SUMMARY_ONLY;
+        late.reason = MW_TRACE_WHY_RING_FULL;
+        late.left_out = UINT64_MAX - (uint64_t)i;
+        (void)feed_late(f, 0, &late);
+    }
+    uint64_t after = f->c->tstats.left_out;
+    assert_true(after >= before);
+    assert_true(after - before <= 100 * MW_TRACE_LEFT_OUT_MAX);
+    stop(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -605,6 +635,7 @@ int main(void)
         cmocka_unit_test(test_window_cap),
         cmocka_unit_test(test_count0_records),
         cmocka_unit_test(test_one_entry_per_rank),
+        cmocka_unit_test(test_left_out_capped),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     mw__pb_encoder_free(&enc);
