@@ -13,7 +13,8 @@
 #   - differential lateness over time per rank (--lateness diff,strip): the scale's top colour
 #     along rank 2's row, nowhere else;
 #   - a click on the marker picks that event (rank, step) and the per-rank timeline above
-#     frames the picked rank (the two plots are linked).
+#     frames the picked rank; a click on that call in the per-rank timeline selects its event
+#     in the logical plot (the two plots are linked both ways).
 # A recording without traces (mw-synth) draws no event and no colour of the scale, and a
 # recording with a job and no window (vtk_fixture empty) ends the snapshot with the viewer's
 # message, not a crash.
@@ -92,6 +93,24 @@ print(int(m["x"]), int(m["y"]), m["step"])' "$MW_T/diff.meta.json")
 ok_snap pick "$MW_T/r.mpiw" --view logical --range "0:$end" --lateness diff --pick "$mx,$my"
 "$PY" "$CHECK" linked "$MW_T/pick.meta.json" "$MW_T/pick.png" "$probe" "$MW_T/pick.out" \
     "$RANK" "$step" || mw_fail "picking the marked event (above)"
+
+# And the other way: a click on that call in the per-rank timeline above selects its event.
+read -r cx cy < <("$PY" -c 'import json,sys
+m = json.load(open(sys.argv[1])); p = json.load(open(sys.argv[2]))
+r = m["trace"]["logical_view"]["ranks_plot"]; d = m["density"]; R = int(sys.argv[3])
+x = r["x"] + (p["start_s"] - d["t0"]) / (d["t1"] - d["t0"]) * r["w"]
+y = r["y"] + (R * r["h"] // 4 + (R + 1) * r["h"] // 4) / 2
+print(int(x), int(y))' "$MW_T/pick.meta.json" "$MW_T/pick.out" "$RANK")
+ok_snap back "$MW_T/r.mpiw" --view logical --range "0:$end" --lateness diff --pick "$cx,$cy"
+"$PY" - "$MW_T/back.meta.json" "$MW_T/back.out" "$RANK" <<'PYEOF' ||
+import json, sys
+m, p, rank = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3])
+sel = m["trace"]["logical_view"].get("selected")
+print(f"per-rank timeline pick: {p['fn']} of rank {p['rank']}; selected in the logical view: {sel}")
+ok = p["kind"] == "call" and p["rank"] == rank and not p.get("step") and sel and sel["rank"] == rank
+sys.exit(0 if ok else "the call picked in the per-rank timeline is not selected in the logical view")
+PYEOF
+    mw_fail "picking in the per-rank timeline (above)"
 
 # No traces; no window at all.
 "$synth" --windows 6 "$MW_T/plain.mpiw" >/dev/null 2>"$MW_T/synth.err" || mw_fail "mw-synth"
