@@ -507,8 +507,11 @@ class Reference:
                 union(members[0]["i"], v["i"])
                 if consistent:
                     v["node"] = members[0]["i"]
+        # a send without its receive waits for it; a receive without its send only while it is
+        # in one of the two newest windows (a send is posted before its receive ends)
         for v in ev:
-            if not v["matched"] and (is_send(v["r"]) or is_recv(v["r"])):
+            if not v["matched"] and (is_send(v["r"]) or
+                                     (is_recv(v["r"]) and v["wi"] + 2 >= len(self.held))):
                 v["blocks"] = True
         # a rank still inside a collective at the end of the newest window may be a member of
         # any instance it is missing from: those wait for its record
