@@ -402,7 +402,10 @@ static void worker_item(mw_lateness_t *l, item_t *it, uint64_t queued)
         stream_restart(l);
         break;
     case IT_END:
-        worker_gap(l, it->window, 1);
+        /* The job's last batch carries its final counters; a job without a traced window
+         * publishes nothing at all (its outputs are those of a collector without the analysis). */
+        worker_gap(l, it->window,
+                   l->analysed || l->skipped_late || atomic_load(&l->skipped_full) != 0);
         break;
     case IT_GAP:
         worker_gap(l, it->window, 0);

@@ -265,12 +265,13 @@ static int stats_trace(const mw_collector_t *c, cJSON *root)
     return 0;
 }
 
-/* The online lateness analysis (lateness.c, docs/lateness.md), once it published a batch, so
- * that the key set of a run without traces or with --lateness off stays what it was. */
+/* The online lateness analysis (lateness.c, docs/lateness.md), once it had a traced window to
+ * analyse, so that the key set of a run without traces or with --lateness off stays what it
+ * was. */
 static int stats_lateness(const mw_collector_t *c, cJSON *root)
 {
     const mw_lateness_totals_t *t = &c->ltotals;
-    if (!t->batches)
+    if (!t->windows_analysed && !t->windows_skipped)
         return 0;
     cJSON *o = cJSON_AddObjectToObject(root, "lateness");
     if (!o || mw_json_add_u64(o, "batches", t->batches) < 0 ||
