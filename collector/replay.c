@@ -310,6 +310,18 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
         case MPIWATCH__RECORD__BODY_FINISH:
             finished = 1;
             break;
+        case MPIWATCH__RECORD__BODY_LATENESS:
+            /* Not derived again (its content depends on when the live worker ran): the
+             * recorded batch is published as it was, after its window, so that the feed, the
+             * history, the lateness rules and the report of a replay see what the live run saw
+             * (docs/lateness.md). */
+            if (rec->lateness && mw_collector_options_lateness(o) && c->job.active &&
+                rec->lateness->job && strcmp(rec->lateness->job, c->job.job) == 0) {
+                c->now = (mw_clock_t){rec->mono_ns, rec->real_ns};
+                mw__pub_t m = {.kind = MW_PUB_LATENESS, .lateness = rec->lateness};
+                mw__publish(c, &m);
+            }
+            break;
         default:
             break;
         }

@@ -334,8 +334,10 @@ static void report_traces(const mw_collector_t *c, FILE *out)
 static void report_lateness(const mw_collector_t *c, FILE *out)
 {
     const mw_lateness_totals_t *t = &c->ltotals;
-    if (!t->windows_analysed && !t->windows_skipped)
-        return; /* no traced window: nothing to say */
+    /* No traced window: nothing to say. A replay (no worker) republishes the recorded batches,
+     * whose last ones follow the job's end in the file: its report would miss them. */
+    if (!c->lateness || (!t->windows_analysed && !t->windows_skipped))
+        return;
     fprintf(out,
             "\nLateness (logical steps of the traced windows)\n  windows analysed %" PRIu64
             ", skipped (behind) %" PRIu64 ", untraced %" PRIu64 "; events %" PRIu64

@@ -271,8 +271,8 @@ static int stats_trace(const mw_collector_t *c, cJSON *root)
 static int stats_lateness(const mw_collector_t *c, cJSON *root)
 {
     const mw_lateness_totals_t *t = &c->ltotals;
-    if (!t->windows_analysed && !t->windows_skipped)
-        return 0;
+    if (!c->lateness || (!t->windows_analysed && !t->windows_skipped))
+        return 0; /* no worker (a replay, --lateness off) or no traced window */
     cJSON *o = cJSON_AddObjectToObject(root, "lateness");
     if (!o || mw_json_add_u64(o, "batches", t->batches) < 0 ||
         mw_json_add_u64(o, "windows_analysed", t->windows_analysed) < 0 ||

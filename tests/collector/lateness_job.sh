@@ -12,7 +12,8 @@
 #        its steering message went to rank 2 only; the history serves the same batches
 #        (--lateness N); the recording exported with --format lateness has exactly the feed's
 #        window summaries; the report names rank 2; /metrics shows the analysed windows, none
-#        behind, and the job's largest lateness.
+#        behind, and the job's largest lateness; a replay of the recording (--replay, which
+#        republishes the recorded batches) fires the same rule once, at rank 2.
 #   off: the same job with --lateness off: no message on the topic, nothing recorded, no
 #        lateness section in the report, the /metrics figures 0.
 . "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
@@ -87,6 +88,10 @@ PY
 
 run on
 run off --lateness off
+printf '[rule origin]\nmetric = diff_lateness_max\nop = >\nthreshold = 0.1\naction = log\n' \
+    >"$MW_T/replay.ini"
+"$MW_COLLECTOR" --replay "$MW_T/on/r.mpiw" --speed 0 --quiet --rules "$MW_T/replay.ini" \
+    2>"$MW_T/replay.err" || mw_fail "the replay failed: $(tail -3 "$MW_T/replay.err")"
 
 "$PY" - "$MW_T" "$MW_NP" <<'EOF' || mw_fail "lateness (above)"
 import json, re, sys
@@ -162,6 +167,10 @@ if m_win != last["windows_analysed"] or float(metrics["mpiwatch_lateness_behind_
 if abs(float(metrics["mpiwatch_lateness_job_max_seconds"]) * 1e9 -
        max(w["lateness_max_ns"] for w in wins)) > 1e3:
     errors.append(f"/metrics: job max {metrics['mpiwatch_lateness_job_max_seconds']} s")
+
+replayed = re.findall(r"rule fired: rule=origin .*", open(f"{d}/replay.err").read())
+if len(replayed) != 1 or not re.search(r" rank=2 .*function=MPI_Isend", replayed[0]):
+    errors.append(f"the replay's firings: {replayed}, want one at rank 2")
 
 # ---- off ----
 off = lines(f"{d}/off/feed.jsonl")
