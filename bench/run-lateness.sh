@@ -19,7 +19,7 @@
 #
 # usage: run-lateness.sh [--ranks N] [--rate HZ] [--functions F] [--seconds S] [--trace K]
 #                        [--runs N] [--budget-ms MS] BUILD_DIR
-# defaults: --ranks 64 --rate 10 --functions 4 --seconds 10 --trace 4 --runs 3
+# defaults: --ranks 64 --rate 10 --functions 2 --seconds 10 --trace 4 --runs 3
 #           --budget-ms 2000; MW_BENCH_KEEP=1 keeps the temporary directory.
 set -u
 # shellcheck source=../tests/lib/common.sh
@@ -30,7 +30,7 @@ usage() {
     exit 2
 }
 
-ranks=64 rate=10 functions=4 seconds=10 trace=4 runs=3 budget=2000 build=''
+ranks=64 rate=10 functions=2 seconds=10 trace=4 runs=3 budget=2000 build=''
 while [ $# -gt 0 ]; do
     case $1 in
         --ranks) ranks=$2; shift 2 ;;
