@@ -150,17 +150,42 @@ static const uint8_t fn_coll[LOGICAL_FN_ROWS + 1] = {
 #undef MW_FN
 };
 
+/* Whether function id communicates or waits for communication (kinds SEND, RECV, WAIT, COLL):
+ * a rank inside such a call is waiting for an event of its own to end. */
+static const uint8_t fn_comm[LOGICAL_FN_ROWS + 1] = {
+    0, /* id 0: none */
+#define LOGICAL_IS_COMM_COLL 1
+#define LOGICAL_IS_COMM_SEND 1
+#define LOGICAL_IS_COMM_RECV 1
+#define LOGICAL_IS_COMM_WAIT 1
+#define LOGICAL_IS_COMM_RMA 0
+#define LOGICAL_IS_COMM_IO 0
+#define LOGICAL_IS_COMM_QUERY 0
+#define LOGICAL_IS_COMM_OTHER 0
+#define LOGICAL_IS_COMM_SPECIAL 0
+#define MW_FN(name, ret, kind, ...) LOGICAL_IS_COMM_##kind,
+#include "mpi_functions.def"
+#undef MW_FN
+};
+
 /* A collective call still in progress at the end of its window (its record comes later). */
 static int open_coll(const mw_trace_rec_t *r)
 {
     return (r->flags & MW_TF_OPEN) && r->fn < sizeof fn_coll && fn_coll[r->fn];
 }
 
-/* Records a part keeps: events, completions of collectives, collectives in progress. */
+/* A communication call (or a wait) still in progress at the end of its window. */
+static int open_comm(const mw_trace_rec_t *r)
+{
+    return (r->flags & MW_TF_OPEN) && r->fn < sizeof fn_comm && fn_comm[r->fn];
+}
+
+/* Records a part keeps: events, completions of collectives, communication calls in progress
+ * (collectives among them). */
 static int kept_record(const mw_trace_rec_t *r)
 {
     return event_kind(r) || (r->kind == MW_TK_COLL_DONE && !(r->flags & MW_TF_OPEN)) ||
-           open_coll(r);
+           open_comm(r);
 }
 
 static int64_t rec_start(int64_t base, const mw_trace_rec_t *r)
@@ -370,6 +395,8 @@ typedef struct {
     uint32_t grp;  /* first event of its completing call's receives (itself if none) */
     uint8_t kind;
     uint8_t blocks; /* a later window could still complete it */
+    uint8_t held;   /* the last held event of a rank still inside a communication call at the
+                     * newest window's end (its partition waits, but not at a gap) */
     uint8_t matched;
 } logical_ev_t;
 
@@ -1054,6 +1081,21 @@ static int analyse(mw_logical_stream_t *s, int mode, logical_out_t *o)
             w.ev[e].rprev = last[w.ev[e].slot];
             last[w.ev[e].slot] = (int32_t)e;
         }
+        /* A rank inside a communication call at the newest window's end is waiting for its
+         * next event, which may belong with the partition of its last one (a message from a
+         * rank delayed longer than a window: the leap merge or a cycle puts it there). */
+        for (size_t p = 0; p < w.nparts; p++) {
+            const logical_part_t *lp = w.parts[p];
+            if (w.part_win[p] != s->nwins - 1)
+                continue;
+            for (uint32_t k = lp->first; k < lp->nkept; k++)
+                if (open_comm(&lp->recs[k])) {
+                    long slot = carry_find(s, lp->rank);
+                    if (slot >= 0 && last[slot] >= 0)
+                        w.ev[last[slot]].held = 1;
+                    break;
+                }
+        }
         free(last);
         /* ICOLL pairing: (rank, req, position) with posts and completions. */
         size_t m = 0;
@@ -1140,7 +1182,8 @@ static int analyse(mw_logical_stream_t *s, int mode, logical_out_t *o)
         for (size_t e = 0; e < w.nev; e++) {
             uint32_t p = w.plabel[e];
             /* At a gap nothing later comes: only a missing partner blocks (forced) */
-            if (w.ev[e].blocks || (w.ev[e].win == newest && mode != RUN_FORCE_ALL))
+            if (w.ev[e].blocks ||
+                ((w.ev[e].win == newest || w.ev[e].held) && mode != RUN_FORCE_ALL))
                 pblock[p] = 1;
             if (mode == RUN_FORCE_ALL || (mode == RUN_FORCE_OLDEST && w.ev[e].win == 0))
                 pforce[p] = 1;
@@ -1388,9 +1431,10 @@ static int analyse(mw_logical_stream_t *s, int mode, logical_out_t *o)
             }
             int64_t lost = sat_sub(oe->lateness_ns, prev_late);
             o->lost[base + k] = lost > 0 ? lost : 0;
-            if (oe->lateness_ns == 0)
+            /* Under the noise floor a lateness is none and a differential lateness no origin. */
+            if (oe->lateness_ns < s->opts.noise_floor_ns)
                 oe->cls = MW_LATE_NONE;
-            else if (oe->diff_ns == 0)
+            else if (oe->diff_ns < s->opts.noise_floor_ns)
                 oe->cls = msg_late > prev_late ? MW_LATE_MESSAGE : MW_LATE_RANK;
             else
                 oe->cls = slate[vi] > inherited ? MW_LATE_COMPUTE : MW_LATE_CALL;
@@ -1574,6 +1618,8 @@ mw_logical_stream_t *mw_logical_stream_new(const mw_logical_opts_t *opts)
     if (!s->opts.max_pending_windows ||
         s->opts.max_pending_windows > MW_LOGICAL_MAX_PENDING_WINDOWS)
         s->opts.max_pending_windows = MW_LOGICAL_MAX_PENDING_WINDOWS;
+    if (s->opts.noise_floor_ns <= 0)
+        s->opts.noise_floor_ns = MW_LOGICAL_NOISE_FLOOR_NS;
     return s;
 }
 

@@ -40,6 +40,13 @@
 /* Distinct ranks a stream keeps state for (a push that would exceed it fails). */
 #define MW_LOGICAL_MAX_RANKS (1u << 20)
 
+/* Differential lateness under this is noise (message transit, timer and scheduling jitter): it
+ * is reported in diff_ns as it is but makes no event an origin of delay (class compute or call),
+ * and lateness under it makes no event late (class none). The default of
+ * mw_logical_opts_t.noise_floor_ns, so that the collector, the viewer and the exports give the
+ * same classes; measured on the pattern jobs in docs/logical.md ("Noise floor"). */
+#define MW_LOGICAL_NOISE_FLOOR_NS 1000000
+
 /* Options (mw_logical_opts_t.flags) */
 #define MW_LOGICAL_LEAP 1u /* merge partitions until every rank is active in each (default) */
 
@@ -52,7 +59,8 @@ enum { MW_LE_SEND = 1, MW_LE_RECV = 2, MW_LE_COLL = 3 };
  * the message (matched send; for a completion, the latest send its completing call waited
  * for), S = start minus the earliest start at (partition, step) (docs/logical.md):
  * none: L = 0; rank: L > 0, D = 0, P >= M; message: L > 0, D = 0, M > P;
- * compute: D > 0, S > max(P, M); call: D > 0, S <= max(P, M). */
+ * compute: D > 0, S > max(P, M); call: D > 0, S <= max(P, M); where "> 0" means "at least the
+ * noise floor F" and "= 0" "under F" (with F = 1 ns, as written). */
 enum {
     MW_LATE_NONE = 0,    /* on time: lateness 0 */
     MW_LATE_RANK = 1,    /* inherited from the previous event on its rank (propagated) */
@@ -69,6 +77,9 @@ typedef struct {
     /* Smaller caps than the defaults (0 = MW_LOGICAL_MAX_PENDING_EVENTS / _WINDOWS; larger
      * values are clamped to them): bound memory or delay further, or test the caps. */
     uint32_t max_pending_events, max_pending_windows;
+    /* Noise floor of the classes (0 or negative = MW_LOGICAL_NOISE_FLOOR_NS; 1 = none: every
+     * non-zero differential lateness is an origin). */
+    int64_t noise_floor_ns;
 } mw_logical_opts_t;
 
 /* One analysed event. */

@@ -119,7 +119,8 @@ def hand_checks(pattern, p, ev):
         if want[0]["class"] not in ("compute", "call"):
             fail_timing("%s: the delayed send's class is %r, not where a delay starts"
                  % (pattern, want[0]["class"]))
-        steps_at = [e for e in sends if e["step"] == want[0]["step"]]
+        steps_at = [e for e in sends if e["step"] == want[0]["step"]
+                    and e["partition"] == want[0]["partition"]]
         if len(steps_at) < 2:
             fail_timing("%s: the delayed send is alone at its step: no peer to be late against"
                  % pattern)
@@ -134,14 +135,28 @@ def hand_checks(pattern, p, ev):
                  "message: %r" % (pattern, down, slow, it_slow,
                                  [(e["late_ns"], e["diff_ns"], e["class"]) for e in got]))
     if pattern == "ring":
+        # The delayed send is the only origin at its step, and it began late (compute); the
+        # others there are on time or within the noise floor.
+        at = [e for e in ev if e["step"] == want[0]["step"]
+              and e["partition"] == want[0]["partition"]]
+        origins = [e for e in at if e["class"] in ("compute", "call")]
+        if want[0]["class"] != "compute" or [id(e) for e in origins] != [id(want[0])]:
+            fail_timing("ring: at the delayed step the origins are %r, rank %d's send only "
+                        "(compute) expected" % ([(e["rank"], e["fn"], e["class"], e["diff_ns"])
+                                                  for e in origins], slow))
         # The delay travels downstream: rank slow + j is late in iteration it_slow + j - 1,
-        # until every rank is late (then nobody is late against the others).
+        # until every rank is late (then nobody is late against the others); each of them
+        # inherits it (message or rank), none is an origin.
         for j in range(1, n - 1):
             r, it = (slow + j) % n, it_slow + j - 1
             late = [e for e in ev if e["rank"] == r and iteration(e) == it
                     and e["ev_kind"] == "recv"]
             if it < p["iters"] and (not late or late[0]["late_ns"] < half):
                 fail_timing("ring: rank %d (downstream %d) is not late in iteration %d" % (r, j, it))
+            if it < p["iters"] and late[0]["class"] not in ("message", "rank"):
+                fail_timing("ring: rank %d (downstream %d) in iteration %d is of class %r, not "
+                            "message or rank (diff %d ns)"
+                            % (r, j, it, late[0]["class"], late[0]["diff_ns"]))
     if pattern == "stencil":
         slow_its = [i for i in range(p["iters"]) if i % k == it_slow % k]
         for i in range(p["iters"]):
@@ -374,21 +389,35 @@ def is_recv(r):
         not r["flags"] & (F_PROC_NULL | F_NOSEQ | F_CANCELLED) and r["peer"] >= 0
 
 
-def collective_functions():
-    """The functions of kind COLL in the function table (proto/mpi_functions.def)."""
-    here = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def functions(kinds):
+    """The functions of the given kinds in the function table (proto/mpi_functions.def)."""
     names = set()
-    for line in open(os.path.join(here, "..", "..", "proto", "mpi_functions.def"),
+    for line in open(os.path.join(HERE, "..", "..", "proto", "mpi_functions.def"),
                      encoding="utf-8"):
         m = re.match(r"MW_FN\((\w+), [^,]+, (\w+),", line)
-        if m and m.group(2) == "COLL":
+        if m and m.group(2) in kinds:
             names.add("MPI_" + m.group(1))
     if not names:
-        fail("no collective function in proto/mpi_functions.def")
+        fail("no function of kinds %r in proto/mpi_functions.def" % (kinds,))
     return names
 
 
-COLL_FNS = collective_functions()
+def noise_floor():
+    """The default noise floor of the classes (MW_LOGICAL_NOISE_FLOOR_NS in mw_logical.h)."""
+    for line in open(os.path.join(HERE, "..", "..", "proto", "mw_logical.h"), encoding="utf-8"):
+        m = re.match(r"#define MW_LOGICAL_NOISE_FLOOR_NS (\d+)", line)
+        if m:
+            return int(m.group(1))
+    fail("no MW_LOGICAL_NOISE_FLOOR_NS in proto/mw_logical.h")
+    return None
+
+
+COLL_FNS = functions(("COLL",))
+COMM_FNS = functions(("COLL", "SEND", "RECV", "WAIT"))
+FLOOR = noise_floor()
 
 
 def open_coll(r):
@@ -396,9 +425,14 @@ def open_coll(r):
     return bool(r["flags"] & F_OPEN) and r["fn"] in COLL_FNS
 
 
+def open_comm(r):
+    """A communication call (or a wait) still in progress at the end of its window."""
+    return bool(r["flags"] & F_OPEN) and r["fn"] in COMM_FNS
+
+
 def kept(r):
     return event_kind(r) or (r["kind"] == "coll_done" and not r["flags"] & F_OPEN) or \
-        open_coll(r)
+        open_comm(r)
 
 
 def window_part(recs):
@@ -630,6 +664,14 @@ class Reference:
             done_p.add(ready[0])
         newest = len(self.held) - 1
         block, force = set(), set()
+        # a rank inside a communication call at the end of the newest window holds the
+        # partition of its last event (its next event may belong there), except at a gap
+        waiting = set(rank for rank, recs in self.held[-1][1].items()
+                      if any(open_comm(x) for x in recs))
+        for rank in waiting:
+            mine = [v for v in ev if v["rank"] == rank]
+            if mine and mode != "all":
+                block.add(lab[mine[-1]["i"]])
         for v in ev:
             p = lab[v["i"]]
             if v["blocks"] or (v["wi"] == newest and mode != "all"):
@@ -711,9 +753,9 @@ class Reference:
                 inh = max(pl, ml)
                 lt = late[v["i"]]
                 d = max(0, lt - inh)
-                if lt == 0:
+                if lt < FLOOR:
                     cls = "none"
-                elif d == 0:
+                elif d < FLOOR:
                     cls = "message" if ml > pl else "rank"
                 else:
                     cls = "compute" if slate[v["i"]] > inh else "call"

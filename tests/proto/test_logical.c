@@ -140,6 +140,10 @@ static void b_coll_done(bld_t *b, int rank, int64_t t, uint32_t req)
 
 /* ---- what a stream gave, accumulated -------------------------------------------------------- */
 
+/* The noise floor of the streams under test: 1 ns (none) unless a test says otherwise, so that
+ * the hand-made traces' lateness of a few ns shows in the classes. */
+static int64_t floor_ns = 1;
+
 typedef struct {
     mw_logical_event_t *ev;
     size_t n;
@@ -167,8 +171,9 @@ static void acc_add(acc_t *a, const mw_logical_batch_t *b)
         assert_true(e->diff_ns <= e->lateness_ns);
         assert_true(e->comp_before_ns >= 0);
         assert_true(e->cls < MW_LATE_COUNT);
-        assert_true((e->lateness_ns == 0) == (e->cls == MW_LATE_NONE));
-        assert_true((e->diff_ns > 0) == (e->cls == MW_LATE_COMPUTE || e->cls == MW_LATE_CALL));
+        assert_true((e->lateness_ns < floor_ns) == (e->cls == MW_LATE_NONE));
+        assert_true((e->diff_ns >= floor_ns && e->lateness_ns >= floor_ns) ==
+                    (e->cls == MW_LATE_COMPUTE || e->cls == MW_LATE_CALL));
         if (i)
             assert_int_equal(e->id, b->events[i - 1].id + 1);
     }
@@ -289,6 +294,7 @@ static mw_logical_stream_t *stream(uint32_t flags)
     mw_logical_opts_t o;
     memset(&o, 0, sizeof o);
     o.flags = flags;
+    o.noise_floor_ns = floor_ns;
     mw_logical_stream_t *s = mw_logical_stream_new(&o);
     assert_non_null(s);
     return s;
@@ -742,6 +748,118 @@ static void test_wildcard(void **state)
     free(b);
 }
 
+/* ---- a rank late by more than a window, while the others wait inside a call --------------- */
+
+/* Ranks 1 and 3 send to rank 0 at 1000 (100 ns); rank 2 sleeps and sends at 35000. Rank 0
+ * receives from 1 (1000-1200), from 3 (1200-1300), then waits inside its third receive until
+ * 35200 (from 2); windows of 10000 ns, so at the end of windows 0, 1 and 2 its receive is open.
+ * Without the open call, the partition of ranks 0, 1 and 3 (the leap merge glues the two
+ * messages: every rank with held events is in) would be final at window 1 and rank 2's send
+ * alone at its step, on time. With it, rank 0's last event (its receive from 3) waits: the three
+ * messages form one partition (sends 0, receives 1, 2, 3), and rank 2's send is 34000 late at
+ * step 0, where the delay starts (compute: it began 34000 after the others). With a window cap
+ * of 2 the wait ends at the cap (forced) and the late send is alone again: the lag is bounded. */
+static void build_late_open(bld_t *b)
+{
+    b_send(b, 1, 1000, 100, 0, 0);
+    b_send(b, 3, 1000, 100, 0, 0);
+    b_recv(b, 0, 1000, 200, 1, 0);
+    b_recv(b, 0, 1200, 100, 3, 0);
+    for (int k = 0; k < 3; k++) {
+        mw_trace_rec_t *o = add(b, 0, MW_TK_CALL, MW_ID_Recv, 1300, (uint64_t)(10000 * k + 8699));
+        o->flags = MW_TF_OPEN | MW_TF_NOSEQ;
+    }
+    b_send(b, 2, 35000, 100, 0, 0);
+    b_recv(b, 0, 1300, 33900, 2, 0);
+}
+
+static void test_late_open(void **state)
+{
+    (void)state;
+    for (int cap = 0; cap < 2; cap++) {
+        bld_t *b = bld_new();
+        build_late_open(b);
+        mw_logical_opts_t o;
+        memset(&o, 0, sizeof o);
+        o.flags = MW_LOGICAL_LEAP;
+        o.noise_floor_ns = floor_ns;
+        o.max_pending_windows = cap ? 2 : 0;
+        mw_logical_stream_t *s = mw_logical_stream_new(&o);
+        assert_non_null(s);
+        acc_t a = {0};
+        for (uint64_t k = 0; k < 4; k++) {
+            push_range(s, b, 4, k, 10000 * (int64_t)k, 10000 * (int64_t)k + 10000, &a);
+            if (!cap && k < 3)
+                assert_int_equal(a.n, 0); /* held while rank 0 waits inside its receive */
+        }
+        gap(s, &a);
+        check_order(&a);
+        assert_int_equal(a.n, 6);
+        const mw_logical_event_t *late = ev(&a, 2, 0);
+        if (!cap) {
+            assert_int_equal(a.np, 1);
+            assert_int_equal(a.part[0].forced, 0);
+            assert_int_equal(late->step, 0);
+            assert_int_equal(late->lateness_ns, 34000);
+            assert_int_equal(late->diff_ns, 34000);
+            assert_int_equal(late->cls, MW_LATE_COMPUTE);
+            assert_int_equal(ev(&a, 0, 2)->step, 3);
+            assert_int_equal(ev(&a, 0, 2)->lateness_ns, 0); /* alone at step 3 */
+            for (uint32_t r = 1; r < 4; r += 2)
+                assert_int_equal(ev(&a, r, 0)->lateness_ns, 0);
+        } else {
+            assert_int_equal(a.np, 2);
+            assert_int_equal(a.part[0].forced, 1);
+            assert_int_equal(late->lateness_ns, 0);
+        }
+        acc_free(&a);
+        mw_logical_stream_free(s);
+        free(b);
+    }
+}
+
+/* ---- the noise floor ------------------------------------------------------------------------- */
+
+/* The ring of build_ring, where rank 3's send also takes 300 ns longer (1000-1400) and its
+ * receive follows it (1400-1500). Step 0: rank 3 300 late, differential 300 (it began in time:
+ * call); step 1: rank 3 300 late, inherited from its send (rank). With a floor of 4000 ns the
+ * 300 ns are noise: diff_ns still 300, but rank 3's events are on time (none); rank 1's delay
+ * of 5000 is still an origin (compute). With the default floor (1 ms, opts 0) it is noise too. */
+static void test_noise_floor(void **state)
+{
+    (void)state;
+    const int64_t floors[3] = {1, 4000, 0};
+    for (int f = 0; f < 3; f++) {
+        bld_t *b = bld_new();
+        build_ring(b);
+        b->r[3][0].dur_ns = 400;
+        b->r[3][1].start_ns = 1400;
+        b->r[3][1].dur_ns = 100;
+        floor_ns = floors[f] ? floors[f] : MW_LOGICAL_NOISE_FLOOR_NS;
+        mw_logical_opts_t o;
+        memset(&o, 0, sizeof o);
+        o.flags = MW_LOGICAL_LEAP;
+        o.noise_floor_ns = floors[f];
+        mw_logical_stream_t *s = mw_logical_stream_new(&o);
+        assert_non_null(s);
+        acc_t a = {0};
+        push_range(s, b, 4, 0, 0, 100000, &a);
+        gap(s, &a);
+        const mw_logical_event_t *s3 = ev(&a, 3, 0), *r3 = ev(&a, 3, 1), *s1 = ev(&a, 1, 0);
+        assert_int_equal(s3->diff_ns, 300);
+        assert_int_equal(s3->lateness_ns, 300);
+        assert_int_equal(r3->lateness_ns, 300);
+        assert_int_equal(s1->diff_ns, 5000);
+        assert_int_equal(s3->cls, f == 0 ? MW_LATE_CALL : MW_LATE_NONE);
+        assert_int_equal(r3->cls, f == 0 ? MW_LATE_RANK : MW_LATE_NONE);
+        assert_int_equal(s1->cls, f == 2 ? MW_LATE_NONE : MW_LATE_COMPUTE);
+        floor_ns = 1;
+        acc_free(&a);
+        mw_logical_stream_free(s);
+        free(b);
+    }
+}
+
 /* ---- an exchange that must merge ------------------------------------------------------------ */
 
 /* Rank 0 sends to 1 then receives from 1; rank 1 the same: the two messages' partitions
@@ -852,6 +970,7 @@ static void test_window_cap(void **state)
     mw_logical_opts_t o;
     memset(&o, 0, sizeof o);
     o.max_pending_windows = 3;
+    o.noise_floor_ns = floor_ns;
     mw_logical_stream_t *s = mw_logical_stream_new(&o);
     assert_non_null(s);
     bld_t *b = bld_new();
@@ -945,6 +1064,7 @@ static void test_event_cap(void **state)
     mw_logical_opts_t o;
     memset(&o, 0, sizeof o);
     o.max_pending_events = 10;
+    o.noise_floor_ns = floor_ns;
     mw_logical_stream_t *s = mw_logical_stream_new(&o);
     bld_t *b = bld_new();
     for (int k = 0; k < 4; k++) {
@@ -1445,7 +1565,8 @@ int main(void)
         cmocka_unit_test(test_ring_delay),        cmocka_unit_test(test_stencil_slow),
         cmocka_unit_test(test_tree_leap),         cmocka_unit_test(test_tree_no_leap),
         cmocka_unit_test(test_collectives_mixed), cmocka_unit_test(test_collective_open),
-        cmocka_unit_test(test_wildcard),          cmocka_unit_test(test_cycle),
+        cmocka_unit_test(test_wildcard),          cmocka_unit_test(test_late_open),
+        cmocka_unit_test(test_noise_floor),       cmocka_unit_test(test_cycle),
         cmocka_unit_test(test_split_windows),     cmocka_unit_test(test_window_cap),
         cmocka_unit_test(test_unmatched_wait),    cmocka_unit_test(test_event_cap),
         cmocka_unit_test(test_refusals),          cmocka_unit_test(test_garbage),
