@@ -2,11 +2,12 @@
  * stream of windows (mw_logical.h, docs/logical.md).
  *
  * DESIGN: the stream holds the records that communicate (events) of the windows whose events
- * are not all final yet, plus the completions of non-blocking collectives and the collective
- * calls still in progress at a window's end. Each push re-runs the whole analysis over what it
- * holds: matching (mw_trace_match), partitions (union-find of messages and collective
- * instances, then strongly connected components of the partition graph merged, then the
- * optional leap merge), the order of partitions, and the finality rule. Final
+ * are not all final yet, plus the completions of non-blocking collectives and the communication
+ * calls still in progress at a window's end (a collective one may be any instance's missing
+ * member; a rank waiting inside one holds the partition of its last event). Each push re-runs
+ * the whole analysis over what it holds: matching (mw_trace_match), partitions (union-find of
+ * messages and collective instances, then strongly connected components of the partition graph
+ * merged, then the optional leap merge), the order of partitions, and the finality rule. Final
  * partitions get their steps (longest path from the partition's first events, sends and
  * receives linked, a collective instance one node), a global offset (each rank's steps keep
  * increasing across partitions and pushes) and lateness, in a topological order of the
