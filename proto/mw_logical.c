@@ -1509,9 +1509,15 @@ static int analyse(mw_logical_stream_t *s, int mode, logical_out_t *o)
         for (uint32_t i = b0; i < b1; i++)
             evfinal[pev[i]] = 2;
     }
-    /* Advance each part past its final events. */
+    /* Advance each part past its final events, unless its rank has an event pending in an
+     * earlier window: then the part stays whole, since a completion at its start (before its
+     * first event) may be the one of a non-blocking collective still pending (parts come window
+     * by window, so `lastslot` says which ranks have had a pending event). */
+    for (size_t i = 0; i < s->ncarry; i++)
+        lastslot[i] = 0;
     for (size_t p = 0; p < w.nparts; p++) {
         logical_part_t *lp = w.parts[p];
+        long slot = carry_find(s, lp->rank);
         uint32_t first = lp->nkept;
         for (uint32_t k = lp->first; k < lp->nkept; k++) {
             int32_t e = w.evat[w.part_off[p] + k - lp->first];
@@ -1520,6 +1526,10 @@ static int analyse(mw_logical_stream_t *s, int mode, logical_out_t *o)
                 break;
             }
         }
+        if (slot >= 0 && lastslot[slot])
+            continue;
+        if (slot >= 0 && first < lp->nkept)
+            lastslot[slot] = 1;
         lp->first = first;
     }
     rc = 0;

@@ -778,15 +778,21 @@ class Reference:
                 self.carry[rank] = {"has": True, "id": e["event"], "step": e["step"],
                                     "late": e["late_ns"], "end": e["end_ns"]}
             finished |= set(v["i"] for v in pev)
-        # each rank keeps what follows its first event that is not final
+        # each rank keeps what follows its first event that is not final (in the later windows
+        # all of it: a completion before their first event may be a pending collective's)
         fin_recs = set(id(v["r"]) for v in ev if v["i"] in finished)
+        pending = set()
         for wi, (window, parts) in enumerate(self.held):
             for rank, recs in parts.items():
+                if rank in pending:
+                    continue
                 keep = None
                 for k, x in enumerate(recs):
                     if event_kind(x) and id(x) not in fin_recs:
                         keep = k
                         break
+                if keep is not None:
+                    pending.add(rank)
                 parts[rank] = recs[keep:] if keep is not None else []
         while self.held and not any(event_kind(x) for recs in self.held[0][1].values()
                                     for x in recs):

@@ -704,6 +704,43 @@ static void test_collective_open(void **state)
     free(b);
 }
 
+/* A non-blocking collective posted at the end of window 0 on ranks 0 and 1 and in window 1 on
+ * rank 2; rank 0's completion comes at the start of window 1, before a send. After window 1
+ * (where rank 2's member makes the instance wait a window), rank 0's part of window 1 must keep
+ * that completion although its first pending event (the send) comes after it: at window 2 the
+ * instance is final, not held until the end and forced, and rank 0's member ends at 10500. */
+static void test_icoll_done_kept(void **state)
+{
+    (void)state;
+    bld_t *b = bld_new();
+    b_icoll(b, 0, 9000, 100, MW_ID_Ibarrier, 0, 1);
+    b_icoll(b, 1, 9000, 100, MW_ID_Ibarrier, 0, 1);
+    b_coll_done(b, 0, 10500, 1);
+    b_send(b, 0, 11000, 100, 1, 0);
+    b_coll_done(b, 1, 10600, 1);
+    b_recv(b, 1, 11000, 200, 0, 0);
+    b_icoll(b, 2, 15000, 100, MW_ID_Ibarrier, 0, 1);
+    b_coll_done(b, 2, 15200, 1);
+    mw_logical_stream_t *s = stream(MW_LOGICAL_LEAP);
+    acc_t a = {0};
+    for (uint64_t k = 0; k < 3; k++)
+        push_range(s, b, 3, k, 10000 * (int64_t)k, 10000 * (int64_t)k + 10000, &a);
+    assert_int_equal(a.n, 5); /* final without the gap */
+    gap(s, &a);
+    assert_int_equal(a.n, 5);
+    for (size_t i = 0; i < a.np; i++)
+        assert_int_equal(a.part[i].forced, 0);
+    assert_int_equal(ev(&a, 0, 0)->kind, MW_LE_COLL);
+    assert_int_equal(ev(&a, 0, 0)->end_ns, 10500);
+    assert_int_equal(ev(&a, 2, 0)->end_ns, 15200);
+    mw_logical_stats_t st;
+    mw_logical_stream_stats(s, &st);
+    assert_int_equal(st.forced, 0);
+    acc_free(&a);
+    mw_logical_stream_free(s);
+    free(b);
+}
+
 /* ---- receives from MPI_ANY_SOURCE ----------------------------------------------------------- */
 
 /* Ranks 2, 3, 1 send to rank 0 at 0, 1000, 2000 (rank 1 is the slowest); rank 0 posts three
@@ -1562,15 +1599,25 @@ static void test_reference(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ring_delay),        cmocka_unit_test(test_stencil_slow),
-        cmocka_unit_test(test_tree_leap),         cmocka_unit_test(test_tree_no_leap),
-        cmocka_unit_test(test_collectives_mixed), cmocka_unit_test(test_collective_open),
-        cmocka_unit_test(test_wildcard),          cmocka_unit_test(test_late_open),
-        cmocka_unit_test(test_noise_floor),       cmocka_unit_test(test_cycle),
-        cmocka_unit_test(test_split_windows),     cmocka_unit_test(test_window_cap),
-        cmocka_unit_test(test_unmatched_wait),    cmocka_unit_test(test_event_cap),
-        cmocka_unit_test(test_refusals),          cmocka_unit_test(test_garbage),
-        cmocka_unit_test(test_adversarial),       cmocka_unit_test(test_reference),
+        cmocka_unit_test(test_ring_delay),
+        cmocka_unit_test(test_stencil_slow),
+        cmocka_unit_test(test_tree_leap),
+        cmocka_unit_test(test_tree_no_leap),
+        cmocka_unit_test(test_collectives_mixed),
+        cmocka_unit_test(test_collective_open),
+        cmocka_unit_test(test_icoll_done_kept),
+        cmocka_unit_test(test_wildcard),
+        cmocka_unit_test(test_late_open),
+        cmocka_unit_test(test_noise_floor),
+        cmocka_unit_test(test_cycle),
+        cmocka_unit_test(test_split_windows),
+        cmocka_unit_test(test_window_cap),
+        cmocka_unit_test(test_unmatched_wait),
+        cmocka_unit_test(test_event_cap),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_garbage),
+        cmocka_unit_test(test_adversarial),
+        cmocka_unit_test(test_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
