@@ -181,6 +181,7 @@ void mw_collector_options_free(mw_collector_options_t *o)
     free(o->control);
     free(o->curve_secret);
     free(o->curve_clients);
+    free(o->lateness);
     mw_collector_options_defaults(o);
 }
 
