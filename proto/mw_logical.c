@@ -45,6 +45,7 @@ typedef struct {
 typedef struct {
     uint32_t rank;
     uint32_t nkept, first; /* kept records before `first` are final (or no longer needed) */
+    uint32_t nin;          /* records the window brought for the rank (kept or not) */
     mw_trace_rec_t *recs;
     logical_meta_t *meta;
 } logical_part_t;
@@ -1084,19 +1085,29 @@ static int analyse(mw_logical_stream_t *s, int mode, logical_out_t *o)
         }
         /* A rank inside a communication call at the newest window's end is waiting for its
          * next event, which may belong with the partition of its last one (a message from a
-         * rank delayed longer than a window: the leap merge or a cycle puts it there). */
+         * rank delayed longer than a window: the leap merge or a cycle puts it there). Inside:
+         * the newest window that brought records of the rank has an open record of a
+         * communication function. A window without any record of the rank says nothing (the
+         * shim collected it after the call had ended, so without its open record, and the
+         * call's own record comes with the next one). */
+        uint8_t *waiting = xcalloc(s->ncarry, 1);
+        if (!waiting) {
+            free(last);
+            goto out;
+        }
         for (size_t p = 0; p < w.nparts; p++) {
             const logical_part_t *lp = w.parts[p];
-            if (w.part_win[p] != s->nwins - 1)
+            long slot = carry_find(s, lp->rank);
+            if (!lp->nin || slot < 0)
                 continue;
-            for (uint32_t k = lp->first; k < lp->nkept; k++)
-                if (open_comm(&lp->recs[k])) {
-                    long slot = carry_find(s, lp->rank);
-                    if (slot >= 0 && last[slot] >= 0)
-                        w.ev[last[slot]].held = 1;
-                    break;
-                }
+            waiting[slot] = 0;
+            for (uint32_t k = lp->first; k < lp->nkept && !waiting[slot]; k++)
+                waiting[slot] = (uint8_t)open_comm(&lp->recs[k]);
         }
+        for (size_t i = 0; i < s->ncarry; i++)
+            if (waiting[i] && last[i] >= 0)
+                w.ev[last[i]].held = 1;
+        free(waiting);
         free(last);
         /* ICOLL pairing: (rank, req, position) with posts and completions. */
         size_t m = 0;
@@ -1700,6 +1711,7 @@ static int copy_part(logical_part_t *p, int64_t base, const mw_logical_rank_t *i
     }
     p->nkept = k;
     p->first = 0;
+    p->nin = (uint32_t)in->n;
     return 0;
 }
 

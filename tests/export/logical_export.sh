@@ -41,7 +41,8 @@ export MPIWATCH_TRACE=on
 export MPIWATCH_WINDOW_MS=${MW_LOGICAL_WINDOW_MS:-100}
 # One run: the job recorded, exported in every format, checked. Returns check_logical.py's
 # status (3: the pattern's delay did not show as the program made it, e.g. a rank of this loaded
-# machine lost its core for longer than the delay).
+# machine lost its core for longer than the delay or the window cap), or 3 when a window was not
+# traced for every rank.
 run_job() {
     rm -rf "$dir/job.mpiw" "$dir/arch"
     mw_start_collector --exit-after-job --quiet --record "$dir/job.mpiw" \
@@ -61,8 +62,12 @@ run_job() {
         mw_fail "--format otf2 exited $?: $(cat "$dir/otf2.err")"
     "$export_bin" --format lateness "$dir/job.mpiw" -o "$dir/online.jsonl" \
         2>"$dir/lateness.err" || mw_fail "--format lateness exited $?: $(cat "$dir/lateness.err")"
+    # A window traced for only some ranks (a call that raced the drain on this loaded machine
+    # demotes the rank's window to summary only, docs/trace.md) leaves messages without their
+    # other end: the run says nothing about the analysis, run it again (status 3).
     if grep -q warning "$dir/trace.err"; then
-        mw_fail "warnings (a window not traced?): $(grep warning "$dir/trace.err")"
+        mw_log "warnings (a window not traced?): $(grep warning "$dir/trace.err")"
+        return 3
     fi
     otf2-print --silent -Werror "$dir/arch/traces.otf2" >"$dir/print.silent" 2>&1 ||
         mw_fail "otf2-print --silent -Werror: $(cat "$dir/print.silent")"
