@@ -3,9 +3,9 @@
  * of the largest differential lateness, messages, aggregated rows and columns), picking and the
  * selection, the cache, and ranges without traces.
  *
- * DESIGN: windows are built as a collector merges them, with the helpers of test_trace.c
- * (copied: summary cells counting every rank's calls, each rank's records encoded with
- * mw_trace_encode, packed and unpacked). The pattern is a ring: in each of 4 iterations every
+ * DESIGN: windows are built as a collector merges them, with the helpers test_trace.c uses
+ * too (trace_windows.h: summary cells counting every rank's calls, each rank's records encoded
+ * with mw_trace_encode, packed and unpacked). The pattern is a ring: in each of 4 iterations every
  * rank sends to its right neighbour and receives from its left one; one rank starts its send of
  * one iteration DELAY late, so the answer is known without the library: the largest
  * differential lateness is that send's, and lateness appears downstream.
@@ -24,223 +24,8 @@
 #include "model.h"
 #include "model_internal.h"
 
-#define WNS 100000000ull
-#define SUBS 10u
-#define BINS 40u
-#define K0 100u /* the first window: the time axis' 0 */
-#define MAXR 2048
-#define MAXC 16
-
-typedef struct {
-    uint32_t rank;
-    unsigned fn;
-    uint8_t kind, flags;
-    int64_t start;
-    uint64_t dur;
-    int32_t peer, tag;
-    uint64_t seq;
-} lv_call_t;
-
-/* A window: calls of every rank; ranks with exact[r] travel as records, the others as
- * summary only. All calls are counted in the summary's cells. */
-typedef struct {
-    uint64_t index;
-    uint32_t ranks;
-    lv_call_t c[MAXR * 8];
-    size_t n;
-    uint8_t exact[MAXR];
-    int no_traces; /* a window of a rank that does not trace */
-} lv_win_t;
-
-static void add(lv_win_t *w, uint32_t rank, unsigned fn, uint8_t kind, int64_t start, uint64_t dur,
-                int32_t peer, int32_t tag, uint8_t flags)
-{
-    assert_true(w->n < MAXR * 8);
-    lv_call_t *c = &w->c[w->n++];
-    memset(c, 0, sizeof *c);
-    c->rank = rank;
-    c->fn = fn;
-    c->kind = kind;
-    c->start = start;
-    c->dur = dur;
-    c->peer = peer;
-    c->tag = tag;
-    c->flags = flags;
-}
-
-static unsigned bin_of(uint64_t ns)
-{
-    unsigned b = ns ? 63u - (unsigned)__builtin_clzll(ns) : 0u;
-    return b < BINS ? b : BINS - 1;
-}
-
-static Mpiwatch__RankTrace *rank_trace(const lv_win_t *w, uint32_t r, int exact)
-{
-    Mpiwatch__RankTrace *rt = calloc(1, sizeof *rt);
-    Mpiwatch__Trace *t = calloc(1, sizeof *t);
-    assert_non_null(rt);
-    assert_non_null(t);
-    mpiwatch__rank_trace__init(rt);
-    mpiwatch__trace__init(t);
-    rt->rank = r;
-    rt->trace = t;
-    t->window = w->index;
-    t->window_start_ns = w->index * WNS;
-    if (!exact) {
-        t->state = MW_TRACE_SUMMARY_ONLY;
-        t->reason = MW_TRACE_WHY_BUDGET;
-        return rt;
-    }
-    mw_trace_rec_t recs[MAXC];
-    size_t n = 0;
-    for (size_t i = 0; i < w->n; i++) {
-        const lv_call_t *c = &w->c[i];
-        if (c->rank != r)
-            continue;
-        assert_true(n < MAXC);
-        mw_trace_rec_t *x = &recs[n++];
-        memset(x, 0, sizeof *x);
-        x->start_ns = c->start;
-        x->dur_ns = c->dur;
-        x->fn = (uint16_t)c->fn;
-        x->kind = c->kind;
-        x->flags = c->flags;
-        x->peer = c->peer;
-        x->tag = c->tag;
-        x->seq = c->seq;
-        x->comm = c->kind == MW_TK_CALL ? 0 : MW_COMM_ID_WORLD;
-    }
-    t->state = MW_TRACE_EXACT;
-    t->count = (uint32_t)n;
-    size_t len = 0;
-    assert_int_equal(mw_trace_encode(recs, n, 0, 0, &t->records.data, &t->records.len, &t->encoding,
-                                     &t->raw_bytes),
-                     0);
-    (void)len;
-    return rt;
-}
-
-static void free_rank_trace(Mpiwatch__RankTrace *rt)
-{
-    free(rt->trace->records.data);
-    free(rt->trace);
-    free(rt);
-}
-
-/* The window as the model gets it (heap, unpacked). */
-static Mpiwatch__Window *build(const lv_win_t *w)
-{
-    Mpiwatch__Window m = MPIWATCH__WINDOW__INIT;
-    m.index = w->index;
-    m.window_ns = WNS;
-    m.subslots = SUBS;
-    m.duration_bins = BINS;
-    m.ranks_reporting = w->ranks;
-    size_t cap = 2 * w->n + 1;
-    uint32_t *dfn = calloc(cap, 4), *dbin = calloc(cap, 4), *dend = calloc(cap, 4);
-    int32_t *dsub = calloc(cap, 4);
-    uint64_t *dcnt = calloc(cap, 8);
-    uint32_t *perm = calloc(w->ranks, 4);
-    assert_true(dfn && dbin && dend && dsub && dcnt && perm);
-    size_t nd = 0;
-    Mpiwatch__FunctionStat fs[8], *fsp[8];
-    size_t nf = 0;
-    for (size_t i = 0; i < w->n; i++) {
-        const lv_call_t *c = &w->c[i];
-        if (c->flags & MW_TF_OPEN)
-            continue; /* open calls are not counted as calls */
-        unsigned b = bin_of(c->dur);
-        uint64_t ss = WNS / SUBS, st = (uint64_t)c->start, en = st + c->dur;
-        for (unsigned e = 0; e < 2; e++) {
-            uint64_t at = e ? en : st;
-            int sub = (int)(at / ss < SUBS ? at / ss : SUBS - 1);
-            size_t j = 0;
-            while (j < nd && !(dfn[j] == c->fn && dsub[j] == sub && dbin[j] == b && dend[j] == e))
-                j++;
-            if (j == nd) {
-                dfn[nd] = c->fn;
-                dsub[nd] = sub;
-                dbin[nd] = b;
-                dend[nd] = e;
-                nd++;
-            }
-            dcnt[j]++;
-        }
-        size_t k = 0;
-        while (k < nf && fs[k].fn != c->fn)
-            k++;
-        if (k == nf) {
-            assert_true(nf < 8);
-            mpiwatch__function_stat__init(&fs[nf]);
-            fs[nf].fn = c->fn;
-            fsp[nf] = &fs[nf];
-            nf++;
-        }
-        fs[k].count++;
-        fs[k].total_ns += c->dur;
-        perm[c->rank] += (uint32_t)(c->dur * 1000 / WNS);
-    }
-    m.n_density_fn = m.n_density_sub = m.n_density_bin = m.n_density_end = m.n_density_count = nd;
-    m.density_fn = dfn;
-    m.density_sub = dsub;
-    m.density_bin = dbin;
-    m.density_end = dend;
-    m.density_count = dcnt;
-    m.n_functions = nf;
-    m.functions = fsp;
-    m.n_rank_mpi_permille = w->ranks;
-    m.rank_mpi_permille = perm;
-    Mpiwatch__RankTrace **rts = calloc(w->ranks, sizeof *rts);
-    assert_non_null(rts);
-    if (!w->no_traces) {
-        for (uint32_t r = 0; r < w->ranks; r++)
-            rts[r] = rank_trace(w, r, w->exact[r]);
-        m.n_traces = w->ranks;
-        m.traces = rts;
-    }
-    size_t len = mpiwatch__window__get_packed_size(&m);
-    uint8_t *buf = malloc(len ? len : 1);
-    assert_non_null(buf);
-    mpiwatch__window__pack(&m, buf);
-    Mpiwatch__Window *out = mpiwatch__window__unpack(NULL, len, buf);
-    assert_non_null(out);
-    free(buf);
-    for (size_t r = 0; r < m.n_traces; r++)
-        free_rank_trace(rts[r]);
-    free(rts);
-    free(dfn);
-    free(dbin);
-    free(dend);
-    free(dsub);
-    free(dcnt);
-    free(perm);
-    return out;
-}
-
-static Mpiwatch__JobInfo *job(uint32_t size)
-{
-    Mpiwatch__JobInfo j = MPIWATCH__JOB_INFO__INIT;
-    j.job = "trace";
-    j.size = size;
-    j.window_ns = WNS;
-    j.subslots = SUBS;
-    j.duration_bins = BINS;
-    size_t len = mpiwatch__job_info__get_packed_size(&j);
-    uint8_t *buf = malloc(len);
-    assert_non_null(buf);
-    mpiwatch__job_info__pack(&j, buf);
-    Mpiwatch__JobInfo *out = mpiwatch__job_info__unpack(NULL, len, buf);
-    free(buf);
-    return out;
-}
-
-static mw_model_t *model(uint32_t ranks)
-{
-    mw_model_t *m = mw_model_new(0);
-    assert_non_null(m);
-    mw_model_set_job(m, job(ranks));
-    return m;
-}
+#define TW_MAX_CALLS (MAXR * 8)
+#include "trace_windows.h"
 
 #define ITERS 4
 #define DELAY 5000000ll /* 5 ms */
@@ -248,7 +33,7 @@ static mw_model_t *model(uint32_t ranks)
 /* The ring in window K0: iteration i at i * 20 ms; rank r sends (10 us) at 1 ms, rank `slow`
  * at 1 ms + DELAY in iteration `slow_it`; it receives (posted at 0.5 ms) until 20 us after its
  * left neighbour's send started. Tags are the iteration: one message per channel (seq 0). */
-static void ring(lv_win_t *w, uint32_t ranks, uint32_t slow, int slow_it)
+static void ring(win_t *w, uint32_t ranks, uint32_t slow, int slow_it)
 {
     memset(w, 0, sizeof *w);
     w->index = K0;
@@ -307,7 +92,7 @@ static void test_ring(void **state)
 {
     (void)state;
     mw_model_t *m = model(4);
-    static lv_win_t w;
+    static win_t w;
     ring(&w, 4, 2, 1);
     assert_int_equal(mw_model_add_window(m, build(&w)), 0);
     mw_lview_t *lv = mw_lview_new();
@@ -412,7 +197,7 @@ static void test_strip(void **state)
 {
     (void)state;
     mw_model_t *m = model(4);
-    static lv_win_t w;
+    static win_t w;
     ring(&w, 4, 2, 1);
     assert_int_equal(mw_model_add_window(m, build(&w)), 0);
     mw_lview_t *lv = mw_lview_new();
@@ -463,7 +248,7 @@ static void test_aggregated(void **state)
 {
     (void)state;
     mw_model_t *m = model(1000);
-    static lv_win_t w;
+    static win_t w;
     ring(&w, 1000, 613, 2);
     assert_int_equal(mw_model_add_window(m, build(&w)), 0);
     mw_lview_t *lv = mw_lview_new();
@@ -505,7 +290,7 @@ static void test_untraced(void **state)
 {
     (void)state;
     mw_model_t *m = model(4);
-    static lv_win_t w;
+    static win_t w;
     ring(&w, 4, 2, 1);
     w.no_traces = 1;
     assert_int_equal(mw_model_add_window(m, build(&w)), 0);
