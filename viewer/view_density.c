@@ -589,6 +589,45 @@ static void draw_grid_and_axes(const mw_view_ctx_t *vc, const mw_density_gl_t *d
                   MW_ALIGN_LEFT, label, "time →");
 }
 
+/* d's buffers (D opacity, C colour, w x h) into its textures. */
+int mw__density_upload(mw_density_gl_t *d, int w, int h, const char *what)
+{
+    glActiveTexture(GL_TEXTURE0);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glBindTexture(GL_TEXTURE_2D, d->tex_d);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, d->D);
+    glBindTexture(GL_TEXTURE_2D, d->tex_c);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB32F, w, h, 0, GL_RGB, GL_FLOAT, d->C);
+    d->tex_w = w;
+    d->tex_h = h;
+    return mw__gl_check(what);
+}
+
+/* d's textures over rect r through the call view's shader: transfer `mode` (0 linear, 1 log),
+ * opacity floor `omin`, opacities divided by `dmax`. */
+void mw__density_draw_tex(const mw_view_ctx_t *vc, mw_density_gl_t *d, const mw_rect_t *r, int mode,
+                          float omin, float dmax)
+{
+    float v[] = {
+        (float)r->x,          (float)r->y,          0,           (float)r->h,
+        (float)(r->x + r->w), (float)r->y,          (float)r->w, (float)r->h,
+        (float)r->x,          (float)(r->y + r->h), 0,           0,
+        (float)(r->x + r->w), (float)(r->y + r->h), (float)r->w, 0,
+    };
+    glUseProgram(d->prog);
+    glUniformMatrix4fv(d->u_proj, 1, GL_FALSE, vc->batch->proj);
+    glUniform1i(d->u_d, 0);
+    glUniform1i(d->u_c, 1);
+    glUniform1i(d->u_mode, mode);
+    glUniform1f(d->u_omin, omin);
+    glUniform1f(d->u_dmax, dmax);
+    glActiveTexture(GL_TEXTURE1);
+    glBindTexture(GL_TEXTURE_2D, d->tex_c);
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, d->tex_d);
+    mw__vbuf_draw(&d->quad, GL_TRIANGLE_STRIP, v, 4);
+}
+
 void mw__density_draw(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force_rebin, int rank_busy)
 {
     const mw_rect_t *r = &vc->layout->density;
@@ -603,26 +642,9 @@ void mw__density_draw(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force_reb
     draw_grid_and_axes(vc, d, r, f0, f1, 1);
     mw__batch_flush(vc->batch);
 
-    if (d->key.valid && d->dmax > 0) {
-        float v[] = {
-            (float)r->x,          (float)r->y,          0,           (float)r->h,
-            (float)(r->x + r->w), (float)r->y,          (float)r->w, (float)r->h,
-            (float)r->x,          (float)(r->y + r->h), 0,           0,
-            (float)(r->x + r->w), (float)(r->y + r->h), (float)r->w, 0,
-        };
-        glUseProgram(d->prog);
-        glUniformMatrix4fv(d->u_proj, 1, GL_FALSE, vc->batch->proj);
-        glUniform1i(d->u_d, 0);
-        glUniform1i(d->u_c, 1);
-        glUniform1i(d->u_mode, vc->view->transfer == MW_TRANSFER_LINEAR ? 0 : 1);
-        glUniform1f(d->u_omin, vc->view->o_min);
-        glUniform1f(d->u_dmax, d->dmax);
-        glActiveTexture(GL_TEXTURE1);
-        glBindTexture(GL_TEXTURE_2D, d->tex_c);
-        glActiveTexture(GL_TEXTURE0);
-        glBindTexture(GL_TEXTURE_2D, d->tex_d);
-        mw__vbuf_draw(&d->quad, GL_TRIANGLE_STRIP, v, 4);
-    }
+    if (d->key.valid && d->dmax > 0)
+        mw__density_draw_tex(vc, d, r, vc->view->transfer == MW_TRANSFER_LINEAR ? 0 : 1,
+                             vc->view->o_min, d->dmax);
 
     mw__event_markers_draw(vc, r, f0, f1, 0);
     draw_longest(vc, d, r, f0, f1);

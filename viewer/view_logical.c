@@ -76,44 +76,6 @@ static int room(mw_density_gl_t *d, int w, int h)
     return 0;
 }
 
-/* d's buffers into its textures. */
-static int upload(mw_density_gl_t *d, int w, int h)
-{
-    glActiveTexture(GL_TEXTURE0);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    glBindTexture(GL_TEXTURE_2D, d->tex_d);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, d->D);
-    glBindTexture(GL_TEXTURE_2D, d->tex_c);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB32F, w, h, 0, GL_RGB, GL_FLOAT, d->C);
-    d->tex_w = w;
-    d->tex_h = h;
-    return mw__gl_check("logical view upload");
-}
-
-/* The textures of d over rect r, opacity and colour exactly as binned. */
-static void draw_tex(const mw_view_ctx_t *vc, mw_density_gl_t *d, const mw_rect_t *r)
-{
-    mw_batch_t *b = vc->batch;
-    float v[] = {
-        (float)r->x,          (float)r->y,          0,           (float)r->h,
-        (float)(r->x + r->w), (float)r->y,          (float)r->w, (float)r->h,
-        (float)r->x,          (float)(r->y + r->h), 0,           0,
-        (float)(r->x + r->w), (float)(r->y + r->h), (float)r->w, 0,
-    };
-    glUseProgram(d->prog);
-    glUniformMatrix4fv(d->u_proj, 1, GL_FALSE, b->proj);
-    glUniform1i(d->u_d, 0);
-    glUniform1i(d->u_c, 1);
-    glUniform1i(d->u_mode, 0);
-    glUniform1f(d->u_omin, 0.0f);
-    glUniform1f(d->u_dmax, 1.0f);
-    glActiveTexture(GL_TEXTURE1);
-    glBindTexture(GL_TEXTURE_2D, d->tex_c);
-    glActiveTexture(GL_TEXTURE0);
-    glBindTexture(GL_TEXTURE_2D, d->tex_d);
-    mw__vbuf_draw(&d->quad, GL_TRIANGLE_STRIP, v, 4);
-}
-
 /* The global ns of the range [f0, f1] (seconds on the model's axis). */
 static void range_ns(const mw_model_t *m, double f0, double f1, uint64_t *g0, uint64_t *g1)
 {
@@ -138,7 +100,7 @@ static void strip_update(const mw_view_ctx_t *vc, mw_logical_gl_t *lg, double f0
     int rc = mw_lview_strip(lg->lv, lg->metric, lg->pic.scale_max_ns, g0, g1, r->w, r->h, lg->g2.D,
                             lg->g2.C);
     lg->g2.dmax = rc == 0 ? 1.0f : 0.0f;
-    if (upload(&lg->g2, r->w, r->h) < 0)
+    if (mw__density_upload(&lg->g2, r->w, r->h, "logical view upload") < 0)
         return;
     lg->skey.f0 = f0;
     lg->skey.f1 = f1;
@@ -206,7 +168,7 @@ static int plot_update(const mw_view_ctx_t *vc, mw_logical_gl_t *lg)
     int rc = mw_lview_bin(lg->lv, lg->metric, r->w, r->h, d->D, d->C, lg->msgs, lg->msgs_cap,
                           lg->colls, lg->colls_cap, sr, s0, s1, &lg->pic);
     d->dmax = rc == 0 ? 1.0f : 0.0f;
-    if (upload(d, r->w, r->h) < 0)
+    if (mw__density_upload(d, r->w, r->h, "logical view upload") < 0)
         return -1;
     lg->key.w = r->w;
     lg->key.h = r->h;
@@ -395,7 +357,7 @@ static void strip_draw(const mw_view_ctx_t *vc, mw_logical_gl_t *lg)
                    mw__hex(MW_COLOR_PLOT, 1));
     mw__batch_flush(b);
     if (lg->skey.valid && lg->g2.dmax > 0)
-        draw_tex(vc, &lg->g2, r);
+        mw__density_draw_tex(vc, &lg->g2, r, 0, 0.0f, 1.0f);
     float lw = mw__px(vc->layout, 1);
     uint32_t ranks = mw_lview_info(lg->lv)->ranks;
     if (vc->view->highlight_rank >= 0 && (uint64_t)vc->view->highlight_rank < ranks) {
@@ -446,7 +408,7 @@ void mw__logical_draw(const mw_view_ctx_t *vc, mw_logical_gl_t *lg, mw_ranks_gl_
                    mw__hex(MW_COLOR_PLOT, 1));
     mw__batch_flush(b);
     if (lg->key.valid && d->dmax > 0)
-        draw_tex(vc, d, r);
+        mw__density_draw_tex(vc, d, r, 0, 0.0f, 1.0f);
     float left = (float)r->x, top = (float)r->y, lw = mw__px(vc->layout, 1);
     if (d->dmax > 0) {
         /* Collective instances under the messages: a violet line across their ranks. */

@@ -58,15 +58,7 @@ static int ranks_update(const mw_view_ctx_t *vc, mw_ranks_gl_t *rk, double f0, d
     int rc = mw_ranks_bin(vc->model, vc->view, f0, f1, r->w, r->h, d->D, d->C, rk->msgs,
                           rk->msgs_cap, &rk->info);
     d->dmax = rc == 0 ? 1.0f : 0.0f;
-    glActiveTexture(GL_TEXTURE0);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    glBindTexture(GL_TEXTURE_2D, d->tex_d);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, r->w, r->h, 0, GL_RED, GL_FLOAT, d->D);
-    glBindTexture(GL_TEXTURE_2D, d->tex_c);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGB32F, r->w, r->h, 0, GL_RGB, GL_FLOAT, d->C);
-    d->tex_w = r->w;
-    d->tex_h = r->h;
-    if (mw__gl_check("rank timeline upload") < 0)
+    if (mw__density_upload(d, r->w, r->h, "rank timeline upload") < 0)
         return -1;
     rk->key.f0 = f0;
     rk->key.f1 = f1;
@@ -118,26 +110,8 @@ void mw__ranks_draw(const mw_view_ctx_t *vc, mw_ranks_gl_t *rk)
     mw__batch_rect(b, (float)r->x, (float)r->y, (float)r->w, (float)r->h,
                    mw__hex(MW_COLOR_PLOT, 1));
     mw__batch_flush(b);
-    if (rk->key.valid && d->dmax > 0) {
-        float v[] = {
-            (float)r->x,          (float)r->y,          0,           (float)r->h,
-            (float)(r->x + r->w), (float)r->y,          (float)r->w, (float)r->h,
-            (float)r->x,          (float)(r->y + r->h), 0,           0,
-            (float)(r->x + r->w), (float)(r->y + r->h), (float)r->w, 0,
-        };
-        glUseProgram(d->prog);
-        glUniformMatrix4fv(d->u_proj, 1, GL_FALSE, b->proj);
-        glUniform1i(d->u_d, 0);
-        glUniform1i(d->u_c, 1);
-        glUniform1i(d->u_mode, 0);
-        glUniform1f(d->u_omin, 0.0f);
-        glUniform1f(d->u_dmax, 1.0f);
-        glActiveTexture(GL_TEXTURE1);
-        glBindTexture(GL_TEXTURE_2D, d->tex_c);
-        glActiveTexture(GL_TEXTURE0);
-        glBindTexture(GL_TEXTURE_2D, d->tex_d);
-        mw__vbuf_draw(&d->quad, GL_TRIANGLE_STRIP, v, 4);
-    }
+    if (rk->key.valid && d->dmax > 0)
+        mw__density_draw_tex(vc, d, r, 0, 0.0f, 1.0f);
 
     /* Messages: a thin light line from the send's start in the sender's row to the receive's
      * end in the receiver's row, a dot at the receiving end. */
