@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,9 +80,13 @@ static void summary_line(FILE *out, const Mpiwatch__Lateness *l, const Mpiwatch_
         fprintf(out,
                 ",\"lateness_step\":%" PRIu64 ",\"diff_step\":%" PRIu64 ",\"start_ns\":%" PRIu64
                 ",\"window_ns\":%" PRIu64 ",\"traced_ranks\":%" PRIu32 ",\"partitions\":%" PRIu32
-                ",\"lateness_share\":%.9g",
+                ",\"lateness_share\":",
                 s->lateness_step, s->diff_step, s->start_ns, s->window_ns, s->traced_ranks,
-                s->partitions, s->lateness_share);
+                s->partitions);
+    if (window && isfinite(s->lateness_share)) /* a recording's NaN / inf is not JSON: null */
+        fprintf(out, "%.9g", s->lateness_share);
+    else if (window)
+        fputs("null", out);
     fputs("}\n", out);
 }
 

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -483,9 +484,12 @@ static void json_lateness_summary(FILE *out, const Mpiwatch__LatenessSummary *s,
         fprintf(out,
                 ", \"lateness_step\": %" PRIu64 ", \"diff_step\": %" PRIu64
                 ", \"traced_ranks\": %" PRIu32 ", \"window_ns\": %" PRIu64
-                ", \"partitions\": %" PRIu32 ", \"lateness_share\": %.9g",
-                s->lateness_step, s->diff_step, s->traced_ranks, s->window_ns, s->partitions,
-                s->lateness_share);
+                ", \"partitions\": %" PRIu32 ", \"lateness_share\": ",
+                s->lateness_step, s->diff_step, s->traced_ranks, s->window_ns, s->partitions);
+    if (window && isfinite(s->lateness_share)) /* a peer's NaN / inf is not JSON: null */
+        fprintf(out, "%.9g", s->lateness_share);
+    else if (window)
+        fputs("null", out);
     fputc('}', out);
 }
 

@@ -11,6 +11,7 @@
 #include "export.c"
 #include "topo_layout.h"
 
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1112,6 +1113,62 @@ static void test_xt_walk(void **state)
     assert_int_equal(o.format, FMT_LOGICAL);
 }
 
+/* A crafted recording's lateness summary with a NaN or infinite lateness_share: each line of
+ * --format lateness stays JSON (null), never "nan" or "inf". */
+static void test_lateness_share_not_finite(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mw-export-late-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char in[256], outp[256];
+    snprintf(in, sizeof in, "%s/in.mpiw", dir);
+    snprintf(outp, sizeof outp, "%s/out.jsonl", dir);
+    FILE *f = fopen(in, "wb");
+    assert_non_null(f);
+    unsigned char hdr[MW_REC_HEADER_BYTES];
+    mw_rec_put_header(hdr);
+    assert_int_equal(fwrite(hdr, 1, sizeof hdr, f), sizeof hdr);
+    const double shares[3] = {NAN, INFINITY, -INFINITY};
+    for (int k = 0; k < 3; k++) {
+        Mpiwatch__LatenessSummary s = MPIWATCH__LATENESS_SUMMARY__INIT, *sp = &s;
+        s.key = (uint64_t)k;
+        s.events = 1;
+        s.window_ns = 1000;
+        s.lateness_share = shares[k];
+        Mpiwatch__Lateness l = MPIWATCH__LATENESS__INIT;
+        l.job = (char *)"j";
+        l.n_windows = 1;
+        l.windows = &sp;
+        Mpiwatch__Record rec = MPIWATCH__RECORD__INIT;
+        rec.body_case = MPIWATCH__RECORD__BODY_LATENESS;
+        rec.lateness = &l;
+        uint8_t buf[512];
+        size_t n = mpiwatch__record__pack(&rec, buf);
+        unsigned char fh[MW_REC_FRAME_HEADER_BYTES];
+        mw_rec_put_frame_header(fh, MW_REC_TAG_FRAME, (uint32_t)n, mw_rec_crc(0, buf, n));
+        assert_int_equal(fwrite(fh, 1, sizeof fh, f), sizeof fh);
+        assert_int_equal(fwrite(buf, 1, n, f), n);
+    }
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(mw__export_lateness(in, outp), 0);
+    f = fopen(outp, "r");
+    assert_non_null(f);
+    char line[4096];
+    int lines = 0;
+    while (fgets(line, sizeof line, f)) {
+        cJSON *o = cJSON_Parse(line);
+        assert_non_null(o);
+        assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, "lateness_share")));
+        cJSON_Delete(o);
+        lines++;
+    }
+    fclose(f);
+    assert_int_equal(lines, 3);
+    unlink(in);
+    unlink(outp);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1128,6 +1185,7 @@ int main(void)
         cmocka_unit_test(test_vtk_layout_hardware),
         cmocka_unit_test(test_args),
         cmocka_unit_test(test_xt_walk),
+        cmocka_unit_test(test_lateness_share_not_finite),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
