@@ -727,8 +727,8 @@ void mw__lateness_account(mw_lateness_totals_t *t, const Mpiwatch__Lateness *b)
             t->diff_window = s->key;
             t->diff_step = s->diff_step;
         }
-        if (s->lost_ns > 0)
-            t->lost_ns += s->lost_ns;
+        if (s->lost_ns > 0) /* saturates: a replayed recording's batches are crafted at will */
+            t->lost_ns = t->lost_ns > INT64_MAX - s->lost_ns ? INT64_MAX : t->lost_ns + s->lost_ns;
         t->share_last = s->lateness_share;
         if (s->lateness_share > t->share_max)
             t->share_max = s->lateness_share;

@@ -299,12 +299,34 @@ static void test_next_job(void **state)
     lt_free(t);
 }
 
+/* Batches a crafted recording replays: the job's lost time saturates, it never wraps. */
+static void test_account_lost_saturates(void **state)
+{
+    (void)state;
+    mw_lateness_totals_t t;
+    memset(&t, 0, sizeof t);
+    Mpiwatch__LatenessSummary s = MPIWATCH__LATENESS_SUMMARY__INIT, *sp = &s;
+    s.events = 1;
+    s.lost_ns = INT64_MAX;
+    Mpiwatch__Lateness b = MPIWATCH__LATENESS__INIT;
+    b.n_windows = 1;
+    b.windows = &sp;
+    mw__lateness_account(&t, &b);
+    s.key = 1;
+    mw__lateness_account(&t, &b);
+    assert_true(t.lost_ns == INT64_MAX);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ring_delay), cmocka_unit_test(test_bad_traces),
-        cmocka_unit_test(test_queue_full), cmocka_unit_test(test_budget),
-        cmocka_unit_test(test_untraced),   cmocka_unit_test(test_next_job),
+        cmocka_unit_test(test_ring_delay),
+        cmocka_unit_test(test_bad_traces),
+        cmocka_unit_test(test_queue_full),
+        cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_untraced),
+        cmocka_unit_test(test_next_job),
+        cmocka_unit_test(test_account_lost_saturates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
