@@ -60,9 +60,10 @@
 #include <cJSON.h>
 
 #include "collector.h"
-#include "export_otf2.h"
-#include "export_trace.h"
 #include "export_lateness.h"
+#include "export_otf2.h"
+#include "export_out.h"
+#include "export_trace.h"
 #include "export_vtk.h"
 #include "mw_file.h"
 #include "mw_recording.h"
@@ -965,33 +966,13 @@ static int export_run(const mw_export_opts_t *o)
         return 2;
     }
 
-    /* A regular file (or a new one) is written through mw_file.h (a fresh temporary file
-     * beside the target, fsync, rename), so that a failed export never leaves a file that
-     * looks complete, and a symbolic link at the target is replaced rather than written
-     * through. Only an output that is not a file is written in place: stdout, /dev/null, a
-     * FIFO, or a link to one of those such as /dev/stdout (stat follows it). */
-    struct stat st;
-    int to_stdout = strcmp(o->output, "-") == 0;
-    int in_place =
-        to_stdout || (stat(o->output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
-    mw_afile_t *af = NULL;
-    FILE *out = stdout;
-    if (!to_stdout && in_place) {
-        out = fopen(o->output, "w");
-        if (!out) {
-            fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", o->output, strerror(errno));
-            mw_rec_reader_close(r);
-            return 1;
-        }
-    } else if (!to_stdout) {
-        af = mw_afile_open(o->output, err, sizeof err);
-        if (!af) {
-            fprintf(stderr, "mpiwatch-export: %s\n", err);
-            mw_rec_reader_close(r);
-            return 1;
-        }
-        out = mw_afile_stream(af);
+    /* Written through export_out.h: a file atomically, anything else in place. */
+    mw__xout_t xo;
+    if (mw__xout_open(&xo, o->output) < 0) {
+        mw_rec_reader_close(r);
+        return 1;
     }
+    FILE *out = xo.f;
 
     mw_export_t x;
     memset(&x, 0, sizeof x);
@@ -1068,26 +1049,7 @@ static int export_run(const mw_export_opts_t *o)
                 x.trace.calls_no_lane, MW_EXPORT_LANES, x.trace.calls_bad);
     export_free(&x);
     mw_rec_reader_close(r);
-
-    if (af) {
-        /* Commit or drop the temporary file: the target changes only on success. */
-        if (rc != 0) {
-            mw_afile_abort(af);
-        } else if (mw_afile_commit(af, err, sizeof err) != 0) {
-            fprintf(stderr, "mpiwatch-export: %s\n", err);
-            rc = 1;
-        }
-        return rc;
-    }
-    if (fflush(out) != 0 || ferror(out)) {
-        fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", o->output, strerror(errno));
-        rc = 1;
-    }
-    if (!to_stdout && fclose(out) != 0 && rc == 0) {
-        fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", o->output, strerror(errno));
-        rc = 1;
-    }
-    return rc;
+    return mw__xout_close(&xo, rc);
 }
 
 /* ---- command line ------------------------------------------------------------------------- */

@@ -11,6 +11,7 @@
  * (the one the recording's ids are in).
  */
 #include "export_lateness.h"
+#include "export_out.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -98,23 +99,12 @@ int mw__export_lateness(const char *input, const char *output)
         fprintf(stderr, "mpiwatch-export: %s\n", *err ? err : "cannot read the recording");
         return 2;
     }
-    FILE *out = stdout;
-    mw_afile_t *af = NULL;
-    struct stat st;
-    int to_stdout = strcmp(output, "-") == 0;
-    if (!to_stdout && stat(output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-        out = fopen(output, "w"); /* a FIFO or a device: written in place */
-        if (!out)
-            snprintf(err, sizeof err, "cannot write %s: %s", output, strerror(errno));
-    } else if (!to_stdout) {
-        af = mw_afile_open(output, err, sizeof err);
-        out = af ? mw_afile_stream(af) : NULL;
-    }
-    if (!out) {
-        fprintf(stderr, "mpiwatch-export: %s\n", err);
+    mw__xout_t xo;
+    if (mw__xout_open(&xo, output) < 0) {
         mw_rec_reader_close(r);
         return 1;
     }
+    FILE *out = xo.f;
     int rc = 0;
     uint64_t batches = 0, skipped = 0, gaps = 0;
     for (;;) {
@@ -156,20 +146,5 @@ int mw__export_lateness(const char *input, const char *output)
                 "mpiwatch-export: the online analysis was behind and skipped %" PRIu64
                 " traced window(s) (%" PRIu64 " gaps): their summaries are missing\n",
                 skipped, gaps);
-    if (fflush(out) != 0 || ferror(out)) {
-        fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", output, strerror(errno));
-        rc = 1;
-    }
-    if (af) {
-        if (rc != 0) {
-            mw_afile_abort(af);
-        } else if (mw_afile_commit(af, err, sizeof err) != 0) {
-            fprintf(stderr, "mpiwatch-export: %s\n", err);
-            rc = 1;
-        }
-        return rc;
-    }
-    if (!to_stdout && fclose(out) != 0 && rc == 0)
-        rc = 1;
-    return rc;
+    return mw__xout_close(&xo, rc);
 }

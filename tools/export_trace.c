@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include "export_trace.h"
+#include "export_out.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -1089,46 +1090,19 @@ static int export_lines(const char *input, const char *output,
         mw__xt_free(&x);
         return rc;
     }
-    char err[512] = "";
-    FILE *out = stdout;
-    mw_afile_t *af = NULL;
-    struct stat st;
-    int to_stdout = strcmp(output, "-") == 0;
-    if (!to_stdout && stat(output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-        out = fopen(output, "w"); /* a FIFO or a device: written in place */
-        if (!out)
-            snprintf(err, sizeof err, "cannot write %s: %s", output, strerror(errno));
-    } else if (!to_stdout) {
-        af = mw_afile_open(output, err, sizeof err);
-        out = af ? mw_afile_stream(af) : NULL;
-    }
-    if (!out) {
-        fprintf(stderr, "mpiwatch-export: %s\n", err);
+    mw__xout_t xo;
+    if (mw__xout_open(&xo, output) < 0) {
         mw__xt_free(&x);
         return 1;
     }
+    FILE *out = xo.f;
     mw__xt_warn(&x);
     if (lines(out, &x) < 0) {
         fprintf(stderr, "mpiwatch-export: out of memory\n");
         rc = 1;
     }
     mw__xt_free(&x);
-    if (af) {
-        if (rc != 0) {
-            mw_afile_abort(af);
-        } else if (mw_afile_commit(af, err, sizeof err) != 0) {
-            fprintf(stderr, "mpiwatch-export: %s\n", err);
-            rc = 1;
-        }
-        return rc;
-    }
-    if (fflush(out) != 0 || ferror(out)) {
-        fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", output, strerror(errno));
-        rc = 1;
-    }
-    if (!to_stdout && fclose(out) != 0 && rc == 0)
-        rc = 1;
-    return rc;
+    return mw__xout_close(&xo, rc);
 }
 
 int mw__export_trace(const char *input, const char *output)

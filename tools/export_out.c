@@ -1,0 +1,63 @@
+/* export_out.c: where mpiwatch-export writes (export_out.h). */
+#include "export_out.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int mw__xout_open(mw__xout_t *o, const char *path)
+{
+    char err[512] = "";
+    memset(o, 0, sizeof *o);
+    o->path = path;
+    o->f = stdout;
+    o->to_stdout = strcmp(path, "-") == 0;
+    if (o->to_stdout)
+        return 0;
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        o->f = fopen(path, "w"); /* a FIFO or a device: written in place */
+        if (!o->f) {
+            fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    o->af = mw_afile_open(path, err, sizeof err);
+    if (!o->af) {
+        fprintf(stderr, "mpiwatch-export: %s\n", err);
+        o->f = NULL;
+        return -1;
+    }
+    o->f = mw_afile_stream(o->af);
+    return 0;
+}
+
+int mw__xout_close(mw__xout_t *o, int rc)
+{
+    char err[512] = "";
+    if (o->af) {
+        /* Commit or drop the temporary file: the target changes only on success. */
+        if (rc != 0) {
+            mw_afile_abort(o->af);
+        } else if (mw_afile_commit(o->af, err, sizeof err) != 0) {
+            fprintf(stderr, "mpiwatch-export: %s\n", err);
+            rc = 1;
+        }
+        o->af = NULL;
+        o->f = NULL;
+        return rc;
+    }
+    if (!o->f)
+        return rc;
+    if (fflush(o->f) != 0 || ferror(o->f)) {
+        fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", o->path, strerror(errno));
+        rc = 1;
+    }
+    if (!o->to_stdout && fclose(o->f) != 0 && rc == 0) {
+        fprintf(stderr, "mpiwatch-export: cannot write %s: %s\n", o->path, strerror(errno));
+        rc = 1;
+    }
+    o->f = NULL;
+    return rc;
+}
