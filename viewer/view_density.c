@@ -114,18 +114,10 @@ static int density_update(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force
         return 0;
 
     size_t px = (size_t)r->w * (size_t)r->h;
-    if (px > d->cap) {
-        float *D = realloc(d->D, px * sizeof(float));
-        if (D)
-            d->D = D;
-        float *C = D ? realloc(d->C, px * 3 * sizeof(float)) : NULL;
-        if (!D || !C) {
-            fprintf(stderr, "mpiwatch-viewer: out of memory for the density buffers\n");
-            d->key.valid = 0;
-            return -1;
-        }
-        d->C = C;
-        d->cap = px;
+    if (mw__density_room(d, r->w, r->h) < 0) {
+        fprintf(stderr, "mpiwatch-viewer: out of memory for the density buffers\n");
+        d->key.valid = 0;
+        return -1;
     }
     memset(d->D, 0, px * sizeof(float));
     memset(d->C, 0, px * 3 * sizeof(float));
@@ -587,6 +579,23 @@ static void draw_grid_and_axes(const mw_view_ctx_t *vc, const mw_density_gl_t *d
      * above the plot and horizontal text reads better than rotated text at these sizes. */
     mw__text_draw(t, fs, mw__px(vc->layout, 6), bottom + lw + tick + mw__px(vc->layout, 1),
                   MW_ALIGN_LEFT, label, "time →");
+}
+
+/* Room for a w x h picture in d's buffers (D opacity, C colour). */
+int mw__density_room(mw_density_gl_t *d, int w, int h)
+{
+    size_t px = (size_t)w * (size_t)h;
+    if (px > d->cap) {
+        float *D = realloc(d->D, px * sizeof(float));
+        if (D)
+            d->D = D;
+        float *C = D ? realloc(d->C, px * 3 * sizeof(float)) : NULL;
+        if (!D || !C)
+            return -1;
+        d->C = C;
+        d->cap = px;
+    }
+    return 0;
 }
 
 /* d's buffers (D opacity, C colour, w x h) into its textures. */

@@ -59,23 +59,6 @@ static void picked(const mw_view_ctx_t *vc, int64_t *rank, uint64_t *s0, uint64_
     }
 }
 
-/* Room for a w x h picture in d's buffers. */
-static int room(mw_density_gl_t *d, int w, int h)
-{
-    size_t px = (size_t)w * (size_t)h;
-    if (px > d->cap) {
-        float *D = realloc(d->D, px * sizeof(float));
-        if (D)
-            d->D = D;
-        float *C = D ? realloc(d->C, px * 3 * sizeof(float)) : NULL;
-        if (!D || !C)
-            return -1;
-        d->C = C;
-        d->cap = px;
-    }
-    return 0;
-}
-
 /* The global ns of the range [f0, f1] (seconds on the model's axis). */
 static void range_ns(const mw_model_t *m, double f0, double f1, uint64_t *g0, uint64_t *g1)
 {
@@ -93,7 +76,7 @@ static void strip_update(const mw_view_ctx_t *vc, mw_logical_gl_t *lg, double f0
         (lg->skey.valid && lg->skey.f0 == f0 && lg->skey.f1 == f1 && lg->skey.w == r->w &&
          lg->skey.h == r->h && lg->skey.metric == (int)lg->metric && lg->skey.analyses == analyses))
         return;
-    if (room(&lg->g2, r->w, r->h) < 0)
+    if (mw__density_room(&lg->g2, r->w, r->h) < 0)
         return;
     uint64_t g0, g1;
     range_ns(vc->model, f0, f1, &g0, &g1);
@@ -155,7 +138,7 @@ static int plot_update(const mw_view_ctx_t *vc, mw_logical_gl_t *lg)
         lg->key.sel1 == s1 && lg->key.analyses == analyses)
         return 0;
     mw_density_gl_t *d = &lg->g;
-    if (room(d, r->w, r->h) < 0)
+    if (mw__density_room(d, r->w, r->h) < 0)
         return -1;
     if (!lg->msgs) {
         lg->msgs = calloc(LV_MSGS_MAX, sizeof *lg->msgs);

@@ -38,17 +38,8 @@ static int ranks_update(const mw_view_ctx_t *vc, mw_ranks_gl_t *rk, double f0, d
     if (rk->key.valid && rk->key.f0 == f0 && rk->key.f1 == f1 && rk->key.w == r->w &&
         rk->key.h == r->h && rk->key.data_gen == vc->data_gen)
         return 0;
-    size_t px = (size_t)r->w * (size_t)r->h;
-    if (px > d->cap) {
-        float *D = realloc(d->D, px * sizeof(float));
-        if (D)
-            d->D = D;
-        float *C = D ? realloc(d->C, px * 3 * sizeof(float)) : NULL;
-        if (!D || !C)
-            return -1;
-        d->C = C;
-        d->cap = px;
-    }
+    if (mw__density_room(d, r->w, r->h) < 0)
+        return -1;
     if (!rk->msgs) {
         rk->msgs = calloc(RANKS_MSGS_MAX, sizeof *rk->msgs);
         if (!rk->msgs)

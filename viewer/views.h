@@ -100,6 +100,7 @@ void mw__density_free(mw_density_gl_t *d);
 void mw__density_draw(const mw_view_ctx_t *vc, mw_density_gl_t *d, int force_rebin, int rank_busy);
 /* d's buffers into its textures (`what` names the caller in a GL error) / its textures over r
  * through the call view's shader (mode 0 linear, 1 log; opacity floor; normalisation). */
+int mw__density_room(mw_density_gl_t *d, int w, int h);
 int mw__density_upload(mw_density_gl_t *d, int w, int h, const char *what);
 void mw__density_draw_tex(const mw_view_ctx_t *vc, mw_density_gl_t *d, const mw_rect_t *r, int mode,
                           float omin, float dmax);
