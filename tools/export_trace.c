@@ -758,8 +758,13 @@ static int run_logical(const mw__xt_t *x, mw__xt_index_t *ix)
                 if (!c)
                     goto out;
                 for (size_t j = 0; j < p->n; j++) {
+                    /* Saturated, as mw__xt_times (a crafted trace's start can be anything):
+                     * a wrapped time would make its peers look late. */
+                    int64_t t0, t1;
                     c[j] = p->recs[j];
-                    c[j].start_ns += p->base_ns - start;
+                    mw__xt_times(p, &p->recs[j], &t0, &t1);
+                    if (__builtin_sub_overflow(t0, start, &c[j].start_ns))
+                        c[j].start_ns = t0 < 0 ? INT64_MIN : INT64_MAX;
                 }
                 shifted[order[i]] = c;
                 recs = c;

@@ -1169,6 +1169,46 @@ static void test_lateness_share_not_finite(void **state)
     rmdir(dir);
 }
 
+/* A crafted recording where one rank's trace of a window starts 2^63 ns after the window: its
+ * records moved onto the window's axis saturate (far late), they never wrap to the far past
+ * (which made the other rank look late by 292 years). */
+static void test_xt_logical_shift_saturates(void **state)
+{
+    (void)state;
+    static mw_trace_rec_t r0[1], r1[1];
+    static mw__xt_part_t parts[2];
+    static mw__xt_window_t win;
+    mw__xt_t x;
+    memset(&x, 0, sizeof x);
+    win = (mw__xt_window_t){.index = 5, .start_ns = 0, .ranks_reporting = 2, .exact = 2};
+    r0[0] = (mw_trace_rec_t){.start_ns = 100,
+                             .dur_ns = 10,
+                             .comm = MW_COMM_ID_WORLD,
+                             .peer = -1,
+                             .fn = 1,
+                             .kind = MW_TK_COLL};
+    r1[0] = (mw_trace_rec_t){.start_ns = 100,
+                             .dur_ns = 10,
+                             .comm = MW_COMM_ID_WORLD,
+                             .peer = -1,
+                             .fn = 1,
+                             .kind = MW_TK_COLL};
+    parts[0] = (mw__xt_part_t){.rank = 0, .window = 5, .base_ns = 0, .recs = r0, .n = 1};
+    parts[1] = (mw__xt_part_t){.rank = 1, .window = 5, .base_ns = INT64_MAX, .recs = r1, .n = 1};
+    x.parts = parts;
+    x.nparts = 2;
+    x.windows = &win;
+    x.nwindows = 1;
+    x.size = 2;
+    mw__xt_index_t ix;
+    assert_int_equal(mw__xt_index(&x, MW__XT_MATCH | MW__XT_LOGICAL, &ix), 0);
+    assert_int_equal(ix.nevents, 2); /* one collective: rank 1 entered it far later */
+    for (size_t e = 0; e < ix.nevents; e++)
+        if (ix.events[e].rank == 0)
+            assert_true(ix.events[e].lateness_ns == 0); /* rank 0 is on time */
+    mw__xt_index_free(&ix);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1186,6 +1226,7 @@ int main(void)
         cmocka_unit_test(test_args),
         cmocka_unit_test(test_xt_walk),
         cmocka_unit_test(test_lateness_share_not_finite),
+        cmocka_unit_test(test_xt_logical_shift_saturates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
