@@ -299,8 +299,9 @@ static void test_next_job(void **state)
     lt_free(t);
 }
 
-/* Batches a crafted recording replays: the job's lost time saturates, it never wraps. */
-static void test_account_lost_saturates(void **state)
+/* Batches a crafted recording replays: the job's lost time saturates, it never wraps; a
+ * function id out of the table is unknown. */
+static void test_account_crafted(void **state)
 {
     (void)state;
     mw_lateness_totals_t t;
@@ -315,18 +316,21 @@ static void test_account_lost_saturates(void **state)
     s.key = 1;
     mw__lateness_account(&t, &b);
     assert_true(t.lost_ns == INT64_MAX);
+    /* A function id out of the table is unknown (0), not cut to another function's id. */
+    memset(&t, 0, sizeof t);
+    s.lateness_fn = s.diff_fn = 0x10000u + 1;
+    mw__lateness_account(&t, &b);
+    assert_int_equal(t.lateness_fn, 0);
+    assert_int_equal(t.diff_fn, 0);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ring_delay),
-        cmocka_unit_test(test_bad_traces),
-        cmocka_unit_test(test_queue_full),
-        cmocka_unit_test(test_budget),
-        cmocka_unit_test(test_untraced),
-        cmocka_unit_test(test_next_job),
-        cmocka_unit_test(test_account_lost_saturates),
+        cmocka_unit_test(test_ring_delay),      cmocka_unit_test(test_bad_traces),
+        cmocka_unit_test(test_queue_full),      cmocka_unit_test(test_budget),
+        cmocka_unit_test(test_untraced),        cmocka_unit_test(test_next_job),
+        cmocka_unit_test(test_account_crafted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
