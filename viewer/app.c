@@ -188,6 +188,7 @@ int mw__app_init(mw_app_t *app, const mw_viewer_options_t *opt, int headless)
         return -1;
     app->lg.metric = opt->lateness_diff ? MW_LVIEW_DIFF : MW_LVIEW_LATENESS;
     app->lg.strip = opt->lateness_strip;
+    mw_lview_set_leap(app->lg.lv, !opt->no_leap);
     app->lg.throttle = !headless; /* a snapshot draws the range it asked for, whatever it costs */
 
     app->model = mw_model_new(opt->cache_mb << 20);

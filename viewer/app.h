@@ -51,6 +51,7 @@ typedef struct {
     size_t trace_records; /* --trace-records: decoded records kept (0: the default) */
     int lateness_diff;    /* --lateness diff: the logical view starts on differential lateness */
     int lateness_strip;   /* --lateness ...,strip: its upper plot shows lateness over time */
+    int no_leap;          /* --no-leap: the logical view without the leap merge */
     unsigned highlight_fn;
     const char *snapshot, *meta;
     double at;

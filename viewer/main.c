@@ -19,7 +19,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: mpiwatch-viewer (--connect FEED_ENDPOINT [--history ENDPOINT] |\n"
                "                        --replay FILE.mpiw [--speed X])\n"
                "           [--view timeline|density|ranks|logical|all|topology|matrix]\n"
-               "           [--size WxH] [--lateness lateness|diff[,strip]]\n"
+               "           [--size WxH] [--lateness lateness|diff[,strip]] [--no-leap]\n"
                "           [--cache-mb N] [--trace-records N] [--duration-axis log|linear]\n"
                "           [--repr start|end|lines|arcs] [--transfer linear|log] [--omin F]\n"
                "           [--highlight-fn MPI_Name]\n"
@@ -46,6 +46,8 @@ static void usage(FILE *f)
                "  --lateness L       logical view: cells coloured by lateness (default) or\n"
                "                     diff (differential lateness; the 'd' key switches);\n"
                "                     ,strip: lateness over time per rank above ('o' key)\n"
+               "  --no-leap          logical view without the leap merge (codes whose ranks\n"
+               "                     communicate rarely; docs/logical.md)\n"
                "  --size WxH         window or snapshot size in pixels (default 1280x800)\n"
                "  --cache-mb N       memory for cached windows (default 256)\n"
                "  --trace-records N  decoded trace records kept (default 1048576, 64 B each)\n"
@@ -106,6 +108,7 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
         OPT_DURAXIS,
         OPT_TRACEREC,
         OPT_LATENESS,
+        OPT_NOLEAP,
         OPT_OMIN,
         OPT_HFN,
         OPT_SNAPSHOT,
@@ -141,6 +144,7 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
         {"duration-axis", required_argument, NULL, OPT_DURAXIS},
         {"trace-records", required_argument, NULL, OPT_TRACEREC},
         {"lateness", required_argument, NULL, OPT_LATENESS},
+        {"no-leap", no_argument, NULL, OPT_NOLEAP},
         {"highlight-fn", required_argument, NULL, OPT_HFN},
         {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
         {"at", required_argument, NULL, OPT_AT},
@@ -254,6 +258,9 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
                 fprintf(stderr, "mpiwatch-viewer: --duration-axis %s: expected log or linear\n", a);
                 return -1;
             }
+            break;
+        case OPT_NOLEAP:
+            o->no_leap = 1;
             break;
         case OPT_LATENESS: {
             size_t n = strcspn(a, ",");

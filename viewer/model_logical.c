@@ -30,6 +30,7 @@ struct mw_lview {
     mw_lview_info_t info;
     uint64_t sig;
     int valid;
+    int no_leap; /* mw_lview_set_leap(lv, 0) */
     /* Scratch of the pushes: records shifted onto the window's axis, and the rank list. */
     mw_trace_rec_t *rec;
     size_t rec_cap;
@@ -43,6 +44,13 @@ mw_lview_t *mw_lview_new(void)
     if (lv)
         lv->info.diff_event = -1;
     return lv;
+}
+
+void mw_lview_set_leap(mw_lview_t *lv, int on)
+{
+    if (lv->no_leap != !on)
+        lv->valid = 0;
+    lv->no_leap = !on;
 }
 
 void mw_lview_free(mw_lview_t *lv)
@@ -235,7 +243,7 @@ int mw_lview_update(mw_lview_t *lv, const mw_model_t *m, double t0, double t1)
 
     mw_logical_opts_t o;
     memset(&o, 0, sizeof o); /* defaults for what this file does not set */
-    o.flags = MW_LOGICAL_LEAP;
+    o.flags = lv->no_leap ? 0 : MW_LOGICAL_LEAP;
     mw_logical_stream_t *s = mw_logical_stream_new(&o);
     if (!s) {
         lv->info.failed = 1;

@@ -57,6 +57,9 @@ typedef struct {
 
 mw_lview_t *mw_lview_new(void);
 void mw_lview_free(mw_lview_t *lv);
+/* The leap merge (MW_LOGICAL_LEAP, on by default: bulk-synchronous codes); off for codes whose
+ * ranks communicate rarely (docs/logical.md). A change analyses the range again. */
+void mw_lview_set_leap(mw_lview_t *lv, int on);
 /* Analyses the windows of [t0, t1] (seconds on the model's axis) unless they are those of the
  * last call and unchanged. Returns 1 when it analysed again, 0 when nothing changed. */
 int mw_lview_update(mw_lview_t *lv, const mw_model_t *m, double t0, double t1);
