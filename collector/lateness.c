@@ -80,6 +80,7 @@ struct mw_lateness {
     int thread_started;
     int efd;
     uint64_t budget_ns;
+    int leap; /* MW_LOGICAL_LEAP in the stream's options */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int stop;
@@ -296,7 +297,9 @@ static int batch_empty(const mw_logical_batch_t *b)
 static void stream_restart(mw_lateness_t *l)
 {
     mw_logical_stream_free(l->stream);
-    mw_logical_opts_t o = {.flags = MW_LOGICAL_LEAP, .step_base = 0};
+    mw_logical_opts_t o = {.flags = l->leap ? MW_LOGICAL_LEAP : 0,
+                           .step_base = 0,
+                           .max_pending_events = MW_LATENESS_MAX_PENDING_EVENTS};
     l->stream = mw_logical_stream_new(&o);
     l->last_window = -1;
     memset(l->winfo, 0, sizeof l->winfo);
@@ -449,7 +452,7 @@ static void *worker_main(void *arg)
 
 /* ---- the loop's side ---------------------------------------------------------------------- */
 
-mw_lateness_t *mw__lateness_open(uint64_t budget_ms)
+mw_lateness_t *mw__lateness_open(uint64_t budget_ms, int leap)
 {
     mw_lateness_t *l = calloc(1, sizeof *l);
     if (!l) {
@@ -457,6 +460,7 @@ mw_lateness_t *mw__lateness_open(uint64_t budget_ms)
         return NULL;
     }
     l->budget_ns = budget_ms * MW_NS_PER_MS;
+    l->leap = leap != 0;
     l->last_window = -1;
     l->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (l->efd < 0) {

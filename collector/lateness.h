@@ -48,9 +48,15 @@ typedef struct {
     mw_latency_t extract; /* worker time per analysed window (stats JSON quantiles) */
 } mw_lateness_totals_t;
 
-/* Starts the worker (budget_ms: the longest a closed window may wait for it). Returns NULL
- * with a logged message when the thread or the descriptor cannot be made. */
-mw_lateness_t *mw__lateness_open(uint64_t budget_ms);
+/* Events the collector's stream holds at most (mw_logical_opts_t.max_pending_events): a few
+ * hundred bytes each while a window is analysed, so about 300 MB at the cap, whatever a rank's
+ * well-compressed trace expands to; 5 windows of the default tracing budget at 10 windows/s. */
+#define MW_LATENESS_MAX_PENDING_EVENTS (1u << 20)
+
+/* Starts the worker (budget_ms: the longest a closed window may wait for it; leap: the leap
+ * merge, MW_LOGICAL_LEAP, on unless --lateness no-leap). Returns NULL with a logged message
+ * when the thread or the descriptor cannot be made. */
+mw_lateness_t *mw__lateness_open(uint64_t budget_ms, int leap);
 /* Stops the worker (what it holds is dropped) and frees everything; NULL is ignored. */
 void mw__lateness_close(mw_lateness_t *l);
 /* The descriptor that becomes readable when batches are waiting (for zmq_poll). */

@@ -108,10 +108,11 @@ static const opt_desc_t opt_table[] = {
      "the job's tracing budget: traced calls per second for all ranks together, spent by the "
      "plans sent as mpiwatch.trace on --steer (docs/trace.md; default 2000000; 0: no plans, "
      "the ranks follow their own default)"},
-    {"lateness", 0, OPT_STRING, offsetof(mw_collector_options_t, lateness), "on|off", 0, 0,
+    {"lateness", 0, OPT_STRING, offsetof(mw_collector_options_t, lateness), "on|off|no-leap", 0, 0,
      "the online lateness analysis of the traced windows (logical steps, lateness and "
      "differential lateness on a worker thread; feed topic \"lateness\", docs/lateness.md; "
-     "default on)"},
+     "default on; no-leap: without the leap merge, for codes that are not bulk-synchronous, "
+     "docs/logical.md)"},
     {"lateness-budget-ms", 0, OPT_UINT, offsetof(mw_collector_options_t, lateness_budget_ms), "N",
      0, 3600000,
      "the lateness analysis skips a closed window that waited more than N ms for its worker "
@@ -159,6 +160,8 @@ static int opt_parse_flag(const char *value, int *out);
 int mw_collector_options_lateness(const mw_collector_options_t *o)
 {
     int on = 1;
+    if (o->lateness && strcasecmp(o->lateness, "no-leap") == 0)
+        return 2;
     if (o->lateness && *o->lateness && opt_parse_flag(o->lateness, &on) < 0)
         on = 1; /* refused by mw_collector_options_check */
     return on;
@@ -652,8 +655,9 @@ int mw_collector_options_check(const mw_collector_options_t *o, char *err, size_
         return -1;
     }
     int on;
-    if (o->lateness && *o->lateness && opt_parse_flag(o->lateness, &on) < 0) {
-        snprintf(err, errlen, "--lateness: expected on or off, not '%.100s'", o->lateness);
+    if (o->lateness && *o->lateness && strcasecmp(o->lateness, "no-leap") != 0 &&
+        opt_parse_flag(o->lateness, &on) < 0) {
+        snprintf(err, errlen, "--lateness: expected on, off or no-leap, not '%.100s'", o->lateness);
         return -1;
     }
     if (o->to_s >= 0 && o->to_s < o->from_s) {

@@ -74,7 +74,8 @@ int mw_collector_options_printable(const mw_collector_options_t *o, char *err, s
  * --print-config). */
 int mw_collector_options_check(const mw_collector_options_t *o, char *err, size_t errlen);
 void mw_collector_options_usage(FILE *out, const char *prog);
-/* Whether --lateness is on (the default; docs/lateness.md). */
+/* Whether --lateness is on: 0 off, 1 on (the default: with the leap merge), 2 no-leap
+ * (docs/lateness.md). */
 int mw_collector_options_lateness(const mw_collector_options_t *o);
 
 #endif

@@ -233,7 +233,8 @@ int mw__server_run(mw_collector_t *c)
         goto out;
     /* The lateness analysis is an extra: without its worker the collector runs without it. */
     if (mw_collector_options_lateness(c->opt) &&
-        !(c->lateness = mw__lateness_open(c->opt->lateness_budget_ms)))
+        !(c->lateness = mw__lateness_open(c->opt->lateness_budget_ms,
+                                          mw_collector_options_lateness(c->opt) == 1)))
         MW_LOG(MW_LOG_WARN, "running without the lateness analysis");
     rc = server_loop(c, sock, sig_fd, metrics);
 out:

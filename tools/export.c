@@ -1079,6 +1079,8 @@ static void usage(FILE *out)
           "                                 lateness, differential lateness (docs/logical.md)\n"
           "  -o, --output OUT     the file to write; - (the default) writes to stdout\n"
           "      --per-rank       csv: one row per rank, window and function\n"
+          "      --no-leap        trace, otf2, logical: logical steps without the leap merge\n"
+          "                       (codes whose ranks communicate rarely; docs/logical.md)\n"
           "      --by window|step vtk: one file per window (default) or per time step\n"
           "      --from N, --to N vtk: only frames N.. and ..N (window offset or step number)\n"
           "      --every N        vtk: one frame in N\n"
@@ -1095,6 +1097,7 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
         {"format", required_argument, NULL, 'f'},
         {"output", required_argument, NULL, 'o'},
         {"per-rank", no_argument, NULL, 'r'},
+        {"no-leap", no_argument, NULL, 'L'}, /* trace, logical, otf2 */
         {"by", required_argument, NULL, 'b'},
         {"from", required_argument, NULL, 'F'},
         {"to", required_argument, NULL, 'T'},
@@ -1103,7 +1106,7 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
         {NULL, 0, NULL, 0},
     };
     const char *format = NULL;
-    int vtk_opt = 0;
+    int vtk_opt = 0, no_leap = 0;
     memset(o, 0, sizeof *o);
     o->output = "-";
     opterr = 0;
@@ -1121,6 +1124,9 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
             break;
         case 'r':
             o->per_rank = 1;
+            break;
+        case 'L':
+            no_leap = 1;
             break;
         case 'b':
             if (strcmp(optarg, "window") != 0 && strcmp(optarg, "step") != 0) {
@@ -1182,6 +1188,11 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
         snprintf(err, errlen, "--per-rank goes with --format csv");
         return -1;
     }
+    if (no_leap && o->format != FMT_TRACE && o->format != FMT_OTF2 && o->format != FMT_LOGICAL) {
+        snprintf(err, errlen, "--no-leap goes with --format trace, otf2 or logical");
+        return -1;
+    }
+    mw__export_no_leap = no_leap;
     if (vtk_opt && o->format != FMT_VTK) {
         snprintf(err, errlen, "--by, --from, --to and --every go with --format vtk");
         return -1;

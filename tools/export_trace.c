@@ -719,9 +719,11 @@ static int keep_batch(mw__xt_index_t *ix, size_t *cap_ev, size_t *cap_lp,
  * or traced by no rank is a hole, which the stream takes as a gap; the end of the recording is
  * a gap. A rank whose records were put on another start than its window's (a reach-back trace
  * with its own start) is shifted onto the window's. */
+int mw__export_no_leap;
+
 static int run_logical(const mw__xt_t *x, mw__xt_index_t *ix)
 {
-    mw_logical_opts_t opts = {.flags = MW_LOGICAL_LEAP};
+    mw_logical_opts_t opts = {.flags = mw__export_no_leap ? 0 : MW_LOGICAL_LEAP};
     mw_logical_stream_t *s = mw_logical_stream_new(&opts);
     uint32_t *order = malloc((x->nparts ? x->nparts : 1) * sizeof *order);
     mw_logical_rank_t *ranks = malloc((x->nparts ? x->nparts : 1) * sizeof *ranks);
@@ -993,9 +995,10 @@ static void logical_lines(FILE *out, const mw__xt_index_t *ix)
             "{\"type\":\"logical\",\"windows\":%" PRIu64 ",\"events\":%" PRIu64
             ",\"partitions\":%" PRIu64 ",\"merged_cycles\":%" PRIu64 ",\"merged_leap\":%" PRIu64
             ",\"forced\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"unmatched\":%" PRIu64
-            ",\"dropped_ranks\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"pushed\":[",
+            ",\"dropped_ranks\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"leap\":%s,\"pushed\":[",
             st->windows, st->events, st->partitions, st->merged_cycles, st->merged_leap, st->forced,
-            st->gaps, st->unmatched, st->dropped_ranks, ix->lost_events);
+            st->gaps, st->unmatched, st->dropped_ranks, ix->lost_events,
+            mw__export_no_leap ? "false" : "true");
     for (size_t i = 0; i < ix->npushed; i++)
         fprintf(out, "%s[%" PRIu64 ",%" PRIu64 "]", i ? "," : "", ix->pushed[2 * i],
                 ix->pushed[2 * i + 1]);

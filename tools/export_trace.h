@@ -158,6 +158,10 @@ void mw__xt_index_free(mw__xt_index_t *ix);
 
 /* --format trace: every record as a JSON line, communication events with their logical step
  * and lateness (docs/export.md). Returns the exit status. */
+/* --no-leap: the logical steps of trace, logical and otf2 without the leap merge (set by
+ * export.c before an export; docs/logical.md). */
+extern int mw__export_no_leap;
+
 int mw__export_trace(const char *input, const char *output);
 
 /* --format logical: one CSV row per communication event (docs/export.md). Returns the exit

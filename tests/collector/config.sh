@@ -124,8 +124,8 @@ listen = ipc://$dir/bad.sock
 ; the next key is misspelled
 lateness-msec = 5
 EOF
-# `lateness` is a key of its own (the lateness analysis, on or off), checked at start.
-bad_config badlateness "--lateness: expected on or off, not '5'" <<EOF
+# `lateness` is a key of its own (the lateness analysis: on, off or no-leap), checked at start.
+bad_config badlateness "--lateness: expected on, off or no-leap, not '5'" <<EOF
 [collector]
 listen = ipc://$dir/bad.sock
 lateness = 5

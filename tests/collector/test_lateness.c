@@ -34,7 +34,7 @@ static lt_t *lt_new(uint64_t budget_ms)
     t->opt.quiet = 1;
     assert_int_equal(mw_collector_init(&t->c, &t->opt), 0);
     t->c.report_out = NULL;
-    t->c.lateness = mw__lateness_open(budget_ms);
+    t->c.lateness = mw__lateness_open(budget_ms, 1);
     assert_non_null(t->c.lateness);
     mw__lateness_job(t->c.lateness, "t");
     return t;

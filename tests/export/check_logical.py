@@ -456,7 +456,8 @@ def window_part(recs):
 
 
 class Reference:
-    def __init__(self):
+    def __init__(self, leap=True):
+        self.leap = leap   # the leap merge (the export's "leap"; --no-leap turns it off)
         self.held = []     # [window, {rank: [kept records not final]}]
         self.carry = {}    # rank -> dict(has, id, step, late, end)
         self.last = None
@@ -648,7 +649,8 @@ class Reference:
             merge_cycles()
 
         merge_cycles()
-        merge_leaps()
+        if self.leap:
+            merge_leaps()
         lab, npart = labels()
         edges = part_edges(lab)
         preds = collections.defaultdict(set)
@@ -803,12 +805,12 @@ class Reference:
             self.held.pop(0)
 
 
-def reference(recs, pushed):
+def reference(recs, pushed, leap=True):
     """Pushes the windows of `pushed` (the export's list, in order) with their records."""
     by = collections.defaultdict(lambda: collections.defaultdict(list))
     for r in recs:
         by[r["window"]][r["rank"]].append(r)
-    ref = Reference()
+    ref = Reference(leap)
     for w in pushed:
         ranks = {rank: sorted(rs, key=lambda r: r["rec"]) for rank, rs in by[w].items()}
         ref.push(w, ranks)
@@ -877,7 +879,7 @@ def main(argv):
         i += 2
     recs, parts, stats = load(path)
     pushed = [w for a, b in stats["pushed"] for w in range(a, b + 1)]
-    ref = reference(recs, pushed)
+    ref = reference(recs, pushed, stats.get("leap", True))
     ev = compare(recs, parts, stats, ref)
     if not ev:
         fail("no communication event in the export")

@@ -83,6 +83,15 @@ for attempt in 1 2 3; do
 done
 [ "$rc" = 0 ] || mw_fail "check_logical failed (status $rc)"
 
+# Without the leap merge (--no-leap): the export says so and the reference, told by it, agrees
+# event by event (partitions, steps and lateness change where the leap merge joined layers).
+"$export_bin" --format trace --no-leap "$dir/job.mpiw" -o "$dir/noleap.jsonl" \
+    2>"$dir/noleap.err" || mw_fail "--format trace --no-leap exited $?: $(cat "$dir/noleap.err")"
+grep -q '"type":"logical".*"leap":false' "$dir/noleap.jsonl" ||
+    mw_fail "--no-leap: the export does not say leap false"
+"$MW_PYTHON" "$here/check_logical.py" "$dir/noleap.jsonl" ||
+    mw_fail "check_logical failed on the --no-leap export"
+
 # The checker must fail on a changed step, lateness and class (the reference is not a copy).
 "$MW_PYTHON" - "$dir/job.jsonl" "$dir" <<'EOF' || fail "could not make the altered exports"
 import json, sys
