@@ -494,7 +494,21 @@ void mw__lateness_close(mw_lateness_t *l)
         l->stop = 1;
         pthread_cond_broadcast(&l->cv);
         pthread_mutex_unlock(&l->mu);
-        pthread_join(l->thread, NULL);
+        /* The worker stops after the item it is analysing. It runs at the lowest priority, so
+         * on a busy machine one analysis can take many seconds: the collector is exiting and
+         * does not wait for it longer than MW_LATENESS_CLOSE_MS; the worker, which touches only
+         * this structure, is then left running with it until the process exits. */
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        uint64_t ns = (uint64_t)dl.tv_nsec + (uint64_t)MW_LATENESS_CLOSE_MS * MW_NS_PER_MS;
+        dl.tv_sec += (time_t)(ns / 1000000000ull);
+        dl.tv_nsec = (long)(ns % 1000000000ull);
+        if (pthread_timedjoin_np(l->thread, NULL, &dl) != 0) {
+            MW_LOG(MW_LOG_WARN, "lateness: the worker is still in an analysis at exit; not waited "
+                                "for");
+            pthread_detach(l->thread);
+            return;
+        }
     }
     for (unsigned i = 0; i < l->work_n; i++)
         item_free(l->work[(l->work_head + i) % MW_LATENESS_QUEUE]);

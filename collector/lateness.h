@@ -57,7 +57,12 @@ typedef struct {
  * merge, MW_LOGICAL_LEAP, on unless --lateness no-leap). Returns NULL with a logged message
  * when the thread or the descriptor cannot be made. */
 mw_lateness_t *mw__lateness_open(uint64_t budget_ms, int leap);
-/* Stops the worker (what it holds is dropped) and frees everything; NULL is ignored. */
+/* Longest the collector's exit waits for the worker to finish the analysis it is in. */
+#define MW_LATENESS_CLOSE_MS 1000u
+
+/* Stops the worker (what it holds is dropped) and frees everything; NULL is ignored. A worker
+ * still inside an analysis after MW_LATENESS_CLOSE_MS is left running, with its memory, until
+ * the process exits (the collector is exiting). */
 void mw__lateness_close(mw_lateness_t *l);
 /* The descriptor that becomes readable when batches are waiting (for zmq_poll). */
 int mw__lateness_fd(const mw_lateness_t *l);
