@@ -41,6 +41,29 @@ void mw_step(long step) __attribute__((weak));
             mw_step(step);                                                                         \
     } while (0)
 
+/* Code regions (docs/regions.md): mw_region_begin(name) opens a region on the calling thread,
+ * mw_region_end(name) closes the innermost open one (name may be NULL; when given, it must be
+ * that region's name, otherwise the end is counted as dropped and nothing is closed). Regions
+ * nest, per thread. Per window, for each region name, the collector gets the instances that
+ * ended in it: count, inclusive and exclusive time, and the time of the MPI calls made while it
+ * was the innermost open region. Names are at most 128 bytes; the first call with a name costs
+ * a table look-up under a lock, later ones with the same pointer a hash probe. A program built
+ * with -finstrument-functions gets regions without source changes for the functions named by
+ * MPIWATCH_REGIONS (docs/regions.md). Weak like the rest: use MW_REGION_BEGIN / MW_REGION_END. */
+void mw_region_begin(const char *name) __attribute__((weak));
+void mw_region_end(const char *name) __attribute__((weak));
+
+#define MW_REGION_BEGIN(name)                                                                      \
+    do {                                                                                           \
+        if (mw_region_begin)                                                                       \
+            mw_region_begin(name);                                                                 \
+    } while (0)
+#define MW_REGION_END(name)                                                                        \
+    do {                                                                                           \
+        if (mw_region_end)                                                                         \
+            mw_region_end(name);                                                                   \
+    } while (0)
+
 /* Steering (docs/steering.md): a key=value message sent with `mpiwatch steer` (or by a rule
  * of the collector) to this rank. The callback runs on the application's own thread, never
  * on a library thread and never in a signal handler: inside mw_poll(), or at the next timed
