@@ -43,6 +43,11 @@ static int job_open(const mw_collector_t *c)
 /* Every closed window of the merge goes down the publish path (publish.c). */
 static void collector_on_window(const mw_window_t *w, void *user)
 {
+    mw_collector_t *c = user;
+    /* New regions or call sites since the job description was sent: send it first, so that a
+     * reader knows the window's ids (once per window at most, only when something new came). */
+    if (c->job.rs.gen != c->job.rs_published_gen)
+        mw__publish_job(c);
     mw__publish_window(user, w);
 }
 
@@ -99,6 +104,7 @@ int mw__collector_job_begin(mw_collector_t *c, const Mpiwatch__Envelope *env, ui
         return -1;
     }
     c->merge.grid = &c->job.grid;
+    c->merge.no_rank_detail = !mw_collector_options_rank_detail(c->opt);
     c->merge_ready = 1;
     /* Without memory for steps the job still runs, without them. */
     if (mw__steps_begin(c, h->size, h->window_ns, c->opt->lateness_ms * MW_NS_PER_MS) < 0)

@@ -65,6 +65,7 @@ typedef struct {
     uint64_t jobs;
     uint64_t auth_refused[MW_AUTH_COUNT]; /* connections refused with CURVE on, by reason */
     uint64_t capped[MW_CAP_COUNT];        /* parts of hellos over a job-wide cap, all jobs */
+    uint64_t rs_refused[MW_RS_COUNT];     /* region / call-site parts left out (regions.h) */
     mw_latency_t close_latency; /* window end on the global grid -> close (collector real time) */
     mw_latency_t close_wait;    /* last sample merged into the window -> close (monotonic) */
 } mw_stats_t;

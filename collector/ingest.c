@@ -85,7 +85,7 @@ static mw_reject_t check_placement(const Mpiwatch__Hello *h)
         return MW_REJECT_BAD_FIELD;
     for (size_t i = 0; i < t->n_objects; i++) {
         const Mpiwatch__TopoObject *o = t->objects[i];
-        if (o->type < 1 || o->type > 4 || o->parent < -1 || (int64_t)o->parent >= (int64_t)i)
+        if (o->type < 1 || o->type > 5 || o->parent < -1 || (int64_t)o->parent >= (int64_t)i)
             return MW_REJECT_BAD_FIELD;
         if (o->parent >= 0 && t->objects[o->parent]->type == 4)
             return MW_REJECT_BAD_FIELD;
@@ -252,6 +252,16 @@ static mw_reject_t check_sample(mw_collector_t *c, const Mpiwatch__Envelope *env
     for (size_t i = 0; i < s->n_peer_rank; i++)
         if (s->peer_rank[i] >= job->size)
             return MW_REJECT_BAD_FIELD;
+    /* The sending function of each peer entry (older libraries send none). */
+    if (s->n_peer_fn && s->n_peer_fn != s->n_peer_rank)
+        return MW_REJECT_BAD_FIELD;
+    for (size_t i = 0; i < s->n_peer_fn; i++)
+        if (!fn_ok(s->peer_fn[i]))
+            return MW_REJECT_BAD_FIELD;
+    /* Regions and call sites: only their array lengths can reject the sample; each definition
+     * and entry is checked when applied, and left out and counted if bad (regions.c). */
+    if ((r = mw__rs_check(s)) != MW_ACCEPTED)
+        return r;
 
     if (s->n_occ_sub != s->n_occ_fn || s->n_occ_ns != s->n_occ_fn)
         return MW_REJECT_BAD_FIELD;
@@ -315,7 +325,13 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
         mw_trace_in_t trace;
         mw__trace_check_sample(c, env->rank, env->sample, &trace);
         uint64_t dropped = mw__job_sample(&c->job, env, now->mono_ns);
-        if (mw__merge_add(&c->merge, env->rank, env->sample, dropped, now->mono_ns, &trace)) {
+        mw_rs_in_t rs;
+        mw__rs_apply(&c->job.rs, env->rank, env->sample, mw__job_info_charge, &c->job, &rs,
+                     c->stats.rs_refused);
+        c->merge.rs_in = &rs;
+        int late = mw__merge_add(&c->merge, env->rank, env->sample, dropped, now->mono_ns, &trace);
+        c->merge.rs_in = NULL;
+        if (late) {
             c->job.late++;
             c->stats.late++;
             /* Its window has closed: an exact trace still reaches the feed's clients. */

@@ -113,6 +113,11 @@ static int job_admit(mw_job_t *job, uint64_t n, uint64_t used, uint64_t max, mw_
     return 1;
 }
 
+int mw__job_info_charge(void *job, uint64_t bytes)
+{
+    return info_charge(job, bytes);
+}
+
 const char *mw__cap_reason_name(mw_cap_reason_t reason)
 {
     static const char *const names[MW_CAP_COUNT] = {
@@ -652,6 +657,8 @@ int mw__job_begin(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns)
     if (mw__index_init(&job->host_index, sizeof(uint32_t), 64, MW_MAX_RANKS) < 0 ||
         mw__index_init(&job->node_index, sizeof(uint32_t), 64, MW_MAX_RANKS) < 0)
         goto fail;
+    if (mw__rs_init(&job->rs, h->size) < 0) /* regions and call sites (regions.c) */
+        goto fail;
     job->active = 1;
     job->size = h->size;
     job->window_ns = h->window_ns;
@@ -695,6 +702,7 @@ void mw__job_free(mw_job_t *job)
     mw__index_free(&job->pairs);
     mw__index_free(&job->pairs_late);
     mw__index_free(&job->host_index);
+    mw__rs_free(&job->rs);
     memset(job, 0, sizeof *job);
 }
 

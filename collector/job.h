@@ -9,6 +9,7 @@
 #include "merge.h"
 #include "mw_limits.h"
 #include "mw_proto.h"
+#include "regions.h"
 
 /* What an accepted hello claimed beyond a job-wide cap (proto/mw_limits.h) and the collector
  * did not keep: the rank is in the job, without that part. */
@@ -161,6 +162,10 @@ typedef struct {
     int64_t min_window, max_window; /* -1 before the first sample */
     uint64_t max_clock_error_ns;
 
+    /* Code regions and call sites: the job-wide tables, each rank's ids, the job totals. */
+    mw__rs_t rs;
+    uint64_t rs_published_gen; /* rs.gen when the job description was last sent */
+
     uint64_t started_ns;       /* collector monotonic time of the first hello */
     uint64_t last_activity_ns; /* ... of the last accepted message */
     uint64_t ended_ns;
@@ -169,6 +174,9 @@ typedef struct {
 /* Starts a job from its first hello (allocates per-rank state). Returns 0, or -1. */
 int mw__job_begin(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns);
 void mw__job_free(mw_job_t *job);
+/* Charges `bytes` to the job description's budget (MW_JOB_MAX_INFO_BYTES): 1 when they fit
+ * (charged), 0 otherwise; `job` is a mw_job_t (an mw_rs_charge_fn, regions.c). */
+int mw__job_info_charge(void *job, uint64_t bytes);
 void mw__job_hello(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns);
 /* Adds a sample to the exact totals; returns the increase of the rank's dropped samples. */
 uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns);

@@ -28,6 +28,7 @@
 #include "mw_limits.h"
 #include "mw_trace.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +113,10 @@ static int window_alloc(mw_window_t *w, uint32_t subslots, uint32_t size)
         return -1;
     if (mw__index_init(&w->trace_slot, sizeof(uint32_t), 16, MW_MAX_RANKS) < 0)
         return -1;
+    if (mw__index_init(&w->regions, sizeof(mw_region_sum_t), 16, MW_JOB_MAX_REGIONS) < 0 ||
+        mw__index_init(&w->sites, sizeof(mw_site_sum_t), 16, MW_JOB_MAX_SITES * 4u) < 0 ||
+        mw__index_init_list(&w->fpairs, sizeof(mw_fpair_sum_t), 64, MW_WINDOW_MAX_FPAIRS) < 0)
+        return -1;
     return 0;
 }
 
@@ -129,6 +134,12 @@ static void window_release(mw_window_t *w)
     mw__index_free(&w->density);
     mw__index_free(&w->pairs);
     mw__index_free(&w->trace_slot);
+    mw__index_free(&w->regions);
+    mw__index_free(&w->sites);
+    mw__index_free(&w->fpairs);
+    free(w->rf);
+    free(w->rr);
+    free(w->blocks);
     memset(w, 0, sizeof *w);
 }
 
@@ -150,6 +161,11 @@ static void window_clear(mw_window_t *w)
     mw__index_clear(&w->density);
     mw__index_clear(&w->pairs);
     mw__index_clear(&w->trace_slot);
+    mw__index_clear(&w->regions);
+    mw__index_clear(&w->sites);
+    mw__index_clear(&w->fpairs);
+    w->n_rf = w->n_rr = w->n_blocks = 0;
+    w->rank_detail_left_out = w->regions_dropped = w->sites_dropped = 0;
     w->n_traces = w->n_comms = w->traced_ranks = w->trace_deferred = 0;
     w->tbytes_len = 0;
     w->trace_left_out = w->traced_calls = w->comms_dropped = 0;
@@ -184,7 +200,8 @@ int mw__merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t su
     m->expected = malloc(size);
     m->peer_gen = calloc(size, sizeof *m->peer_gen);
     m->peer_pos = malloc((size_t)size * sizeof *m->peer_pos);
-    if (!m->ring || !m->at || !m->last || !m->expected || !m->peer_gen || !m->peer_pos) {
+    if (!m->ring || !m->at || !m->last || !m->expected || !m->peer_gen || !m->peer_pos ||
+        mw__index_init(&m->fpair_seen, sizeof(uint32_t), 64, MW_WINDOW_MAX_FPAIRS) < 0) {
         mw__merge_free(m);
         return -1;
     }
@@ -223,6 +240,7 @@ void mw__merge_free(mw_merge_t *m)
     free(m->expected);
     free(m->peer_gen);
     free(m->peer_pos);
+    mw__index_free(&m->fpair_seen);
     memset(m, 0, sizeof *m);
 }
 
@@ -569,6 +587,205 @@ int mw__merge_trace_add(mw_merge_t *m, uint32_t rank, uint64_t window, const mw_
     return window_add_trace(m, w, rank, in) < 0 ? -1 : 0;
 }
 
+/* Point-to-point pairs per sending function, from a sample whose peer entries carry their
+ * function (peer_fn): a rank's entries are new to the window (one sample per rank), except a
+ * (peer, function) listed twice in the sample, found with a scratch index cleared per sample. */
+static void window_add_fpairs(mw_merge_t *m, mw_window_t *w, uint32_t rank,
+                              const Mpiwatch__Sample *s)
+{
+    mw__index_clear(&m->fpair_seen);
+    for (size_t i = 0; i < s->n_peer_rank; i++) {
+        uint32_t peer = s->peer_rank[i], fn = s->peer_fn[i];
+        int created;
+        uint32_t *pos = mw__index_get(&m->fpair_seen, (uint64_t)peer << 32 | fn, &created);
+        mw_fpair_sum_t *p;
+        if (pos && !created) {
+            p = MW__INDEX_AT(&w->fpairs, mw_fpair_sum_t, *pos);
+        } else if (!pos || !(p = mw__index_append(&w->fpairs, (uint64_t)rank << 32 | peer))) {
+            w->overflow++;
+            continue;
+        } else {
+            *pos = w->fpairs.n - 1;
+            p->src = rank;
+            p->dst = peer;
+            p->fn = fn;
+        }
+        p->messages = mw__rs_sat_add(p->messages, s->peer_messages[i]);
+        p->bytes = mw__rs_sat_add(p->bytes, s->peer_bytes[i]);
+    }
+}
+
+/* Each function's spread across ranks: Welford's update with this rank's total_ns, O(1) per
+ * function summary (ingest rejects a function given twice in one sample). */
+static void window_add_spread(mw_window_t *w, uint32_t rank, const Mpiwatch__Sample *s)
+{
+    for (size_t i = 0; i < s->n_functions; i++) {
+        const Mpiwatch__FunctionStat *f = s->functions[i];
+        mw_fn_sum_t *sum = &w->fn[f->fn];
+        double x = (double)f->total_ns;
+        sum->ranks++;
+        double d = x - sum->mean;
+        sum->mean += d / sum->ranks;
+        sum->m2 += (long double)d * (long double)(x - sum->mean);
+        if (sum->ranks == 1 || f->total_ns > sum->rank_max_ns ||
+            (f->total_ns == sum->rank_max_ns && rank < sum->rank_max)) {
+            sum->rank_max = rank;
+            sum->rank_max_ns = f->total_ns;
+        }
+    }
+}
+
+/* The sample's region and call-site entries (already in job ids and checked: regions.c). */
+static void window_add_rs(mw_window_t *w, uint32_t rank, const mw_rs_in_t *in)
+{
+    for (uint32_t i = 0; i < in->n_regions; i++) {
+        const mw_region_in_t *e = &in->regions[i];
+        int created;
+        mw_region_sum_t *r = mw__index_get(&w->regions, e->region, &created);
+        if (!r) {
+            w->overflow++;
+            continue;
+        }
+        r->region = e->region;
+        r->ranks++;
+        r->count = mw__rs_sat_add(r->count, e->count);
+        r->incl_ns = mw__rs_sat_add(r->incl_ns, e->incl_ns);
+        r->excl_ns = mw__rs_sat_add(r->excl_ns, e->excl_ns);
+        r->mpi_ns = mw__rs_sat_add(r->mpi_ns, e->mpi_ns);
+    }
+    for (uint32_t i = 0; i < in->n_sites; i++) {
+        const mw_site_in_t *e = &in->sites[i];
+        int created;
+        mw_site_sum_t *t = mw__index_get(&w->sites, (uint64_t)e->site << 32 | e->fn, &created);
+        if (!t) {
+            w->overflow++;
+            continue;
+        }
+        if (created || e->ns > t->top_rank_ns || (e->ns == t->top_rank_ns && rank < t->top_rank)) {
+            t->top_rank = rank;
+            t->top_rank_ns = e->ns;
+        }
+        t->site = e->site;
+        t->fn = e->fn;
+        t->ranks++;
+        t->count = mw__rs_sat_add(t->count, e->count);
+        t->ns = mw__rs_sat_add(t->ns, e->ns);
+        t->bytes = mw__rs_sat_add(t->bytes, e->bytes);
+        if (e->max_ns > t->max_ns)
+            t->max_ns = e->max_ns;
+    }
+}
+
+static int cmp_rf(const void *pa, const void *pb)
+{
+    const mw_rank_fn_entry_t *a = pa, *b = pb;
+    return a->fn < b->fn ? -1 : a->fn > b->fn;
+}
+
+static int cmp_rr(const void *pa, const void *pb)
+{
+    const mw_rank_region_entry_t *a = pa, *b = pb;
+    return a->region < b->region ? -1 : a->region > b->region;
+}
+
+/* Grows an array of n elements of `size` bytes to hold `more` more (capacity *cap). */
+static int grow_by(void **arr, uint32_t *cap, uint32_t n, uint32_t more, size_t size)
+{
+    if (more <= *cap - n)
+        return 0;
+    uint32_t c = *cap ? *cap : 64;
+    while (c - n < more)
+        c *= 2;
+    void *p = realloc(*arr, (size_t)c * size);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+
+/* The rank's block of per-rank detail (Window.rf_*, rr_*): its non-zero functions and its
+ * regions, each sorted by id (a sample usually lists them in order: checked, sorted if not),
+ * within the window's cap; what does not fit, or everything with the detail off, is counted. */
+static void window_add_detail(mw_merge_t *m, mw_window_t *w, uint32_t rank,
+                              const Mpiwatch__Sample *s)
+{
+    const mw_rs_in_t *in = m->rs_in;
+    uint32_t nr = in ? in->n_regions : 0, nf = 0;
+    for (size_t i = 0; i < s->n_functions; i++) {
+        const Mpiwatch__FunctionStat *f = s->functions[i];
+        nf += f->count || f->total_ns || f->bytes;
+    }
+    if (nf + nr == 0)
+        return;
+    uint32_t room_f = MW_WINDOW_MAX_RANK_ENTRIES - w->n_rf;
+    uint32_t room_r = MW_WINDOW_MAX_RANK_ENTRIES - w->n_rr;
+    uint32_t kf = m->no_rank_detail ? 0 : nf < room_f ? nf : room_f;
+    uint32_t kr = m->no_rank_detail ? 0 : nr < room_r ? nr : room_r;
+    if ((kf || kr) &&
+        (grow_by((void **)&w->blocks, &w->cap_blocks, w->n_blocks, 1, sizeof *w->blocks) < 0 ||
+         grow_by((void **)&w->rf, &w->cap_rf, w->n_rf, kf, sizeof *w->rf) < 0 ||
+         grow_by((void **)&w->rr, &w->cap_rr, w->n_rr, kr, sizeof *w->rr) < 0))
+        kf = kr = 0;
+    w->rank_detail_left_out += (nf - kf) + (nr - kr);
+    if (!kf && !kr)
+        return;
+    mw_rank_block_t *b = &w->blocks[w->n_blocks++];
+    *b = (mw_rank_block_t){.rank = rank, .rf_off = w->n_rf, .rf_n = kf, .rr_off = w->n_rr,
+                           .rr_n = kr};
+    int sorted = 1;
+    for (size_t i = 0; i < s->n_functions && w->n_rf < b->rf_off + kf; i++) {
+        const Mpiwatch__FunctionStat *f = s->functions[i];
+        if (!(f->count || f->total_ns || f->bytes))
+            continue;
+        if (w->n_rf > b->rf_off && w->rf[w->n_rf - 1].fn > f->fn)
+            sorted = 0;
+        w->rf[w->n_rf++] =
+            (mw_rank_fn_entry_t){rank, f->fn, f->count, f->total_ns, f->bytes};
+    }
+    if (!sorted)
+        qsort(&w->rf[b->rf_off], kf, sizeof *w->rf, cmp_rf);
+    sorted = 1;
+    for (uint32_t i = 0; i < kr; i++) {
+        const mw_region_in_t *e = &in->regions[i];
+        if (i && w->rr[w->n_rr - 1].region > e->region)
+            sorted = 0;
+        w->rr[w->n_rr++] = (mw_rank_region_entry_t){rank,       e->region,  e->count,
+                                                    e->incl_ns, e->excl_ns, e->mpi_ns};
+    }
+    if (!sorted)
+        qsort(&w->rr[b->rr_off], kr, sizeof *w->rr, cmp_rr);
+}
+
+static int cmp_block(const void *pa, const void *pb)
+{
+    const mw_rank_block_t *a = pa, *b = pb;
+    return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/* At close: the blocks in rank order, and each function's spread with the reporting ranks
+ * that did not call it as zeros (Chan's combination of the callers' (n, mean, M2) with
+ * (N - n, 0, 0)): sd = sqrt(M2 / N), the population deviation over the N reporting ranks. */
+static void window_close_detail(mw_window_t *w)
+{
+    int sorted = 1;
+    for (uint32_t i = 1; i < w->n_blocks && sorted; i++)
+        sorted = w->blocks[i - 1].rank < w->blocks[i].rank;
+    if (!sorted)
+        qsort(w->blocks, w->n_blocks, sizeof *w->blocks, cmp_block);
+    long double n_all = w->ranks_reporting;
+    for (uint32_t i = 0; i < w->n_fn_used; i++) {
+        mw_fn_sum_t *f = &w->fn[w->fn_used[i]];
+        if (!f->ranks || n_all <= 0) {
+            f->sd_ns = 0;
+            continue;
+        }
+        long double n = f->ranks, mean = f->mean;
+        long double m2 = f->m2 + mean * mean * n * (n_all - n) / n_all;
+        f->sd_ns = m2 > 0 ? (double)sqrtl(m2 / n_all) : 0.0;
+    }
+}
+
 static void window_add(mw_merge_t *m, mw_window_t *w, uint32_t rank, const Mpiwatch__Sample *s,
                        uint64_t samples_dropped, const mw_trace_in_t *trace)
 {
@@ -621,6 +838,14 @@ static void window_add(mw_merge_t *m, mw_window_t *w, uint32_t rank, const Mpiwa
     }
 
     window_add_pairs(m, w, rank, s);
+    if (s->n_peer_fn == s->n_peer_rank && s->n_peer_fn)
+        window_add_fpairs(m, w, rank, s);
+    window_add_spread(w, rank, s);
+    w->regions_dropped = mw__rs_sat_add(w->regions_dropped, s->regions_dropped);
+    w->sites_dropped = mw__rs_sat_add(w->sites_dropped, s->sites_dropped);
+    if (m->rs_in)
+        window_add_rs(w, rank, m->rs_in);
+    window_add_detail(m, w, rank, s);
 
     for (size_t i = 0; i < s->n_longest; i++) {
         const Mpiwatch__Call *c = s->longest[i];
@@ -646,6 +871,7 @@ static void merge_advance(mw_merge_t *m, int evicting)
         w->occ_fraction = capacity > 0 ? (double)w->occ_total_ns / capacity : 0.0;
         qsort(w->longest, w->n_longest, sizeof *w->longest, cmp_call_desc);
         window_close_traces(w);
+        window_close_detail(w);
         m->trace_open_bytes -= w->tbytes_len;
         m->closed++;
         if (w->ranks_missing)

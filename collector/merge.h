@@ -17,6 +17,7 @@
 #include "mw_grid.h"
 #include "index.h"
 #include "mw_proto.h"
+#include "regions.h"
 
 #define MW_MERGE_LONGEST 32u            /* longest calls kept per merged window */
 #define MW_MERGE_RANK_PM_MAX 65536u     /* jobs up to this size get per-rank MPI shares */
@@ -55,7 +56,51 @@ static inline void mw__fn_stats_add(mw_fn_stats_t *t, const Mpiwatch__FunctionSt
 typedef struct {
     mw_fn_stats_t s;
     uint64_t hist[MW_MAX_DURATION_BINS]; /* hist[b]: calls in duration bin b (mw_bins.h) */
+    /* The spread across ranks of each rank's total_ns (FunctionStat.rank_sd_ns): Welford's
+     * running mean and sum of squared deviations over the ranks that reported the function;
+     * the reporting ranks without it join as zeros at close (merge.c). */
+    uint32_t ranks;
+    double mean;
+    long double m2;
+    double sd_ns;        /* set at close */
+    uint32_t rank_max;   /* the rank with the largest total_ns (the lowest of equals) ... */
+    uint64_t rank_max_ns; /* ... and that total */
 } mw_fn_sum_t;
+
+/* A region summed over the ranks of a window (RegionStat), by job-wide id. */
+typedef struct {
+    uint32_t region, ranks;
+    uint64_t count, incl_ns, excl_ns, mpi_ns;
+} mw_region_sum_t;
+
+/* A (call site, function) summed over the ranks of a window (SiteStat). */
+typedef struct {
+    uint32_t site, fn, ranks, top_rank;
+    uint64_t count, ns, bytes, max_ns, top_rank_ns;
+} mw_site_sum_t;
+
+/* One rank's figures of one function (Window.rf_*) or region (Window.rr_*). */
+typedef struct {
+    uint32_t rank, fn;
+    uint64_t count, ns, bytes;
+} mw_rank_fn_entry_t;
+
+typedef struct {
+    uint32_t rank, region;
+    uint64_t count, incl_ns, excl_ns, mpi_ns;
+} mw_rank_region_entry_t;
+
+/* Where one rank's entries are in rf / rr (one block per reporting rank, sorted at close). */
+typedef struct {
+    uint32_t rank;
+    uint32_t rf_off, rf_n, rr_off, rr_n;
+} mw_rank_block_t;
+
+/* Point-to-point traffic from src to dst by one sending function (Window.fpair_*). */
+typedef struct {
+    uint32_t src, dst, fn;
+    uint64_t messages, bytes;
+} mw_fpair_sum_t;
 
 /* Point-to-point traffic from world rank src to world rank dst. */
 typedef struct {
@@ -191,6 +236,23 @@ typedef struct {
     uint64_t traced_calls;   /* timed calls of the exact entries (set at close) */
     uint64_t comms_dropped;  /* definitions over MW_TRACE_WINDOW_MAX_COMMS */
 
+    /* Code regions and call sites (docs/regions.md, docs/callsites.md), by job-wide id. */
+    mw__index_t regions;                /* values mw_region_sum_t, key region id */
+    mw__index_t sites;                  /* values mw_site_sum_t, key site << 32 | fn */
+    uint64_t regions_dropped, sites_dropped; /* the ranks' own counts */
+    /* Per rank detail (the terrain): one block per reporting rank, in rank order once closed;
+     * entries over MW_WINDOW_MAX_RANK_ENTRIES (each of rf, rr) or with the detail off are
+     * counted in rank_detail_left_out. */
+    mw_rank_fn_entry_t *rf;
+    uint32_t n_rf, cap_rf;
+    mw_rank_region_entry_t *rr;
+    uint32_t n_rr, cap_rr;
+    mw_rank_block_t *blocks;
+    uint32_t n_blocks, cap_blocks;
+    uint64_t rank_detail_left_out;
+    mw__index_t fpairs; /* list of mw_fpair_sum_t (samples with peer_fn), at most
+                           MW_WINDOW_MAX_FPAIRS; more count in overflow */
+
     /* Merge bookkeeping. */
     uint64_t first_arrival_ns; /* collector monotonic time of the first sample */
     uint64_t last_arrival_ns;  /* ... and of the last one merged */
@@ -247,6 +309,11 @@ typedef struct {
     uint64_t evicted;          /* windows closed early to make room in the ring */
     uint64_t trace_open_bytes; /* tbytes_len of the open windows (MW_TRACE_OPEN_MAX_BYTES) */
     uint64_t frame_off;        /* recording offset of the frame being ingested, 0 none */
+    /* The region and call-site entries of the sample being added, in job ids (regions.c):
+     * set by ingest around mw__merge_add(), NULL when it has none (a direct call in a test). */
+    const mw_rs_in_t *rs_in;
+    int no_rank_detail;     /* --rank-detail off: rf_* / rr_* left out (counted) */
+    mw__index_t fpair_seen; /* scratch of one sample: peer << 32 | fn -> position in fpairs */
 
     mw_window_fn on_close;
     void *user;

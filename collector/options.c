@@ -117,6 +117,10 @@ static const opt_desc_t opt_table[] = {
      0, 3600000,
      "the lateness analysis skips a closed window that waited more than N ms for its worker "
      "(it is behind; default 2000, 0: only its queue's caps)"},
+    {"rank-detail", 0, OPT_STRING, offsetof(mw_collector_options_t, rank_detail), "on|off", 0, 0,
+     "each merged window's per-rank figures of every function and region (Window.rf_*, rr_*: "
+     "the terrain, docs/collector.md \"Regions and call sites\"; default on; off: only the "
+     "sums over ranks, the entries counted in rank_detail_left_out)"},
     {"quiet", 'q', OPT_FLAG, offsetof(mw_collector_options_t, quiet), NULL, 0, 0,
      "no live view on stderr"},
     {"verbose", 'v', OPT_FLAG, offsetof(mw_collector_options_t, verbose), NULL, 0, 0,
@@ -157,6 +161,14 @@ void mw_collector_options_defaults(mw_collector_options_t *o)
 
 static int opt_parse_flag(const char *value, int *out);
 
+int mw_collector_options_rank_detail(const mw_collector_options_t *o)
+{
+    int on = 1;
+    if (o->rank_detail && *o->rank_detail && opt_parse_flag(o->rank_detail, &on) < 0)
+        on = 1; /* refused by mw_collector_options_check */
+    return on;
+}
+
 int mw_collector_options_lateness(const mw_collector_options_t *o)
 {
     int on = 1;
@@ -185,6 +197,7 @@ void mw_collector_options_free(mw_collector_options_t *o)
     free(o->curve_secret);
     free(o->curve_clients);
     free(o->lateness);
+    free(o->rank_detail);
     mw_collector_options_defaults(o);
 }
 
@@ -655,6 +668,10 @@ int mw_collector_options_check(const mw_collector_options_t *o, char *err, size_
         return -1;
     }
     int on;
+    if (o->rank_detail && *o->rank_detail && opt_parse_flag(o->rank_detail, &on) < 0) {
+        snprintf(err, errlen, "--rank-detail: expected on or off, not '%.100s'", o->rank_detail);
+        return -1;
+    }
     if (o->lateness && *o->lateness && strcasecmp(o->lateness, "no-leap") != 0 &&
         opt_parse_flag(o->lateness, &on) < 0) {
         snprintf(err, errlen, "--lateness: expected on, off or no-leap, not '%.100s'", o->lateness);

@@ -41,6 +41,7 @@ typedef struct {
     int allow_insecure;       /* --allow-insecure: bind non-local endpoints without CURVE */
     uint64_t trace_budget;    /* --trace-budget: traced calls per second, job-wide (0: no plans) */
     char *lateness;           /* --lateness on|off: the online lateness analysis (NULL: on) */
+    char *rank_detail;        /* --rank-detail on|off: Window.rf_* / rr_* (NULL: on) */
     uint64_t lateness_budget_ms; /* --lateness-budget-ms: longest wait of a window for it */
     uint64_t from_cmdline; /* bit i: row i of the option table was given on the command line */
 } mw_collector_options_t;
@@ -77,5 +78,7 @@ void mw_collector_options_usage(FILE *out, const char *prog);
 /* Whether --lateness is on: 0 off, 1 on (the default: with the leap merge), 2 no-leap
  * (docs/lateness.md). */
 int mw_collector_options_lateness(const mw_collector_options_t *o);
+/* Whether --rank-detail is on (1, the default) or off (0). */
+int mw_collector_options_rank_detail(const mw_collector_options_t *o);
 
 #endif

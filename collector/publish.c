@@ -323,6 +323,7 @@ void mw__publish_step(mw_collector_t *c, const Mpiwatch__Step *st)
 void mw__publish_job(mw_collector_t *c)
 {
     c->job_published_hellos = c->job.hellos;
+    c->job.rs_published_gen = c->job.rs.gen;
     mw__pub_t m = {.kind = MW_PUB_JOB};
     mw__publish(c, &m);
 }

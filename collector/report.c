@@ -19,6 +19,8 @@
 #define REPORT_EXTREMES 5   /* otherwise, this many at each end */
 #define REPORT_PAIRS 10
 #define REPORT_HOSTS 8
+#define REPORT_SITES 20   /* call sites listed (mpiP's "Aggregate Time (top twenty)") */
+#define REPORT_REGIONS 20 /* regions listed, by inclusive time */
 
 static double ns_to_s(uint64_t ns)
 {
@@ -373,6 +375,119 @@ static void report_recording(const mw_collector_t *c, FILE *out)
             mw__record_failed(c->record) ? ", stopped by a write error" : "");
 }
 
+static uint64_t job_mpi_ns(const mw_job_t *job)
+{
+    uint64_t ns = 0;
+    for (unsigned fn = 1; fn < MW_FN_COUNT; fn++)
+        ns += job->fn[fn].total_ns;
+    return ns;
+}
+
+/* Whether site total a ranks before b: more time, then more calls, then lower ids. */
+static int site_before(const mw_site_total_t *a, const mw_site_total_t *b)
+{
+    if (a->ns != b->ns)
+        return a->ns > b->ns;
+    if (a->count != b->count)
+        return a->count > b->count;
+    return a->site != b->site ? a->site < b->site : a->fn < b->fn;
+}
+
+size_t mw__report_top_sites(const mw_job_t *job, const mw_site_total_t **top, size_t cap)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; i < job->rs.site_totals.n; i++) {
+        const mw_site_total_t *t = MW__RS_SITE_TOTAL(&job->rs, i);
+        if (n == cap && !site_before(t, top[n - 1]))
+            continue;
+        size_t j = n < cap ? n++ : n - 1;
+        while (j > 0 && site_before(t, top[j - 1])) {
+            top[j] = top[j - 1];
+            j--;
+        }
+        top[j] = t;
+    }
+    return n;
+}
+
+/* The top call sites (mpiP's "Aggregate Time (top twenty, descending)"): where the application
+ * calls MPI, with the calls' time summed over ranks and its share of all MPI time. */
+static void report_sites(const mw_job_t *job, FILE *out)
+{
+    const mw__rs_t *rs = &job->rs;
+    if (!rs->site_totals.n && !rs->sites_dropped)
+        return;
+    const mw_site_total_t *top[REPORT_SITES];
+    size_t n = mw__report_top_sites(job, top, REPORT_SITES);
+    uint64_t mpi_ns = job_mpi_ns(job);
+    fprintf(out, "\nCall sites: top %zu by MPI time (all ranks; %u sites, %u (site, function))\n",
+            n, rs->n_sites, rs->site_totals.n);
+    fprintf(out, "  %3s %-24s %-28s %-18s %12s %14s %7s %11s\n", "#", "function", "file:line",
+            "MPI function", "calls", "time (s)", "%MPI", "max (us)");
+    for (size_t i = 0; i < n; i++) {
+        const mw_site_total_t *t = top[i];
+        const mw_site_t *st = &rs->sites[t->site - 1];
+        char where[64];
+        const char *file = st->file[0] ? strrchr(st->file, '/') : NULL;
+        file = file ? file + 1 : st->file[0] ? st->file : "?";
+        if (st->line)
+            snprintf(where, sizeof where, "%.40s:%u", file, st->line);
+        else
+            snprintf(where, sizeof where, "%.40s+0x%" PRIx64, file, st->offset);
+        fprintf(out, "  %3zu %-24.24s %-28.28s %-18.18s %12" PRIu64 " %14.6f %7.2f %11.3f\n", i + 1,
+                st->function[0] ? st->function : "?", where, mw_fn_name(t->fn), t->count,
+                ns_to_s(t->ns), mpi_ns ? 100.0 * (double)t->ns / (double)mpi_ns : 0.0,
+                ns_to_us(t->max_ns));
+    }
+    if (rs->sites_dropped)
+        fprintf(out, "  (%" PRIu64 " timed calls without a site entry: the ranks' tables full)\n",
+                rs->sites_dropped);
+}
+
+static int region_before(const mw_region_t *a, const mw_region_t *b)
+{
+    if (a->incl_ns != b->incl_ns)
+        return a->incl_ns > b->incl_ns;
+    return a < b;
+}
+
+/* The code regions by inclusive time: instances, inclusive and exclusive time, and the MPI
+ * time spent while each was the innermost open region (with its share of all MPI time). */
+static void report_regions(const mw_job_t *job, FILE *out)
+{
+    const mw__rs_t *rs = &job->rs;
+    if (!rs->n_regions && !rs->regions_dropped)
+        return;
+    const mw_region_t *top[REPORT_REGIONS];
+    size_t n = 0;
+    for (uint32_t i = 0; i < rs->n_regions; i++) {
+        const mw_region_t *r = &rs->regions[i];
+        if (n == REPORT_REGIONS && !region_before(r, top[n - 1]))
+            continue;
+        size_t j = n < REPORT_REGIONS ? n++ : n - 1;
+        while (j > 0 && region_before(r, top[j - 1])) {
+            top[j] = top[j - 1];
+            j--;
+        }
+        top[j] = r;
+    }
+    uint64_t mpi_ns = job_mpi_ns(job);
+    fprintf(out, "\nCode regions by inclusive time (all ranks; %u regions)\n", rs->n_regions);
+    fprintf(out, "  %-32s %12s %14s %14s %14s %7s\n", "region", "count", "incl (s)", "excl (s)",
+            "MPI (s)", "%MPI");
+    for (size_t i = 0; i < n; i++) {
+        const mw_region_t *r = top[i];
+        fprintf(out, "  %-32.32s %12" PRIu64 " %14.6f %14.6f %14.6f %7.2f\n", r->name, r->count,
+                ns_to_s(r->incl_ns), ns_to_s(r->excl_ns), ns_to_s(r->mpi_ns),
+                mpi_ns ? 100.0 * (double)r->mpi_ns / (double)mpi_ns : 0.0);
+    }
+    if (rs->n_regions > n)
+        fprintf(out, "  ... (%u more)\n", rs->n_regions - (uint32_t)n);
+    if (rs->regions_dropped)
+        fprintf(out, "  (%" PRIu64 " region events not accounted by the ranks)\n",
+                rs->regions_dropped);
+}
+
 void mw__report_write(const mw_collector_t *c, FILE *out)
 {
     fprintf(out, "\n== mpiwatch report ==================================================\n");
@@ -384,6 +499,8 @@ void mw__report_write(const mw_collector_t *c, FILE *out)
     }
     report_header(c, out);
     report_functions(&c->job, out);
+    report_sites(&c->job, out);
+    report_regions(&c->job, out);
     report_ranks(&c->job, out);
     report_pairs(&c->job, out);
     report_losses(c, out);

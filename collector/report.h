@@ -7,5 +7,8 @@
 
 /* Writes the end-of-run report. */
 void mw__report_write(const mw_collector_t *c, FILE *out);
+/* The job's top call sites (site, function) by time, at most `cap`, best first: O(entries x cap).
+ * Returns how many were written to top (the report, the summary JSON, /metrics). */
+size_t mw__report_top_sites(const mw_job_t *job, const mw_site_total_t **top, size_t cap);
 
 #endif

@@ -14,6 +14,7 @@
 #include "steer.h"
 #include "mw_file.h"
 #include "steps.h"
+#include "report.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -191,7 +192,7 @@ static int summary_nodes(const mw_job_t *job, cJSON *root)
     cJSON **ranks = malloc((job->n_nodes ? job->n_nodes : 1) * sizeof *ranks);
     if (!ranks)
         return -1;
-    static const char *const counts[] = {"packages", "l3", "cores", "pus"};
+    static const char *const counts[] = {"packages", "l3", "cores", "pus", "numa"};
     int rc = 0;
     for (uint32_t i = 0; i < job->n_nodes && rc == 0; i++) {
         cJSON *o = cJSON_CreateObject();
@@ -200,14 +201,14 @@ static int summary_nodes(const mw_job_t *job, cJSON *root)
             rc = -1;
             break;
         }
-        uint64_t n[4] = {0, 0, 0, 0};
+        uint64_t n[5] = {0, 0, 0, 0, 0};
         const mw_node_hw_t *hw = &job->node_hw[i];
         for (uint32_t j = 0; j < hw->n_objects; j++)
-            n[hw->objects[j].type - 1]++; /* types are 1..4 (ingest.c) */
+            n[hw->objects[j].type - 1]++; /* types are 1..5 (ingest.c) */
         if (!cJSON_AddStringToObject(o, "name", job->nodes[i]) ||
             !(ranks[i] = cJSON_AddArrayToObject(o, "ranks")))
             rc = -1;
-        for (int t = 0; t < 4 && rc == 0; t++)
+        for (int t = 0; t < 5 && rc == 0; t++)
             rc = mw_json_add_u64(o, counts[t], n[t]);
     }
     for (uint32_t rank = 0; rank < job->size && rc == 0; rank++) {
@@ -376,6 +377,61 @@ static int summary_pairs(const mw_job_t *job, cJSON *root)
     return rc;
 }
 
+/* "regions" (every job region with its totals) and "top_sites" (the report's top twenty call
+ * sites), only for a job that had some: the key set of a job without them stays what it was. */
+static int summary_regions(const mw_job_t *job, cJSON *root)
+{
+    const mw__rs_t *rs = &job->rs;
+    if (rs->n_regions) {
+        cJSON *arr = cJSON_AddArrayToObject(root, "regions");
+        if (!arr)
+            return -1;
+        for (uint32_t i = 0; i < rs->n_regions; i++) {
+            const mw_region_t *r = &rs->regions[i];
+            cJSON *o = cJSON_CreateObject();
+            if (!o || !cJSON_AddItemToArray(arr, o)) {
+                cJSON_Delete(o);
+                return -1;
+            }
+            if (mw_json_add_u64(o, "id", i + 1) < 0 || !cJSON_AddStringToObject(o, "name", r->name) ||
+                mw_json_add_u64(o, "source", r->source) < 0 ||
+                mw_json_add_u64(o, "count", r->count) < 0 ||
+                mw_json_add_u64(o, "incl_ns", r->incl_ns) < 0 ||
+                mw_json_add_u64(o, "excl_ns", r->excl_ns) < 0 ||
+                mw_json_add_u64(o, "mpi_ns", r->mpi_ns) < 0)
+                return -1;
+        }
+    }
+    if (rs->site_totals.n) {
+        const mw_site_total_t *top[20];
+        size_t n = mw__report_top_sites(job, top, 20);
+        cJSON *arr = cJSON_AddArrayToObject(root, "top_sites");
+        if (!arr)
+            return -1;
+        for (size_t i = 0; i < n; i++) {
+            const mw_site_t *st = &rs->sites[top[i]->site - 1];
+            cJSON *o = cJSON_CreateObject();
+            if (!o || !cJSON_AddItemToArray(arr, o)) {
+                cJSON_Delete(o);
+                return -1;
+            }
+            if (mw_json_add_u64(o, "site", top[i]->site) < 0 ||
+                !cJSON_AddStringToObject(o, "fn", mw_fn_name(top[i]->fn)) ||
+                !cJSON_AddStringToObject(o, "function", st->function) ||
+                !cJSON_AddStringToObject(o, "file", st->file) ||
+                mw_json_add_u64(o, "line", st->line) < 0 ||
+                !cJSON_AddStringToObject(o, "module", st->module) ||
+                mw_json_add_u64(o, "offset", st->offset) < 0 ||
+                mw_json_add_u64(o, "count", top[i]->count) < 0 ||
+                mw_json_add_u64(o, "ns", top[i]->ns) < 0 ||
+                mw_json_add_u64(o, "bytes", top[i]->bytes) < 0 ||
+                mw_json_add_u64(o, "max_ns", top[i]->max_ns) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
 /* "steps": the closed time steps in closing order (docs/steps.md), only for a job that had
  * any, so that the keys of a job without steps stay what they were. */
 static int summary_steps(const mw_collector_t *c, cJSON *root)
@@ -449,7 +505,8 @@ char *mw_summary_json(const mw_collector_t *c)
     if (summary_per_rank(job, root) < 0 || summary_pairs(job, root) < 0 ||
         summary_steps(c, root) < 0)
         goto out;
-    if (summary_nodes(job, root) < 0 || summary_missed(job, root) < 0)
+    if (summary_nodes(job, root) < 0 || summary_missed(job, root) < 0 ||
+        summary_regions(job, root) < 0)
         goto out;
     text = cJSON_Print(root);
 out:
@@ -499,6 +556,26 @@ char *mw__stats_json(const mw_collector_t *c)
         for (int r = 0; r < MW_CAP_COUNT; r++)
             if (mw_json_add_u64(cap, mw__cap_reason_name((mw_cap_reason_t)r), c->stats.capped[r]) <
                 0)
+                goto out;
+    }
+    /* Regions and call sites (regions.c): the current job's table sizes and the ranks' own
+     * dropped counts, and what the collector left out (all jobs) by reason, zeros included;
+     * only once a job had some, so that the key set of a run without them stays what it was. */
+    uint64_t rs_refused = 0;
+    for (int r = 0; r < MW_RS_COUNT; r++)
+        rs_refused += c->stats.rs_refused[r];
+    const mw__rs_t *rs = &c->job.rs;
+    if (rs_refused || rs->n_regions || rs->n_sites || rs->regions_dropped || rs->sites_dropped) {
+        cJSON *o = cJSON_AddObjectToObject(root, "regions");
+        cJSON *ref = o ? cJSON_AddObjectToObject(o, "refused") : NULL;
+        if (!ref || mw_json_add_u64(o, "regions", rs->n_regions) < 0 ||
+            mw_json_add_u64(o, "sites", rs->n_sites) < 0 ||
+            mw_json_add_u64(o, "regions_dropped", rs->regions_dropped) < 0 ||
+            mw_json_add_u64(o, "sites_dropped", rs->sites_dropped) < 0)
+            goto out;
+        for (int r = 0; r < MW_RS_COUNT; r++)
+            if (mw_json_add_u64(ref, mw__rs_reason_name((mw_rs_reason_t)r),
+                                c->stats.rs_refused[r]) < 0)
                 goto out;
     }
     /* Step data of the current job refused by a cap (steps.c, docs/steps.md), by reason, zeros

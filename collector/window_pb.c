@@ -38,7 +38,11 @@ void mw__pb_encoder_free(mw_pb_encoder_t *e)
                       e->d_fn,     e->d_sub,  e->d_bin,   e->d_end,  e->d_count,  e->p_src,
                       e->p_dst,    e->p_msg,  e->p_bytes, e->call,   e->call_ptr, e->rank,
                       e->rank_ptr, e->out,    e->rt,      e->rt_ptr, e->tr,       e->cd,
-                      e->cd_ptr,   e->cd_rank};
+                      e->cd_ptr,   e->cd_rank, e->rs,     e->rs_ptr,  e->ss,     e->ss_ptr,
+                      e->rf_rank,  e->rf_fn,   e->rr_rank, e->rr_region, e->fp_src, e->fp_dst,
+                      e->fp_fn,    e->rf_count, e->rf_ns, e->rf_bytes, e->rr_count, e->rr_incl,
+                      e->rr_excl,  e->rr_mpi,  e->fp_msg, e->fp_bytes, e->jr,    e->jr_ptr,
+                      e->js,       e->js_ptr};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
     memset(e, 0, sizeof *e);
@@ -51,6 +55,134 @@ static size_t pb_pack(mw_pb_encoder_t *e, const ProtobufCMessage *msg)
     if (PB_RESERVE(e, out, len ? len : 1) < 0)
         return 0;
     return protobuf_c_message_pack(msg, e->out);
+}
+
+static int cmp_region_stat(const void *pa, const void *pb)
+{
+    const Mpiwatch__RegionStat *a = *(Mpiwatch__RegionStat *const *)pa;
+    const Mpiwatch__RegionStat *b = *(Mpiwatch__RegionStat *const *)pb;
+    return a->region < b->region ? -1 : a->region > b->region;
+}
+
+static int cmp_site_stat(const void *pa, const void *pb)
+{
+    const Mpiwatch__SiteStat *a = *(Mpiwatch__SiteStat *const *)pa;
+    const Mpiwatch__SiteStat *b = *(Mpiwatch__SiteStat *const *)pb;
+    if (a->site != b->site)
+        return a->site < b->site ? -1 : 1;
+    return a->fn < b->fn ? -1 : a->fn > b->fn;
+}
+
+/* Window 36..56: regions and sites (in id order), the per-rank detail in rank order (blocks
+ * sorted at close), the per-function pairs in the merge's order. */
+static int window_pack_rs(mw_pb_encoder_t *e, const mw_window_t *w, Mpiwatch__Window *pw)
+{
+    uint32_t nr = w->regions.n, ns = w->sites.n;
+    if (PB_RESERVE(e, rs, nr) < 0 || PB_RESERVE(e, rs_ptr, nr) < 0 || PB_RESERVE(e, ss, ns) < 0 ||
+        PB_RESERVE(e, ss_ptr, ns) < 0)
+        return -1;
+    for (uint32_t i = 0; i < nr; i++) {
+        const mw_region_sum_t *r = MW__INDEX_AT(&w->regions, mw_region_sum_t, i);
+        Mpiwatch__RegionStat *o = &e->rs[i];
+        mpiwatch__region_stat__init(o);
+        o->region = r->region;
+        o->count = r->count;
+        o->incl_ns = r->incl_ns;
+        o->excl_ns = r->excl_ns;
+        o->mpi_ns = r->mpi_ns;
+        o->ranks = r->ranks;
+        e->rs_ptr[i] = o;
+    }
+    qsort(e->rs_ptr, nr, sizeof *e->rs_ptr, cmp_region_stat);
+    for (uint32_t i = 0; i < ns; i++) {
+        const mw_site_sum_t *t = MW__INDEX_AT(&w->sites, mw_site_sum_t, i);
+        Mpiwatch__SiteStat *o = &e->ss[i];
+        mpiwatch__site_stat__init(o);
+        o->site = t->site;
+        o->fn = t->fn;
+        o->count = t->count;
+        o->ns = t->ns;
+        o->bytes = t->bytes;
+        o->max_ns = t->max_ns;
+        o->ranks = t->ranks;
+        o->top_rank = t->top_rank;
+        o->top_rank_ns = t->top_rank_ns;
+        e->ss_ptr[i] = o;
+    }
+    qsort(e->ss_ptr, ns, sizeof *e->ss_ptr, cmp_site_stat);
+    pw->n_regions = nr;
+    pw->regions = nr ? e->rs_ptr : NULL;
+    pw->n_sites = ns;
+    pw->sites = ns ? e->ss_ptr : NULL;
+    pw->regions_dropped = w->regions_dropped;
+    pw->sites_dropped = w->sites_dropped;
+
+    uint32_t nf = w->n_rf, nq = w->n_rr;
+    if (PB_RESERVE(e, rf_rank, nf) < 0 || PB_RESERVE(e, rf_fn, nf) < 0 ||
+        PB_RESERVE(e, rf_count, nf) < 0 || PB_RESERVE(e, rf_ns, nf) < 0 ||
+        PB_RESERVE(e, rf_bytes, nf) < 0 || PB_RESERVE(e, rr_rank, nq) < 0 ||
+        PB_RESERVE(e, rr_region, nq) < 0 || PB_RESERVE(e, rr_count, nq) < 0 ||
+        PB_RESERVE(e, rr_incl, nq) < 0 || PB_RESERVE(e, rr_excl, nq) < 0 ||
+        PB_RESERVE(e, rr_mpi, nq) < 0)
+        return -1;
+    size_t kf = 0, kq = 0;
+    for (uint32_t b = 0; b < w->n_blocks; b++) {
+        const mw_rank_block_t *bl = &w->blocks[b];
+        for (uint32_t i = 0; i < bl->rf_n; i++, kf++) {
+            const mw_rank_fn_entry_t *x = &w->rf[bl->rf_off + i];
+            e->rf_rank[kf] = x->rank;
+            e->rf_fn[kf] = x->fn;
+            e->rf_count[kf] = x->count;
+            e->rf_ns[kf] = x->ns;
+            e->rf_bytes[kf] = x->bytes;
+        }
+        for (uint32_t i = 0; i < bl->rr_n; i++, kq++) {
+            const mw_rank_region_entry_t *x = &w->rr[bl->rr_off + i];
+            e->rr_rank[kq] = x->rank;
+            e->rr_region[kq] = x->region;
+            e->rr_count[kq] = x->count;
+            e->rr_incl[kq] = x->incl_ns;
+            e->rr_excl[kq] = x->excl_ns;
+            e->rr_mpi[kq] = x->mpi_ns;
+        }
+    }
+    pw->n_rf_rank = pw->n_rf_fn = pw->n_rf_count = pw->n_rf_ns = pw->n_rf_bytes = kf;
+    pw->rf_rank = e->rf_rank;
+    pw->rf_fn = e->rf_fn;
+    pw->rf_count = e->rf_count;
+    pw->rf_ns = e->rf_ns;
+    pw->rf_bytes = e->rf_bytes;
+    pw->n_rr_rank = pw->n_rr_region = pw->n_rr_count = pw->n_rr_incl_ns = pw->n_rr_excl_ns =
+        pw->n_rr_mpi_ns = kq;
+    pw->rr_rank = e->rr_rank;
+    pw->rr_region = e->rr_region;
+    pw->rr_count = e->rr_count;
+    pw->rr_incl_ns = e->rr_incl;
+    pw->rr_excl_ns = e->rr_excl;
+    pw->rr_mpi_ns = e->rr_mpi;
+    pw->rank_detail_left_out = w->rank_detail_left_out;
+
+    uint32_t np = w->fpairs.n;
+    if (PB_RESERVE(e, fp_src, np) < 0 || PB_RESERVE(e, fp_dst, np) < 0 ||
+        PB_RESERVE(e, fp_fn, np) < 0 || PB_RESERVE(e, fp_msg, np) < 0 ||
+        PB_RESERVE(e, fp_bytes, np) < 0)
+        return -1;
+    for (uint32_t i = 0; i < np; i++) {
+        const mw_fpair_sum_t *p = MW__INDEX_AT(&w->fpairs, mw_fpair_sum_t, i);
+        e->fp_src[i] = p->src;
+        e->fp_dst[i] = p->dst;
+        e->fp_fn[i] = p->fn;
+        e->fp_msg[i] = p->messages;
+        e->fp_bytes[i] = p->bytes;
+    }
+    pw->n_fpair_src = pw->n_fpair_dst = pw->n_fpair_fn = pw->n_fpair_messages =
+        pw->n_fpair_bytes = np;
+    pw->fpair_src = e->fp_src;
+    pw->fpair_dst = e->fp_dst;
+    pw->fpair_fn = e->fp_fn;
+    pw->fpair_messages = e->fp_msg;
+    pw->fpair_bytes = e->fp_bytes;
+    return 0;
 }
 
 size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed_real_ns)
@@ -94,6 +226,9 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
         o->min_ns = f->s.min_ns;
         o->max_ns = f->s.max_ns;
         o->bytes = f->s.bytes;
+        o->rank_sd_ns = f->sd_ns;
+        o->rank_max = f->rank_max;
+        o->rank_max_ns = f->rank_max_ns;
         uint32_t lo = 0, hi = MW_MAX_DURATION_BINS;
         while (lo < hi && f->hist[lo] == 0)
             lo++;
@@ -243,6 +378,8 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
     pw.n_comm_world_rank = w->n_comms;
     pw.comm_world_rank = e->cd_rank;
 
+    if (window_pack_rs(e, w, &pw) < 0)
+        return 0;
     return pb_pack(e, &pw.base);
 }
 
@@ -385,6 +522,38 @@ size_t mw__jobinfo_pack(mw_pb_encoder_t *e, const mw_job_t *job, uint64_t functi
         ji.n_grid = job->grid.n;
         ji.grid = seg_ptr;
     }
+    /* The job's regions and call sites (regions.c): entry i has id i + 1. */
+    const mw__rs_t *rs = &job->rs;
+    if (PB_RESERVE(e, jr, rs->n_regions) < 0 || PB_RESERVE(e, jr_ptr, rs->n_regions) < 0 ||
+        PB_RESERVE(e, js, rs->n_sites) < 0 || PB_RESERVE(e, js_ptr, rs->n_sites) < 0) {
+        jobinfo_nodes_free(&nodes);
+        return 0;
+    }
+    for (uint32_t i = 0; i < rs->n_regions; i++) {
+        Mpiwatch__Region *o = &e->jr[i];
+        mpiwatch__region__init(o);
+        o->id = i + 1;
+        o->name = rs->regions[i].name;
+        o->source = rs->regions[i].source;
+        e->jr_ptr[i] = o;
+    }
+    for (uint32_t i = 0; i < rs->n_sites; i++) {
+        const mw_site_t *st = &rs->sites[i];
+        Mpiwatch__CallSite *o = &e->js[i];
+        mpiwatch__call_site__init(o);
+        o->id = i + 1;
+        o->module = st->module;
+        o->offset = st->offset;
+        o->function = st->function;
+        o->file = st->file;
+        o->line = st->line;
+        o->first_rank = st->first_rank;
+        e->js_ptr[i] = o;
+    }
+    ji.n_regions = rs->n_regions;
+    ji.regions = rs->n_regions ? e->jr_ptr : NULL;
+    ji.n_sites = rs->n_sites;
+    ji.sites = rs->n_sites ? e->js_ptr : NULL;
     size_t len = pb_pack(e, &ji.base);
     jobinfo_nodes_free(&nodes);
     return len;

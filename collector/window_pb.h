@@ -31,6 +31,23 @@ typedef struct {
     Mpiwatch__CommDef *cd;
     Mpiwatch__CommDef **cd_ptr;
     uint32_t *cd_rank;
+    /* Regions, call sites, per-rank detail, per-function pairs (Window 36..56), and the job's
+     * region and site tables (JobInfo 15, 16). */
+    Mpiwatch__RegionStat *rs;
+    Mpiwatch__RegionStat **rs_ptr;
+    Mpiwatch__SiteStat *ss;
+    Mpiwatch__SiteStat **ss_ptr;
+    uint32_t *rf_rank, *rf_fn, *rr_rank, *rr_region, *fp_src, *fp_dst, *fp_fn;
+    uint64_t *rf_count, *rf_ns, *rf_bytes, *rr_count, *rr_incl, *rr_excl, *rr_mpi, *fp_msg,
+        *fp_bytes;
+    Mpiwatch__Region *jr;
+    Mpiwatch__Region **jr_ptr;
+    Mpiwatch__CallSite *js;
+    Mpiwatch__CallSite **js_ptr;
+    size_t cap_rs, cap_rs_ptr, cap_ss, cap_ss_ptr, cap_rf_rank, cap_rf_fn, cap_rr_rank,
+        cap_rr_region, cap_fp_src, cap_fp_dst, cap_fp_fn, cap_rf_count, cap_rf_ns, cap_rf_bytes,
+        cap_rr_count, cap_rr_incl, cap_rr_excl, cap_rr_mpi, cap_fp_msg, cap_fp_bytes, cap_jr,
+        cap_jr_ptr, cap_js, cap_js_ptr;
     uint8_t *out; /* the last encoding */
     size_t cap_fn, cap_fn_ptr, cap_hist, cap_occ_fn, cap_occ_sub, cap_occ_ns, cap_d_fn, cap_d_bin,
         cap_d_end, cap_d_sub, cap_d_count, cap_p_src, cap_p_dst, cap_p_msg, cap_p_bytes, cap_call,

@@ -346,8 +346,10 @@ static const uint8_t *add_hist(mw_arena_t *a, Mpiwatch__FunctionStat *f, size_t 
 static Mpiwatch__FunctionStat *dec_function_stat(mw_arena_t *a, const uint8_t *p,
                                                  const uint8_t *end)
 {
-    static const uint64_t known =
-        BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(5) | BIT(6) | BIT(7) | BIT(8);
+    /* 9..11 (the spread across ranks) belong to merged windows: a sample that carries them
+     * (never from a rank) is known here with no case below, so it falls back. */
+    static const uint64_t known = BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(5) | BIT(6) | BIT(7) |
+                                  BIT(8) | BIT(9) | BIT(10) | BIT(11);
     Mpiwatch__FunctionStat *f = arena_get(a, sizeof *f);
     if (!f)
         return NULL;
@@ -497,31 +499,40 @@ typedef struct {
 
 #define REP(field, name, kind)                                                                     \
     [field] = {offsetof(Mpiwatch__Sample, n_##name), offsetof(Mpiwatch__Sample, name), kind}
-#define SAMPLE_REP_END 27 /* packed arrays are fields 3..13 and 23..26 */
+#define SAMPLE_REP_END 46 /* packed arrays are fields 3..13, 23..26, 31..35, 38..43, 45 */
 static const rep_field_t sample_rep[SAMPLE_REP_END] = {
     REP(3, peer_rank, K_U32),    REP(4, peer_messages, K_U64),  REP(5, peer_bytes, K_U64),
     REP(6, occ_fn, K_U32),       REP(7, occ_sub, K_U32),        REP(8, occ_ns, K_U64),
     REP(9, density_fn, K_U32),   REP(10, density_sub, K_S32),   REP(11, density_bin, K_U32),
     REP(12, density_end, K_U32), REP(13, density_count, K_U64), REP(23, total_fn, K_U32),
     REP(24, total_calls, K_U64), REP(25, total_ns, K_U64),      REP(26, total_bytes, K_U64),
+    REP(31, region_id, K_U32),   REP(32, region_count, K_U64),  REP(33, region_incl_ns, K_U64),
+    REP(34, region_excl_ns, K_U64), REP(35, region_mpi_ns, K_U64), REP(38, site_id, K_U32),
+    REP(39, site_fn, K_U32),     REP(40, site_count, K_U64),    REP(41, site_ns, K_U64),
+    REP(42, site_bytes, K_U64),  REP(43, site_max_ns, K_U64),   REP(45, peer_fn, K_U32),
 };
 #undef REP
 
 /* Whether a Sample field is one of its packed arrays. */
 static inline int sample_is_rep(uint32_t field)
 {
-    return (field >= 3 && field <= 13) || (field >= 23 && field <= 26);
+    return (field >= 3 && field <= 13) || (field >= 23 && field <= 26) ||
+           (field >= 31 && field <= 35) || (field >= 38 && field <= 43) || field == 45;
 }
 
 #define SAMPLE_KNOWN                                                                               \
     (BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(5) | BIT(6) | BIT(7) | BIT(8) | BIT(9) | BIT(10) |    \
      BIT(11) | BIT(12) | BIT(13) | BIT(14) | BIT(15) | BIT(16) | BIT(17) | BIT(18) | BIT(21) |     \
-     BIT(22) | BIT(23) | BIT(24) | BIT(25) | BIT(26) | BIT(27) | BIT(28) | BIT(29))
+     BIT(22) | BIT(23) | BIT(24) | BIT(25) | BIT(26) | BIT(27) | BIT(28) | BIT(29) | BIT(30) |    \
+     BIT(31) | BIT(32) | BIT(33) | BIT(34) | BIT(35) | BIT(36) | BIT(37) | BIT(38) | BIT(39) |     \
+     BIT(40) | BIT(41) | BIT(42) | BIT(43) | BIT(44) | BIT(45))
 
 /* Sample.trace (field 28): protobuf-c's own unpacker on the embedded message, in the arena, which
  * is exactly what protobuf-c does for one occurrence. A second occurrence (protobuf-c merges
  * them) and a wrong wire type return NULL: the caller falls back. CommDefs (field 29, a few per
- * job and rank) make the whole sample fall back. */
+ * job and rank), RegionDefs (30) and CallSiteDefs (37) (sent once per region or site and rank,
+ * until a sample carried them) make the whole sample fall back; the region and site entries
+ * (31..36, 38..44) and peer_fn (45), in every sample, are decoded here. */
 static const uint8_t *dec_trace(mw_arena_t *a, const uint8_t *p, const uint8_t *end, uint32_t wire,
                                 Mpiwatch__Trace **out)
 {
@@ -571,12 +582,13 @@ static int scan_sample(const uint8_t *p, const uint8_t *end, size_t *n_fn, size_
                 return -1;
             ++*(field == 2 ? n_fn : n_long);
         } else if (field == 1 || (field >= 15 && field <= 18) || field == 21 || field == 22 ||
-                   field == 27) {
+                   field == 27 || field == 36 || field == 44) {
             uint64_t v;
             if (wire != WIRE_VARINT || !(p = rd_varint(p, end, &v)))
                 return -1;
-        } else if (field == 19 || field == 20 || field == 29) {
-            return -1; /* step marks, captures, CommDefs (rare): protobuf-c decodes the sample */
+        } else if (field == 19 || field == 20 || field == 29 || field == 30 || field == 37) {
+            return -1; /* step marks, captures, CommDefs, RegionDefs, CallSiteDefs (rare):
+                          protobuf-c decodes the sample */
         } else if (field == 28) {
             if (wire != WIRE_LEN || !(p = rd_len(p, end, &body)) || ++*n_trace > 1)
                 return -1; /* a second Trace is merged by protobuf-c: it decodes the sample */
@@ -654,6 +666,12 @@ static Mpiwatch__Sample *dec_sample_two_pass(mw_arena_t *a, const uint8_t *p, co
         case 27:
             p = rd_varint(p, end, &s->samples_total);
             break;
+        case 36:
+            p = rd_varint(p, end, &s->regions_dropped);
+            break;
+        case 44:
+            p = rd_varint(p, end, &s->sites_dropped);
+            break;
         case 28:
             p = dec_trace(a, p, end, wire, &s->trace);
             break;
@@ -697,7 +715,7 @@ static Mpiwatch__Sample *dec_sample_one_pass(mw_arena_t *a, const uint8_t *p, co
 {
     Mpiwatch__FunctionStat *fns[ONE_PASS_MAX];
     Mpiwatch__Call *calls[ONE_PASS_MAX];
-    uint32_t seen = 0; /* bit f: packed field f had its chunk */
+    uint64_t seen = 0; /* bit f: packed field f had its chunk */
     size_t n_unknown = 0;
     *retry = 0;
     Mpiwatch__Sample *s = arena_get(a, sizeof *s);
@@ -757,19 +775,27 @@ static Mpiwatch__Sample *dec_sample_one_pass(mw_arena_t *a, const uint8_t *p, co
         case KEY(27, WIRE_VARINT):
             p = rd_varint(p, end, &s->samples_total);
             break;
+        case KEY(36, WIRE_VARINT):
+            p = rd_varint(p, end, &s->regions_dropped);
+            break;
+        case KEY(44, WIRE_VARINT):
+            p = rd_varint(p, end, &s->sites_dropped);
+            break;
         case KEY(28, WIRE_LEN):
             p = dec_trace(a, p, end, wire, &s->trace);
             break;
         default:
-            if (field == 19 || field == 20 || field == 28 || field == 29)
-                return NULL; /* step marks, captures, CommDefs (rare), a Trace of another wire
-                                type: protobuf-c decodes the sample */
+            if (field == 19 || field == 20 || field == 28 || field == 29 || field == 30 ||
+                field == 37)
+                return NULL; /* step marks, captures, CommDefs, RegionDefs, CallSiteDefs
+                                (rare), a Trace of another wire type: protobuf-c decodes the
+                                sample */
             if (sample_is_rep(field)) {
                 if (wire != WIRE_LEN || (seen >> field & 1)) {
                     *retry = 1; /* unpacked, split, or a wrong wire type: the general way */
                     return NULL;
                 }
-                seen |= 1u << field;
+                seen |= 1ull << field;
                 if (!(p = rd_len(p, end, &body)))
                     return NULL;
                 size_t bound = (size_t)(p - body);

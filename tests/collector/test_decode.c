@@ -272,6 +272,21 @@ static size_t canonical_inputs(input_t *in)
             tm_add_total(&m, 1 + i * 3, variant == 2 ? UINT64_MAX - i : 1000 + i,
                          (uint64_t)i << (i % 60), i * 4096);
         m.sample.samples_total = variant == 2 ? UINT64_MAX : variant * 77;
+        /* Regions, call sites and per-function peers (Sample 31..36, 38..45), without their
+         * definitions (a sample with RegionDefs or CallSiteDefs falls back). */
+        for (unsigned i = 0; variant && i < 5 * variant && i < TM_MAX; i++) {
+            tm_add_region(&m, 1 + i, variant == 2 ? UINT64_MAX - i : i, 1000u * i + 7,
+                          (uint64_t)i << (i % 60), i * 3);
+            tm_add_site(&m, 2 + i * 5, 1 + i % 40, 1 + i, variant == 3 ? UINT64_MAX : 99 * i,
+                        i << 10, 17 * i);
+        }
+        m.sample.regions_dropped = variant == 2 ? UINT64_MAX : variant;
+        m.sample.sites_dropped = variant * 5;
+        if (variant >= 2) { /* peer entries each with their sending function */
+            m.sample.n_peer_rank = m.sample.n_peer_messages = m.sample.n_peer_bytes = 0;
+            for (unsigned i = 0; i < 6 + variant * 6 && i < TM_MAX; i++)
+                tm_add_peer_fn(&m, i * 977u, 1 + i % 7, i * 3, (uint64_t)i << (i % 50));
+        }
         if (variant == 3) { /* extreme values of every kind */
             m.env.rank = UINT32_MAX;
             m.env.seq = UINT64_MAX;
@@ -372,7 +387,18 @@ static size_t odd_valid_inputs(input_t *in)
     tm_put_msg(&s, 14, &c);
     tm_put_ld(&s, 14, "", 0); /* an empty call */
     tm_put_ld(&s, 2, "", 0);  /* an empty function summary */
-    tm_put_uint(&s, 45, 5);   /* unknown in the sample (19 is Sample.steps, 28-29 traces) */
+    tm_put_uint(&s, 45, 5);   /* peer_fn unpacked */
+    tm_put_uint(&s, 47, 5);   /* unknown in the sample (19 is Sample.steps, 28-29 traces) */
+    tm_put_uint(&s, 31, 4);   /* regions: unpacked, split and packed */
+    tm_put_ld(&s, 31, "\x05\x06", 2);
+    tm_put_ld(&s, 33, "\x80\x01\x02", 3);
+    tm_put_uint(&s, 33, 7);
+    tm_put_uint(&s, 36, 9);
+    tm_put_uint(&s, 36, 10); /* last wins */
+    tm_put_ld(&s, 43, "\x01\x02\x03", 3);
+    tm_put_uint(&s, 39, 2);
+    tm_put_ld(&s, 39, "\x03", 1);
+    tm_put_uint(&s, 44, 11);
     tm_put_ld(&s, 63, "q", 1);
     tm_put_uint(&s, 64, 1);
     tm_put_uint(&s, 18, NOW);
@@ -488,6 +514,15 @@ static void test_odd_valid(void **state)
     assert_int_equal(env->sample->total_calls[0], 128);
     assert_int_equal(env->sample->n_total_bytes, 3);
     assert_int_equal(env->sample->samples_total, 42);
+    assert_int_equal(env->sample->n_region_id, 3);
+    assert_int_equal(env->sample->region_id[2], 6);
+    assert_int_equal(env->sample->n_region_incl_ns, 3);
+    assert_int_equal(env->sample->region_incl_ns[0], 128);
+    assert_int_equal(env->sample->regions_dropped, 10);
+    assert_int_equal(env->sample->sites_dropped, 11);
+    assert_int_equal(env->sample->n_site_fn, 2);
+    assert_int_equal(env->sample->n_peer_fn, 1);
+    assert_int_equal(env->sample->base.n_unknown_fields, 3);
     env = mw_envelope_decode(&arena, in[1].data, in[1].len);
     assert_int_equal(env->rank, 1);
     assert_int_equal(env->sample->window, 5);
@@ -612,6 +647,52 @@ static void test_invalid_and_fallback(void **state)
     tm_put_key(&e, 11, 2);
     tm_put(&e, "\x82\x80\x80\x80\x00\x08\x01", 7);
     ADD(1);
+    /* RegionDefs and CallSiteDefs (rare: once per region or site and rank) go to protobuf-c;
+     * so does a merged-window-only FunctionStat field (the spread) in a sample. */
+    env_head(&e, 0);
+    {
+        tm_enc_t t = s, d;
+        d.n = 0;
+        tm_put_uint(&d, 1, 1);
+        tm_put_ld(&d, 2, "solve", 5);
+        tm_put_uint(&d, 3, 1);
+        tm_put_msg(&t, 30, &d);
+        tm_put_ld(&t, 31, "\x01", 1);
+        tm_put_ld(&t, 32, "\x02", 1);
+        tm_put_msg(&e, 11, &t);
+    }
+    ADD(1);
+    env_head(&e, 0);
+    {
+        tm_enc_t t = s, d;
+        d.n = 0;
+        tm_put_uint(&d, 1, 1);
+        tm_put_ld(&d, 3, "/bin/app", 8);
+        tm_put_uint(&d, 4, 0x1234);
+        tm_put_ld(&d, 6, "app.c", 5);
+        tm_put_uint(&d, 7, 42);
+        tm_put_msg(&t, 37, &d);
+        tm_put_msg(&e, 11, &t);
+    }
+    ADD(1);
+    env_head(&e, 0);
+    {
+        tm_enc_t t = s, f;
+        f.n = 0;
+        tm_put_uint(&f, 1, 3);
+        tm_put_uint(&f, 10, 2);
+        tm_put_msg(&t, 2, &f);
+        tm_put_msg(&e, 11, &t);
+    }
+    ADD(1);
+    /* A region scalar with a wrong wire type. */
+    env_head(&e, 0);
+    {
+        tm_enc_t t = s;
+        tm_put_ld(&t, 36, "\x01", 1);
+        tm_put_msg(&e, 11, &t);
+    }
+    ADD(0);
 #undef ADD
 
     for (size_t i = 0; i < n; i++) {
@@ -644,7 +725,7 @@ static void test_arena_bound(void **state)
         size_t len;
     } kinds[] = {{"empty function summaries", "\x12\x00", 2},
                  {"empty long calls", "\x72\x00", 2},
-                 {"unknown fields (30: 1)", "\xf0\x01\x01", 3},
+                 {"unknown fields (47: 1)", "\xf8\x02\x01", 3},
                  {"one packed array of 1-byte 64-bit values", NULL, 1}};
     for (int kind = 0; kind < 4; kind++) {
         tm_enc_t e, s;

@@ -191,6 +191,85 @@ void tm_add_call(tm_msg_t *m, uint32_t fn, uint64_t start_ns, uint64_t duration_
     m->callp[i] = c;
 }
 
+void tm_add_region_def(tm_msg_t *m, uint32_t id, const char *name, uint32_t source)
+{
+    Mpiwatch__Sample *s = &m->sample;
+    size_t i = s->n_region_defs++;
+    Mpiwatch__RegionDef *d = &m->rdef[i];
+    mpiwatch__region_def__init(d);
+    d->id = id;
+    d->name = (char *)name;
+    d->source = source;
+    m->rdefp[i] = d;
+    s->region_defs = m->rdefp;
+}
+
+void tm_add_region(tm_msg_t *m, uint32_t id, uint64_t count, uint64_t incl_ns, uint64_t excl_ns,
+                   uint64_t mpi_ns)
+{
+    Mpiwatch__Sample *s = &m->sample;
+    size_t i = s->n_region_id++;
+    s->n_region_count = s->n_region_incl_ns = s->n_region_excl_ns = s->n_region_mpi_ns =
+        s->n_region_id;
+    m->region_id[i] = id;
+    m->region_count[i] = count;
+    m->region_incl_ns[i] = incl_ns;
+    m->region_excl_ns[i] = excl_ns;
+    m->region_mpi_ns[i] = mpi_ns;
+    s->region_id = m->region_id;
+    s->region_count = m->region_count;
+    s->region_incl_ns = m->region_incl_ns;
+    s->region_excl_ns = m->region_excl_ns;
+    s->region_mpi_ns = m->region_mpi_ns;
+}
+
+void tm_add_site_def(tm_msg_t *m, uint32_t id, const char *module, uint64_t offset,
+                     const char *function, const char *file, uint32_t line)
+{
+    Mpiwatch__Sample *s = &m->sample;
+    size_t i = s->n_site_defs++;
+    Mpiwatch__CallSiteDef *d = &m->sdef[i];
+    mpiwatch__call_site_def__init(d);
+    d->id = id;
+    d->address = 0x400000u + offset;
+    d->module = (char *)module;
+    d->offset = offset;
+    d->function = (char *)function;
+    d->file = (char *)file;
+    d->line = line;
+    m->sdefp[i] = d;
+    s->site_defs = m->sdefp;
+}
+
+void tm_add_site(tm_msg_t *m, uint32_t id, uint32_t fn, uint64_t count, uint64_t ns,
+                 uint64_t bytes, uint64_t max_ns)
+{
+    Mpiwatch__Sample *s = &m->sample;
+    size_t i = s->n_site_id++;
+    s->n_site_fn = s->n_site_count = s->n_site_ns = s->n_site_bytes = s->n_site_max_ns =
+        s->n_site_id;
+    m->site_id[i] = id;
+    m->site_fn[i] = fn;
+    m->site_count[i] = count;
+    m->site_ns[i] = ns;
+    m->site_bytes[i] = bytes;
+    m->site_max_ns[i] = max_ns;
+    s->site_id = m->site_id;
+    s->site_fn = m->site_fn;
+    s->site_count = m->site_count;
+    s->site_ns = m->site_ns;
+    s->site_bytes = m->site_bytes;
+    s->site_max_ns = m->site_max_ns;
+}
+
+void tm_add_peer_fn(tm_msg_t *m, uint32_t peer, uint32_t fn, uint64_t messages, uint64_t bytes)
+{
+    size_t i = m->sample.n_peer_fn++;
+    m->peer_fn[i] = fn;
+    m->sample.peer_fn = m->peer_fn;
+    tm_add_peer(m, peer, messages, bytes);
+}
+
 size_t tm_pack(const tm_msg_t *m, uint8_t **out)
 {
     size_t n = mpiwatch__envelope__get_packed_size(&m->env);

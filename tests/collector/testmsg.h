@@ -38,6 +38,18 @@ typedef struct {
     uint64_t density_count[TM_MAX];
     uint32_t total_fn[TM_MAX]; /* running totals (Sample.total_*, Bye.total_*) */
     uint64_t total_calls[TM_MAX], total_ns[TM_MAX], total_bytes[TM_MAX];
+    /* Code regions and call sites (Sample fields 30..45). Names and strings are not copied:
+     * the caller keeps them alive until the message is packed. */
+    Mpiwatch__RegionDef rdef[TM_MAX];
+    Mpiwatch__RegionDef *rdefp[TM_MAX];
+    uint32_t region_id[TM_MAX];
+    uint64_t region_count[TM_MAX], region_incl_ns[TM_MAX], region_excl_ns[TM_MAX],
+        region_mpi_ns[TM_MAX];
+    Mpiwatch__CallSiteDef sdef[TM_MAX];
+    Mpiwatch__CallSiteDef *sdefp[TM_MAX];
+    uint32_t site_id[TM_MAX], site_fn[TM_MAX];
+    uint64_t site_count[TM_MAX], site_ns[TM_MAX], site_bytes[TM_MAX], site_max_ns[TM_MAX];
+    uint32_t peer_fn[TM_MAX];
 } tm_msg_t;
 
 /* The window index on the TM_WINDOW_NS grid that contains real time `now_ns`. */
@@ -62,6 +74,19 @@ void tm_add_density(tm_msg_t *m, uint32_t fn, int32_t sub, uint32_t bin, uint32_
 void tm_add_total(tm_msg_t *m, uint32_t fn, uint64_t calls, uint64_t ns, uint64_t bytes);
 void tm_add_call(tm_msg_t *m, uint32_t fn, uint64_t start_ns, uint64_t duration_ns, uint64_t bytes,
                  int32_t peer);
+
+/* A region the rank names (RegionDef), and one region entry of the window (Sample.region_*). */
+void tm_add_region_def(tm_msg_t *m, uint32_t id, const char *name, uint32_t source);
+void tm_add_region(tm_msg_t *m, uint32_t id, uint64_t count, uint64_t incl_ns, uint64_t excl_ns,
+                   uint64_t mpi_ns);
+/* A call site the rank resolved (CallSiteDef), and one (site, function) entry (Sample.site_*). */
+void tm_add_site_def(tm_msg_t *m, uint32_t id, const char *module, uint64_t offset,
+                     const char *function, const char *file, uint32_t line);
+void tm_add_site(tm_msg_t *m, uint32_t id, uint32_t fn, uint64_t count, uint64_t ns,
+                 uint64_t bytes, uint64_t max_ns);
+/* A peer entry with its sending function (Sample.peer_fn): every peer entry of a sample built
+ * with tm_add_peer_fn must come from it (peer_fn parallel to peer_rank). */
+void tm_add_peer_fn(tm_msg_t *m, uint32_t peer, uint32_t fn, uint64_t messages, uint64_t bytes);
 
 /* Packs the envelope into a malloc'd buffer; returns its size. */
 size_t tm_pack(const tm_msg_t *m, uint8_t **out);
