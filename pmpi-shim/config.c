@@ -99,6 +99,8 @@ void mw__config_read(mw_config_t *cfg)
     cfg->capture_max = env_uint("MPIWATCH_CAPTURE_MAX", 16384, 1, MW_CAPTURE_MAX_CALLS);
     step_setting(cfg);
     cfg->step_marks = env_uint("MPIWATCH_STEP_MARKS", 16, 1, MW_STEP_MAX_MARKS);
+    cfg->region_depth = env_uint("MPIWATCH_REGION_DEPTH", 64, 1, 4096);
+    cfg->region_entries = env_uint("MPIWATCH_REGION_ENTRIES", 64, 1, MW_RANK_MAX_REGIONS);
     /* Tracing (docs/trace.md): read here, kept in mw__trace (trace.h). */
     const char *tr = getenv("MPIWATCH_TRACE");
     mw__trace.on = !(tr && (strcmp(tr, "off") == 0 || strcmp(tr, "0") == 0));

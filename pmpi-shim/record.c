@@ -42,7 +42,8 @@ int mw__alloc(void)
     mw__g.slot_peers = mw__g.slot_longest + round64(c->longest * sizeof(mw_call_t));
     mw__g.slot_rows = mw__g.slot_peers + round64(c->peers * sizeof(mw_peer_t));
     size_t marks = round64(mw__g.slot_rows + c->rows * mw__g.row_bytes);
-    mw__g.slot_bytes = round64(marks + mw__steps_layout(marks));
+    size_t regions = round64(marks + mw__steps_layout(marks));
+    mw__g.slot_bytes = round64(regions + mw__regions_layout(regions));
     mw__g.thread_bytes = round64(sizeof(mw_thread_t)) + MW_RING * mw__g.slot_bytes;
     size_t total = mw__g.thread_bytes * c->max_threads;
     void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -136,6 +137,7 @@ void mw__slot_reset(mw_slot_t *s)
     s->nmarks = s->mark_fn_used = s->mark_peer_used = 0; /* the pools are overwritten */
     s->long_min = 0;
     s->ntrace = s->trace_lost = 0; /* the trace itself is overwritten (capture.c) */
+    mw__regions_slot_reset(s);
     atomic_store_explicit(&s->tag, 0, memory_order_release);
 }
 
@@ -332,10 +334,11 @@ void mw__longest_add(mw_slot_t *s, unsigned fn, uint64_t t0, uint64_t d, uint64_
     }
 }
 
-void mw__peer_add(mw_slot_t *s, int peer, uint64_t bytes)
+/* One entry per (sending function, destination), key MW_PEER_KEY (shim.h). */
+void mw__peer_add(mw_slot_t *s, unsigned fn, int peer, uint64_t bytes)
 {
     mw_peer_t *p = mw__slot_peers(s);
-    uint32_t mask = mw__g.cfg.peers - 1, key = (uint32_t)peer + 1;
+    uint32_t mask = mw__g.cfg.peers - 1, key = (uint32_t)MW_PEER_KEY(fn, peer);
     uint32_t h = (key * 2654435761u) & mask;
     for (unsigned probe = 0; probe < 16; probe++, h = (h + 1) & mask) {
         if (p[h].key == (int32_t)key) {
@@ -424,7 +427,7 @@ void mw__record_slow(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint
     if (mw__capture_has((int64_t)atomic_load_explicit(&s->tag, memory_order_relaxed) - 1))
         mw__capture_add(t, s, fn, t0, d, bytes, peer);
     if (peer >= 0)
-        mw__peer_add(s, peer, bytes);
+        mw__peer_add(s, fn, peer, bytes);
     if (d > s->long_min)
         mw__longest_add(s, fn, t0, d, bytes, peer);
     if (late)

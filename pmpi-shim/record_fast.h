@@ -13,7 +13,7 @@ void mw__window_locate(mw_thread_t *t, uint64_t t1);
 void mw__record_slow(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t d,
                      uint64_t bytes, int peer, int64_t closed);
 unsigned char *mw__row_get(mw_slot_t *s, unsigned fn);
-void mw__peer_add(mw_slot_t *s, int peer, uint64_t bytes);
+void mw__peer_add(mw_slot_t *s, unsigned fn, int peer, uint64_t bytes);
 void mw__longest_add(mw_slot_t *s, unsigned fn, uint64_t t0, uint64_t d, uint64_t bytes, int peer);
 void mw__sub_locate(mw_thread_t *t, uint64_t t1);
 void mw__count_slow(mw_thread_t *t, unsigned fn, int64_t closed);
@@ -102,6 +102,7 @@ mw__record_tr(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t by
     } else {
         d = mw__ticks_to_ns(dt);
     }
+    t->mpi_ns += d; /* the MPI time code regions take differences of (regions.c) */
     if (__builtin_expect(t1 - t->cw_start >= t->cw_end - t->cw_start, 0))
         mw__window_locate(t, t1);
     int64_t closed = atomic_load_explicit(&mw__g.closed_upto, memory_order_relaxed);
@@ -113,7 +114,7 @@ mw__record_tr(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t by
     } else {
         mw__totals_add(s, fn, d, bytes);
         if (peer >= 0)
-            mw__peer_add(s, peer, bytes);
+            mw__peer_add(s, fn, peer, bytes);
         if (__builtin_expect(d > s->long_min, 0))
             mw__longest_add(s, fn, t0, d, bytes, peer);
         mw__detail_add(t, s, fn, t0, t1, d, closed);

@@ -55,7 +55,6 @@ typedef struct {
     Mpiwatch__FunctionStat fs[MW_FN_COUNT];
     uint32_t hist[MW_FN_COUNT][MW_NBINS];
     Mpiwatch__FunctionStat *fsp[MW_FN_COUNT];
-    uint64_t *pmsg, *pbytes;
     uint32_t *occ_fn, *occ_sub;
     uint64_t *occ_ns;
     size_t occ_cap;
@@ -88,6 +87,9 @@ static struct {
      * first communicator definition it carries (-1 none: sent again when it is dropped) */
     uint8_t bl_trace[MW_BACKLOG];
     int64_t bl_comm[MW_BACKLOG];
+    /* the same for the region definitions (regions.c): the message being sent, then per entry */
+    int64_t region_from;
+    int64_t bl_region[MW_BACKLOG];
     uint64_t traces_dropped; /* reach-back traces that could not be sent */
     unsigned bl_head, bl_count;
     size_t bl_bytes;
@@ -104,18 +106,15 @@ static struct {
     int64_t next;                                       /* next window to collect */
     acc_t acc;
     enc_t enc;
-} S = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} S = {.lock = PTHREAD_MUTEX_INITIALIZER, .region_from = -1};
 
 static int alloc_buffers(void)
 {
     const mw_config_t *c = &mw__g.cfg;
     acc_t *a = &S.acc;
     enc_t *e = &S.enc;
-    size_t size = (size_t)mw__g.size;
     if (mw__acc_init(a) != 0)
         return -1;
-    e->pmsg = calloc(size, sizeof(uint64_t));
-    e->pbytes = calloc(size, sizeof(uint64_t));
     e->occ_cap = (size_t)a->rows_cap * c->subslots;
     e->occ_fn = calloc(e->occ_cap, sizeof(uint32_t));
     e->occ_sub = calloc(e->occ_cap, sizeof(uint32_t));
@@ -130,7 +129,7 @@ static int alloc_buffers(void)
     e->callp = calloc(c->longest, sizeof *e->callp);
     e->buf_cap = MW_MAX_MESSAGE_BYTES;
     e->buf = malloc(e->buf_cap);
-    if (!e->pmsg || !e->pbytes || !e->occ_fn || !e->occ_sub || !e->occ_ns || !e->d_fn ||
+    if (!e->occ_fn || !e->occ_sub || !e->occ_ns || !e->d_fn ||
         !e->d_bin || !e->d_end || !e->d_sub || !e->d_count || !e->calls || !e->callp || !e->buf)
         return -1;
     return 0;
@@ -152,8 +151,9 @@ static size_t encode(Mpiwatch__Envelope *env)
 
 /* A message that will not be sent: a dropped sample (or bye), or a dropped reach-back trace;
  * the communicator definitions it carried go again with the next sample. */
-static void dropped(int trace, int64_t comm_from)
+static void dropped(int trace, int64_t comm_from, int64_t region_from)
 {
+    mw__regions_defs_lost(region_from);
     if (trace)
         S.traces_dropped++;
     else
@@ -167,7 +167,7 @@ static void backlog_drop_oldest(void)
     zmq_msg_t *m = &S.backlog[S.bl_head];
     S.bl_bytes -= zmq_msg_size(m);
     zmq_msg_close(m);
-    dropped(S.bl_trace[S.bl_head], S.bl_comm[S.bl_head]);
+    dropped(S.bl_trace[S.bl_head], S.bl_comm[S.bl_head], S.bl_region[S.bl_head]);
     S.bl_head = (S.bl_head + 1) % MW_BACKLOG;
     S.bl_count--;
 }
@@ -175,7 +175,7 @@ static void backlog_drop_oldest(void)
 static void backlog_push(const void *data, size_t len, int trace, int64_t comm_from)
 {
     if (len > MW_BACKLOG_BYTES) {
-        dropped(trace, comm_from);
+        dropped(trace, comm_from, S.region_from);
         return;
     }
     while (S.bl_count == MW_BACKLOG || S.bl_bytes + len > MW_BACKLOG_BYTES)
@@ -183,12 +183,13 @@ static void backlog_push(const void *data, size_t len, int trace, int64_t comm_f
     unsigned at = (S.bl_head + S.bl_count) % MW_BACKLOG;
     zmq_msg_t *m = &S.backlog[at];
     if (zmq_msg_init_size(m, len) != 0) {
-        dropped(trace, comm_from);
+        dropped(trace, comm_from, S.region_from);
         return;
     }
     memcpy(zmq_msg_data(m), data, len);
     S.bl_trace[at] = (uint8_t)trace;
     S.bl_comm[at] = comm_from;
+    S.bl_region[at] = S.region_from;
     S.bl_count++;
     S.bl_bytes += len;
 }
@@ -214,7 +215,7 @@ static void send_or_queue(Mpiwatch__Envelope *env, int trace, int64_t comm_from)
 {
     size_t len = encode(env);
     if (len == 0) {
-        dropped(trace, comm_from);
+        dropped(trace, comm_from, S.region_from);
         return;
     }
     if (!S.hello_pending && S.bl_count == 0 && S.push &&
@@ -327,8 +328,9 @@ static void sample_steps(Mpiwatch__Sample *smp, const mw_acc_marks_t *m)
         }
         sm->n_functions = x->fn_n;
         sm->functions = SE.fsp + x->fn_first;
-        sm->n_peer_rank = sm->n_peer_messages = sm->n_peer_bytes = x->peer_n;
+        sm->n_peer_rank = sm->n_peer_messages = sm->n_peer_bytes = sm->n_peer_fn = x->peer_n;
         sm->peer_rank = m->peer_rank + x->peer_first;
+        sm->peer_fn = m->peer_fn + x->peer_first;
         sm->peer_messages = m->peer_messages + x->peer_first;
         sm->peer_bytes = m->peer_bytes + x->peer_first;
         SE.markp[i] = sm;
@@ -461,14 +463,12 @@ static void send_sample(int64_t k)
     smp.n_functions = nf;
     smp.functions = e->fsp;
     mw__trace_collect(k, timed);
-    for (unsigned i = 0; i < a->npeers; i++) {
-        e->pmsg[i] = a->peer_messages[a->peer_list[i]];
-        e->pbytes[i] = a->peer_bytes[a->peer_list[i]];
-    }
-    smp.n_peer_rank = smp.n_peer_messages = smp.n_peer_bytes = a->npeers;
+    /* One entry per (peer, sending function) (docs/shim.md). */
+    smp.n_peer_rank = smp.n_peer_messages = smp.n_peer_bytes = smp.n_peer_fn = a->npeers;
     smp.peer_rank = a->peer_list;
-    smp.peer_messages = e->pmsg;
-    smp.peer_bytes = e->pbytes;
+    smp.peer_fn = a->peer_fn;
+    smp.peer_messages = a->peer_messages;
+    smp.peer_bytes = a->peer_bytes;
     size_t no = 0, nd = 0;
     unsigned ns = mw__g.cfg.subslots;
     for (unsigned r = 0; r < a->nrows; r++) {
@@ -535,6 +535,7 @@ static void send_sample(int64_t k)
     smp.sent_ns = mw__global_ns(mw__now());
     S.records_dropped_total += a->dropped;
     sample_steps(&smp, &a->marks);
+    S.region_from = mw__regions_sample(&smp); /* code regions (regions.c) */
     Mpiwatch__Capture cap = MPIWATCH__CAPTURE__INIT;
     sample_capture(&smp, &cap, k);
     /* Tracing (trace_send.c): the window's records or its summary-only mark, and the
@@ -557,6 +558,7 @@ static void send_sample(int64_t k)
     env.body_case = MPIWATCH__ENVELOPE__BODY_SAMPLE;
     env.sample = &smp;
     send_or_queue(&env, 0, comm_from);
+    S.region_from = -1;
     S.windows_sent++;
     mw__capture_clear(k);
     mw__acc_clear(a);

@@ -21,6 +21,7 @@
 
 #include "mw_bins.h"
 #include "mw_grid.h"
+#include "mw_limits.h"
 #include "mw_proto.h"
 #include "trace.h"
 
@@ -58,6 +59,9 @@ typedef struct {
     /* Flight recorder (docs/trace.md): windows kept, their bytes at most, the first plan. */
     unsigned trace_history, trace_history_mb; /* MPIWATCH_TRACE_HISTORY, _HISTORY_MB */
     char trace_plan[64];                      /* MPIWATCH_TRACE_PLAN ("": all) */
+    /* Code regions (docs/regions.md): open regions per thread, region entries per window and
+     * thread (MPIWATCH_REGION_DEPTH, MPIWATCH_REGION_ENTRIES). */
+    unsigned region_depth, region_entries;
 } mw_config_t;
 
 typedef struct {
@@ -85,8 +89,17 @@ static inline uint64_t mw__fn_min(const mw_fnstat_t *f)
     return f->min_inv ? ~f->min_inv : 0; /* counted-only functions have no durations */
 }
 
+/* A peer entry's key: the sending function and the destination's world rank + 1 (0: empty).
+ * World ranks are < MW_MAX_RANKS (2^20), below the 2^21 - 1 the key has room for. */
+#define MW_PEER_RANK_BITS 21u
+#define MW_PEER_KEY(fn, rank) ((int32_t)((uint32_t)(fn) << MW_PEER_RANK_BITS | ((uint32_t)(rank) + 1u)))
+#define MW_PEER_KEY_RANK(key) ((int32_t)((uint32_t)(key) & ((1u << MW_PEER_RANK_BITS) - 1u)) - 1)
+#define MW_PEER_KEY_FN(key) ((uint32_t)(key) >> MW_PEER_RANK_BITS)
+_Static_assert(MW_MAX_RANKS < (1u << MW_PEER_RANK_BITS) - 1u, "world ranks fit the peer key");
+_Static_assert(MW_FN_COUNT <= (1u << (31u - MW_PEER_RANK_BITS)), "function ids fit the peer key");
+
 typedef struct {
-    int32_t key; /* world rank + 1, 0 empty */
+    int32_t key; /* MW_PEER_KEY(sending function, world rank), 0 empty */
     uint32_t messages;
     uint64_t bytes;
 } mw_peer_t;
@@ -149,6 +162,7 @@ typedef struct {
     unsigned sub_i;
     const struct mw_seg *cseg; /* the grid segment of window cw (its sub-slot length) */
     struct mw_tring *tring;    /* its trace ring (trace.h); NULL when not tracing */
+    uint64_t mpi_ns;           /* ns of its recorded timed calls so far (regions.c) */
     /* followed by MW_RING slots of mw__g.slot_bytes each */
 } mw_thread_t;
 
@@ -454,14 +468,14 @@ typedef struct {
     mw_mark_t mark[MW_STEP_MAX_MARKS];
     mw_markfn_t *fn;
     unsigned fn_n, fn_cap;
-    uint32_t *peer_rank;
+    uint32_t *peer_rank, *peer_fn;
     uint64_t *peer_messages, *peer_bytes;
     unsigned peer_n, peer_cap;
     int have_base;
     mw_fnstat_t *base_fn;        /* [MW_FN_COUNT] */
-    uint64_t *base_pm, *base_pb; /* [size] */
-    uint32_t *base_list;
-    unsigned base_np;
+    int32_t *base_key;           /* peer entries (MW_PEER_KEY) of the base, base_np of base_cap */
+    uint64_t *base_pm, *base_pb; /* their messages and bytes */
+    unsigned base_np, base_cap;
 } mw_acc_marks_t;
 int mw__acc_marks_init(mw_acc_marks_t *m);
 void mw__acc_marks_clear(mw_acc_marks_t *m);
@@ -479,9 +493,14 @@ typedef struct {
     unsigned char *rows;
     mw_call_t *longest;
     unsigned nlong;
-    uint64_t *peer_messages, *peer_bytes; /* dense by world rank */
-    uint32_t *peer_list;                  /* ranks with a message this window */
-    unsigned npeers;
+    /* Peer entries, one per (world rank, sending function), in first-seen order: the wire's
+     * parallel arrays; peer_tab (open addressing, peer_tmask + 1 cells) holds index + 1 by
+     * key. At most peer_cap entries (the threads' peer tables together); more are dropped. */
+    uint64_t *peer_messages, *peer_bytes;
+    uint32_t *peer_list, *peer_fn; /* world rank, function */
+    int32_t *peer_key;
+    uint32_t *peer_tab, peer_tmask;
+    unsigned npeers, peer_cap;
     uint64_t dropped, late;
     uint64_t seen_calls_dropped, seen_threads_dropped; /* global counters already reported */
     mw_acc_marks_t marks;                              /* step marks of the window (steps.c) */
@@ -492,6 +511,19 @@ unsigned char *mw__acc_row(acc_t *a, unsigned fn);
 void mw__acc_clear(acc_t *a);
 /* Takes window k (and anything older still in a slot) from every thread into `acc`. */
 void mw__collect(acc_t *acc, int64_t k);
+
+/* ---- code regions (regions.c, docs/regions.md) ------------------------------------------- */
+/* Lays out a slot's region area at `offset`; returns its size (mw__alloc). */
+size_t mw__regions_layout(size_t offset);
+/* At MPI_Init, after the arena: the region stacks and the MPIWATCH_REGIONS selection. */
+void mw__regions_init(void);
+void mw__regions_slot_reset(mw_slot_t *s);
+/* Sender thread: adds a slot's regions to the window's (before the slot is reset); then fills
+ * the sample's region fields and returns the first RegionDef index it carries (-1: none),
+ * which mw__regions_defs_lost() takes back when the sample is dropped. */
+void mw__regions_merge(mw_slot_t *s);
+int64_t mw__regions_sample(Mpiwatch__Sample *smp);
+void mw__regions_defs_lost(int64_t from);
 
 /* clocksync.c: collective over a private duplicate of MPI_COMM_WORLD. */
 typedef struct {

@@ -244,20 +244,22 @@ void mw__step_detect_tick(void)
 
 int mw__acc_marks_init(mw_acc_marks_t *m)
 {
-    size_t size = (size_t)mw__g.size;
     memset(m, 0, sizeof *m);
+    /* The base holds the (peer, function) entries of the slots before: MW_RING peer tables. */
+    m->base_cap = MW_RING * mw__g.cfg.peers;
     m->fn_cap = MW_RING * mw__steps.fn_pool + MW_FN_COUNT;
-    m->peer_cap = MW_RING * mw__steps.peer_pool + (unsigned)size;
+    m->peer_cap = MW_RING * mw__steps.peer_pool + m->base_cap;
     m->fn = calloc(m->fn_cap, sizeof *m->fn);
     m->peer_rank = calloc(m->peer_cap, sizeof *m->peer_rank);
+    m->peer_fn = calloc(m->peer_cap, sizeof *m->peer_fn);
     m->peer_messages = calloc(m->peer_cap, sizeof *m->peer_messages);
     m->peer_bytes = calloc(m->peer_cap, sizeof *m->peer_bytes);
     m->base_fn = calloc(MW_FN_COUNT, sizeof *m->base_fn);
-    m->base_pm = calloc(size, sizeof *m->base_pm);
-    m->base_pb = calloc(size, sizeof *m->base_pb);
-    m->base_list = calloc(size, sizeof *m->base_list);
-    if (!m->fn || !m->peer_rank || !m->peer_messages || !m->peer_bytes || !m->base_fn ||
-        !m->base_pm || !m->base_pb || !m->base_list)
+    m->base_key = calloc(m->base_cap, sizeof *m->base_key);
+    m->base_pm = calloc(m->base_cap, sizeof *m->base_pm);
+    m->base_pb = calloc(m->base_cap, sizeof *m->base_pb);
+    if (!m->fn || !m->peer_rank || !m->peer_fn || !m->peer_messages || !m->peer_bytes ||
+        !m->base_fn || !m->base_key || !m->base_pm || !m->base_pb)
         return -1;
     return 0;
 }
@@ -266,22 +268,29 @@ void mw__acc_marks_clear(mw_acc_marks_t *m)
 {
     if (m->have_base) {
         memset(m->base_fn, 0, MW_FN_COUNT * sizeof *m->base_fn);
-        for (unsigned i = 0; i < m->base_np; i++)
-            m->base_pm[m->base_list[i]] = m->base_pb[m->base_list[i]] = 0;
         m->base_np = 0;
         m->have_base = 0;
     }
     m->n = m->fn_n = m->peer_n = 0;
 }
 
-static void base_peer(mw_acc_marks_t *m, int32_t rank, uint64_t messages, uint64_t bytes)
+/* Rare (a slot left behind): a linear search, as marks_add's merge below. */
+static void base_peer(mw_acc_marks_t *m, int32_t key, uint64_t messages, uint64_t bytes)
 {
+    int32_t rank = MW_PEER_KEY_RANK(key);
     if (rank < 0 || rank >= mw__g.size)
         return;
-    if (!m->base_pm[rank])
-        m->base_list[m->base_np++] = (uint32_t)rank;
-    m->base_pm[rank] += messages;
-    m->base_pb[rank] += bytes;
+    unsigned i = 0;
+    while (i < m->base_np && m->base_key[i] != key)
+        i++;
+    if (i == m->base_np) {
+        if (m->base_np == m->base_cap)
+            return; /* cannot happen: the base holds MW_RING peer tables */
+        m->base_key[m->base_np++] = key;
+        m->base_pm[i] = m->base_pb[i] = 0;
+    }
+    m->base_pm[i] += messages;
+    m->base_pb[i] += bytes;
 }
 
 /* Appends one mark of slot s, plus the base when there is one. */
@@ -312,7 +321,8 @@ static void marks_add(mw_acc_marks_t *m, mw_slot_t *s, const mw_mark_t *x)
         memcpy(m->fn + f0, sf, x->fn_n * sizeof *sf);
         k = x->fn_n;
         for (unsigned i = 0; i < x->peer_n; i++, q++) {
-            m->peer_rank[p0 + q] = (uint32_t)(sp[i].key - 1);
+            m->peer_rank[p0 + q] = (uint32_t)MW_PEER_KEY_RANK(sp[i].key);
+            m->peer_fn[p0 + q] = MW_PEER_KEY_FN(sp[i].key);
             m->peer_messages[p0 + q] = sp[i].messages;
             m->peer_bytes[p0 + q] = sp[i].bytes;
         }
@@ -327,18 +337,19 @@ static void marks_add(mw_acc_marks_t *m, mw_slot_t *s, const mw_mark_t *x)
                 m->fn[f0 + k++] = (mw_markfn_t){.fn = f, .s = v};
         }
         for (unsigned i = 0; i < m->base_np; i++, q++) {
-            uint32_t r = m->base_list[i];
-            m->peer_rank[p0 + q] = r;
-            m->peer_messages[p0 + q] = m->base_pm[r];
-            m->peer_bytes[p0 + q] = m->base_pb[r];
+            m->peer_rank[p0 + q] = (uint32_t)MW_PEER_KEY_RANK(m->base_key[i]);
+            m->peer_fn[p0 + q] = MW_PEER_KEY_FN(m->base_key[i]);
+            m->peer_messages[p0 + q] = m->base_pm[i];
+            m->peer_bytes[p0 + q] = m->base_pb[i];
         }
         for (unsigned i = 0; i < x->peer_n; i++) {
-            uint32_t r = (uint32_t)(sp[i].key - 1);
+            uint32_t r = (uint32_t)MW_PEER_KEY_RANK(sp[i].key), f = MW_PEER_KEY_FN(sp[i].key);
             unsigned at = 0;
-            while (at < q && m->peer_rank[p0 + at] != r)
+            while (at < q && (m->peer_rank[p0 + at] != r || m->peer_fn[p0 + at] != f))
                 at++;
             if (at == q) {
                 m->peer_rank[p0 + q] = r;
+                m->peer_fn[p0 + q] = f;
                 m->peer_messages[p0 + q] = m->peer_bytes[p0 + q] = 0;
                 q++;
             }
@@ -367,6 +378,6 @@ void mw__acc_marks_merge(mw_acc_marks_t *m, mw_slot_t *s)
     mw_peer_t *p = mw__slot_peers(s);
     for (unsigned i = 0; s->npeers && i < mw__g.cfg.peers; i++)
         if (p[i].key)
-            base_peer(m, p[i].key - 1, p[i].messages, p[i].bytes);
+            base_peer(m, p[i].key, p[i].messages, p[i].bytes);
     m->have_base = 1;
 }

@@ -45,10 +45,26 @@ int mw__acc_init(acc_t *a)
     a->rows_cap = c->rows * 4u < MW_FN_COUNT ? c->rows * 4u : MW_FN_COUNT;
     a->rows = calloc(a->rows_cap, mw__g.row_bytes);
     a->longest = calloc(c->longest, sizeof *a->longest);
-    a->peer_messages = calloc(size, sizeof(uint64_t));
-    a->peer_bytes = calloc(size, sizeof(uint64_t));
-    a->peer_list = calloc(size, sizeof(uint32_t));
-    if (!a->rows || !a->longest || !a->peer_messages || !a->peer_bytes || !a->peer_list)
+    /* (rank, function) entries: what the threads' peer tables can hold together, at most 32
+     * sending functions per rank of the job and MW_WINDOW_MAX_RANK_ENTRIES. */
+    size_t cap = (size_t)c->max_threads * c->peers;
+    if (cap > size * 32u)
+        cap = size * 32u;
+    if (cap > MW_WINDOW_MAX_RANK_ENTRIES)
+        cap = MW_WINDOW_MAX_RANK_ENTRIES;
+    size_t cells = 2;
+    while (cells < 2 * cap)
+        cells <<= 1;
+    a->peer_cap = (unsigned)cap;
+    a->peer_tmask = (uint32_t)(cells - 1);
+    a->peer_tab = calloc(cells, sizeof(uint32_t));
+    a->peer_key = calloc(cap, sizeof(int32_t));
+    a->peer_messages = calloc(cap, sizeof(uint64_t));
+    a->peer_bytes = calloc(cap, sizeof(uint64_t));
+    a->peer_list = calloc(cap, sizeof(uint32_t));
+    a->peer_fn = calloc(cap, sizeof(uint32_t));
+    if (!a->rows || !a->longest || !a->peer_messages || !a->peer_bytes || !a->peer_list ||
+        !a->peer_fn || !a->peer_key || !a->peer_tab)
         return -1;
     return mw__acc_marks_init(&a->marks);
 }
@@ -82,14 +98,35 @@ static void acc_longest(acc_t *a, const mw_call_t *c)
         a->longest[m] = *c;
 }
 
-static void acc_peer(acc_t *a, int32_t rank, uint64_t messages, uint64_t bytes)
+/* The accumulator's cell of a peer key: its entry index + 1, or 0 at an empty cell. */
+static uint32_t *acc_peer_cell(acc_t *a, int32_t key)
 {
+    uint32_t h = ((uint32_t)key * 2654435761u) & a->peer_tmask;
+    while (a->peer_tab[h] && a->peer_key[a->peer_tab[h] - 1] != key)
+        h = (h + 1) & a->peer_tmask;
+    return &a->peer_tab[h];
+}
+
+static void acc_peer(acc_t *a, int32_t key, uint64_t messages, uint64_t bytes)
+{
+    int32_t rank = MW_PEER_KEY_RANK(key);
     if (rank < 0 || rank >= mw__g.size)
         return;
-    if (a->peer_messages[rank] == 0)
-        a->peer_list[a->npeers++] = (uint32_t)rank;
-    a->peer_messages[rank] += messages;
-    a->peer_bytes[rank] += bytes;
+    uint32_t *cell = acc_peer_cell(a, key);
+    if (!*cell) {
+        if (a->npeers >= a->peer_cap) {
+            a->dropped++;
+            return;
+        }
+        unsigned i = a->npeers++;
+        a->peer_key[i] = key;
+        a->peer_list[i] = (uint32_t)rank;
+        a->peer_fn[i] = MW_PEER_KEY_FN(key);
+        a->peer_messages[i] = a->peer_bytes[i] = 0;
+        *cell = i + 1;
+    }
+    a->peer_messages[*cell - 1] += messages;
+    a->peer_bytes[*cell - 1] += bytes;
 }
 
 /* Adds one thread's slot to the rank's accumulator. */
@@ -116,12 +153,13 @@ static void acc_merge(acc_t *a, mw_slot_t *s)
     if (s->npeers)
         for (unsigned i = 0; i < mw__g.cfg.peers; i++)
             if (p[i].key)
-                acc_peer(a, p[i].key - 1, p[i].messages, p[i].bytes);
+                acc_peer(a, p[i].key, p[i].messages, p[i].bytes);
     mw_call_t *l = mw__slot_longest(s);
     for (unsigned i = 0; i < s->nlong; i++)
         acc_longest(a, &l[i]);
     a->dropped += s->dropped;
     a->late += s->late;
+    mw__regions_merge(s);
 }
 
 void mw__acc_clear(acc_t *a)
@@ -131,10 +169,12 @@ void mw__acc_clear(acc_t *a)
         a->row_of[*(uint32_t *)row] = 0;
         memset(row, 0, mw__g.row_bytes);
     }
-    for (unsigned i = 0; i < a->npeers; i++) {
-        a->peer_messages[a->peer_list[i]] = 0;
-        a->peer_bytes[a->peer_list[i]] = 0;
-    }
+    /* The cells are found before any is emptied: an emptied cell would cut a later key's probe
+     * sequence. peer_list (the ranks, sent by now) holds their positions meanwhile. */
+    for (unsigned i = 0; i < a->npeers; i++)
+        a->peer_list[i] = (uint32_t)(acc_peer_cell(a, a->peer_key[i]) - a->peer_tab);
+    for (unsigned i = 0; i < a->npeers; i++)
+        a->peer_tab[a->peer_list[i]] = 0;
     memset(a->fn, 0, sizeof a->fn);
     a->nrows = a->nlong = a->npeers = 0;
     a->dropped = a->late = 0;

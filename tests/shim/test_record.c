@@ -173,8 +173,21 @@ static void test_late_call_counted_next_window(void **state)
     assert_int_equal(acc.late, 1);
     assert_int_equal(acc.npeers, 1);
     assert_int_equal(acc.peer_list[0], 3);
-    assert_int_equal(acc.peer_messages[3], 1);
-    assert_int_equal(acc.peer_bytes[3], 80);
+    assert_int_equal(acc.peer_fn[0], MW_ID_Send);
+    assert_int_equal(acc.peer_messages[0], 1);
+    assert_int_equal(acc.peer_bytes[0], 80);
+}
+
+/* The accumulator's entry of (rank, fn), -1 when there is none. */
+static int acc_peer_at(uint32_t rank, uint32_t fn)
+{
+    int at = -1;
+    for (unsigned i = 0; i < acc.npeers; i++)
+        if (acc.peer_list[i] == rank && acc.peer_fn[i] == fn) {
+            assert_int_equal(at, -1); /* one entry per (rank, function) */
+            at = (int)i;
+        }
+    return at;
 }
 
 static void test_peers_and_longest(void **state)
@@ -187,12 +200,24 @@ static void test_peers_and_longest(void **state)
     uint64_t base = (uint64_t)w * W;
     for (int i = 0; i < 30; i++)
         mw__record(t, MW_ID_Isend, base + 1000, base + 1000 + 10 + (uint64_t)i, 100, 1 + i % 3);
+    /* The same peers through another send function: entries of their own. */
+    for (int i = 0; i < 4; i++)
+        mw__record(t, MW_ID_Send, base + 1000, base + 1001, 7, 1 + i % 2);
     mw__collect(&acc, w);
-    assert_int_equal(acc.npeers, 3);
+    assert_int_equal(acc.npeers, 5);
     for (int p = 1; p <= 3; p++) {
-        assert_int_equal(acc.peer_messages[p], 10);
-        assert_int_equal(acc.peer_bytes[p], 1000);
+        int at = acc_peer_at((uint32_t)p, MW_ID_Isend);
+        assert_true(at >= 0);
+        assert_int_equal(acc.peer_messages[at], 10);
+        assert_int_equal(acc.peer_bytes[at], 1000);
     }
+    for (int p = 1; p <= 2; p++) {
+        int at = acc_peer_at((uint32_t)p, MW_ID_Send);
+        assert_true(at >= 0);
+        assert_int_equal(acc.peer_messages[at], 2);
+        assert_int_equal(acc.peer_bytes[at], 14);
+    }
+    assert_int_equal(acc_peer_at(3, MW_ID_Send), -1);
     /* K = 4 longest: durations 39, 38, 37, 36 */
     assert_int_equal(acc.nlong, 4);
     uint64_t sum = 0;
