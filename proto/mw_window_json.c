@@ -343,6 +343,12 @@ static int json_function(const mw_window_view_t *v, cJSON *fns, uint32_t id)
     if (json_u64(o, "occ_ns", v->occ_fn_ns[id]) < 0 ||
         json_frac(o, "fraction", mw_window_view_fn_fraction(v, id)) < 0)
         return -1;
+    /* The spread across ranks (merged windows of collectors that compute it; docs/export.md):
+     * absent rather than 0 in older recordings. */
+    if (f && (f->rank_max_ns || f->rank_sd_ns > 0) &&
+        (!cJSON_AddNumberToObject(o, "rank_sd_ns", f->rank_sd_ns) ||
+         json_u64(o, "rank_max", f->rank_max) < 0 || json_u64(o, "rank_max_ns", f->rank_max_ns) < 0))
+        return -1;
     cJSON *inside = cJSON_AddArrayToObject(o, "inside");
     if (!inside)
         return -1;
@@ -426,6 +432,104 @@ static int json_density(const Mpiwatch__Window *w, cJSON *root, uint64_t *skippe
     return 0;
 }
 
+/* The job's region / call site of job-wide id `id` (JobInfo entry id - 1), or NULL. */
+static const Mpiwatch__Region *job_region(const Mpiwatch__JobInfo *job, uint32_t id)
+{
+    if (!job || id == 0 || id > job->n_regions || !job->regions)
+        return NULL;
+    const Mpiwatch__Region *r = job->regions[id - 1];
+    return r && r->id == id ? r : NULL;
+}
+
+static const Mpiwatch__CallSite *job_site(const Mpiwatch__JobInfo *job, uint32_t id)
+{
+    if (!job || id == 0 || id > job->n_sites || !job->sites)
+        return NULL;
+    const Mpiwatch__CallSite *s = job->sites[id - 1];
+    return s && s->id == id ? s : NULL;
+}
+
+/* "regions" and "sites" (Window.regions, .sites) with their names from the job description,
+ * "fpairs" (per sending function), and the dropped and left-out counts: each only when the
+ * window has some, so that older recordings export as before. */
+static int json_regions(const Mpiwatch__Window *w, const Mpiwatch__JobInfo *job, cJSON *root,
+                        uint64_t *skipped)
+{
+    if (w->n_regions) {
+        cJSON *arr = cJSON_AddArrayToObject(root, "regions");
+        if (!arr)
+            return -1;
+        for (size_t i = 0; i < w->n_regions; i++) {
+            const Mpiwatch__RegionStat *r = w->regions ? w->regions[i] : NULL;
+            if (!r) {
+                (*skipped)++;
+                continue;
+            }
+            const Mpiwatch__Region *def = job_region(job, r->region);
+            cJSON *o = array_add_object(arr);
+            if (!o || json_u64(o, "id", r->region) < 0 ||
+                (def && def->name && json_text(o, "name", def->name) < 0) ||
+                json_u64(o, "count", r->count) < 0 || json_u64(o, "incl_ns", r->incl_ns) < 0 ||
+                json_u64(o, "excl_ns", r->excl_ns) < 0 || json_u64(o, "mpi_ns", r->mpi_ns) < 0 ||
+                json_u64(o, "ranks", r->ranks) < 0)
+                return -1;
+        }
+    }
+    if (w->n_sites) {
+        cJSON *arr = cJSON_AddArrayToObject(root, "sites");
+        if (!arr)
+            return -1;
+        for (size_t i = 0; i < w->n_sites; i++) {
+            const Mpiwatch__SiteStat *t = w->sites ? w->sites[i] : NULL;
+            if (!t || !fn_valid(t->fn)) {
+                (*skipped)++;
+                continue;
+            }
+            const Mpiwatch__CallSite *def = job_site(job, t->site);
+            cJSON *o = array_add_object(arr);
+            if (!o || json_u64(o, "site", t->site) < 0 ||
+                !cJSON_AddStringToObject(o, "fn", mw_fn_name(t->fn)) ||
+                (def && def->function && json_text(o, "function", def->function) < 0) ||
+                (def && def->file && json_text(o, "file", def->file) < 0) ||
+                (def && json_u64(o, "line", def->line) < 0) ||
+                json_u64(o, "count", t->count) < 0 || json_u64(o, "ns", t->ns) < 0 ||
+                json_u64(o, "bytes", t->bytes) < 0 || json_u64(o, "max_ns", t->max_ns) < 0 ||
+                json_u64(o, "ranks", t->ranks) < 0 || json_u64(o, "top_rank", t->top_rank) < 0 ||
+                json_u64(o, "top_rank_ns", t->top_rank_ns) < 0)
+                return -1;
+        }
+    }
+    const size_t lens[] = {w->n_fpair_src, w->n_fpair_dst, w->n_fpair_fn, w->n_fpair_messages,
+                           w->n_fpair_bytes};
+    size_t n = w->fpair_src && w->fpair_dst && w->fpair_fn && w->fpair_messages && w->fpair_bytes
+                   ? parallel_len(lens, 5, skipped)
+                   : 0;
+    if (n) {
+        cJSON *arr = cJSON_AddArrayToObject(root, "fpairs");
+        if (!arr)
+            return -1;
+        for (size_t i = 0; i < n; i++) {
+            if (!fn_valid(w->fpair_fn[i])) {
+                (*skipped)++;
+                continue;
+            }
+            cJSON *o = array_add_object(arr);
+            if (!o || json_u64(o, "src", w->fpair_src[i]) < 0 ||
+                json_u64(o, "dst", w->fpair_dst[i]) < 0 ||
+                !cJSON_AddStringToObject(o, "fn", mw_fn_name(w->fpair_fn[i])) ||
+                json_u64(o, "messages", w->fpair_messages[i]) < 0 ||
+                json_u64(o, "bytes", w->fpair_bytes[i]) < 0)
+                return -1;
+        }
+    }
+    if ((w->regions_dropped && json_u64(root, "regions_dropped", w->regions_dropped) < 0) ||
+        (w->sites_dropped && json_u64(root, "sites_dropped", w->sites_dropped) < 0) ||
+        (w->rank_detail_left_out &&
+         json_u64(root, "rank_detail_left_out", w->rank_detail_left_out) < 0))
+        return -1;
+    return 0;
+}
+
 static int json_window(const mw_window_view_t *v, const Mpiwatch__JobInfo *job, cJSON *root)
 {
     const Mpiwatch__Window *w = v->w;
@@ -457,7 +561,7 @@ static int json_window(const mw_window_view_t *v, const Mpiwatch__JobInfo *job, 
             return -1;
     uint64_t skipped = v->skipped;
     if (json_pairs(w, root, &skipped) < 0 || json_longest(w, job, root, &skipped) < 0 ||
-        json_density(w, root, &skipped) < 0)
+        json_density(w, root, &skipped) < 0 || json_regions(w, job, root, &skipped) < 0)
         return -1;
     if (skipped && json_u64(root, "skipped", skipped) < 0)
         return -1;
