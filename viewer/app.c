@@ -157,6 +157,7 @@ int mw__app_init(mw_app_t *app, const mw_viewer_options_t *opt, int headless)
     app->opt = *opt;
     app->headless = headless;
     app->show = opt->show;
+    app->rg = opt->regions;
     app->pick.kind = MW_PICK_NONE;
 
     if (SDL_Init(SDL_INIT_VIDEO) < 0) {
@@ -312,6 +313,10 @@ void mw__app_layout(mw_app_t *app)
 {
     mw_legend_entry_t leg[MW_LEGEND_MAX];
     int rows = mw_model_legend(app->model, leg, MW_LEGEND_MAX);
+    if (app->rg.timeline) { /* the legend lists code regions (model_regions.h) */
+        mw_region_entry_t re[MW_LEGEND_MAX];
+        rows = mw_region_legend(app->model, app->view.t0, app->view.t1, re, MW_LEGEND_MAX);
+    }
     if (rows < 0)
         rows = 0;
     int st = app->show == MW_SHOW_ALL || app->show == MW_SHOW_TIMELINE ||
@@ -470,6 +475,7 @@ void mw__app_view_ctx(const mw_app_t *app, mw_view_ctx_t *vc)
     vc->view = &app->view;
     vc->layout = &app->layout;
     vc->pick = &app->pick;
+    vc->rg = &app->rg;
     vc->data_gen = app->data_gen;
     /* The batch and the text are the app's drawing tools: views draw through them. */
     vc->batch = (mw_batch_t *)&app->batch;
@@ -766,6 +772,18 @@ mw_pick_t mw__app_pick(mw_app_t *app, int x, int y)
 {
     int radius = (int)(6 * app->layout.scale + 0.5f);
     mw_pick_t p = mw_pick(app->model, &app->view, &app->layout, x, y, radius);
+    if (app->rg.timeline && in_rect(&app->layout.legend, x, y)) {
+        /* The legend lists code regions: a click highlights one, which also colours the
+         * topology's ranks in a region mode (model_regions.h). */
+        uint32_t id = mw_region_legend_pick(app->model, &app->view, &app->layout, x, y);
+        if (id) {
+            app->rg.highlight = app->rg.highlight == id ? 0 : id;
+            app->rg.rank_region = id;
+        }
+        app->data_gen++;
+        app->dirty = 1;
+        return p;
+    }
     if (app->show == MW_SHOW_RANKS && app->layout.show_density &&
         in_rect(&app->layout.density, x, y))
         p = mw_ranks_pick(app->model, &app->view, &app->layout.density, x, y);
@@ -966,6 +984,16 @@ static int app_topo_char(mw_app_t *app, char c)
     case 'm':
         t->mx_bytes = !t->mx_bytes;
         break;
+    case 'f': /* links of one sending function (Window.fpair_*), then all again */
+        app->rg.link_fn = mw_fpair_next_fn(
+            t->step_mode ? NULL : mw_model_window(app->model, t->window), app->rg.link_fn);
+        break;
+    case 'e': /* ranks: MPI share → a region's exclusive → inclusive time */
+        app->rg.ranks = (mw_rank_mode_t)((app->rg.ranks + 1) % MW_RANKS_MODES);
+        break;
+    case 'E': /* the next code region on the ranks */
+        app->rg.rank_region = mw_region_next(app->model, t->rx ? t->rx->region : 0);
+        break;
     case '+':
     case '=':
         mw_camera_zoom(&t->cam, 1.25f);
@@ -1029,6 +1057,9 @@ static void app_char(mw_app_t *app, char c)
         break;
     case 'v':
         app->show = app_next_show(app->show);
+        break;
+    case 'r': /* the timeline: MPI functions ↔ code regions */
+        app->rg.timeline = !app->rg.timeline;
         break;
     case 'd':
         /* The logical view: lateness or differential lateness. */

@@ -72,6 +72,7 @@ typedef struct {
     int bundles; /* -1 auto (default), 0 individual lines, 1 node bundles */
     int periodic;
     int labels; /* 0: no rank labels */
+    mw_regions_view_t regions; /* --timeline regions, --rank-color, --link-fn (model_regions.h) */
     /* Steering (control.h): the collector's --control endpoint (else $MPIWATCH_CONTROL), and
      * the --steer KEY=VALUE[:RANKS] requests sent, in order, once the job is known. */
     const char *control;
@@ -127,6 +128,7 @@ typedef struct {
     int ncols_cap;
     int ncols;
     double mean_efficiency; /* over columns with data, -1 when none */
+    int regions, clamped;   /* code regions shown; columns whose regions summed above 1 */
 } mw_timeline_gl_t;
 
 #include "view_logical.h" /* mw_logical_gl_t: the logical view's state */
@@ -148,6 +150,7 @@ typedef struct mw_app {
     mw_view_t view;
     mw_layout_t layout;
     mw_show_t show;
+    mw_regions_view_t rg; /* code regions, per-function links (model_regions.h) */
 
     mw_batch_t batch;
     mw_text_t *text;

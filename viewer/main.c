@@ -12,6 +12,7 @@
 
 #include "app.h"
 #include "snapshot.h"
+#include "mw_limits.h"
 #include "mw_steer_request.h"
 
 static void usage(FILE *f)
@@ -61,6 +62,10 @@ static void usage(FILE *f)
                "  --step N           topology, matrix: show time step N instead of a window\n"
                "  --color C          topology lines colored by messages (default), bytes, src\n"
                "                     or dst rank; matrix: messages or bytes per cell\n"
+               "  --timeline T       the timeline shows MPI functions (default) or code regions\n"
+               "  --rank-color M     topology ranks: mpi (default), or a code region's excl or\n"
+               "                     incl time (excl:ID: region ID; default the largest)\n"
+               "  --link-fn NAME     topology, matrix: links of one sending function (MPI_Isend)\n"
                "  --camera Y,P[,D]   topology camera: yaw and pitch in degrees, distance\n"
                "  --zoom F           topology: the fitted camera F times closer\n"
                "  --bundles B        topology lines: auto by zoom (default), on (node to node),\n"
@@ -120,6 +125,9 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
         OPT_WINDOW,
         OPT_STEP,
         OPT_COLOR,
+        OPT_TIMELINE,
+        OPT_RANK_COLOR,
+        OPT_LINK_FN,
         OPT_CAMERA,
         OPT_ZOOM,
         OPT_BUNDLES,
@@ -155,6 +163,9 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
         {"window", required_argument, NULL, OPT_WINDOW},
         {"step", required_argument, NULL, OPT_STEP},
         {"color", required_argument, NULL, OPT_COLOR},
+        {"timeline", required_argument, NULL, OPT_TIMELINE},
+        {"rank-color", required_argument, NULL, OPT_RANK_COLOR},
+        {"link-fn", required_argument, NULL, OPT_LINK_FN},
         {"camera", required_argument, NULL, OPT_CAMERA},
         {"zoom", required_argument, NULL, OPT_ZOOM},
         {"bundles", required_argument, NULL, OPT_BUNDLES},
@@ -384,6 +395,49 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
                 o->step_n = (uint64_t)n;
                 o->step_given = 1;
             }
+            break;
+        }
+        case OPT_TIMELINE: /* code regions instead of MPI functions (model_regions.h) */
+            if (strcmp(a, "regions") && strcmp(a, "functions")) {
+                fprintf(stderr, "mpiwatch-viewer: --timeline %s: expected regions or functions\n",
+                        a);
+                return -1;
+            }
+            o->regions.timeline = !strcmp(a, "regions");
+            break;
+        case OPT_RANK_COLOR: { /* mpi | excl[:REGION_ID] | incl[:REGION_ID] */
+            const char *colon = strchr(a, ':');
+            size_t len = colon ? (size_t)(colon - a) : strlen(a);
+            char *end = NULL;
+            unsigned long id = colon ? strtoul(colon + 1, &end, 10) : 0;
+            if (colon && (end == colon + 1 || *end || id == 0 || id > MW_JOB_MAX_REGIONS)) {
+                fprintf(stderr, "mpiwatch-viewer: --rank-color %s: a region id 1..%u\n", a,
+                        MW_JOB_MAX_REGIONS);
+                return -1;
+            }
+            if (len == 3 && !strncmp(a, "mpi", 3) && !colon)
+                o->regions.ranks = MW_RANKS_DEFAULT;
+            else if (len == 4 && !strncmp(a, "excl", 4))
+                o->regions.ranks = MW_RANKS_REGION_EXCL;
+            else if (len == 4 && !strncmp(a, "incl", 4))
+                o->regions.ranks = MW_RANKS_REGION_INCL;
+            else {
+                fprintf(stderr,
+                        "mpiwatch-viewer: --rank-color %s: expected mpi, excl[:REGION] or "
+                        "incl[:REGION]\n",
+                        a);
+                return -1;
+            }
+            o->regions.rank_region = (uint32_t)id;
+            break;
+        }
+        case OPT_LINK_FN: {
+            unsigned fn = strcmp(a, "all") ? mw_fn_id(a) : 0;
+            if (strcmp(a, "all") && !fn) {
+                fprintf(stderr, "mpiwatch-viewer: --link-fn %s: not an MPI function name\n", a);
+                return -1;
+            }
+            o->regions.link_fn = fn;
             break;
         }
         case OPT_COLOR: {

@@ -446,3 +446,16 @@ int mw_fn_spread(const mw_model_t *m, double t0, double t1, unsigned fn, mw_fn_s
     }
     return out->windows;
 }
+
+uint32_t mw_region_legend_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l, int x,
+                               int y)
+{
+    const mw_rect_t *lg = &l->legend;
+    if (x < lg->x || x >= lg->x + lg->w || y < lg->y || y >= lg->y + lg->h || l->legend_row_h <= 0)
+        return 0;
+    int row = (y - lg->y) / l->legend_row_h - 1; /* the first row is the heading */
+    mw_region_entry_t e[MW_LEGEND_MAX];
+    int n = mw_region_legend(m, v->t0, v->t1, e,
+                             l->legend_rows < MW_LEGEND_MAX ? l->legend_rows : MW_LEGEND_MAX);
+    return row >= 0 && row < n ? e[row].id : 0;
+}

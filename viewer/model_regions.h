@@ -18,7 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model_layout.h"
 #include "model_store.h"
+#include "model_view.h"
 #include "topo_color.h" /* mw_scale_t, mw_pairs_t */
 
 /* How the views show regions and links (the app's keys and options change it). */
@@ -77,6 +79,11 @@ uint32_t mw_region_next(const mw_model_t *m, uint32_t cur);
  * exclusive ns, 0 for a rank without an entry. Returns the ranks with an entry. */
 uint32_t mw_region_rank_values(const Mpiwatch__Window *w, uint32_t region, int incl, double *out,
                                uint32_t n_ranks);
+
+/* The region of the legend row at pixel (x, y) when the legend lists regions (the rows of
+ * mw_region_legend over the visible range, as panels.c draws them); 0 none. */
+uint32_t mw_region_legend_pick(const mw_model_t *m, const mw_view_t *v, const mw_layout_t *l, int x,
+                               int y);
 
 /* ---- per-function links ------------------------------------------------------------------- */
 

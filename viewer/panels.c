@@ -106,12 +106,68 @@ static void draw_title(const mw_view_ctx_t *vc, const mw_panels_state_t *ps)
                       mw__hex(MW_COLOR_DIM, 1), right);
 }
 
+/* The legend of code regions (the timeline in region mode): rows where mw_region_legend_pick()
+ * looks for them, the highlighted region framed. */
+static void draw_region_legend(const mw_view_ctx_t *vc)
+{
+    const mw_layout_t *l = vc->layout;
+    const mw_rect_t *r = &l->legend;
+    mw_text_t *t = vc->text;
+    int f = l->font_px, fs = mw__font_small(l);
+    float pad = mw__px(l, 6);
+    mw_region_entry_t e[MW_LEGEND_MAX];
+    int n = mw_region_legend(vc->model, vc->view->t0, vc->view->t1, e,
+                             l->legend_rows < MW_LEGEND_MAX ? l->legend_rows : MW_LEGEND_MAX);
+    int rh = l->legend_row_h > 0 ? l->legend_row_h : mw__text_line_height(t, f);
+    float hy = (float)r->y + ((float)rh - (float)mw__text_line_height(t, fs)) / 2;
+    mw__text_draw(t, fs, (float)r->x + pad, hy, MW_ALIGN_LEFT, mw__hex(MW_COLOR_DIM, 1),
+                  "code region (r)");
+    mw__text_draw(t, fs, (float)(r->x + r->w) - pad, hy, MW_ALIGN_RIGHT, mw__hex(MW_COLOR_DIM, 1),
+                  "% excl. time");
+    if (n <= 0) {
+        mw__text_draw(t, fs, (float)r->x + pad, (float)(r->y + rh) + pad, MW_ALIGN_LEFT,
+                      mw__hex(MW_COLOR_DIM, 1), "no regions in view");
+        return;
+    }
+    int lh = mw__text_line_height(t, f);
+    uint32_t hl = vc->rg ? vc->rg->highlight : 0;
+    for (int i = 0; i < n; i++) {
+        float y = (float)(r->y + (i + 1) * rh);
+        if (y + (float)rh > (float)(r->y + r->h) + 0.5f)
+            break;
+        int dimmed = hl && e[i].id != hl;
+        if (hl && e[i].id == hl) {
+            mw__batch_rect(vc->batch, (float)r->x, y, (float)r->w, (float)rh,
+                           mw__rgba(1, 1, 1, 0.08f));
+            mw__batch_frame(vc->batch, (float)r->x, y, (float)r->w, (float)rh, mw__px(l, 1.5f),
+                            mw__rgba(1, 1, 1, 0.85f));
+        }
+        float sw = (float)rh * 0.55f;
+        mw__batch_rect(vc->batch, (float)r->x + pad, y + ((float)rh - sw) / 2, sw, sw,
+                       mw__rgba(e[i].color.r, e[i].color.g, e[i].color.b, dimmed ? 0.35f : 1));
+        char name[96], fit[96], share[16];
+        mw_region_name(vc->model, e[i].id, name, sizeof name);
+        snprintf(share, sizeof share, "%.1f%%", e[i].share * 100.0);
+        float share_w = mw__text_width(t, f, share), name_x = (float)r->x + pad * 2 + sw;
+        mw__text_fit(t, f, name, (float)(r->x + r->w) - 2 * pad - share_w - name_x, fit,
+                     sizeof fit);
+        mw_rgba_t tc = dimmed ? mw__hex(MW_COLOR_DIM, 1) : mw__hex(MW_COLOR_TEXT, 1);
+        float ty = y + ((float)rh - (float)lh) / 2;
+        mw__text_draw(t, f, name_x, ty, MW_ALIGN_LEFT, tc, fit);
+        mw__text_draw(t, f, (float)(r->x + r->w) - pad, ty, MW_ALIGN_RIGHT, tc, share);
+    }
+}
+
 static void draw_legend(const mw_view_ctx_t *vc)
 {
     const mw_layout_t *l = vc->layout;
     const mw_rect_t *r = &l->legend;
     if (r->w <= 0 || r->h <= 0)
         return;
+    if (vc->rg && vc->rg->timeline) {
+        draw_region_legend(vc);
+        return;
+    }
     mw_batch_t *b = vc->batch;
     mw_text_t *t = vc->text;
     int f = l->font_px, fs = mw__font_small(vc->layout);
@@ -192,6 +248,48 @@ static float detail_line(const mw_view_ctx_t *vc, const mw_rect_t *r, float y, c
     return y + (float)lh + mw__px(vc->layout, 1);
 }
 
+/* A function's call sites over the visible range, most time first, and its spread across
+ * ranks (model_regions.h), under what the details show of it; returns the next line's y. */
+static float fn_sites_and_spread(const mw_view_ctx_t *vc, const mw_rect_t *r, float y, unsigned fn)
+{
+    mw_text_t *t = vc->text;
+    int fs = mw__font_small(vc->layout), lh = mw__text_line_height(t, fs);
+    float pad = mw__px(vc->layout, 8), room = (float)r->w - 2 * pad;
+    char a[160], b[64], fit[200];
+    mw_fn_spread_t sp;
+    if (mw_fn_spread(vc->model, vc->view->t0, vc->view->t1, fn, &sp) > 0) {
+        mw_format_duration(sp.sd_ns, a, sizeof a);
+        mw_format_duration((double)sp.max_ns, b, sizeof b);
+        char ab[300];
+        snprintf(ab, sizeof ab, "sd %s · max rank %u %s", a, sp.max_rank, b);
+        y = detail_line(vc, r, y, "ranks", ab);
+    }
+    mw_site_row_t rows[8];
+    uint64_t fn_ns = 0;
+    int all = 0;
+    int n = mw_fn_sites(vc->model, vc->view->t0, vc->view->t1, fn, rows, 8, &fn_ns, &all);
+    if (n <= 0)
+        return y;
+    if (y + (float)lh <= (float)(r->y + r->h)) {
+        snprintf(a, sizeof a, "call sites (%d), by time:", all);
+        mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_DIM, 1), a);
+        y += (float)lh;
+    }
+    for (int i = 0; i < n && y + (float)lh <= (float)(r->y + r->h); i++) {
+        const char *slash = strrchr(rows[i].file, '/');
+        const char *file = slash ? slash + 1 : rows[i].file;
+        mw_format_duration((double)rows[i].ns, b, sizeof b);
+        snprintf(a, sizeof a, "%.0f%% %s %s:%u %s ×%llu r%u", rows[i].share * 100.0, b,
+                 file[0] ? file : "?", rows[i].line,
+                 rows[i].function[0] ? rows[i].function : "?", (unsigned long long)rows[i].count,
+                 rows[i].top_rank);
+        mw__text_fit(t, fs, a, room, fit, sizeof fit);
+        mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_TEXT, 1), fit);
+        y += (float)lh;
+    }
+    return y;
+}
+
 static void draw_details(const mw_view_ctx_t *vc)
 {
     const mw_rect_t *r = &vc->layout->details;
@@ -211,6 +309,21 @@ static void draw_details(const mw_view_ctx_t *vc)
         y += (float)mw__text_line_height(t, f) + mw__px(vc->layout, 2);
         mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_DIM, 1),
                       "highlighted in every view");
+        return;
+    }
+    if (p->kind != MW_PICK_CALL && p->kind != MW_PICK_CELL && vc->view->highlight_fn) {
+        /* A legend entry: the function's call sites and spread. */
+        unsigned hf = vc->view->highlight_fn;
+        mw_rgb_t hc = mw_model_color(vc->model, hf);
+        float sw = (float)mw__text_line_height(t, f) * 0.55f;
+        float lh = (float)mw__text_line_height(t, f);
+        mw__batch_rect(vc->batch, (float)r->x + pad, y + (lh - sw) / 2, sw, sw,
+                       mw__rgba(hc.r, hc.g, hc.b, 1));
+        const char *hn = mw_fn_name(hf);
+        mw__text_draw(t, f, (float)r->x + pad + sw + mw__px(vc->layout, 6), y, MW_ALIGN_LEFT,
+                      mw__hex(MW_COLOR_TEXT, 1), hn ? hn : "?");
+        y += lh + mw__px(vc->layout, 2);
+        fn_sites_and_spread(vc, r, y, hf);
         return;
     }
     if (p->kind != MW_PICK_CALL && p->kind != MW_PICK_CELL) {
@@ -284,6 +397,7 @@ static void draw_details(const mw_view_ctx_t *vc)
         snprintf(ab, sizeof ab, "%s – %s", a, b);
         y = detail_line(vc, r, y, "duration", ab);
     }
+    y = fn_sites_and_spread(vc, r, y, p->fn);
     (void)y;
 }
 
@@ -380,6 +494,7 @@ static const char *const help_rows[][2] = {
     {"l", "call durations: log ↔ linear axis"},
     {"[  ]", "o_min − / + 0.05"},
     {"v", "views: all → timeline → call view → ranks → logical → topology → matrix"},
+    {"r", "timeline: MPI functions ↔ code regions (click a region: highlight)"},
     {"d / o", "logical view: lateness ↔ differential / MPI calls ↔ lateness over time"},
     {"Esc", "clear selection, highlights and pick"},
     {"s", "save a snapshot (mpiwatch-TIMESTAMP.png)"},
@@ -401,6 +516,8 @@ static const char *const help_rows[][2] = {
     {"b", "lines: auto → node bundles → rank lines"},
     {"p", "periodic boundary stubs on / off"},
     {"t / m / l", "log ↔ linear scale / matrix messages ↔ bytes / rank labels"},
+    {"f", "links of one send function (MPI_Isend, ...) → all sends"},
+    {"e / E", "ranks: MPI share → region excl. → incl. time / next region"},
     {"left-drag, right-drag", "orbit, pan (topology)"},
     {"wheel, + / −, Home", "zoom, reset the camera (topology)"},
     {"click", "pick a rank, a line, a bundle or a matrix cell"},

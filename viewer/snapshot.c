@@ -775,6 +775,8 @@ static int write_meta(mw_app_t *app, const char *path)
         json_events(app, root);
     if (root && mw__app_topo(app))
         json_topology(app, root);
+    if (root)
+        mw__regions_meta(app, root);
     char *s = root ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
     if (!s) {

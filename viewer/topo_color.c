@@ -1,8 +1,13 @@
-/* topo_color.c: colour modes, scales and ramps (topo_color.h). */
+/* topo_color.c: colour modes, scales and ramps (topo_color.h); the ranks' time in a code region
+ * and the per-function links' title for the topology (model_regions.h). */
 #include "topo_color.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "model_regions.h"
 
 static const char *const color_names[MW_TOPO_COLOR_COUNT] = {"messages", "bytes", "src", "dst"};
 
@@ -166,4 +171,45 @@ mw_scale_t mw_topo_rank_scale(const mw_topo_lines_t *t)
         any = 1;
     }
     return s;
+}
+
+/* ---- code regions and per-function links (model_regions.h) -------------------------------- */
+
+int mw_topo_region_ranks(mw_topo_regions_t *x, const Mpiwatch__Window *w, uint32_t n_ranks)
+{
+    x->with = 0;
+    x->n_ranks = 0;
+    x->scale = (mw_scale_t){0, 0, 0, 0};
+    if (n_ranks > x->rank_cap) {
+        double *v = realloc(x->rank_ns, (size_t)n_ranks * sizeof *v);
+        if (!v)
+            return -1;
+        x->rank_ns = v;
+        x->rank_cap = n_ranks;
+    }
+    x->region = x->set.rank_region ? x->set.rank_region : mw_region_top(w);
+    x->n_ranks = n_ranks;
+    x->with = mw_region_rank_values(w, x->region, x->set.ranks == MW_RANKS_REGION_INCL,
+                                    x->rank_ns, n_ranks);
+    for (uint32_t r = 0; r < n_ranks; r++)
+        if (x->rank_ns[r] > x->scale.max)
+            x->scale.max = x->rank_ns[r];
+    return 0;
+}
+
+void mw_topo_regions_free(mw_topo_regions_t *x)
+{
+    mw_fpairs_free(&x->fp);
+    free(x->rank_ns);
+    x->rank_ns = NULL;
+    x->rank_cap = x->n_ranks = 0;
+}
+
+void mw_topo_link_title(unsigned fn, const char *what, char *buf, size_t len)
+{
+    const char *name = fn ? mw_fn_name(fn) : NULL;
+    if (fn)
+        snprintf(buf, len, "links: %s %s", name ? name : "?", what);
+    else
+        snprintf(buf, len, "links: %s", what);
 }

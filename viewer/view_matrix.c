@@ -101,7 +101,9 @@ int mw__matrix_update(const mw_view_ctx_t *vc, mw_topo_gl_t *t)
         return -1;
     mw_rect_t p = matrix_plot(vc->layout);
     t->mx_plot = p;
-    uint64_t key[5] = {t->lines_key[0] ^ t->lines_key[2] * 31 ^ t->lines_key[3] * 7,
+    /* lines_key[5] holds the sending function shown ('f'): a change bins again. */
+    uint64_t key[5] = {t->lines_key[0] ^ t->lines_key[2] * 31 ^ t->lines_key[3] * 7 ^
+                           t->lines_key[5] * 131,
                        t->lines_key[4], (uint64_t)p.w, (uint64_t)t->mx_bytes, (uint64_t)t->log + 1};
     if (t->mx_valid && !memcmp(key, t->mx_key, sizeof key))
         return 0;
@@ -228,8 +230,12 @@ void mw__matrix_draw(const mw_view_ctx_t *vc, mw_topo_gl_t *t)
     mw__text_drawf(tx, vc->layout->font_px, lx, ly, MW_ALIGN_LEFT, mw__hex(MW_COLOR_ACCENT, 1),
                    "%s", t->what);
     ly += (float)mw__text_line_height(tx, vc->layout->font_px) + 4;
-    mw__text_drawf(tx, fs, lx, ly, MW_ALIGN_LEFT, txt, "%s per cell (%s)  ·  m, t",
-                   t->mx_bytes ? "bytes" : "messages", t->log ? "log" : "linear");
+    char lt[128]; /* "links: MPI_Isend messages" when one sending function is shown ('f') */
+    unsigned lfn = t->rx ? t->rx->set.link_fn : 0;
+    mw_topo_link_title(lfn, t->mx_bytes ? "bytes" : "messages", lt, sizeof lt);
+    mw__text_drawf(tx, fs, lx, ly, MW_ALIGN_LEFT, txt, "%s per cell (%s)  ·  m, t%s",
+                   lfn ? lt : (t->mx_bytes ? "bytes" : "messages"), t->log ? "log" : "linear",
+                   lfn ? ", f" : "");
     ly += (float)lh + 2;
     mw_rect_t bar = {(int)lx, (int)ly, (int)mw__px(vc->layout, 260), (int)mw__px(vc->layout, 12)};
     for (int i = 0; i < bar.w; i++) {

@@ -11,6 +11,11 @@
  * shows) is a translucent box with its edges; the default range (the last tenth of the view)
  * is shown the same way, fainter, so it is always clear what the call view covers. Rule
  * firings and steering messages are marked on top (view_events.c).
+ *
+ * Region mode ('r', --timeline regions; docs/viewer.md "Code regions"): the same columns from
+ * mw_region_columns (model_regions.h), one layer per code region: its exclusive time in the
+ * windows under the column over their rank-time. Regions count in the window where they end, so
+ * a column can sum above 1: it is clamped, and a note says how many columns were.
  */
 #include <math.h>
 #include <stdio.h>
@@ -53,7 +58,12 @@ static int timeline_columns(const mw_view_ctx_t *vc, mw_timeline_gl_t *tl)
         tl->ncols_cap = n;
     }
     memset(tl->cols, 0, (size_t)n * STRIDE * sizeof(float));
-    int with_data = mw_timeline_columns(vc->model, vc->view->t0, vc->view->t1, n, tl->cols);
+    tl->regions = vc->rg && vc->rg->timeline;
+    tl->clamped = 0;
+    int with_data =
+        tl->regions
+            ? mw_region_columns(vc->model, vc->view->t0, vc->view->t1, n, tl->cols, &tl->clamped)
+            : mw_timeline_columns(vc->model, vc->view->t0, vc->view->t1, n, tl->cols);
     tl->ncols = n;
     if (with_data > 0) {
         double sum = 0;
@@ -75,6 +85,23 @@ static int timeline_columns(const mw_view_ctx_t *vc, mw_timeline_gl_t *tl)
 /* The color of each layer, and which layer is highlighted (-1 none). */
 static int layer_colors(const mw_view_ctx_t *vc, mw_rgba_t *out)
 {
+    if (vc->rg && vc->rg->timeline) {
+        /* Region k + 1 in slot k (model_regions.h), grey for the rest. */
+        for (int k = 0; k < LAYERS; k++) {
+            mw_rgb_t c = mw_region_color(k < MW_PALETTE ? (uint32_t)k + 1 : 0);
+            out[k] = mw__rgba(c.r, c.g, c.b, 1);
+        }
+        int hl = vc->rg->highlight ? mw_region_layer(vc->rg->highlight) : -1;
+        mw_rgba_t bg = mw__hex(MW_COLOR_PLOT, 1);
+        for (int k = 0; hl >= 0 && k < LAYERS; k++) {
+            if (k == hl)
+                continue;
+            out[k].r = bg.r + (out[k].r - bg.r) * 0.25f;
+            out[k].g = bg.g + (out[k].g - bg.g) * 0.25f;
+            out[k].b = bg.b + (out[k].b - bg.b) * 0.25f;
+        }
+        return hl;
+    }
     mw_legend_entry_t leg[MW_LEGEND_MAX];
     int n = mw_model_legend(vc->model, leg, MW_LEGEND_MAX);
     for (int k = 0; k < LAYERS; k++)
@@ -328,20 +355,35 @@ static void draw_labels(const mw_view_ctx_t *vc, const mw_timeline_gl_t *tl, con
                    follow ? "LIVE" : "PAUSED");
     /* What the plot is, next to the tag: the layout leaves no margin above the plot. */
     tag(vc, (float)r->x + 2 * pad + tw, (float)r->y + pad, fs, mw__hex(MW_COLOR_BG, 0.8f),
-        mw__hex(MW_COLOR_DIM, 1), "fraction of ranks inside each MPI function");
+            mw__hex(MW_COLOR_DIM, 1),
+            tl->regions ? "share of rank-time in each code region (exclusive, r: MPI functions)"
+                        : "fraction of ranks inside each MPI function");
+    if (tl->regions && tl->clamped) {
+        /* Instances are accounted in the window where they end (docs/regions.md): a row of its
+         * own under the tags. */
+        char note[160];
+        snprintf(note, sizeof note,
+                 "%d column%s clamped at 100%%: a region counts in the window where it ends",
+                 tl->clamped, tl->clamped == 1 ? "" : "s");
+        tag(vc, (float)r->x + 2 * pad + tw, (float)r->y + 1.5f * pad + (float)lh, fs,
+            mw__hex(MW_COLOR_BG, 0.8f), mw__hex(MW_COLOR_PAUSED, 1), note);
+    }
 
     /* The mean efficiency of what is on screen, in the corner, on a backing so the stack
      * underneath cannot hide it. */
     if (tl->mean_efficiency >= 0) {
         char buf[64];
-        snprintf(buf, sizeof buf, "mean efficiency %.1f%%", tl->mean_efficiency * 100.0);
+        if (tl->regions)
+            snprintf(buf, sizeof buf, "mean outside regions %.1f%%", tl->mean_efficiency * 100.0);
+        else
+            snprintf(buf, sizeof buf, "mean efficiency %.1f%%", tl->mean_efficiency * 100.0);
         float w = mw__text_width(t, fs, buf) + 2 * mw__px(vc->layout, 5);
         tag(vc, (float)(r->x + r->w) - pad - w, (float)r->y + pad, fs, mw__hex(MW_COLOR_BG, 0.8f),
             mw__hex(MW_COLOR_TEXT, 1), buf);
     }
 
     /* "efficiency" written in the empty space where it is tallest, below the corner tags. */
-    const char *word = "efficiency (ranks computing)";
+    const char *word = tl->regions ? "outside code regions" : "efficiency (ranks computing)";
     float ww = mw__text_width(t, f, word);
     if (ww + 2 * pad > (float)r->w * 0.5f) {
         word = "efficiency";

@@ -85,6 +85,8 @@ typedef struct {
     unsigned char *rgba;
     size_t rgba_cap;
     int mx_bytes; /* the matrix shows bytes (else messages) */
+    /* Code regions colouring the ranks, links of one sending function (model_regions.h). */
+    mw_topo_regions_t *rx;
     /* What the command line asked for, applied once the job and its windows are known. */
     mw_topo_opts_t opt;
 } mw_topo_gl_t;

@@ -160,6 +160,8 @@ int mw__topo_init(mw_topo_gl_t *t, const mw_viewer_options_t *opt)
     t->opt.cam_pitch = opt->cam_pitch;
     t->opt.cam_distance = opt->cam_distance;
     t->opt.cam_zoom = opt->cam_zoom;
+    if (!(t->rx = calloc(1, sizeof *t->rx)))
+        return -1;
     t->prog_box = mw__gl_program("topology boxes", box_vs, box_fs, NULL);
     t->prog_line = mw__gl_program("topology lines", line_vs, line_fs, NULL);
     if (!t->prog_box || !t->prog_line)
@@ -230,6 +232,10 @@ void mw__topo_free(mw_topo_gl_t *t)
     mw_topo_lines_free(&t->lines);
     mw_matrix_free(&t->mx);
     free(t->rgba);
+    if (t->rx)
+        mw_topo_regions_free(t->rx);
+    free(t->rx);
+    t->rx = NULL;
 }
 
 /* ---- what is shown ------------------------------------------------------------------------ */
@@ -262,6 +268,11 @@ mw_pairs_t mw__topo_pairs(const mw_model_t *m, const mw_topo_gl_t *t)
 {
     if (t->step_mode)
         return mw_pairs_of_step(mw_model_step_at(m, t->step_idx));
+    if (t->rx && t->rx->set.link_fn) { /* the links of one sending function (model_regions.h) */
+        mw_pairs_t p;
+        mw_fpairs_of_window(&t->rx->fp, mw_model_window(m, t->window), t->rx->set.link_fn, &p);
+        return p;
+    }
     return mw_pairs_of_window(mw_model_window(m, t->window));
 }
 
@@ -360,6 +371,8 @@ int mw__topo_update(const mw_view_ctx_t *vc, mw_topo_gl_t *t)
     const mw_model_t *m = vc->model;
     const Mpiwatch__JobInfo *job = mw_model_job(m);
     uint64_t sig = job_signature(job);
+    if (t->rx && vc->rg)
+        t->rx->set = *vc->rg;
     if (!t->have_layout || sig != t->layout_sig) {
         mw_topo_layout_free(&t->layout);
         int rc = mw_topo_layout(&t->layout, job);
@@ -394,7 +407,7 @@ int mw__topo_update(const mw_view_ctx_t *vc, mw_topo_gl_t *t)
                        t->step_mode ? (uint64_t)t->step_idx : t->window,
                        (uint64_t)(uintptr_t)src,
                        vc->data_gen,
-                       1};
+                       1 + 2 * (uint64_t)(t->rx ? t->rx->set.link_fn : 0)};
     if (memcmp(key, t->lines_key, sizeof key) != 0) {
         if (mw_topo_lines(&t->lines, &t->layout, mw__topo_pairs(m, t)) < 0) {
             fprintf(stderr, "mpiwatch-viewer: out of memory for the topology's lines\n");
@@ -519,7 +532,8 @@ static void upload_ranks(mw_topo_gl_t *t)
     if (!v)
         return;
     int share = t->n_rank_pm == n && n > 0;
-    t->rank_scale = mw_topo_rank_scale(&t->lines);
+    int region = t->rx && t->rx->set.ranks != MW_RANKS_DEFAULT;
+    t->rank_scale = region ? t->rx->scale : mw_topo_rank_scale(&t->lines);
     if (share) {
         /* The MPI share of the window: 0 to 100%, linear. */
         t->rank_scale.min = 0;
@@ -541,7 +555,10 @@ static void upload_ranks(mw_topo_gl_t *t)
         p[4] = pos[1] + MW_TOPO_MARKER_H;
         p[5] = pos[2] + hw;
         mw_rgb_t c = {0.22f, 0.24f, 0.28f}; /* no data: grey */
-        if (share) {
+        if (region) {
+            if (r < t->rx->n_ranks && t->rx->rank_ns[r] > 0)
+                c = mw_ramp(mw_scale_t01(&t->rx->scale, t->rx->rank_ns[r]));
+        } else if (share) {
             uint32_t pm = t->rank_pm[r];
             if (pm != MW_RANK_PM_NONE_VIEW)
                 c = rank_ramp(pm >= 1000 ? 1.0f : (float)pm / 1000.0f);
@@ -695,6 +712,11 @@ static void draw_3d(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r
     t->rank_pm = win ? win->rank_mpi_permille : NULL;
     t->n_rank_pm = win ? win->n_rank_mpi_permille : 0;
     data_key ^= (uint64_t)t->n_rank_pm * 0x9e3779b97f4a7c15ull;
+    if (t->rx && t->rx->set.ranks != MW_RANKS_DEFAULT) { /* a code region's time (topo_color.c) */
+        mw_topo_region_ranks(t->rx, win, t->layout.n_ranks);
+        data_key ^= ((uint64_t)t->rx->set.ranks << 40) ^ ((uint64_t)t->rx->region << 44) ^
+                    0x5bd1e995u;
+    }
     if (t->rank_key != (data_key | 1)) {
         upload_ranks(t);
         t->rank_key = data_key | 1;
@@ -853,7 +875,9 @@ static void draw_legend(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_
                        : t->color == MW_TOPO_COLOR_SRC
                            ? (bundled ? "source node" : "source rank")
                            : (bundled ? "destination node" : "destination rank");
-    mw__text_drawf(tx, fs, x + pad, cy, MW_ALIGN_LEFT, txt, "lines: %s%s%s", what,
+    char lt[128]; /* "links: MPI_Isend messages" when one sending function is shown ('f') */
+    mw_topo_link_title(t->rx ? t->rx->set.link_fn : 0, what, lt, sizeof lt);
+    mw__text_drawf(tx, fs, x + pad, cy, MW_ALIGN_LEFT, txt, "%s%s%s", lt,
                    t->scale.ranks ? ""
                    : bundled      ? " per node pair"
                                   : " per rank pair",
@@ -874,7 +898,13 @@ static void draw_legend(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_
     cy += (float)lh + mw__px(vc->layout, 4);
 
     int share = t->n_rank_pm == t->layout.n_ranks && t->n_rank_pm > 0;
-    if (share)
+    int region = t->rx && t->rx->set.ranks != MW_RANKS_DEFAULT;
+    char rname[96];
+    if (region)
+        mw__text_drawf(tx, fs, x + pad, cy, MW_ALIGN_LEFT, txt, "ranks: time in region %s (%s)",
+                       mw_region_name(vc->model, t->rx->region, rname, sizeof rname),
+                       t->rx->set.ranks == MW_RANKS_REGION_INCL ? "inclusive" : "exclusive");
+    else if (share)
         mw__text_drawf(tx, fs, x + pad, cy, MW_ALIGN_LEFT, txt,
                        "ranks: time in MPI, share of the window");
     else
@@ -882,10 +912,13 @@ static void draw_legend(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_
                        "ranks: bytes sent in this %s (log)", t->step_mode ? "step" : "window");
     cy += (float)lh + mw__px(vc->layout, 2);
     mw_rect_t rb = {(int)(x + pad), (int)cy, (int)(w - 2 * pad), (int)mw__px(vc->layout, 8)};
-    color_bar(vc, &rb, &t->rank_scale, 1);
+    color_bar(vc, &rb, &t->rank_scale, !region);
     t->rank_bar = rb;
     cy += (float)rb.h + mw__px(vc->layout, 2);
-    if (share) {
+    if (region) {
+        snprintf(a, sizeof a, "0");
+        mw_format_duration(t->rank_scale.max, b, sizeof b);
+    } else if (share) {
         snprintf(a, sizeof a, "0%%");
         snprintf(b, sizeof b, "100%%");
     } else {
