@@ -2,7 +2,7 @@
  *
  *   mpiwatch-export --format perfetto|csv|jsonl|summary|capture FILE.mpiw [-o OUT|-] [--per-rank]
  *   mpiwatch-export --format vtk FILE.mpiw -o DIR [--by window|step] [--from N] [--to N]
- *                   [--every N]
+ *                   [--every N] [--network FILE] [--node-gap G]
  *   mpiwatch-export --format trace FILE.mpiw [-o OUT|-]
  *   mpiwatch-export --format otf2 FILE.mpiw -o DIR
  *   mpiwatch-export --format lateness FILE.mpiw [-o OUT|-]   (export_lateness.c)
@@ -169,6 +169,9 @@ static void put_us(FILE *out, uint64_t t, uint64_t origin)
     fprintf(out, "%s%" PRIu64 ".%03u", t >= origin ? "" : "-", d / 1000, (unsigned)(d % 1000));
 }
 
+/* --table (csv): what one row is. */
+typedef enum { TABLE_FUNCTIONS, TABLE_REGIONS, TABLE_SITES, TABLE_SPREAD } mw_csv_table_t;
+
 /* ---- CSV ---------------------------------------------------------------------------------- */
 
 static void csv_header(FILE *out, int per_rank)
@@ -209,6 +212,74 @@ static void csv_window_rows(FILE *out, const mw_window_view_t *v)
         csv_figures(out, v, v->fn[i]);
         fprintf(out, ",%" PRIu32 ",%" PRIu32 "\n", w ? w->ranks_reporting : v->ranks,
                 w ? w->ranks_missing : 0);
+    }
+}
+
+/* --table regions|sites|spread: one row per window and region, per window and (call site,
+ * function), or per window and function with its spread across ranks (docs/export.md). Region
+ * and site names come from the latest job description (empty when it has none for the id). */
+static void csv_table_header(FILE *out, mw_csv_table_t table)
+{
+    static const char *const head[] = {
+        [TABLE_REGIONS] = "window,start_s,region_id,region,count,incl_ns,excl_ns,mpi_ns,ranks\n",
+        [TABLE_SITES] = "window,start_s,site_id,function,file,line,mpi_function,count,ns,bytes,"
+                        "max_ns,ranks,top_rank,top_rank_ns\n",
+        [TABLE_SPREAD] = "window,start_s,function,ranks_reporting,time_ns,rank_sd_ns,rank_max,"
+                         "rank_max_ns\n",
+    };
+    fputs(head[table], out);
+}
+
+static void csv_table_rows(FILE *out, const mw_window_view_t *v, const Mpiwatch__JobInfo *job,
+                           mw_csv_table_t table)
+{
+    const Mpiwatch__Window *w = v->w;
+    if (table == TABLE_REGIONS) {
+        for (size_t i = 0; i < w->n_regions; i++) {
+            const Mpiwatch__RegionStat *r = w->regions[i];
+            const Mpiwatch__Region *def =
+                job && r->region && r->region <= job->n_regions ? job->regions[r->region - 1] : NULL;
+            fprintf(out, "%" PRIu64 ",", v->index);
+            put_seconds(out, v->start_ns);
+            fprintf(out, ",%" PRIu32 ",", r->region);
+            csv_field(out, def && def->id == r->region && def->name ? def->name : "");
+            fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 "\n",
+                    r->count, r->incl_ns, r->excl_ns, r->mpi_ns, r->ranks);
+        }
+    } else if (table == TABLE_SITES) {
+        for (size_t i = 0; i < w->n_sites; i++) {
+            const Mpiwatch__SiteStat *t = w->sites[i];
+            if (t->fn == 0 || t->fn >= MW_FN_COUNT)
+                continue;
+            const Mpiwatch__CallSite *def =
+                job && t->site && t->site <= job->n_sites ? job->sites[t->site - 1] : NULL;
+            if (def && def->id != t->site)
+                def = NULL;
+            fprintf(out, "%" PRIu64 ",", v->index);
+            put_seconds(out, v->start_ns);
+            fprintf(out, ",%" PRIu32 ",", t->site);
+            csv_field(out, def && def->function ? def->function : "");
+            fputc(',', out);
+            csv_field(out, def && def->file ? def->file : "");
+            fprintf(out, ",%" PRIu32 ",", def ? def->line : 0);
+            csv_field(out, mw_fn_name(t->fn));
+            fprintf(out,
+                    ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%" PRIu32
+                    ",%" PRIu64 "\n",
+                    t->count, t->ns, t->bytes, t->max_ns, t->ranks, t->top_rank, t->top_rank_ns);
+        }
+    } else {
+        for (uint32_t i = 0; i < v->n_fn; i++) {
+            const Mpiwatch__FunctionStat *f = v->stat[v->fn[i]];
+            if (!f || !f->count)
+                continue;
+            fprintf(out, "%" PRIu64 ",", v->index);
+            put_seconds(out, v->start_ns);
+            fputc(',', out);
+            csv_field(out, mw_fn_name(v->fn[i]));
+            fprintf(out, ",%" PRIu32 ",%" PRIu64 ",%.6f,%" PRIu32 ",%" PRIu64 "\n",
+                    w->ranks_reporting, f->total_ns, f->rank_sd_ns, f->rank_max, f->rank_max_ns);
+        }
     }
 }
 
@@ -754,6 +825,7 @@ static void trace_free(mw_trace_t *t)
 typedef struct {
     mw_export_format_t format;
     int per_rank;
+    mw_csv_table_t table;
     const char *input;
     const char *output; /* "-" for stdout; a directory for vtk */
     mw_vtk_opts_t vtk;  /* --by, --from, --to, --every (vtk only) */
@@ -869,7 +941,7 @@ static int export_record(mw_export_t *x, const Mpiwatch__Record *rec)
             return 0;
         if (f == FMT_PERFETTO)
             return trace_job(&x->trace, rec->job);
-        if (f == FMT_JSONL)
+        if (f == FMT_JSONL || (f == FMT_CSV && x->o->table != TABLE_FUNCTIONS))
             return keep_job(&x->job, rec->job);
         return 0;
     case MPIWATCH__RECORD__BODY_EVENT:
@@ -889,7 +961,9 @@ static int export_record(mw_export_t *x, const Mpiwatch__Record *rec)
     }
     if (x->view->skipped)
         x->bad_windows++;
-    if (f == FMT_CSV) {
+    if (f == FMT_CSV && x->o->table != TABLE_FUNCTIONS) {
+        csv_table_rows(x->out, x->view, x->job, x->o->table);
+    } else if (f == FMT_CSV) {
         csv_window_rows(x->out, x->view);
     } else if (f == FMT_JSONL) {
         cJSON *j = mw_window_view_json(x->view, x->job);
@@ -989,6 +1063,8 @@ static int export_run(const mw_export_opts_t *o)
         rc = 1;
     } else if (o->format == FMT_PERFETTO) {
         trace_begin(&x.trace, out);
+    } else if (o->format == FMT_CSV && o->table != TABLE_FUNCTIONS) {
+        csv_table_header(out, o->table);
     } else if (o->format == FMT_CSV) {
         csv_header(out, o->per_rank);
     }
@@ -1058,7 +1134,8 @@ static void usage(FILE *out)
 {
     fputs("usage: mpiwatch-export --format FORMAT FILE.mpiw [-o OUT] [--per-rank]\n"
           "       mpiwatch-export --format vtk FILE.mpiw -o DIR [--by window|step]\n"
-          "                       [--from N] [--to N] [--every N]\n"
+          "                       [--from N] [--to N] [--every N] [--network FILE]\n"
+          "                       [--node-gap G]\n"
           "       mpiwatch-export --format otf2 FILE.mpiw -o DIR\n"
           "\n"
           "Converts a recording made with mpiwatch-collector --record.\n"
@@ -1079,11 +1156,17 @@ static void usage(FILE *out)
           "                                 lateness, differential lateness (docs/logical.md)\n"
           "  -o, --output OUT     the file to write; - (the default) writes to stdout\n"
           "      --per-rank       csv: one row per rank, window and function\n"
+          "      --table T        csv: one row per window and function (functions, the\n"
+          "                       default), region (regions), call site (sites), or function\n"
+          "                       with its spread across ranks (spread)\n"
           "      --no-leap        trace, otf2, logical: logical steps without the leap merge\n"
           "                       (codes whose ranks communicate rarely; docs/logical.md)\n"
           "      --by window|step vtk: one file per window (default) or per time step\n"
           "      --from N, --to N vtk: only frames N.. and ..N (window offset or step number)\n"
           "      --every N        vtk: one frame in N\n"
+          "      --network FILE   vtk: nodes grouped under their switches (a Slurm\n"
+          "                       topology.conf; docs/topology.md), switches and link classes\n"
+          "      --node-gap G     vtk: world units between node planes (default 4)\n"
           "  -h, --help           this text\n"
           "\n"
           "Exit status: 0 done, 1 read or write error, 2 usage error or not a recording.\n",
@@ -1097,11 +1180,14 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
         {"format", required_argument, NULL, 'f'},
         {"output", required_argument, NULL, 'o'},
         {"per-rank", no_argument, NULL, 'r'},
+        {"table", required_argument, NULL, 't'},
         {"no-leap", no_argument, NULL, 'L'}, /* trace, logical, otf2 */
         {"by", required_argument, NULL, 'b'},
         {"from", required_argument, NULL, 'F'},
         {"to", required_argument, NULL, 'T'},
         {"every", required_argument, NULL, 'E'},
+        {"network", required_argument, NULL, 'N'}, /* vtk */
+        {"node-gap", required_argument, NULL, 'G'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -1125,6 +1211,19 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
         case 'r':
             o->per_rank = 1;
             break;
+        case 't': {
+            static const char *const tables[] = {"functions", "regions", "sites", "spread"};
+            unsigned k = 0;
+            while (k < 4 && strcmp(optarg, tables[k]) != 0)
+                k++;
+            if (k == 4) {
+                snprintf(err, errlen, "--table takes functions, regions, sites or spread, not '%s'",
+                         optarg);
+                return -1;
+            }
+            o->table = (mw_csv_table_t)k;
+            break;
+        }
         case 'L':
             no_leap = 1;
             break;
@@ -1159,6 +1258,22 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
             vtk_opt = 1;
             break;
         }
+        case 'N':
+            o->vtk.network = optarg;
+            vtk_opt = 1;
+            break;
+        case 'G': {
+            char *end;
+            double g = strtod(optarg, &end);
+            if (!*optarg || *end || !(g > 0 && g <= 1000)) {
+                snprintf(err, errlen, "--node-gap takes a number in (0, 1000], not '%s'",
+                         optarg);
+                return -1;
+            }
+            o->vtk.node_gap = g;
+            vtk_opt = 1;
+            break;
+        }
         case 'h':
             return 1;
         case ':':
@@ -1188,13 +1303,18 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
         snprintf(err, errlen, "--per-rank goes with --format csv");
         return -1;
     }
+    if (o->table != TABLE_FUNCTIONS && (o->format != FMT_CSV || o->per_rank)) {
+        snprintf(err, errlen, "--table goes with --format csv, without --per-rank");
+        return -1;
+    }
     if (no_leap && o->format != FMT_TRACE && o->format != FMT_OTF2 && o->format != FMT_LOGICAL) {
         snprintf(err, errlen, "--no-leap goes with --format trace, otf2 or logical");
         return -1;
     }
     mw__export_no_leap = no_leap;
     if (vtk_opt && o->format != FMT_VTK) {
-        snprintf(err, errlen, "--by, --from, --to and --every go with --format vtk");
+        snprintf(err, errlen,
+                 "--by, --from, --to, --every, --network and --node-gap go with --format vtk");
         return -1;
     }
     if (optind >= argc) {

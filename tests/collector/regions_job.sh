@@ -34,6 +34,10 @@ mw_collector_exits 30
     mw_fail "replay failed"
 "$export_tool" --format jsonl "$dir/run.mpiw" -o "$dir/windows.jsonl" 2>"$dir/export.err" ||
     mw_fail "mpiwatch-export failed"
+for t in regions sites; do
+    "$export_tool" --format csv --table "$t" "$dir/run.mpiw" -o "$dir/$t.csv" 2>>"$dir/export.err" ||
+        mw_fail "mpiwatch-export --table $t failed"
+done
 
 "$python" - "$dir" <<'PY' || mw_fail "regions check"
 import json, sys
@@ -110,6 +114,16 @@ for name, want in totals["regions"].items():
 for want in totals["sites"]:
     if ws.get(want["line"]) != want["ns"]:
         errors.append(f"export site line {want['line']}: {ws.get(want['line'])} != {want['ns']}")
+import csv
+cr, cs = {}, {}
+for row in csv.DictReader(open(f"{d}/regions.csv")):
+    cr[row["region"]] = cr.get(row["region"], 0) + int(row["incl_ns"])
+for row in csv.DictReader(open(f"{d}/sites.csv")):
+    cs[int(row["line"])] = cs.get(int(row["line"]), 0) + int(row["ns"])
+if cr != {n: w["incl_ns"] for n, w in totals["regions"].items()}:
+    errors.append(f"csv regions: {cr}")
+if cs != {w["line"]: w["ns"] for w in totals["sites"]}:
+    errors.append(f"csv sites: {cs}")
 if spread == 0:
     errors.append("no function carries its spread across ranks in the export")
 
