@@ -149,6 +149,7 @@ static void app_view_reset(mw_app_t *app)
     t->mx_pick = 0;
     t->mx_valid = 0;
     t->mx_bytes = opt->color == MW_TOPO_COLOR_BYTES;
+    mw__terrain_reset(&app->te);
 }
 
 int mw__app_init(mw_app_t *app, const mw_viewer_options_t *opt, int headless)
@@ -185,7 +186,8 @@ int mw__app_init(mw_app_t *app, const mw_viewer_options_t *opt, int headless)
         return -1;
     if (mw__timeline_init(&app->tl) < 0 || mw__density_init(&app->dn) < 0 ||
         mw__ranks_init(&app->rk) < 0 || mw__logical_init(&app->lg) < 0 ||
-        mw__topo_init(&app->tp, &app->opt) < 0 || mw__matrix_init(&app->tp) < 0)
+        mw__topo_init(&app->tp, &app->opt) < 0 || mw__matrix_init(&app->tp) < 0 ||
+        mw__terrain_init(&app->te, &app->opt) < 0)
         return -1;
     app->lg.metric = opt->lateness_diff ? MW_LVIEW_DIFF : MW_LVIEW_LATENESS;
     app->lg.strip = opt->lateness_strip;
@@ -248,6 +250,7 @@ void mw__app_cleanup(mw_app_t *app)
         mw__timeline_free(&app->tl);
         mw__matrix_free(&app->tp);
         mw__topo_free(&app->tp);
+        mw__terrain_free(&app->te);
         mw__text_free(app->text);
         mw__batch_free(&app->batch);
         if (app->fbo.fbo)
@@ -320,9 +323,11 @@ void mw__app_layout(mw_app_t *app)
     if (rows < 0)
         rows = 0;
     int st = app->show == MW_SHOW_ALL || app->show == MW_SHOW_TIMELINE ||
-             app->show == MW_SHOW_RANKS || app->show == MW_SHOW_LOGICAL;
+             app->show == MW_SHOW_RANKS || app->show == MW_SHOW_LOGICAL ||
+             app->show == MW_SHOW_TERRAIN;
     int sd = app->show == MW_SHOW_ALL || app->show == MW_SHOW_DENSITY ||
-             app->show == MW_SHOW_RANKS || app->show == MW_SHOW_LOGICAL;
+             app->show == MW_SHOW_RANKS || app->show == MW_SHOW_LOGICAL ||
+             app->show == MW_SHOW_TERRAIN;
     mw_layout(&app->layout, app->fb_w, app->fb_h, app->scale, st, sd, rows);
 }
 
@@ -647,6 +652,8 @@ void mw__app_render(mw_app_t *app)
         mw__ranks_draw(&vc, &app->rk);
     } else if (app->layout.show_density && app->show == MW_SHOW_LOGICAL) {
         mw__logical_draw(&vc, &app->lg, &app->rk);
+    } else if (app->layout.show_density && app->show == MW_SHOW_TERRAIN) {
+        mw__terrain_draw(&vc, &app->te);
     } else if (app->layout.show_density) {
         const char *force = getenv("MW_BENCH_REBIN");
         mw__density_draw(&vc, &app->dn, app->opt.bench_frames && force && !strcmp(force, "1"),
@@ -802,6 +809,12 @@ mw_pick_t mw__app_pick(mw_app_t *app, int x, int y)
         else
             p.kind = MW_PICK_NONE;
     }
+    if (app->show == MW_SHOW_TERRAIN && app->layout.show_density &&
+        in_rect(&app->layout.density, x, y)) {
+        mw_view_ctx_t vc;
+        mw__app_view_ctx(app, &vc);
+        p = mw__terrain_pick(&vc, &app->te, x, y);
+    }
     switch (p.kind) {
     case MW_PICK_LEGEND:
         /* Clicking the highlighted entry again turns the highlight off. */
@@ -819,8 +832,10 @@ mw_pick_t mw__app_pick(mw_app_t *app, int x, int y)
         app->pick = p;
         app->view.highlight_rank = -1;
         break;
+    case MW_PICK_TERRAIN:
     case MW_PICK_RANK: {
-        /* A row of the per-rank timeline: that rank is followed in every view. */
+        /* A row of the per-rank timeline or a cell of the terrain: that rank is followed in
+         * every view. */
         app->pick = p;
         app->view.highlight_rank = p.rank;
         double f0 = 0, f1 = 0;
@@ -938,6 +953,8 @@ static mw_show_t app_next_show(mw_show_t s)
         return MW_SHOW_TOPOLOGY;
     case MW_SHOW_TOPOLOGY:
         return MW_SHOW_MATRIX;
+    case MW_SHOW_MATRIX:
+        return MW_SHOW_TERRAIN;
     default:
         return MW_SHOW_ALL;
     }
@@ -1044,7 +1061,10 @@ static void app_char(mw_app_t *app, char c)
         v->repr = (mw_repr_t)(c - '1');
         break;
     case 't':
-        v->transfer = v->transfer == MW_TRANSFER_LOG ? MW_TRANSFER_LINEAR : MW_TRANSFER_LOG;
+        if (app->show == MW_SHOW_TERRAIN) /* the terrain's scale */
+            app->te.log = !app->te.log;
+        else
+            v->transfer = v->transfer == MW_TRANSFER_LOG ? MW_TRANSFER_LINEAR : MW_TRANSFER_LOG;
         break;
     case 'l':
         v->dur_linear = !v->dur_linear;
@@ -1066,6 +1086,23 @@ static void app_char(mw_app_t *app, char c)
         if (app->show != MW_SHOW_LOGICAL)
             return;
         app->lg.metric = app->lg.metric == MW_LVIEW_DIFF ? MW_LVIEW_LATENESS : MW_LVIEW_DIFF;
+        break;
+    case 'h':
+    case 'm':
+    case 'g':
+        /* The terrain: 3D or heat map, the metric, functions or regions. */
+        if (app->show != MW_SHOW_TERRAIN)
+            return;
+        if (c == 'h')
+            app->te.heatmap = !app->te.heatmap;
+        else if (c == 'm')
+            app->te.metric = mw_terrain_metric_next(app->te.what, app->te.metric);
+        else {
+            app->te.what = app->te.what == MW_TERRAIN_REGIONS ? MW_TERRAIN_FUNCTIONS
+                                                              : MW_TERRAIN_REGIONS;
+            app->te.metric = MW_TERRAIN_TIME;
+        }
+        app->te.pick_col = -1;
         break;
     case 'o':
         /* The logical view's upper plot: MPI calls or lateness over time per rank. */
@@ -1104,10 +1141,12 @@ static void app_button_down(mw_app_t *app, int button, int x, int y)
     int in_tl = l->show_timeline && in_rect(&l->timeline, x, y);
     int in_dn = l->show_density && in_rect(&l->density, x, y);
     app->drag_x0 = app->drag_last_x = x;
-    app->drag_y0 = y;
+    app->drag_y0 = app->drag_last_y = y;
     app->drag_moved = 0;
     if (button == SDL_BUTTON_LEFT && in_tl)
         app->drag = MW_DRAG_SELECT;
+    else if (button == SDL_BUTTON_LEFT && in_dn && app->show == MW_SHOW_TERRAIN && !app->te.heatmap)
+        app->drag = MW_DRAG_ORBIT; /* the terrain's camera; a click without moving picks */
     else if (button == SDL_BUTTON_RIGHT && (in_tl || in_dn))
         app->drag = MW_DRAG_PAN;
     else if (button == SDL_BUTTON_LEFT)
@@ -1129,6 +1168,14 @@ static void app_motion(mw_app_t *app, int x, int y)
             mw_camera_orbit(&app->tp.cam, dx / app->scale, dy / app->scale);
         else if (app->drag == MW_DRAG_PAN)
             mw_camera_pan(&app->tp.cam, dx, dy, app->tp.region.h);
+        app->drag_last_x = x;
+        app->drag_last_y = y;
+        app->dirty = 1;
+        return;
+    }
+    if (app->drag == MW_DRAG_ORBIT) { /* the terrain */
+        mw_camera_orbit(&app->te.cam, (float)(x - app->drag_last_x) / app->scale,
+                        (float)(y - app->drag_last_y) / app->scale);
         app->drag_last_x = x;
         app->drag_last_y = y;
         app->dirty = 1;
@@ -1232,7 +1279,9 @@ void mw__app_event(mw_app_t *app, const SDL_Event *ev)
             app->dirty = 1;
             break;
         }
-        if (l->show_density && in_rect(&l->density, x, y)) {
+        if (app->show == MW_SHOW_TERRAIN && l->show_density && in_rect(&l->density, x, y)) {
+            mw_camera_zoom(&app->te.cam, (float)factor);
+        } else if (l->show_density && in_rect(&l->density, x, y)) {
             double f0 = 0, f1 = 0;
             mw_view_focus(&app->view, &f0, &f1);
             app_zoom_focus(app, mw_time_of_x(&l->density, f0, f1, x), 1 / factor);

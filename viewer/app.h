@@ -33,7 +33,8 @@ typedef enum {
     MW_SHOW_TOPOLOGY, /* the 3D topology view (view_topology.c) */
     MW_SHOW_MATRIX,   /* the communication matrix (view_matrix.c) */
     MW_SHOW_RANKS,    /* the timeline over the per-rank timeline (view_ranks.c) */
-    MW_SHOW_LOGICAL   /* the per-rank timeline over the logical steps (view_logical.c) */
+    MW_SHOW_LOGICAL,  /* the per-rank timeline over the logical steps (view_logical.c) */
+    MW_SHOW_TERRAIN   /* the timeline over the ranks x functions terrain (view_terrain.c) */
 } mw_show_t;
 
 typedef struct {
@@ -52,6 +53,7 @@ typedef struct {
     int lateness_diff;    /* --lateness diff: the logical view starts on differential lateness */
     int lateness_strip;   /* --lateness ...,strip: its upper plot shows lateness over time */
     int no_leap;          /* --no-leap: the logical view without the leap merge */
+    const char *terrain;  /* --terrain WHAT[,METRIC][,heatmap][,log] (model_terrain.h) */
     unsigned highlight_fn;
     const char *snapshot, *meta;
     double at;
@@ -132,6 +134,7 @@ typedef struct {
 } mw_timeline_gl_t;
 
 #include "view_logical.h" /* mw_logical_gl_t: the logical view's state */
+#include "view_terrain.h" /* mw_terrain_gl_t: the terrain view's state */
 #include "view_topo.h"    /* mw_topo_gl_t: the topology and matrix views' state */
 
 typedef enum { MW_DRAG_NONE, MW_DRAG_SELECT, MW_DRAG_PAN, MW_DRAG_ORBIT } mw_drag_t;
@@ -159,6 +162,7 @@ typedef struct mw_app {
     mw_ranks_gl_t rk;
     mw_logical_gl_t lg;
     mw_topo_gl_t tp;
+    mw_terrain_gl_t te;
 
     mw_pick_t pick;        /* the last click's answer; kind NONE: nothing picked */
     uint64_t data_gen;     /* bumped whenever the model's data changes */

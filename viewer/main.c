@@ -19,7 +19,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: mpiwatch-viewer (--connect FEED_ENDPOINT [--history ENDPOINT] |\n"
                "                        --replay FILE.mpiw [--speed X])\n"
-               "           [--view timeline|density|ranks|logical|all|topology|matrix]\n"
+               "           [--view timeline|density|ranks|logical|all|topology|matrix|terrain]\n"
+               "           [--terrain functions|regions[,METRIC][,heatmap][,log]]\n"
                "           [--size WxH] [--lateness lateness|diff[,strip]] [--no-leap]\n"
                "           [--cache-mb N] [--trace-records N] [--duration-axis log|linear]\n"
                "           [--repr start|end|lines|arcs] [--transfer linear|log] [--omin F]\n"
@@ -43,7 +44,11 @@ static void usage(FILE *f)
                "  --view V           plots shown: all (default), timeline, density, ranks (the\n"
                "                     timeline over the per-rank timeline), logical (the\n"
                "                     per-rank timeline over the logical steps and lateness),\n"
-               "                     or the 3D topology view or the communication matrix\n"
+               "                     or the 3D topology view or the communication matrix, or\n"
+               "                     terrain (the timeline over ranks x functions)\n"
+               "  --terrain T        terrain: functions (default) or regions, a metric (time,\n"
+               "                     count, bytes; regions: excl, incl, count, mpi), heatmap\n"
+               "                     (else 3D) and log (else linear), e.g. regions,incl,heatmap\n"
                "  --lateness L       logical view: cells coloured by lateness (default) or\n"
                "                     diff (differential lateness; the 'd' key switches);\n"
                "                     ,strip: lateness over time per rank above ('o' key)\n"
@@ -114,6 +119,7 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
         OPT_TRACEREC,
         OPT_LATENESS,
         OPT_NOLEAP,
+        OPT_TERRAIN,
         OPT_OMIN,
         OPT_HFN,
         OPT_SNAPSHOT,
@@ -153,6 +159,7 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
         {"trace-records", required_argument, NULL, OPT_TRACEREC},
         {"lateness", required_argument, NULL, OPT_LATENESS},
         {"no-leap", no_argument, NULL, OPT_NOLEAP},
+        {"terrain", required_argument, NULL, OPT_TERRAIN},
         {"highlight-fn", required_argument, NULL, OPT_HFN},
         {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
         {"at", required_argument, NULL, OPT_AT},
@@ -215,10 +222,12 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
                 o->show = MW_SHOW_RANKS;
             else if (!strcmp(a, "logical"))
                 o->show = MW_SHOW_LOGICAL;
+            else if (!strcmp(a, "terrain"))
+                o->show = MW_SHOW_TERRAIN;
             else {
                 fprintf(stderr,
                         "mpiwatch-viewer: --view %s: expected timeline, density, ranks, logical, "
-                        "all, topology or matrix\n",
+                        "all, topology, matrix or terrain\n",
                         a);
                 return -1;
             }
@@ -273,6 +282,16 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
         case OPT_NOLEAP:
             o->no_leap = 1;
             break;
+        case OPT_TERRAIN: {
+            mw_terrain_opts_t to;
+            char err[200];
+            if (mw_terrain_parse(a, &to, err, sizeof err) < 0) {
+                fprintf(stderr, "mpiwatch-viewer: --terrain %s: %s\n", a, err);
+                return -1;
+            }
+            o->terrain = a;
+            break;
+        }
         case OPT_LATENESS: {
             size_t n = strcspn(a, ",");
             o->lateness_strip = a[n] == ',' && !strcmp(a + n + 1, "strip");

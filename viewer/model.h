@@ -16,6 +16,7 @@
  *   model_trace.h    the windows' per-call traces, decoded and matched
  *   model_ranks.h    the per-rank timeline's rows and messages
  *   model_logical.h  the logical view: steps and lateness of the range, and their picture
+ *   model_terrain.h  the terrain: ranks x functions (or regions) x a metric over the range
  *   model_regions.h  code regions, call sites, per-function links, spread across ranks
  * From these the views (view_*.c) only turn results into GL calls, so the numbers they draw
  * are unit-tested here and written next to snapshots (--meta) for the snapshot tests.
@@ -31,6 +32,7 @@
 #include "model_ranks.h"
 #include "model_regions.h"
 #include "model_store.h"
+#include "model_terrain.h"
 #include "model_timeline.h"
 #include "model_trace.h"
 #include "model_view.h"

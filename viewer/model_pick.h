@@ -13,7 +13,8 @@ typedef enum {
     MW_PICK_CALL,
     MW_PICK_CELL,
     MW_PICK_LEGEND,
-    MW_PICK_RANK /* a row of the per-rank timeline (rank) */
+    MW_PICK_RANK, /* a row of the per-rank timeline (rank) */
+    MW_PICK_TERRAIN /* a cell of the terrain (model_terrain.h): rank, fn or region, value */
 } mw_pick_kind_t;
 
 typedef struct {
@@ -41,6 +42,13 @@ typedef struct {
     uint64_t cell_t0_ns, cell_t1_ns; /* global time span of the sub-slot */
     uint64_t cell_d0_ns, cell_d1_ns; /* duration span of the bin */
     uint64_t cell_count;
+    /* MW_PICK_TERRAIN: the column (fn, or region's id) and its name, the metric's value, the
+     * ranks of the cell's row (rank: the one holding the value, the row's largest) */
+    int terrain_regions, terrain_metric;
+    unsigned region;
+    char col_name[72];
+    double value;
+    uint32_t rank_first, rank_last;
 } mw_pick_t;
 
 /* What is at pixel (x, y): a legend entry, else in the call view the nearest recorded long call

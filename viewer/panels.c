@@ -280,8 +280,9 @@ static float fn_sites_and_spread(const mw_view_ctx_t *vc, const mw_rect_t *r, fl
         const char *file = slash ? slash + 1 : rows[i].file;
         mw_format_duration((double)rows[i].ns, b, sizeof b);
         snprintf(a, sizeof a, "%.0f%% %s %s:%u %s ×%llu r%u", rows[i].share * 100.0, b,
-                 file[0] ? file : "?", rows[i].line, rows[i].function[0] ? rows[i].function : "?",
-                 (unsigned long long)rows[i].count, rows[i].top_rank);
+                 file[0] ? file : "?", rows[i].line,
+                 rows[i].function[0] ? rows[i].function : "?", (unsigned long long)rows[i].count,
+                 rows[i].top_rank);
         mw__text_fit(t, fs, a, room, fit, sizeof fit);
         mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_TEXT, 1), fit);
         y += (float)lh;
@@ -302,6 +303,10 @@ static void draw_details(const mw_view_ctx_t *vc)
                    mw__hex(MW_COLOR_PANEL, 1));
     float y = (float)r->y + pad / 2;
     char a[96], b[96];
+    if (p->kind == MW_PICK_TERRAIN) {
+        mw__terrain_details(vc, r);
+        return;
+    }
     if (p->kind == MW_PICK_RANK) {
         snprintf(a, sizeof a, "rank %" PRIu32, p->rank);
         mw__text_draw(t, f, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_TEXT, 1), a);
@@ -492,7 +497,7 @@ static const char *const help_rows[][2] = {
     {"t", "transfer function linear ↔ log"},
     {"l", "call durations: log ↔ linear axis"},
     {"[  ]", "o_min − / + 0.05"},
-    {"v", "views: all → timeline → call view → ranks → logical → topology → matrix"},
+    {"v", "views: all → timeline → call view → ranks → logical → topology → matrix → terrain"},
     {"r", "timeline: MPI functions ↔ code regions (click a region: highlight)"},
     {"d / o", "logical view: lateness ↔ differential / MPI calls ↔ lateness over time"},
     {"Esc", "clear selection, highlights and pick"},
@@ -520,6 +525,11 @@ static const char *const help_rows[][2] = {
     {"left-drag, right-drag", "orbit, pan (topology)"},
     {"wheel, + / −, Home", "zoom, reset the camera (topology)"},
     {"click", "pick a rank, a line, a bundle or a matrix cell"},
+    {"", ""},
+    {"terrain:", ""},
+    {"h / m / g / t", "heat map ↔ 3D / metric / functions ↔ regions / log ↔ linear"},
+    {"left-drag, wheel", "orbit, zoom (3D)"},
+    {"click a cell", "its rank, function and value; the rank highlighted"},
 };
 
 void mw__help_draw(const mw_view_ctx_t *vc)

@@ -187,6 +187,8 @@ static const char *pick_kind_name(mw_pick_kind_t k)
         return "legend";
     case MW_PICK_RANK:
         return "rank";
+    case MW_PICK_TERRAIN:
+        return "terrain";
     default:
         return "none";
     }
@@ -215,6 +217,12 @@ static cJSON *json_pick(const mw_app_t *app, const mw_pick_t *p)
     if (p->traced) {
         cJSON_AddNumberToObject(o, "tag", p->tag);
         (void)mw_json_add_u64(o, "comm", p->comm);
+    }
+    if (p->kind == MW_PICK_TERRAIN) { /* a cell of the terrain */
+        cJSON_AddStringToObject(o, p->terrain_regions ? "region" : "function", p->col_name);
+        cJSON_AddNumberToObject(o, "value", p->value);
+        cJSON_AddNumberToObject(o, "rank_first", p->rank_first);
+        cJSON_AddNumberToObject(o, "rank_last", p->rank_last);
     }
     if (p->logical) { /* an event of the logical view */
         (void)mw_json_add_u64(o, "step", p->step);
@@ -775,6 +783,11 @@ static int write_meta(mw_app_t *app, const char *path)
         json_events(app, root);
     if (root && mw__app_topo(app))
         json_topology(app, root);
+    if (root && app->show == MW_SHOW_TERRAIN) {
+        mw_view_ctx_t vc;
+        mw__app_view_ctx(app, &vc);
+        mw__terrain_meta(&vc, &app->te, root);
+    }
     if (root)
         mw__regions_meta(app, root);
     char *s = root ? cJSON_Print(root) : NULL;

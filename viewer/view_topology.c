@@ -714,8 +714,8 @@ static void draw_3d(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r
     data_key ^= (uint64_t)t->n_rank_pm * 0x9e3779b97f4a7c15ull;
     if (t->rx && t->rx->set.ranks != MW_RANKS_DEFAULT) { /* a code region's time (topo_color.c) */
         mw_topo_region_ranks(t->rx, win, t->layout.n_ranks);
-        data_key ^=
-            ((uint64_t)t->rx->set.ranks << 40) ^ ((uint64_t)t->rx->region << 44) ^ 0x5bd1e995u;
+        data_key ^= ((uint64_t)t->rx->set.ranks << 40) ^ ((uint64_t)t->rx->region << 44) ^
+                    0x5bd1e995u;
     }
     if (t->rank_key != (data_key | 1)) {
         upload_ranks(t);

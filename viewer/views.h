@@ -158,6 +158,20 @@ int mw__matrix_cell_at(const mw_topo_gl_t *t, int x, int y, int *src_bin, int *d
 /* A click at pixel (x, y) (the caller draws again). */
 void mw__matrix_pick(const mw_view_ctx_t *vc, mw_topo_gl_t *t, int x, int y);
 
+/* view_terrain.c: the terrain (state: te, view_terrain.h) in the call view's region, summing
+ * the call view's range. Update sums and aggregates when their inputs changed; pick answers a
+ * click at pixel (x, y) (MW_PICK_TERRAIN); details draws a picked cell in the details panel;
+ * meta adds the "terrain" object to --meta (a cJSON object). */
+int mw__terrain_init(mw_terrain_gl_t *te, const mw_viewer_options_t *opt);
+void mw__terrain_free(mw_terrain_gl_t *te);
+void mw__terrain_reset(mw_terrain_gl_t *te);
+int mw__terrain_update(const mw_view_ctx_t *vc, mw_terrain_gl_t *te);
+void mw__terrain_draw(const mw_view_ctx_t *vc, mw_terrain_gl_t *te);
+mw_pick_t mw__terrain_pick(const mw_view_ctx_t *vc, mw_terrain_gl_t *te, int x, int y);
+void mw__terrain_details(const mw_view_ctx_t *vc, const mw_rect_t *r);
+struct cJSON;
+void mw__terrain_meta(const mw_view_ctx_t *vc, mw_terrain_gl_t *te, struct cJSON *root);
+
 /* view_events.c: job events on the plots (markers), the events list, the steering prompt. */
 typedef struct {
     const mw_event_t *e;

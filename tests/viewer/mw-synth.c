@@ -1,7 +1,7 @@
 /* mw-synth: writes a synthetic recording with exactly known content (synth.h).
  *
- *   mw-synth [--pattern stack|outlier|picking] [--ranks N] [--windows W] [--hosts H]
- *            [--subslots S] [--cluster-calls N] [--job NAME] FILE.mpiw
+ *   mw-synth [--pattern stack|outlier|picking|terrain] [--ranks N] [--windows W] [--hosts H]
+ *            [--subslots S] [--cluster-calls N] [--functions N] [--job NAME] FILE.mpiw
  *
  * Prints one JSON object on stdout describing what was written (fractions, long calls with
  * rank, host, start and duration, the window span, the origin of the time axis) so that the
@@ -31,7 +31,8 @@ int main(int argc, char **argv)
         {"pattern", required_argument, NULL, 'p'},  {"ranks", required_argument, NULL, 'r'},
         {"windows", required_argument, NULL, 'w'},  {"hosts", required_argument, NULL, 'H'},
         {"subslots", required_argument, NULL, 's'}, {"cluster-calls", required_argument, NULL, 'c'},
-        {"job", required_argument, NULL, 'j'},      {NULL, 0, NULL, 0}};
+        {"job", required_argument, NULL, 'j'},      {"functions", required_argument, NULL, 'f'},
+        {NULL, 0, NULL, 0}};
     sy_options_t o;
     sy_defaults(&o);
     int opt;
@@ -68,6 +69,10 @@ int main(int argc, char **argv)
         case 'j':
             o.job = optarg;
             break;
+        case 'f':
+            bad = parse_u(optarg, 40, &v) < 0;
+            o.functions = (uint32_t)v;
+            break;
         default:
             bad = 1;
         }
@@ -77,8 +82,9 @@ int main(int argc, char **argv)
         }
     }
     if (optind != argc - 1) {
-        fprintf(stderr, "usage: mw-synth [--pattern stack|outlier|picking] [--ranks N] "
+        fprintf(stderr, "usage: mw-synth [--pattern stack|outlier|picking|terrain] [--ranks N] "
                         "[--windows W] [--hosts H] [--subslots S] [--cluster-calls N] "
+                        "[--functions N] "
                         "[--job NAME] FILE.mpiw\n");
         return 2;
     }

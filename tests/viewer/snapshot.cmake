@@ -5,7 +5,7 @@ find_path(MW_STB_INCLUDE_DIR stb_image.h PATH_SUFFIXES stb REQUIRED)
 find_library(MW_STB_LIBRARY stb REQUIRED)
 
 # Synthetic recordings: the collector core in-process with a recording open.
-add_library(mw_synth STATIC synth.c)
+add_library(mw_synth STATIC synth.c synth_terrain.c)
 target_include_directories(mw_synth PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(mw_synth PUBLIC mw_collector_core mw_testmsg)
 add_executable(mw-synth mw-synth.c)
@@ -54,3 +54,13 @@ add_test(NAME viewer_snapshot_trace
                  $<TARGET_FILE:mw-pngprobe>)
 set_tests_properties(viewer_snapshot_trace PROPERTIES LABELS "viewer;snapshot;integration"
                                                       TIMEOUT 180 SKIP_RETURN_CODE 77)
+
+# The terrain view (docs/viewer.md, "Terrain view"): windows with known per-rank figures per
+# function and region (mw-synth --pattern terrain), drawn in 3D and as a heat map at 16 and
+# 16,384 ranks: the meta against the known values, the largest cell's pixel, picking it.
+add_test(NAME viewer_snapshot_terrain
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/snapshot_terrain.sh
+                 $<TARGET_FILE:mpiwatch-viewer> $<TARGET_FILE:mw-synth>
+                 $<TARGET_FILE:mw-pngprobe>)
+set_tests_properties(viewer_snapshot_terrain PROPERTIES LABELS "viewer;snapshot;integration"
+                                                        TIMEOUT 180 SKIP_RETURN_CODE 77)

@@ -222,13 +222,14 @@ void sy_defaults(sy_options_t *o)
     o->subslots = 16;
     o->window_ns = 100000000ull;
     o->cluster_calls = 1000000ull;
+    o->functions = 24;
 }
 
-static const char *const sy_names[] = {"stack", "outlier", "picking"};
+static const char *const sy_names[] = {"stack", "outlier", "picking", "terrain"};
 
 int sy_pattern_of(const char *name)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (strcmp(name, sy_names[i]) == 0)
             return i;
     return -1;
@@ -371,6 +372,8 @@ static uint64_t sy_build(const sy_options_t *o, sy_builder_t *b, uint32_t rank, 
             calls += 2;
             break;
         }
+        case SY_TERRAIN: /* written by synth_terrain.c, never built here */
+            break;
         }
     }
     return calls;
@@ -400,6 +403,8 @@ static void sy_host(const sy_options_t *o, uint32_t rank, char *buf, size_t len)
 
 int sy_write_result(const sy_options_t *o, const char *path, FILE *json, sy_result_t *res)
 {
+    if (o->pattern == SY_TERRAIN)
+        return sy_write_terrain(o, path, json, res);
     if (o->ranks == 0 || o->windows == 0 || o->hosts == 0 || o->subslots == 0 ||
         o->subslots > SY_SUBS || o->window_ns % o->subslots || SY_REAL0 % o->window_ns) {
         fprintf(stderr, "mw-synth: bad sizes\n");

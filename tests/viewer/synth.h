@@ -15,6 +15,8 @@
  *            starting in window W/2, a recorded long call.
  *   picking  light MPI_Allreduce background and four long calls of known function, rank,
  *            start and duration (recorded long calls) to click on.
+ *   terrain  merged windows with known per-rank figures per function and code region
+ *            (Window.rf_*, rr_*: terrain_values.h), written directly (synth_terrain.c).
  */
 #ifndef MW_TEST_SYNTH_H
 #define MW_TEST_SYNTH_H
@@ -22,7 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-typedef enum { SY_STACK, SY_OUTLIER, SY_PICKING } sy_pattern_t;
+typedef enum { SY_STACK, SY_OUTLIER, SY_PICKING, SY_TERRAIN } sy_pattern_t;
 
 typedef struct {
     sy_pattern_t pattern;
@@ -33,6 +35,7 @@ typedef struct {
     uint64_t window_ns;     /* default 100 ms */
     uint64_t cluster_calls; /* outlier: short calls in all (default 1,000,000) */
     const char *job;        /* default "synth-<pattern>" */
+    uint32_t functions;     /* terrain: functions per rank (default 24) */
 } sy_options_t;
 
 void sy_defaults(sy_options_t *o);
@@ -62,5 +65,7 @@ typedef struct {
 
 /* As sy_write(), also filling *res. */
 int sy_write_result(const sy_options_t *o, const char *path, FILE *json, sy_result_t *res);
+/* The terrain pattern (synth_terrain.c), which sy_write_result() hands over to. */
+int sy_write_terrain(const sy_options_t *o, const char *path, FILE *json, sy_result_t *res);
 
 #endif

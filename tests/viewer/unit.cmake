@@ -26,3 +26,11 @@ add_executable(test_viewer_logical ${CMAKE_CURRENT_SOURCE_DIR}/test_logical.c)
 target_link_libraries(test_viewer_logical PRIVATE mw_viewer_model PkgConfig::CMOCKA)
 add_test(NAME viewer_logical COMMAND test_viewer_logical)
 set_tests_properties(viewer_logical PROPERTIES LABELS "viewer;unit" TIMEOUT 60)
+
+# The terrain's model (docs/viewer.md, "Terrain view"): known per-rank values summed over a
+# range, columns and "other", every metric, 16,384 ranks aggregated into rows, the largest
+# cells, picking in 3D and 2D, the cache, windows that do not add up.
+add_executable(test_viewer_terrain ${CMAKE_CURRENT_SOURCE_DIR}/test_terrain.c)
+target_link_libraries(test_viewer_terrain PRIVATE mw_viewer_model PkgConfig::CMOCKA)
+add_test(NAME viewer_terrain COMMAND test_viewer_terrain)
+set_tests_properties(viewer_terrain PROPERTIES LABELS "viewer;unit" TIMEOUT 60)
