@@ -208,8 +208,11 @@ static int summary_nodes(const mw_job_t *job, cJSON *root)
         if (!cJSON_AddStringToObject(o, "name", job->nodes[i]) ||
             !(ranks[i] = cJSON_AddArrayToObject(o, "ranks")))
             rc = -1;
+        /* NUMA nodes (type 5) only when the hardware lists some: older recordings' summaries
+         * stay as they were. */
         for (int t = 0; t < 5 && rc == 0; t++)
-            rc = mw_json_add_u64(o, counts[t], n[t]);
+            if (t < 4 || n[t])
+                rc = mw_json_add_u64(o, counts[t], n[t]);
     }
     for (uint32_t rank = 0; rank < job->size && rc == 0; rank++) {
         const mw_rank_t *r = &job->ranks[rank];

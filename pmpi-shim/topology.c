@@ -9,9 +9,9 @@
  * might differ between ranks. If the split fails every rank reports, and the collector keeps
  * the first description of each node. Then on the sender thread, off the application's path
  * because loading the hwloc topology reads sysfs and takes milliseconds, mw__topology_place
- * reads the binding and, for the reporting rank, flattens the node's packages, L3 caches,
- * cores and PUs (in depth-first order, so every object comes after its parent). The PU is the
- * one the application thread was on inside MPI_Init (sched_getcpu there), the binding that
+ * reads the binding and, for the reporting rank, flattens the node's packages, NUMA nodes, L3
+ * caches, cores and PUs (in depth-first order, so every object comes after its parent). The PU is
+ * the one the application thread was on inside MPI_Init (sched_getcpu there), the binding that
  * thread's affinity there (sched_getaffinity, one system call); a rank whose binding covers the
  * whole node is "unbound" and reports that PU alone. An emulated node reports the whole real
  * machine: the ranks of every emulated node really run on it, so their PU numbers are valid on it.
@@ -90,34 +90,76 @@ static unsigned topo_type(hwloc_obj_t o)
         return 3;
     case HWLOC_OBJ_PU:
         return 4;
+    case HWLOC_OBJ_NUMANODE:
+        return 5;
     default:
         return 0;
     }
 }
 
+static void topo_add(hwloc_obj_t o, unsigned type, int *parent, Mpiwatch__TopoObject *objs,
+                     unsigned *n)
+{
+    if (*n >= MW_TOPO_MAX_OBJECTS)
+        return;
+    Mpiwatch__TopoObject *t = &objs[*n];
+    mpiwatch__topo_object__init(t);
+    t->type = type;
+    t->parent = *parent;
+    t->logical = o->logical_index;
+    t->os_index = o->os_index;
+    *parent = (int)(*n)++;
+}
+
+/* The NUMA nodes among o's memory children (hwloc 2 attaches them there, possibly behind
+ * memory-side caches), at most `max`. */
+static int numa_children(hwloc_obj_t o, hwloc_obj_t *out, int max)
+{
+    int k = 0;
+    for (hwloc_obj_t m = o->memory_first_child; m && k < max; m = m->next_sibling) {
+        if (m->type == HWLOC_OBJ_NUMANODE)
+            out[k++] = m;
+        else
+            k += numa_children(m, out + k, max - k);
+    }
+    return k;
+}
+
 /* Appends o (if it is of a reported type) and then its subtree; the parent of an object is
- * its nearest reported ancestor. */
+ * its nearest reported ancestor. NUMA nodes, memory children in hwloc 2, become a level: a
+ * NUMA node attached to o comes right after o, and o's children whose CPUs it covers go under
+ * it (one NUMA node per package: package > NUMA > L3; a package split in sub-NUMA clusters:
+ * each cluster's caches and cores under its NUMA node). A child covered by none of them (it
+ * spans several) stays under o; a PU covered by two (memory of two kinds) goes under the
+ * first, the one the rank's `numa` names. */
 static void topo_walk(hwloc_obj_t o, int parent, Mpiwatch__TopoObject *objs, unsigned *n)
 {
     unsigned type = topo_type(o);
-    if (type && *n < MW_TOPO_MAX_OBJECTS) {
-        Mpiwatch__TopoObject *t = &objs[*n];
-        mpiwatch__topo_object__init(t);
-        t->type = type;
-        t->parent = parent;
-        t->logical = o->logical_index;
-        t->os_index = o->os_index;
-        parent = (int)(*n)++;
+    if (type)
+        topo_add(o, type, &parent, objs, n);
+    hwloc_obj_t numa[64];
+    int numa_at[64], nn = numa_children(o, numa, 64);
+    for (int i = 0; i < nn; i++) {
+        numa_at[i] = parent;
+        topo_add(numa[i], 5, &numa_at[i], objs, n);
     }
-    for (hwloc_obj_t c = o->first_child; c; c = c->next_sibling)
-        topo_walk(c, parent, objs, n);
+    for (hwloc_obj_t c = o->first_child; c; c = c->next_sibling) {
+        int under = parent;
+        for (int i = 0; i < nn; i++)
+            if (c->cpuset && numa[i]->cpuset && !hwloc_bitmap_iszero(numa[i]->cpuset) &&
+                hwloc_bitmap_isincluded(c->cpuset, numa[i]->cpuset)) {
+                under = numa_at[i];
+                break;
+            }
+        topo_walk(c, under, objs, n);
+    }
 }
 
 /* The node's hardware as one allocation (message, objects, pointers), or NULL. */
 static Mpiwatch__NodeTopology *topo_describe(hwloc_topology_t topo, const char *node)
 {
     static const hwloc_obj_type_t types[] = {HWLOC_OBJ_PACKAGE, HWLOC_OBJ_L3CACHE, HWLOC_OBJ_CORE,
-                                             HWLOC_OBJ_PU};
+                                             HWLOC_OBJ_PU, HWLOC_OBJ_NUMANODE};
     size_t total = 0;
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         int k = hwloc_get_nbobjs_by_type(topo, types[i]);

@@ -60,10 +60,49 @@
 /* The `kind` of a cell in the VTK files: what it draws (docs/export.md). The hardware kinds are
  * in nesting order: the layout's box type t (MW_TOPO_NODE .. MW_TOPO_PU) is kind t + 1. */
 enum {
-    KIND_RANK = 0, /* a vertex: one rank */
-    KIND_NODE = 1, /* a rectangle: one node (or host), then package, L3, core, PU */
-    KIND_LINK = 6, /* a line: messages from one rank to another */
+    KIND_RANK = 0,   /* a vertex: one rank */
+    KIND_NODE = 1,   /* a rectangle: one node (or host), then package, L3, core, PU */
+    KIND_LINK = 6,   /* a line: messages from one rank to another */
+    KIND_NUMA = 7,   /* a rectangle: a NUMA node (box type MW_TOPO_NUMA, a later addition) */
+    KIND_SWITCH = 8, /* a rectangle: a network switch (--network) */
+    KIND_WIRE = 9,   /* a line: a switch to one of its nodes, or to the switch above it */
 };
+
+static unsigned box_kind(const mw_topo_box_t *b)
+{
+    return b->type == MW_TOPO_NUMA ? KIND_NUMA : (unsigned)b->type + KIND_NODE;
+}
+
+/* The wires of a network layout: wire w < n_nodes goes from node w's centre (on its plane)
+ * to its switch's bottom, the next ones from a switch's top to the bottom of the switch above
+ * it. Returns 0 when wire w does not exist, else 1 with its ends (the layout's frame) and the
+ * switch it leads to. */
+static int wire_ends(const mw_topo_layout_t *L, size_t w, float a[3], float b[3], int32_t *sw)
+{
+    const mw_topo_switch_t *s;
+    if (w < L->n_nodes) {
+        if (L->nodes[w].sw < 0)
+            return 0;
+        *sw = L->nodes[w].sw;
+        s = &L->switches[*sw];
+        a[0] = (L->nodes[w].lo[0] + L->nodes[w].hi[0]) / 2;
+        a[1] = L->nodes[w].hi[1];
+        a[2] = (L->nodes[w].lo[2] + L->nodes[w].hi[2]) / 2;
+    } else {
+        const mw_topo_switch_t *c = &L->switches[w - L->n_nodes];
+        if (c->parent < 0)
+            return 0;
+        *sw = c->parent;
+        s = &L->switches[*sw];
+        a[0] = (c->lo[0] + c->hi[0]) / 2;
+        a[1] = c->hi[1];
+        a[2] = (c->lo[2] + c->hi[2]) / 2;
+    }
+    b[0] = (s->lo[0] + s->hi[0]) / 2;
+    b[1] = s->lo[1];
+    b[2] = (s->lo[2] + s->hi[2]) / 2;
+    return 1;
+}
 
 /* A point of the layout (y up, the viewer's world) in the VTK files' frame (z up, the ground
  * is the x-y plane, the first row of nodes at the top when seen from above): a rotation. */
@@ -74,12 +113,18 @@ static void vtk_point(const float p[3], float out[3])
     out[2] = p[1];
 }
 
-/* Corner c (0..3, counter-clockwise seen from above) of the top of box b, in the VTK frame. */
+/* Corner c (0..3, counter-clockwise seen from above) of the top of a box from lo to hi, in
+ * the VTK frame. */
+static void vtk_corner_of(const float lo[3], const float hi[3], int c, float out[3])
+{
+    out[0] = (c == 1 || c == 2) ? hi[0] : lo[0];
+    out[1] = (c >= 2) ? -lo[2] : -hi[2];
+    out[2] = hi[1];
+}
+
 static void vtk_corner(const mw_topo_box_t *b, int c, float out[3])
 {
-    out[0] = (c == 1 || c == 2) ? b->hi[0] : b->lo[0];
-    out[1] = (c >= 2) ? -b->lo[2] : -b->hi[2];
-    out[2] = b->hi[1];
+    vtk_corner_of(b->lo, b->hi, c, out);
 }
 
 typedef struct {
@@ -94,7 +139,9 @@ typedef struct {
 
     mw_topo_layout_t lay;
     const char **node_name; /* [lay.n_nodes]: names (pointers into the job, or static text) */
-    int32_t *rank_bound;    /* [lay.n_ranks]: RankInfo.bound, -1 unknown */
+    mw_network_t net;       /* --network */
+    int have_net;
+    int32_t *rank_bound; /* [lay.n_ranks]: RankInfo.bound, -1 unknown */
     char prefix[MW_VTK_PREFIX_MAX + 1];
     mw_afile_t *pvd; /* the collection, written through mw_file.h */
     char *pvd_path;
@@ -320,10 +367,19 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
 {
     const mw_topo_layout_t *lay = &v->lay;
     const mw_topo_line_t *ln = v->lines.lines;
-    size_t nr = lay->n_ranks, nb = lay->n_boxes, n_arcs = 0;
+    size_t nr = lay->n_ranks, nb = lay->n_boxes, n_arcs = 0, ns = lay->n_switches, nwire = 0;
     for (size_t i = 0; i < n_links; i++)
         n_arcs += ln[i].inter;
-    size_t n_points = nr + 4 * nb + n_arcs, n_cells = nr + n_links + nb;
+    /* The network: each switch a rectangle (4 points) after the boxes, each wire a line (2
+     * points) after the links; their points come after the arc tops. */
+    size_t wires_all = lay->network ? lay->n_nodes + ns : 0;
+    for (size_t w = 0; w < wires_all; w++) {
+        float a[3], b[3];
+        int32_t s;
+        nwire += (size_t)wire_ends(lay, w, a, b, &s);
+    }
+    size_t n_points = nr + 4 * nb + n_arcs + 4 * ns + 2 * nwire,
+           n_cells = nr + n_links + nwire + nb + ns;
 
     char err[512];
     mw_afile_t *af = mw_afile_open(path, err, sizeof err);
@@ -351,10 +407,32 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
     string_array(f, "job", &job_name, 1);
     if (lay->n_nodes)
         string_array(f, "node_name", v->node_name, lay->n_nodes);
+    field_i64(f, "links_intra_node", (int64_t)v->lines.by_class[MW_LINK_INTRA_NODE]);
+    field_i64(f, "links_intra_switch", (int64_t)v->lines.by_class[MW_LINK_INTRA_SWITCH]);
+    field_i64(f, "links_inter_switch", (int64_t)v->lines.by_class[MW_LINK_INTER_SWITCH]);
+    if (ns) {
+        const char **sn = malloc(ns * sizeof *sn);
+        if (sn) {
+            for (size_t s = 0; s < ns; s++)
+                sn[s] = lay->switches[s].name;
+            string_array(f, "switch_name", sn, ns);
+            free(sn);
+        }
+        size_t q = 0;
+        arr_begin(f, "DataArray", "Int32", "switch_parent", 1, ns);
+        for (size_t s = 0; s < ns; s++)
+            put_i64(f, &q, lay->switches[s].parent);
+        arr_end(f, "DataArray", q);
+        q = 0;
+        arr_begin(f, "DataArray", "Int32", "switch_level", 1, ns);
+        for (size_t s = 0; s < ns; s++)
+            put_i64(f, &q, lay->switches[s].level);
+        arr_end(f, "DataArray", q);
+    }
     fprintf(f,
             "    </FieldData>\n    <Piece NumberOfPoints=\"%zu\" NumberOfVerts=\"%zu\" "
             "NumberOfLines=\"%zu\" NumberOfStrips=\"0\" NumberOfPolys=\"%zu\">\n",
-            n_points, nr, n_links, nb);
+            n_points, nr, n_links + nwire, nb + ns);
 
     /* Point data: the rank, the plane, the rank's figures (0 on the other points). */
     fputs("      <PointData Scalars=\"bytes_sent\">\n", f);
@@ -373,6 +451,34 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
     for (size_t i = 0; i < n_links; i++)
         if (ln[i].inter)
             put_i64(f, &k, -1);
+    for (size_t i = 0; i < 4 * ns + 2 * nwire; i++)
+        put_i64(f, &k, -1);
+    arr_end(f, "DataArray", k);
+    /* The switch of every point: a rank's node's, a box corner's node's, a switch's own, a
+     * wire's upper end's; -1 on arc tops and without a network. */
+    k = 0;
+    arr_begin(f, "DataArray", "Int32", "switch", 1, (size_t)-1);
+    for (size_t i = 0; i < nr; i++) {
+        int32_t g = lay->ranks[i].node;
+        put_i64(f, &k, g >= 0 && (size_t)g < lay->n_nodes ? lay->nodes[g].sw : -1);
+    }
+    for (size_t b = 0; b < nb; b++)
+        for (int c = 0; c < 4; c++)
+            put_i64(f, &k,
+                    lay->boxes[b].node < lay->n_nodes ? lay->nodes[lay->boxes[b].node].sw : -1);
+    for (size_t i = 0; i < n_arcs; i++)
+        put_i64(f, &k, -1);
+    for (size_t s = 0; s < ns; s++)
+        for (int c = 0; c < 4; c++)
+            put_i64(f, &k, (int64_t)s);
+    for (size_t w = 0; w < wires_all; w++) {
+        float a[3], b[3];
+        int32_t s;
+        if (wire_ends(lay, w, a, b, &s)) {
+            put_i64(f, &k, s);
+            put_i64(f, &k, s);
+        }
+    }
     arr_end(f, "DataArray", k);
     const struct {
         const char *name;
@@ -392,7 +498,8 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
     }
     fputs("      </PointData>\n", f);
 
-    /* Cell data, in VTK's cell order: verts (ranks), lines (links), polys (boxes). */
+    /* Cell data, in VTK's cell order: verts (ranks), lines (links, then wires), polys (boxes,
+     * then switches). Wires and switches hold -1 (or 0) where an array does not apply. */
     fputs("      <CellData Scalars=\"kind\">\n", f);
     k = 0;
     arr_begin(f, "DataArray", "UInt8", "kind", 1, (size_t)-1);
@@ -400,8 +507,12 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
         put_u64(f, &k, KIND_RANK);
     for (size_t i = 0; i < n_links; i++)
         put_u64(f, &k, KIND_LINK);
+    for (size_t i = 0; i < nwire; i++)
+        put_u64(f, &k, KIND_WIRE);
     for (size_t b = 0; b < nb; b++)
-        put_u64(f, &k, (uint64_t)lay->boxes[b].type + KIND_NODE);
+        put_u64(f, &k, box_kind(&lay->boxes[b]));
+    for (size_t i = 0; i < ns; i++)
+        put_u64(f, &k, KIND_SWITCH);
     arr_end(f, "DataArray", k);
     k = 0;
     arr_begin(f, "DataArray", "Int32", "node", 1, (size_t)-1);
@@ -409,9 +520,41 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
         put_i64(f, &k, lay->ranks[i].node);
     for (size_t i = 0; i < n_links; i++)
         put_i64(f, &k, lay->ranks[ln[i].src].node);
+    for (size_t w = 0; w < wires_all; w++) {
+        float a[3], b[3];
+        int32_t sw;
+        if (wire_ends(lay, w, a, b, &sw))
+            put_i64(f, &k, w < lay->n_nodes ? (int64_t)w : -1);
+    }
     for (size_t b = 0; b < nb; b++)
         put_i64(f, &k, lay->boxes[b].node);
+    for (size_t i = 0; i < ns; i++)
+        put_i64(f, &k, -1);
     arr_end(f, "DataArray", k);
+    /* The switch of a cell: a rank's, a box's or a link sender's node's; a wire's upper end;
+     * a switch's own index (into switch_name); -1 without a network. */
+    k = 0;
+    arr_begin(f, "DataArray", "Int32", "switch", 1, (size_t)-1);
+    for (size_t i = 0; i < nr; i++) {
+        int32_t g = lay->ranks[i].node;
+        put_i64(f, &k, g >= 0 && (size_t)g < lay->n_nodes ? lay->nodes[g].sw : -1);
+    }
+    for (size_t i = 0; i < n_links; i++) {
+        int32_t g = lay->ranks[ln[i].src].node;
+        put_i64(f, &k, g >= 0 && (size_t)g < lay->n_nodes ? lay->nodes[g].sw : -1);
+    }
+    for (size_t w = 0; w < wires_all; w++) {
+        float a[3], b[3];
+        int32_t sw;
+        if (wire_ends(lay, w, a, b, &sw))
+            put_i64(f, &k, sw);
+    }
+    for (size_t b = 0; b < nb; b++)
+        put_i64(f, &k, lay->boxes[b].node < lay->n_nodes ? lay->nodes[lay->boxes[b].node].sw : -1);
+    for (size_t i = 0; i < ns; i++)
+        put_i64(f, &k, (int64_t)i);
+    arr_end(f, "DataArray", k);
+    size_t others = nwire + nb + ns; /* cells after the links */
     k = 0;
     arr_begin(f, "DataArray", "Int32", "rank", 1, (size_t)-1);
     for (size_t i = 0; i < n_cells; i++)
@@ -424,7 +567,7 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
             put_i64(f, &k, -1);
         for (size_t i = 0; i < n_links; i++)
             put_i64(f, &k, a ? ln[i].dst : ln[i].src);
-        for (size_t b = 0; b < nb; b++)
+        for (size_t b = 0; b < others; b++)
             put_i64(f, &k, -1);
         arr_end(f, "DataArray", k);
     }
@@ -435,7 +578,7 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
             put_u64(f, &k, 0);
         for (size_t i = 0; i < n_links; i++)
             put_u64(f, &k, a ? ln[i].bytes : ln[i].messages);
-        for (size_t b = 0; b < nb; b++)
+        for (size_t b = 0; b < others; b++)
             put_u64(f, &k, 0);
         arr_end(f, "DataArray", k);
     }
@@ -445,38 +588,55 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
         put_i64(f, &k, -1);
     for (size_t i = 0; i < n_links; i++)
         put_i64(f, &k, !ln[i].inter);
-    for (size_t b = 0; b < nb; b++)
+    for (size_t b = 0; b < others; b++)
+        put_i64(f, &k, -1);
+    arr_end(f, "DataArray", k);
+    /* A link's class: 0 intra-node, 1 intra-switch (without a network: between nodes), 2
+     * inter-switch; -1 for other cells. */
+    k = 0;
+    arr_begin(f, "DataArray", "Int8", "link_class", 1, (size_t)-1);
+    for (size_t i = 0; i < nr; i++)
+        put_i64(f, &k, -1);
+    for (size_t i = 0; i < n_links; i++)
+        put_i64(f, &k, ln[i].cls);
+    for (size_t b = 0; b < others; b++)
         put_i64(f, &k, -1);
     arr_end(f, "DataArray", k);
     for (int a = 0; a < 2; a++) { /* logical, os_index */
         k = 0;
         arr_begin(f, "DataArray", "Int32", a ? "os_index" : "logical", 1, (size_t)-1);
-        for (size_t i = 0; i < nr + n_links; i++)
+        for (size_t i = 0; i < nr + n_links + nwire; i++)
             put_i64(f, &k, -1);
         for (size_t b = 0; b < nb; b++)
             put_i64(f, &k,
                     a                                    ? lay->boxes[b].os_index
                     : lay->boxes[b].type == MW_TOPO_NODE ? -1
                                                          : (int64_t)lay->boxes[b].logical);
+        for (size_t i = 0; i < ns; i++)
+            put_i64(f, &k, -1);
         arr_end(f, "DataArray", k);
     }
     k = 0;
     arr_begin(f, "DataArray", "UInt32", "ranks", 1, (size_t)-1);
     for (size_t i = 0; i < nr; i++)
         put_u64(f, &k, 1);
-    for (size_t i = 0; i < n_links; i++)
+    for (size_t i = 0; i < n_links + nwire; i++)
         put_u64(f, &k, 0);
     for (size_t b = 0; b < nb; b++)
         put_u64(f, &k, lay->boxes[b].ranks);
+    for (size_t i = 0; i < ns; i++)
+        put_u64(f, &k, 0);
     arr_end(f, "DataArray", k);
     k = 0;
     arr_begin(f, "DataArray", "Int32", "bound", 1, (size_t)-1);
     for (size_t i = 0; i < nr; i++)
         put_i64(f, &k, v->rank_bound[i]);
-    for (size_t i = 0; i < n_links; i++)
+    for (size_t i = 0; i < n_links + nwire; i++)
         put_i64(f, &k, 0);
     for (size_t b = 0; b < nb; b++)
         put_i64(f, &k, lay->boxes[b].bound);
+    for (size_t i = 0; i < ns; i++)
+        put_i64(f, &k, 0);
     arr_end(f, "DataArray", k);
     fputs("      </CellData>\n", f);
 
@@ -511,6 +671,28 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
         put_f(f, &k, (a[1] + b[1]) / 2);
         put_f(f, &k, (a[2] > b[2] ? a[2] : b[2]) + MW_VTK_ARC_LIFT * dist);
     }
+    for (size_t i = 0; i < ns; i++)
+        for (int c = 0; c < 4; c++) {
+            float q[3];
+            vtk_corner_of(lay->switches[i].lo, lay->switches[i].hi, c, q);
+            put_f(f, &k, q[0]);
+            put_f(f, &k, q[1]);
+            put_f(f, &k, q[2]);
+        }
+    for (size_t w = 0; w < wires_all; w++) {
+        float a[3], b[3], q[3];
+        int32_t sw;
+        if (!wire_ends(lay, w, a, b, &sw))
+            continue;
+        vtk_point(a, q);
+        put_f(f, &k, q[0]);
+        put_f(f, &k, q[1]);
+        put_f(f, &k, q[2]);
+        vtk_point(b, q);
+        put_f(f, &k, q[0]);
+        put_f(f, &k, q[1]);
+        put_f(f, &k, q[2]);
+    }
     arr_end(f, "DataArray", k);
     fputs("      </Points>\n", f);
 
@@ -536,12 +718,21 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
             put_u64(f, &k, mid++);
         put_u64(f, &k, ln[i].dst);
     }
+    uint64_t wire_pt = nr + 4 * nb + n_arcs + 4 * ns; /* the wires' ends */
+    for (size_t i = 0; i < nwire; i++) {
+        put_u64(f, &k, wire_pt++);
+        put_u64(f, &k, wire_pt++);
+    }
     arr_end(f, "DataArray", k);
     k = 0;
     arr_begin(f, "DataArray", "Int64", "offsets", 1, (size_t)-1);
     uint64_t end = 0;
     for (size_t i = 0; i < n_links; i++) {
         end += ln[i].inter ? 3 : 2;
+        put_u64(f, &k, end);
+    }
+    for (size_t i = 0; i < nwire; i++) {
+        end += 2;
         put_u64(f, &k, end);
     }
     arr_end(f, "DataArray", k);
@@ -556,10 +747,13 @@ static int write_frame(mw_vtk_t *v, const char *path, const mw_vtk_frame_t *fr, 
     for (size_t b = 0; b < nb; b++)
         for (int c = 0; c < 4; c++)
             put_u64(f, &k, nr + 4 * b + (size_t)c);
+    for (size_t i = 0; i < ns; i++)
+        for (int c = 0; c < 4; c++)
+            put_u64(f, &k, nr + 4 * nb + n_arcs + 4 * i + (size_t)c);
     arr_end(f, "DataArray", k);
     k = 0;
     arr_begin(f, "DataArray", "Int64", "offsets", 1, (size_t)-1);
-    for (size_t b = 0; b < nb; b++)
+    for (size_t b = 0; b < nb + ns; b++)
         put_u64(f, &k, 4 * (b + 1));
     arr_end(f, "DataArray", k);
     fputs("      </Polys>\n    </Piece>\n  </PolyData>\n</VTKFile>\n", f);
@@ -790,6 +984,7 @@ static void vtk_free(mw_vtk_t *v)
     free(v->rank_bound);
     mw_topo_lines_free(&v->lines);
     mw_topo_layout_free(&v->lay);
+    mw_network_free(&v->net);
     if (v->job)
         mpiwatch__job_info__free_unpacked(v->job, NULL);
 }
@@ -804,7 +999,8 @@ static int layout(mw_vtk_t *v)
     char why[256];
     if (v->job && mw_topo_job_check(v->job, why, sizeof why) < 0)
         vtk_warn("warning: the viewer would refuse the job description (%s)", why);
-    int rc = mw_topo_layout(&v->lay, v->job);
+    mw_topo_layout_opts_t lo = {v->have_net ? &v->net : NULL, (float)v->o->node_gap};
+    int rc = mw_topo_layout_ex(&v->lay, v->job, &lo);
     if (rc == -2) {
         vtk_warn("the job claims %" PRIu32 " ranks, more than %u: not laid out", v->job->size,
                  (unsigned)MW_MAX_RANKS);
@@ -841,6 +1037,14 @@ int mw_export_vtk(const mw_vtk_opts_t *o)
     mw_vtk_t v;
     memset(&v, 0, sizeof v);
     v.o = o;
+    if (o->network) {
+        char why[512];
+        if (mw_network_read(&v.net, o->network, why, sizeof why) < 0) {
+            vtk_warn("--network %s", why);
+            return 2;
+        }
+        v.have_net = 1;
+    }
     int rc = scan(&v);
     if (rc) {
         vtk_free(&v);

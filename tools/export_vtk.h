@@ -13,8 +13,10 @@ typedef struct {
     const char *dir;   /* output directory, made when it does not exist */
     int by_step;       /* one file per Step record instead of per window */
     int have_from, have_to;
-    uint64_t from, to; /* frame numbers kept (window offset or step number), inclusive */
-    uint64_t every;    /* keep one frame in `every` (0 or 1: all) */
+    uint64_t from, to;   /* frame numbers kept (window offset or step number), inclusive */
+    uint64_t every;      /* keep one frame in `every` (0 or 1: all) */
+    const char *network; /* --network: a Slurm topology.conf (NULL: none) */
+    double node_gap;     /* --node-gap (<= 0: the layout's default) */
 } mw_vtk_opts_t;
 
 /* Runs the export. Returns the exit status: 0 done, 1 nothing to export or a read or write

@@ -189,6 +189,16 @@ int mw__app_init(mw_app_t *app, const mw_viewer_options_t *opt, int headless)
         mw__topo_init(&app->tp, &app->opt) < 0 || mw__matrix_init(&app->tp) < 0 ||
         mw__terrain_init(&app->te, &app->opt) < 0)
         return -1;
+    if (opt->network) {
+        char err[512];
+        if (mw_network_read(&app->tp.net, opt->network, err, sizeof err) < 0) {
+            fprintf(stderr, "mpiwatch-viewer: --network %s\n", err);
+            return -1;
+        }
+        app->tp.have_net = 1;
+        app->tp.plane_color = MW_PLANES_BY_SWITCH;
+    }
+    app->tp.node_gap = opt->node_gap > 0 ? opt->node_gap : MW_TOPO_NODE_GAP;
     app->lg.metric = opt->lateness_diff ? MW_LVIEW_DIFF : MW_LVIEW_LATENESS;
     app->lg.strip = opt->lateness_strip;
     mw_lview_set_leap(app->lg.lv, !opt->no_leap);
@@ -1000,6 +1010,14 @@ static int app_topo_char(mw_app_t *app, char c)
         break;
     case 'm':
         t->mx_bytes = !t->mx_bytes;
+        break;
+    case 'g': /* the gap between node planes: wider, narrower */
+    case 'G':
+        t->node_gap =
+            c == 'g' ? fminf(t->node_gap * 1.5f, 200.0f) : fmaxf(t->node_gap / 1.5f, 0.5f);
+        break;
+    case 'n':
+        t->plane_color = (t->plane_color + 1) % MW_PLANES_COUNT;
         break;
     case 'f': /* links of one sending function (Window.fpair_*), then all again */
         app->rg.link_fn = mw_fpair_next_fn(

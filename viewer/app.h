@@ -73,7 +73,9 @@ typedef struct {
     mw_topo_color_t color;
     int bundles; /* -1 auto (default), 0 individual lines, 1 node bundles */
     int periodic;
-    int labels; /* 0: no rank labels */
+    int labels;          /* 0: no rank labels */
+    const char *network; /* --network FILE: switches and their nodes (mw_network.h) */
+    float node_gap;      /* --node-gap: between node planes (<= 0: the default) */
     mw_regions_view_t regions; /* --timeline regions, --rank-color, --link-fn (model_regions.h) */
     /* Steering (control.h): the collector's --control endpoint (else $MPIWATCH_CONTROL), and
      * the --steer KEY=VALUE[:RANKS] requests sent, in order, once the job is known. */

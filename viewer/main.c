@@ -27,7 +27,7 @@ static void usage(FILE *f)
                "           [--highlight-fn MPI_Name]\n"
                "           [--window N | --step N] [--color messages|bytes|src|dst]\n"
                "           [--camera YAW,PITCH[,DISTANCE]] [--zoom F] [--bundles auto|on|off]\n"
-               "           [--periodic] [--no-labels]\n"
+               "           [--periodic] [--no-labels] [--network FILE] [--node-gap G]\n"
                "           [--control ENDPOINT] [--steer KEY=VALUE[:RANKS]]...\n"
                "           [--snapshot OUT.png [--at SECONDS] [--range A:B] [--meta OUT.json]\n"
                "                               [--pick X,Y]]\n"
@@ -77,6 +77,9 @@ static void usage(FILE *f)
                "                     off (rank to rank)\n"
                "  --periodic         topology: wrap-around partners drawn as stubs at the edges\n"
                "  --no-labels        topology: no rank numbers\n"
+               "  --network FILE     topology: nodes grouped under their switches (a Slurm\n"
+               "                     topology.conf, docs/topology.md)\n"
+               "  --node-gap G       topology: world units between node planes (default 4)\n"
                "  --control EP       the collector's steering endpoint (its --control; default\n"
                "                     $MPIWATCH_CONTROL): ':' in the window opens a prompt\n"
                "  --steer K=V[:R]    with --connect: send K=V to ranks R (e.g. 0-3,7; default\n"
@@ -139,6 +142,8 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
         OPT_BUNDLES,
         OPT_PERIODIC,
         OPT_NOLABELS,
+        OPT_NETWORK,
+        OPT_NODE_GAP,
         OPT_CONTROL,
         OPT_STEER,
         OPT_HELP,
@@ -177,6 +182,8 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
         {"zoom", required_argument, NULL, OPT_ZOOM},
         {"bundles", required_argument, NULL, OPT_BUNDLES},
         {"periodic", no_argument, NULL, OPT_PERIODIC},
+        {"network", required_argument, NULL, OPT_NETWORK},
+        {"node-gap", required_argument, NULL, OPT_NODE_GAP},
         {"no-labels", no_argument, NULL, OPT_NOLABELS},
         {"control", required_argument, NULL, OPT_CONTROL},
         {"steer", required_argument, NULL, OPT_STEER},
@@ -513,6 +520,20 @@ static int parse_options(mw_viewer_options_t *o, int argc, char **argv, int *hel
         case OPT_NOLABELS:
             o->labels = 0;
             break;
+        case OPT_NETWORK:
+            o->network = a;
+            break;
+        case OPT_NODE_GAP: {
+            char *end;
+            double g = strtod(a, &end);
+            if (*end || !(g > 0 && g <= 1000)) {
+                fprintf(stderr, "mpiwatch-viewer: --node-gap %s: expected a number in (0, 1000]\n",
+                        a);
+                return -1;
+            }
+            o->node_gap = (float)g;
+            break;
+        }
         case OPT_CONTROL:
             o->control = a;
             break;

@@ -586,7 +586,8 @@ static void json_topology(mw_app_t *app, cJSON *root)
     cJSON_AddNumberToObject(lay, "nodes", (double)t->layout.n_nodes);
     cJSON_AddNumberToObject(lay, "ranks", t->layout.n_ranks);
     cJSON_AddBoolToObject(lay, "fallback", t->layout.fallback);
-    static const char *const tn[MW_TOPO_TYPES] = {"planes", "packages", "l3", "cores", "pus"};
+    static const char *const tn[MW_TOPO_TYPES] = {"planes", "packages", "l3",
+                                                  "cores",  "pus",      "numa"};
     for (int i = 0; i < MW_TOPO_TYPES; i++)
         cJSON_AddNumberToObject(lay, tn[i], (double)t->layout.boxes_of_type[i]);
     const mw_topo_lines_t *L = &t->lines;
@@ -596,6 +597,51 @@ static void json_topology(mw_app_t *app, cJSON *root)
     cJSON_AddNumberToObject(ln, "inter", (double)L->inter);
     cJSON_AddNumberToObject(ln, "periodic", (double)L->periodic);
     cJSON_AddNumberToObject(ln, "dropped", (double)L->dropped);
+    cJSON_AddNumberToObject(ln, "intra_node", (double)L->by_class[MW_LINK_INTRA_NODE]);
+    cJSON_AddNumberToObject(ln, "intra_switch", (double)L->by_class[MW_LINK_INTRA_SWITCH]);
+    cJSON_AddNumberToObject(ln, "inter_switch", (double)L->by_class[MW_LINK_INTER_SWITCH]);
+    if (t->layout.network) {
+        /* The network: the switches drawn and each node's switch (docs/topology.md). */
+        cJSON *nw = cJSON_AddObjectToObject(o, "network");
+        cJSON_AddNumberToObject(nw, "node_gap", t->layout.node_gap);
+        cJSON_AddNumberToObject(nw, "group_gap", t->layout.group_gap);
+        cJSON_AddStringToObject(nw, "planes", t->plane_color == MW_PLANES_BY_SWITCH ? "switch"
+                                              : t->plane_color == MW_PLANES_BY_NODE ? "node"
+                                                                                    : "plain");
+        cJSON *sws = cJSON_AddArrayToObject(nw, "switches");
+        for (size_t i = 0; i < t->layout.n_switches; i++) {
+            const mw_topo_switch_t *s = &t->layout.switches[i];
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "name", s->name);
+            cJSON_AddNumberToObject(e, "level", s->level);
+            cJSON_AddStringToObject(e, "parent", s->parent >= 0
+                                                     ? t->layout.switches[s->parent].name
+                                                     : "");
+            cJSON_AddNumberToObject(e, "nodes", s->nodes);
+            cJSON_AddBoolToObject(e, "unknown", s->source < 0);
+            cJSON *b = cJSON_AddArrayToObject(e, "box");
+            for (int c = 0; c < 3; c++)
+                cJSON_AddItemToArray(b, cJSON_CreateNumber(s->lo[c]));
+            for (int c = 0; c < 3; c++)
+                cJSON_AddItemToArray(b, cJSON_CreateNumber(s->hi[c]));
+            cJSON_AddItemToArray(sws, e);
+        }
+        cJSON *nsw = cJSON_AddObjectToObject(nw, "node_switch");
+        for (size_t g = 0; g < t->layout.n_nodes; g++) {
+            int32_t s = t->layout.nodes[g].sw;
+            cJSON_AddStringToObject(nsw, t->layout.nodes[g].name,
+                                    s >= 0 ? t->layout.switches[s].name : "");
+        }
+        cJSON *planes = cJSON_AddArrayToObject(nw, "planes_x");
+        for (size_t g = 0; g < t->layout.n_nodes; g++) {
+            cJSON *p = cJSON_CreateArray();
+            cJSON_AddItemToArray(p, cJSON_CreateNumber(t->layout.nodes[g].lo[0]));
+            cJSON_AddItemToArray(p, cJSON_CreateNumber(t->layout.nodes[g].hi[0]));
+            cJSON_AddItemToArray(p, cJSON_CreateNumber(t->layout.nodes[g].lo[2]));
+            cJSON_AddItemToArray(p, cJSON_CreateNumber(t->layout.nodes[g].hi[2]));
+            cJSON_AddItemToArray(planes, p);
+        }
+    }
     (void)mw_json_add_u64(ln, "messages", L->messages);
     (void)mw_json_add_u64(ln, "bytes", L->bytes);
     cJSON *bd = cJSON_AddObjectToObject(o, "bundles");

@@ -45,7 +45,7 @@ int mw_topo_curves(const mw_topo_layout_t *L, const mw_topo_lines_t *t, int bund
         node_centre(L, b->a, c.p0);
         node_centre(L, b->b, c.p1);
         c.p1[1] += MW_TOPO_MARKER_H;
-        c.inter = b->a != b->b;
+        c.inter = b->a != b->b ? (float)b->cls : 0;
         if (b->a == b->b) {
             /* A node's own traffic: a loop over the node, in the direction of its row. */
             c.p0[0] -= L->cell_w * 0.25f;
@@ -57,13 +57,14 @@ int mw_topo_curves(const mw_topo_layout_t *L, const mw_topo_lines_t *t, int bund
         memcpy(c.p0, L->ranks[l->src].pos, sizeof c.p0);
         memcpy(c.p1, L->ranks[l->dst].pos, sizeof c.p1);
         c.p1[1] += MW_TOPO_MARKER_H;
-        c.inter = l->inter;
+        c.inter = l->inter ? (float)l->cls : 0;
         wrap = periodic && l->periodic;
     }
     float dx = c.p1[0] - c.p0[0], dz = c.p1[2] - c.p0[2];
     float dist = sqrtf(dx * dx + dz * dz);
     if (c.inter) {
-        c.height = 0.22f * dist + 2.5f;
+        /* Between switches: higher, over the switches' boxes. */
+        c.height = 0.22f * dist + 2.5f + (c.inter > 1.5f ? 3.0f : 0);
         c.side = 0.06f * dist;
     } else {
         c.height = 0.3f * dist + 0.6f;

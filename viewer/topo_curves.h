@@ -26,7 +26,7 @@ typedef struct {
     float side;         /* the sideways bow (to the right of p0 -> p1, seen from above) */
     float t0, t1;       /* the part of the whole line this curve is (stubs: halves) */
     float rgb[3];
-    float inter; /* 1: dashed */
+    float inter; /* the link class: 0 solid, 1 dashed (between nodes), 2 dotted (switches) */
 } mw_topo_curve_t;
 
 /* The curves of line i (bundled: bundle i), 1 or 2 (periodic stubs); returns how many. */

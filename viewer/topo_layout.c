@@ -27,9 +27,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PAD 0.3f       /* inside a box, around its children */
-#define GAP 0.25f      /* between sibling boxes */
-#define NODE_GAP 4.0f  /* between node planes */
+#define PAD 0.3f         /* inside a box, around its children */
+#define GAP 0.25f        /* between sibling boxes */
+#define SWITCH_RISE 2.5f /* a switch above the scene's hardware, and each level above the last */
+#define SWITCH_H 1.0f
+#define SWITCH_D 1.6f
 #define PLANE_T 0.25f  /* a node plane's thickness */
 #define RANK_CELL 1.0f /* a rank's square on a node without hardware */
 
@@ -280,7 +282,7 @@ static int place_node(mw_topo_layout_t *L, node_work_t *k, const Mpiwatch__NodeT
         box_of[j] = L->n_boxes;
         mw_topo_box_t *b = &L->boxes[L->n_boxes++];
         unsigned type = nt->objects[j]->type;
-        b->type = (uint8_t)(type >= 1 && type <= 4 ? type : MW_TOPO_CORE);
+        b->type = (uint8_t)(type >= 1 && type < MW_TOPO_TYPES ? type : MW_TOPO_CORE);
         b->node = node;
         b->logical = nt->objects[j]->logical;
         b->os_index = nt->objects[j]->os_index > INT32_MAX ? -1 : (int32_t)nt->objects[j]->os_index;
@@ -398,15 +400,181 @@ fail:
 
 void mw_topo_layout_free(mw_topo_layout_t *L)
 {
+    free(L->switches);
     free(L->nodes);
     free(L->boxes);
     free(L->ranks);
     memset(L, 0, sizeof *L);
 }
 
+/* ---- the network ------------------------------------------------------------------------- */
+
+/* The name a plane's node has in the job (not cut to the layout's 64 bytes), or NULL. */
+static const char *job_node_name(const Mpiwatch__JobInfo *job, size_t g, size_t groups,
+                                 int have_nodes)
+{
+    if (g >= groups)
+        return NULL;
+    if (have_nodes)
+        return job->nodes[g] ? job->nodes[g]->node : NULL;
+    return job->hosts[g];
+}
+
+/* Groups the G planes under their leaf switches and gives each plane's cell corner (cx, cz) in a
+ * scene of W x D: groups in a near-square grid of group cells (the largest group's size plus
+ * the group gap), each group a near-square grid of node cells (cw x cd, which hold the node
+ * gap). Fills L->switches: the groups' switches first (group i is switch i, level 0; the
+ * unknown switch last among them), then the switches above them, each with the footprint of
+ * the groups below it in lo/hi x and z (made into a box by net_boxes). Returns 0 or -1. */
+static int net_place(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job, const mw_network_t *net,
+                     size_t G, size_t groups, int have_nodes, float cw, float cd, float *cx,
+                     float *cz, float *W, float *D)
+{
+    uint32_t ns = net->n_switches, unknown = ns;
+    uint32_t *key = malloc((G ? G : 1) * sizeof *key), *count = calloc(ns + 1, sizeof *count);
+    int32_t *group_of = malloc((ns + 1) * sizeof *group_of), *lay_of = NULL;
+    uint32_t *filled = NULL;
+    float *gw = NULL, *gd = NULL;
+    int *gcols = NULL, rc = -1;
+    if (!key || !count || !group_of)
+        goto out;
+    for (size_t g = 0; g < G; g++) {
+        int32_t s = mw_network_find(net, job_node_name(job, g, groups, have_nodes));
+        key[g] = s < 0 ? unknown : (uint32_t)s;
+        count[key[g]]++;
+    }
+    size_t ng = 0;
+    for (uint32_t s = 0; s <= ns; s++)
+        group_of[s] = count[s] ? (int32_t)ng++ : -1;
+    /* Ancestors: at most the switches' count, found by walking up from every group. */
+    lay_of = malloc((ns + 1) * sizeof *lay_of);
+    L->switches = calloc(ns + 1, sizeof *L->switches);
+    gw = calloc(ng ? ng : 1, sizeof *gw);
+    gd = calloc(ng ? ng : 1, sizeof *gd);
+    gcols = calloc(ng ? ng : 1, sizeof *gcols);
+    filled = calloc(ng ? ng : 1, sizeof *filled);
+    if (!lay_of || !L->switches || !gw || !gd || !gcols || !filled)
+        goto out;
+    float GW = 0, GD = 0;
+    for (uint32_t s = 0; s <= ns; s++) {
+        int32_t i = group_of[s];
+        lay_of[s] = i;
+        if (i < 0)
+            continue;
+        mw_topo_switch_t *sw = &L->switches[i];
+        snprintf(sw->name, sizeof sw->name, "%s",
+                 s < ns ? net->switches[s].name : "unknown switch");
+        sw->source = s < ns ? (int32_t)s : -1;
+        sw->parent = -1;
+        sw->nodes = count[s];
+        int k = (int)count[s];
+        gcols[i] = grid_cols(k, cw, cd);
+        gw[i] = (float)gcols[i] * cw;
+        gd[i] = (float)((k + gcols[i] - 1) / gcols[i]) * cd;
+        GW = fmaxf2(GW, gw[i]);
+        GD = fmaxf2(GD, gd[i]);
+    }
+    L->n_switches = ng;
+    GW += L->group_gap;
+    GD += L->group_gap;
+    int cols = ng ? grid_cols((int)ng, GW, GD) : 1, rows = ng ? ((int)ng + cols - 1) / cols : 1;
+    L->cols = cols;
+    *W = (float)cols * GW;
+    *D = (float)rows * GD;
+    for (size_t i = 0; i < ng; i++) {
+        mw_topo_switch_t *sw = &L->switches[i];
+        float gx = -*W / 2 + (float)(i % (size_t)cols) * GW + (GW - gw[i]) / 2;
+        float gz = -*D / 2 + (float)(i / (size_t)cols) * GD + (GD - gd[i]) / 2;
+        sw->lo[0] = gx;
+        sw->lo[2] = gz;
+        sw->hi[0] = gx + gw[i];
+        sw->hi[2] = gz + gd[i];
+    }
+    for (size_t g = 0; g < G; g++) {
+        int32_t i = group_of[key[g]];
+        uint32_t j = filled[i]++;
+        cx[g] = L->switches[i].lo[0] + (float)(j % (uint32_t)gcols[i]) * cw;
+        cz[g] = L->switches[i].lo[2] + (float)(j / (uint32_t)gcols[i]) * cd;
+        L->nodes[g].sw = i;
+    }
+    /* The switches above the groups, each once, with the footprint of all below it. */
+    for (size_t i = 0; i < ng; i++) {
+        int32_t s = L->switches[i].source;
+        if (s < 0)
+            continue;
+        int32_t child = (int32_t)i;
+        for (int32_t up = net->switches[s].parent; up >= 0; up = net->switches[up].parent) {
+            if (lay_of[up] < 0) {
+                lay_of[up] = (int32_t)L->n_switches;
+                mw_topo_switch_t *a = &L->switches[L->n_switches++];
+                snprintf(a->name, sizeof a->name, "%s", net->switches[up].name);
+                a->source = up;
+                a->parent = -1;
+                memcpy(a->lo, L->switches[i].lo, sizeof a->lo);
+                memcpy(a->hi, L->switches[i].hi, sizeof a->hi);
+            }
+            mw_topo_switch_t *a = &L->switches[lay_of[up]];
+            uint32_t lvl = net->switches[s].level - net->switches[up].level;
+            if (lvl > a->level)
+                a->level = lvl;
+            for (int c = 0; c < 3; c += 2) {
+                a->lo[c] = a->lo[c] < L->switches[i].lo[c] ? a->lo[c] : L->switches[i].lo[c];
+                a->hi[c] = a->hi[c] > L->switches[i].hi[c] ? a->hi[c] : L->switches[i].hi[c];
+            }
+            L->switches[child].parent = lay_of[up];
+            child = lay_of[up];
+        }
+    }
+    rc = 0;
+out:
+    free(key);
+    free(count);
+    free(group_of);
+    free(lay_of);
+    free(filled);
+    free(gw);
+    free(gd);
+    free(gcols);
+    return rc;
+}
+
+/* The switches' boxes: centred over their footprint, above the scene's hardware (top), each
+ * level SWITCH_RISE higher. Returns the highest top. */
+static float net_boxes(mw_topo_layout_t *L, float top)
+{
+    float high = top, rise = SWITCH_RISE;
+    /* Seen from the side, the switches must stand clear of the nodes' arcs: a rise that grows
+     * with the groups' size. */
+    for (size_t i = 0; i < L->n_switches; i++)
+        if (L->switches[i].level == 0)
+            rise = fmaxf2(rise, 0.3f * (L->switches[i].hi[0] - L->switches[i].lo[0]));
+    for (size_t i = 0; i < L->n_switches; i++) {
+        mw_topo_switch_t *s = &L->switches[i];
+        float x = (s->lo[0] + s->hi[0]) / 2, z = (s->lo[2] + s->hi[2]) / 2;
+        float w = 0.3f * (s->hi[0] - s->lo[0]);
+        w = w < 2.0f ? 2.0f : w > 10.0f ? 10.0f : w;
+        s->lo[0] = x - w / 2;
+        s->hi[0] = x + w / 2;
+        s->lo[2] = z - SWITCH_D / 2;
+        s->hi[2] = z + SWITCH_D / 2;
+        s->lo[1] = top + rise * (float)(s->level + 1);
+        s->hi[1] = s->lo[1] + SWITCH_H;
+        high = fmaxf2(high, s->hi[1]);
+    }
+    return high;
+}
+
 int mw_topo_layout(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job)
 {
+    return mw_topo_layout_ex(L, job, NULL);
+}
+
+int mw_topo_layout_ex(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job,
+                      const mw_topo_layout_opts_t *opt)
+{
     memset(L, 0, sizeof *L);
+    L->node_gap = opt && opt->node_gap > 0 ? opt->node_gap : MW_TOPO_NODE_GAP;
+    L->group_gap = 2 * L->node_gap + 4.0f;
     if (!job || !job->size)
         return 0;
     /* The per-rank arrays below are sized by the claimed job size, so a claim over the cap a
@@ -422,7 +590,7 @@ int mw_topo_layout(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job)
     const Mpiwatch__RankInfo **ri = calloc(n, sizeof *ri);
     uint32_t *group = malloc(n * sizeof *group);
     uint32_t *count = NULL, *start = NULL, *order = NULL;
-    float *nw = NULL, *nd = NULL;
+    float *nw = NULL, *nd = NULL, *cx = NULL, *cz = NULL;
     int rc = -1;
     L->ranks = calloc(n, sizeof *L->ranks);
     if (!ri || !group || !L->ranks)
@@ -476,6 +644,7 @@ int mw_topo_layout(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job)
         mw_topo_node_t *nd_ = &L->nodes[g];
         nd_->ranks = count[g];
         nd_->source = g < groups ? (int32_t)g : -1;
+        nd_->sw = -1;
         if (g < groups && have_nodes && job->nodes[g] && job->nodes[g]->node)
             snprintf(nd_->name, sizeof nd_->name, "%s", job->nodes[g]->node);
         else if (g < groups && !have_nodes && job->hosts[g])
@@ -509,21 +678,37 @@ int mw_topo_layout(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job)
         cw = fmaxf2(cw, nw[g]);
         cd = fmaxf2(cd, nd[g]);
     }
-    cw += NODE_GAP;
-    cd += NODE_GAP;
+    cw += L->node_gap;
+    cd += L->node_gap;
     L->cell_w = cw;
     L->cell_d = cd;
-    int cols = G ? grid_cols((int)G, cw, cd) : 1, rows = G ? ((int)G + cols - 1) / cols : 1;
-    L->cols = cols;
-    float W = cols * cw, D = rows * cd;
+    cx = malloc((G ? G : 1) * sizeof *cx);
+    cz = malloc((G ? G : 1) * sizeof *cz);
+    if (!cx || !cz)
+        goto out;
+    float W, D;
+    if (opt && opt->net && G) {
+        L->network = 1;
+        if (net_place(L, job, opt->net, G, groups, have_nodes, cw, cd, cx, cz, &W, &D) < 0)
+            goto out;
+    } else {
+        int cols = G ? grid_cols((int)G, cw, cd) : 1, rows = G ? ((int)G + cols - 1) / cols : 1;
+        L->cols = cols;
+        W = (float)cols * cw;
+        D = (float)rows * cd;
+        for (size_t g = 0; g < G; g++) {
+            cx[g] = -W / 2 + (float)(g % (size_t)cols) * cw;
+            cz[g] = -D / 2 + (float)(g / (size_t)cols) * cd;
+        }
+    }
     L->boxes = calloc(max_boxes ? max_boxes : 1, sizeof *L->boxes);
     if (!L->boxes)
         goto out;
 
     /* The planes first, so that box i < n_nodes is node i's plane. */
     for (size_t g = 0; g < G; g++) {
-        float x0 = -W / 2 + (float)(g % (size_t)cols) * cw + (cw - nw[g]) / 2;
-        float z0 = -D / 2 + (float)(g / (size_t)cols) * cd + (cd - nd[g]) / 2;
+        float x0 = cx[g] + (cw - nw[g]) / 2;
+        float z0 = cz[g] + (cd - nd[g]) / 2;
         mw_topo_node_t *p = &L->nodes[g];
         p->lo[0] = x0;
         p->lo[1] = MW_TOPO_PLANE_Y - PLANE_T;
@@ -623,6 +808,8 @@ int mw_topo_layout(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job)
     L->hi[2] = D / 2;
     L->lo[1] = MW_TOPO_PLANE_Y - PLANE_T;
     L->hi[1] = MW_TOPO_PLANE_Y + (float)levels * MW_TOPO_LEVEL_H + MW_TOPO_MARKER_H;
+    if (L->network)
+        L->hi[1] = net_boxes(L, L->hi[1]);
     rc = 0;
 out:
     free(ri);
@@ -632,6 +819,8 @@ out:
     free(order);
     free(nw);
     free(nd);
+    free(cx);
+    free(cz);
     if (rc < 0)
         mw_topo_layout_free(L);
     return rc;

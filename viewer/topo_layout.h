@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mw_network.h"
 #include "mw_proto.h"
 
 /* Heights of the layout (world units). */
@@ -42,6 +43,7 @@ typedef enum {
     MW_TOPO_L3 = 2,
     MW_TOPO_CORE = 3,
     MW_TOPO_PU = 4,
+    MW_TOPO_NUMA = 5, /* a NUMA node: a level where hwloc attaches it (pmpi-shim/topology.c) */
     MW_TOPO_TYPES
 } mw_topo_type_t;
 
@@ -61,7 +63,28 @@ typedef struct {
     uint32_t ranks;     /* ranks placed on it */
     int hardware;       /* 1: boxes from its TopoObjects; 0: a grid of ranks */
     int32_t source;     /* its index in JobInfo.nodes (by_host: .hosts); -1: the unplaced */
+    int32_t sw;         /* with a network: its switch (index into the layout's switches) */
 } mw_topo_node_t;
+
+/* With a network (mw_topo_layout_opts_t.net): a switch the job uses (one with a node of the
+ * job under it, or above such a switch), drawn as a box above its nodes, and the "unknown
+ * switch" that groups the job's nodes the network file does not name. */
+typedef struct {
+    char name[64];
+    float lo[3], hi[3]; /* its box */
+    int32_t parent;     /* index into the layout's switches, -1: none drawn above it */
+    int32_t source;     /* its index in the network's switches; -1: the unknown switch */
+    uint32_t level;     /* 0: the lowest drawn (leaf) switches, 1 above them, ... */
+    uint32_t nodes;     /* the job's nodes directly under it */
+} mw_topo_switch_t;
+
+/* The layout's options; all zero: the defaults (no network, the default gap). */
+typedef struct {
+    const mw_network_t *net; /* group the nodes under their switches (NULL: none) */
+    float node_gap;          /* between node planes (<= 0: MW_TOPO_NODE_GAP) */
+} mw_topo_layout_opts_t;
+
+#define MW_TOPO_NODE_GAP 4.0f /* the default gap between node planes */
 
 typedef struct {
     float pos[3]; /* the centre of the marker's base, on top of its PU */
@@ -83,6 +106,10 @@ typedef struct {
     size_t boxes_of_type[MW_TOPO_TYPES];
     uint32_t loose;     /* ranks on a node with hardware but in none of its objects */
     uint32_t big_nodes; /* nodes with more than MW_MAX_TOPO_OBJECTS objects (drawn as grids) */
+    mw_topo_switch_t *switches; /* with a network: leaf switches first (in group order) */
+    size_t n_switches;
+    int network; /* laid out with a network: nodes grouped under their leaf switches */
+    float node_gap, group_gap;
 } mw_topo_layout_t;
 
 /* Checks a job description against the caps of proto/mw_limits.h before anything uses it: job
@@ -96,6 +123,12 @@ int mw_topo_job_check(const Mpiwatch__JobInfo *job, char *err, size_t errlen);
  * job size over MW_MAX_RANKS (refused before anything is allocated). Never recurses; linear
  * in the objects of each node and the ranks placed on it (and their bindings). */
 int mw_topo_layout(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job);
+/* The same with options: with a network, the nodes of each leaf switch form a group (a grid of
+ * their own, in node order), groups are further apart than nodes (group_gap), the groups are
+ * laid out in switch order (the file's) with the unknown switch last, and each switch is a box
+ * above its nodes (switches of higher levels higher). */
+int mw_topo_layout_ex(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job,
+                      const mw_topo_layout_opts_t *opt);
 void mw_topo_layout_free(mw_topo_layout_t *L);
 
 #endif

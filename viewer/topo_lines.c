@@ -63,6 +63,20 @@ void mw_topo_lines_free(mw_topo_lines_t *t)
     memset(t, 0, sizeof *t);
 }
 
+/* The class of a link between nodes a and b (n_nodes: not placed). */
+static uint8_t link_class(const mw_topo_layout_t *L, uint32_t a, uint32_t b)
+{
+    if (a == b && a < L->n_nodes)
+        return MW_LINK_INTRA_NODE;
+    if (!L->network)
+        return MW_LINK_INTRA_SWITCH;
+    if (a >= L->n_nodes || b >= L->n_nodes)
+        return MW_LINK_INTER_SWITCH;
+    int32_t s = L->nodes[a].sw;
+    int unknown = s < 0 || (size_t)s >= L->n_switches || L->switches[s].source < 0;
+    return !unknown && s == L->nodes[b].sw ? MW_LINK_INTRA_SWITCH : MW_LINK_INTER_SWITCH;
+}
+
 static uint32_t node_of(const mw_topo_layout_t *L, uint32_t r)
 {
     int32_t g = L->ranks[r].node;
@@ -99,6 +113,7 @@ int mw_topo_lines(mw_topo_lines_t *t, const mw_topo_layout_t *L, mw_pairs_t p)
     memset(t->rank_messages, 0, (n ? n : 1) * sizeof *t->rank_messages);
     t->n_lines = t->intra = t->inter = t->periodic = t->dropped = 0;
     t->n_bundles = t->bundles_intra = t->bundles_inter = 0;
+    memset(t->by_class, 0, sizeof t->by_class);
     t->messages = t->bytes = 0;
     for (size_t i = 0; i < p.n; i++) {
         if (p.src[i] >= n || p.dst[i] >= n) {
@@ -128,6 +143,8 @@ int mw_topo_lines(mw_topo_lines_t *t, const mw_topo_layout_t *L, mw_pairs_t p)
         mw_topo_line_t *l = &t->lines[i];
         uint32_t a = node_of(L, l->src), b = node_of(L, l->dst);
         l->inter = a != b || L->ranks[l->src].node < 0;
+        l->cls = l->inter ? link_class(L, a, b) : MW_LINK_INTRA_NODE;
+        t->by_class[l->cls]++;
         uint32_t dist = l->src > l->dst ? l->src - l->dst : l->dst - l->src;
         l->periodic = (uint64_t)dist * 2 > n;
         t->intra += !l->inter;
@@ -163,6 +180,7 @@ int mw_topo_lines(mw_topo_lines_t *t, const mw_topo_layout_t *L, mw_pairs_t p)
         mw_topo_bundle_t *bd = &t->bundles[i];
         uint32_t d = bd->a > bd->b ? bd->a - bd->b : bd->b - bd->a;
         bd->periodic = (uint64_t)d * 2 > L->n_nodes;
+        bd->cls = link_class(L, bd->a, bd->b);
         t->bundles_intra += bd->a == bd->b;
         t->bundles_inter += bd->a != bd->b;
     }

@@ -28,10 +28,20 @@ typedef struct {
 mw_pairs_t mw_pairs_of_window(const Mpiwatch__Window *w);
 mw_pairs_t mw_pairs_of_step(const Mpiwatch__Step *s);
 
+/* A link's class: within a node; between nodes under one switch (without a network: between
+ * nodes); between switches (a pair of nodes under different switches, or of which either is
+ * under the unknown switch or not placed: nothing says they share one). */
+typedef enum {
+    MW_LINK_INTRA_NODE = 0,
+    MW_LINK_INTRA_SWITCH = 1,
+    MW_LINK_INTER_SWITCH = 2,
+} mw_topo_link_class_t;
+
 typedef struct {
     uint32_t src, dst;
     uint64_t messages, bytes;
     uint8_t inter;    /* the ranks are on different nodes (or either is not placed) */
+    uint8_t cls;      /* mw_topo_link_class_t */
     uint8_t periodic; /* further apart than half the job in rank order */
 } mw_topo_line_t;
 
@@ -40,6 +50,7 @@ typedef struct {
     uint64_t messages, bytes;
     uint32_t pairs;
     uint8_t periodic; /* further apart than half the nodes */
+    uint8_t cls;      /* mw_topo_link_class_t */
 } mw_topo_bundle_t;
 
 typedef struct {
@@ -47,6 +58,7 @@ typedef struct {
     size_t n_lines, intra, inter, periodic;
     mw_topo_bundle_t *bundles; /* sorted by (a, b) */
     size_t n_bundles, bundles_intra, bundles_inter;
+    size_t by_class[3]; /* lines per mw_topo_link_class_t */
     uint64_t messages, bytes; /* totals */
     size_t dropped;           /* pairs naming a rank outside the job */
     uint64_t *rank_bytes;     /* bytes each rank sent (n_ranks) */

@@ -25,6 +25,9 @@ typedef struct {
     float cam_zoom;                         /* --zoom (<= 0: none) */
 } mw_topo_opts_t;
 
+/* Node planes coloured: plain, by node (a hue each), by switch (a hue per switch). */
+enum { MW_PLANES_PLAIN, MW_PLANES_BY_NODE, MW_PLANES_BY_SWITCH, MW_PLANES_COUNT };
+
 /* The topology and matrix views: their view state (what is shown, how), the model's answers for
  * it (layout, lines, matrix bins) cached until their inputs change, and their GL objects. */
 typedef struct {
@@ -45,6 +48,11 @@ typedef struct {
     int periodic;
     int log; /* log color scales */
     int labels;
+    /* The network (--network) and how node planes are drawn ('g' 'G' gap, 'n' colours). */
+    mw_network_t net;
+    int have_net;
+    float node_gap;
+    int plane_color; /* MW_PLANES_* */
     mw_camera_t cam;
     int cam_fitted;
     /* The model's answers. */

@@ -83,7 +83,9 @@ static const char *line_fs = "#version 330 core\n"
                              "uniform float u_alpha;\n"
                              "out vec4 o;\n"
                              "void main() {\n"
-                             "    if (v_inter > 0.5 && fract(v_t * 14.0) > 0.62) discard;\n"
+                             "    if (v_inter > 1.5 && fract(v_t * 36.0) > 0.4) discard;\n"
+                             "    if (v_inter > 0.5 && v_inter < 1.5 && fract(v_t * 14.0) > 0.62)"
+                             " discard;\n"
                              "    float k = mix(0.35, 1.0, smoothstep(0.0, 0.35, v_t));\n"
                              "    o = vec4(v_rgb * k, u_alpha);\n"
                              "}\n";
@@ -229,6 +231,7 @@ void mw__topo_free(mw_topo_gl_t *t)
         glDeleteVertexArrays(1, &t->vao_rankpt);
     glDeleteBuffers(4, vbo);
     mw_topo_layout_free(&t->layout);
+    mw_network_free(&t->net);
     mw_topo_lines_free(&t->lines);
     mw_matrix_free(&t->mx);
     free(t->rgba);
@@ -371,11 +374,15 @@ int mw__topo_update(const mw_view_ctx_t *vc, mw_topo_gl_t *t)
     const mw_model_t *m = vc->model;
     const Mpiwatch__JobInfo *job = mw_model_job(m);
     uint64_t sig = job_signature(job);
+    uint32_t gap_bits;
+    memcpy(&gap_bits, &t->node_gap, sizeof gap_bits);
+    sig = (sig ^ gap_bits) * 1099511628211ull | 1;
     if (t->rx && vc->rg)
         t->rx->set = *vc->rg;
     if (!t->have_layout || sig != t->layout_sig) {
         mw_topo_layout_free(&t->layout);
-        int rc = mw_topo_layout(&t->layout, job);
+        mw_topo_layout_opts_t lo = {t->have_net ? &t->net : NULL, t->node_gap};
+        int rc = mw_topo_layout_ex(&t->layout, job, &lo);
         if (rc < 0) {
             fprintf(stderr, "mpiwatch-viewer: %s\n",
                     rc == -2 ? "the job claims more ranks than the viewer takes (2^20)"
@@ -498,16 +505,44 @@ static int node_shown(uint32_t node)
     return !node_show || node_show[node];
 }
 
+/* A node plane's colour: plain, or a dim hue of its node or of its switch. */
+static void plane_rgb(const mw_topo_gl_t *t, uint32_t node, float *p)
+{
+    const mw_topo_layout_t *L = &t->layout;
+    int32_t sw = node < L->n_nodes ? L->nodes[node].sw : -1;
+    float u = -1;
+    if (t->plane_color == MW_PLANES_BY_NODE && L->n_nodes)
+        u = (float)node / (float)L->n_nodes;
+    else if (t->plane_color == MW_PLANES_BY_SWITCH && sw >= 0 && L->n_switches &&
+             L->switches[sw].source >= 0)
+        u = (float)sw / (float)L->n_switches;
+    if (u < 0) {
+        put_rgb(p, 0x262a33, 1); /* plain, and the unknown switch's nodes */
+        return;
+    }
+    mw_rgb_t c = mw_hue_ramp(u);
+    p[0] = 0.12f + 0.38f * c.r;
+    p[1] = 0.12f + 0.38f * c.g;
+    p[2] = 0.14f + 0.38f * c.b;
+    p[3] = 1;
+}
+
 static void upload_boxes(mw_topo_gl_t *t)
 {
-    static const unsigned color[MW_TOPO_TYPES] = {0x262a33, 0x323a4a, 0x3b4760, 0x4a5775, 0x5d6d92};
-    size_t n = t->layout.n_boxes;
+    /* By type, NUMA nodes after packages (the level they usually are): level of detail cuts a
+     * prefix (no PUs, then no cores). */
+    static const unsigned color[MW_TOPO_TYPES] = {0x262a33, 0x323a4a, 0x3b4760,
+                                                  0x4a5775, 0x5d6d92, 0x36414f};
+    static const int order[MW_TOPO_TYPES] = {MW_TOPO_NODE, MW_TOPO_PACKAGE, MW_TOPO_NUMA,
+                                             MW_TOPO_L3,   MW_TOPO_CORE,    MW_TOPO_PU};
+    size_t n = t->layout.n_boxes + t->layout.n_switches;
     float *v = malloc((n ? n : 1) * 10 * sizeof *v);
     if (!v)
         return;
     size_t k = 0;
-    for (int type = 0; type < MW_TOPO_TYPES; type++) {
-        for (size_t i = 0; i < n; i++) {
+    for (int oi = 0; oi < MW_TOPO_TYPES; oi++) {
+        int type = order[oi];
+        for (size_t i = 0; i < t->layout.n_boxes; i++) {
             const mw_topo_box_t *b = &t->layout.boxes[i];
             if (b->type != type || !node_shown(b->node))
                 continue;
@@ -515,7 +550,24 @@ static void upload_boxes(mw_topo_gl_t *t)
             /* A hair inside the parent's footprint so that edges do not fight. */
             memcpy(p, b->lo, 3 * sizeof *p);
             memcpy(p + 3, b->hi, 3 * sizeof *p);
-            put_rgb(p + 6, color[b->type], 1);
+            if (type == MW_TOPO_NODE)
+                plane_rgb(t, b->node, p + 6);
+            else
+                put_rgb(p + 6, color[b->type], 1);
+        }
+        /* Switches with the planes: always drawn. */
+        for (size_t i = 0; type == MW_TOPO_NODE && i < t->layout.n_switches; i++) {
+            const mw_topo_switch_t *s = &t->layout.switches[i];
+            float *p = v + k++ * 10;
+            memcpy(p, s->lo, 3 * sizeof *p);
+            memcpy(p + 3, s->hi, 3 * sizeof *p);
+            put_rgb(p + 6, s->source < 0 ? 0x6b6f78 : 0xb0b8c8, 1);
+            if (t->plane_color == MW_PLANES_BY_SWITCH && s->source >= 0 && s->level == 0) {
+                mw_rgb_t c = mw_hue_ramp((float)i / (float)t->layout.n_switches);
+                p[6] = 0.3f + 0.6f * c.r;
+                p[7] = 0.3f + 0.6f * c.g;
+                p[8] = 0.3f + 0.6f * c.b;
+            }
         }
         box_upto[type] = k;
     }
@@ -603,7 +655,8 @@ static void upload_lines(mw_topo_gl_t *t, int bundled, const float *cull, int w,
                : n > 4096 ? MW_TOPO_SEGMENTS / 2
                           : MW_TOPO_SEGMENTS;
     size_t per = (size_t)segs * 2 * LINE_VERTEX_FLOATS; /* floats per curve */
-    float *v = malloc((n ? n : 1) * 2 * per * sizeof *v);
+    size_t wires = t->layout.network ? t->layout.n_nodes + t->layout.n_switches : 0;
+    float *v = malloc(((n ? n : 1) * 2 * per + wires * 2 * LINE_VERTEX_FLOATS) * sizeof *v);
     if (!v)
         return;
     t->scale = mw_topo_line_scale(&t->lines, bundled, t->color, t->log);
@@ -632,6 +685,42 @@ static void upload_lines(mw_topo_gl_t *t, int bundled, const float *cull, int w,
                 }
                 memcpy(prev, next, sizeof prev);
             }
+        }
+    }
+    /* The network's wires: a straight grey line from each switch down to each of its nodes
+     * (above the node's hardware) and up to the switch above it. */
+    const mw_topo_layout_t *L = &t->layout;
+    for (size_t i = 0; i < wires; i++) {
+        float a[3], b[3];
+        const mw_topo_switch_t *s;
+        if (i < L->n_nodes) {
+            if (L->nodes[i].sw < 0)
+                continue;
+            s = &L->switches[L->nodes[i].sw];
+            a[0] = (L->nodes[i].lo[0] + L->nodes[i].hi[0]) / 2;
+            a[1] = L->hi[1] > s->lo[1] ? s->lo[1] - 2.0f : L->hi[1];
+            a[2] = (L->nodes[i].lo[2] + L->nodes[i].hi[2]) / 2;
+            b[1] = s->lo[1];
+        } else {
+            const mw_topo_switch_t *c = &L->switches[i - L->n_nodes];
+            if (c->parent < 0)
+                continue;
+            s = &L->switches[c->parent];
+            a[0] = (c->lo[0] + c->hi[0]) / 2;
+            a[1] = c->hi[1];
+            a[2] = (c->lo[2] + c->hi[2]) / 2;
+            b[1] = s->lo[1];
+        }
+        b[0] = (s->lo[0] + s->hi[0]) / 2;
+        b[2] = (s->lo[2] + s->hi[2]) / 2;
+        for (int e = 0; e < 2; e++) {
+            float *p = v + k;
+            memcpy(p, e ? b : a, 3 * sizeof *p);
+            p[3] = p[4] = 0.55f;
+            p[5] = 0.62f;
+            p[6] = 0;
+            p[7] = 1;
+            k += LINE_VERTEX_FLOATS;
         }
     }
     glBindBuffer(GL_ARRAY_BUFFER, t->vbo_line);
@@ -700,9 +789,10 @@ static void draw_3d(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r
             show_key = nodes_in_view(t, mvp0, r->w, r->h, show);
     }
     node_show = show;
-    if (t->box_sig != (t->layout_sig ^ show_key)) {
+    uint64_t box_sig = t->layout_sig ^ show_key ^ ((uint64_t)t->plane_color << 40);
+    if (t->box_sig != box_sig) {
         upload_boxes(t);
-        t->box_sig = t->layout_sig ^ show_key;
+        t->box_sig = box_sig;
         t->rank_key = 0;
     }
     uint64_t data_key = t->lines_key[0] ^ (t->lines_key[2] * 31) ^ (t->lines_key[3] * 7) ^
@@ -714,8 +804,8 @@ static void draw_3d(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r
     data_key ^= (uint64_t)t->n_rank_pm * 0x9e3779b97f4a7c15ull;
     if (t->rx && t->rx->set.ranks != MW_RANKS_DEFAULT) { /* a code region's time (topo_color.c) */
         mw_topo_region_ranks(t->rx, win, t->layout.n_ranks);
-        data_key ^= ((uint64_t)t->rx->set.ranks << 40) ^ ((uint64_t)t->rx->region << 44) ^
-                    0x5bd1e995u;
+        data_key ^=
+            ((uint64_t)t->rx->set.ranks << 40) ^ ((uint64_t)t->rx->region << 44) ^ 0x5bd1e995u;
     }
     if (t->rank_key != (data_key | 1)) {
         upload_ranks(t);
@@ -820,6 +910,22 @@ static void draw_labels(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_
             mw__text_drawf(tx, fs, x, y, MW_ALIGN_LEFT, dim, "%s  ·  %u ranks", n->name, n->ranks);
         }
     }
+    /* Switch names above their boxes. */
+    for (size_t i = 0; i < t->layout.n_switches && i < 512; i++) {
+        const mw_topo_switch_t *s = &t->layout.switches[i];
+        float p[3] = {(s->lo[0] + s->hi[0]) / 2, s->hi[1], (s->lo[2] + s->hi[2]) / 2}, x, y;
+        if (!mw_camera_project(t->mvp, p, r->w, r->h, &x, &y))
+            continue;
+        x += (float)r->x;
+        y += (float)r->y - (float)mw__text_line_height(tx, fs);
+        if (x < r->x || y < r->y || x > r->x + r->w - 20 || y > r->y + r->h - 10)
+            continue;
+        if (s->level == 0)
+            mw__text_drawf(tx, fs, x, y, MW_ALIGN_CENTER, txt, "%s  ·  %u node%s", s->name,
+                           s->nodes, s->nodes == 1 ? "" : "s");
+        else
+            mw__text_draw(tx, fs, x, y, MW_ALIGN_CENTER, txt, s->name);
+    }
     if (!t->labels || ppu * MW_TOPO_MARKER_W < LABEL_MIN_PX)
         return;
     int lh = mw__text_line_height(tx, fs);
@@ -864,7 +970,8 @@ static void draw_legend(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_
     mw_text_t *tx = vc->text;
     int fs = mw__font_small(vc->layout), lh = mw__text_line_height(tx, fs);
     float pad = mw__px(vc->layout, 10);
-    float w = mw__px(vc->layout, 350), h = (float)lh * 8 + 2 * pad;
+    int net = t->layout.network;
+    float w = mw__px(vc->layout, 350), h = (float)lh * (net ? 10 : 8) + 2 * pad;
     float x = (float)r->x + pad, y = (float)(r->y + r->h) - h - pad;
     mw__batch_rect(vc->batch, x, y, w, h, mw__hex(0x1d2028, 0.92f));
     mw__batch_frame(vc->batch, x, y, w, h, mw__px(vc->layout, 1), mw__hex(MW_COLOR_GRID, 1));
@@ -939,8 +1046,26 @@ static void draw_legend(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_
     for (int i = 0; i < 4; i++)
         mw__batch_line(vc->batch, dx + (float)i * sw / 4, my, dx + (float)i * sw / 4 + sw / 7, my,
                        lw, lc);
-    mw__text_draw(tx, fs, dx + sw + mw__px(vc->layout, 6), cy, MW_ALIGN_LEFT, dim, "inter-node");
+    mw__text_draw(tx, fs, dx + sw + mw__px(vc->layout, 6), cy, MW_ALIGN_LEFT, dim,
+                  net ? "intra-switch" : "inter-node");
     cy += (float)lh + mw__px(vc->layout, 2);
+    if (net) {
+        /* Between switches: dotted, and higher arcs. */
+        my = cy + (float)lh / 2;
+        for (int i = 0; i < 9; i++)
+            mw__batch_line(vc->batch, sx + (float)i * sw / 9, my, sx + (float)i * sw / 9 + sw / 22,
+                           my, lw, lc);
+        mw__text_draw(tx, fs, sx + sw + mw__px(vc->layout, 6), cy, MW_ALIGN_LEFT, dim,
+                      "inter-switch (higher arcs)");
+        cy += (float)lh + mw__px(vc->layout, 2);
+        mw__text_drawf(tx, fs, x + pad, cy, MW_ALIGN_LEFT, dim,
+                       "planes by %s (n)  ·  node gap %.3g (g / G)",
+                       t->plane_color == MW_PLANES_BY_SWITCH ? "switch"
+                       : t->plane_color == MW_PLANES_BY_NODE ? "node"
+                                                             : "nothing",
+                       (double)t->layout.node_gap);
+        cy += (float)lh + mw__px(vc->layout, 2);
+    }
     mw__text_draw(tx, fs, x + pad, cy, MW_ALIGN_LEFT, dim,
                   "dim end: sender (leaves its base) → arrives on top");
 }
@@ -961,9 +1086,17 @@ static void draw_info(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t 
     if (!t->have_data) {
         mw__text_draw(tx, fs, x, y, MW_ALIGN_LEFT, dim, "not loaded");
     } else {
-        mw__text_drawf(tx, fs, x, y, MW_ALIGN_LEFT, txt,
-                       "%zu rank pairs: %zu intra-node, %zu inter-node  ·  %zu node pairs",
-                       L->n_lines, L->intra, L->inter, L->n_bundles);
+        if (t->layout.network)
+            mw__text_drawf(tx, fs, x, y, MW_ALIGN_LEFT, txt,
+                           "%zu rank pairs: %zu intra-node, %zu intra-switch, %zu inter-switch"
+                           "  ·  %zu node pairs",
+                           L->n_lines, L->by_class[MW_LINK_INTRA_NODE],
+                           L->by_class[MW_LINK_INTRA_SWITCH], L->by_class[MW_LINK_INTER_SWITCH],
+                           L->n_bundles);
+        else
+            mw__text_drawf(tx, fs, x, y, MW_ALIGN_LEFT, txt,
+                           "%zu rank pairs: %zu intra-node, %zu inter-node  ·  %zu node pairs",
+                           L->n_lines, L->intra, L->inter, L->n_bundles);
     }
     y += (float)lh;
     mw__text_drawf(tx, fs, x, y, MW_ALIGN_LEFT, dim,
@@ -974,9 +1107,10 @@ static void draw_info(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t 
                    t->periodic ? "on" : "off", mw_topo_color_name(t->color),
                    t->step_mode ? "steps" : "windows");
     y += (float)lh;
-    mw__text_drawf(tx, fs, x, y, MW_ALIGN_LEFT, dim, "%zu nodes%s  ·  %" PRIu32 " ranks",
+    mw__text_drawf(tx, fs, x, y, MW_ALIGN_LEFT, dim, "%zu nodes%s  ·  %" PRIu32 " ranks%s",
                    t->layout.n_nodes, t->layout.fallback ? " (no hardware reported: by host)" : "",
-                   t->layout.n_ranks);
+                   t->layout.n_ranks,
+                   t->layout.network ? "  ·  network: nodes under switches" : "");
 }
 
 static void draw_pick(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r)

@@ -99,8 +99,8 @@ static void test_bad_placement(void **state)
             t.o[2].type = 0;
             break;
         case 5:
-            what = "object type 5";
-            t.o[4].type = 5;
+            what = "object type 6"; /* 5, a NUMA node, is taken */
+            t.o[4].type = 6;
             break;
         case 6:
             what = "parent forward";

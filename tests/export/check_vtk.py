@@ -31,6 +31,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 KIND_RANK, KIND_NODE, KIND_PU, KIND_LINK = 0, 1, 5, 6
+KIND_NUMA, KIND_SWITCH, KIND_WIRE = 7, 8, 9  # NUMA rectangles; --network: switches, wires
 
 
 def fail(msg):
@@ -187,10 +188,19 @@ def check_vtp(fn, by, expect, opt):
     used_vtk = check_with_vtk(fn, (n_points, nv, nl, npoly))
 
     kind = cd["kind"][2]
-    if kind[:nv] != [KIND_RANK] * nv or kind[nv:nv + nl] != [KIND_LINK] * nl:
+    # With --network the lines end with the wires and the polys with the switches.
+    nwire = sum(1 for k in kind[nv:nv + nl] if k == KIND_WIRE)
+    nlink = nl - nwire
+    if (kind[:nv] != [KIND_RANK] * nv or kind[nv:nv + nlink] != [KIND_LINK] * nlink
+            or kind[nv + nlink:nv + nl] != [KIND_WIRE] * nwire):
         fail(f"{fn}: kind of the verts and lines")
     box_kind = kind[nv + nl:]
-    if any(k < KIND_NODE or k > KIND_PU for k in box_kind):
+    nsw = sum(1 for k in box_kind if k == KIND_SWITCH)
+    if box_kind[len(box_kind) - nsw:] != [KIND_SWITCH] * nsw:
+        fail(f"{fn}: the switches are not the last polys")
+    box_kind = box_kind[:len(box_kind) - nsw]
+    polys = polys[:len(box_kind)]
+    if any(not (KIND_NODE <= k <= KIND_PU or k == KIND_NUMA) for k in box_kind):
         fail(f"{fn}: a poly whose kind is not hardware")
     rank_pt = pd["rank"][2]
     for r, v in enumerate(verts):
@@ -239,14 +249,14 @@ def check_vtp(fn, by, expect, opt):
     number = fields[by][2][0]
     if number not in expect:
         fail(f"{fn}: {by} {number} is not in the expectation")
-    src, dst = cd["src"][2][nv:nv + nl], cd["dst"][2][nv:nv + nl]
-    msg, byt = cd["messages"][2][nv:nv + nl], cd["bytes"][2][nv:nv + nl]
+    src, dst = cd["src"][2][nv:nv + nlink], cd["dst"][2][nv:nv + nlink]
+    msg, byt = cd["messages"][2][nv:nv + nlink], cd["bytes"][2][nv:nv + nlink]
     got = sorted(zip(src, dst, msg, byt))
     if got != expect[number]:
         fail(f"{fn}: the lines are not the pairs of {by} {number}: "
              f"{len(got)} lines, {len(expect[number])} pairs, bytes {sum(byt)} vs "
              f"{sum(p[3] for p in expect[number])}")
-    for i, cell in enumerate(lines):
+    for i, cell in enumerate(lines[:nlink]):
         if cell[0] != src[i] or cell[-1] != dst[i]:
             fail(f"{fn}: line {i} does not join its ranks")
         intra = cd["intra"][2][nv + i]
