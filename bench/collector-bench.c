@@ -28,6 +28,12 @@
  * whose every window is the same (window k's are k + 1 times the sample's), re-stamped after
  * decoding like the window index. Comparing a run with and without it gives the cost of the
  * totals on the collector's whole path.
+ *
+ * MW_BENCH_REGIONS=N (at most 32) gives every sample N code-region entries, N call-site entries
+ * and its peer entries with their sending function (docs/regions.md, docs/callsites.md; each
+ * rank defines its regions and sites once, in an untimed sample before the timed windows), and
+ * compares the collector's per-rank detail (Window.rf_*, rr_*) on and off instead of the two
+ * decoders: both rows use mw_decode, the first with --rank-detail on, the second off.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +80,26 @@ static uint64_t rnd(uint64_t n)
 }
 
 static int bench_totals;
+static unsigned bench_regions; /* MW_BENCH_REGIONS */
+static const char *const region_names[TM_MAX] = {
+    "solve", "assemble", "precond", "halo",  "io",     "reduce", "setup", "step",
+    "r8",    "r9",       "r10",     "r11",   "r12",    "r13",    "r14",   "r15",
+    "r16",   "r17",      "r18",     "r19",   "r20",    "r21",    "r22",   "r23",
+    "r24",   "r25",      "r26",     "r27",   "r28",    "r29",    "r30",   "r31"};
+static const char *const site_fns[TM_MAX] = {
+    "s0",  "s1",  "s2",  "s3",  "s4",  "s5",  "s6",  "s7",  "s8",  "s9",  "s10",
+    "s11", "s12", "s13", "s14", "s15", "s16", "s17", "s18", "s19", "s20", "s21",
+    "s22", "s23", "s24", "s25", "s26", "s27", "s28", "s29", "s30", "s31"};
+
+/* A rank's definitions of its regions and sites (sent once, untimed). */
+static void build_defs(tm_msg_t *m, uint32_t rank, uint64_t window, uint64_t now)
+{
+    tm_sample(m, "bench", rank, window, now);
+    for (unsigned i = 0; i < bench_regions; i++) {
+        tm_add_region_def(m, i + 1, region_names[i], 1);
+        tm_add_site_def(m, i + 1, "/bench/app", 0x1000 + 16 * i, site_fns[i], "bench.c", 10 + i);
+    }
+}
 
 static void build_sample(tm_msg_t *m, int shape, uint32_t rank, uint32_t size, uint64_t window,
                          uint64_t now, const unsigned *fns, unsigned nfn)
@@ -102,7 +128,16 @@ static void build_sample(tm_msg_t *m, int shape, uint32_t rank, uint32_t size, u
     m->sample.samples_total = bench_totals ? 1 : 0;
     for (unsigned p = 0; p < 6 && p < TM_MAX; p++) {
         uint64_t msgs = 1 + rnd(500);
-        tm_add_peer(m, (rank + p + 1) % size, msgs, msgs * (1 + rnd(65536)));
+        if (bench_regions)
+            tm_add_peer_fn(m, (rank + p + 1) % size, fns[p % 2], msgs, msgs * (1 + rnd(65536)));
+        else
+            tm_add_peer(m, (rank + p + 1) % size, msgs, msgs * (1 + rnd(65536)));
+    }
+    for (unsigned i = 0; i < bench_regions; i++) {
+        uint64_t incl = 1 + rnd(50000000), excl = incl / 2, mpi = excl / 3;
+        tm_add_region(m, i + 1, 1 + rnd(10), incl, excl, mpi);
+        tm_add_site(m, i + 1, fns[i % nfn], 1 + rnd(1000), 1 + rnd(10000000), rnd(1 << 20),
+                    1 + rnd(100000));
     }
     /* The loadgen shape's occupancy and density have more entries than tm_msg_t holds: they
      * are set by pack_sample(). */
@@ -172,7 +207,7 @@ static double median(double *v, unsigned n)
 }
 
 /* One repetition with one decoder: decode alone, then the whole path with a fresh collector. */
-static int run(decode_fn decode, uint8_t **bufs, const size_t *lens, uint32_t ranks,
+static int run(decode_fn decode, int detail, uint8_t **bufs, const size_t *lens, uint32_t ranks,
                uint32_t windows, result_t *out)
 {
     static mw_arena_t arena;
@@ -191,6 +226,7 @@ static int run(decode_fn decode, uint8_t **bufs, const size_t *lens, uint32_t ra
     mw_collector_options_t opt;
     mw_collector_options_defaults(&opt);
     opt.quiet = 1;
+    opt.rank_detail = detail ? NULL : "off"; /* not freed: no mw_collector_options_free here */
     mw_collector_t *c = malloc(sizeof *c);
     if (!c || mw_collector_init(c, &opt) < 0)
         return -1;
@@ -203,6 +239,15 @@ static int run(decode_fn decode, uint8_t **bufs, const size_t *lens, uint32_t ra
     for (uint32_t r = 0; r < ranks; r++) {
         uint8_t *buf;
         tm_hello(m, "bench", r, ranks, now.real_ns);
+        size_t n = tm_pack(m, &buf);
+        if (mw_collector_frame(c, buf, n, 1, &now) != MW_ACCEPTED)
+            return -1;
+        free(buf);
+    }
+    /* The regions' and sites' definitions, untimed, in the window before the timed ones. */
+    for (uint32_t r = 0; bench_regions && r < ranks; r++) {
+        uint8_t *buf;
+        build_defs(m, r, w0 - 1, now.real_ns);
         size_t n = tm_pack(m, &buf);
         if (mw_collector_frame(c, buf, n, 1, &now) != MW_ACCEPTED)
             return -1;
@@ -258,6 +303,9 @@ int main(int argc, char **argv)
     unsigned nfn = argc > 3 ? (unsigned)atoi(argv[3]) : 20;
     unsigned reps = argc > 4 ? (unsigned)atoi(argv[4]) : 5;
     bench_totals = getenv("MW_BENCH_TOTALS") && atoi(getenv("MW_BENCH_TOTALS")) > 0;
+    bench_regions = getenv("MW_BENCH_REGIONS") ? (unsigned)atoi(getenv("MW_BENCH_REGIONS")) : 0;
+    if (bench_regions > TM_MAX)
+        bench_regions = TM_MAX;
     if (ranks < 2 || windows == 0 || nfn < 4 || nfn > TM_MAX || reps == 0 || reps > 99) {
         fprintf(stderr,
                 "usage: mw-collector-bench [RANKS>=2 [WINDOWS [4<=FUNCTIONS<=%d [REPS]]]]\n",
@@ -268,14 +316,24 @@ int main(int argc, char **argv)
     for (unsigned i = 0, id = 1; i < nfn; i++, id++)
         fns[i] = id; /* any distinct valid ids */
     mw__log_level = MW_LOG_ERROR;
-    static const struct {
+    struct {
         const char *name;
         decode_fn fn;
-    } dec[2] = {{"protobuf-c", mw__envelope_decode_pbc}, {"mw_decode", mw_envelope_decode}};
+        int detail;
+    } dec[2] = {{"protobuf-c", mw__envelope_decode_pbc, 1}, {"mw_decode", mw_envelope_decode, 1}};
+    if (bench_regions) { /* the per-rank detail on and off, both with mw_decode */
+        dec[0].name = "detail-on";
+        dec[0].fn = mw_envelope_decode;
+        dec[1].name = "detail-off";
+        dec[1].detail = 0;
+    }
 
     printf("mw-collector-bench: %u ranks x %u windows x %u functions, median of %u; times are "
            "CPU time of this thread (wall time in brackets)\n",
            ranks, windows, nfn, reps);
+    if (bench_regions)
+        printf("with %u regions, %u call sites and peer_fn per sample: rank detail on vs off\n",
+               bench_regions, bench_regions);
     printf("%-8s %-11s %14s %20s %14s %12s %12s\n", "shape", "decoder", "decode us/smp",
            "decode+check+merge", "M summaries/s", "check+merge", "1st window");
     uint8_t **bufs = malloc(ranks * sizeof *bufs);
@@ -294,7 +352,8 @@ int main(int argc, char **argv)
         for (unsigned i = 0; i < reps; i++)
             for (unsigned j = 0; j < 2; j++) {
                 unsigned d = (i + j) % 2; /* alternate which decoder goes first */
-                if (run(dec[d].fn, bufs, lens, ranks, windows, &res[d * reps + i]) < 0) {
+                if (run(dec[d].fn, dec[d].detail, bufs, lens, ranks, windows,
+                        &res[d * reps + i]) < 0) {
                     fprintf(stderr, "mw-collector-bench: a run failed\n");
                     return 1;
                 }
@@ -317,9 +376,9 @@ int main(int argc, char **argv)
                    nfn / fc / 1e6, nfn / fw / 1e6, (fc - dc) * 1e6, f1 * 1e6);
         }
         printf("%-8s sample %zu bytes on the wire, %llu windows closed per run; whole path %.2fx "
-               "faster with mw_decode\n",
+               "faster with %s\n",
                shape_name[shape], lens[0], (unsigned long long)res[0].windows,
-               full_cpu[0] / full_cpu[1]);
+               full_cpu[0] / full_cpu[1], dec[1].name);
         for (uint32_t r = 0; r < ranks; r++)
             free(bufs[r]);
     }
