@@ -54,8 +54,7 @@ int mw__rs_init(mw__rs_t *rs, uint32_t size)
         mw__index_init(&rs->region_by_name, sizeof(uint32_t), 16, MW_JOB_MAX_REGIONS * 2) < 0 ||
         mw__index_init(&rs->site_by_key, sizeof(uint32_t), 16, MW_JOB_MAX_SITES * 2) < 0 ||
         mw__index_init(&rs->map, sizeof(uint32_t), 64, MAP_MAX) < 0 ||
-        mw__index_init(&rs->site_totals, sizeof(mw_site_total_t), 16,
-                       MW_JOB_MAX_SITES * 4u) < 0 ||
+        mw__index_init(&rs->site_totals, sizeof(mw_site_total_t), 16, MW_JOB_MAX_SITES * 4u) < 0 ||
         mw__index_init(&rs->seen_sites, 1, 64, MW_SAMPLE_MAX_SITE_ENTRIES) < 0) {
         mw__rs_free(rs);
         return -1;

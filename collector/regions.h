@@ -18,7 +18,7 @@
     X(DEF_RANK_CAP, "def_rank_cap") /* a rank defining over MW_RANK_MAX_REGIONS / _SITES */        \
     X(DEF_CHANGED, "def_changed")   /* an id defined again differently: the first is kept */       \
     X(JOB_CAP, "job_cap")           /* the job's table full (MW_JOB_MAX_REGIONS / _SITES) */       \
-    X(JOB_INFO, "job_info")         /* the job description full (MW_JOB_MAX_INFO_BYTES) */        \
+    X(JOB_INFO, "job_info")         /* the job description full (MW_JOB_MAX_INFO_BYTES) */         \
     X(MAP_FULL, "map_full")         /* the per-rank id map full, or out of memory */               \
     X(UNDEFINED, "undefined")       /* an entry whose id the rank never defined (or refused) */    \
     X(FN_RANGE, "fn_range")         /* a site entry whose function is not a timed function */      \

@@ -143,9 +143,9 @@ static void test_regions_exact(void **state)
     uint64_t sum_incl[3] = {0};
     for (size_t i = 0; i < w->n_rr_rank; i++) {
         if (i) {
-            assert_true(w->rr_rank[i - 1] < w->rr_rank[i] ||
-                        (w->rr_rank[i - 1] == w->rr_rank[i] &&
-                         w->rr_region[i - 1] < w->rr_region[i]));
+            assert_true(
+                w->rr_rank[i - 1] < w->rr_rank[i] ||
+                (w->rr_rank[i - 1] == w->rr_rank[i] && w->rr_region[i - 1] < w->rr_region[i]));
         }
         sum_incl[w->rr_region[i]] += w->rr_incl_ns[i];
     }
@@ -199,8 +199,9 @@ static void test_regions_exact(void **state)
     assert_non_null(alr);
     assert_non_null(snd);
     double mean = (100 + 200 + 600) / 3.0;
-    double var = ((100 - mean) * (100 - mean) + (200 - mean) * (200 - mean) +
-                  (600 - mean) * (600 - mean)) / 3.0;
+    double var =
+        ((100 - mean) * (100 - mean) + (200 - mean) * (200 - mean) + (600 - mean) * (600 - mean)) /
+        3.0;
     assert_true(fabs(alr->rank_sd_ns - sqrt(var)) < 1e-9);
     assert_int_equal(alr->rank_max, 2);
     assert_int_equal(alr->rank_max_ns, 600);
@@ -286,25 +287,25 @@ static void test_regions_refused(void **state)
     tm_sample(&m, "regions", 0, FX_W0, FX_REAL_NS);
     tm_add_fn(&m, fx_fn(0), 1, 10, 10, 10, 0);
     tm_add_region_def(&m, 1, "ok", 1);
-    tm_add_region_def(&m, 0, "zero", 1);                       /* def_id */
-    tm_add_region_def(&m, MW_RANK_MAX_REGIONS + 1, "big", 1);  /* def_id */
-    tm_add_region_def(&m, 2, long_name, 1);                    /* def_text */
-    tm_add_region_def(&m, 3, "", 1);                           /* def_text */
-    tm_add_region_def(&m, 4, "bad\x01", 1);                    /* def_text */
-    tm_add_region_def(&m, 1, "other", 1);                      /* def_changed */
+    tm_add_region_def(&m, 0, "zero", 1);                      /* def_id */
+    tm_add_region_def(&m, MW_RANK_MAX_REGIONS + 1, "big", 1); /* def_id */
+    tm_add_region_def(&m, 2, long_name, 1);                   /* def_text */
+    tm_add_region_def(&m, 3, "", 1);                          /* def_text */
+    tm_add_region_def(&m, 4, "bad\x01", 1);                   /* def_text */
+    tm_add_region_def(&m, 1, "other", 1);                     /* def_changed */
     tm_add_site_def(&m, 1, MODULE, 0x10, "f", "a.c", 1);
-    tm_add_site_def(&m, 2, MODULE, 0x20, "g", long_file, 2);  /* def_text */
+    tm_add_site_def(&m, 2, MODULE, 0x20, "g", long_file, 2); /* def_text */
     tm_add_region(&m, 1, 1, 10, 10, 0);
-    tm_add_region(&m, 1, 1, 10, 10, 0);                        /* duplicate */
-    tm_add_region(&m, 2, 1, 10, 10, 0);                        /* undefined (refused def) */
-    tm_add_region(&m, 9, 1, 10, 10, 0);                        /* undefined */
-    tm_add_region(&m, 0, 1, 10, 10, 0);                        /* undefined */
-    tm_add_region(&m, 1u << 31, 1, 10, 10, 0);                 /* undefined */
+    tm_add_region(&m, 1, 1, 10, 10, 0);        /* duplicate */
+    tm_add_region(&m, 2, 1, 10, 10, 0);        /* undefined (refused def) */
+    tm_add_region(&m, 9, 1, 10, 10, 0);        /* undefined */
+    tm_add_region(&m, 0, 1, 10, 10, 0);        /* undefined */
+    tm_add_region(&m, 1u << 31, 1, 10, 10, 0); /* undefined */
     tm_add_site(&m, 1, fx_fn(0), 1, 10, 0, 10);
-    tm_add_site(&m, 1, MW_FN_COUNT, 1, 10, 0, 10);             /* fn_range */
-    tm_add_site(&m, 1, 0, 1, 10, 0, 10);                       /* fn_range */
-    tm_add_site(&m, 2, fx_fn(0), 1, 10, 0, 10);                /* undefined */
-    tm_add_site(&m, 1, fx_fn(0), 1, 10, 0, 10);                /* duplicate */
+    tm_add_site(&m, 1, MW_FN_COUNT, 1, 10, 0, 10);                /* fn_range */
+    tm_add_site(&m, 1, 0, 1, 10, 0, 10);                          /* fn_range */
+    tm_add_site(&m, 2, fx_fn(0), 1, 10, 0, 10);                   /* undefined */
+    tm_add_site(&m, 1, fx_fn(0), 1, 10, 0, 10);                   /* duplicate */
     tm_add_site(&m, 1, fx_fn(1), MW_RS_VALUE_MAX + 1, 10, 0, 10); /* value */
     assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
     const uint64_t *ref = f->c->job.rs.refused;
@@ -354,7 +355,7 @@ static void test_regions_caps(void **state)
     fx_hellos(f, "regions", ranks);
     size_t n = MW_RANK_MAX_REGIONS + 10, ne = MW_SAMPLE_MAX_REGION_ENTRIES + 7;
     Mpiwatch__RegionDef *defs = calloc(n, sizeof *defs), **dp = calloc(n, sizeof *dp);
-    char (*names)[16] = calloc(n, sizeof *names);
+    char(*names)[16] = calloc(n, sizeof *names);
     uint32_t *ids = calloc(ne, sizeof *ids);
     uint64_t *vals = calloc(ne, sizeof *vals);
     assert_true(defs && dp && names && ids && vals);

@@ -76,7 +76,15 @@ static void full_sample(tm_msg_t *m, const char *job, uint32_t rank, uint32_t si
     tm_sample(m, job, rank, w, real_ns);
     tm_add_fn(m, fx_fn(0), 10, 50000, 1000, 20000, 800);
     tm_add_fn(m, fx_fn(1), 3, 3000, 500, 1500, 3 * 4096);
-    tm_add_peer(m, (rank + 1) % size, 3, 3 * 4096);
+    tm_add_peer_fn(m, (rank + 1) % size, fx_fn(1), 3, 3 * 4096);
+    /* A region and a call site (docs/regions.md): defined by rank 0 only, so that the other
+     * ranks' entries take the fast decoder and the collector's "undefined" path. */
+    if (rank == 0) {
+        tm_add_region_def(m, 1, "seed_region", 1);
+        tm_add_site_def(m, 1, "/seed/app", 0x40, "main", "seed.c", 12);
+    }
+    tm_add_region(m, 1, 2, 40000, 30000, 20000);
+    tm_add_site(m, 1, fx_fn(0), 10, 50000, 800, 20000);
     tm_add_occ(m, fx_fn(0), 2, 40000);
     tm_add_occ(m, fx_fn(1), 5, 3000);
     tm_add_density(m, fx_fn(0), 2, tm_bin(20000), 1, 10);
