@@ -168,7 +168,7 @@ int mw__terrain_update(const mw_view_ctx_t *vc, mw_terrain_gl_t *te)
      * on screen would cost triangles and show nothing more). */
     uint32_t max_rows = (uint32_t)te->plot.h;
     if (!te->heatmap && in->ncols) {
-        float px = 0, W = (float)in->ncols;
+        float px = 0, W = (float)in->ncols * mw_terrain_col_w(in->ncols);
         for (int s = 0; s < 2; s++) {
             float a[3] = {s ? W : 0, 0, 0}, b[3] = {s ? W : 0, 0, MW_TERRAIN_DEPTH}, x0, y0, x1, y1;
             if (mw_camera_project(te->mvp, a, te->plot.w, te->plot.h, &x0, &y0) &&
@@ -247,7 +247,7 @@ static void build_field(mw_terrain_gl_t *te)
     float *buf = malloc(cap * sizeof *buf), *v = buf;
     if (!buf)
         return;
-    float D = MW_TERRAIN_DEPTH, W = (float)g->ncols;
+    float D = MW_TERRAIN_DEPTH, cw = mw_terrain_col_w(g->ncols), W = (float)g->ncols * cw;
     mw_rgb_t floor_c = {0.105f, 0.118f, 0.145f}, lane_c = {0.14f, 0.155f, 0.19f};
     const float fl[4][3] = {{-0.3f, -0.02f, -0.3f},
                             {W + 0.3f, -0.02f, -0.3f},
@@ -255,7 +255,8 @@ static void build_field(mw_terrain_gl_t *te)
                             {-0.3f, -0.02f, D + 0.3f}};
     v = put_quad_n(v, fl, floor_c, 1, N_UP);
     for (int c = 0; c < g->ncols; c++) { /* each column's lane on the floor */
-        float x0 = (float)c + MW_TERRAIN_GAP * 0.5f, x1 = (float)(c + 1) - MW_TERRAIN_GAP * 0.5f;
+        float x0 = ((float)c + MW_TERRAIN_GAP * 0.5f) * cw,
+              x1 = ((float)(c + 1) - MW_TERRAIN_GAP * 0.5f) * cw;
         const float ln[4][3] = {{x0, -0.01f, 0}, {x1, -0.01f, 0}, {x1, -0.01f, D}, {x0, -0.01f, D}};
         v = put_quad_n(v, ln, lane_c, 1, N_UP);
     }
@@ -427,16 +428,17 @@ static void axes_3d(const mw_view_ctx_t *vc, mw_terrain_gl_t *te)
     int fs_px = mw__font_small(vc->layout), lh = mw__text_line_height(tx, fs_px);
     mw_rgba_t txt = mw__hex(MW_COLOR_TEXT, 1), dim = mw__hex(MW_COLOR_DIM, 1),
               ax = mw__hex(MW_COLOR_AXIS, 0.9f);
-    float D = MW_TERRAIN_DEPTH, W = (float)g->ncols, lw = mw__px(vc->layout, 1);
+    float D = MW_TERRAIN_DEPTH, cw = mw_terrain_col_w(g->ncols), W = (float)g->ncols * cw;
+    float lw = mw__px(vc->layout, 1);
     /* Function names, staggered in two rows when they would touch. */
     float a0[3] = {0, 0, D + 0.35f}, a1[3] = {W, 0, D + 0.35f}, xa, ya, xb, yb;
     float spacing = 80;
     if (proj(te, a0, &xa, &ya) && proj(te, a1, &xb, &yb))
-        spacing = fabsf(xb - xa) / (W > 0 ? W : 1);
+        spacing = fabsf(xb - xa) / (float)(g->ncols > 0 ? g->ncols : 1);
     line3(vc, te, a0, a1, lw, ax);
     int narrow = spacing < 110, rows = label_rows(vc, in, spacing, narrow);
     for (int c = 0; c < g->ncols; c++) {
-        float p[3] = {(float)c + 0.5f, 0, D + 0.35f}, x, y;
+        float p[3] = {((float)c + 0.5f) * cw, 0, D + 0.35f}, x, y;
         if (!proj(te, p, &x, &y))
             continue;
         int k = c % rows;
@@ -701,7 +703,8 @@ static void draw_marks(const mw_view_ctx_t *vc, mw_terrain_gl_t *te)
             mw__batch_frame(vc->batch, (float)te->plot.x - 2, (y0 + y1 - h) / 2 - 2,
                             (float)te->plot.w + 4, h + 4, lw, acc);
         } else {
-            float d = MW_TERRAIN_DEPTH / (float)te->grid.rows, W = (float)te->grid.ncols;
+            float d = MW_TERRAIN_DEPTH / (float)te->grid.rows,
+                  W = (float)te->grid.ncols * mw_terrain_col_w(te->grid.ncols);
             float z0 = (float)row * d, z1 = z0 + d;
             float c4[4][3] = {{0, 0.02f, z0}, {W, 0.02f, z0}, {W, 0.02f, z1}, {0, 0.02f, z1}};
             for (int k = 0; k < 4; k++)
