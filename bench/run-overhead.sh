@@ -22,7 +22,8 @@
 #   MW_BENCH_PINGPONG_REPS (11), MW_BENCH_ALLREDUCE_ITERS (2000), MW_BENCH_ALLREDUCE_REPS (11),
 #   MW_BENCH_WARMUP_S (1), MW_BENCH_COLLECTOR=none (no collector: the library's samples are
 #   dropped at once), MW_BENCH_KEEP=1 (keep the temporary directory), MPIWATCH_WINDOW_MS,
-#   MW_BENCH_TRACE_OFF=0 (leave out the runs with MPIWATCH_TRACE=off).
+#   MW_BENCH_TRACE_OFF=0 (leave out the runs with MPIWATCH_TRACE=off), MW_BENCH_CALLSITES=0
+#   (leave out the call sites' paired runs: MPIWATCH_CALLSITES=off beside =on, docs/callsites.md).
 set -u
 argv=("$@")
 # The temporary directory, the Open MPI environment and the collector's start and stop are
@@ -253,6 +254,35 @@ if [ "${MW_BENCH_TRACE_OFF:-1}" != 0 ]; then
         "$(median paired 1 iprobe_ns)" "$(median pairedoff 1 iprobe_ns)"
     printf '  %-40s %+8.1f ns/call   (off: %.1f ns/call)\n' "Irecv+Isend+2 Wait to self" \
         "$(median paired 1 selfmsg_ns)" "$(median pairedoff 1 selfmsg_ns)"
+fi
+# Call sites' cost (docs/callsites.md), measured the same way: MPIWATCH_CALLSITES=off and =on
+# started together (the trace off in both, so that only the call sites differ).
+paired_sites_once() {
+    local i=$1 mode pids=()
+    for mode in off on; do
+        "$mpirun" --oversubscribe -np 1 -x LD_PRELOAD="$lib" -x MPIWATCH_COLLECTOR="tcp://127.0.0.1:1" \
+            -x MPIWATCH_TRACE=off -x MPIWATCH_CALLSITES="$mode" "${window_x[@]}" "$bench" \
+            --tests iprobe,selfmsg "${common[@]}" </dev/null >"$MW_T/sites.$mode.$i" 2>&1 &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+}
+if [ "${MW_BENCH_CALLSITES:-1}" != 0 ]; then
+    for ((p = 1; p <= pairs; p++)); do
+        paired_sites_once "$p"
+        for k in iprobe_ns selfmsg_ns; do
+            a=$(sed -n "s/^result $k \([-0-9.]*\)\$/\1/p" "$MW_T/sites.off.$p")
+            b=$(sed -n "s/^result $k \([-0-9.]*\)\$/\1/p" "$MW_T/sites.on.$p")
+            [ -n "$a" ] && [ -n "$b" ] && echo "sites 1 $k $(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')" >>"$MW_T/results"
+            [ -n "$a" ] && echo "sitesoff 1 $k $a" >>"$MW_T/results"
+        done
+    done
+    echo "call sites, paired: MPIWATCH_CALLSITES=off and =on (trace off) started together, 1 rank" \
+        "each, $pairs times; median of (on - off) per timed call (goal <= 3 ns):"
+    printf '  %-40s %+8.1f ns/call   (off: %.1f ns/call)\n' "MPI_Iprobe, nothing pending" \
+        "$(median sites 1 iprobe_ns)" "$(median sitesoff 1 iprobe_ns)"
+    printf '  %-40s %+8.1f ns/call   (off: %.1f ns/call)\n' "Irecv+Isend+2 Wait to self" \
+        "$(median sites 1 selfmsg_ns)" "$(median sitesoff 1 selfmsg_ns)"
 fi
 if [ "$collector" != none ]; then
     echo "collector: median messages accepted per run: $(median with "$np" accepted) ($np ranks)," \

@@ -101,6 +101,10 @@ void mw__config_read(mw_config_t *cfg)
     cfg->step_marks = env_uint("MPIWATCH_STEP_MARKS", 16, 1, MW_STEP_MAX_MARKS);
     cfg->region_depth = env_uint("MPIWATCH_REGION_DEPTH", 64, 1, 4096);
     cfg->region_entries = env_uint("MPIWATCH_REGION_ENTRIES", 64, 1, MW_RANK_MAX_REGIONS);
+    /* Call sites (docs/callsites.md): on unless MPIWATCH_CALLSITES=off (or 0). */
+    const char *cs = getenv("MPIWATCH_CALLSITES");
+    cfg->callsites = !(cs && (strcmp(cs, "off") == 0 || strcmp(cs, "0") == 0));
+    cfg->callsites_max = pow2_at_least(env_uint("MPIWATCH_CALLSITES_MAX", 64, 1, 4096));
     /* Tracing (docs/trace.md): read here, kept in mw__trace (trace.h). */
     const char *tr = getenv("MPIWATCH_TRACE");
     mw__trace.on = !(tr && (strcmp(tr, "off") == 0 || strcmp(tr, "0") == 0));

@@ -43,7 +43,8 @@ int mw__alloc(void)
     mw__g.slot_rows = mw__g.slot_peers + round64(c->peers * sizeof(mw_peer_t));
     size_t marks = round64(mw__g.slot_rows + c->rows * mw__g.row_bytes);
     size_t regions = round64(marks + mw__steps_layout(marks));
-    mw__g.slot_bytes = round64(regions + mw__regions_layout(regions));
+    size_t sites = round64(regions + mw__regions_layout(regions));
+    mw__g.slot_bytes = round64(sites + mw__sites_layout(sites));
     mw__g.thread_bytes = round64(sizeof(mw_thread_t)) + MW_RING * mw__g.slot_bytes;
     size_t total = mw__g.thread_bytes * c->max_threads;
     void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -113,6 +114,7 @@ mw_thread_t *mw__thread_attach(unsigned fn)
         r->tstate = (unsigned char *)r + mw__trace.ring_bytes - round64(mw__tstate_bytes());
         t->tring = r;
     }
+    mw__sites_thread(t);
     mw__tls = t;
     return t;
 }
@@ -138,6 +140,7 @@ void mw__slot_reset(mw_slot_t *s)
     s->long_min = 0;
     s->ntrace = s->trace_lost = 0; /* the trace itself is overwritten (capture.c) */
     mw__regions_slot_reset(s);
+    mw__sites_slot_reset(s);
     atomic_store_explicit(&s->tag, 0, memory_order_release);
 }
 
@@ -424,6 +427,8 @@ void mw__record_slow(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint
         late = 1;
     }
     mw__totals_add(s, fn, d, bytes);
+    if (t->site_off)
+        mw__site_add(t, s, fn, d, bytes);
     if (mw__capture_has((int64_t)atomic_load_explicit(&s->tag, memory_order_relaxed) - 1))
         mw__capture_add(t, s, fn, t0, d, bytes, peer);
     if (peer >= 0)

@@ -20,6 +20,39 @@ void mw__count_slow(mw_thread_t *t, unsigned fn, int64_t closed);
 void mw__detail_spanning(mw_thread_t *t, unsigned char *row, unsigned fn, uint64_t t0, uint64_t t1,
                          unsigned bin, int64_t closed);
 
+/* A call-site entry of a slot's table (callsites.c): open addressing on (return address, fn),
+ * the hash's cell first; ra 0 is an empty cell. */
+typedef struct {
+    uint64_t ra;
+    uint32_t fn, pad;
+    uint64_t count, ns, bytes, max_ns;
+    uint64_t pad2[2]; /* one cache line per entry */
+} mw_site_t;
+_Static_assert(sizeof(mw_site_t) == 64, "site is a fixed-size record");
+void mw__site_slow(mw_thread_t *t, mw_slot_t *s, unsigned fn, uint64_t d, uint64_t bytes);
+static inline uint32_t mw__site_hash(uint64_t ra, unsigned fn)
+{
+    return (uint32_t)(ra ^ (ra >> 11)) + fn;
+}
+
+/* Accounts the call to its site (t->ra): the common case, the site's cell already holds it,
+ * is two compares and four updates; the rest is out of line (callsites.c). */
+static inline __attribute__((always_inline)) void
+mw__site_add(mw_thread_t *t, mw_slot_t *s, unsigned fn, uint64_t d, uint64_t bytes)
+{
+    mw_site_t *e =
+        (mw_site_t *)((unsigned char *)s + t->site_off) + (mw__site_hash(t->ra, fn) & t->site_mask);
+    if (__builtin_expect(e->ra == t->ra && e->fn == fn, 1)) {
+        e->count++;
+        e->ns += d;
+        e->bytes += bytes;
+        if (d > e->max_ns)
+            e->max_ns = d;
+    } else {
+        mw__site_slow(t, s, fn, d, bytes);
+    }
+}
+
 static inline __attribute__((always_inline)) void mw__busy_enter(mw_thread_t *t)
 {
     /* Replaces the in-call marker too: the call is over. */
@@ -113,6 +146,8 @@ mw__record_tr(mw_thread_t *t, unsigned fn, uint64_t t0, uint64_t t1, uint64_t by
         mw__record_slow(t, fn, t0, t1, d, bytes, peer, closed);
     } else {
         mw__totals_add(s, fn, d, bytes);
+        if (__builtin_expect(t->site_off != 0, 1)) /* call sites (docs/callsites.md) */
+            mw__site_add(t, s, fn, d, bytes);
         if (peer >= 0)
             mw__peer_add(s, fn, peer, bytes);
         if (__builtin_expect(d > s->long_min, 0))

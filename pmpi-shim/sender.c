@@ -90,6 +90,9 @@ static struct {
     /* the same for the region definitions (regions.c): the message being sent, then per entry */
     int64_t region_from;
     int64_t bl_region[MW_BACKLOG];
+    /* the same for the call-site definitions (callsites.c) */
+    int64_t site_from;
+    int64_t bl_site[MW_BACKLOG];
     uint64_t traces_dropped; /* reach-back traces that could not be sent */
     unsigned bl_head, bl_count;
     size_t bl_bytes;
@@ -106,7 +109,7 @@ static struct {
     int64_t next;                                       /* next window to collect */
     acc_t acc;
     enc_t enc;
-} S = {.lock = PTHREAD_MUTEX_INITIALIZER, .region_from = -1};
+} S = {.lock = PTHREAD_MUTEX_INITIALIZER, .region_from = -1, .site_from = -1};
 
 static int alloc_buffers(void)
 {
@@ -151,9 +154,10 @@ static size_t encode(Mpiwatch__Envelope *env)
 
 /* A message that will not be sent: a dropped sample (or bye), or a dropped reach-back trace;
  * the communicator definitions it carried go again with the next sample. */
-static void dropped(int trace, int64_t comm_from, int64_t region_from)
+static void dropped(int trace, int64_t comm_from, int64_t region_from, int64_t site_from)
 {
     mw__regions_defs_lost(region_from);
+    mw__sites_defs_lost(site_from);
     if (trace)
         S.traces_dropped++;
     else
@@ -167,7 +171,8 @@ static void backlog_drop_oldest(void)
     zmq_msg_t *m = &S.backlog[S.bl_head];
     S.bl_bytes -= zmq_msg_size(m);
     zmq_msg_close(m);
-    dropped(S.bl_trace[S.bl_head], S.bl_comm[S.bl_head], S.bl_region[S.bl_head]);
+    dropped(S.bl_trace[S.bl_head], S.bl_comm[S.bl_head], S.bl_region[S.bl_head],
+            S.bl_site[S.bl_head]);
     S.bl_head = (S.bl_head + 1) % MW_BACKLOG;
     S.bl_count--;
 }
@@ -175,7 +180,7 @@ static void backlog_drop_oldest(void)
 static void backlog_push(const void *data, size_t len, int trace, int64_t comm_from)
 {
     if (len > MW_BACKLOG_BYTES) {
-        dropped(trace, comm_from, S.region_from);
+        dropped(trace, comm_from, S.region_from, S.site_from);
         return;
     }
     while (S.bl_count == MW_BACKLOG || S.bl_bytes + len > MW_BACKLOG_BYTES)
@@ -183,13 +188,14 @@ static void backlog_push(const void *data, size_t len, int trace, int64_t comm_f
     unsigned at = (S.bl_head + S.bl_count) % MW_BACKLOG;
     zmq_msg_t *m = &S.backlog[at];
     if (zmq_msg_init_size(m, len) != 0) {
-        dropped(trace, comm_from, S.region_from);
+        dropped(trace, comm_from, S.region_from, S.site_from);
         return;
     }
     memcpy(zmq_msg_data(m), data, len);
     S.bl_trace[at] = (uint8_t)trace;
     S.bl_comm[at] = comm_from;
     S.bl_region[at] = S.region_from;
+    S.bl_site[at] = S.site_from;
     S.bl_count++;
     S.bl_bytes += len;
 }
@@ -215,7 +221,7 @@ static void send_or_queue(Mpiwatch__Envelope *env, int trace, int64_t comm_from)
 {
     size_t len = encode(env);
     if (len == 0) {
-        dropped(trace, comm_from, S.region_from);
+        dropped(trace, comm_from, S.region_from, S.site_from);
         return;
     }
     if (!S.hello_pending && S.bl_count == 0 && S.push &&
@@ -536,6 +542,7 @@ static void send_sample(int64_t k)
     S.records_dropped_total += a->dropped;
     sample_steps(&smp, &a->marks);
     S.region_from = mw__regions_sample(&smp); /* code regions (regions.c) */
+    S.site_from = mw__sites_sample(&smp);     /* call sites (callsites.c) */
     Mpiwatch__Capture cap = MPIWATCH__CAPTURE__INIT;
     sample_capture(&smp, &cap, k);
     /* Tracing (trace_send.c): the window's records or its summary-only mark, and the
@@ -559,6 +566,7 @@ static void send_sample(int64_t k)
     env.sample = &smp;
     send_or_queue(&env, 0, comm_from);
     S.region_from = -1;
+    S.site_from = -1;
     S.windows_sent++;
     mw__capture_clear(k);
     mw__acc_clear(a);

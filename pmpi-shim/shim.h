@@ -62,6 +62,10 @@ typedef struct {
     /* Code regions (docs/regions.md): open regions per thread, region entries per window and
      * thread (MPIWATCH_REGION_DEPTH, MPIWATCH_REGION_ENTRIES). */
     unsigned region_depth, region_entries;
+    /* Call sites (docs/callsites.md): MPIWATCH_CALLSITES, MPIWATCH_CALLSITES_MAX (entries per
+     * window and thread, a power of two). */
+    int callsites;
+    unsigned callsites_max;
 } mw_config_t;
 
 typedef struct {
@@ -163,6 +167,9 @@ typedef struct {
     const struct mw_seg *cseg; /* the grid segment of window cw (its sub-slot length) */
     struct mw_tring *tring;    /* its trace ring (trace.h); NULL when not tracing */
     uint64_t mpi_ns;           /* ns of its recorded timed calls so far (regions.c) */
+    uint64_t ra;               /* return address of its current MPI call (callsites.c) */
+    uint32_t site_off;         /* offset of the call-site table in a slot; 0: call sites off */
+    uint32_t site_mask;        /* its entries - 1 */
     /* followed by MW_RING slots of mw__g.slot_bytes each */
 } mw_thread_t;
 
@@ -360,6 +367,9 @@ static inline __attribute__((always_inline)) uint64_t mw__begin(mw_thread_t *t, 
 {
     uint64_t t0 = mw__now();
     atomic_store_explicit(&t->inflight, t0 << MW_INFLIGHT_FN_BITS | fn, memory_order_relaxed);
+    /* Inlined into the wrapper, this reads the wrapper's own return address: the instruction
+     * after the application's call (docs/callsites.md; tests/shim/callsites.sh checks it). */
+    t->ra = (uint64_t)(uintptr_t)__builtin_return_address(0);
     return t0;
 }
 
@@ -524,6 +534,22 @@ void mw__regions_slot_reset(mw_slot_t *s);
 void mw__regions_merge(mw_slot_t *s);
 int64_t mw__regions_sample(Mpiwatch__Sample *smp);
 void mw__regions_defs_lost(int64_t from);
+
+/* ---- call sites (callsites.c, docs/callsites.md) ----------------------------------------- */
+/* Lays out a slot's call-site table at `offset`; returns its size (mw__alloc). */
+size_t mw__sites_layout(size_t offset);
+/* A thread's call-site fields, when it is attached (mw__thread_attach). */
+void mw__sites_thread(mw_thread_t *t);
+void mw__sites_slot_reset(mw_slot_t *s);
+/* Sender thread: adds a slot's table to the window's (before the slot is reset); then fills the
+ * sample's site fields, resolving new sites (a bounded number per sample), and returns the
+ * first CallSiteDef index it carries (-1: none), which mw__sites_defs_lost() takes back when
+ * the sample is dropped. */
+void mw__sites_merge(mw_slot_t *s);
+int64_t mw__sites_sample(Mpiwatch__Sample *smp);
+void mw__sites_defs_lost(int64_t from);
+/* At MPI_Finalize, after the sender thread stopped: the tables and libdw's state. */
+void mw__sites_close(void);
 
 /* clocksync.c: collective over a private duplicate of MPI_COMM_WORLD. */
 typedef struct {

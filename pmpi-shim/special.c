@@ -133,6 +133,7 @@ void mw__finalize_common(void)
         mw__count(t, MW_ID_Finalize);
     mw__set_state(0, -1);
     mw__sender_stop();
+    mw__sites_close(); /* after the sender: libdw's state too (docs/callsites.md) */
     mw__tcalls_log();
     mw__comm_log();
 }
@@ -176,7 +177,10 @@ MW_EXPORT int MPI_Pcontrol(const int level, ...)
 }
 
 /* Freeing a communicator invalidates the cached group used to translate its ranks. */
-static int comm_release(MPI_Comm *comm, unsigned fn, int (*real)(MPI_Comm *))
+/* Inlined into the wrappers, as mw__begin() must be to read the application's return
+ * address (docs/callsites.md). */
+static inline __attribute__((always_inline)) int comm_release(MPI_Comm *comm, unsigned fn,
+                                                              int (*real)(MPI_Comm *))
 {
     MPI_Comm c = comm ? *comm : MPI_COMM_NULL;
     /* The trace's key of the handle, read while it is valid. */
@@ -283,8 +287,8 @@ static void f_pcontrol(void (*real)(MPI_Fint *), MPI_Fint *level)
         real(level);
 }
 
-static void f_comm_release(void (*real)(MPI_Fint *, MPI_Fint *), unsigned fn, MPI_Fint *comm,
-                           MPI_Fint *ierr)
+static inline __attribute__((always_inline)) void
+f_comm_release(void (*real)(MPI_Fint *, MPI_Fint *), unsigned fn, MPI_Fint *comm, MPI_Fint *ierr)
 {
     if (!real)
         return;

@@ -160,6 +160,7 @@ static void acc_merge(acc_t *a, mw_slot_t *s)
     a->dropped += s->dropped;
     a->late += s->late;
     mw__regions_merge(s);
+    mw__sites_merge(s);
 }
 
 void mw__acc_clear(acc_t *a)

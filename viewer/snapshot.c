@@ -619,19 +619,6 @@ static void json_topology(mw_app_t *app, cJSON *root)
                                                      : "");
             cJSON_AddNumberToObject(e, "nodes", s->nodes);
             cJSON_AddBoolToObject(e, "unknown", s->source < 0);
-            /* Where the middle of its top face is drawn, and in which colour (0-255). */
-            float rgb[3], top[3] = {(s->lo[0] + s->hi[0]) / 2, s->hi[1],
-                                    (s->lo[2] + s->hi[2]) / 2},
-                          sx, sy;
-            mw__topo_switch_rgb(t, i, rgb);
-            cJSON *col = cJSON_AddArrayToObject(e, "color");
-            for (int c = 0; c < 3; c++)
-                cJSON_AddItemToArray(col, cJSON_CreateNumber((int)(rgb[c] * 255.0f + 0.5f)));
-            if (mw_camera_project(t->mvp, top, t->region.w, t->region.h, &sx, &sy)) {
-                cJSON *sc = cJSON_AddArrayToObject(e, "screen");
-                cJSON_AddItemToArray(sc, cJSON_CreateNumber(sx + (float)t->region.x));
-                cJSON_AddItemToArray(sc, cJSON_CreateNumber(sy + (float)t->region.y));
-            }
             cJSON *b = cJSON_AddArrayToObject(e, "box");
             for (int c = 0; c < 3; c++)
                 cJSON_AddItemToArray(b, cJSON_CreateNumber(s->lo[c]));

@@ -1,17 +1,18 @@
 #!/bin/bash
-# callsites.sh c|fortran|off|stripped|full: call sites on the rank's side (docs/callsites.md), in a
+# callsites.sh c|fortran|f08|off|stripped|full: call sites on the rank's side (docs/callsites.md), in a
 # real MPI job whose samples mw-site-sink (a stand-in collector) decodes and
 # check_callsites.py checks against the program's known pattern and its source's markers:
 #   c         tests/programs/callsites (-g): exact counts per (site, function), file, line and
 #             function of every site
 #   fortran   tests/programs/callsites_f (use mpi, -g): the same, the lines in the .f90 source
+#   f08       tests/programs/callsites_f08 (use mpi_f08, -g): the same
 #   off       MPIWATCH_CALLSITES=off: no site field in any sample
 #   stripped  a stripped copy of callsites: module and offset, no file or line, exact counts
 #   full      MPIWATCH_CALLSITES_MAX=1: the slot tables overflow; entries + dropped are exact
 . "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
 mode=${1:-}
-case $mode in c | fortran | off | stripped | full) ;;
-*) echo "usage: callsites.sh c|fortran|off|stripped|full" >&2; exit 2 ;;
+case $mode in c | fortran | f08 | off | stripped | full) ;;
+*) echo "usage: callsites.sh c|fortran|f08|off|stripped|full" >&2; exit 2 ;;
 esac
 mw_init "shim_callsites_$mode"
 mw_require MW_LIB MW_PROGRAMS MW_MPIRUN MW_SITE_SINK MW_SITE_CHECKER MW_SOURCES
@@ -25,6 +26,11 @@ fortran)
     prog=$MW_PROGRAMS/callsites_f
     src=$MW_SOURCES/callsites_f.f90
     [ -x "$prog" ] || mw_skip "no Fortran program (no Fortran compiler or MPI Fortran support)"
+    ;;
+f08)
+    prog=$MW_PROGRAMS/callsites_f08
+    src=$MW_SOURCES/callsites_f08.f90
+    [ -x "$prog" ] || mw_skip "no mpi_f08 program (no Fortran compiler or mpi_f08 module)"
     ;;
 off) export MPIWATCH_CALLSITES=off ;;
 full) export MPIWATCH_CALLSITES_MAX=1 ;;
@@ -49,6 +55,6 @@ sink=$!
 MW_FAILURE_LOG=$MW_T/app.err
 wait "$sink" || { cat "$MW_T/sink.err" >&2; mw_fail "mw-site-sink failed"; }
 MW_FAILURE_LOG=$MW_T/out.jsonl
-"$MW_PYTHON" "$MW_SITE_CHECKER" "$MW_T/out.jsonl" --np "$np" --n "$n" --mode "$mode" \
+"$MW_PYTHON" "$MW_SITE_CHECKER" "$MW_T/out.jsonl" --np "$np" --n "$n" --mode "${mode/f08/fortran}" \
     --source "$src" --program "$prog" || mw_fail "the call sites differ from the expectation (above)"
 echo "shim_callsites_$mode: ok"

@@ -1,0 +1,235 @@
+/* test_callsites.c: the call-site tables of the recorder and the sender's side (callsites.c):
+ * exact per-(site, function) totals, a full table counted as dropped, the resolution budget
+ * per sample, and definitions sent again after a dropped sample.
+ *
+ * The timer is put in clock_gettime mode with a zero offset (as in test_record.c), and the
+ * return address a wrapper would store (t->ra) is set by hand to addresses inside this
+ * program's functions, so that the sender's resolution finds them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+#define W 1000000ull /* 1 ms windows */
+static acc_t acc;
+
+/* Addresses to call from: inside this function (its first 256 bytes). */
+__attribute__((noinline, used)) void site_anchor(void);
+__attribute__((noinline, used)) void site_anchor(void)
+{
+    for (volatile int i = 0; i < 100; i++)
+        __asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop");
+}
+
+static uint64_t site(unsigned i)
+{
+    return (uint64_t)(uintptr_t)&site_anchor + 1 + i;
+}
+
+static void setup_recorder(void)
+{
+    static int mapped;
+    if (!mapped) {
+        setenv("MPIWATCH_CALLSITES", "on", 1);
+        setenv("MPIWATCH_CALLSITES_MAX", "16", 1);
+        memset(&mw__g, 0, sizeof mw__g);
+        mw__config_read(&mw__g.cfg);
+        mw__g.cfg.subslots = 10;
+        mw__g.cfg.longest = 4;
+        mw__g.cfg.max_threads = 8;
+        mw__g.size = 8;
+        mw__timer_init(2);
+        mw__g.offset_ns = 0;
+        mw__g.need_fence = 1;
+        assert_int_equal(mw__alloc(), 0);
+        assert_int_equal(mw__acc_init(&acc), 0);
+        mapped = 1;
+    }
+    mw__grid_init(W, 10);
+    mw__set_state(1, 0);
+    mw__acc_clear(&acc);
+}
+
+static mw_thread_t *self(void)
+{
+    mw_thread_t *t = mw__self(0);
+    assert_non_null(t);
+    assert_true(t->site_off != 0);
+    return t;
+}
+
+static void call_at(mw_thread_t *t, uint64_t ra, unsigned fn, uint64_t t0, uint64_t d,
+                    uint64_t bytes)
+{
+    t->ra = ra;
+    mw__record(t, fn, t0, t0 + d, bytes, -1);
+}
+
+/* The (site, function) entry of a sample, by the site's return address; NULL when absent. */
+static const Mpiwatch__CallSiteDef *def_of(const Mpiwatch__CallSiteDef *const *defs, size_t n,
+                                           uint32_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (defs[i]->id == id)
+            return defs[i];
+    return NULL;
+}
+
+static void test_exact_and_defs(void **state)
+{
+    (void)state;
+    setup_recorder();
+    int64_t w = 2000;
+    atomic_store(&mw__g.closed_upto, w - 1);
+    mw_thread_t *t = self();
+    uint64_t base = (uint64_t)w * W;
+    for (unsigned i = 1; i <= 10; i++)
+        call_at(t, site(0), MW_ID_Allreduce, base + 10 * i, i, 8);
+    for (unsigned i = 1; i <= 3; i++)
+        call_at(t, site(40), MW_ID_Send, base + 500 + i, 100 * i, 64);
+    call_at(t, site(0), MW_ID_Bcast, base + 900, 7, 4); /* same site, another function */
+    mw__collect(&acc, w);
+    Mpiwatch__Sample smp = MPIWATCH__SAMPLE__INIT;
+    int64_t from = mw__sites_sample(&smp);
+    assert_int_equal(from, 0);
+    assert_int_equal(smp.n_site_defs, 2);
+    assert_int_equal(smp.n_site_id, 3);
+    assert_int_equal(smp.sites_dropped, 0);
+    unsigned seen = 0;
+    for (size_t i = 0; i < smp.n_site_id; i++) {
+        const Mpiwatch__CallSiteDef *d = def_of((const Mpiwatch__CallSiteDef *const *)smp.site_defs,
+                                                smp.n_site_defs, smp.site_id[i]);
+        assert_non_null(d);
+        assert_string_equal(d->function, "site_anchor");
+        assert_true(d->module[0] != '\0');
+        if (d->address == site(0) && smp.site_fn[i] == MW_ID_Allreduce) {
+            assert_int_equal(smp.site_count[i], 10);
+            assert_int_equal(smp.site_ns[i], 55);
+            assert_int_equal(smp.site_bytes[i], 80);
+            assert_int_equal(smp.site_max_ns[i], 10);
+            seen |= 1;
+        } else if (d->address == site(40) && smp.site_fn[i] == MW_ID_Send) {
+            assert_int_equal(smp.site_count[i], 3);
+            assert_int_equal(smp.site_ns[i], 600);
+            assert_int_equal(smp.site_bytes[i], 192);
+            assert_int_equal(smp.site_max_ns[i], 300);
+            seen |= 2;
+        } else if (d->address == site(0) && smp.site_fn[i] == MW_ID_Bcast) {
+            assert_int_equal(smp.site_count[i], 1);
+            seen |= 4;
+        } else {
+            fail_msg("unexpected entry: site %u fn %u", smp.site_id[i], smp.site_fn[i]);
+        }
+    }
+    assert_int_equal(seen, 7);
+    /* Handed over: the next sample carries no definition; a dropped one gives them back. */
+    Mpiwatch__Sample s2 = MPIWATCH__SAMPLE__INIT;
+    assert_int_equal(mw__sites_sample(&s2), -1);
+    assert_int_equal(s2.n_site_defs, 0);
+    assert_int_equal(s2.n_site_id, 0); /* nothing collected since */
+    mw__sites_defs_lost(from);
+    Mpiwatch__Sample s3 = MPIWATCH__SAMPLE__INIT;
+    assert_int_equal(mw__sites_sample(&s3), 0);
+    assert_int_equal(s3.n_site_defs, 2);
+    /* The slot was reset: the next window starts empty. */
+    atomic_store(&mw__g.closed_upto, w);
+    call_at(t, site(0), MW_ID_Allreduce, base + W + 5, 3, 8);
+    mw__collect(&acc, w + 1);
+    Mpiwatch__Sample s4 = MPIWATCH__SAMPLE__INIT;
+    mw__sites_sample(&s4);
+    assert_int_equal(s4.n_site_id, 1);
+    assert_int_equal(s4.site_count[0], 1);
+    assert_int_equal(s4.site_ns[0], 3);
+    assert_int_equal(s4.n_site_defs, 0);
+}
+
+/* 16 entries per slot: more distinct sites in one window are dropped and counted, and entries
+ * plus dropped calls are the calls. */
+static void test_full_table(void **state)
+{
+    (void)state;
+    setup_recorder();
+    int64_t w = 3000;
+    atomic_store(&mw__g.closed_upto, w - 1);
+    mw_thread_t *t = self();
+    uint64_t base = (uint64_t)w * W, calls = 0;
+    for (unsigned s = 0; s < 40; s++)
+        for (unsigned k = 0; k <= s % 3; k++, calls++)
+            call_at(t, site(100 + s), MW_ID_Barrier, base + 1000 + calls, 1, 0);
+    mw__collect(&acc, w);
+    Mpiwatch__Sample smp = MPIWATCH__SAMPLE__INIT;
+    mw__sites_sample(&smp);
+    uint64_t in = 0;
+    for (size_t i = 0; i < smp.n_site_id; i++)
+        in += smp.site_count[i];
+    assert_true(smp.n_site_id <= 16);
+    assert_true(smp.sites_dropped > 0);
+    assert_int_equal(in + smp.sites_dropped, calls);
+    assert_int_equal(acc.fn[MW_ID_Barrier].count, calls);
+}
+
+/* At most 64 new sites are resolved per sample: the others' calls are dropped and their sites
+ * resolved in a later sample (8 threads x 16 entries hold 128 sites). */
+static void test_resolve_budget(void **state)
+{
+    (void)state;
+    setup_recorder();
+    int64_t w = 4000;
+    atomic_store(&mw__g.closed_upto, w - 1);
+    mw_thread_t *t = self();
+    /* 10 windows of 10 sites each, collected one by one into one sample */
+    unsigned total_in = 0, total_drop = 0, defs = 0;
+    for (int round = 0; round < 2; round++) {
+        for (unsigned s = 0; s < 100; s++) {
+            int64_t k = w + round * 10 + s / 10;
+            atomic_store(&mw__g.closed_upto, k - 1);
+            call_at(t, site(200 + s), MW_ID_Reduce, (uint64_t)k * W + 100 + s, 1, 0);
+            if (s % 10 == 9)
+                mw__collect(&acc, k);
+        }
+        Mpiwatch__Sample smp = MPIWATCH__SAMPLE__INIT;
+        uint64_t t0 = mw__monotonic_ns();
+        mw__sites_sample(&smp);
+        int slow = mw__monotonic_ns() - t0 >= 50000000u; /* the time budget may have cut it */
+        unsigned in = 0;
+        for (size_t i = 0; i < smp.n_site_id; i++)
+            in += (unsigned)smp.site_count[i];
+        assert_true(smp.n_site_defs <= 64);
+        assert_int_equal(in + smp.sites_dropped, 100);
+        if (slow) {
+            print_message("resolution took over 50 ms: counts checked, not the budget\n");
+        } else if (round == 0) {
+            assert_int_equal(smp.n_site_defs, 64);
+            assert_int_equal(in, 64);
+            assert_int_equal(smp.sites_dropped, 36);
+        } else {
+            assert_int_equal(smp.n_site_defs, 36);
+            assert_int_equal(in, 100);
+            assert_int_equal(smp.sites_dropped, 0);
+        }
+        total_in += in;
+        total_drop += (unsigned)smp.sites_dropped;
+        defs += (unsigned)smp.n_site_defs;
+    }
+    assert_int_equal(total_in + total_drop, 200);
+    assert_true(defs <= 100);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exact_and_defs),
+        cmocka_unit_test(test_full_table),
+        cmocka_unit_test(test_resolve_budget),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    mw__sites_close();
+    return rc;
+}
