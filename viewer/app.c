@@ -1116,8 +1116,8 @@ static void app_char(mw_app_t *app, char c)
         else if (c == 'm')
             app->te.metric = mw_terrain_metric_next(app->te.what, app->te.metric);
         else {
-            app->te.what = app->te.what == MW_TERRAIN_REGIONS ? MW_TERRAIN_FUNCTIONS
-                                                              : MW_TERRAIN_REGIONS;
+            app->te.what =
+                app->te.what == MW_TERRAIN_REGIONS ? MW_TERRAIN_FUNCTIONS : MW_TERRAIN_REGIONS;
             app->te.metric = MW_TERRAIN_TIME;
         }
         app->te.pick_col = -1;

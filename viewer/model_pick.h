@@ -13,7 +13,7 @@ typedef enum {
     MW_PICK_CALL,
     MW_PICK_CELL,
     MW_PICK_LEGEND,
-    MW_PICK_RANK, /* a row of the per-rank timeline (rank) */
+    MW_PICK_RANK,   /* a row of the per-rank timeline (rank) */
     MW_PICK_TERRAIN /* a cell of the terrain (model_terrain.h): rank, fn or region, value */
 } mw_pick_kind_t;
 

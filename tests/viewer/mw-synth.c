@@ -27,12 +27,15 @@ static int parse_u(const char *s, unsigned long long max, unsigned long long *ou
 
 int main(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"pattern", required_argument, NULL, 'p'},  {"ranks", required_argument, NULL, 'r'},
-        {"windows", required_argument, NULL, 'w'},  {"hosts", required_argument, NULL, 'H'},
-        {"subslots", required_argument, NULL, 's'}, {"cluster-calls", required_argument, NULL, 'c'},
-        {"job", required_argument, NULL, 'j'},      {"functions", required_argument, NULL, 'f'},
-        {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"pattern", required_argument, NULL, 'p'},
+                                             {"ranks", required_argument, NULL, 'r'},
+                                             {"windows", required_argument, NULL, 'w'},
+                                             {"hosts", required_argument, NULL, 'H'},
+                                             {"subslots", required_argument, NULL, 's'},
+                                             {"cluster-calls", required_argument, NULL, 'c'},
+                                             {"job", required_argument, NULL, 'j'},
+                                             {"functions", required_argument, NULL, 'f'},
+                                             {NULL, 0, NULL, 0}};
     sy_options_t o;
     sy_defaults(&o);
     int opt;
