@@ -20,8 +20,17 @@
 # close, since the model keeps at most --cache-mb of windows whatever the run's length. It is a
 # benchmark: it prints figures and exits 0 whatever they are; it fails only when a run fails.
 #
+# --terrain instead measures the terrain view (docs/viewer.md, "Terrain view") on a recording of
+# 16,384 ranks x 20 functions with known per-rank figures (mw-synth --pattern terrain, since a
+# load generator's windows carry per-rank figures only from a collector that merges them): the
+# 3D field and the heat map, cached (the vertex buffer or texture reused) and rebuilt every
+# frame (MW_BENCH_REBIN=1), each against the timeline alone in the same round (the terrain shares
+# the screen with it), alternating, medians of --runs: the frame rate, and the CPU per frame
+# (user + system of every thread, llvmpipe's included, from GNU time, less a one-frame run's
+# loading), which a machine shared with other work does not inflate as it does the frame rate.
+#
 # usage: run-viewer.sh [--recording FILE.mpiw [--short FILE.mpiw]] [--seconds S] [--runs N]
-#                      [--frames N] [--range A:B] [--cache-mb N] BUILD_DIR
+#                      [--frames N] [--range A:B] [--cache-mb N] [--terrain] BUILD_DIR
 #        run-viewer.sh ... --viewer PATH --collector PATH --loadgen PATH
 # defaults: --seconds 8 (of loadgen at 16384 ranks, 10 windows/s, 20 functions: about 7
 # windows/s on 2 cores), --runs 3, --frames 300, --cache-mb 64 (memory bounded runs).
@@ -37,7 +46,7 @@ usage() {
 }
 
 viewer='' collector='' loadgen='' build='' recording='' short='' range=''
-seconds=8 runs=3 frames=300 cache_mb=64
+seconds=8 runs=3 frames=300 cache_mb=64 terrain=0
 while [ $# -gt 0 ]; do
     case $1 in
         --viewer) viewer=$2; shift 2 ;;
@@ -50,6 +59,7 @@ while [ $# -gt 0 ]; do
         --frames) frames=$2; shift 2 ;;
         --range) range=$2; shift 2 ;;
         --cache-mb) cache_mb=$2; shift 2 ;;
+        --terrain) terrain=1; shift ;;
         -h|--help) usage ;;
         -*) echo "run-viewer.sh: unknown option $1" >&2; usage ;;
         *) [ -z "$build" ] || usage; build=$1; shift ;;
@@ -62,7 +72,7 @@ if [ -n "$build" ]; then
 fi
 [ -n "$viewer" ] || usage
 [ -x "$viewer" ] || { echo "run-viewer.sh: not built: $viewer" >&2; exit 1; }
-if [ -z "$recording" ] || [ -z "$short" ]; then
+if [ "$terrain" = 0 ] && { [ -z "$recording" ] || [ -z "$short" ]; }; then
     for p in "$collector" "$loadgen"; do
         if [ -z "$p" ] || [ ! -x "$p" ]; then
             echo "run-viewer.sh: not built: '$p'" >&2
@@ -102,11 +112,11 @@ record() {
                               f, r, s, t1 - t0, b / 1e6 }'
 }
 
-if [ -z "$recording" ]; then
+if [ "$terrain" = 0 ] && [ -z "$recording" ]; then
     recording=$MW_T/long.mpiw
     record "$recording" "$seconds"
 fi
-if [ -z "$short" ]; then
+if [ "$terrain" = 0 ] && [ -z "$short" ]; then
     short=$MW_T/short.mpiw
     record "$short" 2
 fi
@@ -139,6 +149,75 @@ view() {
     return $rc
 }
 
+if [ "$terrain" = 1 ]; then
+    synth=${build:+$build/tests/viewer/mw-synth}
+    if [ -z "$synth" ] || [ ! -x "$synth" ]; then
+        mw_fail "--terrain needs BUILD_DIR with tests/viewer/mw-synth"
+    fi
+    trec=$MW_T/terrain.mpiw
+    "$synth" --pattern terrain --ranks "$ranks" --functions 20 --windows 4 "$trec" >/dev/null ||
+        mw_fail "mw-synth --pattern terrain failed"
+    echo "run-viewer.sh: terrain of $ranks ranks x 20 functions, 4 windows, $size," \
+        "$frames frames per run, $runs runs"
+    : >"$MW_T/tresults"
+    heat=functions,heatmap
+    # trun NAME FRAMES MODE: one run; its JSON line, and its CPU seconds (user + system, every
+    # thread: llvmpipe's too) when GNU time is there.
+    trun() {
+        local args=(--replay "$trec" --size "$size" --bench-frames "$2" --range 0:0.4) rb=0
+        case $3 in
+            timeline) args+=(--view timeline) ;;
+            3d*) args+=(--view terrain) ;;
+            heatmap*) args+=(--view terrain --terrain "$heat") ;;
+        esac
+        [ "${3%_rebuild}" != "$3" ] && rb=1
+        if [ -n "$gnu_time" ]; then
+            MW_BENCH_REBIN=$rb "$gnu_time" -f "%U %S" -o "$MW_T/$1.cpu" "$viewer" "${args[@]}" \
+                >"$MW_T/$1.json" 2>"$MW_T/$1.err"
+        else
+            echo "0 0" >"$MW_T/$1.cpu"
+            MW_BENCH_REBIN=$rb "$viewer" "${args[@]}" >"$MW_T/$1.json" 2>"$MW_T/$1.err"
+        fi || { cat "$MW_T/$1.err" >&2; mw_fail "viewer run $1 failed"; }
+    }
+    modes=(timeline 3d heatmap 3d_rebuild heatmap_rebuild)
+    # What loading the recording costs, to take out of the CPU per frame.
+    for mode in "${modes[@]}"; do
+        trun "t_${mode}_setup" 1 "$mode"
+        echo "setup_$mode $(tail -n 1 "$MW_T/t_${mode}_setup.cpu") $(grep '^{' \
+            "$MW_T/t_${mode}_setup.json" | tail -n 1)" >>"$MW_T/tresults"
+    done
+    for ((r = 1; r <= runs; r++)); do
+        for mode in "${modes[@]}"; do
+            trun "t_$mode$r" "$frames" "$mode"
+            echo "$mode $(tail -n 1 "$MW_T/t_$mode$r.cpu") $(grep '^{' "$MW_T/t_$mode$r.json" |
+                tail -n 1)" >>"$MW_T/tresults"
+        done
+    done
+    "$MW_PYTHON" - "$MW_T/tresults" <<'PY'
+import json, statistics, sys
+rows, setup = {}, {}
+for line in open(sys.argv[1]):
+    mode, u, s, js = line.split(" ", 3)
+    j = json.loads(js)
+    if mode.startswith("setup_"):
+        setup[mode[6:]] = float(u) + float(s)
+    else:
+        rows.setdefault(mode, []).append((j["fps"], float(u) + float(s), j["frames"]))
+def med(mode):
+    r = rows[mode]
+    fps = statistics.median(f for f, _, _ in r)
+    cpu = statistics.median((c - setup.get(mode, 0)) / n * 1000 for _, c, n in r)
+    return fps, cpu
+bf, bc = med("timeline")
+print(f"timeline alone         : median {bf:6.1f} fps ({1000 / bf:6.2f} ms/frame), "
+      f"CPU {bc:6.2f} ms/frame")
+for mode in ("3d", "heatmap", "3d_rebuild", "heatmap_rebuild"):
+    f, c = med(mode)
+    print(f"terrain {mode:15s}: median {f:6.1f} fps ({1000 / f:6.2f} ms/frame), "
+          f"CPU {c:6.2f} ms/frame: the terrain adds {c - bc:+.2f} ms of CPU to the timeline's")
+PY
+    exit 0
+fi
 base=(--replay "$recording" --view all --size "$size" --bench-frames "$frames")
 range_args=()
 [ -z "$range" ] || range_args=(--range "$range")

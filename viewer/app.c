@@ -765,6 +765,7 @@ static void app_clear(mw_app_t *app)
     app->view.highlight_fn = 0;
     app->view.highlight_rank = -1;
     app->pick.kind = MW_PICK_NONE;
+    app->te.pick_col = -1;
 }
 
 /* Sets the call view's range, keeping it inside the run's time axis. */

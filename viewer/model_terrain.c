@@ -498,13 +498,19 @@ float mw_terrain_t01(double v, double vmax, int log)
 
 /* ---- geometry and picking ----------------------------------------------------------------- */
 
+float mw_terrain_col_w(int ncols)
+{
+    return ncols > 0 && ncols < 12 ? 12.0f / (float)ncols : 1.0f;
+}
+
 void mw_terrain_cell_box(const mw_terrain_grid_t *g, int log, uint32_t y, int c, float lo[3],
                          float hi[3])
 {
     float d = MW_TERRAIN_DEPTH / (float)(g->rows ? g->rows : 1);
     double v = g->v ? g->v[(size_t)y * (size_t)g->ncols + (size_t)c] : 0;
-    lo[0] = (float)c + MW_TERRAIN_GAP;
-    hi[0] = (float)(c + 1) - MW_TERRAIN_GAP;
+    float cw = mw_terrain_col_w(g->ncols);
+    lo[0] = ((float)c + MW_TERRAIN_GAP) * cw;
+    hi[0] = ((float)(c + 1) - MW_TERRAIN_GAP) * cw;
     lo[1] = 0;
     hi[1] = MW_TERRAIN_HEIGHT * mw_terrain_t01(v, g->vmax, log);
     lo[2] = (float)y * d;
@@ -514,7 +520,7 @@ void mw_terrain_cell_box(const mw_terrain_grid_t *g, int log, uint32_t y, int c,
 void mw_terrain_camera(mw_camera_t *cam, int ncols, float aspect)
 {
     memset(cam, 0, sizeof *cam);
-    float w = (float)(ncols > 0 ? ncols : 1);
+    float w = (float)(ncols > 0 ? ncols : 1) * mw_terrain_col_w(ncols);
     cam->fov = 40;
     cam->yaw = -14;
     cam->pitch = 27;

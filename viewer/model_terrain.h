@@ -134,6 +134,9 @@ float mw_terrain_t01(double v, double vmax, int log);
 #define MW_TERRAIN_DEPTH 10.0f
 #define MW_TERRAIN_HEIGHT 5.5f
 #define MW_TERRAIN_GAP 0.12f
+/* The width of a column: 1, or wider when there are fewer than 12 columns, so that a few
+ * regions make a field as wide as a dozen functions. Column c spans x [c w, (c + 1) w). */
+float mw_terrain_col_w(int ncols);
 /* The box of cell (y, c) (its height from the value). */
 void mw_terrain_cell_box(const mw_terrain_grid_t *g, int log, uint32_t y, int c, float lo[3],
                          float hi[3]);

@@ -80,6 +80,11 @@ int mw__terrain_init(mw_terrain_gl_t *te, const mw_viewer_options_t *opt)
 
 void mw__terrain_free(mw_terrain_gl_t *te)
 {
+    if (te->prog_tex) {
+        glDeleteProgram(te->prog_tex);
+        glDeleteTextures(1, &te->tex);
+        mw__vbuf_free(&te->quad);
+    }
     if (te->prog)
         glDeleteProgram(te->prog);
     if (te->vao)
@@ -142,9 +147,8 @@ int mw__terrain_update(const mw_view_ctx_t *vc, mw_terrain_gl_t *te)
     if (mw_terrain_update(te->tr, vc->model, f0, f1, te->what, te->metric) < 0)
         fprintf(stderr, "mpiwatch-viewer: out of memory for the terrain\n");
     terrain_rects(vc, te);
-    te->have_grid = mw_terrain_rows(te->tr, (uint32_t)te->plot.h, &te->grid) == 0;
     const mw_terrain_info_t *in = mw_terrain_info(te->tr);
-    if (te->have_grid && (!te->cam_fitted || te->cam_cols != in->ncols || te->cam_w != te->plot.w ||
+    if (in->ncols > 0 && (!te->cam_fitted || te->cam_cols != in->ncols || te->cam_w != te->plot.w ||
                           te->cam_h != te->plot.h)) {
         mw_terrain_camera(&te->cam, in->ncols, (float)te->plot.w / (float)te->plot.h);
         if (te->camera_given) {
@@ -159,6 +163,26 @@ int mw__terrain_update(const mw_view_ctx_t *vc, mw_terrain_gl_t *te)
         te->cam_h = te->plot.h;
     }
     mw_camera_matrix(&te->cam, (float)te->plot.w / (float)te->plot.h, te->mvp);
+    /* Rows: one per pixel the ranks' axis spans, the heat map's height or in 3D the longer of
+     * the field's two sides along the ranks as projected now (a row thinner than a pixel
+     * on screen would cost triangles and show nothing more). */
+    uint32_t max_rows = (uint32_t)te->plot.h;
+    if (!te->heatmap && in->ncols) {
+        float px = 0, W = (float)in->ncols * mw_terrain_col_w(in->ncols);
+        for (int s = 0; s < 2; s++) {
+            float a[3] = {s ? W : 0, 0, 0}, b[3] = {s ? W : 0, 0, MW_TERRAIN_DEPTH}, x0, y0, x1, y1;
+            if (mw_camera_project(te->mvp, a, te->plot.w, te->plot.h, &x0, &y0) &&
+                mw_camera_project(te->mvp, b, te->plot.w, te->plot.h, &x1, &y1)) {
+                float d = sqrtf((x1 - x0) * (x1 - x0) + (y1 - y0) * (y1 - y0));
+                px = d > px ? d : px;
+            }
+        }
+        /* In steps of 16 rows, so that a small zoom does not aggregate again. */
+        uint32_t r = ((uint32_t)px + 15) / 16 * 16;
+        max_rows = r < 16 ? 16 : r > 4096 ? 4096 : r;
+    }
+    te->max_rows = max_rows;
+    te->have_grid = mw_terrain_rows(te->tr, max_rows, &te->grid) == 0;
     return 0;
 }
 
@@ -183,9 +207,24 @@ static mw_rgb_t cell_color(const mw_terrain_gl_t *te, double v)
 
 /* ---- the 3D field ------------------------------------------------------------------------- */
 
-static float *put_quad(float *v, const float p[4][3], mw_rgb_t c, float shade)
+/* A quad as two triangles, counter-clockwise seen from the side its outward normal n points
+ * to (the 3D pass culls back faces: only the sides facing the eye are rasterised, which halves
+ * llvmpipe's work on a large job's thin rows). */
+static float *put_quad_n(float *v, const float p[4][3], mw_rgb_t c, float shade, const float *n)
 {
-    static const int tri[6] = {0, 1, 2, 0, 2, 3};
+    static const int ccw[6] = {0, 1, 2, 0, 2, 3}, cw[6] = {0, 2, 1, 0, 3, 2};
+    const int *tri = ccw;
+    if (n) {
+        float a[3], b[3];
+        for (int i = 0; i < 3; i++) {
+            a[i] = p[1][i] - p[0][i];
+            b[i] = p[2][i] - p[0][i];
+        }
+        float x[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                      a[0] * b[1] - a[1] * b[0]};
+        if (x[0] * n[0] + x[1] * n[1] + x[2] * n[2] < 0)
+            tri = cw;
+    }
     for (int i = 0; i < 6; i++) {
         memcpy(v, p[tri[i]], 3 * sizeof *v);
         v[3] = c.r * shade;
@@ -196,6 +235,9 @@ static float *put_quad(float *v, const float p[4][3], mw_rgb_t c, float shade)
     return v;
 }
 
+static const float N_UP[3] = {0, 1, 0}, N_XM[3] = {-1, 0, 0}, N_XP[3] = {1, 0, 0},
+                   N_ZP[3] = {0, 0, 1}, N_ZM[3] = {0, 0, -1};
+
 static void build_field(mw_terrain_gl_t *te)
 {
     const mw_terrain_grid_t *g = &te->grid;
@@ -205,17 +247,18 @@ static void build_field(mw_terrain_gl_t *te)
     float *buf = malloc(cap * sizeof *buf), *v = buf;
     if (!buf)
         return;
-    float D = MW_TERRAIN_DEPTH, W = (float)g->ncols;
+    float D = MW_TERRAIN_DEPTH, cw = mw_terrain_col_w(g->ncols), W = (float)g->ncols * cw;
     mw_rgb_t floor_c = {0.105f, 0.118f, 0.145f}, lane_c = {0.14f, 0.155f, 0.19f};
     const float fl[4][3] = {{-0.3f, -0.02f, -0.3f},
                             {W + 0.3f, -0.02f, -0.3f},
                             {W + 0.3f, -0.02f, D + 0.3f},
                             {-0.3f, -0.02f, D + 0.3f}};
-    v = put_quad(v, fl, floor_c, 1);
+    v = put_quad_n(v, fl, floor_c, 1, N_UP);
     for (int c = 0; c < g->ncols; c++) { /* each column's lane on the floor */
-        float x0 = (float)c + MW_TERRAIN_GAP * 0.5f, x1 = (float)(c + 1) - MW_TERRAIN_GAP * 0.5f;
+        float x0 = ((float)c + MW_TERRAIN_GAP * 0.5f) * cw,
+              x1 = ((float)(c + 1) - MW_TERRAIN_GAP * 0.5f) * cw;
         const float ln[4][3] = {{x0, -0.01f, 0}, {x1, -0.01f, 0}, {x1, -0.01f, D}, {x0, -0.01f, D}};
-        v = put_quad(v, ln, lane_c, 1);
+        v = put_quad_n(v, ln, lane_c, 1, N_UP);
     }
     for (uint32_t y = 0; y < g->rows; y++)
         for (int c = 0; c < g->ncols; c++) {
@@ -231,13 +274,13 @@ static void build_field(mw_terrain_gl_t *te)
                                      {hi[0], hi[1], lo[2]},
                                      {hi[0], hi[1], hi[2]},
                                      {lo[0], hi[1], hi[2]}};
-            v = put_quad(v, top, col, 1.0f);
+            v = put_quad_n(v, top, col, 1.0f, N_UP);
             const float xm[4][3] = {
                 {lo[0], 0, lo[2]}, {lo[0], 0, hi[2]}, {lo[0], hi[1], hi[2]}, {lo[0], hi[1], lo[2]}};
-            v = put_quad(v, xm, col, 0.62f);
+            v = put_quad_n(v, xm, col, 0.62f, N_XM);
             const float xp[4][3] = {
                 {hi[0], 0, lo[2]}, {hi[0], 0, hi[2]}, {hi[0], hi[1], hi[2]}, {hi[0], hi[1], lo[2]}};
-            v = put_quad(v, xp, col, 0.7f);
+            v = put_quad_n(v, xp, col, 0.7f, N_XP);
             /* Front (+z) and back (-z) walls down to the neighbour's height. */
             float hn[2] = {0, 0};
             for (int s = 0; s < 2; s++) {
@@ -253,14 +296,14 @@ static void build_field(mw_terrain_gl_t *te)
                                         {hi[0], hn[1], hi[2]},
                                         {hi[0], hi[1], hi[2]},
                                         {lo[0], hi[1], hi[2]}};
-                v = put_quad(v, zp, col, FRONT_SHADE);
+                v = put_quad_n(v, zp, col, FRONT_SHADE, N_ZP);
             }
             if (hi[1] > hn[0]) {
                 const float zm[4][3] = {{lo[0], hn[0], lo[2]},
                                         {hi[0], hn[0], lo[2]},
                                         {hi[0], hi[1], lo[2]},
                                         {lo[0], hi[1], lo[2]}};
-                v = put_quad(v, zm, col, 0.5f);
+                v = put_quad_n(v, zm, col, 0.5f, N_ZM);
             }
         }
     te->n_tri = (size_t)(v - buf) / VERT_FLOATS;
@@ -300,8 +343,9 @@ static void build_field(mw_terrain_gl_t *te)
 
 static void draw_field(const mw_view_ctx_t *vc, mw_terrain_gl_t *te)
 {
-    uint64_t key = te->grid.gen * 31 + (uint64_t)te->log * 7 + 1;
-    if (getenv("MW_BENCH_REBIN") && !strcmp(getenv("MW_BENCH_REBIN"), "1"))
+    uint64_t key = (te->grid.gen * 31 + (uint64_t)te->log * 7 + 1) * 1000003;
+    const char *rb = getenv("MW_BENCH_REBIN");
+    if (rb && !strcmp(rb, "1"))
         key = 0; /* benchmarks: what a live view receiving windows costs */
     if (key != te->key || !key) {
         build_field(te);
@@ -322,7 +366,11 @@ static void draw_field(const mw_view_ctx_t *vc, mw_terrain_gl_t *te)
     glUseProgram(te->prog);
     glUniformMatrix4fv(te->u_mvp, 1, GL_FALSE, te->mvp);
     glBindVertexArray(te->vao);
+    glEnable(GL_CULL_FACE);
+    glCullFace(GL_BACK);
+    glFrontFace(GL_CCW);
     glDrawArrays(GL_TRIANGLES, 0, (GLsizei)te->n_tri);
+    glDisable(GL_CULL_FACE);
     glDrawArrays(GL_LINES, (GLint)te->n_tri, (GLsizei)(te->n_verts - te->n_tri));
     glBindVertexArray(0);
     glUseProgram(0);
@@ -380,16 +428,17 @@ static void axes_3d(const mw_view_ctx_t *vc, mw_terrain_gl_t *te)
     int fs_px = mw__font_small(vc->layout), lh = mw__text_line_height(tx, fs_px);
     mw_rgba_t txt = mw__hex(MW_COLOR_TEXT, 1), dim = mw__hex(MW_COLOR_DIM, 1),
               ax = mw__hex(MW_COLOR_AXIS, 0.9f);
-    float D = MW_TERRAIN_DEPTH, W = (float)g->ncols, lw = mw__px(vc->layout, 1);
+    float D = MW_TERRAIN_DEPTH, cw = mw_terrain_col_w(g->ncols), W = (float)g->ncols * cw;
+    float lw = mw__px(vc->layout, 1);
     /* Function names, staggered in two rows when they would touch. */
     float a0[3] = {0, 0, D + 0.35f}, a1[3] = {W, 0, D + 0.35f}, xa, ya, xb, yb;
     float spacing = 80;
     if (proj(te, a0, &xa, &ya) && proj(te, a1, &xb, &yb))
-        spacing = fabsf(xb - xa) / (W > 0 ? W : 1);
+        spacing = fabsf(xb - xa) / (float)(g->ncols > 0 ? g->ncols : 1);
     line3(vc, te, a0, a1, lw, ax);
     int narrow = spacing < 110, rows = label_rows(vc, in, spacing, narrow);
     for (int c = 0; c < g->ncols; c++) {
-        float p[3] = {(float)c + 0.5f, 0, D + 0.35f}, x, y;
+        float p[3] = {((float)c + 0.5f) * cw, 0, D + 0.35f}, x, y;
         if (!proj(te, p, &x, &y))
             continue;
         int k = c % rows;
@@ -443,6 +492,107 @@ static void axes_3d(const mw_view_ctx_t *vc, mw_terrain_gl_t *te)
 
 /* ---- the heat map ------------------------------------------------------------------------- */
 
+/* The heat map: one texel per cell (columns x rows, RGBA), uploaded only when the grid or the
+ * scale change, drawn as one textured quad over the plot with nearest filtering (rows a pixel
+ * high as triangles cost llvmpipe a triangle setup each); the columns' separators are lines. */
+static const char *tex_vs =
+    "#version 330 core\n"
+    "layout(location = 0) in vec2 a_p;\n"
+    "layout(location = 1) in vec2 a_t;\n"
+    "uniform mat4 u_proj;\n"
+    "out vec2 v_t;\n"
+    "void main() { gl_Position = u_proj * vec4(a_p, 0.0, 1.0); v_t = a_t; }\n";
+static const char *tex_fs = "#version 330 core\n"
+                            "in vec2 v_t;\n"
+                            "uniform sampler2D u_tex;\n"
+                            "out vec4 o;\n"
+                            "void main() { o = vec4(texture(u_tex, v_t).rgb, 1.0); }\n";
+
+static int heat_gl(mw_terrain_gl_t *te)
+{
+    if (te->prog_tex)
+        return 0;
+    te->prog_tex = mw__gl_program("terrain heat map", tex_vs, tex_fs, NULL);
+    if (!te->prog_tex)
+        return -1;
+    te->u_tex_proj = glGetUniformLocation(te->prog_tex, "u_proj");
+    te->u_tex = glGetUniformLocation(te->prog_tex, "u_tex");
+    glGenTextures(1, &te->tex);
+    glBindTexture(GL_TEXTURE_2D, te->tex);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    const int sizes[2] = {2, 2};
+    return mw__vbuf_init(&te->quad, sizes, 2);
+}
+
+static void upload_heat(mw_terrain_gl_t *te)
+{
+    const mw_terrain_grid_t *g = &te->grid;
+    size_t n = (size_t)g->rows * (size_t)g->ncols;
+    unsigned char *px = malloc(n * 4 + 4);
+    if (!px)
+        return;
+    mw_rgba_t bg = mw__hex(MW_COLOR_PLOT, 1);
+    for (size_t i = 0; i < n; i++) {
+        mw_rgb_t c = {bg.r, bg.g, bg.b};
+        if (g->v[i] > 0)
+            c = cell_color(te, g->v[i]);
+        px[i * 4 + 0] = (unsigned char)(c.r * 255.0f + 0.5f);
+        px[i * 4 + 1] = (unsigned char)(c.g * 255.0f + 0.5f);
+        px[i * 4 + 2] = (unsigned char)(c.b * 255.0f + 0.5f);
+        px[i * 4 + 3] = 255;
+    }
+    glBindTexture(GL_TEXTURE_2D, te->tex);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, g->ncols, (GLsizei)g->rows, 0, GL_RGBA,
+                 GL_UNSIGNED_BYTE, px);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    free(px);
+    te->rebuilds++;
+}
+
+static void draw_cells_2d(const mw_view_ctx_t *vc, mw_terrain_gl_t *te)
+{
+    if (heat_gl(te) < 0)
+        return;
+    const mw_rect_t *p = &te->plot;
+    uint64_t key = (te->grid.gen * 31 + (uint64_t)te->log * 7 + 2) * 1000003;
+    const char *rb = getenv("MW_BENCH_REBIN");
+    if (rb && !strcmp(rb, "1"))
+        key = 0; /* benchmarks: what a live view receiving windows costs */
+    if (key != te->tex_key || !key) {
+        upload_heat(te);
+        te->tex_key = key;
+    }
+    mw__batch_flush(vc->batch);
+    mw__text_flush(vc->text);
+    float proj[16];
+    mw__gl_ortho(proj, vc->fb_w, vc->fb_h);
+    float x0 = (float)p->x, y0 = (float)p->y, x1 = x0 + (float)p->w, y1 = y0 + (float)p->h;
+    /* Row 0 (rank 0) at the top: texture row 0 is the first uploaded. */
+    const float q[6 * 4] = {x0, y0, 0, 0, x1, y0, 1, 0, x1, y1, 1, 1,
+                            x0, y0, 0, 0, x1, y1, 1, 1, x0, y1, 0, 1};
+    glDisable(GL_BLEND);
+    glUseProgram(te->prog_tex);
+    glUniformMatrix4fv(te->u_tex_proj, 1, GL_FALSE, proj);
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, te->tex);
+    glUniform1i(te->u_tex, 0);
+    mw__vbuf_draw(&te->quad, GL_TRIANGLES, q, 6);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    glUseProgram(0);
+    glEnable(GL_BLEND);
+    /* The columns' separators, where columns are wide enough to spare a pixel. */
+    float cw = (float)p->w / (float)(te->grid.ncols ? te->grid.ncols : 1);
+    if (cw > 12)
+        for (int c = 1; c < te->grid.ncols; c++)
+            mw__batch_rect(vc->batch, x0 + (float)c * cw - 1, y0, 2, (float)p->h,
+                           mw__hex(MW_COLOR_BG, 1));
+}
+
 static void draw_heatmap(const mw_view_ctx_t *vc, mw_terrain_gl_t *te)
 {
     const mw_terrain_info_t *in = mw_terrain_info(te->tr);
@@ -452,20 +602,7 @@ static void draw_heatmap(const mw_view_ctx_t *vc, mw_terrain_gl_t *te)
     mw_text_t *tx = vc->text;
     int fs_px = mw__font_small(vc->layout), lh = mw__text_line_height(tx, fs_px);
     mw_rgba_t dim = mw__hex(MW_COLOR_DIM, 1), txt = mw__hex(MW_COLOR_TEXT, 1);
-    mw__batch_rect(b, (float)p->x, (float)p->y, (float)p->w, (float)p->h,
-                   mw__hex(MW_COLOR_PLOT, 1));
-    for (uint32_t y = 0; y < g->rows; y++)
-        for (int c = 0; c < g->ncols; c++) {
-            double v = g->v[(size_t)y * (size_t)g->ncols + (size_t)c];
-            if (!(v > 0))
-                continue;
-            float x0, y0, x1, y1;
-            mw_terrain_cell_rect(g, p, y, c, &x0, &y0, &x1, &y1);
-            mw_rgb_t col = cell_color(te, v);
-            float gap = x1 - x0 > 12 ? 1 : 0;
-            mw__batch_rect(b, x0 + gap, y0, x1 - x0 - 2 * gap, y1 - y0,
-                           mw__rgba(col.r, col.g, col.b, 1));
-        }
+    draw_cells_2d(vc, te);
     /* Function names under the columns (two rows), ranks on the left. */
     float cw = (float)p->w / (float)(g->ncols ? g->ncols : 1);
     int rows = label_rows(vc, in, cw, cw < 110);
@@ -566,7 +703,8 @@ static void draw_marks(const mw_view_ctx_t *vc, mw_terrain_gl_t *te)
             mw__batch_frame(vc->batch, (float)te->plot.x - 2, (y0 + y1 - h) / 2 - 2,
                             (float)te->plot.w + 4, h + 4, lw, acc);
         } else {
-            float d = MW_TERRAIN_DEPTH / (float)te->grid.rows, W = (float)te->grid.ncols;
+            float d = MW_TERRAIN_DEPTH / (float)te->grid.rows,
+                  W = (float)te->grid.ncols * mw_terrain_col_w(te->grid.ncols);
             float z0 = (float)row * d, z1 = z0 + d;
             float c4[4][3] = {{0, 0.02f, z0}, {W, 0.02f, z0}, {W, 0.02f, z1}, {0, 0.02f, z1}};
             for (int k = 0; k < 4; k++)
@@ -809,6 +947,7 @@ void mw__terrain_meta(const mw_view_ctx_t *vc, mw_terrain_gl_t *te, cJSON *root)
     (void)mw_json_add_u64(o, "left_out", in->left_out);
     (void)mw_json_add_u64(o, "bad", in->bad);
     cJSON_AddNumberToObject(o, "ranks", in->ranks);
+    cJSON_AddNumberToObject(o, "max_rows", te->max_rows);
     cJSON_AddNumberToObject(o, "rows", te->have_grid ? te->grid.rows : 0);
     cJSON_AddNumberToObject(o, "ranks_per_row", te->have_grid ? te->grid.per_row : 0);
     cJSON_AddStringToObject(o, "aggregation", "max");

@@ -23,6 +23,7 @@ typedef struct {
     float cam_yaw, cam_pitch, cam_distance;
     /* The last frame: the grid, where it was drawn and how. */
     mw_terrain_grid_t grid;
+    uint32_t max_rows; /* the rows the ranks were aggregated to at most: pixels along them */
     int have_grid;
     mw_rect_t region; /* the view's area (the call view's region) */
     mw_rect_t plot;   /* the heat map's plot, or the 3D viewport */
@@ -39,6 +40,11 @@ typedef struct {
     size_t n_verts, n_tri; /* vertices, of them triangles' (then the walls' grid lines) */
     uint64_t key;
     unsigned long rebuilds;
+    /* The heat map: a texture of one texel per cell, drawn through its own program. */
+    GLuint prog_tex, tex;
+    GLint u_tex_proj, u_tex;
+    mw_vbuf_t quad;
+    uint64_t tex_key;
 } mw_terrain_gl_t;
 
 #endif

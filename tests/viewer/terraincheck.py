@@ -4,7 +4,8 @@
   terraincheck.py meta SYNTH.json META.json functions|regions
       the meta's terrain equals what mw-synth states for the whole run: ranks, the columns by
       total (names, "other" when more than 20), the five largest cells (rank, column, value);
-      the rows aggregate ceil(ranks / plot height) ranks each and say so; the cell shown at a
+      the rows aggregate ceil(ranks / rows) ranks each (rows: the heat map's pixel height, or the
+      3D field's rank axis in pixels) and say so; the cell shown at a
       top cell's row is its value (the row's maximum)
   terraincheck.py pixels PNGPROBE META.json PNG
       the largest cell is drawn in the scale's top colour (in 3D: its front face, shaded as
@@ -65,11 +66,15 @@ def check_meta(synth, meta, what):
             fail(f"top cell {got} != {want}")
         if abs(got["shown"] - got["value"]) > 1e-6 * got["value"] and got is t["top"][0]:
             fail(f"the largest cell's row shows {got['shown']}, not its value {got['value']}")
-    h = t["plot"][3]
+    h = t["max_rows"]
+    if t["mode"] == "heatmap" and h != t["plot"][3]:
+        fail(f"the heat map aggregates to {h} rows, not its {t['plot'][3]} pixels")
+    if not 16 <= h <= 4096:
+        fail(f"max_rows {h}")
     per = math.ceil(R / h) if R > h else 1
     if t["ranks_per_row"] != per or t["rows"] != math.ceil(R / per):
         fail(f"rows {t['rows']} of {t['ranks_per_row']} ranks, expected {per} per row "
-             f"(plot {h} px high)")
+             f"(at most {h} rows)")
     want = f"{R} ranks: {per} ranks per row, max" if per > 1 else f"{R} ranks: one row each"
     if t["aggregation_text"] != want or t["aggregation"] != "max":
         fail(f"aggregation said as '{t['aggregation_text']}', expected '{want}'")
