@@ -21,6 +21,10 @@
 #define SITE_HEADER 64u              /* bytes before a slot's entries: dropped count, used */
 #define SITES_RESOLVE_PER_SAMPLE 64  /* new sites resolved per sample at most */
 #define SITES_RESOLVE_NS 50000000ull /* and resolving stops after 50 ms of it in one sample */
+/* Definitions one sample carries at most (the rest go with the next ones): a sample stays far
+ * under the sender's backlog (4 MiB) even with 512-byte strings. */
+#define SITES_DEFS_PER_SAMPLE 256u
+#define SITES_DEF_BYTES_PER_SAMPLE (256u << 10)
 
 typedef struct {
     uint64_t dropped; /* calls with no entry: the probe found no cell */
@@ -290,12 +294,35 @@ int64_t mw__sites_sample(Mpiwatch__Sample *smp)
         acc_clear(); /* nothing was merged since the last sample */
     int budget = SITES_RESOLVE_PER_SAMPLE;
     uint64_t t_start = mw__monotonic_ns();
-    unsigned n = 0;
     uint64_t dropped = C.acc_dropped;
+    for (unsigned i = 0; i < C.acc_n; i++)
+        C.out_id[i] = site_id(C.acc[i].ra, &budget, t_start);
+    /* The definitions not handed over yet, in id order, as many as one sample may carry. */
+    unsigned from = C.sent_upto, upto = from;
+    size_t def_bytes = 0;
+    while (upto < C.nsites && upto - from < SITES_DEFS_PER_SAMPLE &&
+           def_bytes < SITES_DEF_BYTES_PER_SAMPLE) {
+        const site_def_t *d = &C.sites[upto];
+        Mpiwatch__CallSiteDef *m = &C.defs[upto - from];
+        mpiwatch__call_site_def__init(m);
+        m->id = upto + 1;
+        m->address = d->ra;
+        m->module = d->module;
+        m->offset = d->offset;
+        m->function = d->function;
+        m->file = d->file;
+        m->line = d->line;
+        C.def_ptrs[upto - from] = m;
+        def_bytes += 32 + strlen(d->module) + strlen(d->function) + strlen(d->file);
+        upto++;
+    }
+    /* Entries of sites with no definition yet (not resolved, or not carried so far): their
+     * calls are counted as dropped, so that every entry's definition came first. */
+    unsigned n = 0;
     for (unsigned i = 0; i < C.acc_n; i++) {
         const acc_site_t *a = &C.acc[i];
-        uint32_t id = site_id(a->ra, &budget, t_start);
-        if (!id) { /* no definition yet: its calls are counted as dropped */
+        uint32_t id = C.out_id[i];
+        if (!id || id > upto) {
             dropped += a->count;
             continue;
         }
@@ -317,25 +344,11 @@ int64_t mw__sites_sample(Mpiwatch__Sample *smp)
     smp->site_bytes = C.out_bytes;
     smp->site_max_ns = C.out_max;
     smp->sites_dropped = dropped;
-    if (C.sent_upto >= C.nsites)
+    if (upto == from)
         return -1;
-    unsigned from = C.sent_upto;
-    for (unsigned i = from; i < C.nsites; i++) {
-        const site_def_t *d = &C.sites[i];
-        Mpiwatch__CallSiteDef *m = &C.defs[i - from];
-        mpiwatch__call_site_def__init(m);
-        m->id = i + 1;
-        m->address = d->ra;
-        m->module = d->module;
-        m->offset = d->offset;
-        m->function = d->function;
-        m->file = d->file;
-        m->line = d->line;
-        C.def_ptrs[i - from] = m;
-    }
-    smp->n_site_defs = C.nsites - from;
+    smp->n_site_defs = upto - from;
     smp->site_defs = C.def_ptrs;
-    C.sent_upto = C.nsites;
+    C.sent_upto = upto;
     return from;
 }
 

@@ -222,12 +222,53 @@ static void test_resolve_budget(void **state)
     assert_true(defs <= 100);
 }
 
+/* A sample carries at most 256 definitions: after a lost sample gives all of them back, they
+ * go over several samples, and an entry whose definition was not carried yet is dropped. */
+static void test_defs_cap(void **state)
+{
+    (void)state;
+    setup_recorder();
+    mw_thread_t *t = self();
+    int64_t w = 5000;
+    unsigned s0 = 1000;
+    for (unsigned round = 0; round < 5; round++) {
+        for (unsigned k = 0; k < 8; k++, w++) {
+            atomic_store(&mw__g.closed_upto, w - 1);
+            for (unsigned j = 0; j < 8; j++)
+                call_at(t, site(s0++), MW_ID_Gather, (uint64_t)w * W + 100 + j, 1, 0);
+            mw__collect(&acc, w);
+        }
+        Mpiwatch__Sample smp = MPIWATCH__SAMPLE__INIT;
+        mw__sites_sample(&smp);
+    }
+    mw__sites_defs_lost(0); /* every definition goes again */
+    /* one call from the site defined last */
+    atomic_store(&mw__g.closed_upto, w - 1);
+    call_at(t, site(s0 - 1), MW_ID_Gather, (uint64_t)w * W + 100, 1, 0);
+    mw__collect(&acc, w);
+    Mpiwatch__Sample a = MPIWATCH__SAMPLE__INIT;
+    assert_int_equal(mw__sites_sample(&a), 0);
+    assert_int_equal(a.n_site_defs, 256);
+    uint32_t last_id = 0;
+    for (size_t i = 0; i < a.n_site_defs; i++) {
+        assert_int_equal(a.site_defs[i]->id, i + 1);
+        last_id = a.site_defs[i]->id;
+    }
+    assert_int_equal(a.n_site_id, 0); /* its site's definition is not in this sample */
+    assert_int_equal(a.sites_dropped, 1);
+    Mpiwatch__Sample b = MPIWATCH__SAMPLE__INIT;
+    assert_int_equal(mw__sites_sample(&b), 256);
+    assert_true(b.n_site_defs > 0 && b.n_site_defs <= 256);
+    assert_int_equal(b.site_defs[0]->id, last_id + 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_and_defs),
         cmocka_unit_test(test_full_table),
         cmocka_unit_test(test_resolve_budget),
+        cmocka_unit_test(test_defs_cap),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     mw__sites_close();
