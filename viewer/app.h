@@ -76,7 +76,8 @@ typedef struct {
     int labels;          /* 0: no rank labels */
     const char *network; /* --network FILE: switches and their nodes (mw_network.h) */
     float node_gap;      /* --node-gap: between node planes (<= 0: the default) */
-    mw_regions_view_t regions; /* --timeline regions, --rank-color, --link-fn (model_regions.h) */
+    /* --timeline regions, --rank-color, --link-fn (model_regions.h). */
+    mw_regions_view_t regions;
     /* Steering (control.h): the collector's --control endpoint (else $MPIWATCH_CONTROL), and
      * the --steer KEY=VALUE[:RANKS] requests sent, in order, once the job is known. */
     const char *control;

@@ -17,7 +17,7 @@ int mw__snapshot_run(mw_app_t *app);
 int mw__bench_run(mw_app_t *app);
 /* Writes the bound framebuffer (w x h) to a PNG file; -1 after printing why. */
 int mw__write_png(const char *path, int w, int h);
-/* The --meta object "regions" (snapshot_regions.c): code regions, call sites, per-function links. */
+/* The --meta object "regions" (snapshot_regions.c): regions, call sites, per-function links. */
 struct cJSON;
 void mw__regions_meta(mw_app_t *app, struct cJSON *root);
 

@@ -42,8 +42,9 @@ typedef struct {
     const mw_view_t *view;     /* time ranges, selection, highlights, representation */
     const mw_layout_t *layout; /* the screen's regions */
     const mw_pick_t *pick;     /* the last click's answer; kind NONE: nothing picked */
-    const mw_regions_view_t *rg; /* code regions and per-function links: how they are shown */
     uint64_t data_gen;         /* bumped whenever the model's data changes (caches key on it) */
+    /* How code regions and per-function links are shown (model_regions.h). */
+    const mw_regions_view_t *rg;
     mw_batch_t *batch;
     mw_text_t *text;
     int fb_w, fb_h; /* the target's pixels */
