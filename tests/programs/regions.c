@@ -3,7 +3,7 @@
  * (docs/regions.md). Built twice: `regions` marks its regions with mw_region_begin/end
  * (through MW_REGION_BEGIN/END, so it also runs without the library), `regions_instr` is the
  * same source built with -finstrument-functions and -DMW_INSTR, and gets the same regions
- * from MPIWATCH_REGIONS=region_*,thread_*,deep_region without a call. argv[1] is N.
+ * from MPIWATCH_REGIONS=region_*,thread_?,deep_region,paused_* without a call. argv[1] is N.
  *
  * Per rank (any number of ranks >= 2), on the thread that called MPI_Init:
  *   N x region_a { spin 2 ms; region_b { spin 1 ms; MPI_Barrier }; spin 1 ms }
@@ -13,6 +13,8 @@
  *   to rank (r+1)%size, 8 MPI_INT each: 3 x MPI_Send, 2 x MPI_Isend, 1 x MPI_Ssend, and one
  *   persistent send (MPI_Send_init) started 4 x (MPI_Start + MPI_Wait); from (r-1)%size the
  *   matching receives (5 x MPI_Recv, 5 x MPI_Irecv)
+ *   MPI_Pcontrol(0), 5 x paused_inner, then paused_open, which calls MPI_Pcontrol(1) inside:
+ *   none of these instances is reported (paused at their begin), none is dropped
  * and on a second thread, started after MPI_Init with MPI_THREAD_FUNNELED (it calls no MPI),
  * while the first one runs its loop:
  *   2N x thread_t { spin 0.5 ms; thread_u { spin 0.2 ms } }
@@ -56,6 +58,8 @@ NOINLINE void region_b(void);
 NOINLINE void region_a(void);
 NOINLINE void deep_region(int n);
 NOINLINE void thread_u(void);
+NOINLINE void paused_inner(void);
+NOINLINE void paused_open(void);
 NOINLINE void thread_t(void);
 
 NOINLINE void region_b(void)
@@ -97,6 +101,23 @@ NOINLINE void thread_t(void)
     spin(500000);
     thread_u();
     RE("thread_t");
+}
+
+/* Called while recording is paused: never reported. */
+NOINLINE void paused_inner(void)
+{
+    RB("paused_inner");
+    spin(100000);
+    RE("paused_inner");
+}
+
+/* Begins while paused, resumes recording, ends: not reported either (docs/regions.md). */
+NOINLINE void paused_open(void)
+{
+    RB("paused_open");
+    MPI_Pcontrol(1);
+    spin(100000);
+    RE("paused_open");
 }
 
 static int n_iter;
@@ -162,6 +183,10 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 3);
     }
     MPI_Request_free(&preq);
+    MPI_Pcontrol(0);
+    for (int k = 0; k < 5; k++)
+        paused_inner();
+    paused_open(); /* resumes recording */
     printf("regions: rank %d loop_ns %llu\n", rank, (unsigned long long)loop);
     fflush(stdout);
     int one = 1, all = 0;

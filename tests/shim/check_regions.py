@@ -7,7 +7,8 @@ count of every region, exclusive = inclusive minus the directly nested regions' 
 the MPI time of the innermost region (every MPI_Barrier is inside region_b / inner: its MPI time
 equals the samples' MPI_Barrier time, the enclosing region gets none), the busy-wait times as
 lower bounds and the loop's wall time as upper bound, regions_dropped (depth overflow and an
-unmatched end), the RegionDefs (every id defined, names and sources), and the per-function
+unmatched end; none for the instances begun while recording was paused, which are not
+reported), the RegionDefs (every id defined, names and sources), and the per-function
 peer entries of the known sends (api, instr).
 """
 import argparse
@@ -85,7 +86,8 @@ def main():
         want = {"outer": n, "inner": n}
         source, dropped = 1, 1
     else:
-        want = {"region_a": n, "region_b": n, "deep_region": 8, "thread_t": 2 * n, "thread_u": 2 * n}
+        want = {"region_a": n, "region_b": n, "deep_region": 8, "thread_t": 2 * n, "thread_u": 2 * n,
+                "paused_inner": 0, "paused_open": 0}
         source = 1 if a.mode == "api" else 2
         dropped = 3
     for rk, r in sorted(ranks.items()):

@@ -27,7 +27,7 @@ fortran)
     ;;
 esac
 [ -x "$prog" ] || mw_fail "program not built: $prog"
-export MPIWATCH_TRACE=${MPIWATCH_TRACE:-on} MPIWATCH_WINDOW_MS=20 MPIWATCH_REGION_DEPTH=8 MPIWATCH_REGIONS='region_*,thread_?,deep_region'
+export MPIWATCH_TRACE=${MPIWATCH_TRACE:-on} MPIWATCH_WINDOW_MS=20 MPIWATCH_REGION_DEPTH=8 MPIWATCH_REGIONS='region_*,thread_?,deep_region,paused_*'
 "$MW_SINK" "ipc://$MW_T/ingest" "$np" "$MW_T/out.jsonl" >"$MW_T/sink.out" 2>"$MW_T/sink.err" &
 sink=$!
 "$MW_MPIRUN" --oversubscribe -np "$np" -x LD_PRELOAD="$MW_LIB" \
