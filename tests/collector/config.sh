@@ -50,12 +50,13 @@ expect_line "$dir/p1.ini" "metrics-port = 0"
 expect_line "$dir/p1.ini" "trace-budget = 2000000"
 expect_line "$dir/p1.ini" "lateness-budget-ms = 2000"
 expect_line "$dir/p1.ini" "report ="
+expect_line "$dir/p1.ini" "rank-detail ="
 # Every key the file accepts is printed, and nothing that is command-line only.
 keys=$(grep -E '^[a-z-]+ =' "$dir/p1.ini" | cut -d' ' -f1 | uniq | tr '\n' ' ')
 [ "$keys" = "listen summary-json report stats-json exit-after-job lateness-ms \
 silence-timeout-ms metrics-port record replay speed from to publish rules steer control history \
 history-windows history-mb curve-secret curve-clients allow-insecure trace-budget lateness \
-lateness-budget-ms quiet verbose " ] ||
+lateness-budget-ms rank-detail quiet verbose " ] ||
     mw_fail "printed keys: $keys"
 
 # 2. Flags win over the file, before or after --config.
@@ -129,6 +130,12 @@ bad_config badlateness "--lateness: expected on, off or no-leap, not '5'" <<EOF
 [collector]
 listen = ipc://$dir/bad.sock
 lateness = 5
+EOF
+# `rank-detail` (the per-rank detail of the merged windows): on or off, checked at start.
+bad_config badrankdetail "--rank-detail: expected on or off, not 'some'" <<EOF
+[collector]
+listen = ipc://$dir/bad.sock
+rank-detail = some
 EOF
 bad_config badvalue "$dir/badvalue.ini:3: lateness-ms: expected an integer" <<EOF
 [collector]
