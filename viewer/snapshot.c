@@ -605,20 +605,32 @@ static void json_topology(mw_app_t *app, cJSON *root)
         cJSON *nw = cJSON_AddObjectToObject(o, "network");
         cJSON_AddNumberToObject(nw, "node_gap", t->layout.node_gap);
         cJSON_AddNumberToObject(nw, "group_gap", t->layout.group_gap);
-        cJSON_AddStringToObject(nw, "planes", t->plane_color == MW_PLANES_BY_SWITCH ? "switch"
-                                              : t->plane_color == MW_PLANES_BY_NODE ? "node"
-                                                                                    : "plain");
+        cJSON_AddStringToObject(nw, "planes",
+                                t->plane_color == MW_PLANES_BY_SWITCH ? "switch"
+                                : t->plane_color == MW_PLANES_BY_NODE ? "node"
+                                                                      : "plain");
         cJSON *sws = cJSON_AddArrayToObject(nw, "switches");
         for (size_t i = 0; i < t->layout.n_switches; i++) {
             const mw_topo_switch_t *s = &t->layout.switches[i];
             cJSON *e = cJSON_CreateObject();
             cJSON_AddStringToObject(e, "name", s->name);
             cJSON_AddNumberToObject(e, "level", s->level);
-            cJSON_AddStringToObject(e, "parent", s->parent >= 0
-                                                     ? t->layout.switches[s->parent].name
-                                                     : "");
+            cJSON_AddStringToObject(e, "parent",
+                                    s->parent >= 0 ? t->layout.switches[s->parent].name : "");
             cJSON_AddNumberToObject(e, "nodes", s->nodes);
             cJSON_AddBoolToObject(e, "unknown", s->source < 0);
+            /* Where the middle of its top face is drawn, and in which colour (0-255). */
+            float rgb[3], top[3] = {(s->lo[0] + s->hi[0]) / 2, s->hi[1], (s->lo[2] + s->hi[2]) / 2},
+                          sx, sy;
+            mw__topo_switch_rgb(t, i, rgb);
+            cJSON *col = cJSON_AddArrayToObject(e, "color");
+            for (int c = 0; c < 3; c++)
+                cJSON_AddItemToArray(col, cJSON_CreateNumber((int)(rgb[c] * 255.0f + 0.5f)));
+            if (mw_camera_project(t->mvp, top, t->region.w, t->region.h, &sx, &sy)) {
+                cJSON *sc = cJSON_AddArrayToObject(e, "screen");
+                cJSON_AddItemToArray(sc, cJSON_CreateNumber(sx + (float)t->region.x));
+                cJSON_AddItemToArray(sc, cJSON_CreateNumber(sy + (float)t->region.y));
+            }
             cJSON *b = cJSON_AddArrayToObject(e, "box");
             for (int c = 0; c < 3; c++)
                 cJSON_AddItemToArray(b, cJSON_CreateNumber(s->lo[c]));

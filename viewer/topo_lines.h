@@ -58,7 +58,7 @@ typedef struct {
     size_t n_lines, intra, inter, periodic;
     mw_topo_bundle_t *bundles; /* sorted by (a, b) */
     size_t n_bundles, bundles_intra, bundles_inter;
-    size_t by_class[3]; /* lines per mw_topo_link_class_t */
+    size_t by_class[3];       /* lines per mw_topo_link_class_t */
     uint64_t messages, bytes; /* totals */
     size_t dropped;           /* pairs naming a rank outside the job */
     uint64_t *rank_bytes;     /* bytes each rank sent (n_ranks) */
