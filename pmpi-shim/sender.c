@@ -132,8 +132,8 @@ static int alloc_buffers(void)
     e->callp = calloc(c->longest, sizeof *e->callp);
     e->buf_cap = MW_MAX_MESSAGE_BYTES;
     e->buf = malloc(e->buf_cap);
-    if (!e->occ_fn || !e->occ_sub || !e->occ_ns || !e->d_fn ||
-        !e->d_bin || !e->d_end || !e->d_sub || !e->d_count || !e->calls || !e->callp || !e->buf)
+    if (!e->occ_fn || !e->occ_sub || !e->occ_ns || !e->d_fn || !e->d_bin || !e->d_end ||
+        !e->d_sub || !e->d_count || !e->calls || !e->callp || !e->buf)
         return -1;
     return 0;
 }

@@ -96,7 +96,8 @@ static inline uint64_t mw__fn_min(const mw_fnstat_t *f)
 /* A peer entry's key: the sending function and the destination's world rank + 1 (0: empty).
  * World ranks are < MW_MAX_RANKS (2^20), below the 2^21 - 1 the key has room for. */
 #define MW_PEER_RANK_BITS 21u
-#define MW_PEER_KEY(fn, rank) ((int32_t)((uint32_t)(fn) << MW_PEER_RANK_BITS | ((uint32_t)(rank) + 1u)))
+#define MW_PEER_KEY(fn, rank)                                                                      \
+    ((int32_t)((uint32_t)(fn) << MW_PEER_RANK_BITS | ((uint32_t)(rank) + 1u)))
 #define MW_PEER_KEY_RANK(key) ((int32_t)((uint32_t)(key) & ((1u << MW_PEER_RANK_BITS) - 1u)) - 1)
 #define MW_PEER_KEY_FN(key) ((uint32_t)(key) >> MW_PEER_RANK_BITS)
 _Static_assert(MW_MAX_RANKS < (1u << MW_PEER_RANK_BITS) - 1u, "world ranks fit the peer key");

@@ -85,7 +85,7 @@ int mw__init_common(int thread_level)
     if (mw__trace.on && mw__comm_init() != 0)
         mw__trace.on = 0;
     mw__g.need_fence = membarrier_setup() != 0;
-    mw__steps_init(); /* this thread takes the step marks (docs/steps.md) */
+    mw__steps_init();   /* this thread takes the step marks (docs/steps.md) */
     mw__regions_init(); /* region stacks, MPIWATCH_REGIONS (docs/regions.md) */
     uint64_t now_g = mw__global_ns(mw__now());
     atomic_store(&mw__g.closed_upto, mw__grid_index(now_g) - 1);
