@@ -1,18 +1,25 @@
 /* export_vtk.c: mpiwatch-export --format vtk, a recording as a ParaView time series.
  *
  *   mpiwatch-export --format vtk FILE.mpiw -o DIR [--by window|step] [--from N] [--to N]
- *                   [--every N]
+ *                   [--every N] [--network FILE] [--node-gap G]
  *
  * writes DIR/JOB_NNNNNN.vtp, one VTK XML PolyData file per merged window (or per time step),
  * and DIR/JOB.pvd, the collection that lists them with their times so that ParaView plays
  * them as an animation. Every file holds the whole picture of one frame in one piece:
  *
- *   points  the ranks (point r = rank r), the corners of the rectangles, the tops of the arcs;
+ *   points  the ranks (point r = rank r), the corners of the rectangles, the tops of the arcs,
+ *           with --network the corners of the switches and the ends of the wires;
  *   verts   one vertex per rank;
  *   lines   one per (source, destination) pair with messages in the frame: straight within a
- *           node, an arc of two segments between nodes;
- *   polys   one rectangle per node and per package, L3 cache, core and PU: the top of the box
- *           the viewer draws.
+ *           node, an arc of two segments between nodes; then the network's wires (switch to
+ *           node, switch to switch);
+ *   polys   one rectangle per node and per package, NUMA node, L3 cache, core and PU: the top
+ *           of the box the viewer draws; then one per switch.
+ *
+ * With --network (a Slurm topology.conf, proto/mw_network.h) the layout groups the nodes under
+ * their switches as the viewer does, and the arrays `switch` (points and cells) and
+ * `link_class` (links: intra-node, intra-switch, inter-switch) say where each piece sits in the
+ * network.
  *
  * The places are the viewer's (viewer/topo_layout.c, library mw_topo_layout: the one layout of
  * the topology), turned so that z is up, and the links are the pairs merged as the viewer

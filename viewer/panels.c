@@ -519,6 +519,7 @@ static const char *const help_rows[][2] = {
     {"c", "line colors: messages → bytes → source → destination"},
     {"b", "lines: auto → node bundles → rank lines"},
     {"p", "periodic boundary stubs on / off"},
+    {"n / g / G", "node planes: plain → by node → by switch / node gap + / −"},
     {"t / m / l", "log ↔ linear scale / matrix messages ↔ bytes / rank labels"},
     {"f", "links of one send function (MPI_Isend, ...) → all sends"},
     {"e / E", "ranks: MPI share → region excl. → incl. time / next region"},

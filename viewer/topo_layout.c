@@ -101,6 +101,23 @@ static int grid_cols(int k, float cw, float cd)
     return best;
 }
 
+/* The columns of a grid of k cells of cw x cd whose width over depth is closest to `aspect`
+ * (the groups of a network: a screen is wider than deep). */
+static int grid_cols_aspect(int k, float cw, float cd, double aspect)
+{
+    int best = 1;
+    double best_q = 1e300;
+    for (int cols = 1; cols <= k; cols++) {
+        int rows = (k + cols - 1) / cols;
+        double q = fabs(log((cols * (double)cw) / (rows * (double)cd) / aspect));
+        if (q < best_q - 1e-9) {
+            best_q = q;
+            best = cols;
+        }
+    }
+    return best;
+}
+
 /* Object lookup: PUs by OS index, other objects by logical index. */
 static uint64_t obj_key(uint32_t type, uint32_t idx)
 {
@@ -477,7 +494,8 @@ static int net_place(mw_topo_layout_t *L, const Mpiwatch__JobInfo *job, const mw
     L->n_switches = ng;
     GW += L->group_gap;
     GD += L->group_gap;
-    int cols = ng ? grid_cols((int)ng, GW, GD) : 1, rows = ng ? ((int)ng + cols - 1) / cols : 1;
+    int cols = ng ? grid_cols_aspect((int)ng, GW, GD, 1.6) : 1;
+    int rows = ng ? ((int)ng + cols - 1) / cols : 1;
     L->cols = cols;
     *W = (float)cols * GW;
     *D = (float)rows * GD;

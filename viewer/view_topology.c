@@ -505,6 +505,22 @@ static int node_shown(uint32_t node)
     return !node_show || node_show[node];
 }
 
+/* Switch i's colour: grey (the unknown switch darker); a leaf switch coloured like its nodes'
+ * planes when they are coloured by switch (a brighter tone of the same hue). */
+void mw__topo_switch_rgb(const mw_topo_gl_t *t, size_t i, float rgb[3])
+{
+    const mw_topo_switch_t *s = &t->layout.switches[i];
+    float v[4];
+    put_rgb(v, s->source < 0 ? 0x6b6f78 : 0xb0b8c8, 1);
+    if (t->plane_color == MW_PLANES_BY_SWITCH && s->source >= 0 && s->level == 0) {
+        mw_rgb_t c = mw_hue_ramp((float)i / (float)t->layout.n_switches);
+        v[0] = 0.3f + 0.6f * c.r;
+        v[1] = 0.3f + 0.6f * c.g;
+        v[2] = 0.3f + 0.6f * c.b;
+    }
+    memcpy(rgb, v, 3 * sizeof *rgb);
+}
+
 /* A node plane's colour: plain, or a dim hue of its node or of its switch. */
 static void plane_rgb(const mw_topo_gl_t *t, uint32_t node, float *p)
 {
@@ -561,13 +577,8 @@ static void upload_boxes(mw_topo_gl_t *t)
             float *p = v + k++ * 10;
             memcpy(p, s->lo, 3 * sizeof *p);
             memcpy(p + 3, s->hi, 3 * sizeof *p);
-            put_rgb(p + 6, s->source < 0 ? 0x6b6f78 : 0xb0b8c8, 1);
-            if (t->plane_color == MW_PLANES_BY_SWITCH && s->source >= 0 && s->level == 0) {
-                mw_rgb_t c = mw_hue_ramp((float)i / (float)t->layout.n_switches);
-                p[6] = 0.3f + 0.6f * c.r;
-                p[7] = 0.3f + 0.6f * c.g;
-                p[8] = 0.3f + 0.6f * c.b;
-            }
+            mw__topo_switch_rgb(t, i, p + 6);
+            p[9] = 1;
         }
         box_upto[type] = k;
     }

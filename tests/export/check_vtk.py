@@ -19,9 +19,10 @@ Checks what mpiwatch-export --format vtk wrote into DIR:
     it;
   - optionally the number of frames, planes, PU rectangles (all, those with ranks, those in a
     rank's binding) and the job's name.
-Every file is also read with VTK's own XML reader (the vtk Python module, Debian's python3-vtk9,
-which tools/setup.sh installs): its absence is a failure, not a skip, so that a file only this
-script accepts cannot pass. Exits 1 with a message at the first problem.
+Every file is also read with VTK's own XML reader (the vtk Python module: Debian's
+python3-paraview, which tools/setup.sh installs with paraview, or python3-vtk9, which it
+replaces): its absence is a failure, not a skip, so that a file only this script accepts cannot
+pass. Exits 1 with a message at the first problem.
 """
 import argparse
 import glob
@@ -129,10 +130,11 @@ def vtk_version():
 
 def check_with_vtk(fn, counts):
     try:
-        import vtk  # noqa: F401 (Debian's python3-vtk9)
+        import vtk  # noqa: F401 (Debian's python3-paraview or python3-vtk9)
     except ImportError:
-        fail("the vtk Python module is missing (Debian: python3-vtk9; tools/setup.sh installs "
-             "it): VTK's own reader must read every file")
+        fail("the vtk Python module is missing (Debian: paraview's python3-paraview, or "
+             "python3-vtk9; tools/setup.sh installs paraview): VTK's own reader must read "
+             "every file")
     r = vtk.vtkXMLPolyDataReader()
     r.SetFileName(fn)
     r.Update()

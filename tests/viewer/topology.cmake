@@ -31,3 +31,17 @@ foreach(t topology matrix)
   set_tests_properties(viewer_snapshot_${t} PROPERTIES LABELS "viewer;snapshot;integration"
                                                        TIMEOUT 180 SKIP_RETURN_CODE 77)
 endforeach()
+
+# The network layer (--network, docs/topology.md): groups, switches, link classes, gaps.
+add_test(NAME viewer_snapshot_network
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/snapshot_network.sh
+                 $<TARGET_FILE:mpiwatch-viewer> $<TARGET_FILE:topo-synth>
+                 $<TARGET_FILE:mw-pngprobe> $<TARGET_FILE:mpiwatch-export>)
+set_tests_properties(viewer_snapshot_network PROPERTIES LABELS "viewer;snapshot;integration"
+                                                        TIMEOUT 180 SKIP_RETURN_CODE 77)
+
+# The layout with a network and the NUMA level (unit).
+add_executable(test_viewer_network_layout ${CMAKE_CURRENT_SOURCE_DIR}/test_network_layout.c)
+target_link_libraries(test_viewer_network_layout PRIVATE mw_topo_layout PkgConfig::CMOCKA)
+add_test(NAME viewer_network_layout COMMAND test_viewer_network_layout)
+set_tests_properties(viewer_network_layout PROPERTIES LABELS "viewer;unit" TIMEOUT 60)
