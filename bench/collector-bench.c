@@ -82,10 +82,9 @@ static uint64_t rnd(uint64_t n)
 static int bench_totals;
 static unsigned bench_regions; /* MW_BENCH_REGIONS */
 static const char *const region_names[TM_MAX] = {
-    "solve", "assemble", "precond", "halo",  "io",     "reduce", "setup", "step",
-    "r8",    "r9",       "r10",     "r11",   "r12",    "r13",    "r14",   "r15",
-    "r16",   "r17",      "r18",     "r19",   "r20",    "r21",    "r22",   "r23",
-    "r24",   "r25",      "r26",     "r27",   "r28",    "r29",    "r30",   "r31"};
+    "solve", "assemble", "precond", "halo", "io",  "reduce", "setup", "step", "r8",  "r9",  "r10",
+    "r11",   "r12",      "r13",     "r14",  "r15", "r16",    "r17",   "r18",  "r19", "r20", "r21",
+    "r22",   "r23",      "r24",     "r25",  "r26", "r27",    "r28",   "r29",  "r30", "r31"};
 static const char *const site_fns[TM_MAX] = {
     "s0",  "s1",  "s2",  "s3",  "s4",  "s5",  "s6",  "s7",  "s8",  "s9",  "s10",
     "s11", "s12", "s13", "s14", "s15", "s16", "s17", "s18", "s19", "s20", "s21",
@@ -352,8 +351,8 @@ int main(int argc, char **argv)
         for (unsigned i = 0; i < reps; i++)
             for (unsigned j = 0; j < 2; j++) {
                 unsigned d = (i + j) % 2; /* alternate which decoder goes first */
-                if (run(dec[d].fn, dec[d].detail, bufs, lens, ranks, windows,
-                        &res[d * reps + i]) < 0) {
+                if (run(dec[d].fn, dec[d].detail, bufs, lens, ranks, windows, &res[d * reps + i]) <
+                    0) {
                     fprintf(stderr, "mw-collector-bench: a run failed\n");
                     return 1;
                 }

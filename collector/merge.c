@@ -731,8 +731,8 @@ static void window_add_detail(mw_merge_t *m, mw_window_t *w, uint32_t rank,
     if (!kf && !kr)
         return;
     mw_rank_block_t *b = &w->blocks[w->n_blocks++];
-    *b = (mw_rank_block_t){.rank = rank, .rf_off = w->n_rf, .rf_n = kf, .rr_off = w->n_rr,
-                           .rr_n = kr};
+    *b = (mw_rank_block_t){
+        .rank = rank, .rf_off = w->n_rf, .rf_n = kf, .rr_off = w->n_rr, .rr_n = kr};
     int sorted = 1;
     for (size_t i = 0; i < s->n_functions && w->n_rf < b->rf_off + kf; i++) {
         const Mpiwatch__FunctionStat *f = s->functions[i];
@@ -740,8 +740,7 @@ static void window_add_detail(mw_merge_t *m, mw_window_t *w, uint32_t rank,
             continue;
         if (w->n_rf > b->rf_off && w->rf[w->n_rf - 1].fn > f->fn)
             sorted = 0;
-        w->rf[w->n_rf++] =
-            (mw_rank_fn_entry_t){rank, f->fn, f->count, f->total_ns, f->bytes};
+        w->rf[w->n_rf++] = (mw_rank_fn_entry_t){rank, f->fn, f->count, f->total_ns, f->bytes};
     }
     if (!sorted)
         qsort(&w->rf[b->rf_off], kf, sizeof *w->rf, cmp_rf);
@@ -750,8 +749,8 @@ static void window_add_detail(mw_merge_t *m, mw_window_t *w, uint32_t rank,
         const mw_region_in_t *e = &in->regions[i];
         if (i && w->rr[w->n_rr - 1].region > e->region)
             sorted = 0;
-        w->rr[w->n_rr++] = (mw_rank_region_entry_t){rank,       e->region,  e->count,
-                                                    e->incl_ns, e->excl_ns, e->mpi_ns};
+        w->rr[w->n_rr++] =
+            (mw_rank_region_entry_t){rank, e->region, e->count, e->incl_ns, e->excl_ns, e->mpi_ns};
     }
     if (!sorted)
         qsort(&w->rr[b->rr_off], kr, sizeof *w->rr, cmp_rr);

@@ -62,8 +62,8 @@ typedef struct {
     uint32_t ranks;
     double mean;
     long double m2;
-    double sd_ns;        /* set at close */
-    uint32_t rank_max;   /* the rank with the largest total_ns (the lowest of equals) ... */
+    double sd_ns;         /* set at close */
+    uint32_t rank_max;    /* the rank with the largest total_ns (the lowest of equals) ... */
     uint64_t rank_max_ns; /* ... and that total */
 } mw_fn_sum_t;
 
@@ -237,8 +237,8 @@ typedef struct {
     uint64_t comms_dropped;  /* definitions over MW_TRACE_WINDOW_MAX_COMMS */
 
     /* Code regions and call sites (docs/regions.md, docs/callsites.md), by job-wide id. */
-    mw__index_t regions;                /* values mw_region_sum_t, key region id */
-    mw__index_t sites;                  /* values mw_site_sum_t, key site << 32 | fn */
+    mw__index_t regions;                     /* values mw_region_sum_t, key region id */
+    mw__index_t sites;                       /* values mw_site_sum_t, key site << 32 | fn */
     uint64_t regions_dropped, sites_dropped; /* the ranks' own counts */
     /* Per rank detail (the terrain): one block per reporting rank, in rank order once closed;
      * entries over MW_WINDOW_MAX_RANK_ENTRIES (each of rf, rr) or with the detail off are

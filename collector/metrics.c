@@ -13,6 +13,7 @@
 #include "collector.h"
 #include "metrics.h"
 #include "record_file.h"
+#include "report.h"
 #include "steps.h"
 
 #include <arpa/inet.h>
@@ -25,6 +26,9 @@
 #include <string.h>
 
 #define METRICS_PERIOD_NS (500ull * MW_NS_PER_MS)
+#define METRICS_REGIONS                                                                            \
+    50                   /* regions with their own series (by inclusive time); the rest: "_other" */
+#define METRICS_SITES 20 /* call sites with their own series: the report's top twenty */
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 struct mw_metrics {
@@ -111,6 +115,114 @@ static void metrics_gauge(metrics_buf_t *b, const char *name, const char *help, 
 {
     metrics_head(b, name, "gauge", help);
     metrics_put(b, "%s %.9g\n", name, value);
+}
+
+/* A label value in the exposition format: backslash, double quote and newline escaped; the
+ * region and site strings come from the ranks (checked as text by regions.c, never trusted). */
+static void metrics_label(metrics_buf_t *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"')
+            metrics_put(b, "\\%c", *s);
+        else if (*s == '\n')
+            metrics_put(b, "\\n");
+        else
+            metrics_put(b, "%c", *s);
+    }
+}
+
+/* Code regions and call sites of the current job (docs/collector.md "/metrics"): the
+ * METRICS_REGIONS regions with the most inclusive time each with its own series, the others
+ * summed under region="_other"; the report's top METRICS_SITES call sites. The number of series
+ * is bounded whatever the ranks define. */
+static void metrics_regions(metrics_buf_t *b, const mw_collector_t *c)
+{
+    const mw__rs_t *rs = &c->job.rs;
+    metrics_head(b, "mpiwatch_regions_refused_total", "counter",
+                 "Region and call-site definitions and entries the collector left out, since "
+                 "the collector started, by reason.");
+    for (int r = 0; r < MW_RS_COUNT; r++)
+        metrics_put(b, "mpiwatch_regions_refused_total{reason=\"%s\"} %" PRIu64 "\n",
+                    mw__rs_reason_name((mw_rs_reason_t)r), c->stats.rs_refused[r]);
+    if (!rs->n_regions && !rs->site_totals.n)
+        return;
+    /* The top regions by inclusive time: a small insertion list, O(regions x N). */
+    const mw_region_t *top[METRICS_REGIONS];
+    unsigned n = 0;
+    for (uint32_t i = 0; i < rs->n_regions; i++) {
+        const mw_region_t *r = &rs->regions[i];
+        if (n == METRICS_REGIONS && r->incl_ns <= top[n - 1]->incl_ns)
+            continue;
+        unsigned j = n < METRICS_REGIONS ? n++ : n - 1;
+        while (j > 0 && r->incl_ns > top[j - 1]->incl_ns) {
+            top[j] = top[j - 1];
+            j--;
+        }
+        top[j] = r;
+    }
+    mw_region_t other = {0};
+    for (uint32_t i = 0; i < rs->n_regions; i++) {
+        const mw_region_t *r = &rs->regions[i];
+        int listed = 0;
+        for (unsigned j = 0; j < n && !listed; j++)
+            listed = top[j] == r;
+        if (!listed) {
+            other.count += r->count;
+            other.incl_ns += r->incl_ns;
+            other.excl_ns += r->excl_ns;
+            other.mpi_ns += r->mpi_ns;
+        }
+    }
+    int with_other = rs->n_regions > n;
+    if (rs->n_regions) {
+        static const char *const kinds[3] = {"inclusive", "exclusive", "mpi"};
+        metrics_head(b, "mpiwatch_region_seconds_total", "counter",
+                     "Time in each code region of the current job, all ranks: inclusive, "
+                     "exclusive, and in MPI while it was the innermost region.");
+        for (unsigned j = 0; j < n + (unsigned)with_other; j++) {
+            const mw_region_t *r = j < n ? top[j] : &other;
+            uint64_t v[3] = {r->incl_ns, r->excl_ns, r->mpi_ns};
+            for (int k = 0; k < 3; k++) {
+                metrics_put(b, "mpiwatch_region_seconds_total{region=\"");
+                metrics_label(b, j < n ? r->name : "_other");
+                metrics_put(b, "\",time=\"%s\"} %.9f\n", kinds[k], (double)v[k] / 1e9);
+            }
+        }
+        metrics_head(b, "mpiwatch_region_count_total", "counter",
+                     "Instances of each code region of the current job that ended, all ranks.");
+        for (unsigned j = 0; j < n + (unsigned)with_other; j++) {
+            const mw_region_t *r = j < n ? top[j] : &other;
+            metrics_put(b, "mpiwatch_region_count_total{region=\"");
+            metrics_label(b, j < n ? r->name : "_other");
+            metrics_put(b, "\"} %" PRIu64 "\n", r->count);
+        }
+    }
+    const mw_site_total_t *sites[METRICS_SITES];
+    size_t ns = mw__report_top_sites(&c->job, sites, METRICS_SITES);
+    if (!ns)
+        return;
+    metrics_head(b, "mpiwatch_callsite_seconds_total", "counter",
+                 "Time in MPI calls of the current job's top call sites (by time), all ranks.");
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass)
+            metrics_head(b, "mpiwatch_callsite_calls_total", "counter",
+                         "MPI calls of the current job's top call sites (by time), all ranks.");
+        for (size_t i = 0; i < ns; i++) {
+            const mw_site_t *st = &rs->sites[sites[i]->site - 1];
+            metrics_put(b, "%s{site=\"%" PRIu32 "\",function=\"",
+                        pass ? "mpiwatch_callsite_calls_total" : "mpiwatch_callsite_seconds_total",
+                        sites[i]->site);
+            metrics_label(b, st->function);
+            metrics_put(b, "\",file=\"");
+            metrics_label(b, st->file);
+            metrics_put(b, "\",line=\"%" PRIu32 "\",mpi=\"%s\"} ", st->line,
+                        mw_fn_name(sites[i]->fn));
+            if (pass)
+                metrics_put(b, "%" PRIu64 "\n", sites[i]->count);
+            else
+                metrics_put(b, "%.9f\n", (double)sites[i]->ns / 1e9);
+        }
+    }
 }
 
 /* Formats the exposition text of the collector's current state. Returns it (caller frees) with
@@ -249,6 +361,7 @@ static char *metrics_format(const mw_collector_t *c, size_t *len)
                    "Records left out of the recording (--record) because they are over its "
                    "64 MiB record limit; 0 without a recording.",
                    mw__record_too_large(c->record));
+    metrics_regions(&b, c);
     if (c->opt && c->opt->curve_secret) { /* as in the stats JSON: only when CURVE is on */
         metrics_head(&b, "mpiwatch_connections_refused_total", "counter",
                      "Connections refused by CURVE authentication, by reason.");
@@ -280,6 +393,8 @@ static uint64_t metrics_signature(const mw_collector_t *c)
         s += c->stats.capped[r];
     for (int r = 0; r < MW_TREFUSE_COUNT; r++)
         s += c->tstats.refused[r];
+    for (int r = 0; r < MW_RS_COUNT; r++)
+        s += c->stats.rs_refused[r];
     s += c->tstats.plans;    /* the other trace counters move with accepted messages */
     s += c->ltotals.batches; /* lateness batches arrive after their windows */
     return s + mw__record_too_large(c->record);

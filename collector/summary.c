@@ -396,7 +396,8 @@ static int summary_regions(const mw_job_t *job, cJSON *root)
                 cJSON_Delete(o);
                 return -1;
             }
-            if (mw_json_add_u64(o, "id", i + 1) < 0 || !cJSON_AddStringToObject(o, "name", r->name) ||
+            if (mw_json_add_u64(o, "id", i + 1) < 0 ||
+                !cJSON_AddStringToObject(o, "name", r->name) ||
                 mw_json_add_u64(o, "source", r->source) < 0 ||
                 mw_json_add_u64(o, "count", r->count) < 0 ||
                 mw_json_add_u64(o, "incl_ns", r->incl_ns) < 0 ||

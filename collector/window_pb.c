@@ -34,14 +34,14 @@ static int pb_reserve(void **arr, size_t *cap, size_t n, size_t size)
 
 void mw__pb_encoder_free(mw_pb_encoder_t *e)
 {
-    void *arrays[] = {e->fn,       e->fn_ptr, e->hist,    e->occ_fn, e->occ_sub,  e->occ_ns,
-                      e->d_fn,     e->d_sub,  e->d_bin,   e->d_end,  e->d_count,  e->p_src,
-                      e->p_dst,    e->p_msg,  e->p_bytes, e->call,   e->call_ptr, e->rank,
-                      e->rank_ptr, e->out,    e->rt,      e->rt_ptr, e->tr,       e->cd,
-                      e->cd_ptr,   e->cd_rank, e->rs,     e->rs_ptr,  e->ss,     e->ss_ptr,
-                      e->rf_rank,  e->rf_fn,   e->rr_rank, e->rr_region, e->fp_src, e->fp_dst,
-                      e->fp_fn,    e->rf_count, e->rf_ns, e->rf_bytes, e->rr_count, e->rr_incl,
-                      e->rr_excl,  e->rr_mpi,  e->fp_msg, e->fp_bytes, e->jr,    e->jr_ptr,
+    void *arrays[] = {e->fn,       e->fn_ptr,   e->hist,    e->occ_fn,    e->occ_sub,  e->occ_ns,
+                      e->d_fn,     e->d_sub,    e->d_bin,   e->d_end,     e->d_count,  e->p_src,
+                      e->p_dst,    e->p_msg,    e->p_bytes, e->call,      e->call_ptr, e->rank,
+                      e->rank_ptr, e->out,      e->rt,      e->rt_ptr,    e->tr,       e->cd,
+                      e->cd_ptr,   e->cd_rank,  e->rs,      e->rs_ptr,    e->ss,       e->ss_ptr,
+                      e->rf_rank,  e->rf_fn,    e->rr_rank, e->rr_region, e->fp_src,   e->fp_dst,
+                      e->fp_fn,    e->rf_count, e->rf_ns,   e->rf_bytes,  e->rr_count, e->rr_incl,
+                      e->rr_excl,  e->rr_mpi,   e->fp_msg,  e->fp_bytes,  e->jr,       e->jr_ptr,
                       e->js,       e->js_ptr};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(arrays[i]);
@@ -175,8 +175,8 @@ static int window_pack_rs(mw_pb_encoder_t *e, const mw_window_t *w, Mpiwatch__Wi
         e->fp_msg[i] = p->messages;
         e->fp_bytes[i] = p->bytes;
     }
-    pw->n_fpair_src = pw->n_fpair_dst = pw->n_fpair_fn = pw->n_fpair_messages =
-        pw->n_fpair_bytes = np;
+    pw->n_fpair_src = pw->n_fpair_dst = pw->n_fpair_fn = pw->n_fpair_messages = pw->n_fpair_bytes =
+        np;
     pw->fpair_src = e->fp_src;
     pw->fpair_dst = e->fp_dst;
     pw->fpair_fn = e->fp_fn;

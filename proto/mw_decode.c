@@ -501,15 +501,15 @@ typedef struct {
     [field] = {offsetof(Mpiwatch__Sample, n_##name), offsetof(Mpiwatch__Sample, name), kind}
 #define SAMPLE_REP_END 46 /* packed arrays are fields 3..13, 23..26, 31..35, 38..43, 45 */
 static const rep_field_t sample_rep[SAMPLE_REP_END] = {
-    REP(3, peer_rank, K_U32),    REP(4, peer_messages, K_U64),  REP(5, peer_bytes, K_U64),
-    REP(6, occ_fn, K_U32),       REP(7, occ_sub, K_U32),        REP(8, occ_ns, K_U64),
-    REP(9, density_fn, K_U32),   REP(10, density_sub, K_S32),   REP(11, density_bin, K_U32),
-    REP(12, density_end, K_U32), REP(13, density_count, K_U64), REP(23, total_fn, K_U32),
-    REP(24, total_calls, K_U64), REP(25, total_ns, K_U64),      REP(26, total_bytes, K_U64),
-    REP(31, region_id, K_U32),   REP(32, region_count, K_U64),  REP(33, region_incl_ns, K_U64),
+    REP(3, peer_rank, K_U32),       REP(4, peer_messages, K_U64),  REP(5, peer_bytes, K_U64),
+    REP(6, occ_fn, K_U32),          REP(7, occ_sub, K_U32),        REP(8, occ_ns, K_U64),
+    REP(9, density_fn, K_U32),      REP(10, density_sub, K_S32),   REP(11, density_bin, K_U32),
+    REP(12, density_end, K_U32),    REP(13, density_count, K_U64), REP(23, total_fn, K_U32),
+    REP(24, total_calls, K_U64),    REP(25, total_ns, K_U64),      REP(26, total_bytes, K_U64),
+    REP(31, region_id, K_U32),      REP(32, region_count, K_U64),  REP(33, region_incl_ns, K_U64),
     REP(34, region_excl_ns, K_U64), REP(35, region_mpi_ns, K_U64), REP(38, site_id, K_U32),
-    REP(39, site_fn, K_U32),     REP(40, site_count, K_U64),    REP(41, site_ns, K_U64),
-    REP(42, site_bytes, K_U64),  REP(43, site_max_ns, K_U64),   REP(45, peer_fn, K_U32),
+    REP(39, site_fn, K_U32),        REP(40, site_count, K_U64),    REP(41, site_ns, K_U64),
+    REP(42, site_bytes, K_U64),     REP(43, site_max_ns, K_U64),   REP(45, peer_fn, K_U32),
 };
 #undef REP
 
@@ -523,7 +523,7 @@ static inline int sample_is_rep(uint32_t field)
 #define SAMPLE_KNOWN                                                                               \
     (BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(5) | BIT(6) | BIT(7) | BIT(8) | BIT(9) | BIT(10) |    \
      BIT(11) | BIT(12) | BIT(13) | BIT(14) | BIT(15) | BIT(16) | BIT(17) | BIT(18) | BIT(21) |     \
-     BIT(22) | BIT(23) | BIT(24) | BIT(25) | BIT(26) | BIT(27) | BIT(28) | BIT(29) | BIT(30) |    \
+     BIT(22) | BIT(23) | BIT(24) | BIT(25) | BIT(26) | BIT(27) | BIT(28) | BIT(29) | BIT(30) |     \
      BIT(31) | BIT(32) | BIT(33) | BIT(34) | BIT(35) | BIT(36) | BIT(37) | BIT(38) | BIT(39) |     \
      BIT(40) | BIT(41) | BIT(42) | BIT(43) | BIT(44) | BIT(45))
 

@@ -347,7 +347,8 @@ static int json_function(const mw_window_view_t *v, cJSON *fns, uint32_t id)
      * absent rather than 0 in older recordings. */
     if (f && (f->rank_max_ns || f->rank_sd_ns > 0) &&
         (!cJSON_AddNumberToObject(o, "rank_sd_ns", f->rank_sd_ns) ||
-         json_u64(o, "rank_max", f->rank_max) < 0 || json_u64(o, "rank_max_ns", f->rank_max_ns) < 0))
+         json_u64(o, "rank_max", f->rank_max) < 0 ||
+         json_u64(o, "rank_max_ns", f->rank_max_ns) < 0))
         return -1;
     cJSON *inside = cJSON_AddArrayToObject(o, "inside");
     if (!inside)
@@ -491,10 +492,10 @@ static int json_regions(const Mpiwatch__Window *w, const Mpiwatch__JobInfo *job,
                 !cJSON_AddStringToObject(o, "fn", mw_fn_name(t->fn)) ||
                 (def && def->function && json_text(o, "function", def->function) < 0) ||
                 (def && def->file && json_text(o, "file", def->file) < 0) ||
-                (def && json_u64(o, "line", def->line) < 0) ||
-                json_u64(o, "count", t->count) < 0 || json_u64(o, "ns", t->ns) < 0 ||
-                json_u64(o, "bytes", t->bytes) < 0 || json_u64(o, "max_ns", t->max_ns) < 0 ||
-                json_u64(o, "ranks", t->ranks) < 0 || json_u64(o, "top_rank", t->top_rank) < 0 ||
+                (def && json_u64(o, "line", def->line) < 0) || json_u64(o, "count", t->count) < 0 ||
+                json_u64(o, "ns", t->ns) < 0 || json_u64(o, "bytes", t->bytes) < 0 ||
+                json_u64(o, "max_ns", t->max_ns) < 0 || json_u64(o, "ranks", t->ranks) < 0 ||
+                json_u64(o, "top_rank", t->top_rank) < 0 ||
                 json_u64(o, "top_rank_ns", t->top_rank_ns) < 0)
                 return -1;
         }

@@ -237,14 +237,15 @@ static void csv_table_rows(FILE *out, const mw_window_view_t *v, const Mpiwatch_
     if (table == TABLE_REGIONS) {
         for (size_t i = 0; i < w->n_regions; i++) {
             const Mpiwatch__RegionStat *r = w->regions[i];
-            const Mpiwatch__Region *def =
-                job && r->region && r->region <= job->n_regions ? job->regions[r->region - 1] : NULL;
+            const Mpiwatch__Region *def = job && r->region && r->region <= job->n_regions
+                                              ? job->regions[r->region - 1]
+                                              : NULL;
             fprintf(out, "%" PRIu64 ",", v->index);
             put_seconds(out, v->start_ns);
             fprintf(out, ",%" PRIu32 ",", r->region);
             csv_field(out, def && def->id == r->region && def->name ? def->name : "");
-            fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 "\n",
-                    r->count, r->incl_ns, r->excl_ns, r->mpi_ns, r->ranks);
+            fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 "\n", r->count,
+                    r->incl_ns, r->excl_ns, r->mpi_ns, r->ranks);
         }
     } else if (table == TABLE_SITES) {
         for (size_t i = 0; i < w->n_sites; i++) {
@@ -1266,8 +1267,7 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
             char *end;
             double g = strtod(optarg, &end);
             if (!*optarg || *end || !(g > 0 && g <= 1000)) {
-                snprintf(err, errlen, "--node-gap takes a number in (0, 1000], not '%s'",
-                         optarg);
+                snprintf(err, errlen, "--node-gap takes a number in (0, 1000], not '%s'", optarg);
                 return -1;
             }
             o->vtk.node_gap = g;

@@ -93,7 +93,22 @@ typedef struct {
     int ring;       /* --trace-ring: messages matched across ranks (docs/loadgen.md) */
     unsigned late_rank, late_every; /* --late-rank R --late-every N (0: never late) */
     double late_ms;                 /* --late-ms D: how late, capped at 10 % of a window */
+    unsigned regions;               /* --regions N: code regions per rank (docs/regions.md) */
+    unsigned sites;                 /* --sites N: call sites per rank (docs/callsites.md) */
+    int peer_fn;                    /* --peer-fn: peer entries per sending function */
 } lg_opts_t;
+
+#define LG_MAX_REGIONS 1024u /* MW_RANK_MAX_REGIONS */
+#define LG_MAX_SITES 4096u   /* MW_RANK_MAX_SITES */
+#define LG_SITE_MODULE "/loadgen/bin/app"
+
+/* Known totals of one region or call site over every rank and window (--totals-json). */
+typedef struct {
+    uint64_t count, incl_ns, excl_ns, mpi_ns;
+} lg_region_total_t;
+typedef struct {
+    uint64_t count, ns, bytes, max_ns;
+} lg_site_total_t;
 
 /* One window's trace, encoded once (--trace): the calls per function index it holds, which a
  * sample that carries it reports as its counts. */
@@ -355,6 +370,195 @@ static struct {
     Mpiwatch__Call calls[LG_LONGEST];
     Mpiwatch__Call *callp[LG_LONGEST];
 } W;
+
+/* Regions and call sites (--regions, --sites): definitions sent in each rank's first sample;
+ * region i is named "lg_region_<i>" and site j is line 100 + j of loadgen_app.c, at offset
+ * 0x1000 + 16 j of LG_SITE_MODULE, calling function index j % F. Odd ranks number their
+ * regions and sites backwards (id N - i), as ranks of a real job number them in their own
+ * order, so the collector's per-rank id maps are exercised. */
+static struct {
+    char (*region_name)[24];
+    char (*site_fn_name)[24];
+    Mpiwatch__RegionDef *rdef;
+    Mpiwatch__RegionDef **rdefp;
+    Mpiwatch__CallSiteDef *sdef;
+    Mpiwatch__CallSiteDef **sdefp;
+    uint32_t *region_id, *site_id, *site_fn;
+    uint64_t *region_count, *region_incl, *region_excl, *region_mpi;
+    uint64_t *site_count, *site_ns, *site_bytes, *site_max;
+    lg_region_total_t *rtot;
+    lg_site_total_t *stot;
+    uint32_t pf_rank[LG_MAX_PEERS * LG_MAX_FUNCTIONS], pf_fn[LG_MAX_PEERS * LG_MAX_FUNCTIONS];
+    uint64_t pf_msg[LG_MAX_PEERS * LG_MAX_FUNCTIONS], pf_bytes[LG_MAX_PEERS * LG_MAX_FUNCTIONS];
+} RS;
+
+static uint32_t rs_id(unsigned rank, unsigned i, unsigned n)
+{
+    return rank & 1 ? n - i : i + 1;
+}
+
+static int rs_setup(void)
+{
+    unsigned nr = G.o.regions, ns = G.o.sites, nr1 = nr ? nr : 1, ns1 = ns ? ns : 1;
+    RS.region_name = calloc(nr1, sizeof *RS.region_name);
+    RS.site_fn_name = calloc(ns1, sizeof *RS.site_fn_name);
+    RS.rdef = calloc(nr1, sizeof *RS.rdef);
+    RS.rdefp = calloc(nr1, sizeof *RS.rdefp);
+    RS.sdef = calloc(ns1, sizeof *RS.sdef);
+    RS.sdefp = calloc(ns1, sizeof *RS.sdefp);
+    RS.region_id = calloc(nr1, sizeof *RS.region_id);
+    RS.region_count = calloc(nr1, sizeof *RS.region_count);
+    RS.region_incl = calloc(nr1, sizeof *RS.region_incl);
+    RS.region_excl = calloc(nr1, sizeof *RS.region_excl);
+    RS.region_mpi = calloc(nr1, sizeof *RS.region_mpi);
+    RS.site_id = calloc(ns1, sizeof *RS.site_id);
+    RS.site_fn = calloc(ns1, sizeof *RS.site_fn);
+    RS.site_count = calloc(ns1, sizeof *RS.site_count);
+    RS.site_ns = calloc(ns1, sizeof *RS.site_ns);
+    RS.site_bytes = calloc(ns1, sizeof *RS.site_bytes);
+    RS.site_max = calloc(ns1, sizeof *RS.site_max);
+    RS.rtot = calloc(nr1, sizeof *RS.rtot);
+    RS.stot = calloc(ns1, sizeof *RS.stot);
+    if (!RS.region_name || !RS.site_fn_name || !RS.rdef || !RS.rdefp || !RS.sdef || !RS.sdefp ||
+        !RS.region_id || !RS.region_count || !RS.region_incl || !RS.region_excl || !RS.region_mpi ||
+        !RS.site_id || !RS.site_fn || !RS.site_count || !RS.site_ns || !RS.site_bytes ||
+        !RS.site_max || !RS.rtot || !RS.stot)
+        return -1;
+    for (unsigned i = 0; i < nr; i++)
+        snprintf(RS.region_name[i], sizeof RS.region_name[i], "lg_region_%u", i);
+    for (unsigned j = 0; j < ns; j++)
+        snprintf(RS.site_fn_name[j], sizeof RS.site_fn_name[j], "lg_caller_%u", j);
+    return 0;
+}
+
+/* Adds rank `rank`'s regions and call sites of one window to sample s (with their definitions
+ * in its first sample), consistent with its function summaries: the calls and time of function
+ * index f are split over the sites j with j % F == f; a region's MPI time is part of its
+ * exclusive time, which is part of its inclusive time. */
+static void rs_sample(Mpiwatch__Sample *s, unsigned rank, uint64_t ordinal, uint64_t *rs)
+{
+    unsigned nr = G.o.regions, ns = G.o.sites, nf = G.o.functions;
+    if (ordinal == 0) {
+        for (unsigned i = 0; i < nr; i++) {
+            Mpiwatch__RegionDef *d = &RS.rdef[i];
+            mpiwatch__region_def__init(d);
+            d->id = rs_id(rank, i, nr);
+            d->name = RS.region_name[i];
+            d->source = 1;
+            RS.rdefp[i] = d;
+        }
+        for (unsigned j = 0; j < ns; j++) {
+            Mpiwatch__CallSiteDef *d = &RS.sdef[j];
+            mpiwatch__call_site_def__init(d);
+            d->id = rs_id(rank, j, ns);
+            d->module = LG_SITE_MODULE;
+            d->offset = 0x1000u + 16u * j;
+            d->address = 0x400000u + d->offset;
+            d->function = RS.site_fn_name[j];
+            d->file = "loadgen_app.c";
+            d->line = 100 + j;
+            RS.sdefp[j] = d;
+        }
+        s->n_region_defs = nr;
+        s->region_defs = nr ? RS.rdefp : NULL;
+        s->n_site_defs = ns;
+        s->site_defs = ns ? RS.sdefp : NULL;
+    }
+    uint64_t wns = G.window_ns;
+    for (unsigned i = 0; i < nr; i++) {
+        uint64_t count = 1 + (i + rank) % 3;
+        uint64_t incl = wns / (4 * (uint64_t)(i + 1)) + rng_below(rs, 1000);
+        uint64_t excl = incl / 2 + rng_below(rs, incl / 2 + 1);
+        uint64_t mpi = rng_below(rs, excl + 1);
+        RS.region_id[i] = rs_id(rank, i, nr);
+        RS.region_count[i] = count;
+        RS.region_incl[i] = incl;
+        RS.region_excl[i] = excl;
+        RS.region_mpi[i] = mpi;
+        RS.rtot[i].count += count;
+        RS.rtot[i].incl_ns += incl;
+        RS.rtot[i].excl_ns += excl;
+        RS.rtot[i].mpi_ns += mpi;
+    }
+    s->n_region_id = s->n_region_count = s->n_region_incl_ns = s->n_region_excl_ns =
+        s->n_region_mpi_ns = nr;
+    s->region_id = RS.region_id;
+    s->region_count = RS.region_count;
+    s->region_incl_ns = RS.region_incl;
+    s->region_excl_ns = RS.region_excl;
+    s->region_mpi_ns = RS.region_mpi;
+    size_t n = 0;
+    for (unsigned f = 0; f < nf && f < ns; f++) {
+        const Mpiwatch__FunctionStat *fs = &W.fs[f];
+        unsigned k = (ns - f + nf - 1) / nf; /* sites j = f, f + F, ... */
+        uint64_t c_left = fs->count, t_left = fs->total_ns, b_left = fs->bytes;
+        for (unsigned q = 0; q < k; q++) {
+            unsigned j = f + q * nf;
+            uint64_t c = q + 1 == k ? c_left : fs->count / k;
+            uint64_t t = q + 1 == k ? t_left : fs->total_ns / k;
+            uint64_t b = q + 1 == k ? b_left : fs->bytes / k;
+            c_left -= c, t_left -= t, b_left -= b;
+            RS.site_id[n] = rs_id(rank, j, ns);
+            RS.site_fn[n] = fs->fn;
+            RS.site_count[n] = c;
+            RS.site_ns[n] = t;
+            RS.site_bytes[n] = b;
+            RS.site_max[n] = c ? fs->max_ns : 0;
+            RS.stot[j].count += c;
+            RS.stot[j].ns += t;
+            RS.stot[j].bytes += b;
+            if (RS.site_max[n] > RS.stot[j].max_ns)
+                RS.stot[j].max_ns = RS.site_max[n];
+            n++;
+        }
+    }
+    s->n_site_id = s->n_site_fn = s->n_site_count = s->n_site_ns = s->n_site_bytes =
+        s->n_site_max_ns = n;
+    s->site_id = RS.site_id;
+    s->site_fn = RS.site_fn;
+    s->site_count = RS.site_count;
+    s->site_ns = RS.site_ns;
+    s->site_bytes = RS.site_bytes;
+    s->site_max_ns = RS.site_max;
+}
+
+/* --peer-fn: each peer entry split over the send functions by their share of the sends. */
+static void peer_fn_split(Mpiwatch__Sample *s, uint64_t sends)
+{
+    size_t n = 0;
+    for (size_t p = 0; p < s->n_peer_rank; p++) {
+        uint64_t m_left = s->peer_messages[p], b_left = s->peer_bytes[p];
+        unsigned last = 0;
+        for (unsigned i = 0; i < G.o.functions; i++)
+            if (G.is_send[i])
+                last = i;
+        for (unsigned i = 0; i < G.o.functions; i++) {
+            if (!G.is_send[i])
+                continue;
+            uint64_t m = i == last ? m_left
+                                   : (uint64_t)((double)s->peer_messages[p] *
+                                                (double)W.fs[i].count / (double)sends);
+            uint64_t b =
+                i == last
+                    ? b_left
+                    : (uint64_t)((double)s->peer_bytes[p] * (double)W.fs[i].count / (double)sends);
+            if (m > m_left)
+                m = m_left;
+            if (b > b_left)
+                b = b_left;
+            m_left -= m, b_left -= b;
+            RS.pf_rank[n] = s->peer_rank[p];
+            RS.pf_fn[n] = W.fs[i].fn;
+            RS.pf_msg[n] = m;
+            RS.pf_bytes[n++] = b;
+        }
+    }
+    s->n_peer_rank = s->n_peer_messages = s->n_peer_bytes = s->n_peer_fn = n;
+    s->peer_rank = RS.pf_rank;
+    s->peer_fn = RS.pf_fn;
+    s->peer_messages = RS.pf_msg;
+    s->peer_bytes = RS.pf_bytes;
+}
 
 /* The peers of a rank: its ring neighbours and up to four fixed random partners. */
 static unsigned rank_peers(unsigned rank, uint32_t *peers)
@@ -716,7 +920,11 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
         s.peer_messages = W.peer_msg;
         s.peer_bytes = W.peer_bytes;
         G.peer_messages += sends;
+        if (G.o.peer_fn)
+            peer_fn_split(&s, sends);
     }
+    if (G.o.regions || G.o.sites)
+        rs_sample(&s, rank, ordinal, &rs);
 
     /* Occupancy of the functions with most time: their time spread over the sub-slots,
      * never more than a sub-slot holds. */
@@ -878,14 +1086,16 @@ static void usage(FILE *f)
             "                        --seconds S [--nodes K] [--job NAME] [--seed X]\n"
             "                        [--sockets M] [--totals-json FILE] [--trace K]\n"
             "                        [--trace-ring [--late-rank R] [--late-every N]\n"
-            "                        [--late-ms D]]\n"
+            "                        [--late-ms D]] [--regions N] [--sites N] [--peer-fn]\n"
             "Emulates N ranks of one MPI job sending hellos, one sample per window (HZ windows\n"
             "per second, F functions each) for S seconds, and byes, to a collector.\n"
             "F is at most %u. Default nodes N/16 (at least 1), sockets one per %u ranks.\n"
             "--trace K: every sample carries an exact per-call trace, one of K built at start.\n"
             "--trace-ring: the traces' messages go around a ring of ranks and match across\n"
             "ranks; rank R (default 1) starts every N-th window (default 10, 0 never) D ms\n"
-            "late (default 5, at most a tenth of a window).\n",
+            "late (default 5, at most a tenth of a window).\n"
+            "--regions N / --sites N: every rank reports N code regions / N call sites with\n"
+            "known totals (docs/loadgen.md); --peer-fn: peer entries per sending function.\n",
             LG_MAX_FUNCTIONS, LG_RANKS_PER_SOCKET_DEFAULT);
 }
 
@@ -933,6 +1143,9 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
                                              {"late-rank", required_argument, 0, 'L'},
                                              {"late-every", required_argument, 0, 'E'},
                                              {"late-ms", required_argument, 0, 'D'},
+                                             {"regions", required_argument, 0, 'G'},
+                                             {"sites", required_argument, 0, 'S'},
+                                             {"peer-fn", no_argument, 0, 'P'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     unsigned seed = 1;
@@ -940,7 +1153,8 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
     o->late_rank = 1;
     o->late_every = 10;
     o->late_ms = 5;
-    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:T:RL:E:D:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:T:RL:E:D:G:S:Ph", longopts, NULL)) !=
+           -1) {
         int rc = 0;
         switch (c) {
         case 'c':
@@ -987,6 +1201,15 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
             break;
         case 'D':
             rc = parse_double(optarg, "--late-ms", 0, 1e6, &o->late_ms);
+            break;
+        case 'G':
+            rc = parse_uint(optarg, "--regions", 0, LG_MAX_REGIONS, &o->regions);
+            break;
+        case 'S':
+            rc = parse_uint(optarg, "--sites", 0, LG_MAX_SITES, &o->sites);
+            break;
+        case 'P':
+            o->peer_fn = 1;
             break;
         case 'h':
             usage(stdout);
@@ -1046,6 +1269,10 @@ static int setup(void)
     }
     G.window_ns = (uint64_t)llround(1e9 / G.o.rate);
     mw_grid_init(&G.grid, G.window_ns);
+    if (rs_setup() != 0) {
+        fprintf(stderr, "mpiwatch-loadgen: out of memory\n");
+        return -1;
+    }
     G.per_node = (G.o.ranks + G.o.nodes - 1) / G.o.nodes;
     unsigned l3s = LG_PACKAGES * LG_L3_PER_PKG;
     G.cores_per_l3 = (G.per_node + l3s - 1) / l3s;
@@ -1133,7 +1360,24 @@ static int write_totals_json(const char *path, uint64_t windows, double elapsed)
                 "%s\n  \"%s\": {\"count\": %" PRIu64 ", \"time_ns\": %" PRIu64
                 ", \"bytes\": %" PRIu64 "}",
                 i ? "," : "", FN_MODELS[i].name, G.tot[i].count, G.tot[i].time_ns, G.tot[i].bytes);
-    fprintf(f, "}}\n");
+    fprintf(f, "}");
+    /* --regions, --sites: each one's totals over every rank and window. */
+    fprintf(f, ",\n \"regions\": {");
+    for (unsigned i = 0; i < G.o.regions; i++)
+        fprintf(f,
+                "%s\n  \"%s\": {\"count\": %" PRIu64 ", \"incl_ns\": %" PRIu64
+                ", \"excl_ns\": %" PRIu64 ", \"mpi_ns\": %" PRIu64 "}",
+                i ? "," : "", RS.region_name[i], RS.rtot[i].count, RS.rtot[i].incl_ns,
+                RS.rtot[i].excl_ns, RS.rtot[i].mpi_ns);
+    fprintf(f, "},\n \"sites\": [");
+    for (unsigned j = 0; j < G.o.sites; j++)
+        fprintf(f,
+                "%s\n  {\"function\": \"%s\", \"file\": \"loadgen_app.c\", \"line\": %u, "
+                "\"fn\": \"%s\", \"count\": %" PRIu64 ", \"ns\": %" PRIu64 ", \"bytes\": %" PRIu64
+                ", \"max_ns\": %" PRIu64 "}",
+                j ? "," : "", RS.site_fn_name[j], 100 + j, FN_MODELS[j % G.o.functions].name,
+                RS.stot[j].count, RS.stot[j].ns, RS.stot[j].bytes, RS.stot[j].max_ns);
+    fprintf(f, "]}\n");
     if (mw_afile_commit(af, err, sizeof err) != 0) {
         fprintf(stderr, "mpiwatch-loadgen: %s\n", err);
         return -1;

@@ -280,9 +280,8 @@ static float fn_sites_and_spread(const mw_view_ctx_t *vc, const mw_rect_t *r, fl
         const char *file = slash ? slash + 1 : rows[i].file;
         mw_format_duration((double)rows[i].ns, b, sizeof b);
         snprintf(a, sizeof a, "%.0f%% %s %s:%u %s ×%llu r%u", rows[i].share * 100.0, b,
-                 file[0] ? file : "?", rows[i].line,
-                 rows[i].function[0] ? rows[i].function : "?", (unsigned long long)rows[i].count,
-                 rows[i].top_rank);
+                 file[0] ? file : "?", rows[i].line, rows[i].function[0] ? rows[i].function : "?",
+                 (unsigned long long)rows[i].count, rows[i].top_rank);
         mw__text_fit(t, fs, a, room, fit, sizeof fit);
         mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, mw__hex(MW_COLOR_TEXT, 1), fit);
         y += (float)lh;

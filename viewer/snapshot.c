@@ -841,13 +841,13 @@ static int write_meta(mw_app_t *app, const char *path)
         json_events(app, root);
     if (root && mw__app_topo(app))
         json_topology(app, root);
+    if (root)
+        mw__regions_meta(app, root);
     if (root && app->show == MW_SHOW_TERRAIN) {
         mw_view_ctx_t vc;
         mw__app_view_ctx(app, &vc);
         mw__terrain_meta(&vc, &app->te, root);
     }
-    if (root)
-        mw__regions_meta(app, root);
     char *s = root ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
     if (!s) {

@@ -189,8 +189,8 @@ int mw_topo_region_ranks(mw_topo_regions_t *x, const Mpiwatch__Window *w, uint32
     }
     x->region = x->set.rank_region ? x->set.rank_region : mw_region_top(w);
     x->n_ranks = n_ranks;
-    x->with = mw_region_rank_values(w, x->region, x->set.ranks == MW_RANKS_REGION_INCL,
-                                    x->rank_ns, n_ranks);
+    x->with = mw_region_rank_values(w, x->region, x->set.ranks == MW_RANKS_REGION_INCL, x->rank_ns,
+                                    n_ranks);
     for (uint32_t r = 0; r < n_ranks; r++)
         if (x->rank_ns[r] > x->scale.max)
             x->scale.max = x->rank_ns[r];

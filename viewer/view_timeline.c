@@ -355,9 +355,9 @@ static void draw_labels(const mw_view_ctx_t *vc, const mw_timeline_gl_t *tl, con
                    follow ? "LIVE" : "PAUSED");
     /* What the plot is, next to the tag: the layout leaves no margin above the plot. */
     tag(vc, (float)r->x + 2 * pad + tw, (float)r->y + pad, fs, mw__hex(MW_COLOR_BG, 0.8f),
-            mw__hex(MW_COLOR_DIM, 1),
-            tl->regions ? "share of rank-time in each code region (exclusive, r: MPI functions)"
-                        : "fraction of ranks inside each MPI function");
+        mw__hex(MW_COLOR_DIM, 1),
+        tl->regions ? "share of rank-time in each code region (exclusive, r: MPI functions)"
+                    : "fraction of ranks inside each MPI function");
     if (tl->regions && tl->clamped) {
         /* Instances are accounted in the window where they end (docs/regions.md): a row of its
          * own under the tags. */

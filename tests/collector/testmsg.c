@@ -241,8 +241,8 @@ void tm_add_site_def(tm_msg_t *m, uint32_t id, const char *module, uint64_t offs
     s->site_defs = m->sdefp;
 }
 
-void tm_add_site(tm_msg_t *m, uint32_t id, uint32_t fn, uint64_t count, uint64_t ns,
-                 uint64_t bytes, uint64_t max_ns)
+void tm_add_site(tm_msg_t *m, uint32_t id, uint32_t fn, uint64_t count, uint64_t ns, uint64_t bytes,
+                 uint64_t max_ns)
 {
     Mpiwatch__Sample *s = &m->sample;
     size_t i = s->n_site_id++;

@@ -82,8 +82,8 @@ void tm_add_region(tm_msg_t *m, uint32_t id, uint64_t count, uint64_t incl_ns, u
 /* A call site the rank resolved (CallSiteDef), and one (site, function) entry (Sample.site_*). */
 void tm_add_site_def(tm_msg_t *m, uint32_t id, const char *module, uint64_t offset,
                      const char *function, const char *file, uint32_t line);
-void tm_add_site(tm_msg_t *m, uint32_t id, uint32_t fn, uint64_t count, uint64_t ns,
-                 uint64_t bytes, uint64_t max_ns);
+void tm_add_site(tm_msg_t *m, uint32_t id, uint32_t fn, uint64_t count, uint64_t ns, uint64_t bytes,
+                 uint64_t max_ns);
 /* A peer entry with its sending function (Sample.peer_fn): every peer entry of a sample built
  * with tm_add_peer_fn must come from it (peer_fn parallel to peer_rank). */
 void tm_add_peer_fn(tm_msg_t *m, uint32_t peer, uint32_t fn, uint64_t messages, uint64_t bytes);
