@@ -32,16 +32,17 @@
 #define MW_JOB_MAX_INFO_BYTES (48u << 20)
 
 /* Code regions and call sites (docs/regions.md, docs/callsites.md). */
-#define MW_REGION_NAME_MAX 128u      /* bytes of a region's name */
-#define MW_RANK_MAX_REGIONS 1024u    /* regions one rank may define */
-#define MW_JOB_MAX_REGIONS 4096u     /* distinct region names of a job */
-#define MW_SITE_STRING_MAX 512u      /* bytes of a call site's module, function or file */
-#define MW_RANK_MAX_SITES 4096u      /* call sites one rank may define */
-#define MW_JOB_MAX_SITES 65536u      /* distinct call sites of a job */
+#define MW_REGION_NAME_MAX 128u            /* bytes of a region's name */
+#define MW_RANK_MAX_REGIONS 1024u          /* regions one rank may define */
+#define MW_JOB_MAX_REGIONS 4096u           /* distinct region names of a job */
+#define MW_SITE_STRING_MAX 512u            /* bytes of a call site's module, function or file */
+#define MW_RANK_MAX_SITES 4096u            /* call sites one rank may define */
+#define MW_JOB_MAX_SITES 65536u            /* distinct call sites of a job */
 #define MW_SAMPLE_MAX_SITE_ENTRIES 16384u  /* (site, function) entries of one sample */
 #define MW_SAMPLE_MAX_REGION_ENTRIES 4096u /* region entries of one sample */
 /* Per-rank entries (rf_*, rr_*) one merged window keeps: 16,384 ranks x 64 functions and
- * 16,384 x 64 regions fit; beyond, entries are left out and counted (Window.rank_detail_left_out). */
+ * 16,384 x 64 regions fit; beyond, entries are left out and counted (Window.rank_detail_left_out).
+ */
 #define MW_WINDOW_MAX_RANK_ENTRIES (1u << 21)
 /* Per-function pair entries (fpair_*) one merged window keeps, beyond which they are counted
  * as left out. */
