@@ -41,11 +41,14 @@ __attribute__((noinline)) static void exchange(int rank, int n)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int n = argc > 1 ? atoi(argv[1]) : 10, rank;
+    int n = argc > 1 ? atoi(argv[1]) : 10, rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
     reduce_a(n);
     reduce_b(2 * n);
     exchange(rank, n);
     MPI_Finalize();
+    if (rank == 0)
+        printf("callsites: %d ranks, N=%d, done\n", size, n);
     return 0;
 }
