@@ -196,8 +196,46 @@ static uint32_t region_intern(mw__rs_t *rs, const Mpiwatch__RegionDef *d, mw_rs_
     return 0;
 }
 
+/* A definition of kept site st (same module and offset) that knows more than st: file and line
+ * where st has neither, a function where st has none. Each part is taken once (a field is only
+ * ever set from empty), so no rank can flip an entry back and forth; any other difference keeps
+ * the first. The extra bytes are charged to the job description's budget (all or nothing), and
+ * gen moves so that JobInfo is sent again. Returns the reason it was refused or MW_RS_COUNT. */
+static mw_rs_reason_t site_upgrade(mw__rs_t *rs, mw_site_t *st, const Mpiwatch__CallSiteDef *d,
+                                   mw_rs_charge_fn charge, void *user)
+{
+    const char *fn = d->function ? d->function : "", *file = d->file ? d->file : "";
+    int take_line = st->line == 0 && st->file[0] == '\0' && (d->line != 0 || file[0] != '\0');
+    int take_fn = st->function[0] == '\0' && fn[0] != '\0';
+    if (!take_line && !take_fn)
+        return MW_RS_COUNT;
+    char *nfn = NULL, *nfile = NULL;
+    if ((take_fn && !(nfn = dup_str(fn))) || (take_line && !(nfile = dup_str(file)))) {
+        free(nfn);
+        free(nfile);
+        return MW_RS_MAP_FULL;
+    }
+    if (!charge(user, (take_fn ? strlen(fn) : 0) + (take_line ? strlen(file) : 0))) {
+        free(nfn);
+        free(nfile);
+        return MW_RS_JOB_INFO;
+    }
+    if (take_fn) {
+        free(st->function);
+        st->function = nfn;
+    }
+    if (take_line) {
+        free(st->file);
+        st->file = nfile;
+        st->line = d->line;
+    }
+    rs->gen++;
+    return MW_RS_COUNT;
+}
+
 static uint32_t site_intern(mw__rs_t *rs, uint32_t rank, const Mpiwatch__CallSiteDef *d,
-                            mw_rs_charge_fn charge, void *user, mw_rs_reason_t *why)
+                            mw_rs_charge_fn charge, void *user, mw_rs_reason_t *why,
+                            mw_rs_reason_t *upgrade_refused)
 {
     const char *module = d->module ? d->module : "";
     uint64_t h = hash_str(1469598103934665603ull ^ (d->offset * 0x9e3779b97f4a7c15ull), module);
@@ -205,8 +243,13 @@ static uint32_t site_intern(mw__rs_t *rs, uint32_t rank, const Mpiwatch__CallSit
         const uint32_t *pos = mw__index_find(&rs->site_by_key, h + p);
         if (pos) {
             const mw_site_t *s = &rs->sites[*pos];
-            if (s->offset == d->offset && strcmp(s->module, module) == 0)
-                return *pos + 1; /* the first rank's definition is kept */
+            if (s->offset == d->offset && strcmp(s->module, module) == 0) {
+                /* the first rank's definition is kept, completed when this one knows more */
+                mw_rs_reason_t up = site_upgrade(rs, &rs->sites[*pos], d, charge, user);
+                if (up != MW_RS_COUNT)
+                    *upgrade_refused = up;
+                return *pos + 1;
+            }
             continue;
         }
         if (rs->n_sites >= MW_JOB_MAX_SITES) {
@@ -307,19 +350,26 @@ static void apply_defs(mw__rs_t *rs, uint32_t rank, const Mpiwatch__Sample *s,
                  !text_ok(d->file, MW_SITE_STRING_MAX, 0))
             why = MW_RS_DEF_TEXT;
         else if (mw__index_find(&rs->map, key)) {
+            /* Sent again: the same (module, offset)? Its function, file and line may be the
+             * resolved ones this time (docs/callsites.md): they complete the kept entry. */
             uint32_t jid = map_get(rs, key);
-            const mw_site_t *st = jid ? &rs->sites[jid - 1] : NULL;
+            mw_site_t *st = jid ? &rs->sites[jid - 1] : NULL;
             if (!st || st->offset != d->offset || strcmp(st->module, d->module ? d->module : ""))
                 why = MW_RS_DEF_CHANGED;
+            else
+                why = site_upgrade(rs, st, d, charge, user);
         } else if (rs->rank_sites[rank] >= MW_RANK_MAX_SITES) {
             why = MW_RS_DEF_RANK_CAP;
         } else {
-            uint32_t jid = site_intern(rs, rank, d, charge, user, &why);
+            mw_rs_reason_t up = MW_RS_COUNT;
+            uint32_t jid = site_intern(rs, rank, d, charge, user, &why, &up);
             if (jid) {
                 why = map_set(rs, key, jid);
                 if (why == MW_RS_COUNT)
                     rs->rank_sites[rank]++;
             }
+            if (up != MW_RS_COUNT)
+                refuse(rs, refused, up, 1);
         }
         if (why != MW_RS_COUNT)
             refuse(rs, refused, why, 1);

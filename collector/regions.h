@@ -51,7 +51,9 @@ typedef struct {
     uint64_t count, incl_ns, excl_ns, mpi_ns;
 } mw_region_t;
 
-/* A job-wide call site (JobInfo.sites[id - 1]), as the first rank defined it. */
+/* A job-wide call site (JobInfo.sites[id - 1]), as the first rank defined it; its function,
+ * file and line completed once by a later definition that knows them (an unresolved site's
+ * first definition has only module and offset: docs/callsites.md). */
 typedef struct {
     char *module, *function, *file;
     uint64_t offset;

@@ -410,13 +410,160 @@ static void test_regions_caps(void **state)
     teardown(f);
 }
 
+/* Site (module, offset) of the job description, by offset; fails when absent. */
+static const Mpiwatch__CallSite *ji_site(const Mpiwatch__JobInfo *ji, uint64_t offset)
+{
+    for (size_t i = 0; i < ji->n_sites; i++)
+        if (ji->sites[i]->offset == offset && strcmp(ji->sites[i]->module, MODULE) == 0)
+            return ji->sites[i];
+    fail_msg("no site at offset %#llx", (unsigned long long)offset);
+    return NULL;
+}
+
+/* One window of two ranks, each with the definitions given (NULL: none) and one call from
+ * each of its sites; returns the job description's gen before the window closed. */
+typedef struct {
+    uint32_t id;
+    uint64_t offset;
+    const char *function, *file;
+    uint32_t line;
+} site_def_in_t;
+
+static uint64_t sites_window(fx_t *f, uint64_t w, const site_def_in_t *d0, size_t n0,
+                             const site_def_in_t *d1, size_t n1)
+{
+    tm_msg_t m;
+    uint64_t gen = 0;
+    for (uint32_t r = 0; r < 2; r++) {
+        const site_def_in_t *d = r ? d1 : d0;
+        size_t n = r ? n1 : n0;
+        tm_sample(&m, "regions", r, w, FX_REAL_NS);
+        tm_add_fn(&m, fx_fn(0), n, 10 * n, 10, 10, 0);
+        for (size_t i = 0; i < n; i++)
+            tm_add_site_def(&m, d[i].id, MODULE, d[i].offset, d[i].function, d[i].file, d[i].line);
+        for (size_t i = 0; i < n; i++)
+            tm_add_site(&m, d[i].id, fx_fn(0), 1, 10, 0, 10);
+        if (r == 1)
+            gen = f->c->job.rs.gen;
+        assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    }
+    return gen;
+}
+
+/* A site defined first without resolution (module and offset only: docs/callsites.md) is
+ * completed in the job description by a later definition that knows function, file and line,
+ * from the same rank (sent again) or another one (new there); JobInfo is published again; a
+ * second, different resolved definition changes nothing. */
+static void test_sites_upgrade(void **state)
+{
+    (void)state;
+    fx_t *f = setup(NULL);
+    fx_hellos(f, "regions", 2);
+    /* Window 0: rank 0 knows A (0x100), B (0x200), C (0x300) unresolved; rank 1 knows B the
+     * same way. */
+    const site_def_in_t w0r0[] = {
+        {1, 0x100, "", "", 0}, {2, 0x200, "", "", 0}, {3, 0x300, "", "", 0}};
+    const site_def_in_t w0r1[] = {{7, 0x200, "", "", 0}};
+    sites_window(f, FX_W0, w0r0, 3, w0r1, 1);
+    assert_int_equal(n_windows, 1);
+    const mw__rs_t *rs = &f->c->job.rs;
+    assert_int_equal(rs->n_sites, 3);
+    assert_int_equal(f->c->job.rs_published_gen, rs->gen);
+    uint64_t gen0 = rs->gen;
+    Mpiwatch__JobInfo *ji = job_info(f);
+    assert_string_equal(ji_site(ji, 0x100)->function, "");
+    assert_int_equal(ji_site(ji, 0x100)->line, 0);
+    mpiwatch__job_info__free_unpacked(ji, NULL);
+
+    /* Window 1: rank 0 sends A again resolved (same rank) and C with a function only; rank 1
+     * sends B resolved, its own id 7 again (another rank than the first). */
+    const site_def_in_t w1r0[] = {{1, 0x100, "solve", "/src/a.c", 11}, {3, 0x300, "cheap", "", 0}};
+    const site_def_in_t w1r1[] = {{7, 0x200, "halo", "/src/b.c", 22}};
+    sites_window(f, FX_W0 + 1, w1r0, 2, w1r1, 1);
+    assert_int_equal(n_windows, 2);
+    uint64_t gen1 = rs->gen;
+    assert_int_equal(gen1, gen0 + 3);                   /* three upgrades */
+    assert_int_equal(f->c->job.rs_published_gen, gen1); /* JobInfo published again */
+    assert_int_equal(rs->n_sites, 3);
+    ji = job_info(f);
+    const Mpiwatch__CallSite *a = ji_site(ji, 0x100), *b = ji_site(ji, 0x200),
+                             *c = ji_site(ji, 0x300);
+    assert_string_equal(a->function, "solve");
+    assert_string_equal(a->file, "/src/a.c");
+    assert_int_equal(a->line, 11);
+    assert_string_equal(b->function, "halo");
+    assert_string_equal(b->file, "/src/b.c");
+    assert_int_equal(b->line, 22);
+    assert_int_equal(b->first_rank, 0);
+    assert_string_equal(c->function, "cheap");
+    assert_int_equal(c->line, 0);
+    mpiwatch__job_info__free_unpacked(ji, NULL);
+
+    /* Window 2: different resolved definitions of A (rank 0 again, rank 1 new) and of B change
+     * nothing; C's line arrives (its function stays the one it got first). */
+    const site_def_in_t w2r0[] = {{1, 0x100, "other", "/src/x.c", 99},
+                                  {3, 0x300, "resolved", "/src/c.c", 33}};
+    const site_def_in_t w2r1[] = {{7, 0x200, "", "", 0}, {8, 0x100, "third", "/src/y.c", 5}};
+    sites_window(f, FX_W0 + 2, w2r0, 2, w2r1, 2);
+    assert_int_equal(n_windows, 3);
+    assert_int_equal(rs->gen, gen1 + 1);
+    assert_int_equal(f->c->job.rs_published_gen, rs->gen);
+    ji = job_info(f);
+    a = ji_site(ji, 0x100);
+    b = ji_site(ji, 0x200);
+    c = ji_site(ji, 0x300);
+    assert_string_equal(a->function, "solve");
+    assert_string_equal(a->file, "/src/a.c");
+    assert_int_equal(a->line, 11);
+    assert_string_equal(b->function, "halo");
+    assert_int_equal(b->line, 22);
+    assert_string_equal(c->function, "cheap");
+    assert_string_equal(c->file, "/src/c.c");
+    assert_int_equal(c->line, 33);
+    mpiwatch__job_info__free_unpacked(ji, NULL);
+    /* Window 3: everything sent again as last time: no new job description. */
+    sites_window(f, FX_W0 + 3, w2r0, 2, w2r1, 2);
+    assert_int_equal(rs->gen, gen1 + 1);
+    for (int r = 0; r < MW_RS_COUNT; r++)
+        assert_int_equal(rs->refused[r], 0);
+    /* Every call counted: 3 + 2 + 2 + 2 calls of rank 0 and 1 + 1 + 2 + 2 of rank 1. */
+    uint64_t calls = 0;
+    for (uint32_t i = 0; i < rs->site_totals.n; i++)
+        calls += MW__RS_SITE_TOTAL(rs, i)->count;
+    assert_int_equal(calls, 9 + 6);
+    teardown(f);
+}
+
+/* An upgrade over the job description's byte budget is refused (job_info), the entry kept. */
+static void test_sites_upgrade_budget(void **state)
+{
+    (void)state;
+    fx_t *f = setup(NULL);
+    fx_hellos(f, "regions", 2);
+    const site_def_in_t d0[] = {{1, 0x100, "", "", 0}};
+    sites_window(f, FX_W0, d0, 1, NULL, 0);
+    f->c->job.info_bytes = MW_JOB_MAX_INFO_BYTES - 4; /* room for 4 more bytes */
+    const site_def_in_t d1[] = {{1, 0x100, "solve", "/src/a.c", 11}};
+    uint64_t gen = f->c->job.rs.gen;
+    sites_window(f, FX_W0 + 1, d1, 1, NULL, 0);
+    assert_int_equal(f->c->job.rs.gen, gen);
+    assert_int_equal(f->c->job.rs.refused[MW_RS_JOB_INFO], 1);
+    assert_string_equal(f->c->job.rs.sites[0].function, "");
+    assert_int_equal(f->c->job.rs.sites[0].line, 0);
+    const site_def_in_t d2[] = {{1, 0x100, "f", "a.c", 11}}; /* 4 bytes: fits */
+    sites_window(f, FX_W0 + 2, d2, 1, NULL, 0);
+    assert_int_equal(f->c->job.rs.gen, gen + 1);
+    assert_string_equal(f->c->job.rs.sites[0].file, "a.c");
+    assert_int_equal(f->c->job.info_bytes, MW_JOB_MAX_INFO_BYTES);
+    teardown(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_regions_exact),
-        cmocka_unit_test(test_rank_detail_off),
-        cmocka_unit_test(test_regions_refused),
-        cmocka_unit_test(test_regions_caps),
+        cmocka_unit_test(test_sites_upgrade),   cmocka_unit_test(test_sites_upgrade_budget),
+        cmocka_unit_test(test_regions_exact),   cmocka_unit_test(test_rank_detail_off),
+        cmocka_unit_test(test_regions_refused), cmocka_unit_test(test_regions_caps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
