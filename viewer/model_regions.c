@@ -140,15 +140,18 @@ int mw_region_legend(const mw_model_t *m, double t0, double t1, mw_region_entry_
     size_t cap = 0, n = 0;
     region_sum_t *s = NULL;
     uint64_t all = 0;
+    /* Each id's row + 1 (ids are capped): one look-up per entry, never a search, as the legend
+     * is computed every frame over every visible window. */
+    uint32_t *row = calloc(MW_JOB_MAX_REGIONS + 1, sizeof *row);
+    if (!row)
+        return 0;
     for (size_t p = p0; p < p1; p++) {
         const Mpiwatch__Window *w = m->ent[p].w;
         for (size_t i = 0; i < w->n_regions; i++) {
             const Mpiwatch__RegionStat *r = w->regions[i];
             if (!r || !r->region || r->region > MW_JOB_MAX_REGIONS)
                 continue;
-            size_t j = 0;
-            while (j < n && s[j].id != r->region)
-                j++;
+            size_t j = row[r->region] ? row[r->region] - 1 : n;
             if (j == n) {
                 if (n == cap) {
                     size_t nc = cap ? cap * 2 : 16;
@@ -160,6 +163,7 @@ int mw_region_legend(const mw_model_t *m, double t0, double t1, mw_region_entry_
                 }
                 memset(&s[n], 0, sizeof s[n]);
                 s[n++].id = r->region;
+                row[r->region] = (uint32_t)n;
             }
             s[j].excl += r->excl_ns;
             s[j].incl += r->incl_ns;
@@ -167,6 +171,7 @@ int mw_region_legend(const mw_model_t *m, double t0, double t1, mw_region_entry_
             all += r->excl_ns;
         }
     }
+    free(row);
     if (n)
         qsort(s, n, sizeof *s, region_sum_cmp);
     int k = 0;
@@ -354,6 +359,14 @@ int mw_fn_sites(const mw_model_t *m, double t0, double t1, unsigned fn, mw_site_
     uint64_t total = 0;
     size_t n = 0, cap = 0;
     mw_site_row_t *s = NULL;
+    uint32_t *row = calloc(MW_JOB_MAX_SITES + 1, sizeof *row); /* as in mw_region_legend */
+    if (!row) {
+        if (fn_ns)
+            *fn_ns = 0;
+        if (n_sites)
+            *n_sites = 0;
+        return 0;
+    }
     for (size_t p = p0; p < p1; p++) {
         const Mpiwatch__Window *w = m->ent[p].w;
         for (size_t i = 0; i < w->n_functions; i++)
@@ -363,9 +376,7 @@ int mw_fn_sites(const mw_model_t *m, double t0, double t1, unsigned fn, mw_site_
             const Mpiwatch__SiteStat *st = w->sites[i];
             if (!st || st->fn != fn || !st->site || st->site > MW_JOB_MAX_SITES)
                 continue;
-            size_t j = 0;
-            while (j < n && s[j].site != st->site)
-                j++;
+            size_t j = row[st->site] ? row[st->site] - 1 : n;
             if (j == n) {
                 if (n == cap) {
                     size_t nc = cap ? cap * 2 : 16;
@@ -377,6 +388,7 @@ int mw_fn_sites(const mw_model_t *m, double t0, double t1, unsigned fn, mw_site_
                 }
                 memset(&s[n], 0, sizeof s[n]);
                 s[n++].site = st->site;
+                row[st->site] = (uint32_t)n;
             }
             s[j].count += st->count;
             s[j].ns += st->ns;
@@ -390,6 +402,7 @@ int mw_fn_sites(const mw_model_t *m, double t0, double t1, unsigned fn, mw_site_
             }
         }
     }
+    free(row);
     if (n)
         qsort(s, n, sizeof *s, site_row_cmp);
     const Mpiwatch__JobInfo *job = m->job;
