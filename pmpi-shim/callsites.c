@@ -4,11 +4,13 @@
  * instruction after the application's call. The recording thread adds the call to a small
  * table in its window slot keyed by (return address, function): open addressing, the hash's
  * cell checked inline (record_fast.h), a short probe out of line here, a full table counted as
- * dropped. The sender thread sums the threads' tables of a window, gives each new return
- * address a rank-local site id, resolves it to module, offset, function, file and line with
- * libdw (dwarf.h) off the application's threads, a bounded number per sample, and sends the
- * definitions with the samples until one carrying them was handed to ZeroMQ, as the
- * communicator definitions are (trace_comm.c).
+ * dropped. The sender thread sums the threads' tables of a window and gives each new return
+ * address a rank-local site id at once, with what is cheap to know (module and offset from
+ * dl_iterate_phdr, a dynamic symbol from dladdr: mw__dw_cheap), so that no call waits for
+ * resolution. Resolution with libdw (dwarf.h: function, file, line) runs off the application's
+ * threads, a bounded number per sample; a site resolved after its first definition left is
+ * defined again, complete, under the same id. Both kinds of definition go with the samples until
+ * one carrying them was handed to ZeroMQ, as the communicator definitions do (trace_comm.c).
  */
 #include "dwarf.h"
 #include "mw_limits.h"
@@ -17,10 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SITE_PROBE 8u                /* cells a slot's table looks at before dropping the call */
-#define SITE_HEADER 64u              /* bytes before a slot's entries: dropped count, used */
-#define SITES_RESOLVE_PER_SAMPLE 64  /* new sites resolved per sample at most */
-#define SITES_RESOLVE_NS 50000000ull /* and resolving stops after 50 ms of it in one sample */
+#define SITE_PROBE 8u   /* cells a slot's table looks at before dropping the call */
+#define SITE_HEADER 64u /* bytes before a slot's entries: dropped count, used */
+/* Resolution with libdw per sample: at most this many sites, and none started once this much
+ * time went into it (shim.h: tests lower them). */
+unsigned mw__sites_resolve_max = 64;
+uint64_t mw__sites_resolve_ns = 50000000ull;
+/* At MPI_Finalize the samples flushed last resolve every site left, within this much in all. */
+#define SITES_FINISH_NS 500000000ull
 /* Definitions one sample carries at most (the rest go with the next ones): a sample stays far
  * under the sender's backlog (4 MiB) even with 512-byte strings. */
 #define SITES_DEFS_PER_SAMPLE 256u
@@ -31,12 +37,14 @@ typedef struct {
     uint64_t used;    /* cells taken */
 } site_header_t;
 
-/* A site this rank defined: its return address and its CallSiteDef's strings. */
+/* A site this rank defined: its return address and its CallSiteDef's strings, the cheap ones
+ * until libdw resolved it (then function, file and line are libdw's; module and offset stay). */
 typedef struct {
     uint64_t ra;
     uint64_t offset;
     char *module, *function, *file;
     uint32_t line;
+    int resolved;
 } site_def_t;
 
 /* The window's (site, function) totals summed over the threads (sender thread only). */
@@ -60,8 +68,14 @@ static struct {
     /* the rank's sites, by id - 1, and a map from return address to id */
     site_def_t *sites;
     unsigned nsites;
-    uint32_t *site_tab; /* cells: id, 0 empty */
-    unsigned sent_upto; /* definitions [sent_upto, nsites) go with the next sample */
+    uint32_t *site_tab;    /* cells: id, 0 empty */
+    unsigned sent_upto;    /* definitions [sent_upto, nsites) go with the next sample */
+    unsigned resolve_next; /* sites [resolve_next, nsites) are not resolved yet */
+    /* Sites resolved after their first definition was handed over, in that order (each once):
+     * their complete definitions [upg_sent, nupg) go with the next sample. */
+    uint32_t *upg; /* site index */
+    unsigned nupg, upg_sent;
+    uint64_t finish_by; /* MPI_Finalize: resolving stops then (monotonic ns); 0 before */
     /* the sample's arrays */
     uint32_t *out_id, *out_fn;
     uint64_t *out_count, *out_ns, *out_bytes, *out_max;
@@ -159,10 +173,11 @@ static int acc_alloc(void)
     C.out_ns = calloc(cap, sizeof *C.out_ns);
     C.out_bytes = calloc(cap, sizeof *C.out_bytes);
     C.out_max = calloc(cap, sizeof *C.out_max);
+    C.upg = calloc(MW_RANK_MAX_SITES, sizeof *C.upg);
     C.defs = calloc(MW_RANK_MAX_SITES, sizeof *C.defs);
     C.def_ptrs = calloc(MW_RANK_MAX_SITES, sizeof *C.def_ptrs);
     if (!C.acc || !C.acc_tab || !C.sites || !C.site_tab || !C.out_id || !C.out_fn || !C.out_count ||
-        !C.out_ns || !C.out_bytes || !C.out_max || !C.defs || !C.def_ptrs) {
+        !C.out_ns || !C.out_bytes || !C.out_max || !C.upg || !C.defs || !C.def_ptrs) {
         mw__sites_close();
         C.alloc_failed = 1;
         mw__log("call sites: no memory for the sender's tables; call sites are not sent");
@@ -254,9 +269,21 @@ static char *utf8_copy(const char *src)
     return d;
 }
 
-/* The id of return address ra, resolving it when it is new and the budget allows; 0 when it
- * has none (yet: budget spent; or the rank's table is full). */
-static uint32_t site_id(uint64_t ra, int *budget, uint64_t t_start)
+/* Sets *dst to a valid copy of src; 0 on success (*dst unchanged otherwise). */
+static int set_str(char **dst, const char *src)
+{
+    char *d = utf8_copy(src);
+    if (!d)
+        return -1;
+    free(*dst);
+    *dst = d;
+    return 0;
+}
+
+/* The id of return address ra, numbered at once when it is new, with its cheap definition
+ * (module, offset, dynamic symbol); 0 when it has none: the rank's table is full (or no
+ * memory). */
+static uint32_t site_id(uint64_t ra)
 {
     uint32_t h = (uint32_t)((ra * 0x9E3779B97F4A7C15ull) >> 40) & (SITE_TAB_CELLS - 1);
     while (C.site_tab[h]) {
@@ -264,20 +291,16 @@ static uint32_t site_id(uint64_t ra, int *budget, uint64_t t_start)
             return C.site_tab[h];
         h = (h + 1) & (SITE_TAB_CELLS - 1);
     }
-    if (C.nsites >= MW_RANK_MAX_SITES || *budget <= 0 ||
-        mw__monotonic_ns() - t_start > SITES_RESOLVE_NS)
+    if (C.nsites >= MW_RANK_MAX_SITES)
         return 0;
-    (*budget)--;
     mw_dw_site_t r;
-    mw__dw_resolve(ra, &r);
+    mw__dw_cheap(ra, &r);
     site_def_t *d = &C.sites[C.nsites];
+    memset(d, 0, sizeof *d);
     d->ra = ra;
     d->offset = r.offset;
-    d->line = r.line;
-    d->module = utf8_copy(r.module);
-    d->function = utf8_copy(r.function);
-    d->file = utf8_copy(r.file);
-    if (!d->module || !d->function || !d->file) {
+    if (set_str(&d->module, r.module) || set_str(&d->function, r.function) ||
+        set_str(&d->file, "")) {
         free(d->module), free(d->function), free(d->file);
         memset(d, 0, sizeof *d);
         return 0;
@@ -286,38 +309,74 @@ static uint32_t site_id(uint64_t ra, int *budget, uint64_t t_start)
     return C.nsites;
 }
 
+/* Resolves the sites not resolved yet, in id order, within the budget: libdw's function (when
+ * it names one), file and line replace the cheap ones. A site whose first definition already
+ * left, and that libdw told more about, is queued to be defined again. */
+static void resolve_some(void)
+{
+    uint64_t t_start = mw__monotonic_ns();
+    unsigned max = C.finish_by ? MW_RANK_MAX_SITES : mw__sites_resolve_max;
+    for (unsigned n = 0; C.resolve_next < C.nsites && n < max; n++) {
+        uint64_t now = mw__monotonic_ns();
+        if (C.finish_by ? now >= C.finish_by : now - t_start >= mw__sites_resolve_ns)
+            break;
+        unsigned i = C.resolve_next++;
+        site_def_t *d = &C.sites[i];
+        mw_dw_site_t r;
+        mw__dw_resolve(d->ra, &r);
+        d->resolved = 1;
+        int more = 0;
+        if (r.function[0] && strcmp(r.function, d->function) != 0 &&
+            !set_str(&d->function, r.function))
+            more = 1;
+        if ((r.file[0] || r.line) && !set_str(&d->file, r.file)) {
+            d->line = r.line;
+            more = 1;
+        }
+        if (more && i < C.sent_upto)
+            C.upg[C.nupg++] = i;
+    }
+}
+
+/* Fills C.defs[k] with site i's definition. */
+static size_t put_def(unsigned k, unsigned i)
+{
+    const site_def_t *d = &C.sites[i];
+    Mpiwatch__CallSiteDef *m = &C.defs[k];
+    mpiwatch__call_site_def__init(m);
+    m->id = i + 1;
+    m->address = d->ra;
+    m->module = d->module;
+    m->offset = d->offset;
+    m->function = d->function;
+    m->file = d->file;
+    m->line = d->line;
+    C.def_ptrs[k] = m;
+    return 32 + strlen(d->module) + strlen(d->function) + strlen(d->file);
+}
+
 int64_t mw__sites_sample(Mpiwatch__Sample *smp)
 {
     if (!C.slot_off || !acc_alloc())
         return -1;
     if (C.acc_stale)
         acc_clear(); /* nothing was merged since the last sample */
-    int budget = SITES_RESOLVE_PER_SAMPLE;
-    uint64_t t_start = mw__monotonic_ns();
     uint64_t dropped = C.acc_dropped;
     for (unsigned i = 0; i < C.acc_n; i++)
-        C.out_id[i] = site_id(C.acc[i].ra, &budget, t_start);
-    /* The definitions not handed over yet, in id order, as many as one sample may carry. */
-    unsigned from = C.sent_upto, upto = from;
+        C.out_id[i] = site_id(C.acc[i].ra);
+    resolve_some();
+    /* The first definitions not handed over yet, in id order, then the complete ones of sites
+     * resolved since their first left, as many as one sample may carry. */
+    unsigned from = C.sent_upto, upto = from, k = 0;
     size_t def_bytes = 0;
-    while (upto < C.nsites && upto - from < SITES_DEFS_PER_SAMPLE &&
-           def_bytes < SITES_DEF_BYTES_PER_SAMPLE) {
-        const site_def_t *d = &C.sites[upto];
-        Mpiwatch__CallSiteDef *m = &C.defs[upto - from];
-        mpiwatch__call_site_def__init(m);
-        m->id = upto + 1;
-        m->address = d->ra;
-        m->module = d->module;
-        m->offset = d->offset;
-        m->function = d->function;
-        m->file = d->file;
-        m->line = d->line;
-        C.def_ptrs[upto - from] = m;
-        def_bytes += 32 + strlen(d->module) + strlen(d->function) + strlen(d->file);
-        upto++;
-    }
-    /* Entries of sites with no definition yet (not resolved, or not carried so far): their
-     * calls are counted as dropped, so that every entry's definition came first. */
+    while (upto < C.nsites && k < SITES_DEFS_PER_SAMPLE && def_bytes < SITES_DEF_BYTES_PER_SAMPLE)
+        def_bytes += put_def(k++, upto++);
+    unsigned ufrom = C.upg_sent, uupto = ufrom;
+    while (uupto < C.nupg && k < SITES_DEFS_PER_SAMPLE && def_bytes < SITES_DEF_BYTES_PER_SAMPLE)
+        def_bytes += put_def(k++, C.upg[uupto++]);
+    /* Entries of sites whose first definition was not carried so far (more new sites than one
+     * sample carries, or it was lost): their calls are counted as dropped, so that every
+     * entry's definition came first. */
     unsigned n = 0;
     for (unsigned i = 0; i < C.acc_n; i++) {
         const acc_site_t *a = &C.acc[i];
@@ -344,18 +403,30 @@ int64_t mw__sites_sample(Mpiwatch__Sample *smp)
     smp->site_bytes = C.out_bytes;
     smp->site_max_ns = C.out_max;
     smp->sites_dropped = dropped;
-    if (upto == from)
+    if (k == 0)
         return -1;
-    smp->n_site_defs = upto - from;
+    smp->n_site_defs = k;
     smp->site_defs = C.def_ptrs;
     C.sent_upto = upto;
-    return from;
+    C.upg_sent = uupto;
+    /* Where each queue stood, + 1 (0: this sample carried none of it). */
+    return (int64_t)(uupto > ufrom ? ufrom + 1 : 0) << 32 | (upto > from ? from + 1 : 0);
 }
 
-void mw__sites_defs_lost(int64_t from)
+void mw__sites_finish(void)
 {
-    if (from >= 0 && (uint64_t)from < C.sent_upto)
-        C.sent_upto = (unsigned)from;
+    C.finish_by = mw__monotonic_ns() + SITES_FINISH_NS;
+}
+
+void mw__sites_defs_lost(int64_t token)
+{
+    if (token < 0)
+        return;
+    uint64_t from = (uint64_t)token & 0xFFFFFFFFu, ufrom = (uint64_t)token >> 32;
+    if (from && from - 1 < C.sent_upto)
+        C.sent_upto = (unsigned)(from - 1);
+    if (ufrom && ufrom - 1 < C.upg_sent)
+        C.upg_sent = (unsigned)(ufrom - 1);
 }
 
 void mw__sites_close(void)
@@ -376,6 +447,7 @@ void mw__sites_close(void)
     free(C.out_ns);
     free(C.out_bytes);
     free(C.out_max);
+    free(C.upg);
     free(C.defs);
     free(C.def_ptrs);
     C.acc = NULL;
@@ -384,9 +456,11 @@ void mw__sites_close(void)
     C.site_tab = NULL;
     C.out_id = C.out_fn = NULL;
     C.out_count = C.out_ns = C.out_bytes = C.out_max = NULL;
+    C.upg = NULL;
     C.defs = NULL;
     C.def_ptrs = NULL;
-    C.acc_n = C.nsites = C.sent_upto = 0;
+    C.acc_n = C.nsites = C.sent_upto = C.resolve_next = C.nupg = C.upg_sent = 0;
+    C.finish_by = 0;
     C.acc_stale = 0;
     mw__dw_close();
 }

@@ -11,9 +11,11 @@
 
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -184,7 +186,55 @@ static void resolve_fallback(uint64_t addr, mw_dw_site_t *out)
         copy(out->function, sizeof out->function, di.dli_sname);
 }
 
+/* The real path of a module the dynamic loader names `name` ("" for the main program), as the
+ * kernel names its mapping in /proc/self/maps; a few recent ones are kept (lock held). */
+static void module_path(const char *name, uintptr_t bias, char *out, size_t cap)
+{
+    static struct {
+        uintptr_t bias;
+        char name[512], path[512];
+    } cache[8];
+    static unsigned next;
+    for (unsigned i = 0; i < 8; i++)
+        if (cache[i].path[0] && cache[i].bias == bias && strcmp(cache[i].name, name) == 0) {
+            copy(out, cap, cache[i].path);
+            return;
+        }
+    char buf[PATH_MAX];
+    if (!name[0]) { /* the main program has no name in the list */
+        ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+        buf[n > 0 ? n : 0] = '\0';
+    } else if (!realpath(name, buf)) {
+        snprintf(buf, sizeof buf, "%s", name);
+    }
+    copy(out, cap, buf);
+    unsigned i = next++ % 8;
+    cache[i].bias = bias;
+    copy(cache[i].name, sizeof cache[i].name, name);
+    copy(cache[i].path, sizeof cache[i].path, buf);
+}
+
 /* ---- the interface ------------------------------------------------------------------------- */
+
+int mw__dw_cheap(uint64_t return_address, mw_dw_site_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->offset = return_address;
+    if (!return_address)
+        return 0;
+    phdr_find_t f = {.addr = (uintptr_t)return_address};
+    dl_iterate_phdr(phdr_cb, &f);
+    if (f.found) {
+        out->offset = return_address - f.bias;
+        pthread_mutex_lock(&lock);
+        module_path(f.name, f.bias, out->module, sizeof out->module);
+        pthread_mutex_unlock(&lock);
+    }
+    Dl_info di;
+    if (dladdr((void *)(uintptr_t)return_address, &di) && di.dli_sname)
+        copy(out->function, sizeof out->function, di.dli_sname);
+    return f.found;
+}
 
 int mw__dw_resolve(uint64_t return_address, mw_dw_site_t *out)
 {

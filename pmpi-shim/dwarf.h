@@ -27,6 +27,13 @@ typedef struct {
  * when an address falls in no known module: a library loaded since). */
 int mw__dw_resolve(uint64_t return_address, mw_dw_site_t *out);
 
+/* What is known of a return address without libdw, in microseconds: the module (its real
+ * path, as /proc/self/maps and so libdw name it; the program's for the main executable) and the
+ * offset from its load bias through dl_iterate_phdr, the function from dladdr when a dynamic
+ * symbol covers it; file "" and line 0. Never loads libdw. Returns 1 when a module holds the
+ * address, 0 otherwise (then offset = the address, module ""). */
+int mw__dw_cheap(uint64_t return_address, mw_dw_site_t *out);
+
 /* Calls fn(name, address, ctx) for every function symbol (STT_FUNC, defined, non-zero address)
  * of every module mapped in the process, with the address it has in this process. Returns the
  * number of symbols visited, or -1 when libdw cannot be loaded. */

@@ -771,6 +771,7 @@ static void *sender_main(void *arg)
      * connected to) give it up to MPIWATCH_LINGER_MS to take what is queued. A collector that
      * is absent or gone costs nothing here. */
     tick_io();
+    mw__sites_finish(); /* the last samples resolve the call sites left (callsites.c) */
     int64_t last = mw__grid_index(global_now());
     catch_up(last);
     for (; S.next <= last; S.next++) {

@@ -543,12 +543,18 @@ size_t mw__sites_layout(size_t offset);
 void mw__sites_thread(mw_thread_t *t);
 void mw__sites_slot_reset(mw_slot_t *s);
 /* Sender thread: adds a slot's table to the window's (before the slot is reset); then fills the
- * sample's site fields, resolving new sites (a bounded number per sample), and returns the
- * first CallSiteDef index it carries (-1: none), which mw__sites_defs_lost() takes back when
- * the sample is dropped. */
+ * sample's site fields, numbering new sites at once and resolving them with libdw a bounded
+ * number per sample (mw__sites_resolve_max sites, mw__sites_resolve_ns: tests lower them), and
+ * returns a token of the CallSiteDefs it carries (-1: none), which mw__sites_defs_lost() takes
+ * back when the sample is dropped. */
+extern unsigned mw__sites_resolve_max;
+extern uint64_t mw__sites_resolve_ns;
 void mw__sites_merge(mw_slot_t *s);
 int64_t mw__sites_sample(Mpiwatch__Sample *smp);
-void mw__sites_defs_lost(int64_t from);
+void mw__sites_defs_lost(int64_t token);
+/* MPI_Finalize, before the last samples: they resolve every site left (within 0.5 s in all), so
+ * that a short run's sites are complete too. */
+void mw__sites_finish(void);
 /* At MPI_Finalize, after the sender thread stopped: the tables and libdw's state. */
 void mw__sites_close(void);
 

@@ -88,9 +88,16 @@ def main():
         for s in (x for x in samples if x["rank"] == rank):
             for d in s["defs"]:
                 sid, addr, module, offset, function, file, line = d
-                if sid in defs and defs[sid] != tuple(d):
-                    fail(f"rank {rank}: site {sid} defined twice differently: {defs[sid]} {d}")
-                defs[sid] = tuple(d)
+                old = defs.get(sid)
+                # A site numbered before libdw resolved it is defined again, complete, under
+                # the same id (same address, module and offset; file and line, maybe the
+                # function, added): the only change allowed, and only from unresolved.
+                completes = (old is not None and old[1:4] == tuple(d[1:4]) and not old[5]
+                             and not old[6] and (file or line) and old[4] in ("", function))
+                if old is not None and old != tuple(d) and not completes:
+                    fail(f"rank {rank}: site {sid} defined twice differently: {old} {d}")
+                if old is None or completes:
+                    defs[sid] = tuple(d)
             for sid, fn, count, ns, nbytes, max_ns in s["sites"]:
                 if sid not in defs:
                     fail(f"rank {rank}: window {s['window']}: site {sid} used before its definition")
