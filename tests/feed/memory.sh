@@ -6,9 +6,9 @@
 # windows of about 60 KB, 550 MB of samples) while a subscriber reads the feed and a client
 # keeps asking the history endpoint (--last 50, one rank's latest samples, the job). The
 # collector's resident memory (VmRSS, its floor over 10-14 s and over 24-28 s) must differ by
-# less than FEED_RSS_SLACK_KB (12 MiB, two --last 50 replies of about 6 MB each: what the heap
-# keeps of freed replies varies by about one): keeping the 280 windows of those 14 s would take several
-# times that (each carries the per-rank detail of 1,024 ranks x 8 functions),
+# less than FEED_RSS_SLACK_KB (12 MiB: a --last 50 reply is several MB now that windows carry
+# the per-rank detail of 1,024 ranks x 8 functions, and what the heap keeps of freed replies
+# varies by about one); keeping the 280 windows of those 14 s would take several times that,
 # keeping the samples or leaking the replies hundreds of MB; what varies from run to run is
 # the heap that freed reply buffers leave behind (a few MB at most, once). The job must still
 # be received exactly (summary equal to the generator's totals) and the history requests
