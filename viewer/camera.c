@@ -48,16 +48,19 @@ static void mat_mul(const float a[16], const float b[16], float out[16])
     memcpy(out, r, sizeof r);
 }
 
-void mw_camera_matrix(const mw_camera_t *c, float aspect, float out[16])
+/* The camera's frame: eye, forward f (to the target), side s = f x up and up u = s x f, unit
+ * vectors (a camera looking straight down takes x as its side). */
+static void camera_basis(const mw_camera_t *c, float eye[3], float f[3], float s[3], float u[3])
 {
-    float eye[3];
     mw_camera_eye(c, eye);
-    float f[3] = {c->target[0] - eye[0], c->target[1] - eye[1], c->target[2] - eye[2]};
+    for (int i = 0; i < 3; i++)
+        f[i] = c->target[i] - eye[i];
     float fl = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
     for (int i = 0; i < 3; i++)
         f[i] /= fl > 0 ? fl : 1;
-    /* s = f x up, u = s x f */
-    float s[3] = {-f[2], 0, f[0]};
+    s[0] = -f[2];
+    s[1] = 0;
+    s[2] = f[0];
     float sl = sqrtf(s[0] * s[0] + s[2] * s[2]);
     if (sl < 1e-6f) {
         s[0] = 1;
@@ -66,7 +69,26 @@ void mw_camera_matrix(const mw_camera_t *c, float aspect, float out[16])
     }
     s[0] /= sl;
     s[2] /= sl;
-    float u[3] = {s[1] * f[2] - s[2] * f[1], s[2] * f[0] - s[0] * f[2], s[0] * f[1] - s[1] * f[0]};
+    u[0] = s[1] * f[2] - s[2] * f[1];
+    u[1] = s[2] * f[0] - s[0] * f[2];
+    u[2] = s[0] * f[1] - s[1] * f[0];
+}
+
+void mw_camera_ray(const mw_camera_t *c, int w, int h, float x, float y, float eye[3], float dir[3])
+{
+    float f[3], s[3], u[3];
+    camera_basis(c, eye, f, s, u);
+    float th = tanf(c->fov / 2 * DEG), aspect = (float)w / (float)(h > 0 ? h : 1);
+    float nx = (2 * x / (float)(w > 0 ? w : 1) - 1) * th * aspect;
+    float ny = (1 - 2 * y / (float)(h > 0 ? h : 1)) * th;
+    for (int i = 0; i < 3; i++)
+        dir[i] = f[i] + s[i] * nx + u[i] * ny;
+}
+
+void mw_camera_matrix(const mw_camera_t *c, float aspect, float out[16])
+{
+    float eye[3], f[3], s[3], u[3];
+    camera_basis(c, eye, f, s, u);
     float view[16] = {s[0], u[0], -f[0], 0, s[1], u[1], -f[1], 0, s[2], u[2], -f[2], 0, 0, 0, 0, 1};
     view[12] = -(s[0] * eye[0] + s[1] * eye[1] + s[2] * eye[2]);
     view[13] = -(u[0] * eye[0] + u[1] * eye[1] + u[2] * eye[2]);

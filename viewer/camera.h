@@ -18,6 +18,10 @@ typedef struct {
 void mw_camera_fit(mw_camera_t *c, const mw_topo_layout_t *L);
 /* The eye position. */
 void mw_camera_eye(const mw_camera_t *c, float out[3]);
+/* The ray through pixel (x, y) of a w x h view as mw_camera_matrix() projects it: from the eye
+ * along dir (not unit length). */
+void mw_camera_ray(const mw_camera_t *c, int w, int h, float x, float y, float eye[3],
+                   float dir[3]);
 /* projection * view, column-major (OpenGL), for a viewport of the given aspect (w / h). */
 void mw_camera_matrix(const mw_camera_t *c, float aspect, float out[16]);
 /* Pixel position (origin top left of a w x h viewport) of p; 0 when p is behind the eye. */

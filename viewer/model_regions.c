@@ -123,6 +123,32 @@ typedef struct {
     uint64_t excl, incl, count;
 } region_sum_t;
 
+/* The row of `key` in a growing array of rows `arr` (row[key] = its index + 1, 0 none): sets *j
+ * to an existing row's index, or to a new zeroed row's, whose key field the caller fills, and
+ * returns the array (moved when it grew); *j = -1 when it cannot grow (arr unchanged). */
+static void *row_of(void *arr, size_t *n, size_t *cap, size_t elem, uint32_t *row, uint32_t key,
+                    long *j)
+{
+    if (row[key]) {
+        *j = (long)row[key] - 1;
+        return arr;
+    }
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        void *g = realloc(arr, nc * elem);
+        if (!g) {
+            *j = -1;
+            return arr;
+        }
+        arr = g;
+        *cap = nc;
+    }
+    memset((char *)arr + *n * elem, 0, elem);
+    row[key] = (uint32_t)++ * n;
+    *j = (long)*n - 1;
+    return arr;
+}
+
 static int region_sum_cmp(const void *pa, const void *pb)
 {
     const region_sum_t *a = pa, *b = pb;
@@ -151,20 +177,11 @@ int mw_region_legend(const mw_model_t *m, double t0, double t1, mw_region_entry_
             const Mpiwatch__RegionStat *r = w->regions[i];
             if (!r || !r->region || r->region > MW_JOB_MAX_REGIONS)
                 continue;
-            size_t j = row[r->region] ? row[r->region] - 1 : n;
-            if (j == n) {
-                if (n == cap) {
-                    size_t nc = cap ? cap * 2 : 16;
-                    region_sum_t *g = realloc(s, nc * sizeof *g);
-                    if (!g)
-                        break;
-                    s = g;
-                    cap = nc;
-                }
-                memset(&s[n], 0, sizeof s[n]);
-                s[n++].id = r->region;
-                row[r->region] = (uint32_t)n;
-            }
+            long j;
+            s = row_of(s, &n, &cap, sizeof *s, row, r->region, &j);
+            if (j < 0)
+                break;
+            s[j].id = r->region;
             s[j].excl += r->excl_ns;
             s[j].incl += r->incl_ns;
             s[j].count += r->count;
@@ -376,20 +393,11 @@ int mw_fn_sites(const mw_model_t *m, double t0, double t1, unsigned fn, mw_site_
             const Mpiwatch__SiteStat *st = w->sites[i];
             if (!st || st->fn != fn || !st->site || st->site > MW_JOB_MAX_SITES)
                 continue;
-            size_t j = row[st->site] ? row[st->site] - 1 : n;
-            if (j == n) {
-                if (n == cap) {
-                    size_t nc = cap ? cap * 2 : 16;
-                    mw_site_row_t *g = realloc(s, nc * sizeof *g);
-                    if (!g)
-                        break;
-                    s = g;
-                    cap = nc;
-                }
-                memset(&s[n], 0, sizeof s[n]);
-                s[n++].site = st->site;
-                row[st->site] = (uint32_t)n;
-            }
+            long j;
+            s = row_of(s, &n, &cap, sizeof *s, row, st->site, &j);
+            if (j < 0)
+                break;
+            s[j].site = st->site;
             s[j].count += st->count;
             s[j].ns += st->ns;
             s[j].bytes += st->bytes;

@@ -10,7 +10,6 @@
 #include "model_internal.h"
 #include "mw_limits.h"
 
-#define DEG (3.14159265358979f / 180.0f)
 /* Ids a column can have: function ids below MW_FN_COUNT, region ids 1..MW_JOB_MAX_REGIONS. */
 #define ID_SPACE (MW_JOB_MAX_REGIONS + 1u > MW_FN_COUNT ? MW_JOB_MAX_REGIONS + 1u : MW_FN_COUNT)
 
@@ -551,32 +550,6 @@ void mw_terrain_camera(mw_camera_t *cam, int ncols, float aspect)
     }
 }
 
-/* The ray through pixel (x, y) as mw_camera_matrix() projects: from the eye along dir. */
-static void camera_ray(const mw_camera_t *c, int w, int h, float x, float y, float eye[3],
-                       float dir[3])
-{
-    mw_camera_eye(c, eye);
-    float f[3] = {c->target[0] - eye[0], c->target[1] - eye[1], c->target[2] - eye[2]};
-    float fl = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
-    for (int i = 0; i < 3; i++)
-        f[i] /= fl > 0 ? fl : 1;
-    float s[3] = {-f[2], 0, f[0]};
-    float sl = sqrtf(s[0] * s[0] + s[2] * s[2]);
-    if (sl < 1e-6f) {
-        s[0] = 1;
-        s[2] = 0;
-        sl = 1;
-    }
-    s[0] /= sl;
-    s[2] /= sl;
-    float u[3] = {s[1] * f[2] - s[2] * f[1], s[2] * f[0] - s[0] * f[2], s[0] * f[1] - s[1] * f[0]};
-    float th = tanf(c->fov / 2 * DEG), aspect = (float)w / (float)(h > 0 ? h : 1);
-    float nx = (2 * x / (float)(w > 0 ? w : 1) - 1) * th * aspect;
-    float ny = (1 - 2 * y / (float)(h > 0 ? h : 1)) * th;
-    for (int i = 0; i < 3; i++)
-        dir[i] = f[i] + s[i] * nx + u[i] * ny;
-}
-
 /* Entry distance of the ray into box [lo, hi], or -1 when it misses. */
 static float ray_box(const float o[3], const float d[3], const float lo[3], const float hi[3])
 {
@@ -607,7 +580,7 @@ int mw_terrain_pick_3d(const mw_terrain_grid_t *g, int log, const mw_camera_t *c
     if (!g->rows || !g->ncols)
         return 0;
     float o[3], d[3];
-    camera_ray(cam, w, h, x, y, o, d);
+    mw_camera_ray(cam, w, h, x, y, o, d);
     float best = 1e30f;
     int found = 0;
     for (uint32_t r = 0; r < g->rows; r++)

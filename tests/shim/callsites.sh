@@ -4,7 +4,7 @@
 # check_callsites.py checks against the program's known pattern and its source's markers:
 #   c         tests/programs/callsites (-g): exact counts per (site, function), file, line and
 #             function of every site
-#   fortran   tests/programs/callsites_f (use mpi, -g): the same, the lines in the .f90 source
+#   fortran   tests/programs/callsites_f (use mpi, -g): the same, the lines in the .F90 source
 #   f08       tests/programs/callsites_f08 (use mpi_f08, -g): the same
 #   off       MPIWATCH_CALLSITES=off: no site field in any sample
 #   stripped  a stripped copy of callsites: module and offset, no file or line, exact counts
@@ -24,12 +24,12 @@ src=$MW_SOURCES/callsites.c
 case $mode in
 fortran)
     prog=$MW_PROGRAMS/callsites_f
-    src=$MW_SOURCES/callsites_f.f90
+    src=$MW_SOURCES/callsites_f.F90
     [ -x "$prog" ] || mw_skip "no Fortran program (no Fortran compiler or MPI Fortran support)"
     ;;
 f08)
     prog=$MW_PROGRAMS/callsites_f08
-    src=$MW_SOURCES/callsites_f08.f90
+    src=$MW_SOURCES/callsites_f.F90
     [ -x "$prog" ] || mw_skip "no mpi_f08 program (no Fortran compiler or mpi_f08 module)"
     ;;
 off) export MPIWATCH_CALLSITES=off ;;

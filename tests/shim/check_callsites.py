@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """check_callsites.py OUT.jsonl --np NP --n N --mode c|fortran|off|stripped --source SRC
---program PROG: checks what mw-site-sink wrote for tests/programs/callsites{.c,_f.f90}
+--program PROG: checks what mw-site-sink wrote for tests/programs/callsites{.c,_f.F90}
 (tests/shim/callsites.sh, docs/callsites.md).
 
 Every rank calls MPI_Allreduce N times from the line marked SITE_A and 2N times from SITE_B;

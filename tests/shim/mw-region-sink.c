@@ -13,36 +13,10 @@
  * an error line {"type":"error",...} and makes the exit status 1. It stops when NP byes
  * arrived, or after 120 s (exit status 1).
  */
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <zmq.h>
 
 #include "mw_proto.h"
-
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
+#include "sample_sink.h"
 
 static int sample_json(FILE *out, uint32_t rank, const Mpiwatch__Sample *s)
 {
@@ -57,7 +31,7 @@ static int sample_json(FILE *out, uint32_t rank, const Mpiwatch__Sample *s)
             (unsigned long long)s->window);
     for (size_t i = 0; i < s->n_region_defs; i++) {
         fprintf(out, "%s[%u,", i ? "," : "", s->region_defs[i]->id);
-        json_string(out, s->region_defs[i]->name);
+        mw_sink_json_string(out, s->region_defs[i]->name);
         fprintf(out, ",%u]", s->region_defs[i]->source);
     }
     fprintf(out, "],\"regions\":[");
@@ -70,7 +44,7 @@ static int sample_json(FILE *out, uint32_t rank, const Mpiwatch__Sample *s)
         uint32_t fn = s->n_peer_fn ? s->peer_fn[i] : 0;
         fprintf(out, "%s[%u,", i ? "," : "", s->peer_rank[i]);
         if (fn > 0 && fn < MW_FN_COUNT)
-            json_string(out, mw_fn_name(fn));
+            mw_sink_json_string(out, mw_fn_name(fn));
         else
             fprintf(out, "%u", fn);
         fprintf(out, ",%llu,%llu]", (unsigned long long)s->peer_messages[i],
@@ -92,62 +66,5 @@ static int sample_json(FILE *out, uint32_t rank, const Mpiwatch__Sample *s)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: mw-region-sink DATA NP OUT\n");
-        return 2;
-    }
-    unsigned np = (unsigned)strtoul(argv[2], NULL, 10);
-    FILE *out = fopen(argv[3], "w");
-    if (!out) {
-        perror(argv[3]);
-        return 2;
-    }
-    void *ctx = zmq_ctx_new();
-    void *pull = zmq_socket(ctx, ZMQ_PULL);
-    int zero = 0, hwm = 100000;
-    zmq_setsockopt(pull, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_setsockopt(pull, ZMQ_RCVHWM, &hwm, sizeof hwm);
-    if (zmq_bind(pull, argv[1]) != 0) {
-        fprintf(stderr, "mw-region-sink: cannot bind %s: %s\n", argv[1], zmq_strerror(zmq_errno()));
-        return 2;
-    }
-    int failed = 0;
-    unsigned byes = 0;
-    uint64_t deadline = mono_ms() + 120000u;
-    while (byes < np && mono_ms() < deadline) {
-        zmq_pollitem_t it = {.socket = pull, .events = ZMQ_POLLIN};
-        if (zmq_poll(&it, 1, 200) <= 0)
-            continue;
-        zmq_msg_t m;
-        zmq_msg_init(&m);
-        int len = zmq_msg_recv(&m, pull, ZMQ_DONTWAIT);
-        if (len < 0) {
-            zmq_msg_close(&m);
-            continue;
-        }
-        Mpiwatch__Envelope *env =
-            mpiwatch__envelope__unpack(NULL, (size_t)len, (const uint8_t *)zmq_msg_data(&m));
-        zmq_msg_close(&m);
-        if (!env) {
-            fprintf(out, "{\"type\":\"error\",\"why\":\"envelope does not decode\"}\n");
-            failed = 1;
-            continue;
-        }
-        if (env->body_case == MPIWATCH__ENVELOPE__BODY_SAMPLE && env->sample) {
-            if (sample_json(out, env->rank, env->sample) != 0)
-                failed = 1;
-        } else if (env->body_case == MPIWATCH__ENVELOPE__BODY_BYE) {
-            fprintf(out, "{\"type\":\"bye\",\"rank\":%u}\n", env->rank);
-            byes++;
-        }
-        mpiwatch__envelope__free_unpacked(env, NULL);
-    }
-    if (byes < np) {
-        fprintf(stderr, "mw-region-sink: %u of %u byes after 120 s\n", byes, np);
-        failed = 1;
-    }
-    fclose(out);
-    zmq_close(pull);
-    zmq_ctx_term(ctx);
-    return failed;
+    return mw_sink_main(argc, argv, "mw-region-sink", sample_json);
 }

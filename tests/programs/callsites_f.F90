@@ -1,9 +1,14 @@
-! callsites_f: the call-site pattern of callsites.c in Fortran (use mpi, built with -g), for
+! callsites_f: the call-site pattern of callsites.c in Fortran (built with -g; with use mpi, or
+! with use mpi_f08 when built with -DMW_F08: the programs callsites_f and callsites_f08), for
 ! tests/shim/callsites.sh: MPI_ALLREDUCE N times from the line marked SITE_A, 2N times from
 ! SITE_B, then rank 0 sends N messages to rank 1 (SITE_SEND, SITE_RECV). The checker finds
 ! the lines by the markers, never by number.
 program callsites_f
+#ifdef MW_F08
+  use mpi_f08
+#else
   use mpi
+#endif
   implicit none
   integer :: ierr, rank, n, i, x, y, buf(4)
   double precision :: dx, dy
