@@ -93,7 +93,8 @@ static int window_pack_rs(mw_pb_encoder_t *e, const mw_window_t *w, Mpiwatch__Wi
         o->ranks = r->ranks;
         e->rs_ptr[i] = o;
     }
-    qsort(e->rs_ptr, nr, sizeof *e->rs_ptr, cmp_region_stat);
+    if (nr) /* the array is NULL until a window had regions (qsort's argument is nonnull) */
+        qsort(e->rs_ptr, nr, sizeof *e->rs_ptr, cmp_region_stat);
     for (uint32_t i = 0; i < ns; i++) {
         const mw_site_sum_t *t = MW__INDEX_AT(&w->sites, mw_site_sum_t, i);
         Mpiwatch__SiteStat *o = &e->ss[i];
@@ -109,7 +110,8 @@ static int window_pack_rs(mw_pb_encoder_t *e, const mw_window_t *w, Mpiwatch__Wi
         o->top_rank_ns = t->top_rank_ns;
         e->ss_ptr[i] = o;
     }
-    qsort(e->ss_ptr, ns, sizeof *e->ss_ptr, cmp_site_stat);
+    if (ns)
+        qsort(e->ss_ptr, ns, sizeof *e->ss_ptr, cmp_site_stat);
     pw->n_regions = nr;
     pw->regions = nr ? e->rs_ptr : NULL;
     pw->n_sites = ns;
