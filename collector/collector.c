@@ -40,13 +40,31 @@ static int job_open(const mw_collector_t *c)
     return c->job.active && c->job.ended == MW_END_NONE;
 }
 
+/* The job description's bytes that one closed window pays for when it is sent again because
+ * of new regions or call sites: after a description of B bytes the next one waits for
+ * B / JOBINFO_RESEND_BYTES_PER_WINDOW windows (a small one goes out with the next window, one
+ * at the MW_JOB_MAX_INFO_BYTES cap once per 48), so that a rank reaching one new call site per
+ * window cannot make every output take the whole description per window. A window naming an id
+ * the description does not hold yet shows it by number until then; the job's end sends the
+ * last description in any case. */
+#define JOBINFO_RESEND_BYTES_PER_WINDOW (1u << 20)
+
+static int jobinfo_resend_due(const mw_collector_t *c)
+{
+    if (c->job.rs.gen == c->job.rs_published_gen)
+        return 0;
+    uint64_t since = c->job.windows - c->job.rs_published_window;
+    return since >= c->job.rs_published_bytes / JOBINFO_RESEND_BYTES_PER_WINDOW;
+}
+
 /* Every closed window of the merge goes down the publish path (publish.c). */
 static void collector_on_window(const mw_window_t *w, void *user)
 {
     mw_collector_t *c = user;
     /* New regions or call sites since the job description was sent: send it first, so that a
-     * reader knows the window's ids (once per window at most, only when something new came). */
-    if (c->job.rs.gen != c->job.rs_published_gen)
+     * reader knows the window's ids (once per window at most, only when something new came,
+     * paced by its size). */
+    if (jobinfo_resend_due(c))
         mw__publish_job(c);
     mw__publish_window(user, w);
 }

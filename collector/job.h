@@ -165,6 +165,7 @@ typedef struct {
     /* Code regions and call sites: the job-wide tables, each rank's ids, the job totals. */
     mw__rs_t rs;
     uint64_t rs_published_gen; /* rs.gen when the job description was last sent */
+    uint64_t rs_published_window, rs_published_bytes; /* job.windows and info_bytes then */
 
     uint64_t started_ns;       /* collector monotonic time of the first hello */
     uint64_t last_activity_ns; /* ... of the last accepted message */

@@ -324,6 +324,8 @@ void mw__publish_job(mw_collector_t *c)
 {
     c->job_published_hellos = c->job.hellos;
     c->job.rs_published_gen = c->job.rs.gen;
+    c->job.rs_published_window = c->job.windows;
+    c->job.rs_published_bytes = c->job.info_bytes;
     mw__pub_t m = {.kind = MW_PUB_JOB};
     mw__publish(c, &m);
 }
