@@ -548,13 +548,15 @@ static int add_node(void *ctx, const char *name, size_t len)
     parse_t *p = c->p;
     if (p->n_nodes >= MW_NET_MAX_NODES)
         return fail(p, p->sw[c->self].line, "more than %u nodes in all", MW_NET_MAX_NODES);
+    size_t was = p->cap_nodes;
     if (grow((void **)&p->node_name, &p->cap_nodes, p->n_nodes + 1, sizeof *p->node_name) < 0)
         return fail(p, 0, "out of memory");
-    size_t cap = p->cap_nodes;
-    void *ns = realloc(p->node_sw, cap * sizeof *p->node_sw);
-    if (!ns)
-        return fail(p, 0, "out of memory");
-    p->node_sw = ns;
+    if (p->cap_nodes != was || !p->node_sw) { /* node_sw follows node_name's capacity */
+        void *ns = realloc(p->node_sw, p->cap_nodes * sizeof *p->node_sw);
+        if (!ns)
+            return fail(p, 0, "out of memory");
+        p->node_sw = ns;
+    }
     if (arena_add(p, name, len, &p->node_name[p->n_nodes]) < 0)
         return -1;
     p->node_sw[p->n_nodes++] = c->self;
