@@ -133,6 +133,12 @@ static uint32_t name_id(const char *p, size_t n, uint32_t h, unsigned source)
     uint32_t id = name_find(p, n, h);
     if (id)
         return id;
+    /* A signal handler that names a new region while its thread holds the lock would wait for
+     * itself: such a name is refused (dropped) instead. */
+    static __thread int holding;
+    if (holding)
+        return 0;
+    holding = 1;
     pthread_mutex_lock(&RT.lock);
     uint32_t i = h & (RT_HASH - 1);
     for (;; i = (i + 1) & (RT_HASH - 1)) {
@@ -156,6 +162,7 @@ static uint32_t name_id(const char *p, size_t n, uint32_t h, unsigned source)
         }
     }
     pthread_mutex_unlock(&RT.lock);
+    holding = 0;
     return id;
 }
 

@@ -51,6 +51,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,8 +279,11 @@ static void csv_table_rows(FILE *out, const mw_window_view_t *v, const Mpiwatch_
             put_seconds(out, v->start_ns);
             fputc(',', out);
             csv_field(out, mw_fn_name(v->fn[i]));
-            fprintf(out, ",%" PRIu32 ",%" PRIu64 ",%.6f,%" PRIu32 ",%" PRIu64 "\n",
-                    w->ranks_reporting, f->total_ns, f->rank_sd_ns, f->rank_max, f->rank_max_ns);
+            /* A recording's spread is not trusted: NaN or infinity leaves the field empty. */
+            fprintf(out, ",%" PRIu32 ",%" PRIu64 ",", w->ranks_reporting, f->total_ns);
+            if (isfinite(f->rank_sd_ns))
+                fprintf(out, "%.6f", f->rank_sd_ns);
+            fprintf(out, ",%" PRIu32 ",%" PRIu64 "\n", f->rank_max, f->rank_max_ns);
         }
     }
 }
