@@ -359,9 +359,9 @@ static inline uint64_t sel_hash(uint64_t a)
 
 /* The region id of a selected function (given at its first entry), 0 for any other;
  * UINT32_MAX when the region table was full. */
-static inline __attribute__((no_instrument_function)) uint32_t sel_find(uint64_t a)
+static inline __attribute__((no_instrument_function)) uint32_t sel_find(uint64_t a, uint64_t mask)
 {
-    for (uint64_t i = sel_hash(a) & SEL.mask;; i = (i + 1) & SEL.mask) {
+    for (uint64_t i = sel_hash(a) & mask;; i = (i + 1) & mask) {
         if (SEL.addr[i] == a) {
             uint32_t id = atomic_load_explicit(&SEL.id[i], memory_order_acquire);
             if (__builtin_expect(id == 0, 0)) {
@@ -382,9 +382,12 @@ MW_EXPORT __attribute__((no_instrument_function)) void __cyg_profile_func_enter(
                                                                                 void *site)
 {
     (void)site;
-    if (__builtin_expect(SEL.mask == 0, 1))
+    /* Acquire: a thread that sees the mask sees the table it was published with (threads of
+     * the application may run instrumented code while MPI_Init builds it). */
+    uint64_t mask = __atomic_load_n(&SEL.mask, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(mask == 0, 1))
         return;
-    uint32_t id = sel_find((uint64_t)(uintptr_t)fn);
+    uint32_t id = sel_find((uint64_t)(uintptr_t)fn, mask);
     if (id == 0)
         return;
     mw_thread_t *t = region_thread();
@@ -395,9 +398,12 @@ MW_EXPORT __attribute__((no_instrument_function)) void __cyg_profile_func_enter(
 MW_EXPORT __attribute__((no_instrument_function)) void __cyg_profile_func_exit(void *fn, void *site)
 {
     (void)site;
-    if (__builtin_expect(SEL.mask == 0, 1))
+    /* Acquire: a thread that sees the mask sees the table it was published with (threads of
+     * the application may run instrumented code while MPI_Init builds it). */
+    uint64_t mask = __atomic_load_n(&SEL.mask, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(mask == 0, 1))
         return;
-    uint32_t id = sel_find((uint64_t)(uintptr_t)fn);
+    uint32_t id = sel_find((uint64_t)(uintptr_t)fn, mask);
     if (id == 0)
         return;
     mw_thread_t *t = region_thread();
@@ -496,7 +502,8 @@ static void select_functions(void)
             SEL.name = name;
             SEL.id = id;
             SEL.n = b->n;
-            SEL.mask = size - 1; /* published before recording starts (mw__set_state) */
+            /* published (release) before recording starts (mw__set_state) */
+            __atomic_store_n(&SEL.mask, size - 1, __ATOMIC_RELEASE);
         } else {
             free(addr);
             free(name);
