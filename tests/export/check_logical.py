@@ -550,8 +550,9 @@ class Reference:
                 v["blocks"] = True
         # a rank still inside a collective at the end of the newest window may be a member of
         # any instance it is missing from: those wait for its record
+        # (nothing held: a gap right after everything was finalized)
         inside = set(rank for rank, recs in self.held[-1][1].items()
-                     if any(open_coll(x) for x in recs))
+                     if any(open_coll(x) for x in recs)) if self.held else set()
         for members in by_coll.values():
             if len(inside & set(v["rank"] for v in members)) < len(inside):
                 for v in members:
