@@ -384,3 +384,16 @@ int mw__gl_read_rgba(int w, int h, unsigned char *out)
     free(tmp);
     return 0;
 }
+
+void mw__gl_begin_3d(int x, int y, int w, int h, int fb_h)
+{
+    glViewport(x, fb_h - y - h, w, h);
+    glEnable(GL_SCISSOR_TEST);
+    glScissor(x, fb_h - y - h, w, h);
+    glClearColor(0.075f, 0.082f, 0.1f, 1);
+    glClearDepth(1);
+    glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+    glEnable(GL_DEPTH_TEST);
+    glDepthFunc(GL_LEQUAL);
+    glDisable(GL_BLEND);
+}

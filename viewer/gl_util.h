@@ -28,6 +28,10 @@ int mw__gl_check(const char *where);
 
 /* The pixel projection: x right, y down, (0, 0) the top-left corner of a w x h target. */
 void mw__gl_ortho(float out[16], int w, int h);
+/* A 3D scene in the screen rectangle (x, y, w, h; y from the top) of a target fb_h pixels high:
+ * viewport and scissor on it, cleared to the plot colour with depth, depth test on, blending
+ * off (the topology and terrain views). */
+void mw__gl_begin_3d(int x, int y, int w, int h, int fb_h);
 
 /* A vertex array with one buffer of interleaved floats, described by per-attribute sizes. */
 typedef struct {

@@ -354,15 +354,7 @@ static void draw_field(const mw_view_ctx_t *vc, mw_terrain_gl_t *te)
     const mw_rect_t *r = &te->plot;
     mw__batch_flush(vc->batch);
     mw__text_flush(vc->text);
-    glViewport(r->x, vc->fb_h - r->y - r->h, r->w, r->h);
-    glEnable(GL_SCISSOR_TEST);
-    glScissor(r->x, vc->fb_h - r->y - r->h, r->w, r->h);
-    glClearColor(0.075f, 0.082f, 0.1f, 1);
-    glClearDepth(1);
-    glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
-    glEnable(GL_DEPTH_TEST);
-    glDepthFunc(GL_LEQUAL);
-    glDisable(GL_BLEND);
+    mw__gl_begin_3d(r->x, r->y, r->w, r->h, vc->fb_h);
     glUseProgram(te->prog);
     glUniformMatrix4fv(te->u_mvp, 1, GL_FALSE, te->mvp);
     glBindVertexArray(te->vao);

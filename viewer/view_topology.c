@@ -852,15 +852,7 @@ static void draw_3d(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r
     if (n_box > t->n_box)
         n_box = t->n_box;
 
-    glViewport(r->x, vc->fb_h - r->y - r->h, r->w, r->h);
-    glEnable(GL_SCISSOR_TEST);
-    glScissor(r->x, vc->fb_h - r->y - r->h, r->w, r->h);
-    glClearColor(0.075f, 0.082f, 0.1f, 1);
-    glClearDepth(1);
-    glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
-    glEnable(GL_DEPTH_TEST);
-    glDepthFunc(GL_LEQUAL);
-    glDisable(GL_BLEND);
+    mw__gl_begin_3d(r->x, r->y, r->w, r->h, vc->fb_h);
 
     glUseProgram(t->prog_box);
     glUniformMatrix4fv(t->u_box_mvp, 1, GL_FALSE, t->mvp);
