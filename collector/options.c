@@ -121,6 +121,10 @@ static const opt_desc_t opt_table[] = {
      "each merged window's per-rank figures of every function and region (Window.rf_*, rr_*: "
      "the terrain, docs/collector.md \"Regions and call sites\"; default on; off: only the "
      "sums over ranks, the entries counted in rank_detail_left_out)"},
+    {"registry", 0, OPT_STRING, offsetof(mw_collector_options_t, registry), "DIR|off", 0, 0,
+     "register this collector (job, endpoints, public key) in DIR for mpiwatch ls, view, top "
+     "and steer (default $MPIWATCH_REGISTRY, else ~/.mpiwatch/jobs, else "
+     "$XDG_RUNTIME_DIR/mpiwatch/jobs; off: not at all; docs/attach.md)"},
     {"quiet", 'q', OPT_FLAG, offsetof(mw_collector_options_t, quiet), NULL, 0, 0,
      "no live view on stderr"},
     {"verbose", 'v', OPT_FLAG, offsetof(mw_collector_options_t, verbose), NULL, 0, 0,
@@ -198,6 +202,7 @@ void mw_collector_options_free(mw_collector_options_t *o)
     free(o->curve_clients);
     free(o->lateness);
     free(o->rank_detail);
+    free(o->registry);
     mw_collector_options_defaults(o);
 }
 

@@ -42,6 +42,7 @@ typedef struct {
     uint64_t trace_budget;    /* --trace-budget: traced calls per second, job-wide (0: no plans) */
     char *lateness;           /* --lateness on|off: the online lateness analysis (NULL: on) */
     char *rank_detail;        /* --rank-detail on|off: Window.rf_* / rr_* (NULL: on) */
+    char *registry;           /* --registry DIR|off: the job registry (NULL: default) */
     uint64_t lateness_budget_ms; /* --lateness-budget-ms: longest wait of a window for it */
     uint64_t from_cmdline; /* bit i: row i of the option table was given on the command line */
 } mw_collector_options_t;

@@ -36,6 +36,7 @@
 #include "metrics.h"
 #include "rules.h"
 #include "lateness.h"
+#include "registry.h"
 
 #include <errno.h>
 #include <string.h>
@@ -139,13 +140,15 @@ static long server_earlier(long a, long b)
     return a < b ? a : b;
 }
 
-static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *metrics)
+static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *metrics,
+                       mw_registry_t *registry)
 {
     for (;;) {
         mw_clock_t now;
         mw__clock_now(&now);
         mw_collector_tick(c, &now);
         long metrics_ms = metrics ? mw__metrics_update(metrics, c, now.mono_ns) : -1;
+        mw__registry_update(registry, c, now.mono_ns);
         mw__feed_serve(c->feed);
         mw__history_serve(c->history, c);
         if (c->exit_requested)
@@ -174,6 +177,7 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
         }
         n_items += mw__auth_pollitems(c->auth, &items[n_items], SERVER_AUTH_ITEMS);
         long timeout = server_earlier(mw_collector_timeout_ms(c, &now), metrics_ms);
+        timeout = server_earlier(timeout, mw__registry_timeout_ms(registry, now.mono_ns));
         if (c->opt->publish && c->job.active)
             timeout = server_earlier(timeout, FEED_WAKE_MS);
         if (zmq_poll(items, n_items, timeout) < 0) {
@@ -208,6 +212,7 @@ int mw__server_run(mw_collector_t *c)
     int sig_fd = -1;
     void *sock = NULL;
     mw_metrics_t *metrics = NULL;
+    mw_registry_t *registry = NULL;
     void *ctx = zmq_ctx_new();
     if (!ctx) {
         MW_LOG(MW_LOG_ERROR, "zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
@@ -236,8 +241,18 @@ int mw__server_run(mw_collector_t *c)
         !(c->lateness = mw__lateness_open(c->opt->lateness_budget_ms,
                                           mw_collector_options_lateness(c->opt) == 1)))
         MW_LOG(MW_LOG_WARN, "running without the lateness analysis");
-    rc = server_loop(c, sock, sig_fd, metrics);
+    /* Registered once everything is bound, with the endpoints as bound (docs/attach.md). */
+    char ingest_ep[256];
+    size_t ingest_len = sizeof ingest_ep;
+    if (zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, ingest_ep, &ingest_len) != 0)
+        ingest_ep[0] = '\0';
+    mw_registry_endpoints_t eps = {ingest_ep[0] ? ingest_ep : c->opt->listen[0], c->opt->publish,
+                                   c->opt->history, c->opt->control, c->opt->steer,
+                                   (unsigned)c->opt->metrics_port};
+    registry = mw__registry_open(c, &eps);
+    rc = server_loop(c, sock, sig_fd, metrics, registry);
 out:
+    mw__registry_close(registry); /* the entry goes first: the job is no longer attachable */
     mw__lateness_close(c->lateness); /* what it still holds is dropped (the job ended) */
     c->lateness = NULL;
     mw__metrics_stop(metrics);
