@@ -14,12 +14,9 @@
 #include "replay.h"
 #include "server.h"
 #include "rules.h"
+#include "mw_version.h"
 
 #include <stdlib.h>
-
-#ifndef MW_VERSION
-#define MW_VERSION "unknown"
-#endif
 
 int main(int argc, char **argv)
 {
@@ -57,11 +54,20 @@ int main(int argc, char **argv)
         if (opt.help)
             mw_collector_options_usage(stdout, "mpiwatch-collector");
         else
-            printf("mpiwatch-collector %s (protocol %u, %u MPI functions)\n", MW_VERSION,
+            printf("mpiwatch-collector %s (protocol %u, %u MPI functions)\n", MW_VERSION_FULL,
                    MW_PROTO_VERSION, (unsigned)MW_FN_COUNT - 1);
         mw_collector_options_free(&opt);
         return 0;
     }
+#ifndef MW_HAVE_METRICS
+    /* Built with MW_METRICS=OFF (no libmicrohttpd): say so rather than run without it. */
+    if (opt.metrics_port) {
+        fprintf(stderr, "mpiwatch-collector: --metrics-port: the metrics server is not built in "
+                        "(this collector was built with MW_METRICS=OFF)\n");
+        mw_collector_options_free(&opt);
+        return 2;
+    }
+#endif
     if (opt.print_config) {
         /* A value that an INI file cannot hold is refused, not printed to read back wrong. */
         if (mw_collector_options_printable(&opt, err, sizeof err) < 0) {

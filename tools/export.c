@@ -60,6 +60,7 @@
 
 #include <cJSON.h>
 
+#include "mw_version.h"
 #include "collector.h"
 #include "export_lateness.h"
 #include "export_otf2.h"
@@ -1173,12 +1174,13 @@ static void usage(FILE *out)
           "                       topology.conf; docs/topology.md), switches and link classes\n"
           "      --node-gap G     vtk: world units between node planes (default 4)\n"
           "  -h, --help           this text\n"
+          "      --version        the version\n"
           "\n"
           "Exit status: 0 done, 1 read or write error, 2 usage error or not a recording.\n",
           out);
 }
 
-/* Parses argv into *o. Returns 0, 1 for --help, or -1 with a message in err. */
+/* Parses argv into *o. Returns 0, 1 for --help, 2 for --version, or -1 with a message in err. */
 static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, size_t errlen)
 {
     static const struct option longopts[] = {
@@ -1194,6 +1196,7 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
         {"network", required_argument, NULL, 'N'}, /* vtk */
         {"node-gap", required_argument, NULL, 'G'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     const char *format = NULL;
@@ -1280,6 +1283,8 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
         }
         case 'h':
             return 1;
+        case 'V':
+            return 2;
         case ':':
             snprintf(err, errlen, "%s needs a value", argv[optind - 1]);
             return -1;
@@ -1350,6 +1355,10 @@ int main(int argc, char **argv)
     int p = parse_args(&o, argc, argv, err, sizeof err);
     if (p == 1) {
         usage(stdout);
+        return 0;
+    }
+    if (p == 2) {
+        printf("mpiwatch-export %s\n", MW_VERSION_FULL);
         return 0;
     }
     if (p < 0) {

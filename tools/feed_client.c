@@ -34,6 +34,7 @@
 
 #include "mw_keyfile.h"
 #include "mw_proto.h"
+#include "mw_version.h"
 #include "mw_window_json.h"
 #include "mw_wire.h"
 
@@ -687,6 +688,9 @@ static void usage(FILE *f)
             "                     key pair (.key; $MPIWATCH_CURVE_KEY): docs/security.md\n"
             "Output: JSON lines on stdout. Exit status 0, 1 on an error or an error reply, 2 on a "
             "usage error.\n");
+    fputs("\n  -h, --help         print this help and exit\n"
+          "      --version      print the version and exit\n",
+          f);
 }
 
 static int parse_u64(const char *s, uint64_t *v)
@@ -738,6 +742,7 @@ int main(int argc, char **argv)
                                              {"timeout-ms", required_argument, NULL, 'T'},
                                              {"pb-hex", no_argument, NULL, 'x'},
                                              {"help", no_argument, NULL, 'h'},
+                                             {"version", no_argument, NULL, 'V'},
                                              {"curve-server", required_argument, NULL, 'S'},
                                              {"curve-key", required_argument, NULL, 'K'},
                                              {NULL, 0, NULL, 0}};
@@ -827,6 +832,9 @@ int main(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
+            return 0;
+        case 'V':
+            printf("mpiwatch-feed %s\n", MW_VERSION_FULL);
             return 0;
         default:
             usage(stderr);

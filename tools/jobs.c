@@ -35,6 +35,7 @@
 #include "mw_file.h"
 #include "mw_keyfile.h"
 #include "registry.h"
+#include "mw_version.h"
 
 #define REGISTRY_MAX_ENTRY (64 << 10)
 #define REGISTRY_MAX_ENTRIES 4096
@@ -536,6 +537,9 @@ static void usage(FILE *f)
             "  --registry  the registry directory (default $MPIWATCH_REGISTRY, else\n"
             "              ~/.mpiwatch/jobs, else $XDG_RUNTIME_DIR/mpiwatch/jobs)\n",
             prog, prog, prog);
+    fputs("\n  -h, --help         print this help and exit\n"
+          "      --version      print the version and exit\n",
+          f);
 }
 
 int main(int argc, char **argv)
@@ -549,6 +553,9 @@ int main(int argc, char **argv)
             reg_opt = argv[i] + 11;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("mpiwatch-jobs %s\n", MW_VERSION_FULL);
             return 0;
         } else if (!cmd && argv[i][0] != '-')
             cmd = argv[i];

@@ -7,6 +7,7 @@
  * the files could not be written (or exist), 2 for a usage error. docs/security.md.
  */
 #include "mw_keyfile.h"
+#include "mw_version.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,9 @@ static void usage(FILE *out)
                  "Write a CURVE key pair for mpiwatch: NAME.key (public and secret key, mode\n"
                  "0600: keep it private) and NAME.pub (the public key, mode 0644: give it to\n"
                  "the peers). Existing files are not replaced unless --force.\n");
+    fputs("\n  -h, --help         print this help and exit\n"
+          "      --version      print the version and exit\n",
+          out);
 }
 
 int main(int argc, char **argv)
@@ -26,6 +30,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("mpiwatch-keygen %s\n", MW_VERSION_FULL);
             return 0;
         } else if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--force") == 0) {
             force = 1;

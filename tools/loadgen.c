@@ -42,6 +42,7 @@
 #include "mw_grid.h"
 #include "mw_proto.h"
 #include "mw_trace.h"
+#include "mw_version.h"
 
 #define LG_SUBSLOTS 10u
 #define LG_BINS MW_BINS_QUARTER /* quarter octaves, as the library (mw_bins.h) */
@@ -1097,6 +1098,9 @@ static void usage(FILE *f)
             "--regions N / --sites N: every rank reports N code regions / N call sites with\n"
             "known totals (docs/loadgen.md); --peer-fn: peer entries per sending function.\n",
             LG_MAX_FUNCTIONS, LG_RANKS_PER_SOCKET_DEFAULT);
+    fputs("\n  -h, --help         print this help and exit\n"
+          "      --version      print the version and exit\n",
+          f);
 }
 
 static int parse_uint(const char *s, const char *what, unsigned lo, unsigned hi, unsigned *out)
@@ -1147,6 +1151,7 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
                                              {"sites", required_argument, 0, 'S'},
                                              {"peer-fn", no_argument, 0, 'P'},
                                              {"help", no_argument, 0, 'h'},
+                                             {"version", no_argument, 0, 'V'},
                                              {0, 0, 0, 0}};
     unsigned seed = 1;
     int c;
@@ -1213,6 +1218,9 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
             break;
         case 'h':
             usage(stdout);
+            return 1;
+        case 'V':
+            printf("mpiwatch-loadgen %s\n", MW_VERSION_FULL);
             return 1;
         default:
             usage(stderr);

@@ -20,6 +20,7 @@
 #include "mw_keyfile.h"
 #include "mw_zmq_monitor.h"
 #include "mw_steer_request.h"
+#include "mw_version.h"
 
 static void usage(FILE *out)
 {
@@ -30,6 +31,9 @@ static void usage(FILE *out)
                  "KEY: 1..64 of A-Z a-z 0-9 . _ -; VALUE: at most 1024 bytes of text.\n"
                  "With CURVE (docs/security.md): the collector's .pub file and this client's\n"
                  ".key file (default: $MPIWATCH_CURVE_SERVER and $MPIWATCH_CURVE_KEY).\n");
+    fputs("\n  -h, --help         print this help and exit\n"
+          "      --version      print the version and exit\n",
+          out);
 }
 
 int main(int argc, char **argv)
@@ -42,6 +46,9 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("mpiwatch-steer %s\n", MW_VERSION_FULL);
             return 0;
         } else if (strcmp(argv[i], "--ranks") == 0 && i + 1 < argc) {
             if (mw_steer_parse_ranks(argv[++i], rq.ranks, &rq.n_ranks, MW_STEER_REQ_RANKS_MAX) <

@@ -35,6 +35,7 @@
 #include "mw_keyfile.h"
 #include "mw_proto.h"
 #include "mw_window_json.h"
+#include "mw_version.h"
 
 #define TOP_DECAY_NS 3e9
 #define TOP_SLICE_MS 100
@@ -372,6 +373,9 @@ static void usage(FILE *f)
                "                  --once, else never)\n"
                "  --curve-server, --curve-key  CURVE keys (default $MPIWATCH_CURVE_SERVER and\n"
                "                  $MPIWATCH_CURVE_KEY; docs/security.md)\n");
+    fputs("\n  -h, --help         print this help and exit\n"
+          "      --version      print the version and exit\n",
+          f);
 }
 
 int main(int argc, char **argv)
@@ -383,6 +387,7 @@ int main(int argc, char **argv)
                                              {"curve-server", required_argument, NULL, 'S'},
                                              {"curve-key", required_argument, NULL, 'K'},
                                              {"help", no_argument, NULL, 'h'},
+                                             {"version", no_argument, NULL, 'V'},
                                              {NULL, 0, NULL, 0}};
     top_opts_t o = {.functions = 8, .timeout_ms = -2};
     int c;
@@ -416,6 +421,9 @@ int main(int argc, char **argv)
         case 'K':
             o.curve_key = optarg;
             break;
+        case 'V':
+            printf("mpiwatch-top %s\n", MW_VERSION_FULL);
+            return 0;
         case 'h':
             usage(stdout);
             return 0;

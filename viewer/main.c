@@ -14,6 +14,7 @@
 #include "snapshot.h"
 #include "mw_limits.h"
 #include "mw_steer_request.h"
+#include "mw_version.h"
 
 static void usage(FILE *f)
 {
@@ -624,7 +625,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (version) {
-        printf("mpiwatch-viewer %s\n", MW_VERSION);
+        printf("mpiwatch-viewer %s\n", MW_VERSION_FULL);
         return 0;
     }
 
