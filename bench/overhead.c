@@ -94,6 +94,19 @@ static double iprobe_once(long calls)
     return (now_s() - t0) * 1e9 / (double)calls;
 }
 
+/* ns per MPI_Test of MPI_REQUEST_NULL: a timed wrapper around an MPI call that does almost
+ * nothing, so that the library's own cost per timed call shows (bench/run-dormant.sh). */
+static double test_null_once(long calls)
+{
+    int flag;
+    double t0 = now_s();
+    for (long i = 0; i < calls; i++) {
+        MPI_Request rq = MPI_REQUEST_NULL;
+        MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+    }
+    return (now_s() - t0) * 1e9 / (double)calls;
+}
+
 static double comm_rank_once(long calls)
 {
     int r;
@@ -307,6 +320,12 @@ int main(int argc, char **argv)
             printf("result iprobe_ns_median %.2f\n", median(v, o.iprobe_reps));
             printf("result comm_rank_ns %.2f\n", minimum(w, o.iprobe_reps));
         }
+        for (int r = 0; r < o.iprobe_reps; r++) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            w[r] = test_null_once(o.iprobe_calls);
+        }
+        if (rank == 0)
+            printf("result test_null_ns %.2f\n", minimum(w, o.iprobe_reps));
     }
     if (o.do_pingpong) {
         for (int r = 0; r < o.pingpong_reps; r++)

@@ -10,6 +10,7 @@
 #include "report.h"
 #include "record_file.h"
 #include "steps.h"
+#include "dormant.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -246,6 +247,7 @@ static void report_losses(const mw_collector_t *c, FILE *out)
     fprintf(out,
             "  calls at the ranks: %" PRIu64 " = %" PRIu64 " in this report + %" PRIu64 " missed\n",
             loss.at_ranks.calls, loss.merged.calls, loss.missed.calls);
+    mw__dormant_report(job->dormant, out); /* dormant calls: counted, not missed (dormant.c) */
     if (loss.ranks_not_final)
         fprintf(out, "  ranks without bye: %u (their totals are as of their last sample)\n",
                 loss.ranks_not_final);

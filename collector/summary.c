@@ -15,6 +15,7 @@
 #include "mw_file.h"
 #include "steps.h"
 #include "report.h"
+#include "dormant.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -510,7 +511,7 @@ char *mw_summary_json(const mw_collector_t *c)
         summary_steps(c, root) < 0)
         goto out;
     if (summary_nodes(job, root) < 0 || summary_missed(job, root) < 0 ||
-        summary_regions(job, root) < 0)
+        summary_regions(job, root) < 0 || mw__dormant_json(job->dormant, root) < 0)
         goto out;
     text = cJSON_Print(root);
 out:

@@ -6,6 +6,7 @@
  */
 #include "shim.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,33 @@ static void step_setting(mw_config_t *cfg)
     cfg->step_every = (unsigned)n;
 }
 
+/* MPIWATCH_DORMANT_AFTER (docs/shim.md "Dormant mode"): a duration, N with an optional unit
+ * ms, s (the default) or m; "0" or "off": never. Returns ns; `def` when unset or invalid. */
+static uint64_t dormant_after(uint64_t def)
+{
+    const char *s = getenv("MPIWATCH_DORMANT_AFTER");
+    if (!s || !*s)
+        return def;
+    if (strcmp(s, "off") == 0)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno || *s == '-' || v > 86400000ull)
+        goto bad;
+    uint64_t unit = strcmp(end, "ms") == 0                  ? 1000000ull
+                    : strcmp(end, "s") == 0 || *end == '\0' ? 1000000000ull
+                    : strcmp(end, "m") == 0                 ? 60000000000ull
+                                                            : 0;
+    if (!unit || v * unit / unit != v)
+        goto bad;
+    return v * unit;
+bad:
+    mw__log("MPIWATCH_DORMANT_AFTER=%s is not a duration (N, Nms, Ns, Nm, off); using the default",
+            s);
+    return def;
+}
+
 void mw__config_read(mw_config_t *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -115,6 +143,12 @@ void mw__config_read(mw_config_t *cfg)
     const char *tp = getenv("MPIWATCH_TRACE_PLAN");
     if (tp && strlen(tp) < sizeof cfg->trace_plan)
         snprintf(cfg->trace_plan, sizeof cfg->trace_plan, "%s", tp);
+    /* Dormant mode (docs/shim.md): MPIWATCH_MODE=dormant|full, MPIWATCH_DORMANT_AFTER. */
+    const char *mode = getenv("MPIWATCH_MODE");
+    cfg->start_dormant = mode && strcmp(mode, "dormant") == 0;
+    if (mode && *mode && !cfg->start_dormant && strcmp(mode, "full") != 0)
+        mw__log("MPIWATCH_MODE=%s is neither full nor dormant; full", mode);
+    cfg->dormant_after_ns = dormant_after(30000000000ull);
     const char *t = getenv("MPIWATCH_TIMER");
     cfg->timer = !t ? 0 : strcmp(t, "tsc") == 0 ? 1 : strcmp(t, "clock") == 0 ? 2 : 0;
 }

@@ -154,8 +154,13 @@
     {                                                                                              \
         mw_thread_t *mw_t = mw__self(MW_ID_##name);                                                \
         if (!mw_t) {                                                                               \
+            mw_thread_t *mw_d = atomic_load_explicit(&mw__g.dormant, memory_order_relaxed)         \
+                                    ? mw__dormant_enter(MW_ID_##name)                              \
+                                    : NULL;                                                        \
             if (psym)                                                                              \
                 psym(MW_FA_##n);                                                                   \
+            if (mw_d) /* dormant mode: counted, with the bytes full mode records (shim.h) */       \
+                mw__dormant_leave(mw_d, MW_ID_##name, (uint64_t)(fb));                             \
             return;                                                                                \
         }                                                                                          \
         uint64_t mw_t0 = mw__begin(mw_t, MW_ID_##name);                                            \
@@ -174,14 +179,19 @@
     void sym(MW_FP_##n)                                                                            \
     {                                                                                              \
         mw_thread_t *mw_t = mw__self(MW_ID_##name);                                                \
+        mw_thread_t *mw_d = NULL;                                                                  \
         if (mw_t) {                                                                                \
             mw__count(mw_t, MW_ID_##name);                                                         \
             atomic_store_explicit(&mw_t->inflight, MW_INFLIGHT_NESTED, memory_order_relaxed);      \
+        } else if (atomic_load_explicit(&mw__g.dormant, memory_order_relaxed)) {                   \
+            mw_d = mw__dormant_enter(MW_ID_##name);                                                \
         }                                                                                          \
         if (psym)                                                                                  \
             psym(MW_FA_##n);                                                                       \
         if (mw_t)                                                                                  \
             atomic_store_explicit(&mw_t->inflight, 0, memory_order_relaxed);                       \
+        if (mw_d)                                                                                  \
+            mw__dormant_leave(mw_d, MW_ID_##name, 0);                                              \
     }
 
 #define MW_FK_SEND(...) MW_FALL(MW_FTIMED, __VA_ARGS__)

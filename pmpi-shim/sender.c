@@ -541,6 +541,9 @@ static void send_sample(int64_t k)
     smp.sent_ns = mw__global_ns(mw__now());
     S.records_dropped_total += a->dropped;
     sample_steps(&smp, &a->marks);
+    Mpiwatch__Dormant dm = MPIWATCH__DORMANT__INIT;
+    if (mw__dormant_wire(&dm)) /* once the rank has been dormant (dormant.c) */
+        smp.dormant = &dm;
     S.region_from = mw__regions_sample(&smp); /* code regions (regions.c) */
     S.site_from = mw__sites_sample(&smp);     /* call sites (callsites.c) */
     Mpiwatch__Capture cap = MPIWATCH__CAPTURE__INIT;
@@ -585,6 +588,9 @@ static void send_bye(void)
     b.total_calls = S.tot_w_calls;
     b.total_ns = S.tot_w_ns;
     b.total_bytes = S.tot_w_bytes;
+    Mpiwatch__Dormant dm = MPIWATCH__DORMANT__INIT;
+    if (mw__dormant_wire(&dm)) /* the final dormant totals (dormant.c) */
+        b.dormant = &dm;
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
     env.body_case = MPIWATCH__ENVELOPE__BODY_BYE;
     env.bye = &b;
@@ -603,8 +609,10 @@ static void poll_monitor(void)
             S.hello_pending = 1; /* maybe a new collector: it must hear who we are first */
             S.link = LINK_UP;
             S.retry_ns = 0;
+            mw__dormant_link(1, mw__global_ns(mw__now())); /* a dormant rank wakes up */
         } else if (event == ZMQ_EVENT_DISCONNECTED || event == ZMQ_EVENT_CONNECT_RETRIED) {
             S.link = LINK_DOWN;
+            mw__dormant_link(0, mw__global_ns(mw__now()));
         } else if (event == ZMQ_EVENT_CONNECT_DELAYED && S.link != LINK_UP) {
             S.link = LINK_CONNECTING;
         }
@@ -690,6 +698,7 @@ static void tick_io(void)
 {
     poll_monitor();
     mw__steer_drain();
+    mw__dormant_tick(mw__global_ns(mw__now())); /* MPIWATCH_DORMANT_AFTER (dormant.c) */
     send_reach_back(); /* a capture may have reached back into the flight recorder */
     if (S.hello_pending)
         send_hello();
@@ -782,6 +791,7 @@ static void *sender_main(void *arg)
     send_reach_back();
     send_bye();
     mw__capture_log();
+    mw__dormant_log();
     mw__trace_log();
     if (S.traces_dropped)
         mw__log("sender: %llu reach-back traces dropped", (unsigned long long)S.traces_dropped);

@@ -66,6 +66,9 @@ typedef struct {
      * window and thread, a power of two). */
     int callsites;
     unsigned callsites_max;
+    /* Dormant mode (dormant.c): MPIWATCH_MODE=dormant, MPIWATCH_DORMANT_AFTER (0: never). */
+    int start_dormant;
+    uint64_t dormant_after_ns;
 } mw_config_t;
 
 typedef struct {
@@ -155,6 +158,11 @@ static inline uint64_t mw__inflight_start(uint64_t marker, uint64_t now)
     return t0 > now ? t0 - (1ull << low_bits) : t0;
 }
 
+/* A thread's dormant calls and bytes of one function (dormant.c). */
+typedef struct {
+    _Atomic uint64_t calls, bytes;
+} mw_dcount_t;
+
 /* Per-thread state; lives in one block allocated at init. */
 typedef struct {
     /* One word the sender reads: 0 idle; MW_INFLIGHT_BUSY while the owner writes a slot; in
@@ -171,6 +179,10 @@ typedef struct {
     uint64_t ra;               /* return address of its current MPI call (callsites.c) */
     uint32_t site_off;         /* offset of the call-site table in a slot; 0: call sites off */
     uint32_t site_mask;        /* its entries - 1 */
+    /* Dormant mode (dormant.c): its calls and bytes per function while dormant, cumulative,
+     * written by the thread only (relaxed loads and stores, no read-modify-write), read by
+     * the sender. Last, so that the fields above keep their offsets and cache lines. */
+    mw_dcount_t dorm[MW_FN_COUNT];
     /* followed by MW_RING slots of mw__g.slot_bytes each */
 } mw_thread_t;
 
@@ -222,6 +234,12 @@ typedef struct {
      * only off the common path; unrecorded_total tells the sender whether to look. */
     _Atomic uint64_t unrecorded[MW_FN_COUNT];
     _Atomic uint64_t unrecorded_total;
+    /* Dormant mode (dormant.c, docs/shim.md): dormant_req is what was asked (the sender
+     * thread's rules, steering); mw__set_state derives `recording` and `dormant` from it, so
+     * that at most one of the two is set while active and not paused: the wrappers read
+     * `recording` first and `dormant` only when it is 0. */
+    _Atomic int dormant_req;
+    _Atomic int dormant;
 } mw_global_t;
 
 extern mw_global_t mw__g;
@@ -375,6 +393,117 @@ static inline __attribute__((always_inline)) uint64_t mw__begin(mw_thread_t *t, 
 }
 
 #include "record_fast.h"
+
+/* ---- dormant mode (dormant.c, docs/shim.md "Dormant mode") ---------------------------------
+ * While dormant, `recording` is 0 and a wrapper, after mw__self() said no, tests mw__g.dormant
+ * and then keeps only the call's exact count and bytes in its thread's mw_thread_t.dorm: no
+ * clock read, no slot, no histogram, site, region, trace or peer. The thread is marked as
+ * inside a call (MW_INFLIGHT_NESTED, function 0: nothing for the sender to account) so that
+ * MPI calls nested in it are not counted, as in full mode. */
+static inline __attribute__((always_inline)) mw_thread_t *mw__dormant_enter(unsigned fn)
+{
+    mw_thread_t *t = mw__tls;
+    if (__builtin_expect(t == NULL, 0))
+        t = mw__thread_attach(fn);
+    if (__builtin_expect(t == NULL || atomic_load_explicit(&t->inflight, memory_order_relaxed) != 0,
+                         0))
+        return NULL;
+    atomic_store_explicit(&t->inflight, MW_INFLIGHT_NESTED, memory_order_relaxed);
+    return t;
+}
+
+static inline __attribute__((always_inline)) void mw__dormant_add(mw_thread_t *t, unsigned fn,
+                                                                  uint64_t bytes)
+{
+    mw_dcount_t *c = &t->dorm[fn];
+    atomic_store_explicit(&c->calls, atomic_load_explicit(&c->calls, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    if (bytes)
+        atomic_store_explicit(&c->bytes,
+                              atomic_load_explicit(&c->bytes, memory_order_relaxed) + bytes,
+                              memory_order_relaxed);
+}
+
+static inline __attribute__((always_inline)) void mw__dormant_leave(mw_thread_t *t, unsigned fn,
+                                                                    uint64_t bytes)
+{
+    atomic_store_explicit(&t->inflight, 0, memory_order_relaxed);
+    mw__dormant_add(t, fn, bytes);
+}
+
+/* A counted query (or a call whose wrapper cannot bracket it) while dormant. */
+static inline __attribute__((always_inline)) void mw__dormant_count(unsigned fn)
+{
+    mw_thread_t *t = mw__tls;
+    if (__builtin_expect(t == NULL, 0))
+        t = mw__thread_attach(fn);
+    if (t && atomic_load_explicit(&t->inflight, memory_order_relaxed) == 0)
+        mw__dormant_add(t, fn, 0);
+}
+
+/* The `!t` branch of a wrapper (mw__self() said no): while dormant, the call counted with the
+ * bytes expression `by` (evaluated after a successful call, as in full mode); otherwise the
+ * bare call. Returns from the wrapper. The thread is read again from its TLS word after the
+ * call rather than kept: nothing but `by`'s arguments lives across the call, so the compiler
+ * can keep the wrapper's register saves off the paths that do not record (shrink-wrapping). */
+#define MW_UNRECORDED(fn, call, by)                                                                \
+    do {                                                                                           \
+        if (__builtin_expect(atomic_load_explicit(&mw__g.dormant, memory_order_relaxed), 0) &&     \
+            mw__dormant_enter(fn)) {                                                               \
+            __typeof__(call) mw_drc = call;                                                        \
+            mw__dormant_leave(mw__tls, (fn), mw_drc == MPI_SUCCESS ? (uint64_t)(by) : 0);          \
+            return mw_drc;                                                                         \
+        }                                                                                          \
+        return call;                                                                               \
+    } while (0)
+
+/* The same, out of line: MW_DORMANT_DEF defines, before a wrapper, the function its `!t`
+ * branch tail-calls while dormant (MW_DORMANT_CALL), so that the wrapper itself saves no
+ * register on the paths that do not record in full (measured: bench/run-dormant.sh). params,
+ * args: the wrapper's; call: PMPI_X args; by: the bytes, as above. */
+#define MW_DORMANT_DEF(name, ret, params, call, by)                                                \
+    static __attribute__((noinline)) ret mw__dormant_##name params                                 \
+    {                                                                                              \
+        MW_UNRECORDED_BODY(MW_ID_##name, call, by);                                                \
+    }
+#define MW_UNRECORDED_BODY(fn, call, by)                                                           \
+    do {                                                                                           \
+        if (mw__dormant_enter(fn)) {                                                               \
+            __typeof__(call) mw_drc = call;                                                        \
+            mw__dormant_leave(mw__tls, (fn), mw_drc == MPI_SUCCESS ? (uint64_t)(by) : 0);          \
+            return mw_drc;                                                                         \
+        }                                                                                          \
+        return call;                                                                               \
+    } while (0)
+#define MW_DORMANT_CALL(name, args, call)                                                          \
+    do {                                                                                           \
+        if (__builtin_expect(atomic_load_explicit(&mw__g.dormant, memory_order_relaxed), 0))       \
+            return mw__dormant_##name args;                                                        \
+        return call;                                                                               \
+    } while (0)
+
+/* dormant.c: the sender thread's side. */
+typedef struct {
+    uint64_t calls[MW_FN_COUNT], bytes[MW_FN_COUNT];
+} mw_dsum_t;
+/* Sums every thread's dormant counts into *out (cumulative since MPI_Init). */
+void mw__dormant_sum(mw_dsum_t *out);
+/* Asks for dormant (1) or full (0) recording: effective at once in the wrappers. */
+void mw__dormant_set(int on);
+/* mpiwatch.mode=full|dormant (steer.c, on the sender thread): 0, or -1 for a bad value. */
+int mw__dormant_steer(const char *value);
+/* Spans kept (proto Dormant): more fold the two oldest together. */
+#define MW_DORMANT_SPANS 16u
+/* At MPI_Init, before the sender starts (global ns now): MPIWATCH_MODE=dormant. */
+void mw__dormant_init(uint64_t now);
+/* Sender thread: the connection to the collector went up or down; once per wake-up, the
+ * automatic rule (MPIWATCH_DORMANT_AFTER); whether the rank is dormant; the totals and spans
+ * for a sample or the bye (0: never dormant, nothing to send); the finalize log line. */
+void mw__dormant_link(int up, uint64_t now);
+void mw__dormant_tick(uint64_t now);
+int mw__dormant_now(void);
+int mw__dormant_wire(Mpiwatch__Dormant *d);
+void mw__dormant_log(void);
 
 static inline __attribute__((always_inline)) void mw__end(mw_thread_t *t, unsigned fn, uint64_t t0,
                                                           uint64_t bytes, int peer)

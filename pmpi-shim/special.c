@@ -28,7 +28,17 @@ void mw__set_state(int active, int paused)
         atomic_store(&mw__g.active, active);
     if (paused >= 0)
         atomic_store(&mw__g.paused, paused);
-    atomic_store(&mw__g.recording, atomic_load(&mw__g.active) && !atomic_load(&mw__g.paused));
+    /* Dormant mode (dormant.c): the new state's flag is set before the old one is cleared, so
+     * that a call always finds one of them and is counted once. */
+    int on = atomic_load(&mw__g.active) && !atomic_load(&mw__g.paused);
+    int dormant = on && atomic_load(&mw__g.dormant_req);
+    if (dormant) {
+        atomic_store(&mw__g.dormant, 1);
+        atomic_store(&mw__g.recording, 0);
+    } else {
+        atomic_store(&mw__g.recording, on);
+        atomic_store(&mw__g.dormant, 0);
+    }
 }
 
 static void atfork_child(void)
@@ -95,11 +105,17 @@ int mw__init_common(int thread_level)
     if (PMPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
         lib[len < (int)sizeof lib ? len : (int)sizeof lib - 1] = 0;
         lib[strcspn(lib, "\n")] = 0;
+        /* MPICH's first line is "MPICH Version:<TAB>4.0.2": the wire takes no control
+         * characters (mw_wire_text_ok), so a tab becomes a space. */
+        for (char *p = lib; *p; p++)
+            if ((unsigned char)*p < 0x20)
+                *p = ' ';
         snprintf(hi.mpi_library, sizeof hi.mpi_library, "%s", lib);
     }
     snprintf(hi.program, sizeof hi.program, "%s", program_invocation_short_name);
     hi.thread_level = thread_level;
     hi.pu = sched_getcpu();
+    mw__dormant_init(now_g); /* MPIWATCH_MODE=dormant (dormant.c) */
     if (mw__sender_start(&hi) != 0) {
         mw__log("cannot start the sender; inert");
         return -1;
@@ -122,6 +138,8 @@ static void record_init(unsigned fn)
     mw_thread_t *t = mw__self(fn);
     if (t)
         mw__count(t, fn);
+    else if (atomic_load_explicit(&mw__g.dormant, memory_order_relaxed))
+        mw__dormant_count(fn);
 }
 
 void mw__finalize_common(void)
@@ -131,6 +149,8 @@ void mw__finalize_common(void)
     mw_thread_t *t = mw__self(MW_ID_Finalize);
     if (t)
         mw__count(t, MW_ID_Finalize);
+    else if (atomic_load_explicit(&mw__g.dormant, memory_order_relaxed))
+        mw__dormant_count(MW_ID_Finalize);
     mw__set_state(0, -1);
     mw__sender_stop();
     mw__sites_close(); /* after the sender: libdw's state too (docs/callsites.md) */
@@ -172,6 +192,8 @@ MW_EXPORT int MPI_Pcontrol(const int level, ...)
     mw_thread_t *t = mw__self(MW_ID_Pcontrol);
     if (t)
         mw__count(t, MW_ID_Pcontrol);
+    else if (atomic_load_explicit(&mw__g.dormant, memory_order_relaxed))
+        mw__dormant_count(MW_ID_Pcontrol);
     mw__set_state(-1, level == 0);
     return PMPI_Pcontrol(level);
 }
@@ -187,7 +209,12 @@ static inline __attribute__((always_inline)) int comm_release(MPI_Comm *comm, un
     int64_t key = mw__trace.on && c != MPI_COMM_NULL ? (int64_t)(uint32_t)PMPI_Comm_c2f(c) : -1;
     mw_thread_t *t = mw__self(fn);
     if (!t) {
+        mw_thread_t *d = atomic_load_explicit(&mw__g.dormant, memory_order_relaxed)
+                             ? mw__dormant_enter(fn)
+                             : NULL;
         int rc = real(comm);
+        if (d)
+            mw__dormant_leave(d, fn, 0);
         if (rc == MPI_SUCCESS && c != MPI_COMM_NULL) {
             mw__comm_forget(c);
             mw__comm_freed(key);
@@ -281,6 +308,8 @@ static void f_pcontrol(void (*real)(MPI_Fint *), MPI_Fint *level)
     mw_thread_t *t = mw__self(MW_ID_Pcontrol);
     if (t)
         mw__count(t, MW_ID_Pcontrol);
+    else if (atomic_load_explicit(&mw__g.dormant, memory_order_relaxed))
+        mw__dormant_count(MW_ID_Pcontrol);
     if (level)
         mw__set_state(-1, *level == 0);
     if (real)
@@ -295,9 +324,14 @@ f_comm_release(void (*real)(MPI_Fint *, MPI_Fint *), unsigned fn, MPI_Fint *comm
     MPI_Comm c = comm ? PMPI_Comm_f2c(*comm) : MPI_COMM_NULL;
     int64_t key = comm && mw__trace.on ? (int64_t)(uint32_t)*comm : -1;
     mw_thread_t *t = mw__self(fn);
+    mw_thread_t *d = !t && atomic_load_explicit(&mw__g.dormant, memory_order_relaxed)
+                         ? mw__dormant_enter(fn)
+                         : NULL;
     uint64_t t0 = t ? mw__begin(t, fn) : 0;
     real(comm, ierr);
-    uint64_t t1 = mw__now();
+    uint64_t t1 = t ? mw__now() : 0; /* no clock read when not recording (dormant mode) */
+    if (d)
+        mw__dormant_leave(d, fn, 0);
     if ((!ierr || *ierr == MPI_SUCCESS) && c != MPI_COMM_NULL) {
         mw__comm_forget(c);
         mw__comm_freed(key);

@@ -262,6 +262,9 @@ static int steer_builtin(const char *key, const char *value)
         mw__grid_request(value); /* grid.c; refusals are counted there, by reason */
     } else if (strcmp(k, "trace") == 0) {
         mw__trace_plan_request(value); /* trace_send.c; refusals are counted there */
+    } else if (strcmp(k, "mode") == 0) {
+        if (mw__dormant_steer(value) != 0) /* dormant.c: full or dormant */
+            T.bad++;
     } else {
         T.bad++;
     }

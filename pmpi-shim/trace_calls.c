@@ -444,7 +444,7 @@ MW_EXPORT int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, 
 {
     mw_thread_t *t = mw__self(MW_ID_Recv);
     if (!t)
-        return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+        MW_UNRECORDED(MW_ID_Recv, PMPI_Recv(buf, count, datatype, source, tag, comm, status), 0);
     struct mw_tring *r = t->tring;
     if (!r)
         MW_OLD(Recv, PMPI_Recv(buf, count, datatype, source, tag, comm, status), 0, -1);
@@ -487,7 +487,7 @@ static void sendrecv_records(mw_trec_t *x, mw_trec_t *y, uint64_t b, int p, MPI_
     {                                                                                              \
         mw_thread_t *t = mw__self(MW_ID_##name);                                                   \
         if (!t)                                                                                    \
-            return PMPI_##name(MW_ARGS args, status);                                              \
+            MW_UNRECORDED(MW_ID_##name, PMPI_##name(MW_ARGS args, status), by);                    \
         struct mw_tring *r = t->tring;                                                             \
         if (!r)                                                                                    \
             MW_OLD(name, PMPI_##name(MW_ARGS args, status), by, mw__peer(dest, comm));             \
@@ -557,7 +557,7 @@ static const tmsg_t *msg_take(tstate_t *ts, uint64_t key)
     {                                                                                              \
         mw_thread_t *t = mw__self(MW_ID_##name);                                                   \
         if (!t)                                                                                    \
-            return PMPI_##name(source, tag, comm flaga, message, status);                          \
+            MW_UNRECORDED(MW_ID_##name, PMPI_##name(source, tag, comm flaga, message, status), 0); \
         struct mw_tring *r = t->tring;                                                             \
         if (!r)                                                                                    \
             MW_OLD(name, PMPI_##name(source, tag, comm flaga, message, status), 0, -1);            \
@@ -582,7 +582,7 @@ MW_EXPORT int MPI_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *me
 {
     mw_thread_t *t = mw__self(MW_ID_Mrecv);
     if (!t)
-        return PMPI_Mrecv(buf, count, type, message, status);
+        MW_UNRECORDED(MW_ID_Mrecv, PMPI_Mrecv(buf, count, type, message, status), 0);
     struct mw_tring *r = t->tring;
     if (!r)
         MW_OLD(Mrecv, PMPI_Mrecv(buf, count, type, message, status), 0, -1);
@@ -612,7 +612,7 @@ MW_EXPORT int MPI_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *m
 {
     mw_thread_t *t = mw__self(MW_ID_Imrecv);
     if (!t)
-        return PMPI_Imrecv(buf, count, type, message, request);
+        MW_UNRECORDED(MW_ID_Imrecv, PMPI_Imrecv(buf, count, type, message, request), 0);
     struct mw_tring *r = t->tring;
     if (!r)
         MW_OLD(Imrecv, PMPI_Imrecv(buf, count, type, message, request), 0, -1);
@@ -642,7 +642,7 @@ MW_EXPORT int MPI_Start(MPI_Request *request)
 {
     mw_thread_t *t = mw__self(MW_ID_Start);
     if (!t)
-        return PMPI_Start(request);
+        MW_UNRECORDED(MW_ID_Start, PMPI_Start(request), 0);
     struct mw_tring *r = t->tring;
     if (!r)
         MW_OLD(Start, PMPI_Start(request), 0, -1);
@@ -663,7 +663,7 @@ MW_EXPORT int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
     mw_thread_t *t = mw__self(MW_ID_Startall);
     if (!t)
-        return PMPI_Startall(count, array_of_requests);
+        MW_UNRECORDED(MW_ID_Startall, PMPI_Startall(count, array_of_requests), 0);
     struct mw_tring *r = t->tring;
     if (!r)
         MW_OLD(Startall, PMPI_Startall(count, array_of_requests), 0, -1);
@@ -697,7 +697,7 @@ MW_EXPORT int MPI_Request_free(MPI_Request *request)
 {
     mw_thread_t *t = mw__self(MW_ID_Request_free);
     if (!t)
-        return PMPI_Request_free(request);
+        MW_UNRECORDED(MW_ID_Request_free, PMPI_Request_free(request), 0);
     struct mw_tring *r = t->tring;
     if (!r)
         MW_OLD(Request_free, PMPI_Request_free(request), 0, -1);
@@ -724,7 +724,7 @@ MW_EXPORT int MPI_Cancel(MPI_Request *request)
 {
     mw_thread_t *t = mw__self(MW_ID_Cancel);
     if (!t)
-        return PMPI_Cancel(request);
+        MW_UNRECORDED(MW_ID_Cancel, PMPI_Cancel(request), 0);
     struct mw_tring *r = t->tring;
     if (!r)
         MW_OLD(Cancel, PMPI_Cancel(request), 0, -1);
@@ -743,11 +743,13 @@ MW_EXPORT int MPI_Cancel(MPI_Request *request)
 /* MPI_Wait and MPI_Test: one body. done: the request completed (Test: *flag). The request's
  * entry is looked up first: only a receive needs a status of its own. */
 #define MW_WRAP_ONE(name, flagp, flaga, done)                                                      \
+    MW_DORMANT_DEF(name, int, (MPI_Request * request flagp, MPI_Status * status),                  \
+                   PMPI_##name(request flaga, status), 0)                                          \
     MW_EXPORT int MPI_##name(MPI_Request *request flagp, MPI_Status *status)                       \
     {                                                                                              \
         mw_thread_t *t = mw__self(MW_ID_##name);                                                   \
         if (!t)                                                                                    \
-            return PMPI_##name(request flaga, status);                                             \
+            MW_DORMANT_CALL(name, (request flaga, status), PMPI_##name(request flaga, status));    \
         struct mw_tring *r = t->tring;                                                             \
         if (!r)                                                                                    \
             MW_OLD(name, PMPI_##name(request flaga, status), 0, -1);                               \
@@ -898,7 +900,8 @@ static void big_sweep(tstate_t *ts, uint32_t mark, int rc, const MPI_Request *rq
     {                                                                                              \
         mw_thread_t *t = mw__self(MW_ID_##name);                                                   \
         if (!t)                                                                                    \
-            return PMPI_##name(count, array_of_requests flaga, array_of_statuses);                 \
+            MW_UNRECORDED(MW_ID_##name,                                                            \
+                          PMPI_##name(count, array_of_requests flaga, array_of_statuses), 0);      \
         struct mw_tring *r = t->tring;                                                             \
         if (!r)                                                                                    \
             MW_OLD(name, PMPI_##name(count, array_of_requests flaga, array_of_statuses), 0, -1);   \
@@ -938,7 +941,8 @@ MW_WRAP_ALL(Testall, MW_FLAG_P, MW_FLAG_A, MW_FLAG_SET)
     {                                                                                              \
         mw_thread_t *t = mw__self(MW_ID_##name);                                                   \
         if (!t)                                                                                    \
-            return PMPI_##name(count, array_of_requests, index flaga, status);                     \
+            MW_UNRECORDED(MW_ID_##name,                                                            \
+                          PMPI_##name(count, array_of_requests, index flaga, status), 0);          \
         struct mw_tring *r = t->tring;                                                             \
         if (!r)                                                                                    \
             MW_OLD(name, PMPI_##name(count, array_of_requests, index flaga, status), 0, -1);       \
@@ -1026,8 +1030,10 @@ static unsigned some_done(tstate_t *ts, int rc, int small, uint32_t mark, int co
     {                                                                                              \
         mw_thread_t *t = mw__self(MW_ID_##name);                                                   \
         if (!t)                                                                                    \
-            return PMPI_##name(incount, array_of_requests, outcount, array_of_indices,             \
-                               array_of_statuses);                                                 \
+            MW_UNRECORDED(MW_ID_##name,                                                            \
+                          PMPI_##name(incount, array_of_requests, outcount, array_of_indices,      \
+                                      array_of_statuses),                                          \
+                          0);                                                                      \
         struct mw_tring *r = t->tring;                                                             \
         if (!r)                                                                                    \
             MW_OLD(name,                                                                           \

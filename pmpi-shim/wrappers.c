@@ -29,7 +29,7 @@
 #define MW_BODY(name, args, by, pr)                                                                \
     mw_thread_t *mw_t = mw__self(MW_ID_##name);                                                    \
     if (!mw_t)                                                                                     \
-        return PMPI_##name args;                                                                   \
+        MW_DORMANT_CALL(name, args, PMPI_##name args); /* dormant: counted (shim.h) */             \
     uint64_t mw_t0 = mw__begin(mw_t, MW_ID_##name);                                                \
     __typeof__(PMPI_##name args) mw_rc = PMPI_##name args;                                         \
     uint64_t mw_t1 = mw__now();                                                                    \
@@ -47,6 +47,7 @@
 
 /* CALL: no message. */
 #define MW_T_CALL(name, ret, params, args, by, pr, c, p, tg, h)                                    \
+    MW_DORMANT_DEF(name, ret, params, PMPI_##name args, by)                                        \
     MW_EXPORT ret MPI_##name params                                                                \
     {                                                                                              \
         MW_BODY(name, args, by, pr)                                                                \
@@ -58,6 +59,7 @@
  * communicator, peer, tag and, for non-blocking and persistent calls, the request number. The
  * ring is tested once (mw__record_tr tests the same value). */
 #define MW_T_P2P(name, ret, params, args, by, pr, tkind, c, p, tg, h, extra)                       \
+    MW_DORMANT_DEF(name, ret, params, PMPI_##name args, by)                                        \
     MW_EXPORT ret MPI_##name params                                                                \
     {                                                                                              \
         MW_BODY(name, args, by, pr)                                                                \
@@ -102,6 +104,7 @@
  * it, in every state (communicator creation). Without tracing: the old path and this one
  * branch. */
 #define MW_T_COLLECTIVE(name, ret, params, args, by, pr, tkind, c, root, h, extra, post)           \
+    MW_DORMANT_DEF(name, ret, params, PMPI_##name args, by)                                        \
     MW_EXPORT ret MPI_##name params                                                                \
     {                                                                                              \
         if (__builtin_expect(mw__trace.on, 1)) {                                                   \
@@ -109,7 +112,10 @@
             uint64_t mw_in = mw__coll_start(mw_ci);                                                \
             mw_thread_t *mw_t = mw__self(MW_ID_##name);                                            \
             if (!mw_t) {                                                                           \
-                __typeof__(PMPI_##name args) mw_rc = PMPI_##name args;                             \
+                __typeof__(PMPI_##name args) mw_rc =                                               \
+                    atomic_load_explicit(&mw__g.dormant, memory_order_relaxed)                     \
+                        ? mw__dormant_##name args /* counted (shim.h) */                           \
+                        : PMPI_##name args;                                                        \
                 post;                                                                              \
                 return mw_rc;                                                                      \
             }                                                                                      \
@@ -171,11 +177,15 @@
     MW_T_MADE(name, ret, params, args, by, pr, c, tg, h, MW_MADE_EXTERN)
 /* MPI_Comm_create_group is collective over the group only: nothing is counted on comm. */
 #define MW_T_GCREATE(name, ret, params, args, by, pr, c, p, tg, h)                                 \
+    MW_DORMANT_DEF(name, ret, params, PMPI_##name args, by)                                        \
     MW_EXPORT ret MPI_##name params                                                                \
     {                                                                                              \
         if (__builtin_expect(mw__trace.on, 1) && !mw__self(MW_ID_##name)) {                        \
             /* not recording: the communicator is registered all the same */                       \
-            __typeof__(PMPI_##name args) mw_rc = PMPI_##name args;                                 \
+            __typeof__(PMPI_##name args) mw_rc =                                                   \
+                atomic_load_explicit(&mw__g.dormant, memory_order_relaxed)                         \
+                    ? mw__dormant_##name args /* counted (shim.h) */                               \
+                    : PMPI_##name args;                                                            \
             if (mw_rc == MPI_SUCCESS && (h))                                                       \
                 mw__comm_created(0, 0, *(h), MW_ID_##name, MW_MADE_GROUP, (tg));                   \
             return mw_rc;                                                                          \
@@ -198,6 +208,8 @@
         mw_thread_t *mw_t = mw__self(MW_ID_##name);                                                \
         if (mw_t)                                                                                  \
             mw__count(mw_t, MW_ID_##name);                                                         \
+        else if (__builtin_expect(atomic_load_explicit(&mw__g.dormant, memory_order_relaxed), 0))  \
+            mw__dormant_count(MW_ID_##name);                                                       \
         return PMPI_##name args;                                                                   \
     }
 

@@ -525,7 +525,7 @@ static inline int sample_is_rep(uint32_t field)
      BIT(11) | BIT(12) | BIT(13) | BIT(14) | BIT(15) | BIT(16) | BIT(17) | BIT(18) | BIT(21) |     \
      BIT(22) | BIT(23) | BIT(24) | BIT(25) | BIT(26) | BIT(27) | BIT(28) | BIT(29) | BIT(30) |     \
      BIT(31) | BIT(32) | BIT(33) | BIT(34) | BIT(35) | BIT(36) | BIT(37) | BIT(38) | BIT(39) |     \
-     BIT(40) | BIT(41) | BIT(42) | BIT(43) | BIT(44) | BIT(45))
+     BIT(40) | BIT(41) | BIT(42) | BIT(43) | BIT(44) | BIT(45) | BIT(46))
 
 /* Sample.trace (field 28): protobuf-c's own unpacker on the embedded message, in the arena, which
  * is exactly what protobuf-c does for one occurrence. A second occurrence (protobuf-c merges
@@ -540,6 +540,18 @@ static const uint8_t *dec_trace(mw_arena_t *a, const uint8_t *p, const uint8_t *
     if (wire != WIRE_LEN || *out || !(p = rd_len(p, end, &body)))
         return NULL;
     if (!(*out = mpiwatch__trace__unpack(&a->allocator, (size_t)(p - body), body)))
+        return NULL;
+    return p;
+}
+
+/* Sample.dormant (field 46, in every sample of a rank that has been dormant): the same way. */
+static const uint8_t *dec_dormant(mw_arena_t *a, const uint8_t *p, const uint8_t *end,
+                                  uint32_t wire, Mpiwatch__Dormant **out)
+{
+    const uint8_t *body;
+    if (wire != WIRE_LEN || *out || !(p = rd_len(p, end, &body)))
+        return NULL;
+    if (!(*out = mpiwatch__dormant__unpack(&a->allocator, (size_t)(p - body), body)))
         return NULL;
     return p;
 }
@@ -559,6 +571,7 @@ static inline void **rep_arr(Mpiwatch__Sample *s, uint32_t field)
 static int scan_sample(const uint8_t *p, const uint8_t *end, size_t *n_fn, size_t *n_long,
                        size_t bound[SAMPLE_REP_END], size_t *n_unknown, size_t *n_trace)
 {
+    size_t n_dormant = 0;
     while (p < end) {
         uint32_t field, wire;
         const uint8_t *body;
@@ -592,6 +605,9 @@ static int scan_sample(const uint8_t *p, const uint8_t *end, size_t *n_fn, size_
         } else if (field == 28) {
             if (wire != WIRE_LEN || !(p = rd_len(p, end, &body)) || ++*n_trace > 1)
                 return -1; /* a second Trace is merged by protobuf-c: it decodes the sample */
+        } else if (field == 46) {
+            if (wire != WIRE_LEN || !(p = rd_len(p, end, &body)) || ++n_dormant > 1)
+                return -1; /* the same for a second Dormant */
         } else if (!(p = skip_unknown(p, end, field, wire, SAMPLE_KNOWN, n_unknown))) {
             return -1;
         }
@@ -674,6 +690,9 @@ static Mpiwatch__Sample *dec_sample_two_pass(mw_arena_t *a, const uint8_t *p, co
             break;
         case 28:
             p = dec_trace(a, p, end, wire, &s->trace);
+            break;
+        case 46:
+            p = dec_dormant(a, p, end, wire, &s->dormant);
             break;
         default:
             if (sample_is_rep(field)) {
@@ -784,9 +803,12 @@ static Mpiwatch__Sample *dec_sample_one_pass(mw_arena_t *a, const uint8_t *p, co
         case KEY(28, WIRE_LEN):
             p = dec_trace(a, p, end, wire, &s->trace);
             break;
+        case KEY(46, WIRE_LEN):
+            p = dec_dormant(a, p, end, wire, &s->dormant);
+            break;
         default:
             if (field == 19 || field == 20 || field == 28 || field == 29 || field == 30 ||
-                field == 37)
+                field == 37 || field == 46)
                 return NULL; /* step marks, captures, CommDefs, RegionDefs, CallSiteDefs
                                 (rare), a Trace of another wire type: protobuf-c decodes the
                                 sample */
