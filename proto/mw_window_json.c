@@ -590,3 +590,15 @@ cJSON *mw_window_json(const Mpiwatch__Window *w, const Mpiwatch__JobInfo *job)
     mw_window_view_free(v);
     return root;
 }
+
+int mw_window_json_add_place(cJSON *obj, uint64_t window, uint64_t t_ns)
+{
+    char t[32];
+    snprintf(t, sizeof t, "%" PRIu64 ".%09" PRIu64, t_ns / 1000000000u, t_ns % 1000000000u);
+    cJSON *ts = cJSON_CreateRaw(t);
+    if (!ts || json_u64(obj, "window", window) < 0 || !cJSON_AddItemToObject(obj, "t_s", ts)) {
+        cJSON_Delete(ts);
+        return -1;
+    }
+    return 0;
+}

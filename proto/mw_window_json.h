@@ -100,5 +100,10 @@ cJSON *mw_window_view_json(const mw_window_view_t *v, const Mpiwatch__JobInfo *j
 /* The same for a window on its own (uses a temporary view); NULL also when it is refused (ask
  * mw_window_check first to tell the two apart). */
 cJSON *mw_window_json(const Mpiwatch__Window *w, const Mpiwatch__JobInfo *job);
+/* Adds the window's place in its job to a window's JSON object, as its last two keys:
+ * "window", its number from the job's first window (index - that window's index), and "t_s",
+ * seconds from that window's start to this one's (t_ns, printed exactly with nine decimals).
+ * The caller decides what the job's first window is (docs/export.md). Returns 0, or -1. */
+int mw_window_json_add_place(cJSON *obj, uint64_t window, uint64_t t_ns);
 
 #endif

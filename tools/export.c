@@ -69,6 +69,7 @@
 #include "export_vtk.h"
 #include "mw_file.h"
 #include "mw_recording.h"
+#include "mw_progress.h"
 #include "mw_window_json.h"
 
 #define MW_EXPORT_LANES 4u         /* tracks per rank for overlapping calls */
@@ -171,6 +172,21 @@ static void put_us(FILE *out, uint64_t t, uint64_t origin)
     fprintf(out, "%s%" PRIu64 ".%03u", t >= origin ? "" : "-", d / 1000, (unsigned)(d % 1000));
 }
 
+/* Where a window is in its job (docs/export.md): its number counted from the job's first
+ * window in the file, and its start in ns after that window's start. */
+typedef struct {
+    uint64_t window, t_ns;
+} mw_export_place_t;
+
+/* The place columns that begin every CSV row: window, t_s, grid_index, start_s. */
+static void csv_place(FILE *out, const mw_window_view_t *v, const mw_export_place_t *p)
+{
+    fprintf(out, "%" PRIu64 ",", p->window);
+    put_seconds(out, p->t_ns);
+    fprintf(out, ",%" PRIu64 ",", v->index);
+    put_seconds(out, v->start_ns);
+}
+
 /* --table (csv): what one row is. */
 typedef enum { TABLE_FUNCTIONS, TABLE_REGIONS, TABLE_SITES, TABLE_SPREAD } mw_csv_table_t;
 
@@ -179,12 +195,12 @@ typedef enum { TABLE_FUNCTIONS, TABLE_REGIONS, TABLE_SITES, TABLE_SPREAD } mw_cs
 static void csv_header(FILE *out, int per_rank)
 {
     if (per_rank)
-        fputs("window,start_s,rank,host,function,calls,time_ns,min_ns,max_ns,bytes,"
-              "fraction_inside\n",
+        fputs("window,t_s,grid_index,start_s,rank,host,function,calls,time_ns,min_ns,max_ns,"
+              "bytes,fraction_inside\n",
               out);
     else
-        fputs("window,start_s,function,calls,time_ns,min_ns,max_ns,bytes,fraction_inside,"
-              "ranks_reporting,ranks_missing\n",
+        fputs("window,t_s,grid_index,start_s,function,calls,time_ns,min_ns,max_ns,bytes,"
+              "fraction_inside,ranks_reporting,ranks_missing\n",
               out);
 }
 
@@ -203,12 +219,11 @@ static void csv_figures(FILE *out, const mw_window_view_t *v, uint32_t id)
 }
 
 /* One row per function with data in the window of a filled view. */
-static void csv_window_rows(FILE *out, const mw_window_view_t *v)
+static void csv_window_rows(FILE *out, const mw_window_view_t *v, const mw_export_place_t *p)
 {
     const Mpiwatch__Window *w = v->w;
     for (uint32_t i = 0; i < v->n_fn; i++) {
-        fprintf(out, "%" PRIu64 ",", v->index);
-        put_seconds(out, v->start_ns);
+        csv_place(out, v, p);
         fputc(',', out);
         csv_field(out, mw_fn_name(v->fn[i]));
         csv_figures(out, v, v->fn[i]);
@@ -223,17 +238,20 @@ static void csv_window_rows(FILE *out, const mw_window_view_t *v)
 static void csv_table_header(FILE *out, mw_csv_table_t table)
 {
     static const char *const head[] = {
-        [TABLE_REGIONS] = "window,start_s,region_id,region,count,incl_ns,excl_ns,mpi_ns,ranks\n",
-        [TABLE_SITES] = "window,start_s,site_id,function,file,line,mpi_function,count,ns,bytes,"
-                        "max_ns,ranks,top_rank,top_rank_ns\n",
-        [TABLE_SPREAD] = "window,start_s,function,ranks_reporting,time_ns,rank_sd_ns,rank_max,"
-                         "rank_max_ns\n",
+        [TABLE_REGIONS] =
+            "window,t_s,grid_index,start_s,region_id,region,count,incl_ns,excl_ns,mpi_ns,ranks\n",
+        [TABLE_SITES] =
+            "window,t_s,grid_index,start_s,site_id,function,file,line,mpi_function,count,ns,bytes,"
+            "max_ns,ranks,top_rank,top_rank_ns\n",
+        [TABLE_SPREAD] =
+            "window,t_s,grid_index,start_s,function,ranks_reporting,time_ns,rank_sd_ns,rank_max,"
+            "rank_max_ns\n",
     };
     fputs(head[table], out);
 }
 
 static void csv_table_rows(FILE *out, const mw_window_view_t *v, const Mpiwatch__JobInfo *job,
-                           mw_csv_table_t table)
+                           mw_csv_table_t table, const mw_export_place_t *p)
 {
     const Mpiwatch__Window *w = v->w;
     if (table == TABLE_REGIONS) {
@@ -242,8 +260,7 @@ static void csv_table_rows(FILE *out, const mw_window_view_t *v, const Mpiwatch_
             const Mpiwatch__Region *def = job && r->region && r->region <= job->n_regions
                                               ? job->regions[r->region - 1]
                                               : NULL;
-            fprintf(out, "%" PRIu64 ",", v->index);
-            put_seconds(out, v->start_ns);
+            csv_place(out, v, p);
             fprintf(out, ",%" PRIu32 ",", r->region);
             csv_field(out, def && def->id == r->region && def->name ? def->name : "");
             fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 "\n", r->count,
@@ -258,8 +275,7 @@ static void csv_table_rows(FILE *out, const mw_window_view_t *v, const Mpiwatch_
                 job && t->site && t->site <= job->n_sites ? job->sites[t->site - 1] : NULL;
             if (def && def->id != t->site)
                 def = NULL;
-            fprintf(out, "%" PRIu64 ",", v->index);
-            put_seconds(out, v->start_ns);
+            csv_place(out, v, p);
             fprintf(out, ",%" PRIu32 ",", t->site);
             csv_field(out, def && def->function ? def->function : "");
             fputc(',', out);
@@ -276,8 +292,7 @@ static void csv_table_rows(FILE *out, const mw_window_view_t *v, const Mpiwatch_
             const Mpiwatch__FunctionStat *f = v->stat[v->fn[i]];
             if (!f || !f->count)
                 continue;
-            fprintf(out, "%" PRIu64 ",", v->index);
-            put_seconds(out, v->start_ns);
+            csv_place(out, v, p);
             fputc(',', out);
             csv_field(out, mw_fn_name(v->fn[i]));
             /* A recording's spread is not trusted: NaN or infinity leaves the field empty. */
@@ -290,11 +305,11 @@ static void csv_table_rows(FILE *out, const mw_window_view_t *v, const Mpiwatch_
 }
 
 /* One row per function with data in one rank's sample (a view filled from a sample). */
-static void csv_rank_rows(FILE *out, const mw_window_view_t *v, uint32_t rank, const char *host)
+static void csv_rank_rows(FILE *out, const mw_window_view_t *v, uint32_t rank, const char *host,
+                          const mw_export_place_t *p)
 {
     for (uint32_t i = 0; i < v->n_fn; i++) {
-        fprintf(out, "%" PRIu64 ",", v->index);
-        put_seconds(out, v->start_ns);
+        csv_place(out, v, p);
         fprintf(out, ",%" PRIu32 ",", rank);
         csv_field(out, host);
         fputc(',', out);
@@ -835,6 +850,7 @@ typedef struct {
     const char *input;
     const char *output; /* "-" for stdout; a directory for vtk */
     mw_vtk_opts_t vtk;  /* --by, --from, --to, --every (vtk only) */
+    int progress;       /* -1 on a terminal (default), 0 --no-progress, 1 --progress */
 } mw_export_opts_t;
 
 typedef struct {
@@ -851,7 +867,42 @@ typedef struct {
 
     uint64_t bad_windows;     /* windows with malformed entries */
     uint64_t refused_windows; /* malformed windows, left out whole */
+
+    /* The job-relative place of windows: the job the windows belong to (the name of the
+     * latest job description) and its first window in the file, index and start. */
+    char *place_job;
+    int have_origin;
+    uint64_t origin_index, origin_ns;
 } mw_export_t;
+
+/* A job description: when it names another job than the windows so far (a recording of
+ * several jobs), the next window starts the job-relative numbering again. Returns 0, or -1
+ * when out of memory. */
+static int place_job(mw_export_t *x, const char *name)
+{
+    name = name ? name : "";
+    if (x->place_job && strcmp(x->place_job, name) == 0)
+        return 0;
+    free(x->place_job);
+    x->place_job = strdup(name);
+    x->have_origin = 0;
+    return x->place_job ? 0 : -1;
+}
+
+/* The place of the window (or sample) in a filled view. The job's first window is the first
+ * one read; a window of a lower index read later (a sample out of order, with --per-rank)
+ * becomes the origin from then on. */
+static mw_export_place_t place_of(mw_export_t *x, const mw_window_view_t *v)
+{
+    if (!x->have_origin || v->index < x->origin_index) {
+        x->origin_index = v->index;
+        x->origin_ns = v->start_ns;
+        x->have_origin = 1;
+    }
+    mw_export_place_t p = {v->index - x->origin_index,
+                           v->start_ns >= x->origin_ns ? v->start_ns - x->origin_ns : 0};
+    return p;
+}
 
 static void export_warn(const mw_export_t *x, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -911,8 +962,9 @@ static int export_rank_sample(mw_export_t *x, const ProtobufCBinaryData *msg)
     const mw_job_t *job = &x->core->job;
     if (x->o->per_rank) {
         mw_window_view_set_sample(x->view, env->sample, job->window_ns, job->subslots);
+        mw_export_place_t p = place_of(x, x->view);
         csv_rank_rows(x->out, x->view, env->rank,
-                      env->rank < job->size ? mw_job_host(job, env->rank) : "");
+                      env->rank < job->size ? mw_job_host(job, env->rank) : "", &p);
         return 0;
     }
     if (!env->sample->capture)
@@ -926,6 +978,8 @@ static int export_rank_sample(mw_export_t *x, const ProtobufCBinaryData *msg)
 static int export_record(mw_export_t *x, const Mpiwatch__Record *rec)
 {
     mw_export_format_t f = x->o->format;
+    if (rec->body_case == MPIWATCH__RECORD__BODY_JOB && rec->job && place_job(x, rec->job->job) < 0)
+        return -1;
     if (x->core) {
         if (rec->body_case == MPIWATCH__RECORD__BODY_START && rec->start)
             export_core_start(x, rec->start);
@@ -967,12 +1021,17 @@ static int export_record(mw_export_t *x, const Mpiwatch__Record *rec)
     }
     if (x->view->skipped)
         x->bad_windows++;
+    mw_export_place_t p = place_of(x, x->view);
     if (f == FMT_CSV && x->o->table != TABLE_FUNCTIONS) {
-        csv_table_rows(x->out, x->view, x->job, x->o->table);
+        csv_table_rows(x->out, x->view, x->job, x->o->table, &p);
     } else if (f == FMT_CSV) {
-        csv_window_rows(x->out, x->view);
+        csv_window_rows(x->out, x->view, &p);
     } else if (f == FMT_JSONL) {
         cJSON *j = mw_window_view_json(x->view, x->job);
+        if (j && mw_window_json_add_place(j, p.window, p.t_ns) < 0) {
+            cJSON_Delete(j);
+            j = NULL;
+        }
         char *text = j ? cJSON_PrintUnformatted(j) : NULL;
         cJSON_Delete(j);
         if (!text)
@@ -1018,6 +1077,7 @@ static void export_free(mw_export_t *x)
     mw_arena_free(&x->arena);
     if (x->job)
         mpiwatch__job_info__free_unpacked(x->job, NULL);
+    free(x->place_job);
     trace_free(&x->trace);
     mw_window_view_free(x->view);
 }
@@ -1075,10 +1135,15 @@ static int export_run(const mw_export_opts_t *o)
         csv_header(out, o->per_rank);
     }
 
-    uint64_t records = 0;
+    struct stat st;
+    mw_progress_t progress;
+    mw_progress_init(&progress, "export", o->progress,
+                     stat(o->input, &st) == 0 ? (uint64_t)st.st_size : 0);
+    uint64_t records = 0, windows = 0;
     while (rc == 0) {
         const Mpiwatch__Record *rec;
-        int n = mw_rec_reader_next(r, &rec, NULL, err, sizeof err);
+        uint64_t at = 0;
+        int n = mw_rec_reader_next(r, &rec, &at, err, sizeof err);
         if (n == 0)
             break;
         if (n < 0) {
@@ -1087,11 +1152,14 @@ static int export_run(const mw_export_opts_t *o)
             break;
         }
         records++;
+        windows += rec->body_case == MPIWATCH__RECORD__BODY_WINDOW;
+        mw_progress_update(&progress, at, windows);
         if (export_record(&x, rec) < 0) {
             export_warn(&x, "out of memory at record %" PRIu64, records);
             rc = 1;
         }
     }
+    mw_progress_end(&progress, windows);
     if (rc == 0 && export_finish(&x) < 0) {
         fprintf(stderr, "mpiwatch-export: out of memory\n");
         rc = 1;
@@ -1173,6 +1241,9 @@ static void usage(FILE *out)
           "      --network FILE   vtk: nodes grouped under their switches (a Slurm\n"
           "                       topology.conf; docs/topology.md), switches and link classes\n"
           "      --node-gap G     vtk: world units between node planes (default 4)\n"
+          "      --progress, --no-progress\n"
+          "                       csv, jsonl, summary, perfetto, capture: how far the export\n"
+          "                       is, on stderr (default: when stderr is a terminal)\n"
           "  -h, --help           this text\n"
           "      --version        the version\n"
           "\n"
@@ -1197,12 +1268,15 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
         {"node-gap", required_argument, NULL, 'G'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
+        {"progress", no_argument, NULL, 'P'}, /* csv, jsonl, summary, perfetto, capture */
+        {"no-progress", no_argument, NULL, 'Q'},
         {NULL, 0, NULL, 0},
     };
     const char *format = NULL;
     int vtk_opt = 0, no_leap = 0;
     memset(o, 0, sizeof *o);
     o->output = "-";
+    o->progress = -1;
     opterr = 0;
     optind = 1;
     for (;;) {
@@ -1234,6 +1308,10 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
         }
         case 'L':
             no_leap = 1;
+            break;
+        case 'P':
+        case 'Q':
+            o->progress = c == 'P';
             break;
         case 'b':
             if (strcmp(optarg, "window") != 0 && strcmp(optarg, "step") != 0) {

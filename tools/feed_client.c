@@ -108,10 +108,18 @@ static void json_functions(FILE *o, Mpiwatch__FunctionStat *const *fn, size_t n)
     fputs("}", o);
 }
 
-/* A window as proto/mw_window_json.h shows it (the exporter's keys), plus "pb": its bytes. A
- * window the window policy refuses is {"index": K, "error": "refused: WHY"}. */
+/* Where a subscriber's window is in its job: "window" and "t_s" (mw_window_json_add_place),
+ * counted from the first window of the job this subscriber received. */
+typedef struct {
+    int set;
+    uint64_t window, t_ns;
+} mw_feed_place_t;
+
+/* A window as proto/mw_window_json.h shows it (the exporter's keys), plus its place when
+ * `place` is given and "pb": its bytes. A window the window policy refuses is {"index": K,
+ * "error": "refused: WHY"}. */
 static void json_window(FILE *o, const Mpiwatch__Window *w, const Mpiwatch__JobInfo *job,
-                        const uint8_t *pb, size_t len, int with_pb)
+                        const uint8_t *pb, size_t len, int with_pb, const mw_feed_place_t *place)
 {
     const char *why = mw_window_check(w);
     if (why) {
@@ -119,6 +127,10 @@ static void json_window(FILE *o, const Mpiwatch__Window *w, const Mpiwatch__JobI
         return;
     }
     cJSON *j = mw_window_json(w, job);
+    if (j && place && place->set && mw_window_json_add_place(j, place->window, place->t_ns) < 0) {
+        cJSON_Delete(j);
+        j = NULL;
+    }
     char *hex = NULL;
     if (j && with_pb && (hex = malloc(2 * len + 1))) {
         for (size_t i = 0; i < len; i++)
@@ -351,6 +363,8 @@ static int feed_subscribe(void *ctx, const feed_opts_t *o)
         goto out;
     }
     uint64_t got = 0, bad = 0, windows = 0, gaps = 0, prev_window = 0;
+    uint64_t origin_index = 0, origin_ns = 0; /* the job's first window received */
+    int have_origin = 0;
     for (;;) {
         zmq_msg_t topic, body;
         int n = feed_recv(s, &topic, "a topic");
@@ -408,13 +422,25 @@ static int feed_subscribe(void *ctx, const feed_opts_t *o)
                 gaps++;
             prev_window = m->window->index;
             windows++;
+            const Mpiwatch__Window *w = m->window;
+            uint64_t start = w->start_ns ? w->start_ns : w->index * w->window_ns;
+            if (!have_origin || w->index < origin_index) {
+                origin_index = w->index;
+                origin_ns = start;
+                have_origin = 1;
+            }
+            mw_feed_place_t place = {1, w->index - origin_index,
+                                     start >= origin_ns ? start - origin_ns : 0};
             printf(", \"window\": ");
-            json_window(stdout, m->window, job, pb, pb_len, o->pb_hex);
+            json_window(stdout, w, job, pb, pb_len, o->pb_hex, &place);
             printf("}\n");
         } else if (m->body_case == MPIWATCH__FEED__BODY_JOB && m->job) {
             printf(", \"job\": ");
             json_job(stdout, m->job);
             printf("}\n");
+            /* Another job: its windows are numbered from its own first one. */
+            if (job && strcmp(job->job ? job->job : "", m->job->job ? m->job->job : "") != 0)
+                have_origin = 0;
             if (job_msg)
                 mpiwatch__feed__free_unpacked(job_msg, NULL);
             job_msg = m;
@@ -550,7 +576,7 @@ static int feed_print_reply(const uint8_t *data, size_t len, int with_pb)
         if (with_pb && wire_next(data, len, 4, &at, &pb, &pb_len) < 0)
             pb_len = 0;
         printf("%s", i ? ", " : "");
-        json_window(stdout, r->windows[i], r->job, pb, pb_len, with_pb);
+        json_window(stdout, r->windows[i], r->job, pb, pb_len, with_pb, NULL);
     }
     printf("], \"samples\": [");
     at = 0;

@@ -46,9 +46,24 @@ if mode == "full":
 # CSV: one row per window and function.
 rows = list(csv.DictReader(open(f"{d}/{name}.csv", newline="")))
 check("csv columns", list(rows[0].keys()) if rows else None,
-      ["window", "start_s", "function", "calls", "time_ns", "min_ns", "max_ns", "bytes",
+      ["window", "t_s", "grid_index", "start_s", "function", "calls", "time_ns", "min_ns",
+       "max_ns", "bytes",
        "fraction_inside", "ranks_reporting", "ranks_missing"])
 check("csv windows", len({r["window"] for r in rows}), summary["windows"])
+# The job-relative place (one job per recording here): window = grid index - the first one,
+# t_s = start - the first window's start, exactly, in the CSV and in the JSON lines.
+from decimal import Decimal
+if rows:
+    g0, s0 = int(rows[0]["grid_index"]), Decimal(rows[0]["start_s"])
+    check("csv window = grid_index - first", [int(r["window"]) for r in rows],
+          [int(r["grid_index"]) - g0 for r in rows])
+    check("csv t_s = start_s - first", [Decimal(r["t_s"]) for r in rows],
+          [Decimal(r["start_s"]) - s0 for r in rows])
+if lines:
+    check("jsonl window = index - first", [w["window"] for w in lines],
+          [w["index"] - lines[0]["index"] for w in lines])
+    check("jsonl t_s = start - first", [round(w["t_s"] * 1e9) for w in lines],
+          [w["start_ns"] - lines[0]["start_ns"] for w in lines])
 if mode == "full":
     per_fn = sums()
     for r in rows:

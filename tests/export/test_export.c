@@ -487,20 +487,25 @@ static void test_csv_rows(void **state)
     mem_t m;
     mem_open(&m);
     csv_header(m.f, 0);
-    csv_window_rows(m.f, v);
+    mw_export_place_t place = {998, 99800000000ull}; /* the job began 998 windows earlier */
+    csv_window_rows(m.f, v, &place);
     mem_close(&m);
     /* Ascending ids: MPI_Allreduce < MPI_Recv < MPI_Send in the table. */
     char want[1024];
     const char *rows[3];
     char ar[256], send[256], recv[256];
-    snprintf(ar, sizeof ar, "1000,100.000000000,MPI_Allreduce,30,6000000,100,900000,240,%.6g,3,1",
+    snprintf(ar, sizeof ar,
+             "998,99.800000000,1000,100.000000000,MPI_Allreduce,30,6000000,100,900000,240,%.6g,3,1",
              3.5 / 12);
-    snprintf(send, sizeof send, "1000,100.000000000,MPI_Send,%llu,5,1,2,7,0,3,1", BIG_COUNT);
-    snprintf(recv, sizeof recv, "1000,100.000000000,MPI_Recv,0,0,,,0,%.6g,3,1", 1.0 / 12);
+    snprintf(send, sizeof send, "998,99.800000000,1000,100.000000000,MPI_Send,%llu,5,1,2,7,0,3,1",
+             BIG_COUNT);
+    snprintf(recv, sizeof recv, "998,99.800000000,1000,100.000000000,MPI_Recv,0,0,,,0,%.6g,3,1",
+             1.0 / 12);
     for (uint32_t i = 0; i < 3; i++)
         rows[i] = v->fn[i] == ID_ALLREDUCE ? ar : v->fn[i] == ID_SEND ? send : recv;
     snprintf(want, sizeof want,
-             "window,start_s,function,calls,time_ns,min_ns,max_ns,bytes,fraction_inside,"
+             "window,t_s,grid_index,start_s,function,calls,time_ns,min_ns,max_ns,bytes,"
+             "fraction_inside,"
              "ranks_reporting,ranks_missing\n%s\n%s\n%s\n",
              rows[0], rows[1], rows[2]);
     assert_string_equal(m.text, want);
@@ -518,12 +523,13 @@ static void test_csv_rows(void **state)
     mw_window_view_set_sample(v, &smp, SYN_WINDOW_NS, 4);
     mem_open(&m);
     csv_header(m.f, 1);
-    csv_rank_rows(m.f, v, 5, "node \"x\",1");
+    mw_export_place_t first = {0, 0};
+    csv_rank_rows(m.f, v, 5, "node \"x\",1", &first);
     mem_close(&m);
-    assert_string_equal(m.text, "window,start_s,rank,host,function,calls,time_ns,min_ns,max_ns,"
-                                "bytes,fraction_inside\n"
-                                "7,0.700000000,5,\"node \"\"x\"\",1\",MPI_Allreduce,30,6000000,"
-                                "100,900000,240,0.25\n");
+    assert_string_equal(m.text, "window,t_s,grid_index,start_s,rank,host,function,calls,time_ns,"
+                                "min_ns,max_ns,bytes,fraction_inside\n"
+                                "0,0.000000000,7,0.700000000,5,\"node \"\"x\"\",1\",MPI_Allreduce,"
+                                "30,6000000,100,900000,240,0.25\n");
     free(m.text);
     mw_window_view_free(v);
 }

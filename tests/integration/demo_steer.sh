@@ -71,7 +71,7 @@ THRESHOLD, FOR = 1.5, 3
 events = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "i"]
 share = defaultdict(lambda: defaultdict(float))
 for row in csv.DictReader(open(sys.argv[2])):
-    share[int(row["window"])][int(row["rank"])] += float(row["fraction_inside"])
+    share[int(row["grid_index"])][int(row["rank"])] += float(row["fraction_inside"])
 def imb(w):  # load imbalance: max / mean of the time outside MPI
     s = share.get(w)
     c = [max(0.0, 1.0 - v) for v in s.values()] if s else []

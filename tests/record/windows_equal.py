@@ -42,6 +42,10 @@ def load(path, feed):
                 obj.pop("job", None)
                 for call in obj.get("longest", []):
                     call.pop("host", None)
+            # The job-relative place counts from the first window each reader saw of the job
+            # (a subscriber that joined at --from saw a later one): not a window's content.
+            obj.pop("window", None)
+            obj.pop("t_s", None)
             out.append(obj)
     return out
 
