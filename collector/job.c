@@ -48,9 +48,10 @@
  * libraries): the two are not mixed, so its figures are either all accounted or flagged.
  */
 #include "collector.h"
-#include "dormant.h"
 #include "job.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -704,7 +705,6 @@ void mw__job_free(mw_job_t *job)
     mw__index_free(&job->pairs_late);
     mw__index_free(&job->host_index);
     mw__rs_free(&job->rs);
-    mw__dormant_free(&job->dormant);
     memset(job, 0, sizeof *job);
 }
 
@@ -841,7 +841,6 @@ uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t n
         dropped_more = s->samples_dropped_total - r->samples_dropped;
         r->samples_dropped = s->samples_dropped_total;
     }
-    mw__dormant_take(&job->dormant, job->size, rank, s->dormant); /* dormant.c */
     return dropped_more;
 }
 
@@ -857,7 +856,6 @@ void mw__job_bye(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns)
     r->records_dropped_bye = b->records_dropped_total;
     totals_t t = totals_of(r, NULL, b);
     job_totals_apply(job, env->rank, &t, 1);
-    mw__dormant_take(&job->dormant, job->size, env->rank, b->dormant); /* dormant.c */
     job->byes++;
 }
 
@@ -927,4 +925,38 @@ const char *mw__end_name(mw_end_t end)
         return "collector stopped by a signal";
     }
     return "?";
+}
+
+/* A window number relative to the job's first window, with its sign. */
+static void job_window_number(char *buf, size_t len, uint64_t k, uint64_t first)
+{
+    if (k >= first)
+        snprintf(buf, len, "%" PRIu64, k - first);
+    else
+        snprintf(buf, len, "-%" PRIu64, first - k);
+}
+
+const char *mw__job_windows_label(const mw_job_t *job, uint64_t first, uint64_t last, char *buf,
+                                  size_t len)
+{
+    char grid[48];
+    if (first == last)
+        snprintf(grid, sizeof grid, "%" PRIu64, first);
+    else
+        snprintf(grid, sizeof grid, "%" PRIu64 "..%" PRIu64, first, last);
+    if (!job->active || job->min_window < 0) {
+        snprintf(buf, len, "%s (grid)", grid);
+        return buf;
+    }
+    uint64_t w0 = (uint64_t)job->min_window;
+    char a[24], b[24];
+    job_window_number(a, sizeof a, first, w0);
+    job_window_number(b, sizeof b, last, w0);
+    uint64_t s0 = mw_grid_start(&job->grid, w0), s = mw_grid_start(&job->grid, first);
+    double t = s >= s0 ? (double)(s - s0) / 1e9 : -(double)(s0 - s) / 1e9;
+    if (first == last)
+        snprintf(buf, len, "%s (t%+.3f s; grid %s)", a, t, grid);
+    else
+        snprintf(buf, len, "%s..%s (t%+.3f s; grid %s)", a, b, t, grid);
+    return buf;
 }

@@ -154,8 +154,6 @@ typedef struct {
     /* Loss accounting over the ranks that send running totals: the sum of their latest totals
      * (at_ranks) and of what was merged from them (merged); missed = at_ranks - merged. */
     mw_tally_t at_ranks, merged;
-    /* Dormant mode (dormant.c): the ranks' dormant totals and spans; NULL until one reports. */
-    struct mw_dormant *dormant;
 
     uint64_t samples;
     uint64_t late;
@@ -210,6 +208,12 @@ const char *mw__job_node(const mw_job_t *job, uint32_t rank);
 const char *mw__hello_node(const Mpiwatch__Hello *h);
 /* A rank's time in MPI over the span of the windows it reported, 0..1 (-1 when none). */
 double mw__job_rank_fraction(const mw_job_t *job, uint32_t rank);
+/* Windows first..last (first == last: one) as the collector's log lines name them: numbered
+ * from the job's first window (job.min_window), with the time of first's start after that
+ * window's start and the grid indices for debugging, "3..5 (t+0.300 s; grid K..K+2)"; the grid
+ * indices alone before the job has a first window. Returns buf. */
+const char *mw__job_windows_label(const mw_job_t *job, uint64_t first, uint64_t last, char *buf,
+                                  size_t len);
 const char *mw__end_name(mw_end_t end);
 
 /* "running", or how the job ended. */

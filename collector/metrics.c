@@ -9,9 +9,20 @@
  * signature of the counters; a rebuild happens only when it changed, and mw__metrics_update()
  * tells the poll how long to wait for the next allowed rebuild, so no change stays unpublished
  * for more than METRICS_PERIOD_NS even when no other timer is pending.
+ *
+ * Every sample line carries the job's name as the label `job` (docs/metrics.md: scrape with
+ * honor_labels: true so that Prometheus keeps it). The text is formatted without it and the
+ * label is inserted into each sample line in one pass at the end (metrics_add_job), so no
+ * series can be left without it. The gauges of the latest closed window are taken by a hook
+ * on the collector's closed windows (c->on_window, chained before any previous consumer), on
+ * the loop's thread, like everything else the page shows.
+ *
+ * The page binds 127.0.0.1 unless --metrics-bind names another address; one that is not
+ * loopback is refused by the option check without --allow-insecure (options.c).
  */
 #include "collector.h"
 #include "metrics.h"
+#include "options.h"
 #include "record_file.h"
 #include "report.h"
 #include "steps.h"
@@ -21,6 +32,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +42,22 @@
     50                   /* regions with their own series (by inclusive time); the rest: "_other" */
 #define METRICS_SITES 20 /* call sites with their own series: the report's top twenty */
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* The latest closed window of the current job, as the gauges show it (docs/metrics.md). */
+typedef struct {
+    int have;            /* a window of this job closed */
+    uint64_t jobs;       /* stats.jobs when it closed: a new job hides the gauges until its own */
+    uint64_t number;     /* index - the job's first window (job.min_window) */
+    double start_s;      /* its start - the start of the job's first window, seconds */
+    double length_s;     /* its own length */
+    uint32_t seen;       /* ranks whose sample was merged */
+    uint32_t missing;    /* expected ranks (no bye, not dead) that had not reported at close */
+    double mpi_fraction; /* occupancy share when reported, else mpi_time / (length x seen) */
+    int have_balance;    /* per-rank figures were available (rank detail or occupancy) */
+    double imbalance;    /* max / mean - 1 of the per-rank MPI time (0 when none) */
+    double load_balance; /* mean / max of the per-rank time outside MPI (POP; 1 when none) */
+    double mpi_max_s, mpi_mean_s;
+} metrics_window_t;
 
 struct mw_metrics {
     struct MHD_Daemon *daemon;
@@ -42,6 +70,10 @@ struct mw_metrics {
     mw_end_t ended;     /* job.ended at the last rebuild ... */
     uint64_t jobs;      /* ... and stats.jobs, so that each job's end is published at once */
     int built;
+    mw_collector_t *c;           /* whose on_window hook this chains */
+    mw_window_fn next_on_window; /* the hook that was there before */
+    void *next_user;
+    metrics_window_t win;
 };
 
 /* A growing text buffer; on allocation failure it stays failed and the rebuild is skipped. */
@@ -225,9 +257,177 @@ static void metrics_regions(metrics_buf_t *b, const mw_collector_t *c)
     }
 }
 
+/* Each reporting rank's MPI time in window `w` (ns) into a running max / sum, and its time
+ * outside MPI (the window's length minus that, at least 0) likewise. Exact per-rank figures come
+ * from the rank detail (Window.rf_*) when it is complete; otherwise from the occupancy shares
+ * (rank_pm, thousandths). Returns 0 when neither is available. */
+static int metrics_rank_times(const mw_window_t *w, double *mpi_max, double *mpi_sum,
+                              double *out_max, double *out_sum)
+{
+    double len = (double)w->window_ns;
+    uint32_t n = 0;
+    *mpi_max = *mpi_sum = *out_max = *out_sum = 0;
+    if (w->rank_detail_left_out == 0 && w->n_blocks <= w->ranks_reporting) {
+        for (uint32_t i = 0; i < w->n_blocks; i++) {
+            const mw_rank_block_t *bl = &w->blocks[i];
+            double ns = 0;
+            for (uint32_t k = 0; k < bl->rf_n; k++)
+                ns += (double)w->rf[bl->rf_off + k].ns;
+            double out = ns < len ? len - ns : 0;
+            *mpi_max = ns > *mpi_max ? ns : *mpi_max;
+            *out_max = out > *out_max ? out : *out_max;
+            *mpi_sum += ns;
+            *out_sum += out;
+        }
+        n = w->n_blocks;
+        if (n < w->ranks_reporting) { /* reporting ranks with no entry made no MPI call */
+            *out_max = len;
+            *out_sum += len * (w->ranks_reporting - n);
+        }
+        return 1;
+    }
+    if (!w->rank_pm)
+        return 0;
+    for (uint32_t r = 0; r < w->n_rank_pm; r++) {
+        if (w->rank_pm[r] == MW_RANK_PM_NONE)
+            continue;
+        double ns = len * w->rank_pm[r] / 1000.0;
+        double out = ns < len ? len - ns : 0;
+        *mpi_max = ns > *mpi_max ? ns : *mpi_max;
+        *out_max = out > *out_max ? out : *out_max;
+        *mpi_sum += ns;
+        *out_sum += out;
+        n++;
+    }
+    return n > 0;
+}
+
+/* The collector's hook for every closed window (loop thread): keeps the latest one's gauges,
+ * then hands the window on to the consumer that was there before. */
+static void metrics_on_window(const mw_window_t *w, void *user)
+{
+    mw_metrics_t *m = user;
+    const mw_job_t *job = &m->c->job;
+    metrics_window_t *g = &m->win;
+    uint64_t first = job->min_window >= 0 && (uint64_t)job->min_window <= w->index
+                         ? (uint64_t)job->min_window
+                         : w->index;
+    memset(g, 0, sizeof *g);
+    g->have = 1;
+    g->jobs = m->c->stats.jobs;
+    g->number = w->index - first;
+    uint64_t first_start = mw_grid_start(&job->grid, first);
+    g->start_s = w->start_ns >= first_start ? (double)(w->start_ns - first_start) / 1e9 : 0;
+    g->length_s = (double)w->window_ns / 1e9;
+    g->seen = w->ranks_reporting;
+    g->missing = w->ranks_missing;
+    g->mpi_fraction = w->occ_total_ns ? w->occ_fraction : w->mpi_fraction;
+    double mpi_max, mpi_sum, out_max, out_sum;
+    if (w->ranks_reporting && metrics_rank_times(w, &mpi_max, &mpi_sum, &out_max, &out_sum)) {
+        double n = w->ranks_reporting;
+        g->have_balance = 1;
+        g->mpi_max_s = mpi_max / 1e9;
+        g->mpi_mean_s = mpi_sum / n / 1e9;
+        g->imbalance = mpi_sum > 0 ? mpi_max / (mpi_sum / n) - 1 : 0;
+        g->load_balance = out_max > 0 ? out_sum / n / out_max : 1;
+    }
+    if (m->next_on_window)
+        m->next_on_window(w, m->next_user);
+}
+
+/* The gauges of the current job's latest closed window (docs/metrics.md); none before one
+ * closed, rather than zeros that would read as a balanced, idle job. */
+static void metrics_window_gauges(metrics_buf_t *b, const mw_metrics_t *m, const mw_collector_t *c)
+{
+    const metrics_window_t *g = &m->win;
+    if (!g->have || g->jobs != c->stats.jobs || !c->job.active)
+        return;
+    metrics_gauge(b, "mpiwatch_window_number",
+                  "Number of the latest closed window in the current job (0: its first window).",
+                  (double)g->number);
+    metrics_gauge(b, "mpiwatch_window_start_seconds",
+                  "Start of the latest closed window, seconds after the start of the job's "
+                  "first window.",
+                  g->start_s);
+    metrics_gauge(b, "mpiwatch_window_length_seconds", "Length of the latest closed window.",
+                  g->length_s);
+    metrics_gauge(b, "mpiwatch_window_mpi_fraction",
+                  "Share of the latest closed window the reporting ranks spent in MPI: time "
+                  "in MPI / (ranks reporting x window length).",
+                  g->mpi_fraction);
+    metrics_gauge(b, "mpiwatch_window_ranks_seen",
+                  "Ranks whose sample of the latest closed window was merged.", (double)g->seen);
+    metrics_gauge(b, "mpiwatch_window_ranks_missing",
+                  "Ranks the latest closed window waited for in vain (no bye, not declared "
+                  "dead, no sample when it closed).",
+                  (double)g->missing);
+    metrics_gauge(b, "mpiwatch_window_ranks_expected",
+                  "Ranks the latest closed window expected: seen + missing.",
+                  (double)g->seen + g->missing);
+    if (!g->have_balance)
+        return;
+    metrics_gauge(b, "mpiwatch_window_mpi_imbalance",
+                  "Load imbalance of the latest closed window: max / mean - 1 of the per-rank "
+                  "time in MPI (0: every rank spent the same time in MPI).",
+                  g->imbalance);
+    metrics_gauge(b, "mpiwatch_window_load_balance",
+                  "POP load-balance efficiency of the latest closed window: mean / max of the "
+                  "per-rank time outside MPI (1: balanced).",
+                  g->load_balance);
+    metrics_head(b, "mpiwatch_window_rank_mpi_seconds", "gauge",
+                 "Per-rank time in MPI in the latest closed window: the largest and the mean "
+                 "over the reporting ranks.");
+    metrics_put(b, "mpiwatch_window_rank_mpi_seconds{stat=\"max\"} %.9g\n", g->mpi_max_s);
+    metrics_put(b, "mpiwatch_window_rank_mpi_seconds{stat=\"mean\"} %.9g\n", g->mpi_mean_s);
+}
+
+/* Inserts job="NAME" as the first label of every sample line of `text` (comments and blank
+ * lines as they are). Returns a new buffer (caller frees) or NULL when out of memory. */
+static char *metrics_add_job(const char *text, size_t len, const char *job, size_t *out_len)
+{
+    metrics_buf_t label = {.cap = 64};
+    label.buf = malloc(label.cap);
+    if (!label.buf)
+        return NULL;
+    metrics_put(&label, "job=\"");
+    metrics_label(&label, job);
+    metrics_put(&label, "\"");
+    metrics_buf_t b = {.cap = len + len / 4 + 64};
+    b.buf = malloc(b.cap);
+    if (!b.buf || label.failed) {
+        free(label.buf);
+        free(b.buf);
+        return NULL;
+    }
+    for (size_t i = 0; i < len;) {
+        const char *line = text + i;
+        const char *nl = memchr(line, '\n', len - i);
+        size_t n = nl ? (size_t)(nl - line) + 1 : len - i;
+        if (line[0] == '#' || line[0] == '\n') {
+            metrics_put(&b, "%.*s", (int)n, line);
+        } else {
+            size_t name = strcspn(line, "{ ");
+            if (line[name] == '{')
+                metrics_put(&b, "%.*s{%s,%.*s", (int)name, line, label.buf, (int)(n - name - 1),
+                            line + name + 1);
+            else
+                metrics_put(&b, "%.*s{%s}%.*s", (int)name, line, label.buf, (int)(n - name),
+                            line + name);
+        }
+        i += n;
+    }
+    free(label.buf);
+    if (b.failed) {
+        free(b.buf);
+        return NULL;
+    }
+    *out_len = b.len;
+    return b.buf;
+}
+
 /* Formats the exposition text of the collector's current state. Returns it (caller frees) with
  * its length, or NULL when out of memory. */
-static char *metrics_format(const mw_collector_t *c, size_t *len)
+static char *metrics_format(const mw_metrics_t *m, const mw_collector_t *c, size_t *len)
 {
     metrics_buf_t b = {.cap = 4096};
     b.buf = malloc(b.cap);
@@ -362,6 +562,7 @@ static char *metrics_format(const mw_collector_t *c, size_t *len)
                    "64 MiB record limit; 0 without a recording.",
                    mw__record_too_large(c->record));
     metrics_regions(&b, c);
+    metrics_window_gauges(&b, m, c);
     if (c->opt && c->opt->curve_secret) { /* as in the stats JSON: only when CURVE is on */
         metrics_head(&b, "mpiwatch_connections_refused_total", "counter",
                      "Connections refused by CURVE authentication, by reason.");
@@ -373,8 +574,9 @@ static char *metrics_format(const mw_collector_t *c, size_t *len)
         free(b.buf);
         return NULL;
     }
-    *len = b.len;
-    return b.buf;
+    char *text = metrics_add_job(b.buf, b.len, job->active ? job->job : "", len);
+    free(b.buf);
+    return text;
 }
 
 /* Changes whenever anything the text shows may have changed: every accepted message (which
@@ -403,7 +605,7 @@ static uint64_t metrics_signature(const mw_collector_t *c)
 static void metrics_publish(mw_metrics_t *m, const mw_collector_t *c)
 {
     size_t len = 0;
-    char *text = metrics_format(c, &len);
+    char *text = metrics_format(m, c, &len);
     if (!text) {
         MW_LOG(MW_LOG_WARN, "metrics: out of memory; serving the previous snapshot");
         return;
@@ -478,7 +680,7 @@ static enum MHD_Result metrics_handler(void *cls, struct MHD_Connection *conn, c
     return metrics_reply(conn, MHD_HTTP_OK, body, len, METRICS_CONTENT_TYPE);
 }
 
-mw_metrics_t *mw__metrics_start(const mw_collector_t *c, unsigned port)
+mw_metrics_t *mw__metrics_start(mw_collector_t *c, unsigned port)
 {
     mw_metrics_t *m = calloc(1, sizeof *m);
     if (!m) {
@@ -491,21 +693,50 @@ mw_metrics_t *mw__metrics_start(const mw_collector_t *c, unsigned port)
         mw__metrics_stop(m);
         return NULL;
     }
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons((uint16_t)port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    m->daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, (uint16_t)port, NULL, NULL,
-        metrics_handler, m, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
-    if (!m->daemon) {
-        MW_LOG(MW_LOG_ERROR, "metrics: cannot serve HTTP on 127.0.0.1:%u (port in use?)", port);
+    struct sockaddr_storage addr;
+    unsigned addrlen;
+    int loopback;
+    char err[200];
+    const char *bind = c->opt ? c->opt->metrics_bind : NULL;
+    if (mw__metrics_bind_parse(bind, port, &addr, &addrlen, &loopback, err, sizeof err) < 0) {
+        MW_LOG(MW_LOG_ERROR, "metrics: %s", err); /* refused by the option check before */
         mw__metrics_stop(m);
         return NULL;
     }
-    MW_LOG(MW_LOG_INFO, "metrics on http://127.0.0.1:%u/metrics", port);
+    char host[INET6_ADDRSTRLEN + 2] = "";
+    if (addr.ss_family == AF_INET6) {
+        host[0] = '[';
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&addr)->sin6_addr, host + 1, INET6_ADDRSTRLEN);
+        strcat(host, "]");
+    } else {
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&addr)->sin_addr, host, sizeof host);
+    }
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    if (addr.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    m->daemon = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, metrics_handler, m,
+                                 MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                                 MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_CONNECTION_TIMEOUT,
+                                 10u, MHD_OPTION_END);
+    if (!m->daemon) {
+        MW_LOG(MW_LOG_ERROR,
+               "metrics: cannot serve HTTP on %s:%u (port in use, or no such address here?)", host,
+               port);
+        mw__metrics_stop(m);
+        return NULL;
+    }
+    if (!loopback)
+        MW_LOG(MW_LOG_WARN,
+               "warning: the metrics page on %s:%u is not loopback and has no authentication "
+               "(--allow-insecure): anyone who reaches it can read the job's figures",
+               host, port);
+    /* The latest window's gauges: chained before whatever consumer was there. */
+    m->c = c;
+    m->next_on_window = c->on_window;
+    m->next_user = c->on_window_user;
+    c->on_window = metrics_on_window;
+    c->on_window_user = m;
+    MW_LOG(MW_LOG_INFO, "metrics on http://%s:%u/metrics", host, port);
     return m;
 }
 
@@ -534,6 +765,10 @@ void mw__metrics_stop(mw_metrics_t *m)
         return;
     if (m->daemon)
         MHD_stop_daemon(m->daemon); /* joins the HTTP thread: nothing reads text after this */
+    if (m->c && m->c->on_window == metrics_on_window && m->c->on_window_user == m) {
+        m->c->on_window = m->next_on_window;
+        m->c->on_window_user = m->next_user;
+    }
     pthread_mutex_destroy(&m->lock);
     free(m->text);
     free(m);

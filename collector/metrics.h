@@ -7,9 +7,10 @@
 
 typedef struct mw_metrics mw_metrics_t;
 
-/* Serves GET /metrics on 127.0.0.1:port from its own thread, starting with a snapshot of `c`.
- * Returns the endpoint, or NULL with a logged message. */
-mw_metrics_t *mw__metrics_start(const mw_collector_t *c, unsigned port);
+/* Serves GET /metrics on port of --metrics-bind (127.0.0.1 by default) from its own thread,
+ * starting with a snapshot of `c`, and hooks c->on_window (chaining the previous consumer) for
+ * the latest window's gauges. Returns the endpoint, or NULL with a logged message. */
+mw_metrics_t *mw__metrics_start(mw_collector_t *c, unsigned port);
 /* Called by the loop after every wakeup: republishes the snapshot when the counters changed
  * (at most every 500 ms, at once when the job has ended). Returns the milliseconds until a
  * pending change may be published (for the poll timeout), -1 when none is pending. */

@@ -10,6 +10,7 @@
 #include "collector.h"
 #include "options.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
@@ -17,8 +18,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 typedef enum {
     OPT_STRING, /* char *, owned */
@@ -60,7 +63,12 @@ static const opt_desc_t opt_table[] = {
     {"silence-timeout-ms", 0, OPT_UINT, offsetof(mw_collector_options_t, silence_timeout_ms), "N",
      1, 86400000, "end the job when no live rank has sent anything for N ms (default 10000)"},
     {"metrics-port", 0, OPT_UINT, offsetof(mw_collector_options_t, metrics_port), "N", 0, 65535,
-     "serve Prometheus metrics at http://127.0.0.1:N/metrics (0: off, the default)"},
+     "serve Prometheus metrics at http://ADDR:N/metrics (ADDR from --metrics-bind; 0: off, "
+     "the default)"},
+    {"metrics-bind", 0, OPT_STRING, offsetof(mw_collector_options_t, metrics_bind), "ADDR", 0, 0,
+     "the address of --metrics-port: a numeric IPv4 or IPv6 address (default 127.0.0.1); one "
+     "that is not loopback (0.0.0.0, ::, a host address) needs --allow-insecure, because the "
+     "page has no authentication (docs/metrics.md)"},
     {"record", 'r', OPT_STRING, offsetof(mw_collector_options_t, record), "FILE", 0, 0,
      "record everything received and derived (messages, merged windows, job events, an "
      "index) into FILE (.mpiw), readable up to its last complete frame even after a crash"},
@@ -74,11 +82,6 @@ static const opt_desc_t opt_table[] = {
      "processed at full speed and not published)"},
     {"to", 0, OPT_DOUBLE, offsetof(mw_collector_options_t, to_s), "S", -1, 1e9,
      "replay: stop S seconds after the start of the recording (default -1: at its end)"},
-    {"progress", 0, OPT_FLAG, offsetof(mw_collector_options_t, progress), NULL, 0, 0,
-     "replay: show how far the replay is on stderr (default: on a terminal with --quiet, where "
-     "the live view does not show it)"},
-    {"no-progress", 0, OPT_FLAG, offsetof(mw_collector_options_t, no_progress), NULL, 0, 0,
-     "replay: never show the progress line"},
     {"publish", 0, OPT_STRING, offsetof(mw_collector_options_t, publish), "ENDPOINT", 0, 0,
      "publish the job and every merged window on a PUB socket bound to ENDPOINT"},
     {"rules", 0, OPT_STRING, offsetof(mw_collector_options_t, rules), "FILE", 0, 0,
@@ -203,6 +206,7 @@ void mw_collector_options_free(mw_collector_options_t *o)
     free(o->steer);
     free(o->rules);
     free(o->control);
+    free(o->metrics_bind);
     free(o->curve_secret);
     free(o->curve_clients);
     free(o->lateness);
@@ -691,8 +695,66 @@ int mw_collector_options_check(const mw_collector_options_t *o, char *err, size_
         snprintf(err, errlen, "--to must not be before --from");
         return -1;
     }
+    /* The metrics page is plain HTTP whatever CURVE does: off loopback only on request. */
+    if (o->metrics_bind && *o->metrics_bind) {
+        struct sockaddr_storage ss;
+        unsigned sslen;
+        int loopback;
+        if (mw__metrics_bind_parse(o->metrics_bind, 0, &ss, &sslen, &loopback, err, errlen) < 0)
+            return -1;
+        if (!loopback && !o->allow_insecure) {
+            snprintf(err, errlen,
+                     "--metrics-bind %.100s is not loopback and the metrics page has no "
+                     "authentication: add --allow-insecure to serve it on the network "
+                     "(docs/metrics.md)",
+                     o->metrics_bind);
+            return -1;
+        }
+    }
     /* Local endpoints, CURVE or --allow-insecure; key files that load (auth.c). */
     return mw__auth_check(o, err, errlen);
+}
+
+int mw__metrics_bind_parse(const char *text, unsigned port, struct sockaddr_storage *addr,
+                           unsigned *addrlen, int *loopback, char *err, size_t errlen)
+{
+    char buf[INET6_ADDRSTRLEN + 2];
+    const char *a = text && *text ? text : "127.0.0.1";
+    size_t n = strlen(a);
+    if (n >= sizeof buf) {
+        snprintf(err, errlen, "--metrics-bind: '%.60s...' is not an IPv4 or IPv6 address", a);
+        return -1;
+    }
+    memcpy(buf, a, n + 1);
+    int bracketed = n >= 2 && buf[0] == '[' && buf[n - 1] == ']'; /* [::1], as in a URL */
+    if (bracketed) {
+        memmove(buf, buf + 1, n - 2);
+        buf[n - 2] = '\0';
+    }
+    memset(addr, 0, sizeof *addr);
+    struct sockaddr_in *v4 = (struct sockaddr_in *)addr;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)addr;
+    if (!bracketed && inet_pton(AF_INET, buf, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)port);
+        *addrlen = sizeof *v4;
+        *loopback = (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+        return 0;
+    }
+    if (inet_pton(AF_INET6, buf, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)port);
+        *addrlen = sizeof *v6;
+        const uint8_t *b = v6->sin6_addr.s6_addr;
+        *loopback = IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr) ||
+                    (IN6_IS_ADDR_V4MAPPED(&v6->sin6_addr) && b[12] == 127);
+        return 0;
+    }
+    snprintf(err, errlen,
+             "--metrics-bind: '%s' is not a numeric IPv4 or IPv6 address (e.g. 127.0.0.1, ::1, "
+             "0.0.0.0)",
+             a);
+    return -1;
 }
 
 void mw_collector_options_usage(FILE *out, const char *prog)

@@ -16,7 +16,8 @@ typedef struct {
     char *stats_json;
     uint64_t lateness_ms;
     uint64_t silence_timeout_ms;
-    uint64_t metrics_port; /* --metrics-port: Prometheus HTTP on 127.0.0.1 (0: off) */
+    uint64_t metrics_port; /* --metrics-port: Prometheus HTTP (0: off) */
+    char *metrics_bind;    /* --metrics-bind ADDR: its address (NULL: 127.0.0.1) */
     int exit_after_job;
     int quiet;
     int verbose;
@@ -29,8 +30,6 @@ typedef struct {
     double speed;             /* --speed X: replay pace (1 real time, 0 as fast as possible) */
     double from_s, to_s;      /* --from / --to: replay span in seconds from the recording start
                                  (to_s < 0: to the end) */
-    int progress;             /* --progress: replay's progress line on stderr, even in a log */
-    int no_progress;          /* --no-progress: never (default: a terminal with --quiet) */
     char *publish;            /* --publish ENDPOINT: PUB socket of merged windows */
     char *rules;              /* --rules FILE: threshold rules and actions (docs/steering.md) */
     char *history;            /* --history ENDPOINT: ROUTER socket answering HistoryRequest */
@@ -81,6 +80,14 @@ void mw_collector_options_usage(FILE *out, const char *prog);
 /* Whether --lateness is on: 0 off, 1 on (the default: with the leap merge), 2 no-leap
  * (docs/lateness.md). */
 int mw_collector_options_lateness(const mw_collector_options_t *o);
+/* The address of --metrics-bind (NULL or empty: 127.0.0.1): a numeric IPv4 or IPv6 address,
+ * the latter optionally in brackets. Fills `addr` (a struct sockaddr_in or sockaddr_in6 with
+ * `port`), its length and whether it is loopback (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104).
+ * Returns 0, or -1 with a message in err. */
+struct sockaddr_storage;
+int mw__metrics_bind_parse(const char *text, unsigned port, struct sockaddr_storage *addr,
+                           unsigned *addrlen, int *loopback, char *err, size_t errlen);
+
 /* Whether --rank-detail is on (1, the default) or off (0). */
 int mw_collector_options_rank_detail(const mw_collector_options_t *o);
 

@@ -254,9 +254,12 @@ static void encode(mw_collector_t *c, mw__pub_t *m)
     switch (m->kind) {
     case MW_PUB_WINDOW:
         m->len = mw__window_pack(&c->enc, m->window, c->now.real_ns);
-        if (m->len == 0)
-            MW_LOG(MW_LOG_ERROR, "window %llu: out of memory encoding it",
-                   (unsigned long long)m->window->index);
+        if (m->len == 0) {
+            char wl[96];
+            MW_LOG(
+                MW_LOG_ERROR, "window %s: out of memory encoding it",
+                mw__job_windows_label(&c->job, m->window->index, m->window->index, wl, sizeof wl));
+        }
         break;
     case MW_PUB_STEP:
         m->len = mw__step_pack(&c->enc, m->step);
@@ -274,9 +277,12 @@ static void encode(mw_collector_t *c, mw__pub_t *m)
         break;
     case MW_PUB_LATENESS:
         m->len = mw__lateness_pack(&c->enc, m->lateness);
-        if (m->len == 0)
-            MW_LOG(MW_LOG_ERROR, "lateness of window %llu: out of memory encoding it",
-                   (unsigned long long)m->lateness->window);
+        if (m->len == 0) {
+            char wl[96];
+            MW_LOG(MW_LOG_ERROR, "lateness of window %s: out of memory encoding it",
+                   mw__job_windows_label(&c->job, m->lateness->window, m->lateness->window, wl,
+                                         sizeof wl));
+        }
         break;
     default:
         break;

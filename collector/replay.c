@@ -31,14 +31,12 @@
 #include "signals.h"
 #include "metrics.h"
 #include "rules.h"
-#include "mw_progress.h"
 #include "mw_recording.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -139,11 +137,12 @@ static void replay_recorded_window(replay_t *rp, mw_rec_reader_t *rd, Mpiwatch__
      * trace that does not resolve leaves the rank not exact, and the window then differs. */
     const char *job = rp->c->job.job[0] ? rp->c->job.job : NULL;
     uint64_t before = mw_rec_reader_trace_failures(rd);
+    char wl[96];
     if (mw_rec_reader_resolve_window(rd, w, job) != 0 && before == 0)
         MW_LOG(MW_LOG_WARN,
-               "replay: window %llu: a trace's records are not where the recording says "
+               "replay: window %s: a trace's records are not where the recording says "
                "(the first; the rank is shown as not exact, the end counts them all)",
-               (unsigned long long)w->index);
+               mw__job_windows_label(&rp->c->job, w->index, w->index, wl, sizeof wl));
     size_t len = protobuf_c_message_get_packed_size(&w->base);
     if (len + 1 > rp->cap) {
         unsigned char *p = realloc(rp->buf, len + 1);
@@ -259,20 +258,10 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
     mw_clock_t last = {0, 0};
     int finished = 0, cut = 0, rc = 0;
     char err[256];
-    /* The progress line (mw_progress.h): by default on a terminal only with --quiet, since the
-     * live view draws there otherwise and shows the windows going by. */
-    struct stat st;
-    mw_progress_t progress;
-    int mode = o->quiet ? -1 : 0;
-    if (o->progress || o->no_progress)
-        mode = o->progress && !o->no_progress;
-    mw_progress_init(&progress, "replay", mode,
-                     stat(o->replay, &st) == 0 ? (uint64_t)st.st_size : 0);
 
     while (!mw__signals_stopped() && !c->exit_requested) {
         const Mpiwatch__Record *rec;
-        uint64_t at = 0;
-        int k = mw_rec_reader_next(rd, &rec, &at, err, sizeof err);
+        int k = mw_rec_reader_next(rd, &rec, NULL, err, sizeof err);
         if (k < 0) {
             MW_LOG(MW_LOG_ERROR, "replay %s: %s", o->replay, err);
             rc = -1;
@@ -280,7 +269,6 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
         }
         if (k == 0)
             break;
-        mw_progress_update(&progress, at, rp->windows + rp->hidden);
         if (records++ == 0) {
             origin = rec->mono_ns;
             if (rec->body_case != MPIWATCH__RECORD__BODY_START)
@@ -344,7 +332,6 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
         }
     }
 
-    mw_progress_end(&progress, rp->windows + rp->hidden);
     if (rc == 0 && mw_rec_reader_truncated(rd))
         MW_LOG(MW_LOG_WARN,
                "replay %s: the file ends with an incomplete or damaged frame (its "

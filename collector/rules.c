@@ -1169,8 +1169,9 @@ static void rules_fire(mw_rules_t *rs, rule_t *r, mw_collector_t *c, uint64_t in
             k = (uint64_t)first;
         }
         snprintf(arg, sizeof arg, "%" PRIu32 "@%" PRIu64, n, k);
-        MW_LOG(MW_LOG_INFO, "rule '%s': capture of windows %" PRIu64 "..%" PRIu64, r->name, k,
-               k + n - 1);
+        char wl[128];
+        MW_LOG(MW_LOG_INFO, "rule '%s': capture of windows %s", r->name,
+               mw__job_windows_label(&c->job, k, k + n - 1, wl, sizeof wl));
         rules_send(c, r, "mpiwatch.capture", arg, -1);
         break;
     }

@@ -266,7 +266,9 @@ static void steer_window_apply(mw_collector_t *c, uint64_t k, uint64_t ms)
              ms, k, mw_grid_start(&c->job.grid, k));
     mw__publish_event(c, "window", detail);
     mw__publish_job(c); /* JobInfo.grid */
-    MW_LOG(MW_LOG_INFO, "window length %" PRIu64 " ms from window %" PRIu64, ms, k);
+    char wl[96];
+    MW_LOG(MW_LOG_INFO, "window length %" PRIu64 " ms from window %s", ms,
+           mw__job_windows_label(&c->job, k, k, wl, sizeof wl));
 }
 
 int mw__grid_apply_event(mw_collector_t *c, const char *detail)

@@ -114,7 +114,9 @@ static int trace_records(const mw_collector_t *c, const Mpiwatch__Trace *t,
                         &n, &reason) < 0 ||
         n != t->count) {
         free(recs);
-        MW_LOG(MW_LOG_DEBUG, "trace of window %llu refused: %s", (unsigned long long)t->window,
+        char wl[96];
+        MW_LOG(MW_LOG_DEBUG, "trace of window %s refused: %s",
+               mw__job_windows_label(&c->job, t->window, t->window, wl, sizeof wl),
                reason ? reason : "count");
         *why = MW_TREFUSE_DECODE;
         return -1;

@@ -56,16 +56,23 @@ def scrape():
     with urllib.request.urlopen(base + "/metrics", timeout=5) as r:
         return r.status, r.headers.get("Content-Type", ""), r.read().decode()
 
+jobs_seen = set()
+
 def parse(body):
+    """Sample lines by series, with the job label (first on every line, docs/metrics.md)
+    checked and taken out, so that the keys below name the other labels only."""
     values = {}
     for line in body.splitlines():
         if not line or line.startswith("#"):
             continue
-        m = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{[^}]*\})?) (\S+)', line)
+        m = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\{job="((?:[^"\\]|\\.)*)",?([^}]*)\} (\S+)',
+                         line)
         if not m:
-            errors.append(f"malformed sample line: {line!r}")
+            errors.append(f"malformed sample line (or no job label first): {line!r}")
             continue
-        values[m.group(1)] = float(m.group(2))
+        jobs_seen.add(m.group(2))
+        key = m.group(1) + (f"{{{m.group(3)}}}" if m.group(3) else "")
+        values[key] = float(m.group(4))
     return values
 
 # The snapshot is republished at most every 500 ms: wait until it shows the whole job.
@@ -157,6 +164,29 @@ for r, n in caps["capped"].items():
 if sum(caps["capped"].values()) < 2:
     errors.append("mw-badinput's caps job provoked no cap")
 check("recording too_large (no recording)", values.get("mpiwatch_recording_too_large_total"), 0)
+# One job label on the last page: the loadgen job's name, on every line.
+jobs_now = set()
+for line in body.splitlines():
+    if line and not line.startswith("#"):
+        jobs_now.add(re.match(r'[^{]*\{job="([^"]*)"', line).group(1))
+check("job labels on the last page", sorted(jobs_now), [totals["job"]])
+# The latest closed window's gauges (docs/metrics.md): all there, and consistent.
+w = {k: values.get(f"mpiwatch_window_{k}") for k in
+     ("number", "start_seconds", "length_seconds", "mpi_fraction", "ranks_seen",
+      "ranks_missing", "ranks_expected", "mpi_imbalance", "load_balance")}
+for k, v in w.items():
+    if v is None:
+        errors.append(f"no mpiwatch_window_{k}")
+if None not in w.values():
+    check("window ranks expected", w["ranks_expected"], w["ranks_seen"] + w["ranks_missing"])
+    if not (w["number"] >= 0 and w["start_seconds"] >= 0 and w["length_seconds"] > 0 and
+            0 <= w["mpi_fraction"] and 0 < w["ranks_seen"] <= totals["ranks"] and
+            w["mpi_imbalance"] >= 0 and 0 < w["load_balance"] <= 1):
+        errors.append(f"window gauges out of range: {w}")
+    mx = values.get('mpiwatch_window_rank_mpi_seconds{stat="max"}')
+    mean = values.get('mpiwatch_window_rank_mpi_seconds{stat="mean"}')
+    if mx is None or mean is None or (mean > 0 and abs(mx / mean - 1 - w["mpi_imbalance"]) > 1e-6):
+        errors.append(f"imbalance {w['mpi_imbalance']} is not max/mean - 1 of {mx}, {mean}")
 with open(f"{d}/metrics.txt", "w") as f:
     f.write(body)
 

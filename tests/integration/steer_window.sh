@@ -66,8 +66,13 @@ mw_wait_collector 30
 
 K=$(sed -n 's/.*steer #[0-9]*: mpiwatch\.window=200@\([0-9]*\)$/\1/p' "$MW_T/collector.err")
 [ -n "$K" ] || mw_fail "the collector did not log the change: $(grep steer "$MW_T/collector.err")"
-grep -q "window length 200 ms from window $K" "$MW_T/collector.err" ||
-    mw_fail "the collector did not log the new grid"
+# The log numbers windows from the job's first, the grid index in parentheses.
+grep -Eq "window length 200 ms from window [0-9]+ \(t\+[0-9]+\.[0-9]{3} s; grid $K\)" \
+    "$MW_T/collector.err" || mw_fail "the collector did not log the new grid"
+N=$(sed -En "s/.*window length 200 ms from window ([0-9]+) \(t.*grid $K\)$/\1/p" "$MW_T/collector.err")
+if [ -z "$N" ] || [ "$N" -ge 1000 ] || [ "$N" -ge "$K" ]; then
+    mw_fail "window $K is not numbered from the job's first window: ${N:-none}"
+fi
 "${MW_LAUNCHER%/mpiwatch}/mpiwatch-export" --format jsonl "$MW_T/job.mpiw" -o "$MW_T/job.jsonl" ||
     mw_fail "export failed"
 "$MW_PYTHON" - "$MW_T/job.jsonl" "$MW_T/job.mpiw" "$MW_T/stats.json" "$K" "$iters" "$bad" <<'PY' ||
