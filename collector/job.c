@@ -48,6 +48,7 @@
  * libraries): the two are not mixed, so its figures are either all accounted or flagged.
  */
 #include "collector.h"
+#include "dormant.h"
 #include "job.h"
 
 #include <inttypes.h>
@@ -705,6 +706,7 @@ void mw__job_free(mw_job_t *job)
     mw__index_free(&job->pairs_late);
     mw__index_free(&job->host_index);
     mw__rs_free(&job->rs);
+    mw__dormant_free(&job->dormant);
     memset(job, 0, sizeof *job);
 }
 
@@ -841,6 +843,7 @@ uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t n
         dropped_more = s->samples_dropped_total - r->samples_dropped;
         r->samples_dropped = s->samples_dropped_total;
     }
+    mw__dormant_take(&job->dormant, job->size, rank, s->dormant); /* dormant.c */
     return dropped_more;
 }
 
@@ -856,6 +859,7 @@ void mw__job_bye(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns)
     r->records_dropped_bye = b->records_dropped_total;
     totals_t t = totals_of(r, NULL, b);
     job_totals_apply(job, env->rank, &t, 1);
+    mw__dormant_take(&job->dormant, job->size, env->rank, b->dormant); /* dormant.c */
     job->byes++;
 }
 

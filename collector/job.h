@@ -154,6 +154,8 @@ typedef struct {
     /* Loss accounting over the ranks that send running totals: the sum of their latest totals
      * (at_ranks) and of what was merged from them (merged); missed = at_ranks - merged. */
     mw_tally_t at_ranks, merged;
+    /* Dormant mode (dormant.c): the ranks' dormant totals and spans; NULL until one reports. */
+    struct mw_dormant *dormant;
 
     uint64_t samples;
     uint64_t late;

@@ -82,6 +82,11 @@ static const opt_desc_t opt_table[] = {
      "processed at full speed and not published)"},
     {"to", 0, OPT_DOUBLE, offsetof(mw_collector_options_t, to_s), "S", -1, 1e9,
      "replay: stop S seconds after the start of the recording (default -1: at its end)"},
+    {"progress", 0, OPT_FLAG, offsetof(mw_collector_options_t, progress), NULL, 0, 0,
+     "replay: show how far the replay is on stderr (default: on a terminal with --quiet, where "
+     "the live view does not show it)"},
+    {"no-progress", 0, OPT_FLAG, offsetof(mw_collector_options_t, no_progress), NULL, 0, 0,
+     "replay: never show the progress line"},
     {"publish", 0, OPT_STRING, offsetof(mw_collector_options_t, publish), "ENDPOINT", 0, 0,
      "publish the job and every merged window on a PUB socket bound to ENDPOINT"},
     {"rules", 0, OPT_STRING, offsetof(mw_collector_options_t, rules), "FILE", 0, 0,

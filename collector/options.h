@@ -30,6 +30,8 @@ typedef struct {
     double speed;             /* --speed X: replay pace (1 real time, 0 as fast as possible) */
     double from_s, to_s;      /* --from / --to: replay span in seconds from the recording start
                                  (to_s < 0: to the end) */
+    int progress;             /* --progress: replay's progress line on stderr, even in a log */
+    int no_progress;          /* --no-progress: never (default: a terminal with --quiet) */
     char *publish;            /* --publish ENDPOINT: PUB socket of merged windows */
     char *rules;              /* --rules FILE: threshold rules and actions (docs/steering.md) */
     char *history;            /* --history ENDPOINT: ROUTER socket answering HistoryRequest */

@@ -31,12 +31,14 @@
 #include "signals.h"
 #include "metrics.h"
 #include "rules.h"
+#include "mw_progress.h"
 #include "mw_recording.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -258,10 +260,20 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
     mw_clock_t last = {0, 0};
     int finished = 0, cut = 0, rc = 0;
     char err[256];
+    /* The progress line (mw_progress.h): by default on a terminal only with --quiet, since the
+     * live view draws there otherwise and shows the windows going by. */
+    struct stat st;
+    mw_progress_t progress;
+    int mode = o->quiet ? -1 : 0;
+    if (o->progress || o->no_progress)
+        mode = o->progress && !o->no_progress;
+    mw_progress_init(&progress, "replay", mode,
+                     stat(o->replay, &st) == 0 ? (uint64_t)st.st_size : 0);
 
     while (!mw__signals_stopped() && !c->exit_requested) {
         const Mpiwatch__Record *rec;
-        int k = mw_rec_reader_next(rd, &rec, NULL, err, sizeof err);
+        uint64_t at = 0;
+        int k = mw_rec_reader_next(rd, &rec, &at, err, sizeof err);
         if (k < 0) {
             MW_LOG(MW_LOG_ERROR, "replay %s: %s", o->replay, err);
             rc = -1;
@@ -269,6 +281,7 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
         }
         if (k == 0)
             break;
+        mw_progress_update(&progress, at, rp->windows + rp->hidden);
         if (records++ == 0) {
             origin = rec->mono_ns;
             if (rec->body_case != MPIWATCH__RECORD__BODY_START)
@@ -332,6 +345,7 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
         }
     }
 
+    mw_progress_end(&progress, rp->windows + rp->hidden);
     if (rc == 0 && mw_rec_reader_truncated(rd))
         MW_LOG(MW_LOG_WARN,
                "replay %s: the file ends with an incomplete or damaged frame (its "
