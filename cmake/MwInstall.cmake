@@ -38,6 +38,11 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${MW_DATADIR}/exam
         FILES_MATCHING PATTERN "*.c" PATTERN "*.h" PATTERN "*.f90" PATTERN "*.F90"
                        PATTERN "*.py" PATTERN "*.ini")
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The Grafana dashboard of the collector's Prometheus page (docs/metrics.md).
+if(MW_METRICS)
+  install(FILES ${PROJECT_SOURCE_DIR}/share/grafana/mpiwatch-dashboard.json
+          DESTINATION ${MW_DATADIR}/grafana)
+endif()
 
 # Bash completion of `mpiwatch` (tools/completion/mpiwatch.bash), where bash-completion looks
 # for it under a prefix.
