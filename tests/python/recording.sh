@@ -1,5 +1,6 @@
 #!/bin/bash
-# recording.sh MPIWATCH EXPORT EXAMPLES: the Python package reads a real job's recording exactly.
+# recording.sh MPIWATCH EXPORT EXAMPLES COLLECTOR: the Python package reads a real job's
+# recording exactly.
 #
 # `mpiwatch demo` (4 ranks of mpiwatch-demo under mpirun, the library preloaded, a private
 # collector with 2 s of lateness so that no sample comes late) records the run and writes the
@@ -8,13 +9,15 @@
 # every figure exactly with the summary and, window by window, with `mpiwatch-export --format
 # jsonl`, then proves each comparison can fail. check_corrupt.py then damages copies of the
 # recording (torn, bad CRC, bad lengths, tags, versions): each must raise RecordingError with a
-# clear message, never hang. The example script and notebook run on the recording. Finally the package is used from the source tree, generating its
-# protobuf module with protoc on the fly, and must read the same tables.
+# clear message, never hang. The example script and notebook run on the recording. The package
+# is used from the source tree, generating its protobuf module with protoc on the fly, and must
+# read the same tables. Last, the progress line of export and replay (see below).
 # shellcheck source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
 mpiwatch=$1
 export_=$2
 examples=$3
+collector=$4
 mw_require MW_PYDIR
 mw_init python_recording
 mw_mpi_env
@@ -81,4 +84,32 @@ for cell in nb["cells"]:
         exec("".join(cell["source"]), env)
 assert env["per_rank"].idxmax() is not None and len(env["tot"]) > 0
 PY
+# Progress (docs/export.md): --progress off a terminal prints lines, the last one at 100% with
+# every window; on a terminal (script(1)), a replay with --quiet shows one line rewritten in
+# place, at most four times a second, erased at the end; --no-progress and the live view (no
+# --quiet) show none.
+MW_FAILURE_LOG=$d/progress.err
+"$export_" --format csv --progress "$d/run.mpiw" -o "$d/p.csv" 2>"$d/progress.err" ||
+    mw_fail "export --progress failed"
+windows=$("$MW_PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["windows"])' \
+    "$d/summary.json")
+tail -n 1 "$d/progress.err" | grep -Eq "^export: 100% \($windows windows, [0-9.]+/[0-9.]+ MB\)$" ||
+    mw_fail "export --progress did not end with 100% and $windows windows"
+replay_tty() { # OUT ARGS...: a replay at 3x on a terminal, what the terminal showed into OUT
+    local out=$1 cmd
+    shift
+    printf -v cmd '%q ' "$collector" --replay "$d/run.mpiw" --speed 3 "$@"
+    SECONDS=0
+    script -qec "$cmd" /dev/null >"$out" 2>&1 </dev/null || mw_fail "replay $* failed"
+    echo "$SECONDS"
+}
+secs=$(replay_tty "$d/tty.out" --quiet)
+updates=$(grep -o $'\rreplay: *[0-9]*% ([0-9]* windows' "$d/tty.out" | wc -l)
+{ [ "$updates" -ge 2 ] && [ "$updates" -le $((4 * secs + 4)) ]; } ||
+    { cp "$d/tty.out" "$d/progress.err"; mw_fail "$updates progress updates in $secs s on a terminal"; }
+grep -q $'\r\033\[K' "$d/tty.out" || mw_fail "the progress line was not erased at the end"
+replay_tty "$d/tty_no.out" --quiet --no-progress >/dev/null
+replay_tty "$d/tty_live.out" >/dev/null
+! grep -q "replay: *[0-9]*%" "$d/tty_no.out" "$d/tty_live.out" ||
+    mw_fail "a progress line with --no-progress or beside the live view"
 mw_log "ok"
