@@ -1,15 +1,19 @@
-/* fortran.c: wrappers of the Fortran MPI entry points, expanded from mpi_functions.def.
+/* fortran.c: wrappers of the Fortran MPI entry points, expanded from this build's function table
+ * (MW_FN_TABLE_DEF: generated from the mpi.h and Fortran bindings built against).
  *
  * DESIGN: Open MPI's Fortran bindings (mpif.h, `use mpi`: mpi_x_ in libmpi_mpifh; `use
  * mpi_f08`: mpi_x_f08_ in libmpi_usempif08) call PMPI_X in C directly, so the C wrappers never
- * see a Fortran program. Each Fortran entry point is therefore wrapped too: at the ABI level
+ * see a Fortran program. MPICH's (mpi_x_ in libmpichfort; all four manglings and pmpi_x_ are
+ * one function there) call MPI_X through the PLT, and its mpi_f08 bindings (mpi_x_f08ts_) call
+ * the C MPI_X too. Each mpif.h entry point is therefore wrapped in both: at the ABI level
  * every Fortran argument is a pointer, plus one hidden length per CHARACTER argument, so a
  * wrapper only needs the argument count (from the table) to forward the call untouched to
  * pmpi_x_ / pmpi_x_f08_. Those are weak references: they resolve when the program loaded the
  * Fortran bindings, which is the only way the wrappers can be reached. A wrapper marks the
  * thread as inside a call, which the C wrappers check, so a binding that calls MPI_X
- * internally is counted once, under its MPI name. All four name manglings of mpif.h (mpi_x_, mpi_x,
- * mpi_x__, MPI_X) are aliases of one wrapper.
+ * internally (MPICH's, always) is counted once, under its MPI name. All four name manglings of
+ * mpif.h (mpi_x_, mpi_x, mpi_x__, MPI_X) are aliases of one wrapper. The f08 column is 0 for
+ * MPICH: its mpi_f08 calls reach the C wrappers.
  */
 #include "shim.h"
 
@@ -206,7 +210,7 @@
 
 #define MW_FN(name, ret, kind, params, args, bytes, peer, fortran, trace)                         \
     MW_FSEL(name, kind, MW_F_##fortran)
-#include "mpi_functions.def"
+#include MW_FN_TABLE_DEF
 #undef MW_FN
 /* clang-format on */
 

@@ -110,7 +110,8 @@ int mw__init_common(int thread_level)
         for (char *p = lib; *p; p++)
             if ((unsigned char)*p < 0x20)
                 *p = ' ';
-        snprintf(hi.mpi_library, sizeof hi.mpi_library, "%s", lib);
+        snprintf(hi.mpi_library, sizeof hi.mpi_library, "%.*s", (int)sizeof hi.mpi_library - 1,
+                 lib); /* MPICH's lib is 8192 bytes long: cut, as meant */
     }
     snprintf(hi.program, sizeof hi.program, "%s", program_invocation_short_name);
     hi.thread_level = thread_level;

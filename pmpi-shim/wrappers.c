@@ -231,5 +231,5 @@
     MW_WRAP_##kind(name, ret, params, args, by, pr, tk, c, p, tg, h)
 #define MW_FN(name, ret, kind, params, args, by, pr, fortran, trace)                               \
     MW_SEL(name, ret, kind, params, args, by, pr, trace)
-#include "mpi_functions.def"
+#include MW_FN_TABLE_DEF
 #undef MW_FN

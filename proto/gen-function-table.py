@@ -1,8 +1,19 @@
 #!/usr/bin/env python3
-"""Regenerate proto/mpi_functions.def, the single MPI function table.
+"""Generate the MPI function table (proto/mpi_functions.def) from an MPI's mpi.h.
 
-The table is checked in; this script is the maintenance tool that rebuilds it from the MPI
-that is installed on the machine. It is not run by the build.
+CMake runs it at configure time with the build's MPI compiler wrappers (`--mpicc`,
+`--mpifort`, `--out` into the build tree: proto/function-table.cmake). The checked-in
+proto/mpi_functions.def is its output for Debian 12's Open MPI 4.1, kept for review, as the
+fallback when generation fails, and as the legacy table of the wire; the default command
+rewrites it. It handles Open MPI (4.1) and MPICH (4.0) and their derivatives:
+  - MPI-4.0 large-count functions (MPI_Send_c, ...) are rows of their own, classified and
+    traced like their base function (base_of); only scalar MW_BYTES rules carry over.
+  - MPIX_ extensions are not rows: they are not MPI, and their wrappers would need a
+    different prefix (counted in the summary line as "MPIX_ left out").
+  - Parameter names differ between MPIs (old_comm / comm_old): a trace rule may name
+    alternatives.
+  - Fortran: the mpif.h binding library is the one the Fortran wrapper links (Open MPI's
+    libmpi_mpifh, MPICH's libmpichfort, Intel MPI's libmpifort); see point 3.
 
 How it works:
 
@@ -21,6 +32,9 @@ How it works:
    `pmpi_<lower>_`. The ABI arity is read from the gfortran module `mpi.mod` (a gzip'd
    S-expression listing every procedure's formal arguments and their types): one pointer
    per formal argument (ierror included), plus one hidden length per CHARACTER argument.
+   MPICH's mpi.mod has no interface for the routines with a choice buffer (MPI_Send, ...):
+   their arity is the C parameter count + 1 (IERROR), for int-returning functions without
+   char or variadic parameters only (fortran_rule_arity; `--verify-abi` checks it).
    The script refuses to guess: a procedure whose interface is missing, or has OPTIONAL /
    VALUE / descriptor-passed arguments, gets MW_NOFORTRAN unless FORTRAN_ARITY_OVERRIDES
    gives its arity. `--verify-abi` additionally disassembles libmpi_mpifh and checks that no
@@ -30,6 +44,7 @@ How it works:
 
 Usage:
     proto/gen-function-table.py                 # rewrite proto/mpi_functions.def
+    proto/gen-function-table.py --mpicc mpicc.mpich --mpifort mpif90.mpich --out FILE
     proto/gen-function-table.py --check         # exit 1 if the checked-in file is stale
     proto/gen-function-table.py --verify-abi    # also cross-check arities with objdump
     proto/gen-function-table.py --names         # print the C names the table must hold
@@ -42,6 +57,7 @@ import gzip
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -405,7 +421,7 @@ def parse_prototypes(text):
             continue
         st = drop_attributes(st)
         for i, t in enumerate(st):
-            if re.match(r"P?MPI_\w+$", t) and i + 1 < len(st) and st[i + 1] == "(":
+            if re.match(r"P?MPIX?_\w+$", t) and i + 1 < len(st) and st[i + 1] == "(":
                 close = matching(st, i + 1)
                 ret = [x for x in st[:i] if not re.match(r"[A-Z][A-Z0-9_]*DECLSPEC$", x)]
                 if not ret or close < 0:
@@ -426,6 +442,7 @@ def extract_c(cc, cflags):
     pfull = parse_prototypes(full)
     praw = parse_prototypes(raw)
     names = sorted(n[4:] for n in pfull if n.startswith("MPI_") and "P" + n in pfull)
+    extract_c.mpix = sorted(n for n in pfull if n.startswith("MPIX_") and "P" + n in pfull)
     funcs = OrderedDict()
     for n in names:
         if n in EXCLUDED:
@@ -466,7 +483,21 @@ def c_signature(name, ret, params):
 
 # ------------------------------------------------------------------------- classification --
 
+# MPI-4.0 large-count variants (MPI_Send_c, ...: MPICH 4.0 declares them, Open MPI 4.1 does
+# not) take MPI_Count counts and count arrays. They are classified and traced like their base
+# function; their bytes are counted only where the base rule is MW_BYTES(count, type) (a
+# scalar MPI_Count fits its MPI_Aint parameter), the others (in-place pairs, count arrays of
+# the v/w collectives, whose element type differs) get MW_NOBYTES. A base that is
+# hand-written for tracing (Recv, Sendrecv, ...) makes the _c variant a plain CALL: the
+# hand-written code names the base function only.
+def base_of(name):
+    return name[:-2] if name.endswith("_c") else name
+
+
 def kind_of(name):
+    if name.endswith("_c") and base_of(name) not in KIND_OVERRIDES:
+        k = kind_of(base_of(name))
+        return "OTHER" if k == "SPECIAL" else k
     if name in KIND_OVERRIDES:
         return KIND_OVERRIDES[name]
     if name in SPECIAL:
@@ -482,6 +513,9 @@ def kind_of(name):
 
 
 def bytes_of(name, kind, argnames):
+    if name.endswith("_c") and name not in BYTES_OVERRIDES:
+        e = bytes_of(base_of(name), kind, argnames)
+        return e if e.startswith("MW_BYTES(") else "MW_NOBYTES"
     if name in BYTES_OVERRIDES:
         e = BYTES_OVERRIDES[name]
     elif name in BYTES_RULES:
@@ -544,12 +578,12 @@ TRACE_RULES = {
     "Comm_split": ("CREATE", "comm", "0", "newcomm"),
     "Comm_split_type": ("CREATE", "comm", "0", "newcomm"),
     "Comm_create": ("CREATE", "comm", "0", "newcomm"),
-    "Cart_create": ("CREATE", "old_comm", "0", "comm_cart"),
-    "Cart_sub": ("CREATE", "comm", "0", "new_comm"),
+    "Cart_create": ("CREATE", ("old_comm", "comm_old"), "0", "comm_cart"),
+    "Cart_sub": ("CREATE", "comm", "0", ("new_comm", "newcomm")),
     "Graph_create": ("CREATE", "comm_old", "0", "comm_graph"),
-    "Dist_graph_create": ("CREATE", "comm_old", "0", "newcomm"),
+    "Dist_graph_create": ("CREATE", "comm_old", "0", ("newcomm", "comm_dist_graph")),
     "Dist_graph_create_adjacent": ("CREATE", "comm_old", "0", "comm_dist_graph"),
-    "Intercomm_merge": ("CREATE", "intercomm", "0", "newintercomm"),
+    "Intercomm_merge": ("CREATE", "intercomm", "0", ("newintercomm", "newintracomm")),
     "Comm_idup": ("ICREATE", "comm", "0", "newcomm"),
     "Comm_create_group": ("GCREATE", "comm", "tag", "newcomm"),
     "Intercomm_create": ("XCREATE", "local_comm", "tag", "newintercomm"),
@@ -573,29 +607,33 @@ def trace_of(name, kind, argnames):
             if i not in argnames and not re.match(r"^(0|MPI_\w+|MW_\w+)$", i):
                 die("%s: trace column uses %r, not a parameter" % (name, i))
 
-    if kind in ("QUERY", "SPECIAL"):
+    rule = TRACE_RULES.get(name) or TRACE_RULES.get(base_of(name))
+    if kind in ("QUERY", "SPECIAL") or (name.endswith("_c") and base_of(name) in TRACE_HAND):
         tr = ("CALL", "0", "0", "0", "0")
     elif name in TRACE_HAND:
         tr = ("HAND", "0", "0", "0", "0")
-    elif name in TRACE_RULES:
-        tk, comm, tag, h = TRACE_RULES[name]
+    elif rule:
+        # a rule's parameter may name alternatives: MPIs spell some parameters differently
+        # (Open MPI's old_comm is MPICH's comm_old)
+        tk, comm, tag, h = (next((a for a in x if a in argnames), x[0])
+                            if isinstance(x, tuple) else x for x in rule)
         need(comm, tag, h)
         if tk == "ICREATE":
             need("request")
         if tk == "GCREATE":
             need("group")
         tr = (tk, comm, "0", tag, h)
-    elif name.endswith("send_init") or name == "Send_init":
+    elif base_of(name).endswith("send_init") or base_of(name) == "Send_init":
         need("comm", "dest", "tag", "request", "count", "datatype")
         tr = ("PSEND", "comm", "dest", "tag", "request")
-    elif name == "Recv_init":
+    elif base_of(name) == "Recv_init":
         need("comm", "source", "tag", "request")
         tr = ("PRECV", "comm", "source", "tag", "request")
     elif kind == "SEND":
         need("comm", "dest", "tag")
         tr = ("ISEND", "comm", "dest", "tag", "request") if "request" in argnames \
             else ("SEND", "comm", "dest", "tag", "0")
-    elif name == "Irecv":
+    elif base_of(name) == "Irecv":
         need("comm", "source", "tag", "request")
         tr = ("IRECV", "comm", "source", "tag", "request")
     elif kind == "COLL":
@@ -702,32 +740,95 @@ def fortran_arity(formals):
     return n
 
 
+# The libraries that hold the mpif.h / `use mpi` bindings (mpi_x_ and pmpi_x_), by MPI:
+# Open MPI's libmpi_mpifh, MPICH's libmpichfort (Debian 12), libmpifort (Intel MPI, MPICH
+# builds of other distributions); and Open MPI's mpi_f08 library (mpi_x_f08_). MPICH's
+# mpi_f08 bindings (mpi_x_f08ts_ in libmpichfort) call the C MPI_X functions, so the C
+# wrappers see them: they need no column of their own.
+FORTRAN_FH_LIBS = ["mpi_mpifh", "mpichfort", "mpifort"]
+FORTRAN_F08_LIBS = ["mpi_usempif08"]
+
+
+def wrapper_flags(w):
+    """(-I dirs, -L dirs, -l names) of an MPI compiler wrapper: Open MPI's --showme:*, else
+    MPICH's -show (Intel MPI and MVAPICH are MPICH derivatives and answer -show too)."""
+    inc, libd, libs = [], [], []
+    def out(flag):
+        try:
+            r = subprocess.run(shlex.split(w) + [flag], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, universal_newlines=True, timeout=30)
+            return r.stdout if r.returncode == 0 else ""
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+    o = out("--showme:incdirs")
+    if o:
+        inc += o.split()
+        libd += out("--showme:libdirs").split()
+        libs += out("--showme:libs").split()
+        return inc, libd, libs
+    for word in shlex.split(out("-show")):
+        if word.startswith("-I"):
+            inc.append(word[2:])
+        elif word.startswith("-L"):
+            libd.append(word[2:])
+        elif word.startswith("-l"):
+            libs.append(word[2:])
+    return inc, libd, libs
+
+
 def find_fortran(args):
-    """Locate mpi.mod, libmpi_mpifh and libmpi_usempif08."""
-    moddirs, libdirs = [], []
+    """Locate mpi.mod, the mpif.h binding library and Open MPI's mpi_f08 library, from the
+    Fortran wrapper first (so that an MPICH build never picks Open MPI's files), then from
+    Open MPI's usual Debian places."""
+    moddirs, libdirs, libnames = [], [], []
     if args.fortran_mod_dir:
         moddirs.append(args.fortran_mod_dir)
     if args.fortran_lib_dir:
         libdirs.append(args.fortran_lib_dir)
-    for flag, lst in (("--showme:incdirs", moddirs), ("--showme:libdirs", libdirs)):
-        for w in (args.fc, args.cc):
-            try:
-                out = subprocess.run(shlex.split(w) + [flag], stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, universal_newlines=True)
-                lst.extend(out.stdout.split())
-            except OSError:
-                pass
-    moddirs += glob.glob("/usr/lib/*/fortran/*/openmpi") + glob.glob("/usr/lib*/openmpi/lib")
-    libdirs += glob.glob("/usr/lib/*/openmpi/lib") + glob.glob("/usr/lib*/openmpi/lib")
+    for w in (args.fc, args.cc):
+        inc, libd, libs = wrapper_flags(w)
+        moddirs += inc
+        libdirs += libd
+        libnames += libs
+    fh_names = [n for n in libnames if n in FORTRAN_FH_LIBS] or FORTRAN_FH_LIBS
+    f08_names = [n for n in libnames if n in FORTRAN_F08_LIBS]
+    if not libnames or "mpi_mpifh" in libnames:
+        f08_names = f08_names or FORTRAN_F08_LIBS
+        moddirs += glob.glob("/usr/lib/*/fortran/*/openmpi") + \
+            glob.glob("/usr/lib*/openmpi/lib")
+        libdirs += glob.glob("/usr/lib/*/openmpi/lib") + glob.glob("/usr/lib*/openmpi/lib")
+    libdirs += glob.glob("/usr/lib/*-linux-gnu") + ["/usr/lib64", "/usr/lib"]
 
-    def first(dirs, pat):
-        for d in dirs:
-            hits = sorted(glob.glob(os.path.join(d, pat)))
-            if hits:
-                return hits[0]
+    def first(dirs, pats):
+        for pat in pats:
+            for d in dirs:
+                hits = sorted(glob.glob(os.path.join(d, pat)))
+                if hits:
+                    return hits[0]
         return None
-    return (first(moddirs, "mpi.mod"), first(libdirs, "libmpi_mpifh.so*"),
-            first(libdirs, "libmpi_usempif08.so*"))
+    return (first(moddirs, ["mpi.mod"]),
+            first(libdirs, ["lib%s.so*" % n for n in fh_names]),
+            first(libdirs, ["lib%s.so*" % n for n in f08_names]) if f08_names else None)
+
+
+def c_library_symbols(cc):
+    """The dynamic symbols of the C MPI libraries the wrapper links (libmpi, libmpich, ...),
+    or None when they cannot be found. MPICH's mpi.h declares MPI_Status_c2f08 and friends,
+    which libmpichfort defines, not libmpich: a C program cannot call them, and a wrapper of
+    them would not link."""
+    _inc, libdirs, libs = wrapper_flags(cc)
+    libdirs = libdirs + glob.glob("/usr/lib/*-linux-gnu") + ["/usr/lib64", "/usr/lib"]
+    syms, found = set(), False
+    for name in libs:
+        if not name.startswith("mpi"):
+            continue
+        for d in libdirs:
+            hits = sorted(glob.glob(os.path.join(d, "lib%s.so*" % name)))
+            if hits:
+                syms |= dyn_symbols(hits[0])
+                found = True
+                break
+    return syms if found else None
 
 
 def dyn_symbols(lib):
@@ -745,7 +846,26 @@ def fortran_index(formals, cname):
     return None
 
 
-def fortran_column(name, bytes_expr, peer_expr, procs, fh_syms, f08_syms, notes, overrides):
+def cargnames(cparams):
+    names = []
+    for k, p in enumerate(cparams):
+        idx, _ins = param_name(p) if p not in (["..."], ["void"]) else (None, None)
+        names.append(p[idx] if idx is not None else "p%d" % k)
+    return names
+
+
+def fortran_rule_arity(ret, cparams):
+    """C parameter count + 1 (IERROR) when the mpif.h binding must mirror the C one."""
+    if ret != "int" or any(p == ["..."] or "char" in p for p in cparams):
+        return None
+    if len(cparams) == 1 and cparams[0] == ["void"]:
+        return 1
+    return len(cparams) + 1
+
+
+def fortran_column(name, bytes_expr, peer_expr, procs, fh_syms, f08_syms, notes, overrides,
+                   ret="int", cparams=(), rule=None):
+    rule = [] if rule is None else rule
     lower = name.lower()
     if name in FORTRAN_DISABLE:
         notes.append((name, FORTRAN_DISABLE[name]))
@@ -758,8 +878,17 @@ def fortran_column(name, bytes_expr, peer_expr, procs, fh_syms, f08_syms, notes,
         nargs = FORTRAN_ARITY_OVERRIDES[name]
         overrides.append(name)
     elif formals is None:
-        notes.append((name, "no interface in mpi.mod, arity unknown"))
-        return "MW_NOFORTRAN"
+        # MPICH's `mpi` module declares no interface for the routines with a choice buffer
+        # (MPI_Send, MPI_Bcast, ...). Their mpif.h binding is the C one, argument for argument,
+        # plus IERROR, each passed by reference: the arity is the C parameter count + 1. The
+        # rule is applied only where nothing else can be passed: an int-returning C function
+        # without CHARACTER (char) or variadic parameters; `--verify-abi` checks it against
+        # the library's machine code.
+        nargs = fortran_rule_arity(ret, cparams)
+        if nargs is None:
+            notes.append((name, "no interface in mpi.mod, arity unknown"))
+            return "MW_NOFORTRAN"
+        rule.append(name)
     else:
         nargs = fortran_arity(formals)
         if nargs is None:
@@ -767,6 +896,9 @@ def fortran_column(name, bytes_expr, peer_expr, procs, fh_syms, f08_syms, notes,
             return "MW_NOFORTRAN"
     f08 = 1 if "mpi_%s_f08_" % lower in f08_syms else 0
 
+    if formals is None:
+        # a ruled arity: the Fortran arguments are the C parameters in order
+        formals = [(a, "", [], None) for a in cargnames(cparams)]
     fbytes, fpeer = "MW_FNOBYTES", "MW_FNOPEER"
     m = re.match(r"MW_BYTES(_IP)?\((.*)\)$", bytes_expr)
     if m and formals is not None:
@@ -988,7 +1120,7 @@ HEADER = """\
  * GENERATED by proto/gen-function-table.py from the installed mpi.h
  *   {mpi}
  * and, for the Fortran columns, from the gfortran module mpi.mod and the symbols of
- * libmpi_mpifh / libmpi_usempif08. Do not edit rows by hand: change the rules or the
+ * {libs}. Do not edit rows by hand: change the rules or the
  * override tables in the script and regenerate (`proto/gen-function-table.py --verify-abi`;
  * `--check` tells whether this file is stale). How to read and maintain it:
  * docs/function-table.md.
@@ -1039,6 +1171,10 @@ HEADER = """\
 def generate(args):
     cflags = shlex.split(args.cflags or "")
     funcs = extract_c(args.cc, cflags)
+    csyms = c_library_symbols(args.cc)
+    unexported = [n for n in funcs if csyms is not None and "PMPI_" + n not in csyms]
+    for n in unexported:
+        del funcs[n]
     if args.names:
         print("\n".join(funcs))
         return 0
@@ -1047,6 +1183,9 @@ def generate(args):
     procs, fh_syms, f08_syms = {}, set(), set()
     if args.no_fortran:
         pass
+    elif (not modpath or not fh_lib) and args.fortran_optional:
+        sys.stderr.write("gen-function-table: no Fortran interfaces (mpi.mod: %s, binding "
+                         "library: %s): every row MW_NOFORTRAN\n" % (modpath, fh_lib))
     elif not modpath or not fh_lib:
         die("Fortran interfaces not found (mpi.mod: %s, libmpi_mpifh: %s); "
             "use --fortran-mod-dir/--fortran-lib-dir or --no-fortran" % (modpath, fh_lib))
@@ -1055,7 +1194,7 @@ def generate(args):
         fh_syms = dyn_symbols(fh_lib)
         f08_syms = dyn_symbols(f08_lib)
 
-    rows, notes, overrides, nofortran = [], [], [], []
+    rows, notes, overrides, nofortran, ruled = [], [], [], [], []
     for name, (ret, params) in funcs.items():
         ptext, atext = c_signature(name, ret, params)
         argnames = [a.strip() for a in atext[1:-1].split(",") if a.strip()]
@@ -1065,7 +1204,8 @@ def generate(args):
         b = bytes_of(name, kind, argnames)
         p = peer_of(name, kind, argnames)
         tcol = trace_of(name, kind, argnames)
-        fcol = fortran_column(name, b, p, procs, fh_syms, f08_syms, notes, overrides)
+        fcol = fortran_column(name, b, p, procs, fh_syms, f08_syms, notes, overrides, ret,
+                              params, ruled)
         if fcol is None:
             nofortran.append(name)
             fcol = "MW_NOFORTRAN"
@@ -1085,7 +1225,9 @@ def generate(args):
     mpi_h = run(shlex.split(args.cc) + cflags + ["-E", "-x", "c", "-"],
                 input="#include <mpi.h>\n")
     m = re.search(r'^# \d+ "([^"]*mpi\.h)"', mpi_h, re.M)
-    text = HEADER.format(mpi=m.group(1) if m else "mpi.h", count=len(rows)) + \
+    libs = " / ".join(re.sub(r"\.so.*$", "", os.path.basename(x)) for x in (fh_lib, f08_lib)
+                      if x) or "libmpi_mpifh / libmpi_usempif08"
+    text = HEADER.format(mpi=m.group(1) if m else "mpi.h", count=len(rows), libs=libs) + \
         "\n".join(r["text"] for r in rows) + "\n"
 
     if not args.no_compile_check:
@@ -1111,7 +1253,9 @@ def generate(args):
     summary = ("%d rows; %s; %d with Fortran (%d with f08); no Fortran binding: %d; "
                "Fortran left out: %d; arity overrides: %s; traced as %s"
                % (len(rows), ", ".join("%s %d" % (k, kinds[k]) for k in KINDS), nf, n08,
-                  len(nofortran), len(notes), ", ".join(overrides) or "none",
+                  len(nofortran), len(notes),
+                  ", ".join(overrides + (["C arity + 1: %d" % len(ruled)] if ruled else []))
+                  or "none",
                   ", ".join("%s %d" % (k, tkinds[k]) for k in TRACE_KINDS)))
 
     if args.check:
@@ -1129,8 +1273,14 @@ def generate(args):
     with open(args.output, "w") as f:
         f.write(text)
     sys.stderr.write("wrote %s: %s\n" % (args.output, summary))
+    if unexported:
+        sys.stderr.write("declared in mpi.h but not exported by the C MPI library, left out: "
+                         "%s\n" % " ".join(unexported))
+    if getattr(extract_c, "mpix", None):
+        sys.stderr.write("MPIX_ left out: %d (%s)\n" % (len(extract_c.mpix),
+                                                      " ".join(extract_c.mpix)))
     if args.verbose:
-        sys.stderr.write("no Fortran binding in libmpi_mpifh: %s\n" % " ".join(nofortran))
+        sys.stderr.write("no Fortran binding in the mpif.h library: %s\n" % " ".join(nofortran))
         for n, why in notes:
             sys.stderr.write("Fortran left out: %s: %s\n" % (n, why))
     return 0
@@ -1138,15 +1288,18 @@ def generate(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cc", default=os.environ.get("MPICC", "mpicc"),
+    ap.add_argument("--cc", "--mpicc", default=os.environ.get("MPICC", "mpicc"),
                     help="MPI C compiler or plain compiler (default: $MPICC or mpicc)")
     ap.add_argument("--cflags", default="", help="extra flags, e.g. -I/path/to/mpi/include")
-    ap.add_argument("--fc", default=os.environ.get("MPIFC", "mpif90"),
-                    help="MPI Fortran wrapper, asked for --showme dirs (default: mpif90)")
+    ap.add_argument("--fc", "--mpifort", default=os.environ.get("MPIFC"),
+                    help="MPI Fortran wrapper, asked where the bindings are (default: $MPIFC, "
+                         "else the one beside --cc: mpicc.mpich -> mpif90.mpich)")
     ap.add_argument("--fortran-mod-dir", help="directory holding the gfortran mpi.mod")
     ap.add_argument("--fortran-lib-dir", help="directory holding libmpi_mpifh.so")
     ap.add_argument("--no-fortran", action="store_true", help="emit MW_NOFORTRAN everywhere")
-    ap.add_argument("-o", "--output", default=DEFAULT_OUT)
+    ap.add_argument("--fortran-optional", action="store_true",
+                    help="no Fortran interfaces found: MW_NOFORTRAN everywhere, not an error")
+    ap.add_argument("-o", "--output", "--out", default=DEFAULT_OUT)
     ap.add_argument("--check", action="store_true",
                     help="do not write; exit 1 if the output file differs")
     ap.add_argument("--names", action="store_true",
@@ -1155,7 +1308,14 @@ def main():
                     help="cross-check Fortran arities against objdump of libmpi_mpifh")
     ap.add_argument("--no-compile-check", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true")
-    return generate(ap.parse_args())
+    args = ap.parse_args()
+    if not args.fc:
+        # the Fortran wrapper of the same MPI as --cc, never another MPI's default mpif90
+        words = shlex.split(args.cc)
+        guess = os.path.join(os.path.dirname(words[0]),
+                             os.path.basename(words[0]).replace("mpicc", "mpif90"))
+        args.fc = guess if guess != words[0] and shutil.which(guess) else args.cc
+    return generate(args)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # paraview: pvpython for the VTK tests; its python3-paraview also gives the system python3 the
 # `vtk` module (VTK 9.2), and conflicts with python3-vtk9 (VTK 9.1), which it replaces.
 pkgs=(build-essential cmake pkg-config gfortran g++
-      libopenmpi-dev openmpi-bin libzmq3-dev libprotobuf-c-dev protobuf-c-compiler
+      libopenmpi-dev openmpi-bin mpich libmpich-dev libzmq3-dev libprotobuf-c-dev protobuf-c-compiler
       libhwloc-dev hwloc libcjson-dev libinih-dev libmicrohttpd-dev libcmocka-dev libdeflate-dev
       libsdl2-dev libsdl2-ttf-dev libepoxy-dev libstb-dev fonts-dejavu-core libgl1-mesa-dri
       libzstd-dev libotf2-trace-dev otf2-tools python3-otf2 libdw-dev elfutils

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
+/* MW_FN_TABLE_DEF, the table of this build, is defined by CMake (proto/function-table.cmake). */
+
 #if defined(__GNUC__)
 #pragma GCC diagnostic error "-Wincompatible-pointer-types"
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -29,7 +31,7 @@ enum { SEND, RECV, COLL, WAIT, RMA, IO, QUERY, SPECIAL, OTHER, KIND_COUNT };
 #define MW_FN(name, ret, kind, params, args, bytes, peer, fortran, trace)                          \
     static ret(*const chk_##name) params = MPI_##name;                                             \
     static ret(*const pchk_##name) params = PMPI_##name;
-#include "mpi_functions.def"
+#include MW_FN_TABLE_DEF
 #undef MW_FN
 
 /*
@@ -43,7 +45,7 @@ enum { SEND, RECV, COLL, WAIT, RMA, IO, QUERY, SPECIAL, OTHER, KIND_COUNT };
     {                                                                                              \
         return pchk_##name args;                                                                   \
     }
-#include "mpi_functions.def"
+#include MW_FN_TABLE_DEF
 #undef MW_FN
 
 /*
@@ -105,7 +107,7 @@ static long pr(int rank, MPI_Comm comm)
         fortran;                                                                                   \
         return (long)(bytes) + (long)(peer);                                                       \
     }
-#include "mpi_functions.def"
+#include MW_FN_TABLE_DEF
 #undef MW_FN
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
@@ -120,7 +122,7 @@ struct row {
 #define MW_FN(name, ret, kind, params, args, bytes, peer, fortran, trace)                          \
     {#name, kind, (const void *)chk_##name, (const void *)pchk_##name},
 static const struct row rows[] = {
-#include "mpi_functions.def"
+#include MW_FN_TABLE_DEF
 };
 #undef MW_FN
 
