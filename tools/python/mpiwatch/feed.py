@@ -196,7 +196,7 @@ class Follower(Tables):
         self._last_index[job] = w.index
 
         def part(name, columns, named=False):
-            df = pd.DataFrame(self._rows[name][before[name]:], columns=columns)
+            df = self._frame(name, columns, before[name])
             return self._names(df) if named else df
 
         key = self._KEY

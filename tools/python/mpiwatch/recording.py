@@ -251,19 +251,28 @@ class Tables:
             if fn not in seen and fn != 0:  # occupancy of a call not ended yet: no calls
                 rows["functions"].append(key + (fn, 0, 0, 0, 0, 0, o,
                                                 o / denom if denom else np.nan, 0.0, 0, 0))
-        rr = rows["ranks"]
-        for rank, fn, c, ns, b in zip(w.rf_rank, w.rf_fn, w.rf_count, w.rf_ns, w.rf_bytes):
-            rr.append(key + (rank, fn, c, ns, b))
-        rm = rows["rank_mpi"]
-        for rank, p in enumerate(w.rank_mpi_permille):
-            rm.append(key + (rank, np.nan if p == PERMILLE_MISSING else p / 1000.0))
-        rp = rows["pairs"]
-        for s, d, m, b in zip(w.pair_src, w.pair_dst, w.pair_messages, w.pair_bytes):
-            rp.append(key + (s, d, m, b))
-        fp = rows["fpairs"]
-        for s, d, fn, m, b in zip(w.fpair_src, w.fpair_dst, w.fpair_fn, w.fpair_messages,
-                                  w.fpair_bytes):
-            fp.append(key + (s, d, fn, m, b))
+        # The per-rank and pair tables are large (ranks x functions per window): kept as one
+        # block of arrays per window, made into columns at once (_frame).
+        u64 = np.int64  # signed: every figure is capped far below 2^63 (collector.md)
+        if len(w.rf_rank):
+            rows["ranks"].append((key, [np.array(w.rf_rank, np.int64), np.array(w.rf_fn, np.int64),
+                                        np.array(w.rf_count, u64), np.array(w.rf_ns, u64),
+                                        np.array(w.rf_bytes, u64)]))
+        if len(w.rank_mpi_permille):
+            p = np.array(w.rank_mpi_permille, np.float64)
+            p[p == PERMILLE_MISSING] = np.nan
+            rows["rank_mpi"].append((key, [np.arange(len(p), dtype=np.int64), p / 1000.0]))
+        if len(w.pair_src):
+            rows["pairs"].append((key, [np.array(w.pair_src, np.int64),
+                                        np.array(w.pair_dst, np.int64),
+                                        np.array(w.pair_messages, u64),
+                                        np.array(w.pair_bytes, u64)]))
+        if len(w.fpair_src):
+            rows["fpairs"].append((key, [np.array(w.fpair_src, np.int64),
+                                         np.array(w.fpair_dst, np.int64),
+                                         np.array(w.fpair_fn, np.int64),
+                                         np.array(w.fpair_messages, u64),
+                                         np.array(w.fpair_bytes, u64)]))
         for g in w.regions:
             rows["regions"].append(key + (g.region, g.count, g.incl_ns, g.excl_ns, g.mpi_ns,
                                           g.ranks))
@@ -309,19 +318,43 @@ class Tables:
 
     def _names(self, df, col="fn", out="function"):
         """Adds the function name of id column ``col`` as ``out``, by each row's job."""
-        if df.empty:
-            df[out] = pd.Series(dtype=object)
-            return df
-        names = []
-        for job, fn in zip(df["job"], df[col]):
+        names = np.empty(len(df), dtype=object)
+        for job in pd.unique(df["job"]):
             j = self._jobs.get(job)
-            names.append(j.function(fn) if j else name_of(build_table()[0], fn))
+            table = j.function_names if j else build_table()[0]
+            fns = df[col].to_numpy(dtype=np.int64)
+            rows = (df["job"] == job).to_numpy()
+            lookup = np.array([None] + list(table), dtype=object)
+            ok = rows & (fns > 0) & (fns <= len(table))
+            names[ok] = lookup[fns[ok]]
+            for i in np.flatnonzero(rows & ~ok):
+                names[i] = name_of(table, int(fns[i]))
         df.insert(df.columns.get_loc(col) + 1, out, names)
         return df
 
+    _BLOCKS = ("ranks", "rank_mpi", "pairs", "fpairs")
+
+    def _frame(self, name, columns, start=0):
+        """The rows of table ``name`` from entry ``start`` on as a DataFrame."""
+        rows = self._rows[name][start:]
+        if name not in self._BLOCKS:
+            return pd.DataFrame(rows, columns=columns)
+        nkey = len(self._KEY)
+        if not rows:
+            return pd.DataFrame({c: pd.Series(dtype=object if c == "job" else np.int64)
+                                 for c in columns})
+        counts = np.array([len(cols[0]) for _, cols in rows])
+        data = {}
+        for i, c in enumerate(columns[:nkey]):
+            data[c] = np.repeat(np.array([k[i] for k, _ in rows],
+                                         dtype=object if c == "job" else None), counts)
+        for i, c in enumerate(columns[nkey:]):
+            data[c] = np.concatenate([cols[i] for _, cols in rows])
+        return pd.DataFrame(data, columns=columns)
+
     def _table(self, name, columns, fn_col=None):
         if name not in self._cache:
-            df = pd.DataFrame(self._rows[name], columns=columns)
+            df = self._frame(name, columns)
             if fn_col:
                 df = self._names(df, fn_col)
             self._cache[name] = df
