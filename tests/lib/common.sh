@@ -100,6 +100,8 @@ mw_init() {
     MW_EP="ipc://$MW_T/ingest"
     # `mpiwatch run` records by default into this directory (not the test's working one).
     export MPIWATCH_RECORD_DIR=$MW_T
+    # Collectors register in a registry of the test's own (docs/attach.md), not the user's.
+    export MPIWATCH_REGISTRY=$MW_T/registry
     # No viewer window from a test, even on a desktop: `mpiwatch run` then draws its
     # end-of-run snapshot offscreen instead.
     export SDL_VIDEODRIVER=offscreen
