@@ -44,8 +44,8 @@ struct mw_registry {
     char host[256];
     char key_z85[MW_CURVE_Z85_CHARS + 1]; /* "" without CURVE */
     char *ep[5];                          /* ingest, publish, history, control, steer */
-    unsigned metrics_port;
-    time_t started;     /* wall clock: the collector registered */
+    char metrics[320];                    /* the Prometheus page's URL, "" without one */
+    time_t started;                       /* wall clock: the collector registered */
     time_t job_started; /* wall clock: the current job's first hello (0: none yet) */
     uint64_t written_ns, changed_ns;
     /* What the entry said last, to see a change. */
@@ -233,11 +233,8 @@ static cJSON *registry_json(const mw_registry_t *r, const mw_collector_t *c)
     for (int i = 0; i < 5; i++)
         if (r->ep[i])
             cJSON_AddStringToObject(eps, registry_ep_names[i], r->ep[i]);
-    if (r->metrics_port) {
-        char m[64];
-        snprintf(m, sizeof m, "http://127.0.0.1:%u/metrics", r->metrics_port);
-        cJSON_AddStringToObject(eps, "metrics", m);
-    }
+    if (r->metrics[0])
+        cJSON_AddStringToObject(eps, "metrics", r->metrics);
     cJSON_AddBoolToObject(o, "curve", r->key_z85[0] != '\0');
     if (r->key_z85[0]) {
         cJSON_AddStringToObject(o, "server_key", r->key_z85);
@@ -353,7 +350,16 @@ mw_registry_t *mw__registry_open(mw_collector_t *c, const mw_registry_endpoints_
     for (int i = 0; i < 5; i++)
         if (eps[i] && !(r->ep[i] = registry_reachable(eps[i], r->host)))
             goto fail;
-    r->metrics_port = ep->metrics_port;
+    if (ep->metrics_port) {
+        /* --metrics-bind: loopback by default; a wildcard address is reached by host name. */
+        const char *b =
+            c->opt->metrics_bind && *c->opt->metrics_bind ? c->opt->metrics_bind : "127.0.0.1";
+        if (strcmp(b, "0.0.0.0") == 0 || strcmp(b, "::") == 0 || strcmp(b, "[::]") == 0)
+            b = r->host;
+        int v6 = strchr(b, ':') && b[0] != '[';
+        snprintf(r->metrics, sizeof r->metrics, "http://%s%s%s:%u/metrics", v6 ? "[" : "", b,
+                 v6 ? "]" : "", ep->metrics_port);
+    }
     if (c->opt->curve_secret) {
         mw_keypair_t pair;
         if (mw_keyfile_read_pair(c->opt->curve_secret, &pair, err, sizeof err) != 0 ||

@@ -18,6 +18,15 @@ mw_ls_check 'len(jobs) == 1 and not jobs[0]["stale"] and jobs[0]["state"] == "wa
 mw_stop_collector
 [ "$(mw_registry_entries)" = 0 ] || mw_fail "SIGTERM left the entry: $(ls "$MPIWATCH_REGISTRY")"
 
+# The Prometheus page, when the collector serves one (built with MW_METRICS).
+if ldd "$MW_COLLECTOR" | grep -q microhttpd; then
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    mw_start_collector --quiet --metrics-port "$port"
+    mw_ls_check 'jobs[0]["endpoints"]["metrics"] == "http://127.0.0.1:'"$port"'/metrics"' ||
+        mw_fail "no metrics endpoint in the entry: $(cat "$MW_T/ls.json")"
+    mw_stop_collector
+fi
+
 # SIGKILL: stale, ignored, pruned.
 mw_start_collector --quiet
 mw_ls_check 'len(jobs) == 1 and not jobs[0]["stale"]' || mw_fail "not registered"
