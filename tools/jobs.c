@@ -585,8 +585,11 @@ int main(int argc, char **argv)
     }
     struct stat st;
     if (on > 0 && lstat(dir, &st) != 0 && errno == ENOENT) {
+        /* No collector registered yet: an empty list (ls), nothing to find (find). */
         fprintf(stderr, "%s: no running job (%s does not exist yet)\n", prog, dir);
-        return 1;
+        if (strcmp(cmd, "ls") == 0 && json)
+            printf("[]\n");
+        return strcmp(cmd, "ls") == 0 ? 0 : 1;
     }
     if (on < 0 || mw_registry_check(dir, 0, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", prog, err);
