@@ -15,7 +15,7 @@ pkgs=(build-essential cmake pkg-config gfortran g++
       libsdl2-dev libsdl2-ttf-dev libepoxy-dev libstb-dev fonts-dejavu-core libgl1-mesa-dri
       libzstd-dev libotf2-trace-dev otf2-tools python3-otf2 libdw-dev elfutils
       python3 python3-mpi4py python3-numpy python3-pandas python3-zmq python3-protobuf
-      protobuf-compiler python3-matplotlib
+      protobuf-compiler python3-matplotlib help2man man-db
       paraview prometheus
       clang libclang-rt-14-dev clang-format shellcheck)
 missing=()

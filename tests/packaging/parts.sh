@@ -72,7 +72,7 @@ for p in "${progs[@]}"; do
     mapfile -t libs < <(needed "$c/$p")
     for l in "${libs[@]}"; do
         case $l in
-            libmpi* | libopen-* | libhwloc* | libmicrohttpd* | libSDL* | libGL* | libepoxy*)
+            libmpi* | libopen-pal* | libopen-rte* | libhwloc* | libmicrohttpd* | libSDL* | libGL* | libepoxy*)
                 mw_fail "${p##*/} needs $l in a collector-only build without metrics" ;;
         esac
     done
