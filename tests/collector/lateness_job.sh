@@ -69,7 +69,7 @@ run() {
         mw_fail "$name: the history request failed: $(tail -3 "$MW_T/$name/history.err")"
     # The page is rebuilt at once at the job's end, at most 500 ms after a change otherwise.
     "$PY" - "$port" >"$MW_T/$name/metrics.txt" <<'PY' || mw_fail "$name: no /metrics page"
-import sys, time, urllib.request
+import re, sys, time, urllib.request
 for _ in range(50):
     try:
         text = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=5).read()
@@ -78,7 +78,8 @@ for _ in range(50):
     except OSError:
         pass
     time.sleep(0.1)
-sys.stdout.write(text.decode())
+# Without the job label every series carries (docs/metrics.md), so that the keys are the names.
+sys.stdout.write(re.sub(r'\{job="(?:[^"\\]|\\.)*"\}|job="(?:[^"\\]|\\.)*",', "", text.decode()))
 PY
     mw_stop_collector 0
     cp "$MW_T/collector.err" "$MW_T/$name/collector.err"

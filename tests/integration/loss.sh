@@ -54,11 +54,12 @@ case $mode in
         wait_log "job '.*' started" 1 || mw_fail "the collector never saw the job"
         # While the job runs, the Prometheus page already shows what was missed.
         "$MW_PYTHON" - "$port" <<'PY' || mw_fail "the Prometheus page never showed missed calls"
-import sys, time, urllib.request
+import re, sys, time, urllib.request
 deadline = time.time() + 20
 while time.time() < deadline:
     try:
         page = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=2).read().decode()
+        page = re.sub(r'\{job="(?:[^"\\]|\\.)*"\}|job="(?:[^"\\]|\\.)*",', "", page)  # the job label
         vals = dict(l.split(" ", 1) for l in page.splitlines() if l and not l.startswith("#"))
         if float(vals.get("mpiwatch_missed_calls_total", 0)) > 0 and \
            float(vals.get("mpiwatch_missed_samples_total", 0)) > 0 and \

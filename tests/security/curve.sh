@@ -111,7 +111,8 @@ sleep 1
 import re, sys, urllib.request
 text = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=5).read().decode()
 got = {m[0]: int(m[1]) for m in
-       re.findall(r'^mpiwatch_connections_refused_total\{reason="(\w+)"\} (\d+)$', text, re.M)}
+       re.findall(r'^mpiwatch_connections_refused_total\{job="[^"]*",reason="(\w+)"\} (\d+)$',
+                  text, re.M)}
 print("metrics:", got)
 assert sorted(got) == ["crypto", "handshake", "mechanism", "unauthorized"], got
 assert got["unauthorized"] == 1 and got["crypto"] == 1, got
