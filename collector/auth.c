@@ -179,6 +179,61 @@ typedef struct {
     size_t errlen;
 } check_ctx_t;
 
+int mw__endpoint_check(const char *ep, char *err, size_t errlen)
+{
+    const char *sep = strstr(ep, "://");
+    if (!sep || sep == ep) {
+        snprintf(err, errlen,
+                 "%.60s is not an endpoint: TRANSPORT://ADDRESS, e.g. tcp://HOST:PORT or "
+                 "ipc://PATH",
+                 ep);
+        return -1;
+    }
+    size_t tlen = (size_t)(sep - ep);
+    if (!((tlen == 3 && strncmp(ep, "tcp", 3) == 0) || (tlen == 3 && strncmp(ep, "ipc", 3) == 0) ||
+          (tlen == 6 && strncmp(ep, "inproc", 6) == 0))) {
+        snprintf(err, errlen,
+                 "%.60s: unknown transport '%.*s://': the collector binds tcp://HOST:PORT, "
+                 "ipc://PATH or inproc://NAME",
+                 ep, (int)(tlen > 16 ? 16 : tlen), ep);
+        return -1;
+    }
+    if (strncmp(ep, "tcp://", 6) != 0)
+        return 0;
+    /* libzmq reads the port with strtoul and keeps 16 bits of it: port 99999 would bind port
+     * 34463 while every message names 99999. Refused here with the range. */
+    const char *colon = strrchr(ep + 6, ':');
+    if (!colon || colon == ep + 6 || strchr(ep + 6, ';')) {
+        snprintf(err, errlen, "%.60s: a tcp endpoint is tcp://HOST:PORT (HOST may be *)", ep);
+        return -1;
+    }
+    const char *port = colon + 1;
+    if (strcmp(port, "*") == 0)
+        return 0;
+    unsigned long v = 0;
+    size_t n = 0;
+    for (; port[n] >= '0' && port[n] <= '9' && n < 6; n++)
+        v = v * 10 + (unsigned long)(port[n] - '0');
+    if (n == 0 || port[n] != '\0' || v > 65535) {
+        snprintf(err, errlen,
+                 "%.60s: the port must be a number from 1 to 65535, or * (or 0) for any free "
+                 "port",
+                 ep);
+        return -1;
+    }
+    return 0;
+}
+
+static int check_syntax(void *user, const char *opt, const char *ep)
+{
+    check_ctx_t *x = user;
+    char why[200];
+    if (mw__endpoint_check(ep, why, sizeof why) == 0)
+        return 0;
+    snprintf(x->err, x->errlen, "%s %s", opt, why);
+    return -1;
+}
+
 static int check_local(void *user, const char *opt, const char *ep)
 {
     check_ctx_t *x = user;
@@ -202,6 +257,10 @@ static int count_client(void *user, const uint8_t *key, const char *source, char
 
 int mw__auth_check(const mw_collector_options_t *o, char *err, size_t errlen)
 {
+    /* First what is not an endpoint at all, so that its message says so rather than "not
+     * local". */
+    check_ctx_t syn = {err, errlen};
+    MW_TRY(auth_each_endpoint(o, check_syntax, &syn));
     if (o->curve_clients && !o->curve_secret) {
         snprintf(err, errlen,
                  "--curve-clients needs --curve-secret FILE (the collector's key "

@@ -33,6 +33,10 @@ typedef struct mw_auth mw_auth_t;
  * wildcard (*, 0.0.0.0, ::), an interface name, any other address or transport is not local
  * (0). */
 int mw__endpoint_local(const char *ep);
+/* Whether `ep` is an endpoint the collector can bind: a known transport (tcp, ipc, inproc)
+ * and, for tcp, HOST:PORT with a port from 1 to 65535, or * or 0 for any free port. Returns
+ * 0, or -1 with the reason in err (the endpoint named, no option). */
+int mw__endpoint_check(const char *ep, char *err, size_t errlen);
 /* The start-up policy (called by mw_collector_options_check): --curve-secret and --curve-clients go
  * together and their files must load; without them every endpoint the collector binds must
  * be local unless --allow-insecure. Returns 0, or -1 with a message naming the endpoint or

@@ -4,7 +4,8 @@
  * the command line alone, so flags win whatever their order), check the result (exit status 2
  * on any usage or configuration error, before anything starts), set up the collector state,
  * run the socket loop. Exit status 0 after a signal or --exit-after-job, 1 when the collector
- * could not start or its socket failed. With --record the recording is opened before the
+ * could not start or its socket failed, 3 when ranks that --expect-ranks announced never said
+ * hello (report.c says why). With --record the recording is opened before the
  * loop (a path that cannot be created stops the start, exit status 1) and closed after it;
  * with --replay the recording is read instead of listening (replay.c). Everything else lives
  * in the other files.
@@ -14,6 +15,7 @@
 #include "replay.h"
 #include "server.h"
 #include "rules.h"
+#include "report.h"
 #include "mw_version.h"
 
 #include <stdlib.h>
@@ -107,10 +109,13 @@ int main(int argc, char **argv)
          * the recording; closing it writes the last index and flushes. */
         mw__record_close(c->record);
         c->record = NULL;
+        /* --expect-ranks: ranks that never said hello make the run a failure (status 3). */
+        if (rc == 0 && !opt.replay && mw__report_missing(c))
+            rc = 3;
         mw_collector_free(c);
     }
     free(c);
     mw__rules_free(rules); /* when the collector could not take them */
     mw_collector_options_free(&opt);
-    return rc == 0 ? 0 : 1;
+    return rc == 0 || rc == 3 ? rc : 1;
 }

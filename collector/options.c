@@ -107,6 +107,13 @@ static const opt_desc_t opt_table[] = {
      "from the recording"},
     {"history-mb", 0, OPT_UINT, offsetof(mw_collector_options_t, history_mb), "N", 1, 65536,
      "MiB of recent raw samples kept in memory for rank requests (default 64)"},
+    {"endpoints-file", 0, OPT_STRING, offsetof(mw_collector_options_t, endpoints_file), "FILE", 0,
+     0,
+     "once every socket is bound, write the endpoints they really bound (ZMQ_LAST_ENDPOINT: "
+     "the port chosen for tcp://HOST:* or :0) to FILE, one \"SOCKET ENDPOINT\" line each"},
+    {"expect-ranks", 0, OPT_STRING, offsetof(mw_collector_options_t, expect_ranks), "N|any", 0, 0,
+     "the number of ranks the launcher started (any: unknown, at least one): fewer hellos, or "
+     "none, makes the report say why and the exit status 3 (docs/launcher.md)"},
     {"curve-secret", 0, OPT_STRING, offsetof(mw_collector_options_t, curve_secret), "FILE", 0, 0,
      "the collector's CURVE key pair (NAME.key from mpiwatch keygen, mode 0600): every socket "
      "it binds then takes CURVE clients only (docs/security.md); needs --curve-clients"},
@@ -186,6 +193,21 @@ int mw_collector_options_rank_detail(const mw_collector_options_t *o)
     return on;
 }
 
+long long mw_collector_options_expect_ranks(const mw_collector_options_t *o)
+{
+    if (!o->expect_ranks || !*o->expect_ranks)
+        return 0;
+    if (strcasecmp(o->expect_ranks, "any") == 0)
+        return MW_EXPECT_ANY;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(o->expect_ranks, &end, 10);
+    if (errno || *end || end == o->expect_ranks || o->expect_ranks[0] == '-' || n == 0 ||
+        n > (1ull << 31))
+        return -1;
+    return (long long)n;
+}
+
 int mw_collector_options_lateness(const mw_collector_options_t *o)
 {
     int on = 1;
@@ -213,6 +235,8 @@ void mw_collector_options_free(mw_collector_options_t *o)
     free(o->control);
     free(o->metrics_bind);
     free(o->curve_secret);
+    free(o->endpoints_file);
+    free(o->expect_ranks);
     free(o->curve_clients);
     free(o->lateness);
     free(o->rank_detail);
@@ -694,6 +718,11 @@ int mw_collector_options_check(const mw_collector_options_t *o, char *err, size_
     if (o->lateness && *o->lateness && strcasecmp(o->lateness, "no-leap") != 0 &&
         opt_parse_flag(o->lateness, &on) < 0) {
         snprintf(err, errlen, "--lateness: expected on, off or no-leap, not '%.100s'", o->lateness);
+        return -1;
+    }
+    if (o->expect_ranks && *o->expect_ranks && mw_collector_options_expect_ranks(o) == -1) {
+        snprintf(err, errlen, "--expect-ranks: expected a number of ranks or any, not '%.100s'",
+                 o->expect_ranks);
         return -1;
     }
     if (o->to_s >= 0 && o->to_s < o->from_s) {

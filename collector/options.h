@@ -47,6 +47,8 @@ typedef struct {
     char *rank_detail;        /* --rank-detail on|off: Window.rf_* / rr_* (NULL: on) */
     char *registry;           /* --registry DIR|off: the job registry (NULL: default) */
     uint64_t lateness_budget_ms; /* --lateness-budget-ms: longest wait of a window for it */
+    char *endpoints_file;        /* --endpoints-file FILE: the bound endpoints, once bound */
+    char *expect_ranks;          /* --expect-ranks N|any: ranks the launcher started (NULL) */
     uint64_t from_cmdline; /* bit i: row i of the option table was given on the command line */
 } mw_collector_options_t;
 
@@ -79,6 +81,10 @@ int mw_collector_options_printable(const mw_collector_options_t *o, char *err, s
  * --print-config). */
 int mw_collector_options_check(const mw_collector_options_t *o, char *err, size_t errlen);
 void mw_collector_options_usage(FILE *out, const char *prog);
+/* --expect-ranks: 0 when not given, MW_EXPECT_ANY for "any" (at least one rank, the number
+ * unknown), else the number of ranks; -1 for a value mw_collector_options_check refuses. */
+#define MW_EXPECT_ANY (-2)
+long long mw_collector_options_expect_ranks(const mw_collector_options_t *o);
 /* Whether --lateness is on: 0 off, 1 on (the default: with the leap merge), 2 no-leap
  * (docs/lateness.md). */
 int mw_collector_options_lateness(const mw_collector_options_t *o);

@@ -10,6 +10,7 @@
 #include "report.h"
 #include "record_file.h"
 #include "steps.h"
+#include "zsock.h"
 #include "dormant.h"
 
 #include <inttypes.h>
@@ -490,16 +491,133 @@ static void report_regions(const mw_job_t *job, FILE *out)
                 rs->regions_dropped);
 }
 
+/* The ranks the launcher started (--expect-ranks) against the hellos: how many ranks did not
+ * say hello, 0 when all did or nothing is expected. The number of ranks is the larger of the
+ * launcher's count and the size of MPI_COMM_WORLD the hellos give; with "any" (a launcher
+ * that cannot tell) no hello at all counts as 1 missing rank. */
+uint64_t mw__report_missing(const mw_collector_t *c)
+{
+    long long expect = mw_collector_options_expect_ranks(c->opt);
+    if (expect == 0 || expect == -1)
+        return 0;
+    uint64_t hellos = c->job.active ? c->job.hellos : 0;
+    uint64_t want = c->job.active ? c->job.size : 0;
+    if (expect > 0 && (uint64_t)expect > want)
+        want = (uint64_t)expect;
+    if (want == 0)
+        return hellos ? 0 : 1;
+    return hellos < want ? want - hellos : 0;
+}
+
+/* Lists the ranks of the job that did not say hello (the first few). */
+static void report_missing_list(const mw_job_t *job, FILE *out)
+{
+    uint32_t shown = 0, total = 0;
+    for (uint32_t r = 0; r < job->size; r++)
+        if (!job->ranks[r].said_hello && total++ < REPORT_ALL_RANKS)
+            fprintf(out, "%s%u", shown++ ? ", " : "  ranks without hello: ", r);
+    if (total > shown)
+        fprintf(out, " ... (%u in all)", total);
+    if (shown)
+        fprintf(out, "\n");
+}
+
+/* When ranks are missing (mw__report_missing): the likely causes, picked with the counters. A
+ * cause the counters show comes first; "nothing arrived" lists what keeps a rank silent. */
+static void report_missing(const mw_collector_t *c, FILE *out)
+{
+    uint64_t missing = mw__report_missing(c);
+    if (!missing)
+        return;
+    const mw_job_t *job = &c->job;
+    long long expect = mw_collector_options_expect_ranks(c->opt);
+    uint32_t hellos = job->active ? job->hellos : 0;
+    fprintf(out, "\nMissing ranks\n");
+    if (expect > 0)
+        fprintf(out, "  the launcher started %lld rank%s; %u said hello", expect,
+                expect == 1 ? "" : "s", hellos);
+    else if (hellos)
+        fprintf(out, "  the launcher's rank count is unknown; %u said hello", hellos);
+    else
+        fprintf(out, "  no rank said hello (the launcher's rank count is unknown)");
+    if (job->active && expect > 0 && job->size != (uint64_t)expect)
+        fprintf(out, " (their MPI_COMM_WORLD has %u)", job->size);
+    if (expect > 0 || hellos)
+        fprintf(out, ": %" PRIu64 " rank%s not watched", missing, missing == 1 ? "" : "s");
+    fprintf(out, "\n");
+    if (job->active)
+        report_missing_list(job, out);
+
+    /* The endpoint as bound (a port chosen by the system), else as asked. */
+    const char *ep = mw__zsock_bound_endpoint("ingest socket");
+    if (!ep)
+        ep = c->opt->n_listen ? c->opt->listen[0] : "the endpoint";
+    uint64_t refused = 0, rejected = 0;
+    for (int r = 0; r < MW_AUTH_COUNT; r++)
+        refused += c->stats.auth_refused[r];
+    for (int r = 1; r < MW_REJECT_COUNT; r++)
+        rejected += c->stats.rejected[r];
+    const uint64_t *rj = c->stats.rejected;
+    int n = 0;
+    fprintf(out, "  likely causes:\n");
+    if (refused)
+        fprintf(out,
+                "  %d. CURVE: %" PRIu64
+                " connection%s refused in the handshake (unauthorized %" PRIu64 ", crypto %" PRIu64
+                ", mechanism %" PRIu64
+                "): ranks with another key pair or server key, or without the keys "
+                "(MPIWATCH_CURVE_SERVER / MPIWATCH_CURVE_KEY not forwarded or not readable on "
+                "their node; docs/security.md)\n",
+                ++n, refused, refused == 1 ? "" : "s", c->stats.auth_refused[MW_AUTH_UNAUTHORIZED],
+                c->stats.auth_refused[MW_AUTH_CRYPTO], c->stats.auth_refused[MW_AUTH_MECHANISM]);
+    if (rj[MW_REJECT_JOB_MISMATCH] || rj[MW_REJECT_DUPLICATE_HELLO] ||
+        (job->active && expect > 0 && job->size < (uint64_t)expect))
+        fprintf(out,
+                "  %d. the processes do not form one MPI job (%" PRIu64 " hellos of another job, "
+                "%" PRIu64 " repeated): each started as an MPI job of its own, as when the "
+                "launcher's process management does not match the MPI library (srun needs "
+                "--mpi=pmix for Open MPI, --mpi=pmi2 or pmix for MPICH: srun --mpi=list)\n",
+                ++n, rj[MW_REJECT_JOB_MISMATCH], rj[MW_REJECT_DUPLICATE_HELLO]);
+    if (rj[MW_REJECT_VERSION] || rj[MW_REJECT_DECODE] || rj[MW_REJECT_TABLE_MISMATCH] ||
+        rj[MW_REJECT_TOO_LARGE] || rj[MW_REJECT_MULTIPART])
+        fprintf(out,
+                "  %d. %" PRIu64 " message%s refused (rejected messages below): ranks with "
+                "another mpiwatch version or function table, or something that is not a rank "
+                "sending to the endpoint\n",
+                ++n, rejected, rejected == 1 ? "" : "s");
+    int local = 1;
+    for (unsigned i = 0; i < c->opt->n_listen; i++)
+        local &= mw__endpoint_local(c->opt->listen[i]);
+    if (hellos && local)
+        fprintf(out,
+                "  %d. ranks on other hosts cannot reach the local endpoint %s (use tcp:// with "
+                "CURVE; under Slurm `mpiwatch run` does so by itself for several nodes)\n",
+                ++n, ep);
+    if (!n || !c->stats.accepted)
+        fprintf(out,
+                "  %d. %s reached the collector from %s: the library was not loaded into them "
+                "(a launcher that does not pass LD_PRELOAD to the ranks: `mpiwatch run` handles "
+                "mpirun, mpiexec and srun, others need --preload-all or `LAUNCHER ... mpiwatch "
+                "exec ./app`; a statically linked MPI or program; a container without the "
+                "library), the program does not call MPI_Init, or they cannot reach %s (another "
+                "host, a firewall, a host name that resolves to an address they cannot reach); "
+                "the library says why on the ranks' stderr when it gives up\n",
+                ++n, c->stats.accepted ? "nothing" : "nothing at all",
+                hellos ? "the missing ranks" : "the ranks", ep);
+}
+
 void mw__report_write(const mw_collector_t *c, FILE *out)
 {
     fprintf(out, "\n== mpiwatch report ==================================================\n");
     if (!c->job.active) {
         fprintf(out, "no job: no valid hello was received\n");
+        report_missing(c, out);
         report_losses(c, out);
         report_recording(c, out);
         return;
     }
     report_header(c, out);
+    report_missing(c, out);
     report_functions(&c->job, out);
     report_sites(&c->job, out);
     report_regions(&c->job, out);

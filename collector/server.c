@@ -23,6 +23,9 @@
  * the NULL mechanism are admitted exactly as before) because it makes libzmq refuse
  * unversioned ZMTP/1.0 peers: without it, any bytes sent to the TCP port (a port scanner, an
  * HTTP request) are parsed as ZMTP/1.0 frames and arrive here as messages.
+ * Every socket logs the endpoint it really bound (ZMQ_LAST_ENDPOINT, zsock.c); with
+ * --endpoints-file they are written to a file once all are bound, the metrics server started
+ * too: the file's appearance says the collector is ready.
  * With --curve-secret (auth.c) the ZAP handler is bound in the loop's context before any other
  * socket, every socket is a CURVE server, and the handler and the sockets' monitors are polled
  * here beside the rest; they are closed after every other socket.
@@ -36,6 +39,7 @@
 #include "metrics.h"
 #include "rules.h"
 #include "lateness.h"
+#include "zsock.h"
 #include "registry.h"
 
 #include <errno.h>
@@ -73,7 +77,8 @@ static int server_socket(void *ctx, void *sock, const mw_collector_options_t *o)
                    zmq_strerror(zmq_errno()));
             return -1;
         }
-        MW_LOG(MW_LOG_INFO, "listening on %s", o->listen[i]);
+        /* The endpoint really bound: a wildcard port becomes the one the system chose. */
+        MW_TRY(mw__zsock_bound(sock, "ingest socket", o->listen[i]));
     }
     return 0;
 }
@@ -235,6 +240,9 @@ int mw__server_run(mw_collector_t *c)
     if ((c->opt->steer || c->opt->control) && !(c->steer = mw__steer_open(ctx, c->opt)))
         goto out;
     if (c->opt->metrics_port && !(metrics = mw__metrics_start(c, (unsigned)c->opt->metrics_port)))
+        goto out;
+    /* Written once everything is bound: the launcher waits for this file (docs/launcher.md). */
+    if (c->opt->endpoints_file && mw__zsock_write_bound(c->opt->endpoints_file) != 0)
         goto out;
     /* The lateness analysis is an extra: without its worker the collector runs without it. */
     if (mw_collector_options_lateness(c->opt) &&

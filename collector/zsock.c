@@ -5,6 +5,10 @@
  * queue limits, a cap on what a peer may send in, the security of auth.c (CURVE, or the ZAP
  * domain that refuses unversioned peers), then bound; every zmq_* failure is logged with
  * zmq_strerror.
+ * What a socket really bound is read back with ZMQ_LAST_ENDPOINT and logged (a wildcard port
+ * becomes the port the system chose); the endpoints are also kept in a small table that
+ * --endpoints-file writes once every socket is bound, which is how the launcher learns a port
+ * it asked the system to choose (port * or 0) and knows that the collector is ready.
  */
 #include "zsock.h"
 
@@ -12,7 +16,84 @@
 #include "log.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include <zmq.h>
+
+#define ZSOCK_MAX_BOUND 16 /* listen endpoints, feed, history, steer, control */
+
+/* The collector binds its sockets once, from its one thread, at start-up: a static table. */
+static struct {
+    char what[32];
+    char ep[256];
+} zsock_bound[ZSOCK_MAX_BOUND];
+static int zsock_n_bound;
+
+int mw__zsock_bound(void *sock, const char *what, const char *asked)
+{
+    char ep[256];
+    size_t len = sizeof ep;
+    if (zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, ep, &len) != 0) {
+        MW_LOG(MW_LOG_ERROR, "zmq_getsockopt(ZMQ_LAST_ENDPOINT) of the %s: %s", what,
+               zmq_strerror(zmq_errno()));
+        return -1;
+    }
+    ep[sizeof ep - 1] = '\0';
+    /* The ingest socket's line keeps its wording of old ("listening on"): scripts look for it. */
+    const char *verb = strcmp(what, "ingest socket") == 0 ? "listening" : what;
+    if (strcmp(ep, asked) == 0)
+        MW_LOG(MW_LOG_INFO, "%s on %s", verb, ep);
+    else
+        MW_LOG(MW_LOG_INFO, "%s on %s (asked for %s)", verb, ep, asked);
+    if (zsock_n_bound < ZSOCK_MAX_BOUND) {
+        snprintf(zsock_bound[zsock_n_bound].what, sizeof zsock_bound[0].what, "%s", what);
+        snprintf(zsock_bound[zsock_n_bound].ep, sizeof zsock_bound[0].ep, "%s", ep);
+        zsock_n_bound++;
+    }
+    return 0;
+}
+
+int mw__zsock_write_bound(const char *path)
+{
+    char tmp[4096];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) {
+        MW_LOG(MW_LOG_ERROR, "--endpoints-file %s: name too long", path);
+        return -1;
+    }
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        MW_LOG(MW_LOG_ERROR, "cannot write %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    /* One line per endpoint: the socket's name with blanks made '-', then the endpoint. */
+    for (int i = 0; i < zsock_n_bound; i++) {
+        for (const char *p = zsock_bound[i].what; *p; p++)
+            putc(*p == ' ' ? '-' : *p, f);
+        fprintf(f, " %s\n", zsock_bound[i].ep);
+    }
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        MW_LOG(MW_LOG_ERROR, "cannot write %s: %s", tmp, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    /* Renamed into place: whoever waits for the file reads it whole. */
+    if (rename(tmp, path) != 0) {
+        MW_LOG(MW_LOG_ERROR, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+const char *mw__zsock_bound_endpoint(const char *what)
+{
+    for (int i = zsock_n_bound - 1; i >= 0; i--)
+        if (strcmp(zsock_bound[i].what, what) == 0)
+            return zsock_bound[i].ep;
+    return NULL;
+}
 
 /* zmq_setsockopt of an int option; a failure is logged with the option's name. Returns 0/-1. */
 static int setopt_int(void *sock, int opt, int val, const char *name)
@@ -55,12 +136,13 @@ void *mw__zmq_serve_socket(void *ctx, int type, const char *ep, const char *what
         MW_LOG(MW_LOG_ERROR, "cannot bind the %s on %s: %s", what, ep, zmq_strerror(zmq_errno()));
         ok = 0;
     }
+    if (ok && mw__zsock_bound(s, what, ep) != 0)
+        ok = 0;
     if (!ok) {
         if (zmq_close(s) != 0)
             MW_LOG(MW_LOG_ERROR, "zmq_close: %s", zmq_strerror(zmq_errno()));
         return NULL;
     }
-    MW_LOG(MW_LOG_INFO, "%s on %s", what, ep);
     return s;
 }
 

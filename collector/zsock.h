@@ -18,6 +18,18 @@ typedef struct {
 void *mw__zmq_serve_socket(void *ctx, int type, const char *ep, const char *what,
                            const mw_serve_opts_t *o);
 
+/* After zmq_bind of `asked`: reads ZMQ_LAST_ENDPOINT (the port the system chose for a
+ * wildcard one), logs it with `what` and notes it for mw__zsock_write_bound. Returns 0/-1
+ * (logged). */
+int mw__zsock_bound(void *sock, const char *what, const char *asked);
+/* Writes every endpoint noted so far to `path` ("NAME ENDPOINT" lines, NAME being `what` with
+ * '-' for blanks: ingest-socket, live-feed, ...), through a temporary file renamed into place.
+ * Returns 0, or -1 logged. */
+int mw__zsock_write_bound(const char *path);
+/* The endpoint the socket named `what` last bound ("ingest socket", "live feed", "history
+ * endpoint", "steering", "steering control"), or NULL: the job registry's entry (registry.c). */
+const char *mw__zsock_bound_endpoint(const char *what);
+
 /* Takes one request from a ROUTER socket without waiting: its first three frames into `msgs`
  * (how many in *kept: the caller closes them), any further frame closed. Returns the number
  * of frames, 0 when no request is waiting, -1 on an error (logged, `what` names the socket;

@@ -16,6 +16,7 @@ pkgs=(build-essential cmake pkg-config gfortran g++
       libzstd-dev libotf2-trace-dev otf2-tools python3-otf2 libdw-dev elfutils
       python3 python3-mpi4py python3-numpy python3-pandas python3-zmq python3-protobuf
       protobuf-compiler python3-matplotlib help2man man-db
+      slurmctld slurmd slurm-client munge
       paraview prometheus
       clang libclang-rt-14-dev clang-format shellcheck)
 missing=()

@@ -58,10 +58,15 @@ for variant in x env; do
         "$MW_T/stats.json" || mw_fail "$variant: connections refused: $(cat "$MW_T/stats.json")"
 done
 
-# The variables without a CURVE collector: a note (the job still runs, unmonitored).
+# The variables without a CURVE collector: a note (the job still runs, unmonitored, so the
+# launcher ends with status 3: its 2 ranks never said hello, docs/launcher.md).
 env "${keys[@]}" "$MW_LAUNCHER" run --no-viewer --no-record --quiet --grace 1 -- \
-    "$MW_T/bin/mpirun" --oversubscribe -np 2 "$prog" 10 >note.out 2>note.err ||
-    mw_fail "run without CURVE: $(tail -c 800 note.err)"
+    "$MW_T/bin/mpirun" --oversubscribe -np 2 "$prog" 10 >note.out 2>note.err
+rc=$?
+[ "$rc" = 3 ] || mw_fail "run without CURVE: exit status $rc, not 3: $(tail -c 800 note.err)"
+grep -q "^known_c: 2 ranks, N=10, pattern ok" note.out || mw_fail "run without CURVE: the job failed: $(cat note.out)"
+grep -q '^  the launcher started 2 ranks; 0 said hello: 2 ranks not watched' note.err ||
+    mw_fail "run without CURVE: no missing ranks in the report"
 grep -q "note: MPIWATCH_CURVE_SERVER/MPIWATCH_CURVE_KEY are set but the collector has no --curve-secret" note.err ||
     mw_fail "no note: $(cat note.err)"
 echo "launcher: ok"
