@@ -29,6 +29,10 @@
  * decoding like the window index. Comparing a run with and without it gives the cost of the
  * totals on the collector's whole path.
  *
+ * MW_BENCH_SHUFFLE=1 makes every rank's hello name a table of this build's functions in reverse
+ * order (docs/function-table.md): the collector then translates every id of every sample (and
+ * sorts the running totals again), which is the cost of ranks of another MPI's table.
+ *
  * MW_BENCH_REGIONS=N (at most 32) gives every sample N code-region entries, N call-site entries
  * and its peer entries with their sending function (docs/regions.md, docs/callsites.md; each
  * rank defines its regions and sites once, in an untimed sample before the timed windows), and
@@ -80,6 +84,7 @@ static uint64_t rnd(uint64_t n)
 }
 
 static int bench_totals;
+static int bench_shuffle;      /* MW_BENCH_SHUFFLE */
 static unsigned bench_regions; /* MW_BENCH_REGIONS */
 static const char *const region_names[TM_MAX] = {
     "solve", "assemble", "precond", "halo", "io",  "reduce", "setup", "step", "r8",  "r9",  "r10",
@@ -238,6 +243,13 @@ static int run(decode_fn decode, int detail, uint8_t **bufs, const size_t *lens,
     for (uint32_t r = 0; r < ranks; r++) {
         uint8_t *buf;
         tm_hello(m, "bench", r, ranks, now.real_ns);
+        if (bench_shuffle) { /* ranks of another table: this build's names in reverse order */
+            static char *rev[MW_FN_COUNT - 1];
+            for (unsigned id = 1; id < MW_FN_COUNT; id++)
+                rev[MW_FN_COUNT - 1 - id] = (char *)mw_fn_name(id);
+            m->hello.n_function_names = MW_FN_COUNT - 1;
+            m->hello.function_names = rev;
+        }
         size_t n = tm_pack(m, &buf);
         if (mw_collector_frame(c, buf, n, 1, &now) != MW_ACCEPTED)
             return -1;
@@ -302,6 +314,7 @@ int main(int argc, char **argv)
     unsigned nfn = argc > 3 ? (unsigned)atoi(argv[3]) : 20;
     unsigned reps = argc > 4 ? (unsigned)atoi(argv[4]) : 5;
     bench_totals = getenv("MW_BENCH_TOTALS") && atoi(getenv("MW_BENCH_TOTALS")) > 0;
+    bench_shuffle = getenv("MW_BENCH_SHUFFLE") && atoi(getenv("MW_BENCH_SHUFFLE")) > 0;
     bench_regions = getenv("MW_BENCH_REGIONS") ? (unsigned)atoi(getenv("MW_BENCH_REGIONS")) : 0;
     if (bench_regions > TM_MAX)
         bench_regions = TM_MAX;

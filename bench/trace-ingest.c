@@ -139,13 +139,13 @@ int main(int argc, char **argv)
              * call always ends inside the window it belongs to (the checks hold it to that). */
             size_t n = mw_tgen_window(&gen[r], recs, calls, TM_WINDOW_NS / 10 * 9, &ncalls);
             /* The summary: the trace's calls per function. */
-            static uint64_t per_fn[MW_FN_COUNT];
+            static uint64_t per_fn[MW_FN_SPACE];
             memset(per_fn, 0, sizeof per_fn);
             for (size_t i = 0; i < n; i++)
                 if (mw_trace_is_call(&recs[i]))
                     per_fn[recs[i].fn]++;
             tm_sample(m, "bench", r, w0 + k, start.real_ns);
-            for (unsigned fn = 1; fn < MW_FN_COUNT; fn++)
+            for (unsigned fn = 1; fn < MW_FN_SPACE; fn++)
                 if (per_fn[fn])
                     tm_add_fn(m, fn, per_fn[fn], per_fn[fn] * 500, 100, 90000, per_fn[fn] * 64);
             Mpiwatch__Trace t = MPIWATCH__TRACE__INIT;

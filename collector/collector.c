@@ -209,8 +209,25 @@ mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, 
     }
     if (r == MW_ACCEPTED) {
         c->stats.accepted++;
-        if (c->history && env->body_case == MPIWATCH__ENVELOPE__BODY_SAMPLE)
-            mw__history_sample(c->history, env->rank, env->sample->window, data, len);
+        if (c->history && env->body_case == MPIWATCH__ENVELOPE__BODY_SAMPLE) {
+            /* A rank of another function table: the sample as translated (the job's ids). */
+            static uint8_t *again;
+            static size_t again_cap;
+            size_t n =
+                mw__ingest_translated(c, env->rank) ? mpiwatch__envelope__get_packed_size(env) : 0;
+            if (n && n > again_cap) {
+                uint8_t *p = realloc(again, n);
+                if (p) {
+                    again = p;
+                    again_cap = n;
+                }
+            }
+            if (n && n <= again_cap)
+                mw__history_sample(c->history, env->rank, env->sample->window, again,
+                                   mpiwatch__envelope__pack(env, again));
+            else
+                mw__history_sample(c->history, env->rank, env->sample->window, data, len);
+        }
         if (env->body_case == MPIWATCH__ENVELOPE__BODY_HELLO &&
             (c->job.hellos == 1 || c->job.hellos == c->job.size) &&
             c->job.hellos != c->job_published_hellos)

@@ -83,7 +83,7 @@ typedef struct mw_collector {
                                       mw_collector_init; NULL prints it nowhere (the exporter) */
     int outputs_written;           /* the current job's report and summary have been written */
     int exit_requested;            /* --exit-after-job and the job has ended */
-    uint32_t fn_seen[MW_FN_COUNT]; /* validation scratch: fn_seen[fn] == gen, seen in sample */
+    uint32_t fn_seen[MW_FN_SPACE]; /* validation scratch: fn_seen[fn] == gen, seen in sample */
     uint32_t fn_seen_gen;
     mw_window_fn on_window; /* extra consumer of closed windows (tests, later outputs) */
     void *on_window_user;

@@ -51,7 +51,7 @@ static int dormant_ok(const Mpiwatch__Dormant *d)
     if (n > MW_FN_SPACE || d->n_calls != n || d->n_bytes != n)
         return 0;
     for (size_t i = 0; i < n; i++)
-        if (d->fn[i] == 0 || d->fn[i] >= MW_FN_SPACE || (i && d->fn[i] <= d->fn[i - 1]))
+        if (d->fn[i] == 0 || d->fn[i] >= mw_fn_end() || (i && d->fn[i] <= d->fn[i - 1]))
             return 0;
     size_t s = d->n_span_start_ns;
     if (s > MW_DORMANT_MAX_SPANS || d->n_span_end_ns != s || d->n_span_calls != s ||

@@ -14,11 +14,17 @@
 #include "collector.h"
 #include "ingest.h"
 #include "mw_bins.h"
+#include "mw_fnmap.h"
+#include "mw_fnmap_msg.h"
 #include "mw_trace.h"
 #include "mw_wire.h"
 #include "publish.h"
 #include "steps.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *str_or_empty(const char *s)
@@ -41,9 +47,12 @@ static int time_ok(uint64_t ts, uint64_t now_real)
                          : now_real - ts <= MW_TIMESTAMP_TOLERANCE_NS;
 }
 
+/* One past the job's largest function id (mw_fn_end), read once per message. */
+static unsigned fn_end = MW_FN_COUNT;
+
 static int fn_ok(uint32_t fn)
 {
-    return fn > 0 && fn < MW_FN_COUNT;
+    return fn > 0 && fn < fn_end;
 }
 
 /* Whether the collector is taking messages for c->job (a hello started it, it has not ended). */
@@ -52,13 +61,145 @@ static int job_open(const mw_collector_t *c)
     return c->job.active && c->job.ended == MW_END_NONE;
 }
 
-/* The table hash walks every function name: compute it once, not per hello. */
-static uint64_t table_hash(void)
+/* ---- function identity by name (docs/function-table.md) -------------------------------------
+ *
+ * A rank's function ids are those of its own table, which its hello names (or, for a library
+ * or a recording older than the names, identifies by its hash: this build's table or the
+ * legacy one). Each distinct table is mapped once to the job's ids (this process's: its own
+ * table, then the extras, mw_fnmap.h) and kept for the process's lifetime, at most
+ * MW_FN_MAX_TABLES of them; ranks with the same table share its map. Every id a sample, a bye
+ * or a trace carries is translated by fn_translate() right after decoding, before anything
+ * checks or merges it, so the rest of the collector only ever sees the job's ids. A rank of
+ * this build's table costs one test per message. */
+typedef struct {
+    uint64_t hash; /* mw_fn_names_hash of its names (or the table hash of a hello without) */
+    uint32_t n;
+    int named;   /* known by its names (else by its hash alone) */
+    char *names; /* its names, NUL-separated (named tables), to tell hash collisions apart */
+    size_t names_len;
+    mw_fnmap_t map;
+} fn_table_t;
+
+static pthread_mutex_t fn_tables_lock = PTHREAD_MUTEX_INITIALIZER;
+static fn_table_t fn_tables[MW_FN_MAX_TABLES];
+static _Atomic uint32_t fn_tables_n;
+
+static int same_names(const fn_table_t *t, char *const *names, size_t n)
 {
-    static uint64_t hash;
-    if (!hash)
-        hash = mw_fn_table_hash();
-    return hash;
+    const char *p = t->names, *end = t->names + t->names_len;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(names[i]);
+        if ((size_t)(end - p) < len + 1 || memcmp(p, names[i], len + 1) != 0)
+            return 0;
+        p += len + 1;
+    }
+    return p == end;
+}
+
+/* The index + 1 of the hello's table among those seen, adding it when new; 0 when it is not
+ * understood (a bad name list, an unknown hash without names, too many tables), with the
+ * reason in err. */
+static unsigned fn_table_of(const Mpiwatch__Hello *h, char *err, size_t errlen)
+{
+    int named = h->n_function_names > 0;
+    if (named && h->n_function_names > MW_FN_TABLE_MAX) {
+        snprintf(err, errlen, "a function table of %zu names (the cap is %u)", h->n_function_names,
+                 MW_FN_TABLE_MAX);
+        return 0;
+    }
+    for (size_t i = 0; named && i < h->n_function_names; i++)
+        if (!mw_fn_name_ok(h->function_names[i])) {
+            snprintf(err, errlen, "function name %zu is not a function name", i + 1);
+            return 0;
+        }
+    uint64_t hash =
+        named ? mw_fn_names_hash((const char *const *)h->function_names, h->n_function_names)
+              : h->function_table_hash;
+    uint32_t n = named ? (uint32_t)h->n_function_names : h->function_count;
+    unsigned found = 0;
+    pthread_mutex_lock(&fn_tables_lock);
+    uint32_t have = atomic_load_explicit(&fn_tables_n, memory_order_relaxed);
+    for (uint32_t i = 0; i < have && !found; i++) {
+        const fn_table_t *t = &fn_tables[i];
+        if (t->hash == hash && t->n == n && t->named == named &&
+            (!named || same_names(t, h->function_names, h->n_function_names)))
+            found = i + 1;
+    }
+    if (!found && have >= MW_FN_MAX_TABLES) {
+        snprintf(err, errlen, "more than %u distinct function tables", MW_FN_MAX_TABLES);
+    } else if (!found) {
+        fn_table_t *t = &fn_tables[have];
+        memset(t, 0, sizeof *t);
+        int rc;
+        if (named) {
+            rc =
+                mw_fnmap_build(&t->map, (const char *const *)h->function_names, h->n_function_names,
+                               h->function_kinds, h->n_function_kinds, err, errlen);
+            size_t len = 0;
+            for (size_t i = 0; rc == 0 && i < h->n_function_names; i++)
+                len += strlen(h->function_names[i]) + 1;
+            if (rc == 0 && !(t->names = malloc(len ? len : 1))) {
+                mw_fnmap_free(&t->map);
+                snprintf(err, errlen, "out of memory");
+                rc = -1;
+            }
+            for (size_t i = 0, off = 0; rc == 0 && i < h->n_function_names; i++) {
+                size_t l = strlen(h->function_names[i]) + 1;
+                memcpy(t->names + off, h->function_names[i], l);
+                off += l;
+            }
+            t->names_len = len;
+        } else {
+            rc = mw_fnmap_known(&t->map, h->function_table_hash, h->function_count);
+            if (rc < 0)
+                snprintf(err, errlen,
+                         "a hello without function names whose table (%u functions, hash "
+                         "%016llx) is neither this build's (%u, %016llx) nor the legacy one "
+                         "(%u, %016llx)",
+                         h->function_count, (unsigned long long)h->function_table_hash,
+                         (unsigned)MW_FN_COUNT - 1, (unsigned long long)mw_fn_table_hash(),
+                         mw_fn_legacy_count(), (unsigned long long)mw_fn_legacy_hash());
+        }
+        if (rc == 0) {
+            t->hash = hash;
+            t->n = n;
+            t->named = named;
+            atomic_store_explicit(&fn_tables_n, have + 1, memory_order_release);
+            found = have + 1;
+            if (t->map.unknown)
+                MW_LOG(MW_LOG_WARN,
+                       "%u function names of a rank's table have no id here (%u extra names "
+                       "at most): their calls are left out and counted",
+                       t->map.unknown, MW_FN_EXTRA);
+        }
+    }
+    pthread_mutex_unlock(&fn_tables_lock);
+    return found;
+}
+
+static const mw_fnmap_t *rank_fnmap(const mw_collector_t *c, uint32_t rank)
+{
+    unsigned t = rank < c->job.size ? c->job.ranks[rank].fn_table : 0;
+    return t ? &fn_tables[t - 1].map : NULL;
+}
+
+int mw__ingest_translated(const mw_collector_t *c, uint32_t rank)
+{
+    const mw_fnmap_t *m = rank_fnmap(c, rank);
+    return m && !m->identity;
+}
+
+/* The one place where a rank's function ids become the job's (see above). */
+static void fn_translate(mw_collector_t *c, Mpiwatch__Envelope *env)
+{
+    static mw_fnmap_keep_t trace_block; /* a translated trace's records, until the next one */
+    const mw_fnmap_t *m = rank_fnmap(c, env->rank);
+    if (m && !m->identity) {
+        mw_fnmap_keep_clear(&trace_block);
+        c->job.fn_unknown += mw_fnmap_envelope(m, env, &trace_block);
+        /* Its trace stays in the recorded window (the frame has the rank's ids). */
+        c->merge.frame_off = 0;
+    }
 }
 
 /* The placement fields of a hello (docs/topology.md): the node name is text like the host,
@@ -100,7 +241,7 @@ static mw_reject_t check_placement(const Mpiwatch__Hello *h)
 }
 
 static mw_reject_t check_hello(mw_collector_t *c, const Mpiwatch__Envelope *env,
-                               const mw_clock_t *now)
+                               const mw_clock_t *now, unsigned *fn_table)
 {
     const Mpiwatch__Hello *h = env->hello;
     int fresh = !job_open(c); /* this hello would start a new job */
@@ -108,8 +249,14 @@ static mw_reject_t check_hello(mw_collector_t *c, const Mpiwatch__Envelope *env,
         return MW_REJECT_NO_BODY;
     if (!fresh && strcmp(str_or_empty(env->job), c->job.job) != 0)
         return MW_REJECT_JOB_MISMATCH;
-    if (h->function_count != MW_FN_COUNT - 1 || h->function_table_hash != table_hash())
+    char err[256];
+    if (!(*fn_table = fn_table_of(h, err, sizeof err))) {
+        if (!c->job.fn_table_warned) {
+            MW_LOG(MW_LOG_ERROR, "rank %u refused: %s", env->rank, err);
+            c->job.fn_table_warned = 1;
+        }
         return MW_REJECT_TABLE_MISMATCH;
+    }
     if (h->size == 0 || h->size > MW_MAX_RANKS || env->rank >= h->size)
         return MW_REJECT_RANK_RANGE;
     if (!fresh && h->size != c->job.size)
@@ -300,10 +447,15 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
     mw_reject_t r;
     if (env->version != MW_PROTO_VERSION)
         return MW_REJECT_VERSION;
+    fn_end = mw_fn_end();
+    /* The envelope lives in the decoding arena, for this call only: translated in place. */
+    if (env->body_case != MPIWATCH__ENVELOPE__BODY_HELLO && job_open(c))
+        fn_translate(c, (Mpiwatch__Envelope *)env);
 
     switch (env->body_case) {
-    case MPIWATCH__ENVELOPE__BODY_HELLO:
-        r = check_hello(c, env, now);
+    case MPIWATCH__ENVELOPE__BODY_HELLO: {
+        unsigned fn_table = 0;
+        r = check_hello(c, env, now, &fn_table);
         if (r != MW_ACCEPTED)
             return r;
         if (!job_open(c) && mw__collector_job_begin(c, env, now->mono_ns) < 0)
@@ -311,10 +463,12 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
         uint64_t capped[MW_CAP_COUNT];
         memcpy(capped, c->job.capped, sizeof capped);
         mw__job_hello(&c->job, env, now->mono_ns);
+        c->job.ranks[env->rank].fn_table = (uint8_t)fn_table;
         /* What went over a job-wide cap, also counted for the collector's lifetime. */
         for (int i = 0; i < MW_CAP_COUNT; i++)
             c->stats.capped[i] += c->job.capped[i] - capped[i];
         return MW_ACCEPTED;
+    }
 
     case MPIWATCH__ENVELOPE__BODY_SAMPLE: {
         r = check_sample(c, env, now);

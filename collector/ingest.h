@@ -44,5 +44,9 @@ struct mw_collector;
 /* Validates and applies a decoded envelope (ingest.c). */
 mw_reject_t mw__ingest(struct mw_collector *c, const Mpiwatch__Envelope *env,
                        const mw_clock_t *now);
+/* Whether the function ids of rank's messages are translated (its table is not this build's,
+ * docs/function-table.md): an envelope mw__ingest accepted from it then differs from the frame
+ * it came in, and whoever keeps the frame for readers keeps the envelope encoded again. */
+int mw__ingest_translated(const struct mw_collector *c, uint32_t rank);
 
 #endif

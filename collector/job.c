@@ -6,7 +6,7 @@
  * are accumulated here from every accepted sample, late or not, so they are exact whatever
  * happened to the windows. Per-function totals are dense by id; per-rank-function and pair
  * totals are sparse (a 16k-rank job touches ~20 functions and a few peers per rank, not
- * size x MW_FN_COUNT or size^2) in tables that grow by doubling (and start at room for 32
+ * size x MW_FN_SPACE or size^2) in tables that grow by doubling (and start at room for 32
  * functions and 8 peers per rank), so allocation happens O(log n) times per job, not per
  * sample. Only validated messages reach this file.
  *
@@ -509,15 +509,15 @@ mw_reject_t mw__job_totals_check(const mw_job_t *job, uint32_t rank, const Mpiwa
         return MW_REJECT_TOTALS;
     /* The shape: parallel arrays, each function at most once, in increasing id, called at
      * least once; every value capped; the samples produced grow with every sample. */
-    if (t.n > MW_FN_COUNT - 1 || t.samples > MW_TOTAL_MAX)
+    if (t.n > MW_FN_SPACE - 1 || t.samples > MW_TOTAL_MAX)
         return MW_REJECT_TOTALS;
     if (s ? t.samples <= r->tot_samples : t.samples < r->tot_samples)
         return MW_REJECT_TOTALS;
     /* The rank's previous totals of each entry, found once, for both passes below. */
-    uint64_t prev[MW_FN_COUNT][3];
+    uint64_t prev[MW_FN_SPACE][3];
     uint32_t matched = 0, pos = r->rank_fn_first ? r->rank_fn_first - 1 : 0;
     for (size_t i = 0; i < t.n; i++) {
-        if (t.fn[i] == 0 || t.fn[i] >= MW_FN_COUNT || (i && t.fn[i] <= t.fn[i - 1]) ||
+        if (t.fn[i] == 0 || t.fn[i] >= mw_fn_end() || (i && t.fn[i] <= t.fn[i - 1]) ||
             t.calls[i] == 0 || t.calls[i] > MW_TOTAL_MAX || t.ns[i] > MW_TOTAL_MAX ||
             t.bytes[i] > MW_TOTAL_MAX)
             return MW_REJECT_TOTALS;
@@ -600,7 +600,7 @@ void mw__job_loss(const mw_job_t *job, mw_loss_t *out, mw_tally_t *per_fn)
 {
     memset(out, 0, sizeof *out);
     mw_tally_t all = {0};
-    for (unsigned fn = 1; fn < MW_FN_COUNT; fn++) {
+    for (unsigned fn = 1; fn < MW_FN_SPACE; fn++) {
         all.calls += job->fn[fn].count;
         all.time_ns += job->fn[fn].total_ns;
         all.bytes += job->fn[fn].bytes;
@@ -628,7 +628,7 @@ void mw__job_loss(const mw_job_t *job, mw_loss_t *out, mw_tally_t *per_fn)
     }
     if (!per_fn)
         return;
-    memset(per_fn, 0, MW_FN_COUNT * sizeof *per_fn);
+    memset(per_fn, 0, MW_FN_SPACE * sizeof *per_fn);
     for (uint32_t i = 0; i < job->rank_fn.n; i++) {
         const mw_rank_fn_t *rf = MW__INDEX_AT(&job->rank_fn, const mw_rank_fn_t, i);
         if (!job->ranks[rf->rank].has_totals || rf->tot_count == 0)

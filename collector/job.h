@@ -64,7 +64,8 @@ typedef struct {
     uint32_t node;
     int32_t l3, numa;
     uint8_t bound;
-    uint8_t in_info; /* its RankInfo is in the job description (job.c, MW_CAP_JOB_INFO) */
+    uint8_t in_info;  /* its RankInfo is in the job description (job.c, MW_CAP_JOB_INFO) */
+    uint8_t fn_table; /* its function table (ingest.c): index + 1 in the tables seen, 0 none */
     uint32_t pus_first, pus_n;
     /* Tracing (trace_check.c): windows it was exact in, the calls those traced, and the
      * communicator definitions it sent (capped per job: MW_TRACE_MAX_COMMS_RANK). */
@@ -146,11 +147,13 @@ typedef struct {
     uint64_t n_objects, name_bytes, info_bytes;
     uint64_t capped[MW_CAP_COUNT];
 
-    mw_fn_total_t fn[MW_FN_COUNT];
+    mw_fn_total_t fn[MW_FN_SPACE];
     mw__index_t rank_fn; /* list of mw_rank_fn_t, keys (rank << 32 | fn), see job.c */
     mw__index_t pairs;   /* list of mw_pair_sum_t, keys (src << 32 | dst) */
     mw__index_t rank_fn_late, pairs_late; /* key -> position, for entries outside rank blocks */
     uint64_t overflow;                    /* per-rank function or pair totals that did not fit */
+    uint64_t fn_unknown; /* entries left out: their function has no id here (extras full) */
+    int fn_table_warned; /* a hello's function table was refused (logged once per job) */
     /* Loss accounting over the ranks that send running totals: the sum of their latest totals
      * (at_ranks) and of what was merged from them (merged); missed = at_ranks - merged. */
     mw_tally_t at_ranks, merged;
@@ -192,7 +195,7 @@ uint32_t mw__job_declare_dead(mw_job_t *job);
 mw_reject_t mw__job_totals_check(const mw_job_t *job, uint32_t rank, const Mpiwatch__Sample *s,
                                  const Mpiwatch__Bye *b);
 /* What the collector missed of the job: missed = the ranks' totals - merged, exactly (ranks
- * without totals count as merged with nothing missed). `per_fn` (MW_FN_COUNT entries, or NULL)
+ * without totals count as merged with nothing missed). `per_fn` (MW_FN_SPACE entries, or NULL)
  * gets the missed part per function. */
 typedef struct {
     mw_tally_t at_ranks, merged, missed;

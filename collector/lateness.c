@@ -736,13 +736,13 @@ void mw__lateness_account(mw_lateness_totals_t *t, const Mpiwatch__Lateness *b)
             t->lateness_max_ns = s->lateness_max_ns;
             t->lateness_rank = s->lateness_rank;
             /* 0 (unknown) out of the table: a replayed id is not cut to another one */
-            t->lateness_fn = (uint16_t)(s->lateness_fn < MW_FN_COUNT ? s->lateness_fn : 0);
+            t->lateness_fn = (uint16_t)(s->lateness_fn < MW_FN_SPACE ? s->lateness_fn : 0);
             t->lateness_window = s->key;
         }
         if (t->windows_summarised == 0 || s->diff_max_ns > t->diff_max_ns) {
             t->diff_max_ns = s->diff_max_ns;
             t->diff_rank = s->diff_rank;
-            t->diff_fn = (uint16_t)(s->diff_fn < MW_FN_COUNT ? s->diff_fn : 0);
+            t->diff_fn = (uint16_t)(s->diff_fn < MW_FN_SPACE ? s->diff_fn : 0);
             t->diff_window = s->key;
             t->diff_step = s->diff_step;
         }

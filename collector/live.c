@@ -44,7 +44,7 @@ void mw__live_window(mw_live_t *live, const mw_window_t *w)
     if (!live->enabled)
         return;
     double keep = exp(-(double)w->window_ns / LIVE_DECAY_NS);
-    for (unsigned fn = 1; fn < MW_FN_COUNT; fn++)
+    for (unsigned fn = 1; fn < MW_FN_SPACE; fn++)
         live->recent_ns[fn] *= keep;
     for (uint32_t i = 0; i < w->n_fn_used; i++)
         live->recent_ns[w->fn_used[i]] += (double)w->fn[w->fn_used[i]].s.total_ns;
@@ -189,7 +189,7 @@ size_t mw__live_format(const mw_live_t *live, const mw_collector_t *c, int block
     unsigned top[LIVE_TOP];
     unsigned ntop = 0;
     double total = 0;
-    for (unsigned fn = 1; fn < MW_FN_COUNT; fn++) {
+    for (unsigned fn = 1; fn < MW_FN_SPACE; fn++) {
         double v = live->recent_ns[fn];
         if (v <= 0)
             continue;

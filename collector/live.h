@@ -16,7 +16,7 @@ typedef struct {
     uint64_t next_ns;              /* monotonic time of the next refresh */
     int lines_drawn;               /* lines of the block on screen, for redrawing in place */
     unsigned long log_mark;        /* mw__log_lines when the block was drawn */
-    double recent_ns[MW_FN_COUNT]; /* decaying time per function over the last seconds */
+    double recent_ns[MW_FN_SPACE]; /* decaying time per function over the last seconds */
     double last_fraction;
     uint32_t last_reporting;
     int have_window;

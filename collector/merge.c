@@ -100,10 +100,10 @@ static int window_alloc(mw_window_t *w, uint32_t subslots, uint32_t size)
         for (uint32_t r = 0; r < size; r++)
             w->rank_pm[r] = MW_RANK_PM_NONE;
     }
-    w->fn = calloc(MW_FN_COUNT, sizeof *w->fn);
-    w->fn_used = calloc(MW_FN_COUNT, sizeof *w->fn_used);
-    w->fn_mark = calloc(MW_FN_COUNT, 1);
-    w->occ_ns = calloc((size_t)MW_FN_COUNT * subslots, sizeof *w->occ_ns);
+    w->fn = calloc(MW_FN_SPACE, sizeof *w->fn);
+    w->fn_used = calloc(MW_FN_SPACE, sizeof *w->fn_used);
+    w->fn_mark = calloc(MW_FN_SPACE, 1);
+    w->occ_ns = calloc((size_t)MW_FN_SPACE * subslots, sizeof *w->occ_ns);
     w->longest = calloc(MW_MERGE_LONGEST, sizeof *w->longest);
     if (!w->fn || !w->fn_used || !w->fn_mark || !w->occ_ns || !w->longest)
         return -1;

@@ -207,10 +207,10 @@ typedef struct {
     uint64_t calls_late;      /* calls that ended in an earlier, already sent window */
     uint64_t overflow;        /* density cells or pairs lost because a table was full */
 
-    mw_fn_sum_t *fn;   /* [MW_FN_COUNT], dense by function id; zero where unused */
+    mw_fn_sum_t *fn;   /* [MW_FN_SPACE], dense by function id; zero where unused */
     uint32_t *fn_used; /* ids that have data (stats or occupancy), in first-seen order */
     uint32_t n_fn_used;
-    uint64_t *occ_ns; /* [MW_FN_COUNT * subslots]: ns inside fn during each sub-slot, all ranks */
+    uint64_t *occ_ns; /* [MW_FN_SPACE * subslots]: ns inside fn during each sub-slot, all ranks */
     mw_merge_call_t *longest; /* the longest calls across ranks, longest first */
     uint32_t n_longest;
     mw__index_t density; /* values: mw_density_cell_t, see MW__INDEX_AT */
@@ -256,7 +256,7 @@ typedef struct {
     /* Merge bookkeeping. */
     uint64_t first_arrival_ns; /* collector monotonic time of the first sample */
     uint64_t last_arrival_ns;  /* ... and of the last one merged */
-    unsigned char *fn_mark;    /* [MW_FN_COUNT]: 1 when listed in fn_used */
+    unsigned char *fn_mark;    /* [MW_FN_SPACE]: 1 when listed in fn_used */
     int open;
 } mw_window_t;
 

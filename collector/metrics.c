@@ -122,7 +122,7 @@ static void metrics_head(metrics_buf_t *b, const char *name, const char *type, c
 /* One line per function that was called in the current job. `what` selects the field. */
 static void metrics_per_fn(metrics_buf_t *b, const mw_job_t *job, const char *name, int what)
 {
-    for (unsigned fn = 1; fn < MW_FN_COUNT; fn++) {
+    for (unsigned fn = 1; fn < MW_FN_SPACE; fn++) {
         const mw_fn_total_t *t = &job->fn[fn];
         if (!job->active || t->count == 0)
             continue;

@@ -441,7 +441,7 @@ void mw__rs_apply(mw__rs_t *rs, uint32_t rank, const Mpiwatch__Sample *s, mw_rs_
             refuse(rs, refused, MW_RS_UNDEFINED, 1);
             continue;
         }
-        if (fn == 0 || fn >= MW_FN_COUNT) {
+        if (fn == 0 || fn >= mw_fn_end()) {
             refuse(rs, refused, MW_RS_FN_RANGE, 1);
             continue;
         }

@@ -24,6 +24,7 @@
  * signal, or a job that ended and wrote its outputs).
  */
 #include "collector.h"
+#include "mw_fnmap.h"
 #include "replay.h"
 #include "feed.h"
 #include "history.h"
@@ -176,10 +177,14 @@ static void replay_settings(replay_t *rp, const Mpiwatch__RecordStart *st)
                    "line's is used",
                    names[i], err);
     }
-    if (st->function_table_hash != mw_fn_table_hash())
-        MW_LOG(MW_LOG_WARN,
+    /* The recorded hellos say which table each rank used (by name, or by the hash of this
+     * build's or the legacy table: docs/function-table.md); only hellos without names of a
+     * third table are refused, and counted as table_mismatch. */
+    if (st->function_table_hash != mw_fn_table_hash() &&
+        st->function_table_hash != mw_fn_legacy_hash())
+        MW_LOG(MW_LOG_INFO,
                "replay: recorded by a collector with another MPI function table "
-               "(hash %016llx, here %016llx): its hellos are rejected here",
+               "(hash %016llx, here %016llx): functions are matched by name",
                (unsigned long long)st->function_table_hash, (unsigned long long)mw_fn_table_hash());
     MW_LOG(MW_LOG_INFO,
            "replaying %s (recorded by mpiwatch-collector %s): lateness %llu ms, "

@@ -80,11 +80,11 @@ static void report_header(const mw_collector_t *c, FILE *out)
 
 static void report_functions(const mw_job_t *job, FILE *out)
 {
-    const mw_fn_total_t *rows[MW_FN_COUNT];
-    unsigned ids[MW_FN_COUNT];
+    const mw_fn_total_t *rows[MW_FN_SPACE];
+    unsigned ids[MW_FN_SPACE];
     unsigned n = 0;
     uint64_t mpi_ns = 0;
-    for (unsigned fn = 1; fn < MW_FN_COUNT; fn++) {
+    for (unsigned fn = 1; fn < MW_FN_SPACE; fn++) {
         if (job->fn[fn].count) {
             rows[n++] = &job->fn[fn];
             mpi_ns += job->fn[fn].total_ns;
@@ -350,8 +350,8 @@ static void report_lateness(const mw_collector_t *c, FILE *out)
             t->windows_analysed, t->windows_skipped, t->windows_untraced, t->events, t->partitions,
             t->forced, t->unmatched);
     if (t->windows_summarised) {
-        const char *lf = t->lateness_fn < MW_FN_COUNT ? mw_fn_name(t->lateness_fn) : NULL;
-        const char *df = t->diff_fn < MW_FN_COUNT ? mw_fn_name(t->diff_fn) : NULL;
+        const char *lf = t->lateness_fn < MW_FN_SPACE ? mw_fn_name(t->lateness_fn) : NULL;
+        const char *df = t->diff_fn < MW_FN_SPACE ? mw_fn_name(t->diff_fn) : NULL;
         fprintf(out,
                 "  largest lateness %.3f ms (rank %u, %s, window %" PRIu64
                 ")\n  largest differential lateness %.3f ms (rank %u, %s, window %" PRIu64
@@ -381,7 +381,7 @@ static void report_recording(const mw_collector_t *c, FILE *out)
 static uint64_t job_mpi_ns(const mw_job_t *job)
 {
     uint64_t ns = 0;
-    for (unsigned fn = 1; fn < MW_FN_COUNT; fn++)
+    for (unsigned fn = 1; fn < MW_FN_SPACE; fn++)
         ns += job->fn[fn].total_ns;
     return ns;
 }

@@ -1108,7 +1108,7 @@ static void rules_fire(mw_rules_t *rs, rule_t *r, mw_collector_t *c, uint64_t in
                        uint64_t window_ns, int64_t step, double value, int64_t rank, unsigned fn)
 {
     fire_t f;
-    const char *fname = fn && fn < MW_FN_COUNT ? mw_fn_name(fn) : NULL;
+    const char *fname = fn && fn < MW_FN_SPACE ? mw_fn_name(fn) : NULL;
     snprintf(f.function, sizeof f.function, "%s", fname ? fname : "");
     snprintf(f.rule, sizeof f.rule, "%s", r->name);
     if (rank >= 0)

@@ -85,12 +85,12 @@ struct mw_step_assembly {
     uint64_t carry_budget, carry_held;        /* entries the carries may grow by / grew by */
     uint64_t pairs_held;                      /* entries the open steps' pair lists grew by */
     /* Scratch: the previous mark's (or, in validation, the sample's) totals, dense. */
-    mw_fn_stats_t prev_fn[MW_FN_COUNT];
-    mw_fn_stats_t tot_fn[MW_FN_COUNT];
+    mw_fn_stats_t prev_fn[MW_FN_SPACE];
+    mw_fn_stats_t tot_fn[MW_FN_SPACE];
     uint64_t *prev_pm, *prev_pb, *tot_pm, *tot_pb; /* [size] */
     /* Encoding of a closed step. */
-    Mpiwatch__FunctionStat fs[MW_FN_COUNT];
-    Mpiwatch__FunctionStat *fsp[MW_FN_COUNT];
+    Mpiwatch__FunctionStat fs[MW_FN_SPACE];
+    Mpiwatch__FunctionStat *fsp[MW_FN_SPACE];
     uint32_t *p_src, *p_dst;
     uint64_t *p_msg, *p_bytes;
     size_t p_cap;
@@ -187,7 +187,7 @@ static int fs_le(const mw_fn_stats_t *a, const mw_fn_stats_t *b)
 static void scratch_clear(mw_step_assembly_t *S, const Mpiwatch__Sample *s)
 {
     for (size_t i = 0; i < s->n_functions; i++)
-        if (s->functions[i] && s->functions[i]->fn < MW_FN_COUNT)
+        if (s->functions[i] && s->functions[i]->fn < MW_FN_SPACE)
             memset(&S->tot_fn[s->functions[i]->fn], 0, sizeof S->tot_fn[0]);
     for (size_t i = 0; i < s->n_peer_rank; i++)
         if (s->peer_rank[i] < S->size)
@@ -197,7 +197,7 @@ static void scratch_clear(mw_step_assembly_t *S, const Mpiwatch__Sample *s)
         if (!m)
             continue;
         for (size_t j = 0; j < m->n_functions; j++)
-            if (m->functions[j] && m->functions[j]->fn < MW_FN_COUNT) {
+            if (m->functions[j] && m->functions[j]->fn < MW_FN_SPACE) {
                 memset(&S->prev_fn[m->functions[j]->fn], 0, sizeof S->prev_fn[0]);
                 memset(&S->tot_fn[m->functions[j]->fn], 0, sizeof S->tot_fn[0]);
             }
@@ -218,11 +218,11 @@ static mw_reject_t check_mark(mw_step_assembly_t *S, const Mpiwatch__StepMark *m
         m->step > (uint64_t)INT64_MAX)
         return MW_REJECT_BAD_FIELD;
     if (m->n_peer_messages != m->n_peer_rank || m->n_peer_bytes != m->n_peer_rank ||
-        m->n_functions >= MW_FN_COUNT)
+        m->n_functions >= MW_FN_SPACE)
         return MW_REJECT_BAD_FIELD;
     for (size_t j = 0; j < m->n_functions; j++) {
         const Mpiwatch__FunctionStat *f = m->functions[j];
-        if (!f || f->fn == 0 || f->fn >= MW_FN_COUNT || S->prev_fn[f->fn].count || f->count == 0)
+        if (!f || f->fn == 0 || f->fn >= mw_fn_end() || S->prev_fn[f->fn].count || f->count == 0)
             return MW_REJECT_BAD_FIELD; /* an invalid id, or one listed twice */
         fs_set(&S->prev_fn[f->fn], f);
         if (!fs_le(&S->prev_fn[f->fn], &S->tot_fn[f->fn]) || f->min_ns > f->max_ns)
@@ -337,7 +337,7 @@ static void *carry_get(mw_step_assembly_t *S, step_rank_t *r, mw__index_t *ix, u
  * and zeroed, so every later segment is refused and counted instead of touching it. */
 static int carry_init(mw_step_assembly_t *S, step_rank_t *r)
 {
-    int fn = mw__index_init(&r->fn, sizeof(mw_fn_stats_t), MW_STEPS_TABLE_INITIAL, MW_FN_COUNT);
+    int fn = mw__index_init(&r->fn, sizeof(mw_fn_stats_t), MW_STEPS_TABLE_INITIAL, MW_FN_SPACE);
     int peer = mw__index_init(&r->peer, sizeof(mw_pair_sum_t), MW_STEPS_TABLE_INITIAL, S->size);
     return fn < 0 || peer < 0 ? -1 : 0;
 }
@@ -411,7 +411,7 @@ static void step_close(mw_collector_t *c, step_open_t *o)
     st.ranks = o->ranks;
     st.folded = o->folded;
     size_t nf = 0;
-    for (uint32_t i = 0; i < o->fn.n && nf < MW_FN_COUNT; i++) {
+    for (uint32_t i = 0; i < o->fn.n && nf < MW_FN_SPACE; i++) {
         const mw_fn_stats_t *t = MW__INDEX_AT(&o->fn, const mw_fn_stats_t, i);
         Mpiwatch__FunctionStat *f = &S->fs[nf];
         mpiwatch__function_stat__init(f);
@@ -547,7 +547,7 @@ static step_open_t *step_entry(mw_collector_t *c, uint64_t step)
     uint32_t slot = S->free_slot[S->n_free - 1];
     step_open_t *o = &S->open[slot];
     if (!o->ready) {
-        if (mw__index_init(&o->fn, sizeof(mw_fn_stats_t), 16, MW_FN_COUNT) < 0)
+        if (mw__index_init(&o->fn, sizeof(mw_fn_stats_t), 16, MW_FN_SPACE) < 0)
             return NULL;
         if (mw__index_init_list(&o->pairs, sizeof(mw_pair_sum_t), MW_STEPS_TABLE_INITIAL,
                                 MW_STEPS_MAX_PAIRS) < 0) {

@@ -119,7 +119,7 @@ static int rank_no_totals(const mw_rank_t *r)
 static int summary_missed(const mw_job_t *job, cJSON *root)
 {
     mw_loss_t loss;
-    mw_tally_t *per_fn = calloc(MW_FN_COUNT, sizeof *per_fn);
+    mw_tally_t *per_fn = calloc(MW_FN_SPACE, sizeof *per_fn);
     if (!per_fn)
         return -1;
     mw__job_loss(job, &loss, per_fn);
@@ -133,7 +133,7 @@ static int summary_missed(const mw_job_t *job, cJSON *root)
         json_ranks(job, arr, rank_no_totals) == 0 &&
         (fns = cJSON_AddObjectToObject(o, "functions"))) {
         rc = 0;
-        for (unsigned fn = 1; fn < MW_FN_COUNT && rc == 0; fn++) {
+        for (unsigned fn = 1; fn < MW_FN_SPACE && rc == 0; fn++) {
             const mw_tally_t *t = &per_fn[fn];
             if (t->calls || t->time_ns || t->bytes)
                 rc = json_fn(fns, fn, t->calls, t->time_ns, t->bytes);
@@ -502,7 +502,7 @@ char *mw_summary_json(const mw_collector_t *c)
         mw_json_add_u64(root, "late", job->late) < 0 ||
         !(fns = cJSON_AddObjectToObject(root, "functions")))
         goto out;
-    for (unsigned fn = 1; fn < MW_FN_COUNT; fn++) {
+    for (unsigned fn = 1; fn < MW_FN_SPACE; fn++) {
         const mw_fn_total_t *t = &job->fn[fn];
         if (t->count && json_fn(fns, fn, t->count, t->total_ns, t->bytes) < 0)
             goto out;

@@ -38,7 +38,7 @@ const char *mw__trace_refuse_name(mw_trace_refuse_t r)
 
 static int fn_ok(uint32_t fn)
 {
-    return fn > 0 && fn < MW_FN_COUNT;
+    return fn > 0 && fn < mw_fn_end(); /* a function with a name (extras included) */
 }
 
 /* Timed calls of a sample: what an exact trace must hold. */
@@ -102,8 +102,8 @@ static int trace_records(const mw_collector_t *c, const Mpiwatch__Trace *t,
 {
     /* Calls per function id: static scratch (the core runs on one thread), cleared after use
      * through the list of ids touched. */
-    static uint64_t per_fn[MW_FN_COUNT];
-    static uint16_t touched[MW_FN_COUNT];
+    static uint64_t per_fn[MW_FN_SPACE];
+    static uint16_t touched[MW_FN_SPACE];
     mw_trace_rec_t *recs = NULL;
     size_t n = 0;
     const char *reason = NULL;

@@ -8,6 +8,7 @@
  */
 #include "collector.h"
 #include "window_pb.h"
+#include "mw_fnmap.h"
 #include "steps.h"
 
 #include <stdlib.h>
@@ -477,7 +478,20 @@ size_t mw__jobinfo_pack(mw_pb_encoder_t *e, const mw_job_t *job, uint64_t functi
     ji.n_hosts = job->n_hosts;
     ji.hosts = job->hosts;
     ji.function_table_hash = function_table_hash;
-    ji.function_count = MW_FN_COUNT - 1;
+    /* The job's function ids (docs/function-table.md): this build's table, then the extras
+     * this process has given ids to (names of other tables its ranks sent). */
+    static char *fn_names[MW_FN_SPACE];
+    static uint32_t fn_kinds[MW_FN_SPACE];
+    uint32_t n_fn = MW_FN_COUNT - 1u + mw_fn_extra_count();
+    for (uint32_t id = 1; id <= n_fn; id++) {
+        fn_names[id - 1] = (char *)mw_fn_name(id);
+        fn_kinds[id - 1] = (uint32_t)mw_fn_kind(id);
+    }
+    ji.function_count = n_fn;
+    ji.n_function_names = n_fn;
+    ji.function_names = fn_names;
+    ji.n_function_kinds = n_fn;
+    ji.function_kinds = fn_kinds;
     ji.state = (char *)mw__job_state_name(job);
 
     uint32_t n = 0;

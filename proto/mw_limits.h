@@ -48,4 +48,14 @@
  * as left out. */
 #define MW_WINDOW_MAX_FPAIRS (1u << 20)
 
+/* Function identity by name (docs/function-table.md, proto/mw_fnmap.h). Ids a process gives
+ * to functions beyond its own table (names of another MPI's table): MW_FN_SPACE = MW_FN_COUNT +
+ * MW_FN_EXTRA bounds every job function id. A peer's table may list at most MW_FN_TABLE_MAX
+ * names of at most MW_FN_NAME_MAX bytes each; a collector keeps the maps of at most
+ * MW_FN_MAX_TABLES distinct tables per job. */
+#define MW_FN_EXTRA 256u
+#define MW_FN_TABLE_MAX 4096u
+#define MW_FN_NAME_MAX 64u
+#define MW_FN_MAX_TABLES 16u
+
 #endif

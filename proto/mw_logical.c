@@ -26,6 +26,7 @@
  * network).
  */
 #include "mw_logical.h"
+#include "mw_fn_def.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -132,7 +133,7 @@ static uint8_t event_kind(const mw_trace_rec_t *r)
  * library needs no protobuf-c (as mw_trace.c). */
 enum {
 #define MW_FN(name, ret, kind, ...) LOGICAL_FN_##name,
-#include "mpi_functions.def"
+#include MW_FN_TABLE_DEF
 #undef MW_FN
     LOGICAL_FN_ROWS
 };
@@ -148,7 +149,7 @@ static const uint8_t fn_coll[LOGICAL_FN_ROWS + 1] = {
 #define LOGICAL_IS_COLL_OTHER 0
 #define LOGICAL_IS_COLL_SPECIAL 0
 #define MW_FN(name, ret, kind, ...) LOGICAL_IS_COLL_##kind,
-#include "mpi_functions.def"
+#include MW_FN_TABLE_DEF
 #undef MW_FN
 };
 
@@ -166,7 +167,7 @@ static const uint8_t fn_comm[LOGICAL_FN_ROWS + 1] = {
 #define LOGICAL_IS_COMM_OTHER 0
 #define LOGICAL_IS_COMM_SPECIAL 0
 #define MW_FN(name, ret, kind, ...) LOGICAL_IS_COMM_##kind,
-#include "mpi_functions.def"
+#include MW_FN_TABLE_DEF
 #undef MW_FN
 };
 

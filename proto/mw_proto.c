@@ -8,6 +8,7 @@
  * by protobuf-c otherwise; both give the same envelope (see mw_decode.c).
  */
 #include "mw_proto.h"
+#include "mw_fnmap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@ static const char *const fn_names[MW_FN_COUNT] = {
     [MW_ID_NONE] = NULL,
 #define MW_FN(name, ret, kind, params, args, bytes, peer, fortran, trace)                          \
     [MW_ID_##name] = "MPI_" #name,
-#include "mpi_functions.def"
+#include MW_FN_TABLE_DEF
 #undef MW_FN
 };
 
@@ -24,7 +25,7 @@ static const unsigned char fn_kinds[MW_FN_COUNT] = {
     [MW_ID_NONE] = MW_KIND_OTHER,
 #define MW_FN(name, ret, kind, params, args, bytes, peer, fortran, trace)                          \
     [MW_ID_##name] = MW_KIND_##kind,
-#include "mpi_functions.def"
+#include MW_FN_TABLE_DEF
 #undef MW_FN
 };
 
@@ -32,27 +33,43 @@ static const char *const kind_names[MW_KIND_COUNT] = {
     "send", "recv", "collective", "wait", "rma", "io", "query", "other", "special",
 };
 
+/* The extras (mw_fnmap.c). */
+const char *mw__fn_extra_name(unsigned i);
+unsigned mw__fn_extra_kind(unsigned i);
+unsigned mw__fn_lookup(const char *name);
+
 const char *mw_fn_name(unsigned id)
 {
-    return id > 0 && id < MW_FN_COUNT ? fn_names[id] : NULL;
+    if (id > 0 && id < MW_FN_COUNT)
+        return fn_names[id];
+    return id >= MW_FN_COUNT && id < MW_FN_SPACE ? mw__fn_extra_name(id - MW_FN_COUNT) : NULL;
 }
 
 unsigned mw_fn_id(const char *name)
 {
-    for (unsigned id = 1; id < MW_FN_COUNT; id++)
-        if (strcmp(fn_names[id], name) == 0)
-            return id;
-    return 0;
+    return mw__fn_lookup(name);
+}
+
+unsigned mw_fn_end(void)
+{
+    return MW_FN_COUNT + mw_fn_extra_count();
 }
 
 mw_kind_t mw_fn_kind(unsigned id)
 {
-    return id < MW_FN_COUNT ? (mw_kind_t)fn_kinds[id] : MW_KIND_OTHER;
+    if (id < MW_FN_COUNT)
+        return (mw_kind_t)fn_kinds[id];
+    return id < MW_FN_SPACE ? (mw_kind_t)mw__fn_extra_kind(id - MW_FN_COUNT) : MW_KIND_OTHER;
 }
 
 int mw_fn_timed(unsigned id)
 {
-    if (id == 0 || id >= MW_FN_COUNT || fn_kinds[id] == MW_KIND_QUERY)
+    /* An extra is timed unless its kind says otherwise: the counted special functions (Init,
+     * Finalize, Pcontrol) are in every MPI's table, so never extras. */
+    if (id >= MW_FN_COUNT)
+        return id < MW_FN_SPACE && mw__fn_extra_name(id - MW_FN_COUNT) &&
+               mw_fn_kind(id) != MW_KIND_QUERY;
+    if (id == 0 || fn_kinds[id] == MW_KIND_QUERY)
         return 0;
     /* Counted by their hand-written wrappers (pmpi-shim/special.c), never timed. */
     return id != MW_ID_Init && id != MW_ID_Init_thread && id != MW_ID_Finalize &&
@@ -66,13 +83,7 @@ const char *mw_kind_name(mw_kind_t kind)
 
 uint64_t mw_fn_table_hash(void)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned id = 1; id < MW_FN_COUNT; id++) {
-        for (const char *p = fn_names[id]; *p; p++)
-            h = (h ^ (unsigned char)*p) * 1099511628211ull;
-        h = (h ^ 0xffu) * 1099511628211ull; /* separator, so "ab","c" differs from "a","bc" */
-    }
-    return h;
+    return mw_fn_names_hash(fn_names + 1, MW_FN_COUNT - 1u);
 }
 
 static void *arena_alloc(void *data, size_t size)

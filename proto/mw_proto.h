@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "mpiwatch.pb-c.h"
+#include "mw_fn_def.h"
+#include "mw_limits.h"
 
 #define MW_PROTO_VERSION 1u
 #define MW_MAX_MESSAGE_BYTES (8u << 20) /* one envelope; larger frames are rejected unread */
@@ -48,25 +50,34 @@ typedef enum {
     MW_KIND_COUNT
 } mw_kind_t;
 
-/* Function ids: MW_ID_<Name> for MPI_<Name>, from 1; MW_FN_COUNT is the largest id + 1. */
+/* Function ids: MW_ID_<Name> for MPI_<Name>, from 1; MW_FN_COUNT is the largest id + 1 of this
+ * build's table (mw_fn_def.h says which). Ids MW_FN_COUNT .. MW_FN_SPACE - 1 are the extras:
+ * names of other MPIs' tables this process has met (mw_fnmap.h). Everything indexed by the
+ * function ids of a JOB (the collector, the viewer, the tools) is sized MW_FN_SPACE; the
+ * shim's own tables, which only ever hold its own ids, stay MW_FN_COUNT. */
 enum {
     MW_ID_NONE = 0,
 #define MW_FN(name, ret, kind, params, args, bytes, peer, fortran, trace) MW_ID_##name,
-#include "mpi_functions.def"
+#include MW_FN_TABLE_DEF
 #undef MW_FN
     MW_FN_COUNT
 };
+#define MW_FN_SPACE ((unsigned)MW_FN_COUNT + MW_FN_EXTRA)
 
-/* Name of function id ("MPI_Allreduce"), or NULL when the id is out of range. */
+/* Name of function id ("MPI_Allreduce"), extras included, or NULL when no function has it. */
 const char *mw_fn_name(unsigned id);
-/* Id of an MPI function name, or 0 when it is not in the table. */
+/* Id of an MPI function name (this build's table or an extra), or 0 when it has none. */
 unsigned mw_fn_id(const char *name);
 mw_kind_t mw_fn_kind(unsigned id);
+/* One past the largest id that names a function now: MW_FN_COUNT + the extras registered so
+ * far. Every id a check lets through is below it (an id of an unregistered extra has no name). */
+unsigned mw_fn_end(void);
 const char *mw_kind_name(mw_kind_t kind);
 /* Whether calls of function id are timed, and so traced by a capture: everything but the
  * local queries and the four counted special functions. */
 int mw_fn_timed(unsigned id);
-/* FNV-1a hash of the table's names in id order: both ends of a connection must agree on it. */
+/* FNV-1a hash of this build's table's names in id order (mw_fn_names_hash): a hello without
+ * names is understood when it carries this hash or the legacy table's (mw_fnmap.h). */
 uint64_t mw_fn_table_hash(void);
 
 /* A bump allocator for protobuf-c unpacking. Memory comes from one block allocated at init;

@@ -37,6 +37,8 @@
  * their probes long; their results never depend on the seed.
  */
 #include "mw_trace.h"
+#include "mw_fn_def.h"
+#include "mw_limits.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -46,14 +48,16 @@
 #include <time.h>
 #include <zstd.h>
 
-/* Function ids: the rows of the table + 1 (mw_proto.h's MW_FN_COUNT, without protobuf-c). */
+/* Function ids: the rows of the table + 1 (mw_proto.h's MW_FN_COUNT, without protobuf-c), and
+ * the extras beyond them (mw_proto.h's MW_FN_SPACE): a job's ids, which records carry once the
+ * collector has translated them (docs/function-table.md), are below FN_SPACE. */
 enum {
 #define MW_FN(name, ...) FN_ROW_##name, /* any number of columns */
-#include "mpi_functions.def"
+#include MW_FN_TABLE_DEF
 #undef MW_FN
     FN_ROWS
 };
-#define FN_COUNT (FN_ROWS + 1u)
+#define FN_SPACE (FN_ROWS + 1u + MW_FN_EXTRA)
 
 #define FORMAT 1u
 #define NCOLS 9
@@ -758,7 +762,7 @@ int mw_trace_encode(const mw_trace_rec_t *recs, size_t n, int zstd_level, size_t
     if (n > MW_TRACE_MAX_RECORDS || (n && !recs))
         return -1;
     for (size_t i = 0; i < n; i++)
-        if (recs[i].kind >= MW_TK_COUNT || recs[i].fn == 0 || recs[i].fn >= FN_COUNT)
+        if (recs[i].kind >= MW_TK_COUNT || recs[i].fn == 0 || recs[i].fn >= FN_SPACE)
             return -1;
 
     int rc = -1;
@@ -967,7 +971,7 @@ static int decode_columns(const uint8_t *blk, size_t len, uint32_t count, mw_tra
             *why = "bad record kind or flags";
             goto done;
         }
-        if (fn == 0 || fn >= FN_COUNT) {
+        if (fn == 0 || fn >= FN_SPACE) {
             *why = "bad function id";
             goto done;
         }

@@ -120,7 +120,7 @@ static inline int mw_trace_is_recv(const mw_trace_rec_t *r)
  * zstd level `zstd_level` when zstd_level > 0 and n >= `zstd_min`. Sets *encoding
  * (MW_TRACE_ENC_*) and *raw_bytes (column bytes before compression). Returns 0, or -1 (no
  * memory, n over the cap, a record a decoder would refuse: kind >= MW_TK_COUNT, fn 0 or
- * >= MW_FN_COUNT). Thread safe; keeps one zstd context per calling thread. */
+ * >= MW_FN_SPACE). Thread safe; keeps one zstd context per calling thread. */
 int mw_trace_encode(const mw_trace_rec_t *recs, size_t n, int zstd_level, size_t zstd_min,
                     uint8_t **out, size_t *out_len, uint32_t *encoding, uint64_t *raw_bytes);
 

@@ -32,9 +32,10 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* A function with a name here: this build's table or an extra registered (mw_fnmap.h). */
 static int fn_valid(uint32_t fn)
 {
-    return fn > 0 && fn < MW_FN_COUNT;
+    return fn > 0 && fn < mw_fn_end();
 }
 
 /* Whether k parallel arrays (data pointers and lengths) agree: the same length, and no length
@@ -158,7 +159,7 @@ static void view_fill(mw_window_view_t *v, uint64_t index, uint64_t window_ns, u
         v->mark[id] = 1;
     }
 
-    for (uint32_t id = 1; id < MW_FN_COUNT; id++)
+    for (uint32_t id = 1; id < MW_FN_SPACE; id++)
         if (v->mark[id])
             v->fn[v->n_fn++] = id;
 }

@@ -43,14 +43,14 @@ typedef struct {
     uint32_t ranks;     /* divisor of the fractions: ranks that reported (1 for a sample) */
 
     uint32_t n_fn;                                   /* functions with data ... */
-    uint32_t fn[MW_FN_COUNT];                        /* ... their ids, ascending */
-    const Mpiwatch__FunctionStat *stat[MW_FN_COUNT]; /* by id: its figures, NULL for none */
-    uint64_t occ_fn_ns[MW_FN_COUNT];                 /* by id: ns inside it, whole window */
-    uint64_t occ_ns[MW_FN_COUNT * MW_MAX_SUBSLOTS];  /* [id * subslots + s]: ns inside it */
+    uint32_t fn[MW_FN_SPACE];                        /* ... their ids, ascending */
+    const Mpiwatch__FunctionStat *stat[MW_FN_SPACE]; /* by id: its figures, NULL for none */
+    uint64_t occ_fn_ns[MW_FN_SPACE];                 /* by id: ns inside it, whole window */
+    uint64_t occ_ns[MW_FN_SPACE * MW_MAX_SUBSLOTS];  /* [id * subslots + s]: ns inside it */
     uint64_t skipped; /* entries that failed the checks and were left out */
 
     const Mpiwatch__Window *w; /* the window read last (NULL after reading a sample) */
-    unsigned char mark[MW_FN_COUNT];
+    unsigned char mark[MW_FN_SPACE];
 } mw_window_view_t;
 
 /* The one window policy, first part: NULL when `w` may be read, else why the whole window is

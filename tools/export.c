@@ -60,6 +60,7 @@
 
 #include <cJSON.h>
 
+#include "mw_fnmap_msg.h"
 #include "mw_version.h"
 #include "collector.h"
 #include "export_lateness.h"
@@ -269,7 +270,7 @@ static void csv_table_rows(FILE *out, const mw_window_view_t *v, const Mpiwatch_
     } else if (table == TABLE_SITES) {
         for (size_t i = 0; i < w->n_sites; i++) {
             const Mpiwatch__SiteStat *t = w->sites[i];
-            if (t->fn == 0 || t->fn >= MW_FN_COUNT)
+            if (t->fn == 0 || t->fn >= MW_FN_SPACE)
                 continue;
             const Mpiwatch__CallSite *def =
                 job && t->site && t->site <= job->n_sites ? job->sites[t->site - 1] : NULL;
@@ -340,7 +341,7 @@ typedef struct {
     int have_origin;
     uint64_t origin_ns; /* time 0 of the trace, global ns */
 
-    double last[MW_FN_COUNT]; /* counter value last written per function */
+    double last[MW_FN_SPACE]; /* counter value last written per function */
     int have_prev;            /* a window was written ... */
     uint64_t prev_index;      /* ... its index and end */
     uint64_t prev_end_ns;
@@ -438,7 +439,7 @@ static void trace_counter(mw_trace_t *t, uint32_t fn, uint64_t ns, double value)
 /* Brings every counter that is not at 0 back to 0 at `ns` (a gap without windows, the end). */
 static void trace_counters_zero(mw_trace_t *t, uint64_t ns)
 {
-    for (uint32_t fn = 1; fn < MW_FN_COUNT; fn++)
+    for (uint32_t fn = 1; fn < MW_FN_SPACE; fn++)
         if (t->last[fn] != 0)
             trace_counter(t, fn, ns, 0);
 }
@@ -747,7 +748,7 @@ static int trace_window(mw_trace_t *t, const mw_window_view_t *v)
      * to 0 where it starts. Only changes are written. */
     if (t->have_prev && v->index != t->prev_index + 1)
         trace_counters_zero(t, t->prev_end_ns);
-    for (uint32_t fn = 1; fn < MW_FN_COUNT; fn++)
+    for (uint32_t fn = 1; fn < MW_FN_SPACE; fn++)
         if (t->last[fn] != 0 && v->occ_fn_ns[fn] == 0)
             trace_counter(t, fn, start, 0);
     for (uint32_t i = 0; i < v->n_fn; i++) {
@@ -785,7 +786,7 @@ static int trace_window(mw_trace_t *t, const mw_window_view_t *v)
     size_t n = 0;
     for (size_t i = 0; i < w->n_longest; i++) {
         const Mpiwatch__Call *c = w->longest ? w->longest[i] : NULL;
-        if (!c || c->fn == 0 || c->fn >= MW_FN_COUNT)
+        if (!c || c->fn == 0 || c->fn >= MW_FN_SPACE)
             t->calls_bad++;
         else
             t->calls[n++] = c;
@@ -1140,6 +1141,8 @@ static int export_run(const mw_export_opts_t *o)
     mw_progress_init(&progress, "export", o->progress,
                      stat(o->input, &st) == 0 ? (uint64_t)st.st_size : 0);
     uint64_t records = 0, windows = 0;
+    mw_fnmap_t fnmap = {0}; /* the job's function ids -> this build's (mw_fnmap_msg.h) */
+    mw_fnmap_keep_t keep = {0};
     while (rc == 0) {
         const Mpiwatch__Record *rec;
         uint64_t at = 0;
@@ -1154,11 +1157,16 @@ static int export_run(const mw_export_opts_t *o)
         records++;
         windows += rec->body_case == MPIWATCH__RECORD__BODY_WINDOW;
         mw_progress_update(&progress, at, windows);
+        mw_fnmap_keep_clear(&keep);
+        if (mw_fnmap_record(&fnmap, (Mpiwatch__Record *)rec, &keep, err, sizeof err) == UINT64_MAX)
+            export_warn(&x, "%s: %s; its function ids are taken as this build's", o->input, err);
         if (export_record(&x, rec) < 0) {
             export_warn(&x, "out of memory at record %" PRIu64, records);
             rc = 1;
         }
     }
+    mw_fnmap_free(&fnmap);
+    mw_fnmap_keep_free(&keep);
     mw_progress_end(&progress, windows);
     if (rc == 0 && export_finish(&x) < 0) {
         fprintf(stderr, "mpiwatch-export: out of memory\n");

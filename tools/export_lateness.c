@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "mw_fnmap_msg.h"
 #include "mw_file.h"
 #include "mw_proto.h"
 #include "mw_recording.h"
@@ -61,7 +62,7 @@ static void put_json_string(FILE *out, const char *s)
 
 static const char *fn_name(uint32_t fn)
 {
-    const char *name = fn < MW_FN_COUNT ? mw_fn_name(fn) : NULL;
+    const char *name = fn < MW_FN_SPACE ? mw_fn_name(fn) : NULL;
     return name ? name : "unknown";
 }
 
@@ -107,6 +108,7 @@ int mw__export_lateness(const char *input, const char *output)
     FILE *out = xo.f;
     int rc = 0;
     uint64_t batches = 0, skipped = 0, gaps = 0;
+    mw_fnmap_t fnmap = {0}; /* the job's function ids -> this build's */
     for (;;) {
         const Mpiwatch__Record *rec;
         int n = mw_rec_reader_next(r, &rec, NULL, err, sizeof err);
@@ -117,6 +119,8 @@ int mw__export_lateness(const char *input, const char *output)
             rc = 1;
             break;
         }
+        /* The job's function ids -> this build's (docs/function-table.md). */
+        mw_fnmap_record(&fnmap, (Mpiwatch__Record *)rec, NULL, err, sizeof err);
         if (rec->body_case != MPIWATCH__RECORD__BODY_LATENESS || !rec->lateness)
             continue;
         const Mpiwatch__Lateness *l = rec->lateness;
@@ -135,6 +139,7 @@ int mw__export_lateness(const char *input, const char *output)
                 "mpiwatch-export: %s ends with an incomplete frame (its collector was "
                 "killed?): exported up to the last complete one\n",
                 input);
+    mw_fnmap_free(&fnmap);
     mw_rec_reader_close(r);
     if (rc == 0 && batches == 0)
         fprintf(stderr,

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "mw_fnmap_msg.h"
 #include "mw_file.h"
 #include "mw_limits.h"
 #include "mw_recording.h"
@@ -441,6 +442,8 @@ int mw__xt_load(mw__xt_t *x, const char *path)
     mw_arena_t arena;
     xt_defs_t defs = {0};
     int rc = 0;
+    mw_fnmap_t fnmap = {0}; /* the job's function ids -> this build's */
+    mw_fnmap_keep_t keep = {0};
     if (mw_arena_init(&arena, 2 * (size_t)MW_MAX_MESSAGE_BYTES) < 0) {
         fprintf(stderr, "mpiwatch-export: out of memory\n");
         mw_rec_reader_close(r);
@@ -458,6 +461,8 @@ int mw__xt_load(mw__xt_t *x, const char *path)
         }
         int m = 0;
         if (rec->body_case == MPIWATCH__RECORD__BODY_JOB && rec->job) {
+            /* The job's function ids -> this build's (docs/function-table.md). */
+            mw_fnmap_record(&fnmap, (Mpiwatch__Record *)rec, NULL, err, sizeof err);
             Mpiwatch__JobInfo *copy = mw_job_info_copy(rec->job);
             if (!copy) {
                 m = -1;
@@ -475,6 +480,9 @@ int mw__xt_load(mw__xt_t *x, const char *path)
                 m = -1;
             else
                 x->bad_traces += (uint64_t)bad;
+            mw_fnmap_keep_clear(&keep);
+            if (m == 0 && fnmap.to_local) /* resolved first: every trace is translated */
+                mw_fnmap_window(&fnmap, rec->window, &keep);
             if (m == 0)
                 m = add_window(x, &defs, rec->window);
         } else if (rec->body_case == MPIWATCH__RECORD__BODY_MESSAGE) {
@@ -497,6 +505,8 @@ int mw__xt_load(mw__xt_t *x, const char *path)
         }
     }
     x->truncated = mw_rec_reader_truncated(r);
+    mw_fnmap_free(&fnmap);
+    mw_fnmap_keep_free(&keep);
     mw_rec_reader_close(r);
     mw_arena_free(&arena);
     if (x->job && x->job->size <= MW_MAX_RANKS)

@@ -53,6 +53,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "mw_fnmap_msg.h"
 #include "mw_file.h"
 #include "mw_recording.h"
 #include "mw_limits.h"
@@ -897,6 +898,8 @@ static int each_record(mw_vtk_t *v, int (*fn)(mw_vtk_t *, const Mpiwatch__Record
     }
     int rc = 0;
     uint64_t records = 0;
+    mw_fnmap_t fnmap = {0}; /* the job's function ids -> this build's */
+    mw_fnmap_keep_t keep = {0};
     for (;;) {
         const Mpiwatch__Record *rec;
         int n = mw_rec_reader_next(r, &rec, NULL, err, sizeof err);
@@ -908,6 +911,9 @@ static int each_record(mw_vtk_t *v, int (*fn)(mw_vtk_t *, const Mpiwatch__Record
             break;
         }
         records++;
+        /* The job's function ids -> this build's (docs/function-table.md). */
+        mw_fnmap_keep_clear(&keep);
+        mw_fnmap_record(&fnmap, (Mpiwatch__Record *)rec, &keep, err, sizeof err);
         if ((rc = fn(v, rec)) != 0)
             break;
     }
@@ -917,6 +923,8 @@ static int each_record(mw_vtk_t *v, int (*fn)(mw_vtk_t *, const Mpiwatch__Record
                 "(a collector stopped while writing?): exported the %" PRIu64
                 " complete records before it\n",
                 v->o->input, records);
+    mw_fnmap_free(&fnmap);
+    mw_fnmap_keep_free(&keep);
     mw_rec_reader_close(r);
     return rc;
 }

@@ -32,6 +32,7 @@
 
 #include <zmq.h>
 
+#include "mw_fnmap_msg.h"
 #include "mw_keyfile.h"
 #include "mw_proto.h"
 #include "mw_version.h"
@@ -406,6 +407,21 @@ static int feed_subscribe(void *ctx, const feed_opts_t *o)
         }
         Mpiwatch__Feed *m =
             extra ? NULL : mpiwatch__feed__unpack(NULL, zmq_msg_size(&body), zmq_msg_data(&body));
+        /* The job's function ids -> this build's (docs/function-table.md; --pb-hex keeps the
+         * bytes as they travelled). */
+        static mw_fnmap_t fnmap;
+        if (m && m->body_case == MPIWATCH__FEED__BODY_JOB && m->job) {
+            char why[256];
+            mw_fnmap_free(&fnmap);
+            if (mw_fnmap_job(&fnmap, m->job, why, sizeof why) < 0)
+                fprintf(stderr, "mpiwatch-feed: %s; function ids taken as this build's\n", why);
+        } else if (m && fnmap.to_local && m->body_case == MPIWATCH__FEED__BODY_WINDOW &&
+                   m->window) {
+            mw_fnmap_window(&fnmap, m->window, NULL);
+        } else if (m && fnmap.to_local && m->body_case == MPIWATCH__FEED__BODY_LATENESS &&
+                   m->lateness) {
+            mw_fnmap_lateness(&fnmap, m->lateness);
+        }
         printf("{\"topic\": ");
         json_str(stdout, name);
         int job_end = 0;
@@ -492,7 +508,7 @@ out:
 /* A function id of the collector's table as a JSON string ("unknown" out of range). */
 static void json_fn(FILE *out, uint32_t fn)
 {
-    const char *name = fn < MW_FN_COUNT ? mw_fn_name(fn) : NULL;
+    const char *name = fn < MW_FN_SPACE ? mw_fn_name(fn) : NULL;
     json_str(out, name ? name : "unknown");
 }
 
@@ -560,6 +576,12 @@ static int feed_print_reply(const uint8_t *data, size_t len, int with_pb)
         printf("{\"error\": \"the reply does not decode as a HistoryReply\"}\n");
         return 1;
     }
+    mw_fnmap_t fnmap = {0}; /* the job's function ids -> this build's */
+    if (r->job && mw_fnmap_job(&fnmap, r->job, NULL, 0) == 0)
+        for (size_t i = 0; i < r->n_windows; i++)
+            if (r->windows[i])
+                mw_fnmap_window(&fnmap, r->windows[i], NULL);
+    mw_fnmap_free(&fnmap);
     printf("{\"id\": %" PRIu64 ", \"error\": ", r->id);
     json_str(stdout, r->error);
     printf(", \"oldest\": %" PRIu64 ", \"newest\": %" PRIu64 ", \"truncated\": %s, \"job\": ",

@@ -40,6 +40,7 @@
 #include "mw_bins.h"
 #include "mw_file.h"
 #include "mw_grid.h"
+#include "mw_fnmap_msg.h"
 #include "mw_proto.h"
 #include "mw_trace.h"
 #include "mw_version.h"
@@ -97,6 +98,8 @@ typedef struct {
     unsigned regions;               /* --regions N: code regions per rank (docs/regions.md) */
     unsigned sites;                 /* --sites N: call sites per rank (docs/callsites.md) */
     int peer_fn;                    /* --peer-fn: peer entries per sending function */
+    int shuffle;                    /* --table-shuffle SEED given */
+    unsigned shuffle_seed;
 } lg_opts_t;
 
 #define LG_MAX_REGIONS 1024u /* MW_RANK_MAX_REGIONS */
@@ -199,6 +202,51 @@ static double rng_unit(uint64_t *s)
 /* ---------------------------------------------------------------------------------------- */
 /* Sending                                                                                  */
 
+/* --table-shuffle SEED (docs/function-table.md): the ranks emulate another MPI's table, this
+ * build's names in another order plus names this build does not have. Every message is
+ * translated from this build's ids to the emulated ones after it is encoded (decoded again,
+ * translated, encoded again: the messages share arrays between ranks, and speed does not
+ * matter here). */
+#define LG_SHUFFLE_EXTRAS 3u
+static struct {
+    char *names[MW_FN_COUNT - 1 + LG_SHUFFLE_EXTRAS];
+    uint32_t kinds[MW_FN_COUNT - 1 + LG_SHUFFLE_EXTRAS];
+    char extra[LG_SHUFFLE_EXTRAS][32];
+    uint16_t to_emulated[MW_FN_COUNT];
+    mw_fnmap_t map; /* this build's ids -> the emulated ones */
+} SH;
+
+static void shuffle_setup(unsigned seed)
+{
+    const unsigned n = MW_FN_COUNT - 1 + LG_SHUFFLE_EXTRAS;
+    unsigned id_of[MW_FN_COUNT - 1 + LG_SHUFFLE_EXTRAS]; /* entry -> id here, 0: an extra */
+    for (unsigned i = 0; i < n; i++)
+        id_of[i] = i < MW_FN_COUNT - 1 ? i + 1 : 0;
+    uint64_t x = 0x9e3779b97f4a7c15ull ^ seed;
+    for (unsigned i = n - 1; i > 0; i--) { /* Fisher-Yates with xorshift64 */
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        unsigned j = (unsigned)(x % (i + 1)), t = id_of[i];
+        id_of[i] = id_of[j];
+        id_of[j] = t;
+    }
+    unsigned e = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (id_of[i]) {
+            SH.names[i] = (char *)mw_fn_name(id_of[i]);
+            SH.kinds[i] = (uint32_t)mw_fn_kind(id_of[i]);
+            SH.to_emulated[id_of[i]] = (uint16_t)(i + 1);
+        } else {
+            snprintf(SH.extra[e], sizeof SH.extra[e], "MPIX_Loadgen_extra%u", e);
+            SH.names[i] = SH.extra[e++];
+            SH.kinds[i] = MW_KIND_OTHER;
+        }
+    }
+    SH.map.n = MW_FN_COUNT - 1;
+    SH.map.to_local = SH.to_emulated;
+}
+
 /* Fills in the envelope header, encodes it and sends it blocking on the socket of the rank. */
 static int send_envelope(Mpiwatch__Envelope *env, unsigned rank)
 {
@@ -212,6 +260,22 @@ static int send_envelope(Mpiwatch__Envelope *env, unsigned rank)
         return -1;
     }
     mpiwatch__envelope__pack(env, G.buf);
+    if (G.o.shuffle && env->body_case != MPIWATCH__ENVELOPE__BODY_HELLO) {
+        Mpiwatch__Envelope *copy = mpiwatch__envelope__unpack(NULL, len, G.buf);
+        if (!copy) {
+            fprintf(stderr, "mpiwatch-loadgen: a message did not decode again\n");
+            return -1;
+        }
+        mw_fnmap_envelope(&SH.map, copy, NULL); /* unpacked with malloc: owns its fields */
+        len = mpiwatch__envelope__get_packed_size(copy);
+        if (len <= G.buf_cap)
+            mpiwatch__envelope__pack(copy, G.buf);
+        mpiwatch__envelope__free_unpacked(copy, NULL);
+        if (len > G.buf_cap) {
+            fprintf(stderr, "mpiwatch-loadgen: message of %zu bytes is too large\n", len);
+            return -1;
+        }
+    }
     void *sock = G.socks[rank % G.o.sockets];
     while (zmq_send(sock, G.buf, len, 0) < 0) {
         if (errno == EINTR)
@@ -325,8 +389,25 @@ static int send_hello(unsigned rank)
     h.window_ns = G.window_ns;
     h.subslots = LG_SUBSLOTS;
     h.duration_bins = LG_BINS;
+    /* The table by name (docs/function-table.md), or the emulated one (--table-shuffle). */
+    static char *fn_names[MW_FN_COUNT - 1];
+    static uint32_t fn_kinds[MW_FN_COUNT - 1];
+    for (unsigned id = 1; id < MW_FN_COUNT; id++) {
+        fn_names[id - 1] = (char *)mw_fn_name(id);
+        fn_kinds[id - 1] = (uint32_t)mw_fn_kind(id);
+    }
     h.function_count = MW_FN_COUNT - 1;
     h.function_table_hash = mw_fn_table_hash();
+    h.n_function_names = h.n_function_kinds = MW_FN_COUNT - 1;
+    h.function_names = fn_names;
+    h.function_kinds = fn_kinds;
+    if (G.o.shuffle) {
+        h.function_count = h.n_function_names = h.n_function_kinds =
+            MW_FN_COUNT - 1 + LG_SHUFFLE_EXTRAS;
+        h.function_table_hash = mw_fn_names_hash((const char *const *)SH.names, h.n_function_names);
+        h.function_names = SH.names;
+        h.function_kinds = SH.kinds;
+    }
     h.timer = timer;
     h.start_ns = now_ns(CLOCK_REALTIME);
     h.program = prog;
@@ -1088,6 +1169,7 @@ static void usage(FILE *f)
             "                        [--sockets M] [--totals-json FILE] [--trace K]\n"
             "                        [--trace-ring [--late-rank R] [--late-every N]\n"
             "                        [--late-ms D]] [--regions N] [--sites N] [--peer-fn]\n"
+            "                        [--table-shuffle SEED]\n"
             "Emulates N ranks of one MPI job sending hellos, one sample per window (HZ windows\n"
             "per second, F functions each) for S seconds, and byes, to a collector.\n"
             "F is at most %u. Default nodes N/16 (at least 1), sockets one per %u ranks.\n"
@@ -1096,7 +1178,9 @@ static void usage(FILE *f)
             "ranks; rank R (default 1) starts every N-th window (default 10, 0 never) D ms\n"
             "late (default 5, at most a tenth of a window).\n"
             "--regions N / --sites N: every rank reports N code regions / N call sites with\n"
-            "known totals (docs/loadgen.md); --peer-fn: peer entries per sending function.\n",
+            "known totals (docs/loadgen.md); --peer-fn: peer entries per sending function.\n"
+            "--table-shuffle SEED: the ranks emulate another MPI's function table (this build's\n"
+            "names in another order, plus names this build does not have).\n",
             LG_MAX_FUNCTIONS, LG_RANKS_PER_SOCKET_DEFAULT);
     fputs("\n  -h, --help         print this help and exit\n"
           "      --version      print the version and exit\n",
@@ -1150,6 +1234,7 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
                                              {"regions", required_argument, 0, 'G'},
                                              {"sites", required_argument, 0, 'S'},
                                              {"peer-fn", no_argument, 0, 'P'},
+                                             {"table-shuffle", required_argument, 0, 'Y'},
                                              {"help", no_argument, 0, 'h'},
                                              {"version", no_argument, 0, 'V'},
                                              {0, 0, 0, 0}};
@@ -1158,7 +1243,7 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
     o->late_rank = 1;
     o->late_every = 10;
     o->late_ms = 5;
-    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:T:RL:E:D:G:S:Ph", longopts, NULL)) !=
+    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:T:RL:E:D:G:S:PY:h", longopts, NULL)) !=
            -1) {
         int rc = 0;
         switch (c) {
@@ -1216,6 +1301,10 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
         case 'P':
             o->peer_fn = 1;
             break;
+        case 'Y':
+            o->shuffle = 1;
+            rc = parse_uint(optarg, "--table-shuffle", 0, UINT32_MAX, &o->shuffle_seed);
+            break;
         case 'h':
             usage(stdout);
             return 1;
@@ -1254,6 +1343,8 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
 
 static int setup(void)
 {
+    if (G.o.shuffle)
+        shuffle_setup(G.o.shuffle_seed);
     for (unsigned i = 0; i < G.o.functions; i++) {
         G.fn_id[i] = mw_fn_id(FN_MODELS[i].name);
         G.is_send[i] =

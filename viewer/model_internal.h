@@ -85,8 +85,8 @@ struct mw_model {
     mw__spanset_t asked; /* ranges handed out by mw_model_wanted and not answered */
     mw__spanset_t seen;  /* windows counted in the totals and the stats */
 
-    uint64_t total_ns[MW_FN_COUNT];
-    unsigned char slot_of[MW_FN_COUNT]; /* palette slot, MW_PALETTE: none */
+    uint64_t total_ns[MW_FN_SPACE];
+    unsigned char slot_of[MW_FN_SPACE]; /* palette slot, MW_PALETTE: none */
     unsigned slot_fn[MW_PALETTE];       /* function of each slot, 0: free */
     int slots_free;
 
@@ -122,7 +122,7 @@ static inline int mw__imin(int a, int b)
 /* The timeline layer (palette slot, MW_PALETTE: grey) of function fn. */
 static inline int mw__layer_of(const mw_model_t *m, unsigned fn)
 {
-    return fn < MW_FN_COUNT ? m->slot_of[fn] : MW_PALETTE;
+    return fn < MW_FN_SPACE ? m->slot_of[fn] : MW_PALETTE;
 }
 
 /* model_store.c */

@@ -674,7 +674,7 @@ static void assign_slots(mw_model_t *m)
 {
     while (m->slots_free > 0) {
         unsigned best = 0;
-        for (unsigned fn = 1; fn < MW_FN_COUNT; fn++)
+        for (unsigned fn = 1; fn < MW_FN_SPACE; fn++)
             if (m->slot_of[fn] == MW_PALETTE && m->total_ns[fn] > 0 &&
                 (best == 0 || m->total_ns[fn] > m->total_ns[best]))
                 best = fn;
@@ -761,7 +761,7 @@ int mw_model_add_window(mw_model_t *m, Mpiwatch__Window *w)
         m->st.records_dropped += w->records_dropped;
         for (size_t i = 0; i < w->n_functions; i++) {
             unsigned fn = w->functions[i]->fn;
-            if (fn < MW_FN_COUNT)
+            if (fn < MW_FN_SPACE)
                 m->total_ns[fn] += w->functions[i]->total_ns;
         }
         assign_slots(m);
@@ -849,7 +849,7 @@ void mw_model_stats(const mw_model_t *m, mw_model_stats_t *out)
 
 int mw_model_slot(const mw_model_t *m, unsigned fn)
 {
-    return fn < MW_FN_COUNT ? m->slot_of[fn] : MW_PALETTE;
+    return fn < MW_FN_SPACE ? m->slot_of[fn] : MW_PALETTE;
 }
 
 mw_rgb_t mw_model_color(const mw_model_t *m, unsigned fn)
@@ -866,7 +866,7 @@ mw_rgb_t mw__layer_color(int l)
 int mw_model_legend(const mw_model_t *m, mw_legend_entry_t *out, int max)
 {
     uint64_t all = 0, other = 0;
-    for (unsigned fn = 1; fn < MW_FN_COUNT; fn++) {
+    for (unsigned fn = 1; fn < MW_FN_SPACE; fn++) {
         all += m->total_ns[fn];
         if (m->slot_of[fn] == MW_PALETTE)
             other += m->total_ns[fn];

@@ -10,8 +10,8 @@
 #include "model_internal.h"
 #include "mw_limits.h"
 
-/* Ids a column can have: function ids below MW_FN_COUNT, region ids 1..MW_JOB_MAX_REGIONS. */
-#define ID_SPACE (MW_JOB_MAX_REGIONS + 1u > MW_FN_COUNT ? MW_JOB_MAX_REGIONS + 1u : MW_FN_COUNT)
+/* Ids a column can have: function ids below MW_FN_SPACE, region ids 1..MW_JOB_MAX_REGIONS. */
+#define ID_SPACE (MW_JOB_MAX_REGIONS + 1u > MW_FN_SPACE ? MW_JOB_MAX_REGIONS + 1u : MW_FN_SPACE)
 
 struct mw_terrain {
     mw_terrain_info_t info;
@@ -215,7 +215,7 @@ static int window_entries(const Mpiwatch__Window *w, mw_terrain_what_t what,
 
 static int id_ok(mw_terrain_what_t what, uint32_t id)
 {
-    return what == MW_TERRAIN_FUNCTIONS ? id > 0 && id < MW_FN_COUNT
+    return what == MW_TERRAIN_FUNCTIONS ? id > 0 && id < MW_FN_SPACE
                                         : id > 0 && id <= MW_JOB_MAX_REGIONS;
 }
 

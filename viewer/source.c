@@ -96,8 +96,34 @@ void mw__source_rank_sample(mw__source_rank_t *rk, const Mpiwatch__JobInfo *job,
                               &rk->n, rk->cap);
 }
 
+void mw__source_fn_step(mw_source_t *s, Mpiwatch__Step *st)
+{
+    if (s->fnmap.to_local && st)
+        mw_fnmap_step(&s->fnmap, st);
+}
+
+void mw__source_fn_trace(mw_source_t *s, Mpiwatch__RankTrace *rt)
+{
+    if (s->fnmap.to_local && !s->fnmap.identity && rt && rt->trace) {
+        Mpiwatch__Window w = MPIWATCH__WINDOW__INIT; /* a window of this one trace */
+        Mpiwatch__RankTrace *one[1] = {rt};
+        w.n_traces = 1;
+        w.traces = one;
+        mw_fnmap_window(&s->fnmap, &w, NULL);
+    }
+}
+
+void mw__source_fn_sample(mw_source_t *s, Mpiwatch__Envelope *env)
+{
+    /* unpacked with malloc (a history reply): the envelope owns its fields */
+    if (s->fnmap.to_local && !s->fnmap.identity)
+        mw_fnmap_envelope(&s->fnmap, env, NULL);
+}
+
 int mw__source_add_window(mw_source_t *s, mw_model_t *m, Mpiwatch__Window *w)
 {
+    if (mw_model_job(m) && s->fnmap.to_local)
+        mw_fnmap_window(&s->fnmap, w, NULL);
     if (!mw_model_job(m)) {
         if (s->n_pending < MW__SOURCE_PENDING_MAX) {
             s->pending[s->n_pending++] = w;
@@ -134,10 +160,21 @@ int mw__source_set_job(mw_source_t *s, mw_model_t *m, Mpiwatch__JobInfo *job)
     }
     mw__source_job_state(s, job);
     s->st.connected = 1;
+    /* The job's function ids by name (docs/function-table.md): a job without names, of a
+     * table this viewer does not know, is taken as it is (ids as this build's), and said. */
+    mw_fnmap_free(&s->fnmap);
+    if (mw_fnmap_job(&s->fnmap, job, why, sizeof why) < 0) {
+        mw__source_log("%s: %s; function ids taken as this build's", s->st.what, why);
+        s->fnmap.to_local = calloc(1, sizeof *s->fnmap.to_local);
+        s->fnmap.identity = 1;
+    }
     mw_model_set_job(m, job);
     int added = 0;
-    for (unsigned i = 0; i < s->n_pending; i++)
+    for (unsigned i = 0; i < s->n_pending; i++) {
+        if (s->fnmap.to_local)
+            mw_fnmap_window(&s->fnmap, s->pending[i], NULL);
         added += mw_model_add_window(m, s->pending[i]) == 0;
+    }
     s->n_pending = 0;
     if (s->have_ext && !s->hold_ext)
         mw_model_set_extent(m, s->ext_oldest, s->ext_newest);
@@ -164,6 +201,7 @@ void mw_source_free(mw_source_t *s)
     for (unsigned i = 0; i < s->n_pending; i++)
         mpiwatch__window__free_unpacked(s->pending[i], NULL);
     free(s->rk.calls);
+    mw_fnmap_free(&s->fnmap);
     free(s);
 }
 

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "mw_fnmap_msg.h"
 #include "mw_recording.h"
 #include "source.h"
 
@@ -113,6 +114,9 @@ struct mw_source {
     mw__source_rank_t rk;
     mw__source_live_t live;
     mw__source_replay_t rp;
+    /* The job's function ids -> this viewer's (docs/function-table.md): identity unless the
+     * collector was built with another table; to_local NULL before the first job. */
+    mw_fnmap_t fnmap;
 };
 
 /* source.c: the common part. */
@@ -134,5 +138,10 @@ void mw__source_rank_sample(mw__source_rank_t *rk, const Mpiwatch__JobInfo *job,
 int mw__source_add_window(mw_source_t *s, mw_model_t *m, Mpiwatch__Window *w);
 /* Hands the model a job description (owned from now on); returns the windows added. */
 int mw__source_set_job(mw_source_t *s, mw_model_t *m, Mpiwatch__JobInfo *job);
+/* The job's function ids in a step, a reach-back trace or a history sample, made this
+ * viewer's (the windows are translated by mw__source_add_window). */
+void mw__source_fn_step(mw_source_t *s, Mpiwatch__Step *st);
+void mw__source_fn_trace(mw_source_t *s, Mpiwatch__RankTrace *rt);
+void mw__source_fn_sample(mw_source_t *s, Mpiwatch__Envelope *env);
 
 #endif

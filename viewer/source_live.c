@@ -73,6 +73,7 @@ int mw__source_feed_message(mw_source_t *s, mw_model_t *m, const void *data, siz
         Mpiwatch__Step *st = f->step;
         f->step = NULL;
         f->body_case = MPIWATCH__FEED__BODY__NOT_SET;
+        mw__source_fn_step(s, st);
         if (mw_model_job(m) && mw_model_add_step(m, st) == 0)
             s->st.steps++;
         else if (!mw_model_job(m))
@@ -84,6 +85,7 @@ int mw__source_feed_message(mw_source_t *s, mw_model_t *m, const void *data, siz
         f->trace = NULL;
         f->body_case = MPIWATCH__FEED__BODY__NOT_SET;
         if (mw_model_job(m)) {
+            mw__source_fn_trace(s, rt);
             int ok = mw_model_add_trace(m, rt) == 0;
             added += ok;
             s->st.traces += (uint64_t)ok;
@@ -273,9 +275,10 @@ static void source_rank_reply(mw_source_t *s, mw_model_t *m, const Mpiwatch__His
     uint64_t last = 0;
     int have_last = 0;
     for (size_t i = 0; i < r->n_samples; i++) {
-        const Mpiwatch__Envelope *env = r->samples[i];
+        Mpiwatch__Envelope *env = r->samples[i];
         if (!env || env->body_case != MPIWATCH__ENVELOPE__BODY_SAMPLE || !env->sample)
             continue;
+        mw__source_fn_sample(s, env); /* the collector sends them in the job's ids */
         mw__source_rank_sample(rk, mw_model_job(m), env);
         have_last = 1;
         last = env->sample->window;

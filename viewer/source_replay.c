@@ -88,6 +88,8 @@ static int source_read_window(mw_source_t *s, uint64_t k, Mpiwatch__Window **out
         mw__source_log("out of memory reading window %" PRIu64, k);
         return -1;
     }
+    if (s->fnmap.to_local) /* the job's function ids, this viewer's (a copy: owns its fields) */
+        mw_fnmap_window(&s->fnmap, *out, NULL);
     if (mono_ns)
         *mono_ns = rec->mono_ns;
     return 1;
@@ -447,6 +449,7 @@ static void source_scan_steps(mw_source_t *s, mw_model_t *m, uint64_t now_ns, ui
         }
         if (s->st.playing && (double)(s->rp.step_ahead_mono - s->rp.first_mono) > elapsed)
             return; /* not due yet: nothing to do before then */
+        mw__source_fn_step(s, s->rp.step_ahead);
         if (mw_model_add_step(m, s->rp.step_ahead) == 0)
             s->st.steps++;
         s->rp.step_ahead = NULL;

@@ -34,7 +34,7 @@ static char dir[64];
 static mw_collector_options_t opt;
 static mw_collector_t *col;
 static mw_window_t win;
-static mw_fn_sum_t fns[MW_FN_COUNT];
+static mw_fn_sum_t fns[MW_FN_SPACE];
 static uint32_t pm[4];
 
 static int setup(void **state)

@@ -277,7 +277,7 @@ static void test_hysteresis(void **state)
 static void test_window_rate(void **state)
 {
     (void)state;
-    static mw_fn_sum_t fns[MW_FN_COUNT];
+    static mw_fn_sum_t fns[MW_FN_SPACE];
     uint32_t used[2] = {fx_fn(1), mw_fn_id("MPI_Comm_rank")};
     assert_true(used[1] != 0 && !mw_fn_timed(used[1]));
     mw_window_t w;
