@@ -163,10 +163,13 @@ void mw__comm_forget(MPI_Comm comm)
 /* Open MPI's Fortran MPI_IN_PLACE is the address of this common block; with it the count and
  * type next to the buffer are ignored by MPI and may be anything. */
 extern char mpi_fortran_in_place_ __attribute__((weak));
+/* MPICH's (libmpichfort) is the address this pointer holds once MPI_Init ran (docs/mpich.md). */
+extern void *MPIR_F_MPI_IN_PLACE __attribute__((weak));
 
 uint64_t mw__fbytes(const void *buf, const MPI_Fint *count, const MPI_Fint *type)
 {
-    if (!count || !type || (&mpi_fortran_in_place_ && buf == &mpi_fortran_in_place_))
+    if (!count || !type || (&mpi_fortran_in_place_ && buf == &mpi_fortran_in_place_) ||
+        (&MPIR_F_MPI_IN_PLACE && MPIR_F_MPI_IN_PLACE && buf == MPIR_F_MPI_IN_PLACE))
         return 0;
     return mw__bytes(*count, PMPI_Type_f2c(*type));
 }

@@ -258,6 +258,16 @@ extern void pmpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak)
 extern void pmpi_comm_free_f08_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
 extern void pmpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
 extern void pmpi_comm_disconnect_f08_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+/* MPICH's mpi_f08 names the same procedures mpi_<lower>_f08_ (its module procedures) and their
+ * profiling twins pmpir_<lower>_f08_: without Open MPI's pmpi_<lower>_f08_, those are called,
+ * so that an MPICH mpi_f08 program still initialises MPI (docs/mpich.md). */
+extern void pmpir_init_f08_(MPI_Fint *ierr) __attribute__((weak));
+extern void pmpir_init_thread_f08_(MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr)
+    __attribute__((weak));
+extern void pmpir_finalize_f08_(MPI_Fint *ierr) __attribute__((weak));
+extern void pmpir_pcontrol_f08_(MPI_Fint *level) __attribute__((weak));
+extern void pmpir_comm_free_f08_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
+extern void pmpir_comm_disconnect_f08_(MPI_Fint *comm, MPI_Fint *ierr) __attribute__((weak));
 
 #define MW_FALIAS(target, name) MW_EXPORT __typeof__(target) name __attribute__((alias(#target)));
 #define MW_FALIASES3(target, a, b, c) MW_FALIAS(target, a) MW_FALIAS(target, b) MW_FALIAS(target, c)
@@ -274,7 +284,7 @@ extern void pmpi_comm_disconnect_f08_(MPI_Fint *comm, MPI_Fint *ierr) __attribut
     MW_EXPORT void mpi_##lower##_f08_ params;                                                      \
     void mpi_##lower##_f08_ params                                                                 \
     {                                                                                              \
-        helper(pmpi_##lower##_f08_, __VA_ARGS__);                                                  \
+        helper(pmpi_##lower##_f08_ ? pmpi_##lower##_f08_ : pmpir_##lower##_f08_, __VA_ARGS__);     \
     }
 
 static void f_init(void (*real)(MPI_Fint *), MPI_Fint *ierr)

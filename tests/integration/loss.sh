@@ -13,6 +13,8 @@
 #     N x 4 == MPI_Allreduce calls in the summary + MPI_Allreduce calls reported missed,
 # and for all functions, calls, time and bytes: the ranks' final totals (their byes) == the
 # summary's functions + missed; each rank's totals come from its bye, and something was missed.
+# Four ranks with every MPI (the expectations name ranks 0-3; lib.sh gives MPICH two).
+MW_NP=${MW_NP:-4}
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 mode=$1
 export MPIWATCH_WINDOW_MS=20 # 64 samples of backlog are 1.3 s: the late collector misses more

@@ -9,6 +9,8 @@
 #     application thread;
 #   - a bad key is refused by `mpiwatch steer` (exit 2, a clear message), a rank out of range
 #     and a value with a control character by the collector (exit 1), which counts them.
+# Four ranks with every MPI (the expectations name ranks 0-3; lib.sh gives MPICH two).
+MW_NP=${MW_NP:-4}
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 mw_setup steer
 mw_require MW_LAUNCHER

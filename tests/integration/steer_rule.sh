@@ -21,6 +21,8 @@
 #          rebalance after the same iteration.
 # Steering messages are sent once the ranks' SUB sockets are connected (ss lists 4
 # connections on the collector's steering endpoint), not after a fixed sleep.
+# Four ranks with every MPI (the expectations name ranks 0-3; lib.sh gives MPICH two).
+MW_NP=${MW_NP:-4}
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 mw_setup steer_rule
 mw_require MW_LAUNCHER
