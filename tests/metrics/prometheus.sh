@@ -38,7 +38,13 @@ stop_prometheus() {
     PROM_PID=''
 }
 # mw_teardown takes the script's exit status from $?: keep it across stop_prometheus.
-trap 'mw_rc=$?; stop_prometheus; (exit "$mw_rc"); mw_teardown' EXIT
+on_exit() {
+    local rc=$?
+    stop_prometheus
+    (exit "$rc")
+    mw_teardown
+}
+trap on_exit EXIT
 
 cat >"$MW_T/prometheus.yml" <<YML
 global:
