@@ -54,9 +54,10 @@ expect_line "$dir/p1.ini" "rank-detail ="
 # Every key the file accepts is printed, and nothing that is command-line only.
 keys=$(grep -E '^[a-z-]+ =' "$dir/p1.ini" | cut -d' ' -f1 | uniq | tr '\n' ' ')
 [ "$keys" = "listen summary-json report stats-json exit-after-job lateness-ms \
-silence-timeout-ms metrics-port metrics-bind record replay speed from to publish rules steer \
-control history history-windows history-mb curve-secret curve-clients allow-insecure \
-trace-budget lateness lateness-budget-ms rank-detail quiet verbose " ] ||
+silence-timeout-ms metrics-port metrics-bind record replay speed from to progress no-progress \
+publish rules steer control history history-windows history-mb endpoints-file expect-ranks \
+curve-secret curve-clients allow-insecure trace-budget lateness lateness-budget-ms rank-detail \
+registry quiet verbose " ] ||
     mw_fail "printed keys: $keys"
 
 # 2. Flags win over the file, before or after --config.
