@@ -211,6 +211,14 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
     }
 }
 
+/* What the socket `what` really bound (a port the system chose), for the job registry; the
+ * option's value when it is not known, NULL when the socket is off. */
+static const char *server_bound(const char *what, const char *asked)
+{
+    const char *ep = asked ? mw__zsock_bound_endpoint(what) : NULL;
+    return ep ? ep : asked;
+}
+
 int mw__server_run(mw_collector_t *c)
 {
     int rc = -1;
@@ -250,17 +258,16 @@ int mw__server_run(mw_collector_t *c)
                                           mw_collector_options_lateness(c->opt) == 1)))
         MW_LOG(MW_LOG_WARN, "running without the lateness analysis");
     /* Registered once everything is bound, with the endpoints as bound (docs/attach.md). */
-    char ingest_ep[256];
-    size_t ingest_len = sizeof ingest_ep;
-    if (zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, ingest_ep, &ingest_len) != 0)
-        ingest_ep[0] = '\0';
-    mw_registry_endpoints_t eps = {ingest_ep[0] ? ingest_ep : c->opt->listen[0], c->opt->publish,
-                                   c->opt->history, c->opt->control, c->opt->steer,
+    mw_registry_endpoints_t eps = {server_bound("ingest socket", c->opt->listen[0]),
+                                   server_bound("live feed", c->opt->publish),
+                                   server_bound("history endpoint", c->opt->history),
+                                   server_bound("steering control", c->opt->control),
+                                   server_bound("steering", c->opt->steer),
                                    (unsigned)c->opt->metrics_port};
     registry = mw__registry_open(c, &eps);
     rc = server_loop(c, sock, sig_fd, metrics, registry);
 out:
-    mw__registry_close(registry); /* the entry goes first: the job is no longer attachable */
+    mw__registry_close(registry);    /* the entry goes first: the job is no longer attachable */
     mw__lateness_close(c->lateness); /* what it still holds is dropped (the job ended) */
     c->lateness = NULL;
     mw__metrics_stop(metrics);
