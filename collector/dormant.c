@@ -219,6 +219,10 @@ int mw__dormant_json(const struct mw_dormant *j, cJSON *root)
 {
     mw_dormant_tally_t t;
     mw__dormant_tally(j, &t);
+    /* Only a job that had a dormant span (or refused dormant counts) gets the section: the
+     * summary of every other job, and of every older recording's replay, stays as it was. */
+    if (!t.ranks && !t.calls && !t.bad)
+        return 0;
     cJSON *o = cJSON_AddObjectToObject(root, "dormant"), *fns, *spans;
     if (!o)
         return -1;

@@ -75,14 +75,10 @@ static void test_summary_keys_and_values(void **state)
     cJSON *root = cJSON_Parse(text);
     assert_non_null(root);
 
-    static const char *const top[] = {"ranks",    "windows", "dropped", "late",   "functions",
-                                      "per_rank", "pairs",   "nodes",   "missed", "dormant"};
-    assert_keys(root, top, 10);
-    /* No rank was dormant (docs/shim.md "Dormant mode"): zeros and no span. */
-    const cJSON *dormant = cJSON_GetObjectItemCaseSensitive(root, "dormant");
-    assert_int_equal(num(dormant, "ranks"), 0);
-    assert_int_equal(num(dormant, "calls"), 0);
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(dormant, "spans")), 0);
+    static const char *const top[] = {"ranks",    "windows", "dropped", "late",  "functions",
+                                      "per_rank", "pairs",   "nodes",   "missed"};
+    assert_keys(root, top, 9);
+    /* No rank was dormant (docs/shim.md "Dormant mode"): no section (assert_keys above). */
     assert_int_equal(num(root, "ranks"), 3);
     assert_int_equal(num(root, "windows"), 3);
     assert_int_equal(num(root, "late"), 0);
@@ -173,9 +169,9 @@ static void test_summary_without_job_and_silent_rank(void **state)
     assert_non_null(text);
     cJSON *root = cJSON_Parse(text);
     assert_non_null(root);
-    static const char *const top[] = {"ranks",    "windows", "dropped", "late",   "functions",
-                                      "per_rank", "pairs",   "nodes",   "missed", "dormant"};
-    assert_keys(root, top, 10);
+    static const char *const top[] = {"ranks",    "windows", "dropped", "late",  "functions",
+                                      "per_rank", "pairs",   "nodes",   "missed"};
+    assert_keys(root, top, 9);
     assert_int_equal(num(root, "ranks"), 0);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "per_rank")), 0);
     cJSON_Delete(root);
