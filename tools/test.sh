@@ -8,7 +8,8 @@
 #      UndefinedBehaviorSanitizer (-DMW_SANITIZE=address,undefined, in build-asan/): the unit
 #      tests with leak detection, everything else without (Open MPI does not free what it
 #      allocates) and with the library preloaded after libasan (docs/fuzzing.md, Sanitizers);
-#      not the static checks, which read the sources only.
+#      not the static checks, which read the sources only, nor the packaging tests, which
+#      configure and install trees of their own (part 1 runs them).
 #   3. MPI jobs once more on a tree built against MPICH (build-mpich/: mpicc.mpich,
 #      mpiexec.mpich, mpif90.mpich; its function table generated from MPICH's mpi.h), the tests
 #      in MPICH_TESTS below: the function table's, the known pattern in C, C++, Fortran
@@ -39,7 +40,7 @@ if [ "${MW_TEST_SANITIZED:-1}" != 0 ]; then
         ASAN_OPTIONS=detect_leaks=1 ctest --test-dir "$asan" -L unit -LE fuzz \
             --output-on-failure || rc=1
         ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 ctest --test-dir "$asan" \
-            -LE 'unit|fuzz|lint' --output-on-failure || rc=1
+            -LE 'unit|fuzz|lint|packaging' --output-on-failure || rc=1
     else
         echo "mpiwatch tests: the sanitized tree did not build" >&2
         rc=1
