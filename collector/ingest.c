@@ -177,10 +177,28 @@ static unsigned fn_table_of(const Mpiwatch__Hello *h, char *err, size_t errlen)
     return found;
 }
 
+/* Forget every table and extra (the first hello of a job, check_hello). */
+static void fn_tables_reset(void)
+{
+    pthread_mutex_lock(&fn_tables_lock);
+    uint32_t have = atomic_load_explicit(&fn_tables_n, memory_order_relaxed);
+    atomic_store_explicit(&fn_tables_n, 0u, memory_order_release);
+    for (uint32_t i = 0; i < have; i++) {
+        mw_fnmap_free(&fn_tables[i].map);
+        free(fn_tables[i].names);
+        memset(&fn_tables[i], 0, sizeof fn_tables[i]);
+    }
+    mw_fn_extras_reset();
+    pthread_mutex_unlock(&fn_tables_lock);
+}
+
 static const mw_fnmap_t *rank_fnmap(const mw_collector_t *c, uint32_t rank)
 {
     unsigned t = rank < c->job.size ? c->job.ranks[rank].fn_table : 0;
-    return t ? &fn_tables[t - 1].map : NULL;
+    /* A table of an ended job is gone once the next job's first hello came. */
+    return t && t <= atomic_load_explicit(&fn_tables_n, memory_order_acquire)
+               ? &fn_tables[t - 1].map
+               : NULL;
 }
 
 int mw__ingest_translated(const mw_collector_t *c, uint32_t rank)
@@ -249,14 +267,6 @@ static mw_reject_t check_hello(mw_collector_t *c, const Mpiwatch__Envelope *env,
         return MW_REJECT_NO_BODY;
     if (!fresh && strcmp(str_or_empty(env->job), c->job.job) != 0)
         return MW_REJECT_JOB_MISMATCH;
-    char err[256];
-    if (!(*fn_table = fn_table_of(h, err, sizeof err))) {
-        if (!c->job.fn_table_warned) {
-            MW_LOG(MW_LOG_ERROR, "rank %u refused: %s", env->rank, err);
-            c->job.fn_table_warned = 1;
-        }
-        return MW_REJECT_TABLE_MISMATCH;
-    }
     if (h->size == 0 || h->size > MW_MAX_RANKS || env->rank >= h->size)
         return MW_REJECT_RANK_RANGE;
     if (!fresh && h->size != c->job.size)
@@ -281,6 +291,19 @@ static mw_reject_t check_hello(mw_collector_t *c, const Mpiwatch__Envelope *env,
         const mw_rank_t *r = &c->job.ranks[env->rank];
         if (r->state != MW_RANK_PENDING && r->pid != h->pid)
             return MW_REJECT_DUPLICATE_HELLO;
+    }
+    /* Last, as it keeps what it learns: a hello refused for another reason costs no table and
+     * no extra. The first hello of a job forgets the previous jobs' tables and extras, so that
+     * no job can use up the tables or extras of the jobs after it. */
+    if (fresh)
+        fn_tables_reset();
+    char err[256];
+    if (!(*fn_table = fn_table_of(h, err, sizeof err))) {
+        if (!c->job.fn_table_warned) {
+            MW_LOG(MW_LOG_ERROR, "rank %u refused: %s", env->rank, err);
+            c->job.fn_table_warned = 1;
+        }
+        return MW_REJECT_TABLE_MISMATCH;
     }
     return MW_ACCEPTED;
 }

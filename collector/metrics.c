@@ -124,7 +124,7 @@ static void metrics_per_fn(metrics_buf_t *b, const mw_job_t *job, const char *na
 {
     for (unsigned fn = 1; fn < MW_FN_SPACE; fn++) {
         const mw_fn_total_t *t = &job->fn[fn];
-        if (!job->active || t->count == 0)
+        if (!job->active || t->count == 0 || !mw_fn_name(fn))
             continue;
         if (what == 1)
             metrics_put(b, "%s{function=\"%s\"} %.9f\n", name, mw_fn_name(fn),

@@ -195,6 +195,15 @@ uint64_t mw_fn_extras_refused(void)
     return n;
 }
 
+void mw_fn_extras_reset(void)
+{
+    pthread_mutex_lock(&lock);
+    atomic_store_explicit(&extra_count, 0u, memory_order_release);
+    memset(index_slot, 0, sizeof index_slot);
+    index_ready = 0; /* rebuilt with this build's table alone at the next lookup */
+    pthread_mutex_unlock(&lock);
+}
+
 /* For mw_proto.c: the name and kind of extra i (0-based), NULL / OTHER when not registered. */
 const char *mw__fn_extra_name(unsigned i);
 const char *mw__fn_extra_name(unsigned i)

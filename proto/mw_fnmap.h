@@ -34,6 +34,10 @@ unsigned mw_fn_register(const char *name, unsigned kind);
 unsigned mw_fn_extra_count(void);
 /* Names refused because the extras were full, since the process started. */
 uint64_t mw_fn_extras_refused(void);
+/* Forget every extra (a collector between two jobs, so that one job's names never use up the
+ * next jobs' extras): their ids mean nothing afterwards. Only while no other thread may still
+ * read their names. */
+void mw_fn_extras_reset(void);
 
 /* The legacy table (the checked-in proto/mpi_functions.def): its hash (as mw_fn_table_hash()
  * computes it), its size, and the name and kind of its id (1..count), NULL / 0 outside. */

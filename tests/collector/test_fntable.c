@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
@@ -217,12 +218,60 @@ static void test_refused_tables(void **state)
     fx_free(f);
 }
 
+/* The attack on a long-lived collector: one job's rank re-says hello with twenty tables of
+ * sixteen new names each, more than the distinct tables (MW_FN_MAX_TABLES) and the extras
+ * (MW_FN_EXTRA) one process keeps. The next job, of another MPI (a name of its own), must
+ * still be taken, and its name must still get an id: each job starts with no tables and no
+ * extras of the jobs before it. */
+static void test_job_cannot_starve_next(void **state)
+{
+    (void)state;
+    emu_setup();
+    fx_t *f = fx_new();
+    tm_msg_t m;
+    enum { TABLES = 20, NAMES = 16 };
+    static char store[TABLES][NAMES][24];
+    static char *names[TABLES][NAMES];
+    unsigned refused = 0;
+    for (int t = 0; t < TABLES; t++) {
+        for (int j = 0; j < NAMES; j++) {
+            snprintf(store[t][j], sizeof store[t][j], "MPIX_evil_%d_%d", t, j);
+            names[t][j] = store[t][j];
+        }
+        tm_hello(&m, "evil", 0, 1, f->now.real_ns);
+        m.hello.function_count = NAMES;
+        m.hello.n_function_names = NAMES;
+        m.hello.function_names = names[t];
+        if (fx_feed(f, &m) != MW_ACCEPTED)
+            refused++;
+    }
+    assert_true(refused > 0); /* the caps hold within the job */
+    assert_true(mw_fn_extra_count() >= MW_FN_EXTRA);
+    tm_bye(&m, "evil", 0);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    assert_int_not_equal(f->c->job.ended, MW_END_NONE);
+
+    emu_hello(&m, 0, 1, f->now.real_ns);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    assert_string_equal(f->c->job.job, JOB);
+    const unsigned extra = mw_fn_id(EXTRA);
+    assert_true(extra >= MW_FN_COUNT && extra < MW_FN_SPACE);
+    assert_int_equal(mw_fn_id("MPIX_evil_0_0"), 0); /* the previous job's names are gone */
+    /* a call of the extra is counted under its name */
+    tm_sample(&m, JOB, 0, FX_W0, f->now.real_ns);
+    tm_add_fn(&m, EMU_EXTRA, 1, 10, 10, 10, 0);
+    assert_int_equal(fx_feed(f, &m), MW_ACCEPTED);
+    assert_int_equal(f->c->job.fn_unknown, 0);
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_tables),
         cmocka_unit_test(test_id_outside_table),
         cmocka_unit_test(test_refused_tables),
+        cmocka_unit_test(test_job_cannot_starve_next),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
