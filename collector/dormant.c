@@ -61,6 +61,26 @@ static int dormant_ok(const Mpiwatch__Dormant *d)
         if ((d->span_end_ns[i] == 0 && i + 1 != s) ||
             (d->span_end_ns[i] && d->span_end_ns[i] < d->span_start_ns[i]))
             return 0;
+    /* The rank's sums of calls and of bytes fit in 64 bits (the job's are checked on taking). */
+    uint64_t tc = 0, tb = 0;
+    for (size_t i = 0; i < n; i++)
+        if (__builtin_add_overflow(tc, d->calls[i], &tc) ||
+            __builtin_add_overflow(tb, d->bytes[i], &tb))
+            return 0;
+    return 1;
+}
+
+/* Whether every function of the rank's previous totals is still in d (both lists increase):
+ * a function may not leave and come back from 0, which would count its calls twice. */
+static int keeps_functions(const rank_dormant_t *r, const Mpiwatch__Dormant *d)
+{
+    size_t k = 0;
+    for (uint32_t i = 0; i < r->n; i++) {
+        while (k < d->n_fn && d->fn[k] < r->fn[i])
+            k++;
+        if (k == d->n_fn || d->fn[k] != r->fn[i])
+            return 0;
+    }
     return 1;
 }
 
@@ -113,7 +133,9 @@ void mw__dormant_take(struct mw_dormant **state, uint32_t size, uint32_t rank,
         j->rank[rank] = r;
         j->ranks++;
     }
-    /* Totals never decrease: every function's must be at least what it was. */
+    /* Totals never decrease: every function's must be at least what it was, none is gone,
+     * and the job's sums do not wrap around. */
+    uint64_t dc = 0, db = 0, sum;
     for (size_t i = 0; i < d->n_fn; i++) {
         uint64_t c, b;
         rank_fn_prev(r, d->fn[i], &c, &b);
@@ -121,9 +143,12 @@ void mw__dormant_take(struct mw_dormant **state, uint32_t size, uint32_t rank,
             j->bad++;
             return;
         }
+        dc += d->calls[i] - c; /* at most the rank's sum, checked by dormant_ok */
+        db += d->bytes[i] - b;
     }
-    if (d->n_fn < r->n) {
-        j->bad++; /* a function it reported before is gone */
+    if (!keeps_functions(r, d) || __builtin_add_overflow(j->calls, dc, &sum) ||
+        __builtin_add_overflow(j->bytes, db, &sum)) {
+        j->bad++;
         return;
     }
     if (d->n_fn > r->n) {
