@@ -14,6 +14,7 @@
 
 #include "auth.h"
 #include "log.h"
+#include "mw_file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -56,32 +57,23 @@ int mw__zsock_bound(void *sock, const char *what, const char *asked)
 
 int mw__zsock_write_bound(const char *path)
 {
-    char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) {
-        MW_LOG(MW_LOG_ERROR, "--endpoints-file %s: name too long", path);
+    /* A fresh temporary file beside it (mw_file: never a planted PATH.tmp or symbolic link),
+     * renamed into place: whoever waits for the file reads it whole. */
+    char err[4200];
+    mw_afile_t *a = mw_afile_open(path, err, sizeof err);
+    if (!a) {
+        MW_LOG(MW_LOG_ERROR, "--endpoints-file: %s", err);
         return -1;
     }
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        MW_LOG(MW_LOG_ERROR, "cannot write %s: %s", tmp, strerror(errno));
-        return -1;
-    }
+    FILE *f = mw_afile_stream(a);
     /* One line per endpoint: the socket's name with blanks made '-', then the endpoint. */
     for (int i = 0; i < zsock_n_bound; i++) {
         for (const char *p = zsock_bound[i].what; *p; p++)
             putc(*p == ' ' ? '-' : *p, f);
         fprintf(f, " %s\n", zsock_bound[i].ep);
     }
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        MW_LOG(MW_LOG_ERROR, "cannot write %s: %s", tmp, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    /* Renamed into place: whoever waits for the file reads it whole. */
-    if (rename(tmp, path) != 0) {
-        MW_LOG(MW_LOG_ERROR, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        unlink(tmp);
+    if (mw_afile_commit_nosync(a, err, sizeof err) != 0) {
+        MW_LOG(MW_LOG_ERROR, "--endpoints-file: %s", err);
         return -1;
     }
     return 0;

@@ -6,7 +6,8 @@
 #   endpoint without a port and an unknown transport are refused at start (exit 2) with the
 #   real reason, on every socket option; an unknown transport is not called "not local".
 # - tcp://127.0.0.1:* and :0: the collector logs the port the system chose (ZMQ_LAST_ENDPOINT)
-#   and writes it to --endpoints-file, and that port is the one listening.
+#   and writes it to --endpoints-file (never through a symbolic link planted at FILE.tmp), and
+#   that port is the one listening.
 # - --expect-ranks: a bad value is refused (exit 2); "any" with no hello ends with status 3
 #   and "Missing ranks" in the report; without the option the same run ends with status 0.
 
@@ -33,7 +34,10 @@ mw_refused "--history /tmp/x is not an endpoint" --listen "$MW_EP" --history /tm
 if grep -q 'not local' "$MW_T/err"; then mw_fail "an unknown transport was called not local"; fi
 mw_refused "--expect-ranks: expected a number of ranks or any, not 'many'" --listen "$MW_EP" --expect-ranks many
 
-# Ports chosen by the system, read back and written out.
+# Ports chosen by the system, read back and written out. A symbolic link planted where the
+# file's temporary used to be (FILE.tmp, a shared directory) must not be written through.
+echo precious >"$MW_T/victim"
+ln -s "$MW_T/victim" "$MW_T/bound.tmp"
 "$C" --listen 'tcp://127.0.0.1:*' --steer tcp://127.0.0.1:0 --endpoints-file "$MW_T/bound" \
     --quiet --expect-ranks any --report "$MW_T/report.txt" >"$MW_T/out" 2>"$MW_T/collector.err" </dev/null &
 MW_CPID=$!
@@ -42,6 +46,8 @@ for ((i = 0; i < 200; i++)); do
     sleep 0.05
 done
 [ -s "$MW_T/bound" ] || mw_fail "no --endpoints-file within 10 s"
+[ "$(cat "$MW_T/victim")" = precious ] || mw_fail "--endpoints-file wrote through a planted FILE.tmp link"
+[ ! -L "$MW_T/bound" ] || mw_fail "--endpoints-file is a symbolic link"
 port=$(sed -n 's|^ingest-socket tcp://127\.0\.0\.1:\([0-9]*\)$|\1|p' "$MW_T/bound")
 sport=$(sed -n 's|^steering tcp://127\.0\.0\.1:\([0-9]*\)$|\1|p' "$MW_T/bound")
 if [ -z "$port" ] || [ -z "$sport" ] || [ "$port" = 0 ] || [ "$sport" = 0 ]; then
