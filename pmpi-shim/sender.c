@@ -272,19 +272,8 @@ static void send_hello(void)
     h.window_ns = mw__g.window_ns;
     h.subslots = mw__g.cfg.subslots;
     h.duration_bins = MW_NBINS;
-    h.function_count = MW_FN_COUNT - 1;
-    h.function_table_hash = mw_fn_table_hash();
     /* The table by name (docs/function-table.md): the collector maps our ids to its own. */
-    static char *fn_names[MW_FN_COUNT - 1];
-    static uint32_t fn_kinds[MW_FN_COUNT - 1];
-    for (unsigned id = 1; id < MW_FN_COUNT; id++) {
-        fn_names[id - 1] = (char *)mw_fn_name(id);
-        fn_kinds[id - 1] = (uint32_t)mw_fn_kind(id);
-    }
-    h.n_function_names = MW_FN_COUNT - 1;
-    h.function_names = fn_names;
-    h.n_function_kinds = MW_FN_COUNT - 1;
-    h.function_kinds = fn_kinds;
+    mw_hello_set_table(&h);
     h.timer = mw__g.use_tsc ? "tsc" : "clock_gettime";
     h.start_ns = mw__global_ns(mw__now());
     h.program = S.info.program;

@@ -363,10 +363,18 @@ static inline unsigned mw__bin(uint64_t ns)
  * implementation or a Fortran binding calling MPI_X itself), which the in-progress marker
  * tells, or the thread is beyond max_threads (the call is then counted as unrecorded; fn 0:
  * not an MPI call, nothing counted). */
+static inline __attribute__((always_inline)) mw_thread_t *mw__self_idle(unsigned fn);
 static inline __attribute__((always_inline)) mw_thread_t *mw__self(unsigned fn)
 {
     if (__builtin_expect(!atomic_load_explicit(&mw__g.recording, memory_order_relaxed), 0))
         return NULL;
+    return mw__self_idle(fn);
+}
+
+/* The calling thread's block when it is not inside a wrapper already (attached on its first
+ * call), else NULL: the part of mw__self() that dormant mode shares. */
+static inline __attribute__((always_inline)) mw_thread_t *mw__self_idle(unsigned fn)
+{
     mw_thread_t *t = mw__tls;
     if (__builtin_expect(t == NULL, 0))
         t = mw__thread_attach(fn);
@@ -402,11 +410,8 @@ static inline __attribute__((always_inline)) uint64_t mw__begin(mw_thread_t *t, 
  * MPI calls nested in it are not counted, as in full mode. */
 static inline __attribute__((always_inline)) mw_thread_t *mw__dormant_enter(unsigned fn)
 {
-    mw_thread_t *t = mw__tls;
-    if (__builtin_expect(t == NULL, 0))
-        t = mw__thread_attach(fn);
-    if (__builtin_expect(t == NULL || atomic_load_explicit(&t->inflight, memory_order_relaxed) != 0,
-                         0))
+    mw_thread_t *t = mw__self_idle(fn);
+    if (!t)
         return NULL;
     atomic_store_explicit(&t->inflight, MW_INFLIGHT_NESTED, memory_order_relaxed);
     return t;

@@ -29,6 +29,24 @@ static const unsigned char fn_kinds[MW_FN_COUNT] = {
 #undef MW_FN
 };
 
+/* The kinds as a hello carries them (Hello.function_kinds: entry i is id i + 1). */
+static const uint32_t hello_kinds[MW_FN_COUNT - 1] = {
+#define MW_FN(name, ret, kind, params, args, bytes, peer, fortran, trace)                          \
+    [MW_ID_##name - 1] = MW_KIND_##kind,
+#include MW_FN_TABLE_DEF
+#undef MW_FN
+};
+
+void mw_hello_set_table(Mpiwatch__Hello *h)
+{
+    h->function_count = MW_FN_COUNT - 1;
+    h->function_table_hash = mw_fn_table_hash();
+    h->n_function_names = h->n_function_kinds = MW_FN_COUNT - 1;
+    /* protobuf-c's field is char ** but packing only reads it. */
+    h->function_names = (char **)(uintptr_t)(fn_names + 1);
+    h->function_kinds = (uint32_t *)(uintptr_t)hello_kinds;
+}
+
 static const char *const kind_names[MW_KIND_COUNT] = {
     "send", "recv", "collective", "wait", "rma", "io", "query", "other", "special",
 };

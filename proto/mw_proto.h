@@ -79,6 +79,9 @@ int mw_fn_timed(unsigned id);
 /* FNV-1a hash of this build's table's names in id order (mw_fn_names_hash): a hello without
  * names is understood when it carries this hash or the legacy table's (mw_fnmap.h). */
 uint64_t mw_fn_table_hash(void);
+/* Sets a hello's function table fields to this build's table (count, hash, every name and
+ * kind; docs/function-table.md). The arrays are static and read-only: nothing to free. */
+void mw_hello_set_table(Mpiwatch__Hello *h);
 
 /* A bump allocator for protobuf-c unpacking. Memory comes from one block allocated at init;
  * mw_arena_reset() frees everything at once. When a message does not fit, allocation fails

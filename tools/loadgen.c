@@ -390,17 +390,7 @@ static int send_hello(unsigned rank)
     h.subslots = LG_SUBSLOTS;
     h.duration_bins = LG_BINS;
     /* The table by name (docs/function-table.md), or the emulated one (--table-shuffle). */
-    static char *fn_names[MW_FN_COUNT - 1];
-    static uint32_t fn_kinds[MW_FN_COUNT - 1];
-    for (unsigned id = 1; id < MW_FN_COUNT; id++) {
-        fn_names[id - 1] = (char *)mw_fn_name(id);
-        fn_kinds[id - 1] = (uint32_t)mw_fn_kind(id);
-    }
-    h.function_count = MW_FN_COUNT - 1;
-    h.function_table_hash = mw_fn_table_hash();
-    h.n_function_names = h.n_function_kinds = MW_FN_COUNT - 1;
-    h.function_names = fn_names;
-    h.function_kinds = fn_kinds;
+    mw_hello_set_table(&h);
     if (G.o.shuffle) {
         h.function_count = h.n_function_names = h.n_function_kinds =
             MW_FN_COUNT - 1 + LG_SHUFFLE_EXTRAS;
