@@ -50,7 +50,9 @@ mw_start_collector --record "$d/run.mpiw" --history "$hist" --history-windows 4 
 "$REC_LOADGEN" --connect "$MW_EP" --ranks 64 --rate 10 --functions 8 --seconds 30 \
     2>"$d/loadgen.err" &
 lg=$!
-wait_size "$d/run.mpiw" 1000000 # the job has started and closed windows
+# The job has started and closed windows: the 64 hellos (each naming the whole function table,
+# about 8 KB) and 2 MB of samples (about two seconds of windows) are in.
+wait_size "$d/run.mpiw" 2600000
 base=$(size "$d/run.mpiw")
 "$plant" "$MW_EP" 3 || mw_fail "mw-rec-plant failed"
 wait_size "$d/run.mpiw" $((base + 3 * 8 * 1024 * 1024))
