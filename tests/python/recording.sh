@@ -95,10 +95,13 @@ windows=$("$MW_PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))[
     "$d/summary.json")
 tail -n 1 "$d/progress.err" | grep -Eq "^export: 100% \($windows windows, [0-9.]+/[0-9.]+ MB\)$" ||
     mw_fail "export --progress did not end with 100% and $windows windows"
-replay_tty() { # OUT ARGS...: a replay at 3x on a terminal, what the terminal showed into OUT
+# The pace of the replay: about 3 s whatever the demo's length (its 150 iterations took 1.2 s
+# on a quiet machine and 10 s on a loaded one), so that several updates are due.
+speed=$(awk -v w="$windows" 'BEGIN { s = w * 0.1 / 3; if (s > 3) s = 3; if (s < 0.05) s = 0.05; print s }')
+replay_tty() { # OUT ARGS...: a replay on a terminal at that pace, what the terminal showed into OUT
     local out=$1 cmd
     shift
-    printf -v cmd '%q ' "$collector" --replay "$d/run.mpiw" --speed 3 "$@"
+    printf -v cmd '%q ' "$collector" --replay "$d/run.mpiw" --speed "$speed" "$@"
     SECONDS=0
     script -qec "$cmd" /dev/null >"$out" 2>&1 </dev/null || mw_fail "replay $* failed"
     echo "$SECONDS"
