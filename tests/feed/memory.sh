@@ -70,7 +70,11 @@ feed_bg $lg
            other="\"rank\": [0-9]+, \"seq\"" ;;
         2) want='"job": \{"job": "feedmem"' ;;
         esac
-        if "$feed" --history "$FEED_HIST" "${args[@]}" >"$dir/reply.json" 2>>"$dir/asked.err"; then
+        # 30 s, not the client's default 10: a --last 50 reply is several MB, and a sanitized
+        # collector on a busy machine once took longer than 10 s to send one (what is checked
+        # here is memory and content, not latency).
+        if "$feed" --history "$FEED_HIST" "${args[@]}" --timeout-ms 30000 >"$dir/reply.json" \
+            2>>"$dir/asked.err"; then
             kind=${args[0]#--}
             if ! grep -Eq "$want" "$dir/reply.json"; then
                 echo "empty $kind: ${args[*]}"
