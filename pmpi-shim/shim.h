@@ -453,12 +453,8 @@ static inline __attribute__((always_inline)) void mw__dormant_count(unsigned fn)
  * can keep the wrapper's register saves off the paths that do not record (shrink-wrapping). */
 #define MW_UNRECORDED(fn, call, by)                                                                \
     do {                                                                                           \
-        if (__builtin_expect(atomic_load_explicit(&mw__g.dormant, memory_order_relaxed), 0) &&     \
-            mw__dormant_enter(fn)) {                                                               \
-            __typeof__(call) mw_drc = call;                                                        \
-            mw__dormant_leave(mw__tls, (fn), mw_drc == MPI_SUCCESS ? (uint64_t)(by) : 0);          \
-            return mw_drc;                                                                         \
-        }                                                                                          \
+        if (__builtin_expect(atomic_load_explicit(&mw__g.dormant, memory_order_relaxed), 0))       \
+            MW_UNRECORDED_BODY(fn, call, by);                                                      \
         return call;                                                                               \
     } while (0)
 
