@@ -47,6 +47,7 @@
  * its latest totals. A rank either sends totals from its first message on or never (older
  * libraries): the two are not mixed, so its figures are either all accounted or flagged.
  */
+#include "aggstate.h"
 #include "collector.h"
 #include "dormant.h"
 #include "job.h"
@@ -502,6 +503,9 @@ mw_reject_t mw__job_totals_check(const mw_job_t *job, uint32_t rank, const Mpiwa
                                  const Mpiwatch__Bye *b)
 {
     const mw_rank_t *r = &job->ranks[rank];
+    /* A bye an aggregator forwarded: its totals are in the aggregator's (aggstate.c). */
+    if (b && mw__aggstate_forwarded(job, rank))
+        return MW_ACCEPTED;
     totals_t t = totals_of(r, s, b);
     if (!t.present) /* an older library: accepted, unless this rank did send totals before */
         return r->has_totals ? MW_REJECT_TOTALS : MW_ACCEPTED;
@@ -606,11 +610,18 @@ void mw__job_loss(const mw_job_t *job, mw_loss_t *out, mw_tally_t *per_fn)
         all.bytes += job->fn[fn].bytes;
     }
     all.samples = job->samples;
-    /* Ranks without totals count as what was merged from them, with nothing missed. */
-    out->missed.calls = job->at_ranks.calls - job->merged.calls;
-    out->missed.time_ns = job->at_ranks.time_ns - job->merged.time_ns;
-    out->missed.bytes = job->at_ranks.bytes - job->merged.bytes;
-    out->missed.samples = job->at_ranks.samples - job->merged.samples;
+    /* Ranks without totals count as what was merged from them, with nothing missed; ranks
+     * behind aggregators as their aggregators' figures say (aggstate.c). */
+    out->aggregators = mw__aggs_count(job);
+    mw__aggs_totals(job, NULL, NULL, &out->missed_to_aggs, &out->missed_from_aggs, NULL);
+    out->missed.calls = job->at_ranks.calls - job->merged.calls + out->missed_to_aggs.calls +
+                        out->missed_from_aggs.calls;
+    out->missed.time_ns = job->at_ranks.time_ns - job->merged.time_ns +
+                          out->missed_to_aggs.time_ns + out->missed_from_aggs.time_ns;
+    out->missed.bytes = job->at_ranks.bytes - job->merged.bytes + out->missed_to_aggs.bytes +
+                        out->missed_from_aggs.bytes;
+    out->missed.samples = job->at_ranks.samples - job->merged.samples +
+                          out->missed_to_aggs.samples + out->missed_from_aggs.samples;
     out->merged = all;
     out->at_ranks.calls = all.calls + out->missed.calls;
     out->at_ranks.time_ns = all.time_ns + out->missed.time_ns;
@@ -622,7 +633,7 @@ void mw__job_loss(const mw_job_t *job, mw_loss_t *out, mw_tally_t *per_fn)
             out->ranks_not_final += !r->totals_final;
             out->ranks_missing += r->tot_calls != r->calls || r->tot_time_ns != r->mpi_time_ns ||
                                   r->tot_bytes != r->bytes || r->tot_samples != r->samples;
-        } else if (r->said_hello) {
+        } else if (r->said_hello && !mw__aggstate_forwarded(job, i)) {
             out->ranks_no_totals++;
         }
     }
@@ -637,6 +648,7 @@ void mw__job_loss(const mw_job_t *job, mw_loss_t *out, mw_tally_t *per_fn)
         per_fn[rf->fn].time_ns += rf->tot_time_ns - rf->time_ns;
         per_fn[rf->fn].bytes += rf->tot_bytes - rf->bytes;
     }
+    mw__aggs_totals(job, NULL, NULL, NULL, NULL, per_fn);
 }
 
 int mw__job_begin(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns)
@@ -707,6 +719,7 @@ void mw__job_free(mw_job_t *job)
     mw__index_free(&job->host_index);
     mw__rs_free(&job->rs);
     mw__dormant_free(&job->dormant);
+    mw__aggs_free(job->aggs);
     memset(job, 0, sizeof *job);
 }
 
@@ -858,7 +871,8 @@ void mw__job_bye(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns)
         r->samples_dropped = b->samples_dropped_total;
     r->records_dropped_bye = b->records_dropped_total;
     totals_t t = totals_of(r, NULL, b);
-    job_totals_apply(job, env->rank, &t, 1);
+    if (!mw__aggstate_forwarded(job, env->rank)) /* else in its aggregator's totals */
+        job_totals_apply(job, env->rank, &t, 1);
     mw__dormant_take(&job->dormant, job->size, env->rank, b->dormant); /* dormant.c */
     job->byes++;
 }

@@ -159,6 +159,9 @@ typedef struct {
     mw_tally_t at_ranks, merged;
     /* Dormant mode (dormant.c): the ranks' dormant totals and spans; NULL until one reports. */
     struct mw_dormant *dormant;
+    /* Aggregators (aggstate.c): their latest AggState and what was merged from each; NULL
+     * until one reports (or, in an aggregator, until it sent a partial). */
+    struct mw_aggs *aggs;
 
     uint64_t samples;
     uint64_t late;
@@ -202,6 +205,11 @@ typedef struct {
     uint32_t ranks_missing;   /* ranks with something missed */
     uint32_t ranks_not_final; /* ranks with totals but no bye: totals as of their last sample */
     uint32_t ranks_no_totals; /* ranks that said hello but sent no totals */
+    /* Through aggregators (aggstate.h): their ranks' totals are in at_ranks, what was merged
+     * from their partials in merged; their part of missed by hop. */
+    uint32_t aggregators;
+    mw_tally_t missed_to_aggs;   /* between their ranks and them (their totals - their sent) */
+    mw_tally_t missed_from_aggs; /* between them and this collector (their sent - merged) */
 } mw_loss_t;
 void mw__job_loss(const mw_job_t *job, mw_loss_t *out, mw_tally_t *per_fn);
 /* The summary's "dropped": rank-side dropped samples plus dropped records, all ranks. */

@@ -1,0 +1,622 @@
+/* aggstate.c: aggregators' identity and accounting (AggState), both sides of a hop.
+ *
+ * DESIGN: an aggregator states cumulative figures only (what its ranks made, what it sent, what
+ * it dropped or refused), so a lost or reordered AggState costs nothing: the next one carries
+ * everything, and the parent keeps only the latest of each aggregator. What its ranks made is
+ * the aggregator's own loss accounting (job.c mw__job_loss): the functions it merged plus what
+ * it missed, per function, so that its ranks' totals, the ranks without totals (counted as
+ * merged with nothing missed) and, in a deeper tree, its own aggregators' totals are all
+ * covered by the same sum. What it sent is counted when the upstream code hands a partial to
+ * ZeroMQ (mw__aggstate_sent).
+ *
+ * The parent checks an AggState completely before keeping anything (ingest.c's rule): the
+ * aggregator's id, strings and function names as a hello's, parallel arrays, ids of its table,
+ * each value capped, what it sent never above what its ranks made, and nothing ever decreasing
+ * for one aggregator (per function, in this collector's ids: the aggregator's ids are stable in
+ * its job, its table only grows, so its older ids translate with the map already kept). The map
+ * of its ids (mw_fnmap_build) is rebuilt only when its table grew, as the last step, so a
+ * refused AggState registers no extra.
+ *
+ * The job's accounting with aggregators (docs/collector.md, "Accounting through aggregators"):
+ * at_ranks = the direct ranks' totals + each aggregator's latest totals; merged = what this
+ * collector merged, direct samples and partials; missed = at_ranks - merged, split per
+ * aggregator into the hop rank -> aggregator (totals - sent) and the hop aggregator -> here
+ * (sent - merged from it). Mid-run, a partial can be merged here before the AggState that
+ * counts it as sent (or its samples' totals) arrives; each stage then takes the larger of its
+ * own figure and the next stage's, so the hops are never negative and always add up; once an
+ * aggregator's final AggState has arrived after its last partial, every figure is its own.
+ *
+ * Storage: per aggregator a sorted sparse list of the functions it named (in this collector's
+ * ids, 0 for names without an id here), so 4,096 aggregators of a few dozen functions each
+ * cost kilobytes each, and a byte per rank of the job marking the ranks a partial listed.
+ */
+#include "aggstate.h"
+#include "mw_wire.h"
+#include "partial.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { F_CALLS, F_NS, F_BYTES, F_N };
+
+typedef struct {
+    uint32_t fn;          /* this collector's id; 0: names without an id here */
+    uint64_t tot[F_N];    /* its ranks' totals (latest AggState) */
+    uint64_t sent[F_N];   /* what it sent (latest AggState) */
+    uint64_t merged[F_N]; /* merged here from its partials */
+} agg_fn_t;
+
+typedef struct {
+    uint32_t id, pid, ranks, ranks_done;
+    char host[MW_MAX_STRING + 1];
+    int final, has_map;
+    uint64_t states; /* AggStates accepted */
+    mw_fnmap_t map;
+    uint32_t n_names;    /* its table: ids 1..n_names */
+    uint64_t names_hash; /* mw_fn_names_hash of those names */
+    agg_fn_t *fns;
+    uint32_t n_fns, cap_fns;
+    uint64_t samples_total, samples_sent, partials_sent, partials_dropped, rejected, late;
+    uint64_t samples_merged, partials_merged; /* here */
+} agg_t;
+
+struct mw_aggs {
+    agg_t *agg; /* in order of first AggState */
+    uint32_t n, cap;
+    uint32_t slot[MW_MAX_AGGREGATORS]; /* id -> position + 1 in agg, 0 none */
+    uint8_t *via;                      /* [via_n]: 1 when a partial listed the rank */
+    uint32_t via_n;
+    /* The aggregator side: what this process sent upstream in the job. */
+    uint64_t sent[MW_FN_SPACE][F_N];
+    uint64_t sent_samples, partials_sent, partials_dropped;
+};
+
+/* Largest value one AggState figure may claim: room for 512 such sums before a 64-bit total
+ * could wrap (2^54 per rank and function is job.c's cap: a rank's total, not a sum). */
+#define AGG_VALUE_MAX (1ull << 55)
+
+static struct mw_aggs *aggs_get(mw_job_t *job)
+{
+    if (!job->aggs)
+        job->aggs = calloc(1, sizeof *job->aggs);
+    return job->aggs;
+}
+
+void mw__aggs_free(struct mw_aggs *a)
+{
+    if (!a)
+        return;
+    for (uint32_t i = 0; i < a->n; i++) {
+        if (a->agg[i].has_map)
+            mw_fnmap_free(&a->agg[i].map);
+        free(a->agg[i].fns);
+    }
+    free(a->agg);
+    free(a->via);
+    free(a);
+}
+
+static agg_t *agg_find(const mw_job_t *job, uint32_t id)
+{
+    const struct mw_aggs *a = job->aggs;
+    if (!a || id >= MW_MAX_AGGREGATORS || !a->slot[id])
+        return NULL;
+    return &a->agg[a->slot[id] - 1];
+}
+
+/* The entry of fn in g's list, created (zero) when absent and `create`; NULL otherwise or when
+ * out of memory. */
+static agg_fn_t *agg_fn(agg_t *g, uint32_t fn, int create)
+{
+    uint32_t lo = 0, hi = g->n_fns;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->fns[mid].fn < fn)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < g->n_fns && g->fns[lo].fn == fn)
+        return &g->fns[lo];
+    if (!create)
+        return NULL;
+    if (g->n_fns == g->cap_fns) {
+        uint32_t cap = g->cap_fns ? g->cap_fns * 2 : 32;
+        agg_fn_t *p = realloc(g->fns, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        g->fns = p;
+        g->cap_fns = cap;
+    }
+    memmove(&g->fns[lo + 1], &g->fns[lo], (g->n_fns - lo) * sizeof *g->fns);
+    g->n_fns++;
+    memset(&g->fns[lo], 0, sizeof g->fns[lo]);
+    g->fns[lo].fn = fn;
+    return &g->fns[lo];
+}
+
+/* ---- aggregator side ------------------------------------------------------------------------ */
+
+static void aggstate_count(mw_collector_t *c, const mw_window_t *w, int sent)
+{
+    struct mw_aggs *a = aggs_get(&c->job);
+    if (!a)
+        return;
+    if (!sent) {
+        a->partials_dropped++;
+        return;
+    }
+    a->partials_sent++;
+    a->sent_samples += w->ranks_reporting;
+    for (uint32_t i = 0; i < w->n_fn_used; i++) {
+        uint32_t fn = w->fn_used[i];
+        if (fn == 0 || fn >= MW_FN_SPACE)
+            continue;
+        a->sent[fn][F_CALLS] += w->fn[fn].s.count;
+        a->sent[fn][F_NS] += w->fn[fn].s.total_ns;
+        a->sent[fn][F_BYTES] += w->fn[fn].s.bytes;
+    }
+}
+
+void mw__aggstate_sent(mw_collector_t *c, const mw_window_t *w)
+{
+    aggstate_count(c, w, 1);
+}
+
+void mw__aggstate_dropped(mw_collector_t *c, const mw_window_t *w)
+{
+    aggstate_count(c, w, 0);
+}
+
+static const char *self_host(void)
+{
+    static char host[MW_MAX_STRING + 1];
+    if (!host[0] && gethostname(host, sizeof host - 1) != 0)
+        host[0] = '\0';
+    host[MW_MAX_STRING] = '\0';
+    if (!mw_wire_text_ok((const unsigned char *)host, strlen(host)))
+        host[0] = '\0';
+    return host;
+}
+
+size_t mw__aggstate_envelope_pack(mw_collector_t *c, mw_pb_encoder_t *e, uint32_t agg_id,
+                                  uint64_t seq, int final)
+{
+    /* Static scratch: the collector's core runs on one thread. */
+    static char *names[MW_FN_SPACE];
+    static uint32_t kinds[MW_FN_SPACE], tfn[MW_FN_SPACE];
+    static uint64_t tcalls[MW_FN_SPACE], tns[MW_FN_SPACE], tbytes[MW_FN_SPACE];
+    static uint64_t scalls[MW_FN_SPACE], sns[MW_FN_SPACE], sbytes[MW_FN_SPACE];
+    static mw_tally_t missed[MW_FN_SPACE];
+    const mw_job_t *job = &c->job;
+    const struct mw_aggs *a = job->aggs;
+
+    Mpiwatch__AggState s = MPIWATCH__AGG_STATE__INIT;
+    s.id = agg_id;
+    s.host = (char *)self_host();
+    s.pid = (uint32_t)getpid();
+    uint32_t n_fn = mw_fn_end() - 1u;
+    for (uint32_t id = 1; id <= n_fn; id++) {
+        names[id - 1] = (char *)mw_fn_name(id);
+        kinds[id - 1] = (uint32_t)mw_fn_kind(id);
+    }
+    s.n_function_names = s.n_function_kinds = n_fn;
+    s.function_names = names;
+    s.function_kinds = kinds;
+    s.ranks = job->hellos;
+    s.ranks_done = job->byes + job->dead > job->hellos ? job->hellos : job->byes + job->dead;
+
+    /* What the ranks made, per function: merged + missed (the job's own accounting). */
+    mw_loss_t loss;
+    mw__job_loss(job, &loss, missed);
+    size_t n = 0;
+    for (uint32_t fn = 1; fn <= n_fn && fn < MW_FN_SPACE; fn++) {
+        uint64_t calls = job->fn[fn].count + missed[fn].calls;
+        uint64_t ns = job->fn[fn].total_ns + missed[fn].time_ns;
+        uint64_t bytes = job->fn[fn].bytes + missed[fn].bytes;
+        const uint64_t *sent = a ? a->sent[fn] : NULL;
+        if (!calls && !ns && !bytes && !(sent && (sent[0] | sent[1] | sent[2])))
+            continue;
+        tfn[n] = fn;
+        tcalls[n] = calls;
+        tns[n] = ns;
+        tbytes[n] = bytes;
+        /* What was sent is part of what was merged: never above the totals (a parent refuses
+         * that); the minimum only guards against a counting slip here. */
+        scalls[n] = sent && sent[F_CALLS] < calls ? sent[F_CALLS] : sent ? calls : 0;
+        sns[n] = sent && sent[F_NS] < ns ? sent[F_NS] : sent ? ns : 0;
+        sbytes[n] = sent && sent[F_BYTES] < bytes ? sent[F_BYTES] : sent ? bytes : 0;
+        n++;
+    }
+    s.n_total_fn = s.n_total_calls = s.n_total_ns = s.n_total_bytes = n;
+    s.n_sent_calls = s.n_sent_ns = s.n_sent_bytes = n;
+    s.total_fn = tfn;
+    s.total_calls = tcalls;
+    s.total_ns = tns;
+    s.total_bytes = tbytes;
+    s.sent_calls = scalls;
+    s.sent_ns = sns;
+    s.sent_bytes = sbytes;
+    s.samples_total = loss.at_ranks.samples;
+    s.samples_merged = a ? a->sent_samples : 0;
+    if (s.samples_merged > s.samples_total)
+        s.samples_merged = s.samples_total;
+    s.partials_sent = a ? a->partials_sent : 0;
+    s.partials_dropped = a ? a->partials_dropped : 0;
+    for (int r = 0; r < MW_REJECT_COUNT; r++)
+        s.rejected += c->stats.rejected[r];
+    s.late = job->late;
+    s.final = final ? 1 : 0;
+
+    Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
+    env.version = MW_PROTO_VERSION;
+    env.job = (char *)job->job;
+    env.rank = agg_id;
+    env.seq = seq;
+    env.body_case = MPIWATCH__ENVELOPE__BODY_AGG;
+    env.agg = &s;
+    size_t len = mpiwatch__envelope__get_packed_size(&env);
+    if (len > e->cap_out) {
+        uint8_t *p = realloc(e->out, len);
+        if (!p)
+            return 0;
+        e->out = p;
+        e->cap_out = len;
+    }
+    return mpiwatch__envelope__pack(&env, e->out);
+}
+
+/* ---- parent side ---------------------------------------------------------------------------- */
+
+const mw_fnmap_t *mw__aggstate_fnmap(const mw_collector_t *c, uint32_t id)
+{
+    const agg_t *g = agg_find(&c->job, id);
+    return g && g->has_map ? &g->map : NULL;
+}
+
+void mw__aggstate_merged(mw_collector_t *c, uint32_t id, const Mpiwatch__Partial *p)
+{
+    agg_t *g = agg_find(&c->job, id);
+    struct mw_aggs *a = c->job.aggs;
+    if (!g || !p)
+        return;
+    g->partials_merged++;
+    g->samples_merged += p->samples;
+    const Mpiwatch__Window *w = p->window;
+    for (size_t i = 0; w && i < w->n_functions; i++) {
+        const Mpiwatch__FunctionStat *f = w->functions[i];
+        if (!f || f->fn == 0 || f->fn >= MW_FN_SPACE)
+            continue;
+        agg_fn_t *e = agg_fn(g, f->fn, 1);
+        if (!e)
+            continue; /* out of memory: shows as missed, never as more than made */
+        e->merged[F_CALLS] += f->count;
+        e->merged[F_NS] += f->total_ns;
+        e->merged[F_BYTES] += f->bytes;
+    }
+    /* Its ranks are served through an aggregator (mw__aggstate_forwarded). */
+    uint32_t size = c->job.size;
+    if (!a->via && size && !(a->via = calloc(size, 1)))
+        return;
+    a->via_n = size;
+    size_t nr = p->n_rank_first < p->n_rank_count ? p->n_rank_first : p->n_rank_count;
+    for (size_t i = 0; i < nr; i++)
+        for (uint64_t r = p->rank_first[i];
+             r < (uint64_t)p->rank_first[i] + p->rank_count[i] && r < size; r++)
+            a->via[r] = 1;
+}
+
+int mw__aggstate_forwarded(const mw_job_t *job, uint32_t rank)
+{
+    const struct mw_aggs *a = job->aggs;
+    if (!a || a->n == 0 || rank >= job->size)
+        return 0;
+    if (rank < a->via_n && a->via[rank])
+        return 1;
+    const mw_rank_t *r = &job->ranks[rank];
+    return r->samples == 0 && !r->has_totals;
+}
+
+static int text_ok(const char *s)
+{
+    s = s ? s : "";
+    size_t n = strnlen(s, MW_MAX_STRING + 1);
+    return n <= MW_MAX_STRING && mw_wire_text_ok((const unsigned char *)s, n);
+}
+
+/* The figures of one AggState entry or stored entry, dense by this collector's id. */
+typedef struct {
+    uint64_t tot[F_N], sent[F_N];
+} agg_dense_t;
+
+mw_reject_t mw__aggstate_ingest(mw_collector_t *c, const Mpiwatch__Envelope *env,
+                                const mw_clock_t *now)
+{
+    static agg_dense_t cur[MW_FN_SPACE]; /* scratch: the collector's core runs on one thread */
+    const Mpiwatch__AggState *s = env->agg;
+    mw_job_t *job = &c->job;
+    (void)now;
+    if (!s)
+        return MW_REJECT_NO_BODY;
+    /* Its job: the one open here (or just ended: a final AggState comes after the last bye). */
+    if (!job->active)
+        return MW_REJECT_NO_HELLO;
+    if (strcmp(env->job ? env->job : "", job->job) != 0)
+        return MW_REJECT_JOB_MISMATCH;
+    if (s->id >= MW_MAX_AGGREGATORS || env->rank != s->id)
+        return MW_REJECT_RANK_RANGE;
+    if (!text_ok(s->host))
+        return MW_REJECT_BAD_FIELD;
+    agg_t *g = agg_find(job, s->id);
+    if (!g && job->aggs && job->aggs->n >= MW_MAX_AGGREGATORS)
+        return MW_REJECT_RANK_RANGE;
+    if (g && (g->pid != s->pid || strcmp(g->host, s->host ? s->host : "") != 0))
+        return MW_REJECT_DUPLICATE_HELLO; /* another process claims this id */
+
+    /* Its function table: names as a hello's (capped, each a function name, kinds in range),
+     * growing only (its older ids keep their names). */
+    size_t nn = s->n_function_names;
+    if (nn > MW_FN_TABLE_MAX || (s->n_function_kinds && s->n_function_kinds != nn))
+        return MW_REJECT_TABLE_MISMATCH;
+    if (nn == 0 && !(g && g->has_map))
+        return MW_REJECT_TABLE_MISMATCH; /* nothing to read its ids with */
+    for (size_t i = 0; i < nn; i++)
+        if (!mw_fn_name_ok(s->function_names[i]) ||
+            (s->n_function_kinds && s->function_kinds[i] >= MW_KIND_COUNT))
+            return MW_REJECT_TABLE_MISMATCH;
+    int grew = !(g && g->has_map);
+    if (g && g->has_map && nn) {
+        if (nn < g->n_names ||
+            mw_fn_names_hash((const char *const *)s->function_names, g->n_names) != g->names_hash)
+            return MW_REJECT_TABLE_MISMATCH;
+        grew = nn > g->n_names;
+    }
+    uint32_t n_ids = nn ? (uint32_t)nn : g->n_names;
+
+    /* The figures: ranks within the job, parallel arrays, ids of its table in increasing order,
+     * values capped, sent within made. */
+    if (s->ranks > job->size || s->ranks_done > s->ranks)
+        return MW_REJECT_BAD_FIELD;
+    size_t n = s->n_total_fn;
+    if (s->n_total_calls != n || s->n_total_ns != n || s->n_total_bytes != n)
+        return MW_REJECT_TOTALS;
+    int has_sent = s->n_sent_calls || s->n_sent_ns || s->n_sent_bytes;
+    if (has_sent && (s->n_sent_calls != n || s->n_sent_ns != n || s->n_sent_bytes != n))
+        return MW_REJECT_TOTALS;
+    if (s->samples_total > AGG_VALUE_MAX || s->samples_merged > s->samples_total ||
+        s->partials_sent > AGG_VALUE_MAX || s->partials_dropped > AGG_VALUE_MAX ||
+        s->rejected > AGG_VALUE_MAX || s->late > AGG_VALUE_MAX)
+        return MW_REJECT_TOTALS;
+    for (size_t i = 0; i < n; i++) {
+        if (s->total_fn[i] == 0 || s->total_fn[i] > n_ids ||
+            (i && s->total_fn[i] <= s->total_fn[i - 1]))
+            return MW_REJECT_TOTALS;
+        if (s->total_calls[i] > AGG_VALUE_MAX || s->total_ns[i] > AGG_VALUE_MAX ||
+            s->total_bytes[i] > AGG_VALUE_MAX)
+            return MW_REJECT_TOTALS;
+        if (has_sent && (s->sent_calls[i] > s->total_calls[i] || s->sent_ns[i] > s->total_ns[i] ||
+                         s->sent_bytes[i] > s->total_bytes[i]))
+            return MW_REJECT_TOTALS;
+    }
+
+    /* Nothing decreases for one aggregator: its counters, and per function (in this
+     * collector's ids, through the map already kept: ids past its older table are new
+     * functions, with nothing before them) what its ranks made and what it sent. */
+    if (g) {
+        if (s->ranks < g->ranks || s->ranks_done < g->ranks_done ||
+            s->samples_total < g->samples_total || s->samples_merged < g->samples_sent ||
+            s->partials_sent < g->partials_sent || s->partials_dropped < g->partials_dropped ||
+            s->rejected < g->rejected || s->late < g->late || (g->final && !s->final))
+            return MW_REJECT_TOTALS;
+        memset(cur, 0, sizeof cur);
+        for (size_t i = 0; i < n; i++) {
+            if (s->total_fn[i] > g->n_names)
+                continue;
+            unsigned fn = mw_fnmap_get(&g->map, s->total_fn[i]);
+            if (fn >= MW_FN_SPACE)
+                fn = 0;
+            uint64_t v[2][F_N] = {{s->total_calls[i], s->total_ns[i], s->total_bytes[i]},
+                                  {has_sent ? s->sent_calls[i] : 0, has_sent ? s->sent_ns[i] : 0,
+                                   has_sent ? s->sent_bytes[i] : 0}};
+            for (int k = 0; k < F_N; k++) {
+                cur[fn].tot[k] += v[0][k];
+                cur[fn].sent[k] += v[1][k];
+            }
+        }
+        for (uint32_t i = 0; i < g->n_fns; i++) {
+            const agg_fn_t *e = &g->fns[i];
+            for (int k = 0; k < F_N; k++)
+                if (cur[e->fn].tot[k] < e->tot[k] || cur[e->fn].sent[k] < e->sent[k])
+                    return MW_REJECT_TOTALS;
+        }
+    }
+
+    /* Everything checked: its map (only when its table is new or grew), then the figures. */
+    mw_fnmap_t map;
+    if (grew) {
+        char err[256];
+        if (mw_fnmap_build(&map, (const char *const *)s->function_names, nn, s->function_kinds,
+                           s->n_function_kinds, err, sizeof err) < 0) {
+            MW_LOG(MW_LOG_WARN, "aggregator %u refused: %s", s->id, err);
+            return MW_REJECT_TABLE_MISMATCH;
+        }
+    }
+    struct mw_aggs *a = aggs_get(job);
+    if (!a) {
+        if (grew)
+            mw_fnmap_free(&map);
+        return MW_REJECT_RANK_RANGE; /* out of memory */
+    }
+    if (!g) {
+        if (a->n == a->cap) {
+            uint32_t cap = a->cap ? a->cap * 2 : 8;
+            agg_t *p = realloc(a->agg, cap * sizeof *p);
+            if (!p) {
+                if (grew)
+                    mw_fnmap_free(&map);
+                return MW_REJECT_RANK_RANGE;
+            }
+            a->agg = p;
+            a->cap = cap;
+        }
+        g = &a->agg[a->n];
+        memset(g, 0, sizeof *g);
+        g->id = s->id;
+        g->pid = s->pid;
+        size_t hl = strnlen(s->host ? s->host : "", MW_MAX_STRING);
+        memcpy(g->host, s->host ? s->host : "", hl);
+        g->host[hl] = '\0';
+        a->slot[s->id] = ++a->n;
+        MW_LOG(MW_LOG_INFO, "aggregator %u (%s pid %u) joined the job: %u ranks", s->id, g->host,
+               s->pid, s->ranks);
+    }
+    if (grew) {
+        if (g->has_map)
+            mw_fnmap_free(&g->map);
+        g->map = map;
+        g->has_map = 1;
+        g->n_names = (uint32_t)nn;
+        g->names_hash = mw_fn_names_hash((const char *const *)s->function_names, nn);
+        if (map.unknown)
+            MW_LOG(MW_LOG_WARN,
+                   "%u function names of aggregator %u have no id here: their calls are counted "
+                   "as missed",
+                   map.unknown, s->id);
+    }
+    /* The latest figures replace the previous ones; what was merged here stays. */
+    for (uint32_t i = 0; i < g->n_fns; i++) {
+        memset(g->fns[i].tot, 0, sizeof g->fns[i].tot);
+        memset(g->fns[i].sent, 0, sizeof g->fns[i].sent);
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned fn = mw_fnmap_get(&g->map, s->total_fn[i]);
+        agg_fn_t *e = agg_fn(g, fn < MW_FN_SPACE ? fn : 0, 1);
+        if (!e)
+            continue; /* out of memory: these figures stay as before */
+        e->tot[F_CALLS] += s->total_calls[i];
+        e->tot[F_NS] += s->total_ns[i];
+        e->tot[F_BYTES] += s->total_bytes[i];
+        if (has_sent) {
+            e->sent[F_CALLS] += s->sent_calls[i];
+            e->sent[F_NS] += s->sent_ns[i];
+            e->sent[F_BYTES] += s->sent_bytes[i];
+        }
+    }
+    g->ranks = s->ranks;
+    g->ranks_done = s->ranks_done;
+    g->samples_total = s->samples_total;
+    g->samples_sent = s->samples_merged;
+    g->partials_sent = s->partials_sent;
+    g->partials_dropped = s->partials_dropped;
+    g->rejected = s->rejected;
+    g->late = s->late;
+    g->final = s->final;
+    g->states++;
+    return MW_ACCEPTED;
+}
+
+/* ---- accounting ----------------------------------------------------------------------------- */
+
+uint32_t mw__aggs_count(const mw_job_t *job)
+{
+    return job->aggs ? job->aggs->n : 0;
+}
+
+static uint64_t max64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* One figure through the two hops: merged here <= sent <= made, each stage at least the next
+ * one's (see DESIGN). */
+static void hops(uint64_t made, uint64_t sent, uint64_t merged, uint64_t *at, uint64_t *out_sent,
+                 uint64_t *to_agg, uint64_t *to_parent)
+{
+    uint64_t s = max64(sent, merged), m = max64(made, s);
+    *at = m;
+    *out_sent = s;
+    *to_agg = m - s;
+    *to_parent = s - merged;
+}
+
+static void tally_add(mw_tally_t *t, int k, uint64_t v)
+{
+    if (k == F_CALLS)
+        t->calls += v;
+    else if (k == F_NS)
+        t->time_ns += v;
+    else
+        t->bytes += v;
+}
+
+void mw__aggs_figures(const mw_job_t *job, uint32_t i, mw_agg_figures_t *o)
+{
+    memset(o, 0, sizeof *o);
+    const struct mw_aggs *a = job->aggs;
+    if (!a || i >= a->n)
+        return;
+    const agg_t *g = &a->agg[i];
+    o->id = g->id;
+    o->pid = g->pid;
+    o->host = g->host;
+    o->ranks = g->ranks;
+    o->ranks_done = g->ranks_done;
+    o->final = g->final;
+    o->partials_sent = g->partials_sent;
+    o->partials_dropped = g->partials_dropped;
+    o->partials_merged = g->partials_merged;
+    o->rejected = g->rejected;
+    o->late = g->late;
+    o->states = g->states;
+    for (uint32_t j = 0; j < g->n_fns; j++) {
+        const agg_fn_t *e = &g->fns[j];
+        for (int k = 0; k < F_N; k++) {
+            uint64_t at, sent, h1, h2;
+            hops(e->tot[k], e->sent[k], e->merged[k], &at, &sent, &h1, &h2);
+            tally_add(&o->at_ranks, k, at);
+            tally_add(&o->sent, k, sent);
+            tally_add(&o->merged, k, e->merged[k]);
+            tally_add(&o->to_agg, k, h1);
+            tally_add(&o->to_parent, k, h2);
+        }
+    }
+    hops(g->samples_total, g->samples_sent, g->samples_merged, &o->at_ranks.samples,
+         &o->sent.samples, &o->to_agg.samples, &o->to_parent.samples);
+    o->merged.samples = g->samples_merged;
+}
+
+static void tally_sum(mw_tally_t *t, const mw_tally_t *v)
+{
+    if (!t)
+        return;
+    t->calls += v->calls;
+    t->time_ns += v->time_ns;
+    t->bytes += v->bytes;
+    t->samples += v->samples;
+}
+
+void mw__aggs_totals(const mw_job_t *job, mw_tally_t *at_ranks, mw_tally_t *merged,
+                     mw_tally_t *to_agg, mw_tally_t *to_parent, mw_tally_t *per_fn)
+{
+    uint32_t n = mw__aggs_count(job);
+    for (uint32_t i = 0; i < n; i++) {
+        mw_agg_figures_t f;
+        mw__aggs_figures(job, i, &f);
+        tally_sum(at_ranks, &f.at_ranks);
+        tally_sum(merged, &f.merged);
+        tally_sum(to_agg, &f.to_agg);
+        tally_sum(to_parent, &f.to_parent);
+        if (!per_fn)
+            continue;
+        const agg_t *g = &job->aggs->agg[i];
+        for (uint32_t j = 0; j < g->n_fns; j++) {
+            const agg_fn_t *e = &g->fns[j];
+            for (int k = 0; k < F_N; k++) {
+                uint64_t at, sent, h1, h2;
+                hops(e->tot[k], e->sent[k], e->merged[k], &at, &sent, &h1, &h2);
+                tally_add(&per_fn[e->fn], k, h1 + h2);
+            }
+        }
+    }
+}
