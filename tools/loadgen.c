@@ -84,9 +84,13 @@ static const lg_fn_model_t FN_MODELS[] = {
 };
 #define LG_MAX_FUNCTIONS ((unsigned)(sizeof FN_MODELS / sizeof FN_MODELS[0]))
 
+#define LG_MAX_ENDPOINTS 256u /* --connect given several times */
+
 typedef struct {
-    const char *endpoint;
+    const char *endpoint[LG_MAX_ENDPOINTS];
+    unsigned n_endpoints;
     unsigned ranks, functions, nodes, sockets;
+    unsigned rank_first, rank_count; /* --rank-first A --rank-count B: ranks [A, A + B) */
     double rate, seconds;
     const char *job;
     uint64_t seed;
@@ -142,7 +146,10 @@ static struct {
     Mpiwatch__TopoObject *topo;
     Mpiwatch__TopoObject **topo_ptr;
     void *ctx;
-    void **socks;
+    void **socks;                            /* every endpoint's sockets, endpoint after endpoint */
+    unsigned ep_first[LG_MAX_ENDPOINTS + 1]; /* endpoint e has ranks [ep_first[e], ep_first[e+1]) */
+    unsigned ep_sock[LG_MAX_ENDPOINTS + 1];  /* and sockets [ep_sock[e], ep_sock[e + 1]) */
+    unsigned n_socks;
     unsigned char *buf;
     size_t buf_cap;
     uint64_t *seq, *calls;
@@ -161,6 +168,24 @@ static struct {
 
 /* ---------------------------------------------------------------------------------------- */
 /* Small helpers                                                                            */
+
+/* Where rank `rank` (one of this generator's, [rank_first, rank_first + rank_count)) is in the
+ * per-rank arrays. */
+static size_t lrank(unsigned rank)
+{
+    return rank - G.o.rank_first;
+}
+
+/* The socket of a rank: the ranks are split in contiguous blocks over the endpoints (one
+ * block per aggregator), and each endpoint's block over its sockets round robin. */
+static void *rank_socket(unsigned rank)
+{
+    unsigned e = 0;
+    while (rank >= G.ep_first[e + 1])
+        e++;
+    unsigned n = G.ep_sock[e + 1] - G.ep_sock[e];
+    return G.socks[G.ep_sock[e] + (rank - G.ep_first[e]) % n];
+}
 
 static uint64_t now_ns(clockid_t clk)
 {
@@ -253,7 +278,7 @@ static int send_envelope(Mpiwatch__Envelope *env, unsigned rank)
     env->version = MW_PROTO_VERSION;
     env->job = (char *)G.o.job;
     env->rank = rank;
-    env->seq = G.seq[rank]++;
+    env->seq = G.seq[lrank(rank)]++;
     size_t len = mpiwatch__envelope__get_packed_size(env);
     if (len > G.buf_cap) {
         fprintf(stderr, "mpiwatch-loadgen: message of %zu bytes is too large\n", len);
@@ -276,7 +301,7 @@ static int send_envelope(Mpiwatch__Envelope *env, unsigned rank)
             return -1;
         }
     }
-    void *sock = G.socks[rank % G.o.sockets];
+    void *sock = rank_socket(rank);
     while (zmq_send(sock, G.buf, len, 0) < 0) {
         if (errno == EINTR)
             continue;
@@ -418,7 +443,7 @@ static void set_totals(unsigned rank, size_t *n_fn, uint32_t **fn, size_t *n_cal
                        uint64_t **calls, size_t *n_ns, uint64_t **ns, size_t *n_bytes,
                        uint64_t **bytes)
 {
-    size_t nf = G.o.functions, at = (size_t)rank * nf;
+    size_t nf = G.o.functions, at = lrank(rank) * nf;
     *n_fn = *n_calls = *n_ns = *n_bytes = nf;
     *fn = G.total_fn;
     *calls = &G.rt_calls[at];
@@ -949,11 +974,11 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
         G.tot[i].count += count;
         G.tot[i].time_ns += total;
         G.tot[i].bytes += f->bytes;
-        size_t at = (size_t)rank * nf + G.rank_pos[i];
+        size_t at = lrank(rank) * nf + G.rank_pos[i];
         G.rt_calls[at] += count;
         G.rt_ns[at] += total;
         G.rt_bytes[at] += f->bytes;
-        G.calls[rank] += count;
+        G.calls[lrank(rank)] += count;
         if (G.is_send[i])
             sends += count, send_bytes += f->bytes;
 
@@ -1136,7 +1161,7 @@ static int send_bye(unsigned rank, uint64_t windows)
 {
     Mpiwatch__Bye b = MPIWATCH__BYE__INIT;
     b.windows_sent = windows;
-    b.calls_total = G.calls[rank];
+    b.calls_total = G.calls[lrank(rank)];
     set_totals(rank, &b.n_total_fn, &b.total_fn, &b.n_total_calls, &b.total_calls, &b.n_total_ns,
                &b.total_ns, &b.n_total_bytes, &b.total_bytes);
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
@@ -1159,10 +1184,13 @@ static void usage(FILE *f)
             "                        [--sockets M] [--totals-json FILE] [--trace K]\n"
             "                        [--trace-ring [--late-rank R] [--late-every N]\n"
             "                        [--late-ms D]] [--regions N] [--sites N] [--peer-fn]\n"
-            "                        [--table-shuffle SEED]\n"
+            "                        [--table-shuffle SEED] [--rank-first A] [--rank-count B]\n"
             "Emulates N ranks of one MPI job sending hellos, one sample per window (HZ windows\n"
             "per second, F functions each) for S seconds, and byes, to a collector.\n"
             "F is at most %u. Default nodes N/16 (at least 1), sockets one per %u ranks.\n"
+            "--rank-first A --rank-count B: only ranks A..A+B-1 of the N (hellos say size N).\n"
+            "--connect given E times: the ranks in E contiguous blocks, one per endpoint;\n"
+            "--sockets M is then per endpoint.\n"
             "--trace K: every sample carries an exact per-call trace, one of K built at start.\n"
             "--trace-ring: the traces' messages go around a ring of ranks and match across\n"
             "ranks; rank R (default 1) starts every N-th window (default 10, 0 never) D ms\n"
@@ -1225,6 +1253,8 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
                                              {"sites", required_argument, 0, 'S'},
                                              {"peer-fn", no_argument, 0, 'P'},
                                              {"table-shuffle", required_argument, 0, 'Y'},
+                                             {"rank-first", required_argument, 0, 'A'},
+                                             {"rank-count", required_argument, 0, 'B'},
                                              {"help", no_argument, 0, 'h'},
                                              {"version", no_argument, 0, 'V'},
                                              {0, 0, 0, 0}};
@@ -1233,12 +1263,22 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
     o->late_rank = 1;
     o->late_every = 10;
     o->late_ms = 5;
-    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:T:RL:E:D:G:S:PY:h", longopts, NULL)) !=
-           -1) {
+    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:T:RL:E:D:G:S:PY:A:B:h", longopts,
+                            NULL)) != -1) {
         int rc = 0;
         switch (c) {
         case 'c':
-            o->endpoint = optarg;
+            if (o->n_endpoints == LG_MAX_ENDPOINTS) {
+                fprintf(stderr, "mpiwatch-loadgen: at most %u --connect\n", LG_MAX_ENDPOINTS);
+                return -1;
+            }
+            o->endpoint[o->n_endpoints++] = optarg;
+            break;
+        case 'A':
+            rc = parse_uint(optarg, "--rank-first", 0, (1u << 20) - 1, &o->rank_first);
+            break;
+        case 'B':
+            rc = parse_uint(optarg, "--rank-count", 1, 1u << 20, &o->rank_count);
             break;
         case 'n':
             rc = parse_uint(optarg, "--ranks", 1, 1u << 20, &o->ranks);
@@ -1308,7 +1348,7 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
         if (rc)
             return -1;
     }
-    if (optind < argc || !o->endpoint || !o->ranks || !o->functions || o->rate == 0 ||
+    if (optind < argc || !o->n_endpoints || !o->ranks || !o->functions || o->rate == 0 ||
         o->seconds == 0) {
         fprintf(stderr, "mpiwatch-loadgen: --connect, --ranks, --rate, --functions and "
                         "--seconds are required\n");
@@ -1319,16 +1359,25 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
         fprintf(stderr, "mpiwatch-loadgen: --trace-ring needs --trace K\n");
         return -1;
     }
+    if (!o->rank_count)
+        o->rank_count = o->ranks - (o->rank_first < o->ranks ? o->rank_first : o->ranks);
+    if ((uint64_t)o->rank_first + o->rank_count > o->ranks || o->rank_count == 0) {
+        fprintf(stderr,
+                "mpiwatch-loadgen: --rank-first %u --rank-count %u is not inside the %u ranks\n",
+                o->rank_first, o->rank_count, o->ranks);
+        return -1;
+    }
+    if (o->n_endpoints > o->rank_count) {
+        fprintf(stderr, "mpiwatch-loadgen: %u endpoints for %u ranks\n", o->n_endpoints,
+                o->rank_count);
+        return -1;
+    }
     o->seed = seed;
     if (!o->nodes)
         o->nodes = o->ranks / 16 ? o->ranks / 16 : 1;
     if (o->nodes > o->ranks)
         o->nodes = o->ranks;
-    if (!o->sockets)
-        o->sockets = (o->ranks + LG_RANKS_PER_SOCKET_DEFAULT - 1) / LG_RANKS_PER_SOCKET_DEFAULT;
-    if (o->sockets > o->ranks)
-        o->sockets = o->ranks;
-    return 0;
+    return 0; /* --sockets 0 (not given): one per LG_RANKS_PER_SOCKET_DEFAULT ranks, setup() */
 }
 
 static int setup(void)
@@ -1372,12 +1421,33 @@ static int setup(void)
     G.topo_ptr = malloc(objects * sizeof *G.topo_ptr);
     G.buf_cap = MW_MAX_MESSAGE_BYTES;
     G.buf = malloc(G.buf_cap);
-    G.seq = calloc(G.o.ranks, sizeof *G.seq);
-    G.calls = calloc(G.o.ranks, sizeof *G.calls);
-    G.rt_calls = calloc((size_t)G.o.ranks * G.o.functions, sizeof *G.rt_calls);
-    G.rt_ns = calloc((size_t)G.o.ranks * G.o.functions, sizeof *G.rt_ns);
-    G.rt_bytes = calloc((size_t)G.o.ranks * G.o.functions, sizeof *G.rt_bytes);
-    G.socks = calloc(G.o.sockets, sizeof *G.socks);
+    size_t nr = G.o.rank_count;
+    G.seq = calloc(nr, sizeof *G.seq);
+    G.calls = calloc(nr, sizeof *G.calls);
+    G.rt_calls = calloc(nr * G.o.functions, sizeof *G.rt_calls);
+    G.rt_ns = calloc(nr * G.o.functions, sizeof *G.rt_ns);
+    G.rt_bytes = calloc(nr * G.o.functions, sizeof *G.rt_bytes);
+    /* The ranks in contiguous blocks over the endpoints; each block's sockets: --sockets M
+     * each, or one per LG_RANKS_PER_SOCKET_DEFAULT ranks of the block. */
+    unsigned ne = G.o.n_endpoints;
+    G.n_socks = 0;
+    for (unsigned e = 0; e <= ne; e++) {
+        G.ep_first[e] = G.o.rank_first + (unsigned)((uint64_t)G.o.rank_count * e / ne);
+        if (e == 0)
+            continue;
+        unsigned block = G.ep_first[e] - G.ep_first[e - 1];
+        unsigned m = G.o.sockets
+                         ? G.o.sockets
+                         : (block + LG_RANKS_PER_SOCKET_DEFAULT - 1) / LG_RANKS_PER_SOCKET_DEFAULT;
+        if (m > block)
+            m = block;
+        if (m == 0)
+            m = 1;
+        G.ep_sock[e - 1] = G.n_socks;
+        G.n_socks += m;
+    }
+    G.ep_sock[ne] = G.n_socks;
+    G.socks = calloc(G.n_socks, sizeof *G.socks);
     if (!G.buf || !G.seq || !G.calls || !G.socks || !G.topo || !G.topo_ptr || !G.rt_calls ||
         !G.rt_ns || !G.rt_bytes) {
         fprintf(stderr, "mpiwatch-loadgen: out of memory\n");
@@ -1389,16 +1459,18 @@ static int setup(void)
         return -1;
     }
     /* One I/O thread per socket up to 4: encoding and I/O then overlap on several cores. */
-    zmq_ctx_set(G.ctx, ZMQ_IO_THREADS, G.o.sockets < 4 ? (int)G.o.sockets : 4);
-    for (unsigned i = 0; i < G.o.sockets; i++) {
+    zmq_ctx_set(G.ctx, ZMQ_IO_THREADS, G.n_socks < 4 ? (int)G.n_socks : 4);
+    for (unsigned i = 0, e = 0; i < G.n_socks; i++) {
+        while (i >= G.ep_sock[e + 1])
+            e++;
         void *s = zmq_socket(G.ctx, ZMQ_PUSH);
         /* Never drop: a huge HWM and blocking sends. Linger long enough to deliver the
          * queue at exit, but do not hang forever when no collector ever shows up. */
         int hwm = 10 * 1000 * 1000, linger = 60000;
         if (!s || zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof hwm) != 0 ||
             zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
-            zmq_connect(s, G.o.endpoint) != 0) {
-            fprintf(stderr, "mpiwatch-loadgen: socket for %s: %s\n", G.o.endpoint,
+            zmq_connect(s, G.o.endpoint[e]) != 0) {
+            fprintf(stderr, "mpiwatch-loadgen: socket for %s: %s\n", G.o.endpoint[e],
                     zmq_strerror(errno));
             if (s)
                 zmq_close(s);
@@ -1436,14 +1508,15 @@ static int write_totals_json(const char *path, uint64_t windows, double elapsed)
     }
     FILE *f = mw_afile_stream(af);
     fprintf(f,
-            "{\"job\": \"%s\", \"ranks\": %u, \"nodes\": %u, \"window_ns\": %" PRIu64
-            ", \"windows\": %" PRIu64 ", \"hellos\": %" PRIu64 ", \"samples\": %" PRIu64
-            ", \"byes\": %" PRIu64 ", \"function_summaries\": %" PRIu64 ", \"bytes\": %" PRIu64
+            "{\"job\": \"%s\", \"ranks\": %u, \"rank_first\": %u, \"rank_count\": %u, "
+            "\"nodes\": %u, \"window_ns\": %" PRIu64 ", \"windows\": %" PRIu64
+            ", \"hellos\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"byes\": %" PRIu64
+            ", \"function_summaries\": %" PRIu64 ", \"bytes\": %" PRIu64
             ", \"peer_messages\": %" PRIu64 ", \"elapsed_s\": %.3f,\n \"traced_calls\": %" PRIu64
             ", \"trace_records\": %" PRIu64 ", \"trace_bytes\": %" PRIu64 ",\n \"functions\": {",
-            G.o.job, G.o.ranks, G.o.nodes, G.window_ns, windows, G.hellos, G.samples, G.byes,
-            G.fn_summaries, G.bytes_sent, G.peer_messages, elapsed, G.traced_calls, G.trace_records,
-            G.trace_bytes);
+            G.o.job, G.o.ranks, G.o.rank_first, G.o.rank_count, G.o.nodes, G.window_ns, windows,
+            G.hellos, G.samples, G.byes, G.fn_summaries, G.bytes_sent, G.peer_messages, elapsed,
+            G.traced_calls, G.trace_records, G.trace_bytes);
     for (unsigned i = 0; i < G.o.functions; i++)
         fprintf(f,
                 "%s\n  \"%s\": {\"count\": %" PRIu64 ", \"time_ns\": %" PRIu64
@@ -1491,7 +1564,8 @@ int main(int argc, char **argv)
     if (!nwin)
         nwin = 1;
     uint64_t t0 = now_ns(CLOCK_MONOTONIC);
-    for (unsigned r = 0; r < G.o.ranks; r++)
+    const unsigned r0 = G.o.rank_first, r1 = G.o.rank_first + G.o.rank_count;
+    for (unsigned r = r0; r < r1; r++)
         if (send_hello(r) != 0)
             return 1;
 
@@ -1504,7 +1578,7 @@ int main(int argc, char **argv)
         uint64_t k = k0 + w, due = mw_grid_start(&G.grid, k + 1);
         sleep_until_realtime(due);
         uint64_t start = now_ns(CLOCK_REALTIME);
-        for (unsigned r = 0; r < G.o.ranks; r++)
+        for (unsigned r = r0; r < r1; r++)
             if (send_sample(r, k, w) != 0)
                 return 1;
         uint64_t done = now_ns(CLOCK_REALTIME);
@@ -1521,21 +1595,21 @@ int main(int argc, char **argv)
         if (done - start > send_ns_max)
             send_ns_max = done - start;
     }
-    for (unsigned r = 0; r < G.o.ranks; r++)
+    for (unsigned r = r0; r < r1; r++)
         if (send_bye(r, nwin) != 0)
             return 1;
     /* Achieved rate: windows over the time from the start of the first window to the end of
      * the last batch (nwin windows should take nwin window lengths plus one batch). */
     double span = (double)(last_done - mw_grid_start(&G.grid, k0)) * 1e-9;
-    for (unsigned i = 0; i < G.o.sockets; i++)
+    for (unsigned i = 0; i < G.n_socks; i++)
         zmq_close(G.socks[i]);
     zmq_ctx_term(G.ctx); /* waits (up to the linger) until every queued message is out */
     uint64_t t_end = now_ns(CLOCK_MONOTONIC);
 
     double elapsed = (double)(t_end - t0) * 1e-9;
     fprintf(stderr,
-            "loadgen: job %s ranks %u nodes %u sockets %u window %.3f ms functions %u seed %" PRIu64
-            "\n"
+            "loadgen: job %s ranks %u (emulated %u..%u) nodes %u endpoints %u sockets %u window "
+            "%.3f ms functions %u seed %" PRIu64 "\n"
             "loadgen: sent hellos %" PRIu64 " samples %" PRIu64 " byes %" PRIu64
             " function_summaries %" PRIu64 " bytes %" PRIu64 " peer_messages %" PRIu64 "\n"
             "loadgen: windows %" PRIu64
@@ -1544,12 +1618,12 @@ int main(int argc, char **argv)
             "loadgen: behind schedule: window start lag max %.3f ms mean %.3f ms; batch send "
             "time max %.3f ms mean %.3f ms; %" PRIu64 " windows finished more than a window "
             "late\n",
-            G.o.job, G.o.ranks, G.o.nodes, G.o.sockets, (double)G.window_ns * 1e-6, G.o.functions,
-            G.o.seed, G.hellos, G.samples, G.byes, G.fn_summaries, G.bytes_sent, G.peer_messages,
-            nwin, span, elapsed, (double)nwin / span, G.o.rate, (double)G.samples / span,
-            (double)G.fn_summaries / span, (double)max_lag * 1e-6,
-            (double)sum_lag * 1e-6 / (double)nwin, (double)send_ns_max * 1e-6,
-            (double)send_ns_sum * 1e-6 / (double)nwin, late_windows);
+            G.o.job, G.o.ranks, r0, r1 - 1, G.o.nodes, G.o.n_endpoints, G.n_socks,
+            (double)G.window_ns * 1e-6, G.o.functions, G.o.seed, G.hellos, G.samples, G.byes,
+            G.fn_summaries, G.bytes_sent, G.peer_messages, nwin, span, elapsed, (double)nwin / span,
+            G.o.rate, (double)G.samples / span, (double)G.fn_summaries / span,
+            (double)max_lag * 1e-6, (double)sum_lag * 1e-6 / (double)nwin,
+            (double)send_ns_max * 1e-6, (double)send_ns_sum * 1e-6 / (double)nwin, late_windows);
     if (G.o.trace)
         fprintf(stderr,
                 "loadgen: traces %u built; traced calls %" PRIu64 " records %" PRIu64
