@@ -31,9 +31,12 @@
  * cost kilobytes each, and a byte per rank of the job marking the ranks a partial listed.
  */
 #include "aggstate.h"
+#include "mw_json.h"
 #include "mw_wire.h"
 #include "partial.h"
 
+#include <cJSON.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -282,7 +285,6 @@ void mw__aggstate_merged(mw_collector_t *c, uint32_t id, const Mpiwatch__Partial
     if (!g || !p)
         return;
     g->partials_merged++;
-    g->samples_merged += p->samples;
     const Mpiwatch__Window *w = p->window;
     for (size_t i = 0; w && i < w->n_functions; i++) {
         const Mpiwatch__FunctionStat *f = w->functions[i];
@@ -295,12 +297,15 @@ void mw__aggstate_merged(mw_collector_t *c, uint32_t id, const Mpiwatch__Partial
         e->merged[F_NS] += f->total_ns;
         e->merged[F_BYTES] += f->bytes;
     }
-    /* Its ranks are served through an aggregator (mw__aggstate_forwarded). */
+    /* Its samples, one per listed rank (as partial.c counts them in job.samples), and its
+     * ranks as served through an aggregator (mw__aggstate_forwarded). */
     uint32_t size = c->job.size;
+    size_t nr = p->n_rank_first < p->n_rank_count ? p->n_rank_first : p->n_rank_count;
+    for (size_t i = 0; i < nr; i++)
+        g->samples_merged += p->rank_count[i];
     if (!a->via && size && !(a->via = calloc(size, 1)))
         return;
     a->via_n = size;
-    size_t nr = p->n_rank_first < p->n_rank_count ? p->n_rank_first : p->n_rank_count;
     for (size_t i = 0; i < nr; i++)
         for (uint64_t r = p->rank_first[i];
              r < (uint64_t)p->rank_first[i] + p->rank_count[i] && r < size; r++)
@@ -619,4 +624,102 @@ void mw__aggs_totals(const mw_job_t *job, mw_tally_t *at_ranks, mw_tally_t *merg
             }
         }
     }
+}
+
+/* ---- outputs -------------------------------------------------------------------------------- */
+
+/* {"calls": n, "time_ns": n, "bytes": n, "samples": n} under obj[name] (summary.c's shape). */
+static cJSON *json_tally(cJSON *obj, const char *name, const mw_tally_t *t)
+{
+    cJSON *o = cJSON_AddObjectToObject(obj, name);
+    if (!o || mw_json_add_u64(o, "calls", t->calls) < 0 ||
+        mw_json_add_u64(o, "time_ns", t->time_ns) < 0 ||
+        mw_json_add_u64(o, "bytes", t->bytes) < 0 || mw_json_add_u64(o, "samples", t->samples) < 0)
+        return NULL;
+    return o;
+}
+
+int mw__aggs_missed_json(const mw_loss_t *loss, cJSON *missed)
+{
+    if (!loss->aggregators)
+        return 0;
+    return json_tally(missed, "ranks_to_aggregators", &loss->missed_to_aggs) &&
+                   json_tally(missed, "aggregators_to_collector", &loss->missed_from_aggs)
+               ? 0
+               : -1;
+}
+
+int mw__aggs_json(const mw_job_t *job, cJSON *obj)
+{
+    uint32_t n = mw__aggs_count(job);
+    if (!n)
+        return 0;
+    cJSON *arr = cJSON_AddArrayToObject(obj, "aggregators");
+    if (!arr)
+        return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        mw_agg_figures_t f;
+        mw__aggs_figures(job, i, &f);
+        mw_tally_t missed = f.to_agg;
+        tally_sum(&missed, &f.to_parent);
+        cJSON *o = cJSON_CreateObject(), *m;
+        if (!o || !cJSON_AddItemToArray(arr, o)) {
+            cJSON_Delete(o);
+            return -1;
+        }
+        if (mw_json_add_u64(o, "id", f.id) < 0 || !cJSON_AddStringToObject(o, "host", f.host) ||
+            mw_json_add_u64(o, "pid", f.pid) < 0 || mw_json_add_u64(o, "ranks", f.ranks) < 0 ||
+            mw_json_add_u64(o, "ranks_done", f.ranks_done) < 0 ||
+            !cJSON_AddBoolToObject(o, "final", f.final) ||
+            !json_tally(o, "at_ranks", &f.at_ranks) || !json_tally(o, "sent", &f.sent) ||
+            !json_tally(o, "merged", &f.merged) || !(m = json_tally(o, "missed", &missed)) ||
+            !json_tally(m, "ranks_to_aggregator", &f.to_agg) ||
+            !json_tally(m, "aggregator_to_collector", &f.to_parent) ||
+            mw_json_add_u64(o, "partials_sent", f.partials_sent) < 0 ||
+            mw_json_add_u64(o, "partials_dropped", f.partials_dropped) < 0 ||
+            mw_json_add_u64(o, "partials_merged", f.partials_merged) < 0 ||
+            mw_json_add_u64(o, "rejected", f.rejected) < 0 ||
+            mw_json_add_u64(o, "late", f.late) < 0 || mw_json_add_u64(o, "states", f.states) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+void mw__aggs_report(const mw_job_t *job, const mw_loss_t *loss, FILE *out)
+{
+    fprintf(out,
+            "  calls at the ranks: %" PRIu64 " = %" PRIu64 " in this report + %" PRIu64
+            " missed (%" PRIu64 " between ranks and aggregators, %" PRIu64
+            " between aggregators and this collector)\n",
+            loss->at_ranks.calls, loss->merged.calls, loss->missed.calls,
+            loss->missed_to_aggs.calls, loss->missed_from_aggs.calls);
+    uint32_t n = mw__aggs_count(job), finals = 0;
+    mw_agg_figures_t sum = {0}, f;
+    for (uint32_t i = 0; i < n; i++) {
+        mw__aggs_figures(job, i, &f);
+        finals += f.final ? 1u : 0u;
+        sum.partials_sent += f.partials_sent;
+        sum.partials_dropped += f.partials_dropped;
+        sum.partials_merged += f.partials_merged;
+        sum.rejected += f.rejected;
+        sum.late += f.late;
+    }
+    fprintf(out,
+            "  aggregators: %u (%u final); partials sent %" PRIu64 ", dropped %" PRIu64
+            ", merged here %" PRIu64 "; messages they refused %" PRIu64 ", late samples %" PRIu64
+            "\n",
+            n, finals, sum.partials_sent, sum.partials_dropped, sum.partials_merged, sum.rejected,
+            sum.late);
+    for (uint32_t i = 0; i < n && i < 32; i++) {
+        mw__aggs_figures(job, i, &f);
+        fprintf(out,
+                "    aggregator %u (%s pid %u): %u ranks, %u done%s; calls %" PRIu64
+                " at its ranks, %" PRIu64 " sent, %" PRIu64 " merged here; missed %" PRIu64
+                " before it, %" PRIu64 " after it\n",
+                f.id, f.host[0] ? f.host : "?", f.pid, f.ranks, f.ranks_done,
+                f.final ? ", final" : "", f.at_ranks.calls, f.sent.calls, f.merged.calls,
+                f.to_agg.calls, f.to_parent.calls);
+    }
+    if (n > 32)
+        fprintf(out, "    ... and %u more aggregators (summary JSON \"aggregators\")\n", n - 32);
 }

@@ -19,9 +19,12 @@
 #define MW_COLLECTOR_AGGSTATE_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "collector.h"
 #include "mw_fnmap.h"
+
+struct cJSON;
 
 /* ---- aggregator side ------------------------------------------------------------------------ */
 
@@ -78,6 +81,15 @@ void mw__aggs_figures(const mw_job_t *job, uint32_t i, mw_agg_figures_t *out);
  * (MW_FN_SPACE entries, or NULL) gets each function's missed part (both hops) ADDED. */
 void mw__aggs_totals(const mw_job_t *job, mw_tally_t *at_ranks, mw_tally_t *merged,
                      mw_tally_t *to_agg, mw_tally_t *to_parent, mw_tally_t *per_fn);
+/* Adds "aggregators": [...] to obj, each aggregator's figures (docs/collector.md, "Accounting
+ * through aggregators"); nothing when the job has none. Returns 0, or -1 out of memory. */
+int mw__aggs_json(const mw_job_t *job, struct cJSON *obj);
+/* Adds the two hops of `loss` to a "missed" object when the job has aggregators:
+ * "ranks_to_aggregators" and "aggregators_to_collector". Returns 0, or -1. */
+int mw__aggs_missed_json(const mw_loss_t *loss, struct cJSON *missed);
+/* The report's lines of the accounting through aggregators (report.c): the identity with its
+ * two hops, then the aggregators' own counts, one line each (the first 32). */
+void mw__aggs_report(const mw_job_t *job, const mw_loss_t *loss, FILE *out);
 /* Frees the job's aggregator table (job.c, mw__job_free). */
 void mw__aggs_free(struct mw_aggs *aggs);
 

@@ -119,9 +119,12 @@ static unsigned fn_table_of(const Mpiwatch__Hello *h, char *err, size_t errlen)
     unsigned found = 0;
     pthread_mutex_lock(&fn_tables_lock);
     uint32_t have = atomic_load_explicit(&fn_tables_n, memory_order_relaxed);
+    /* A hello without names whose hash and size are those of a table already received with
+     * names in this job maps by that table: an aggregator forwards only the first hello of
+     * each table with its names (docs/function-table.md). */
     for (uint32_t i = 0; i < have && !found; i++) {
         const fn_table_t *t = &fn_tables[i];
-        if (t->hash == hash && t->n == n && t->named == named &&
+        if (t->hash == hash && t->n == n && (t->named == named || t->named) &&
             (!named || same_names(t, h->function_names, h->n_function_names)))
             found = i + 1;
     }

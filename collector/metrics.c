@@ -20,6 +20,7 @@
  * The page binds 127.0.0.1 unless --metrics-bind names another address; one that is not
  * loopback is refused by the option check without --allow-insecure (options.c).
  */
+#include "aggstate.h"
 #include "collector.h"
 #include "metrics.h"
 #include "options.h"
@@ -488,6 +489,34 @@ static char *metrics_format(const mw_metrics_t *m, const mw_collector_t *c, size
                    "Samples the ranks of the current job produced that never reached the "
                    "collector.",
                    loss.missed.samples);
+    /* Through aggregators (aggstate.c): their part of the missed calls by hop, and the partials
+     * they dropped; only when the job has aggregators. */
+    if (loss.aggregators) {
+        metrics_scalar(&b, "mpiwatch_aggregators", "gauge",
+                       "Aggregators of the current job that reported their accounting.",
+                       loss.aggregators);
+        metrics_head(&b, "mpiwatch_missed_calls_by_hop_total", "counter",
+                     "MPI calls of the current job missed through aggregators, by hop: between "
+                     "the ranks and their aggregator, between the aggregators and this collector.");
+        metrics_put(&b,
+                    "mpiwatch_missed_calls_by_hop_total{hop=\"ranks_to_aggregators\"} %" PRIu64
+                    "\n",
+                    loss.missed_to_aggs.calls);
+        metrics_put(&b,
+                    "mpiwatch_missed_calls_by_hop_total{hop=\"aggregators_to_collector\"} "
+                    "%" PRIu64 "\n",
+                    loss.missed_from_aggs.calls);
+        uint64_t dropped_partials = 0;
+        for (uint32_t i = 0; i < loss.aggregators; i++) {
+            mw_agg_figures_t af;
+            mw__aggs_figures(job, i, &af);
+            dropped_partials += af.partials_dropped;
+        }
+        metrics_scalar(&b, "mpiwatch_aggregator_partials_dropped_total", "counter",
+                       "Partial windows the aggregators of the current job could not send "
+                       "upstream (their calls count as missed between ranks and aggregators).",
+                       dropped_partials);
+    }
     metrics_scalar(&b, "mpiwatch_messages_accepted_total", "counter",
                    "Messages accepted since the collector started.", c->stats.accepted);
     metrics_head(&b, "mpiwatch_messages_rejected_total", "counter",

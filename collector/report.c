@@ -12,6 +12,7 @@
 #include "steps.h"
 #include "zsock.h"
 #include "dormant.h"
+#include "aggstate.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -245,9 +246,13 @@ static void report_losses(const mw_collector_t *c, FILE *out)
             " bytes, %" PRIu64 " samples of %u rank(s)\n",
             loss.missed.calls, ns_to_s(loss.missed.time_ns), loss.missed.bytes, loss.missed.samples,
             loss.ranks_missing);
-    fprintf(out,
-            "  calls at the ranks: %" PRIu64 " = %" PRIu64 " in this report + %" PRIu64 " missed\n",
-            loss.at_ranks.calls, loss.merged.calls, loss.missed.calls);
+    if (!loss.aggregators)
+        fprintf(out,
+                "  calls at the ranks: %" PRIu64 " = %" PRIu64 " in this report + %" PRIu64
+                " missed\n",
+                loss.at_ranks.calls, loss.merged.calls, loss.missed.calls);
+    else /* through aggregators: the part of each hop (aggstate.c) */
+        mw__aggs_report(job, &loss, out);
     mw__dormant_report(job->dormant, out); /* dormant calls: counted, not missed (dormant.c) */
     if (loss.ranks_not_final)
         fprintf(out, "  ranks without bye: %u (their totals are as of their last sample)\n",

@@ -16,6 +16,7 @@
 #include "steps.h"
 #include "report.h"
 #include "dormant.h"
+#include "aggstate.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -114,6 +115,22 @@ static int rank_no_totals(const mw_rank_t *r)
     return r->said_hello && !r->has_totals;
 }
 
+/* The ranks without totals, less those served through an aggregator (their totals are in its
+ * AggState, aggstate.c). */
+static int json_ranks_no_totals(const mw_job_t *job, cJSON *arr)
+{
+    for (uint32_t i = 0; i < job->size; i++) {
+        if (!rank_no_totals(&job->ranks[i]) || mw__aggstate_forwarded(job, i))
+            continue;
+        cJSON *v = cJSON_CreateNumber(i);
+        if (!v || !cJSON_AddItemToArray(arr, v)) {
+            cJSON_Delete(v);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* "missed" (docs/collector.md, "Loss accounting"): what the ranks did that is not in this
  * summary, exactly: at_ranks = the functions above + missed, for calls, time and bytes. */
 static int summary_missed(const mw_job_t *job, cJSON *root)
@@ -130,7 +147,7 @@ static int summary_missed(const mw_job_t *job, cJSON *root)
         (arr = cJSON_AddArrayToObject(o, "ranks_without_bye")) &&
         json_ranks(job, arr, rank_not_final) == 0 &&
         (arr = cJSON_AddArrayToObject(o, "ranks_without_totals")) &&
-        json_ranks(job, arr, rank_no_totals) == 0 &&
+        json_ranks_no_totals(job, arr) == 0 &&
         (fns = cJSON_AddObjectToObject(o, "functions"))) {
         rc = 0;
         for (unsigned fn = 1; fn < MW_FN_SPACE && rc == 0; fn++) {
@@ -138,6 +155,8 @@ static int summary_missed(const mw_job_t *job, cJSON *root)
             if (t->calls || t->time_ns || t->bytes)
                 rc = json_fn(fns, fn, t->calls, t->time_ns, t->bytes);
         }
+        if (rc == 0) /* through aggregators: the part of each hop (aggstate.c) */
+            rc = mw__aggs_missed_json(&loss, o);
     }
     free(per_fn);
     return rc;
@@ -511,6 +530,7 @@ char *mw_summary_json(const mw_collector_t *c)
         summary_steps(c, root) < 0)
         goto out;
     if (summary_nodes(job, root) < 0 || summary_missed(job, root) < 0 ||
+        mw__aggs_json(job, root) < 0 ||
         summary_regions(job, root) < 0 || mw__dormant_json(job->dormant, root) < 0)
         goto out;
     text = cJSON_Print(root);
@@ -522,7 +542,7 @@ out:
 char *mw__stats_json(const mw_collector_t *c)
 {
     cJSON *root = cJSON_CreateObject();
-    cJSON *rej = NULL;
+    cJSON *rej = NULL, *miss;
     char *text = NULL;
     if (!root)
         return NULL;
@@ -536,7 +556,8 @@ char *mw__stats_json(const mw_collector_t *c)
     mw_loss_t loss;
     mw__job_loss(&c->job, &loss, NULL);
     if (mw_json_add_u64(root, "late", c->stats.late) < 0 ||
-        !json_tally(root, "missed", &loss.missed) ||
+        !(miss = json_tally(root, "missed", &loss.missed)) ||
+        mw__aggs_missed_json(&loss, miss) < 0 || mw__aggs_json(&c->job, root) < 0 ||
         mw_json_add_u64(root, "windows", c->stats.windows) < 0 ||
         mw_json_add_u64(root, "partial_windows", c->stats.partial_windows) < 0)
         goto out;
