@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static unsigned env_uint(const char *name, unsigned def, unsigned lo, unsigned hi)
 {
@@ -92,6 +93,63 @@ bad:
     return def;
 }
 
+/* This node's name for a "{node}" in an endpoint: $SLURMD_NODENAME (two slurmds on one host
+ * are two nodes), else the host name; every character outside A-Za-z0-9._- becomes '_', as
+ * `mpiwatch run` does when it names the node's aggregator socket (docs/launcher.md). */
+static void node_name(char *out, size_t cap)
+{
+    const char *s = getenv("SLURMD_NODENAME");
+    char host[256] = "";
+    if (!s || !*s) {
+        if (gethostname(host, sizeof host - 1) != 0 || !host[0])
+            snprintf(host, sizeof host, "localhost");
+        s = host;
+    }
+    size_t n = 0;
+    for (; *s && n + 1 < cap; s++, n++) {
+        char ch = *s;
+        int ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+                 ch == '.' || ch == '_' || ch == '-';
+        out[n] = ok ? ch : '_';
+    }
+    out[n] = 0;
+}
+
+/* Copies the endpoint in variable `name` into out with every "{node}" replaced by this node's
+ * name. Returns 1 when set, 0 when unset or empty, -1 (logged) when the result does not fit:
+ * an endpoint is never cut short, since a shortened path or address may be someone else's. */
+static int endpoint_setting(const char *name, char *out, size_t cap)
+{
+    const char *v = getenv(name);
+    out[0] = 0;
+    if (!v || !*v)
+        return 0;
+    char node[128] = "";
+    size_t n = 0;
+    while (*v) {
+        const char *piece = v;
+        size_t len = 1;
+        if (strncmp(v, "{node}", 6) == 0) {
+            if (!node[0])
+                node_name(node, sizeof node);
+            piece = node;
+            len = strlen(node);
+            v += 6;
+        } else {
+            v++;
+        }
+        if (n + len >= cap) {
+            mw__log("%s is longer than %zu bytes; not used", name, cap - 1);
+            out[0] = 0;
+            return -1;
+        }
+        memcpy(out + n, piece, len);
+        n += len;
+    }
+    out[n] = 0;
+    return 1;
+}
+
 void mw__config_read(mw_config_t *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -104,16 +162,23 @@ void mw__config_read(mw_config_t *cfg)
     const char *c = getenv("MPIWATCH_COLLECTOR");
     char why[256];
     if (c && *c) {
-        snprintf(cfg->collector, sizeof cfg->collector, "%s", c);
+        if (endpoint_setting("MPIWATCH_COLLECTOR", cfg->collector, sizeof cfg->collector) < 0)
+            cfg->disable = 1;
     } else if (!cfg->disable &&
                mw_default_endpoint(cfg->collector, sizeof cfg->collector, why, sizeof why) != 0) {
         cfg->collector[0] = 0;
         cfg->disable = 1;
         mw__log("no MPIWATCH_COLLECTOR and %s; the library stays inert", why);
     }
-    const char *st = getenv("MPIWATCH_STEER");
-    if (st && strlen(st) < sizeof cfg->steer)
-        snprintf(cfg->steer, sizeof cfg->steer, "%s", st);
+    endpoint_setting("MPIWATCH_STEER", cfg->steer, sizeof cfg->steer);
+    /* The fallback (sender.c): taken only with a collector of its own, and with the same
+     * checks as the primary's endpoints (and its CURVE keys: curve.c). */
+    if (endpoint_setting("MPIWATCH_COLLECTOR_FALLBACK", cfg->collector_fallback,
+                         sizeof cfg->collector_fallback) > 0)
+        endpoint_setting("MPIWATCH_STEER_FALLBACK", cfg->steer_fallback,
+                         sizeof cfg->steer_fallback);
+    cfg->fallback_after_ns =
+        (uint64_t)env_uint("MPIWATCH_FALLBACK_AFTER", 3, 1, 3600) * 1000000000ull;
     cfg->window_ms = env_uint("MPIWATCH_WINDOW_MS", 100, 1, 60000);
     cfg->subslots = env_uint("MPIWATCH_SUBSLOTS", 10, 1, MW_MAX_SUBSLOTS);
     cfg->longest = env_uint("MPIWATCH_LONGEST", 16, 1, 1024);

@@ -23,6 +23,14 @@
  * the hot path is unchanged and the totals equal the sum of every sample produced, sent or
  * dropped. A collector that missed samples (it restarted, started late, or the queue was full)
  * reports the difference as missed (docs/collector.md, "Loss accounting").
+ *
+ * With MPIWATCH_COLLECTOR_FALLBACK (docs/shim.md, "Fallback to the root") the thread also
+ * watches how long its link has been down (the monitor said disconnected or retrying, and not
+ * connected since; a link never up counts from the start): after MPIWATCH_FALLBACK_AFTER
+ * seconds it closes the PUSH socket (what ZeroMQ had already taken for the dead peer is lost,
+ * and shows up as missed through the running totals), opens one to the fallback, and moves
+ * steering to MPIWATCH_STEER_FALLBACK; its own backlog, never handed to ZeroMQ, goes to the
+ * fallback after the hello. It happens once, on this thread, never on the application's.
  */
 #include "mw_zmq_monitor.h"
 #include "shim.h"
@@ -77,8 +85,11 @@ static struct {
     mw_hello_info_t info;
     void *ctx, *push, *monitor;
     int hello_pending;
-    int link;          /* LINK_*: what the socket monitor last said */
-    uint64_t retry_ns; /* wait between send retries while something is pending */
+    int link;               /* LINK_*: what the socket monitor last said */
+    unsigned monitors;      /* monitor endpoints made (names them uniquely) */
+    uint64_t down_since_ns; /* monotonic time the link was last seen not up; 0: it is up */
+    int on_fallback;        /* 1 switched to the fallback, -1 the fallback was refused */
+    uint64_t retry_ns;      /* wait between send retries while something is pending */
     /* Messages that could not be sent yet, oldest first: sent before anything newer once the
      * collector takes them, dropped oldest-first (and counted) beyond MW_BACKLOG entries or
      * MW_BACKLOG_BYTES. */
@@ -609,9 +620,12 @@ static void poll_monitor(void)
             S.hello_pending = 1; /* maybe a new collector: it must hear who we are first */
             S.link = LINK_UP;
             S.retry_ns = 0;
+            S.down_since_ns = 0;
             mw__dormant_link(1, mw__global_ns(mw__now())); /* a dormant rank wakes up */
         } else if (event == ZMQ_EVENT_DISCONNECTED || event == ZMQ_EVENT_CONNECT_RETRIED) {
             S.link = LINK_DOWN;
+            if (!S.down_since_ns)
+                S.down_since_ns = mw__monotonic_ns();
             mw__dormant_link(0, mw__global_ns(mw__now()));
         } else if (event == ZMQ_EVENT_CONNECT_DELAYED && S.link != LINK_UP) {
             S.link = LINK_CONNECTING;
@@ -619,21 +633,21 @@ static void poll_monitor(void)
     }
 }
 
-static void socket_open(void)
+/* Makes the PUSH socket and its monitor and connects it to `endpoint` (S.push NULL when that
+ * fails, logged: then every sample is dropped and counted, as with an absent collector). */
+static void push_open(const char *endpoint)
 {
-    S.ctx = zmq_ctx_new();
-    if (!S.ctx)
-        return;
-    zmq_ctx_set(S.ctx, ZMQ_IO_THREADS, 1);
     S.push = zmq_socket(S.ctx, ZMQ_PUSH);
     if (!S.push)
         return;
+    S.link = LINK_CONNECTING;
+    S.down_since_ns = mw__monotonic_ns(); /* not up until the monitor says connected */
     int hwm = (int)mw__g.cfg.sndhwm, one = 1, zero = 0;
     zmq_setsockopt(S.push, ZMQ_SNDHWM, &hwm, sizeof hwm);
     zmq_setsockopt(S.push, ZMQ_IMMEDIATE, &one, sizeof one);
     zmq_setsockopt(S.push, ZMQ_LINGER, &zero, sizeof zero);
-    char ep[64];
-    snprintf(ep, sizeof ep, "inproc://mpiwatch-monitor-%ld", (long)getpid());
+    char ep[80];
+    snprintf(ep, sizeof ep, "inproc://mpiwatch-monitor-%ld-%u", (long)getpid(), S.monitors++);
     if (zmq_socket_monitor(S.push, ep,
                            ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED |
                                ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_CONNECT_DELAYED) == 0) {
@@ -646,19 +660,17 @@ static void socket_open(void)
             }
         }
     }
-    if (mw__curve_client(S.push) != 0 || zmq_connect(S.push, mw__g.cfg.collector) != 0) {
-        mw__log("cannot connect to %s: %s", mw__g.cfg.collector, zmq_strerror(zmq_errno()));
+    if (mw__curve_client(S.push) != 0 || zmq_connect(S.push, endpoint) != 0) {
+        mw__log("cannot connect to %s: %s", endpoint, zmq_strerror(zmq_errno()));
         zmq_close(S.push);
         S.push = NULL;
     }
-    mw__steer_open(S.ctx, S.info.job.job); /* MPIWATCH_STEER only */
 }
 
-/* Closes the socket, letting ZeroMQ deliver what it already took for at most linger_ms. */
-static void socket_close(uint64_t linger_ms)
+/* Closes the PUSH socket and its monitor, letting ZeroMQ deliver what it already took for at
+ * most linger_ms. */
+static void push_close(uint64_t linger_ms)
 {
-    while (S.bl_count)
-        backlog_drop_oldest();
     if (S.push) {
         int linger = (int)linger_ms;
         zmq_setsockopt(S.push, ZMQ_LINGER, &linger, sizeof linger);
@@ -667,10 +679,60 @@ static void socket_close(uint64_t linger_ms)
     }
     if (S.monitor)
         zmq_close(S.monitor);
+    S.push = S.monitor = NULL;
+}
+
+static void socket_open(void)
+{
+    S.ctx = zmq_ctx_new();
+    if (!S.ctx)
+        return;
+    zmq_ctx_set(S.ctx, ZMQ_IO_THREADS, 1);
+    push_open(mw__g.cfg.collector);
+    mw__steer_open(S.ctx, S.info.job.job, mw__g.cfg.steer); /* MPIWATCH_STEER only */
+}
+
+/* Moves both sockets to the fallback (MPIWATCH_COLLECTOR_FALLBACK, MPIWATCH_STEER_FALLBACK),
+ * once. The backlog stays: it was never handed to ZeroMQ, so the fallback gets it after the
+ * hello; what the dead peer's pipe held is lost and counted by the running totals. */
+static void fallback(const char *why)
+{
+    if (S.on_fallback || !S.ctx || !mw__g.cfg.collector_fallback[0])
+        return;
+    if (mw__curve_use_fallback() != 0) {
+        S.on_fallback = -1; /* its key file was refused (logged when loaded) */
+        return;
+    }
+    S.on_fallback = 1;
+    mw__log("the collector %s %s: falling back to %s", mw__g.cfg.collector, why,
+            mw__g.cfg.collector_fallback);
+    push_close(0);
+    push_open(mw__g.cfg.collector_fallback);
+    S.hello_pending = 1; /* before anything else, as on every new connection */
+    if (mw__g.cfg.steer_fallback[0]) {
+        mw__steer_close();
+        mw__steer_open(S.ctx, S.info.job.job, mw__g.cfg.steer_fallback);
+    }
+}
+
+/* The link has been down for MPIWATCH_FALLBACK_AFTER: fall back (once per wake-up). */
+static void fallback_check(void)
+{
+    if (!S.on_fallback && S.link != LINK_UP && S.down_since_ns && mw__g.cfg.collector_fallback[0] &&
+        mw__monotonic_ns() - S.down_since_ns >= mw__g.cfg.fallback_after_ns)
+        fallback("has been unreachable for MPIWATCH_FALLBACK_AFTER");
+}
+
+/* Closes the socket, letting ZeroMQ deliver what it already took for at most linger_ms. */
+static void socket_close(uint64_t linger_ms)
+{
+    while (S.bl_count)
+        backlog_drop_oldest();
+    push_close(linger_ms);
     mw__steer_close();
     if (S.ctx)
         zmq_ctx_term(S.ctx);
-    S.push = S.monitor = S.ctx = NULL;
+    S.ctx = NULL;
 }
 
 /* Moves the next window to collect to at most MW_CATCHUP_MAX windows before `present`. The
@@ -697,6 +759,7 @@ static uint64_t global_now(void)
 static void tick_io(void)
 {
     poll_monitor();
+    fallback_check(); /* MPIWATCH_COLLECTOR_FALLBACK only */
     mw__steer_drain();
     mw__dormant_tick(mw__global_ns(mw__now())); /* MPIWATCH_DORMANT_AFTER (dormant.c) */
     send_reach_back(); /* a capture may have reached back into the flight recorder */
@@ -747,7 +810,6 @@ static void *sender_main(void *arg)
     (void)arg;
     socket_open();
     S.hello_pending = 1;
-    S.link = LINK_CONNECTING;
     pthread_mutex_lock(&S.lock);
     while (!S.stop) {
         /* The grid may change between two turns (mpiwatch.window): look it up every time. */
@@ -802,6 +864,10 @@ static void *sender_main(void *arg)
     uint64_t deadline = mw__monotonic_ns() + (uint64_t)mw__g.cfg.linger_ms * 1000000ull;
     for (;;) {
         tick_io();
+        /* A collector that is down now will not take the last samples and the bye: the
+         * fallback, when there is one, gets them without waiting MPIWATCH_FALLBACK_AFTER. */
+        if (pending() && S.link == LINK_DOWN && !S.on_fallback && mw__g.cfg.collector_fallback[0])
+            fallback("is down at MPI_Finalize");
         if (!pending() || S.link == LINK_DOWN || mw__monotonic_ns() >= deadline)
             break;
         struct timespec ts = {0, 1000000};

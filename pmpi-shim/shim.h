@@ -69,6 +69,12 @@ typedef struct {
     /* Dormant mode (dormant.c): MPIWATCH_MODE=dormant, MPIWATCH_DORMANT_AFTER (0: never). */
     int start_dormant;
     uint64_t dormant_after_ns;
+    /* Fallback (docs/shim.md "Fallback to the root"): where the sender goes when the
+     * collector link has been down for fallback_after_ns (MPIWATCH_COLLECTOR_FALLBACK,
+     * MPIWATCH_STEER_FALLBACK, MPIWATCH_FALLBACK_AFTER; "": no fallback). */
+    char collector_fallback[256];
+    char steer_fallback[256];
+    uint64_t fallback_after_ns;
 } mw_config_t;
 
 typedef struct {
@@ -732,7 +738,7 @@ void mw__steer_dispatch(mw_thread_t *t);
     } while (0)
 /* Sender thread: the SUB socket on the sender's context (nothing without MPIWATCH_STEER), the
  * socket for zmq_poll (NULL when none), one non-blocking drain, and the close. */
-void mw__steer_open(void *ctx, const char *job);
+void mw__steer_open(void *ctx, const char *job, const char *endpoint);
 void *mw__steer_socket(void);
 void mw__steer_drain(void);
 /* One received Steer frame through mw__steer_drain()'s checks, without a socket (fuzz_steer). */
@@ -802,6 +808,10 @@ void mw__sender_stop(void);
  * -1 when CURVE was refused (the socket must not connect). */
 int mw__curve_load(void);
 int mw__curve_client(void *sock);
+/* Sender thread, when it switches to the fallback: from then on mw__curve_client applies the
+ * fallback's keys (MPIWATCH_CURVE_SERVER_FALLBACK, else the same). -1 when the fallback's key
+ * file was refused (logged at load): the sender then stays where it is. */
+int mw__curve_use_fallback(void);
 
 /* special.c */
 void mw__set_state(int active, int paused); /* -1 leaves a flag as it is */

@@ -71,6 +71,7 @@ static struct {
     uint64_t revive_ns;  /* current delay before the socket is remade */
     uint64_t reconnects; /* sockets remade */
     char job[64];
+    const char *endpoint; /* MPIWATCH_STEER, or MPIWATCH_STEER_FALLBACK after a fallback */
     steer_entry_t ring[STEER_RING];
     _Atomic uint32_t head, tail;
     atomic_flag consuming;
@@ -131,8 +132,8 @@ static int steer_connect(void)
         }
     }
     if (zmq_setsockopt(T.sub, ZMQ_SUBSCRIBE, "steer", 5) != 0 || mw__curve_client(T.sub) != 0 ||
-        zmq_connect(T.sub, mw__g.cfg.steer) != 0) {
-        mw__log("cannot connect the steering socket to %s: %s", mw__g.cfg.steer,
+        zmq_connect(T.sub, T.endpoint) != 0) {
+        mw__log("cannot connect the steering socket to %s: %s", T.endpoint,
                 zmq_strerror(zmq_errno()));
         return -1;
     }
@@ -150,10 +151,12 @@ static void steer_disconnect(void)
     T.sub = T.monitor = NULL;
 }
 
-void mw__steer_open(void *ctx, const char *job)
+void mw__steer_open(void *ctx, const char *job, const char *endpoint)
 {
-    if (!ctx || !mw__g.cfg.steer[0])
+    if (!ctx || !endpoint || !endpoint[0])
         return;
+    T.endpoint = endpoint; /* the configuration's, alive for the run */
+    T.lost_ns = 0;
     snprintf(T.job, sizeof T.job, "%s", job);
     T.ctx = ctx;
     T.revive_ns = STEER_REVIVE_NS;
