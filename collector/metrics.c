@@ -498,10 +498,9 @@ static char *metrics_format(const mw_metrics_t *m, const mw_collector_t *c, size
         metrics_head(&b, "mpiwatch_missed_calls_by_hop_total", "counter",
                      "MPI calls of the current job missed through aggregators, by hop: between "
                      "the ranks and their aggregator, between the aggregators and this collector.");
-        metrics_put(&b,
-                    "mpiwatch_missed_calls_by_hop_total{hop=\"ranks_to_aggregators\"} %" PRIu64
-                    "\n",
-                    loss.missed_to_aggs.calls);
+        metrics_put(
+            &b, "mpiwatch_missed_calls_by_hop_total{hop=\"ranks_to_aggregators\"} %" PRIu64 "\n",
+            loss.missed_to_aggs.calls);
         metrics_put(&b,
                     "mpiwatch_missed_calls_by_hop_total{hop=\"aggregators_to_collector\"} "
                     "%" PRIu64 "\n",

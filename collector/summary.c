@@ -147,8 +147,7 @@ static int summary_missed(const mw_job_t *job, cJSON *root)
         (arr = cJSON_AddArrayToObject(o, "ranks_without_bye")) &&
         json_ranks(job, arr, rank_not_final) == 0 &&
         (arr = cJSON_AddArrayToObject(o, "ranks_without_totals")) &&
-        json_ranks_no_totals(job, arr) == 0 &&
-        (fns = cJSON_AddObjectToObject(o, "functions"))) {
+        json_ranks_no_totals(job, arr) == 0 && (fns = cJSON_AddObjectToObject(o, "functions"))) {
         rc = 0;
         for (unsigned fn = 1; fn < MW_FN_SPACE && rc == 0; fn++) {
             const mw_tally_t *t = &per_fn[fn];
@@ -530,8 +529,8 @@ char *mw_summary_json(const mw_collector_t *c)
         summary_steps(c, root) < 0)
         goto out;
     if (summary_nodes(job, root) < 0 || summary_missed(job, root) < 0 ||
-        mw__aggs_json(job, root) < 0 ||
-        summary_regions(job, root) < 0 || mw__dormant_json(job->dormant, root) < 0)
+        mw__aggs_json(job, root) < 0 || summary_regions(job, root) < 0 ||
+        mw__dormant_json(job->dormant, root) < 0)
         goto out;
     text = cJSON_Print(root);
 out:
