@@ -1,0 +1,286 @@
+#!/bin/bash
+# tree.sh MODE: a real 4-rank mpirun job through a two-level tree (docs/aggregator.md): ranks
+# 0-1 report to aggregator A, ranks 2-3 to aggregator B (a wrapper picks MPIWATCH_COLLECTOR
+# from OMPI_COMM_WORLD_RANK / PMI_RANK), both feed a root collector.
+#   plain   the root's summary has exactly the known pattern (check_summary.py) and the same
+#           per-function counts and bytes as a single collector taking the same program; every
+#           root window closed with all 4 ranks; both aggregators sent a final AggState and
+#           dropped nothing.
+#   curve   the same with CURVE on both hops (root: --curve-secret/--curve-clients with the
+#           aggregators' keys; ranks: their aggregator's key); then an aggregator with a key
+#           the root does not know is refused: the root counts it (auth_refused), the
+#           aggregator counts what it could not send, and the root hears nothing from it.
+#   steer   `mpiwatch steer` at the root's control socket reaches every rank behind the
+#           aggregators (tests/programs/steer_cb: each rank's callback runs once); the
+#           aggregators count what they relayed.
+#   killed  aggregator B is killed (SIGKILL) mid-job: the root still ends the job and writes
+#           its report and summary, and its accounting reports calls missed (> 0).
+MW_NP=4 # the tree's expectations name ranks 0-3, also with MPICH
+. "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
+mode=${1:?usage: tree.sh plain|curve|steer|killed}
+mw_setup "aggregator_$mode"
+mw_require MW_LAUNCHER
+export MPIWATCH_WINDOW_MS=20
+C=$MW_COLLECTOR
+T=$MW_T
+N=2000 # the known pattern's repeat count: a run of tens of windows
+PY=${MW_PYTHON:-/usr/bin/python3}
+AGG_PIDS=()
+
+# Stop whatever aggregator or root still runs when the script ends (mw_teardown does the
+# collector it started itself).
+stop_all() {
+    local rc=$? p f
+    for p in "${AGG_PIDS[@]}" ${ROOT_PID:+"$ROOT_PID"}; do
+        kill "$p" 2>/dev/null
+    done
+    if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
+        for f in "$T"/root.err "$T"/agg0.err "$T"/agg1.err; do
+            [ -e "$f" ] && mw_show_log "$f"
+        done
+    fi
+    (exit "$rc")
+    mw_teardown
+}
+trap stop_all EXIT
+
+# The wrapper: each rank's aggregator (and its steering socket) from its world rank.
+cat >"$T/wrap.sh" <<'EOF'
+#!/bin/bash
+r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}
+a=$((r / 2))
+export MPIWATCH_COLLECTOR="ipc://$MW_TREE/agg$a"
+export MPIWATCH_STEER="ipc://$MW_TREE/agg$a-steer"
+[ -z "${MW_TREE_KEY:-}" ] || export MPIWATCH_CURVE_SERVER="$MW_TREE/agg$a.pub" MPIWATCH_CURVE_KEY="$MW_TREE_KEY"
+exec "$@"
+EOF
+chmod +x "$T/wrap.sh"
+export MW_TREE=$T MW_TREE_KEY=""
+
+# wait_endpoints FILE PID: the collector of PID wrote its bound endpoints (it is ready).
+wait_endpoints() {
+    mw_wait_file "$1" || mw_fail "$1 not written within 20 s: $(tail -n 5 "${1%.eps}.err")"
+    kill -0 "$2" 2>/dev/null || mw_fail "collector $2 exited: $(tail -n 5 "${1%.eps}.err")"
+}
+
+# start_root ARGS...: the root, on a TCP port the system chooses (its steering too).
+start_root() {
+    rm -f "$T/root.eps"
+    "$C" --listen "tcp://127.0.0.1:*" --steer "tcp://127.0.0.1:*" --exit-after-job --quiet \
+        --summary-json "$T/root.json" --stats-json "$T/root-stats.json" \
+        --report "$T/root-report.txt" --endpoints-file "$T/root.eps" "$@" \
+        </dev/null >"$T/root.out" 2>"$T/root.err" &
+    ROOT_PID=$!
+    wait_endpoints "$T/root.eps" "$ROOT_PID"
+    ROOT_EP=$(awk '$1 == "ingest-socket" {print $2}' "$T/root.eps")
+    ROOT_STEER=$(awk '$1 == "steering" {print $2}' "$T/root.eps")
+    if [ -z "$ROOT_EP" ] || [ -z "$ROOT_STEER" ]; then
+        mw_fail "root endpoints: $(cat "$T/root.eps")"
+    fi
+}
+
+# start_agg ID ARGS...: aggregator ID for ranks 2*ID and 2*ID+1.
+start_agg() {
+    local id=$1
+    shift
+    rm -f "$T/agg$id.eps"
+    "$C" --listen "ipc://$T/agg$id" --steer "ipc://$T/agg$id-steer" --upstream "$ROOT_EP" \
+        --upstream-steer "$ROOT_STEER" --aggregator-id "$id" --expect-ranks 2 \
+        --exit-after-job --quiet --summary-json "$T/agg$id.json" \
+        --stats-json "$T/agg$id-stats.json" --endpoints-file "$T/agg$id.eps" "$@" \
+        </dev/null >"$T/agg$id.out" 2>"$T/agg$id.err" &
+    AGG_PIDS[id]=$!
+    wait_endpoints "$T/agg$id.eps" "${AGG_PIDS[id]}"
+}
+
+# wait_pid PID SECONDS WHAT: PID exits with status 0 within SECONDS.
+wait_pid() {
+    local i rc
+    for ((i = 0; i < $2 * 20; i++)); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.05
+    done
+    kill -0 "$1" 2>/dev/null && mw_fail "$3 still running $2 s later"
+    wait "$1"
+    rc=$?
+    [ "$rc" = 0 ] || mw_fail "$3 exited with status $rc: $(tail -n 20 "$T/$3.err")"
+}
+
+# run_tree PROGRAM ARGS...: the job through the tree; the root and both aggregators must end
+# by themselves.
+run_tree() {
+    "$MW_MPIRUN" --oversubscribe -np 4 -x LD_PRELOAD="$MW_LIB" -x MPIWATCH_WINDOW_MS \
+        -x MW_TREE -x MW_TREE_KEY "$T/wrap.sh" "$@" >"$T/app.out" 2>"$T/app.err" ||
+        mw_fail "the job failed: $(tail -n 20 "$T/app.err")"
+    wait_pid "${AGG_PIDS[0]}" 30 agg0
+    wait_pid "${AGG_PIDS[1]}" 30 agg1
+    wait_pid "$ROOT_PID" 30 root
+    ROOT_PID=''
+}
+
+# json FILE EXPR: prints EXPR evaluated on the JSON of FILE (as j).
+json() { "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# check_tree: what every mode but killed checks of the finished tree.
+check_tree() {
+    local a
+    [ "$(json "$T/root-stats.json" "j['partial_windows']")" = 0 ] ||
+        mw_fail "root windows closed without every rank: $(cat "$T/root-stats.json")"
+    [ "$(json "$T/root-stats.json" "j['windows'] > 0")" = True ] || mw_fail "root closed no window"
+    for a in 0 1; do
+        json "$T/agg$a-stats.json" "j['upstream']" >"$T/agg$a.up" || mw_fail "agg$a: no stats"
+        # Everything went up, nothing was dropped, and the last AggState was final.
+        [ "$(json "$T/agg$a-stats.json" "(j['upstream']['partials_sent'] > 0,
+             j['upstream']['hellos_sent'], j['upstream']['byes_sent'],
+             j['upstream']['partials_dropped'] + j['upstream']['hellos_dropped'] +
+             j['upstream']['byes_dropped'] + j['upstream']['aggstates_dropped'])")" = \
+            "(True, 2, 2, 0)" ] || mw_fail "agg$a upstream figures: $(cat "$T/agg$a.up")"
+    done
+    [ "$(json "$T/root.json" "sorted((a['id'], a['ranks'], a['ranks_done'], a['final'])
+         for a in j['aggregators'])")" = "[(0, 2, 2, True), (1, 2, 2, True)]" ] ||
+        mw_fail "root's aggregators: $(json "$T/root.json" "j['aggregators']")"
+    [ "$(json "$T/root.json" "j['missed']['calls']")" = 0 ] ||
+        mw_fail "root missed calls: $(json "$T/root.json" "j['missed']")"
+}
+
+case $mode in
+plain)
+    # The reference: one collector taking the same program.
+    MW_JOB_ARGS=(--quiet)
+    mw_run_known known_c "$N"
+    cp "$T/summary.json" "$T/single.json"
+    start_root
+    start_agg 0
+    start_agg 1
+    run_tree "$MW_PROGRAMS/known_c" "$N"
+    grep -q "^known_c: 4 ranks, N=$N, pattern ok" "$T/app.out" || mw_fail "the program failed"
+    cp "$T/root.json" "$T/summary.json"
+    mw_check --pattern known --n "$N" --label "known_c through two aggregators"
+    "$PY" - "$T/single.json" "$T/root.json" <<'EOF' || mw_fail "the tree and one collector differ"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+fa = {k: (v["count"], v["bytes"]) for k, v in a["functions"].items()}
+fb = {k: (v["count"], v["bytes"]) for k, v in b["functions"].items()}
+if fa != fb:
+    for k in sorted(set(fa) | set(fb)):
+        if fa.get(k) != fb.get(k):
+            print("%s: one collector %s, the tree %s" % (k, fa.get(k), fb.get(k)))
+    sys.exit(1)
+if a["ranks"] != b["ranks"] or sorted(map(str, a["pairs"])) != sorted(map(str, b["pairs"])):
+    print("ranks or pairs differ:", a["ranks"], b["ranks"])
+    sys.exit(1)
+EOF
+    check_tree
+    # The forwarded hellos: the second rank of each aggregator has the first one's table.
+    for a in 0 1; do
+        [ "$(json "$T/agg$a-stats.json" "j['upstream']['hellos_without_names']")" = 1 ] ||
+            mw_fail "agg$a: the second hello went up with its names again: $(cat "$T/agg$a.up")"
+    done
+    ;;
+curve)
+    cd "$T" || mw_fail "cd"
+    for k in root agg0 agg1 ranks rogue; do
+        "$MW_LAUNCHER" keygen "$k" >/dev/null || mw_fail "keygen $k"
+    done
+    mkdir -m 755 root-clients agg-clients
+    cp agg0.pub agg1.pub root-clients/
+    cp ranks.pub agg-clients/
+    export MW_TREE_KEY=$T/ranks.key
+    start_root --curve-secret root.key --curve-clients root-clients
+    for a in 0 1; do
+        start_agg "$a" --curve-secret "agg$a.key" --curve-clients agg-clients \
+            --upstream-curve-server root.pub --upstream-curve-secret "agg$a.key"
+    done
+    run_tree "$MW_PROGRAMS/known_c" "$N"
+    cp "$T/root.json" "$T/summary.json"
+    mw_check --pattern known --n "$N" --label "known_c through two aggregators with CURVE"
+    check_tree
+    [ "$(json "$T/root-stats.json" "sum(j['auth_refused'].values())")" = 0 ] ||
+        mw_fail "root refused a connection: $(cat "$T/root-stats.json")"
+    # An aggregator whose key the root does not know: refused and counted on both sides.
+    start_root --curve-secret root.key --curve-clients root-clients --silence-timeout-ms 3000
+    start_agg 0 --curve-secret agg0.key --curve-clients agg-clients \
+        --upstream-curve-server root.pub --upstream-curve-secret rogue.key
+    start_agg 1 --curve-secret agg1.key --curve-clients agg-clients \
+        --upstream-curve-server root.pub --upstream-curve-secret agg1.key
+    "$MW_MPIRUN" --oversubscribe -np 4 -x LD_PRELOAD="$MW_LIB" -x MPIWATCH_WINDOW_MS \
+        -x MW_TREE -x MW_TREE_KEY "$T/wrap.sh" "$MW_PROGRAMS/known_c" "$N" \
+        >"$T/app.out" 2>"$T/app.err" || mw_fail "the job failed: $(tail -n 20 "$T/app.err")"
+    wait_pid "${AGG_PIDS[0]}" 30 agg0
+    wait_pid "${AGG_PIDS[1]}" 30 agg1
+    wait_pid "$ROOT_PID" 30 root
+    ROOT_PID=''
+    [ "$(json "$T/root-stats.json" "j['auth_refused']['unauthorized'] > 0")" = True ] ||
+        mw_fail "the root did not count the unknown aggregator: $(cat "$T/root-stats.json")"
+    [ "$(json "$T/agg0-stats.json" "(j['upstream']['partials_sent'], j['upstream']['hellos_sent'],
+         j['upstream']['partials_dropped'] > 0, j['upstream']['hellos_dropped'] > 0)")" = \
+        "(0, 0, True, True)" ] ||
+        mw_fail "the refused aggregator's counts: $(json "$T/agg0-stats.json" "j['upstream']")"
+    [ "$(json "$T/root.json" "sorted(a['id'] for a in j['aggregators'])")" = "[1]" ] ||
+        mw_fail "the root heard from: $(json "$T/root.json" "j['aggregators']")"
+    grep -q "upstream: .* dropped" "$T/agg0.err" || mw_fail "agg0 did not log its drops"
+    ;;
+steer)
+    prog=$MW_PROGRAMS/steer_cb
+    [ -x "$prog" ] || mw_fail "program not built: $prog"
+    start_root --control "ipc://$T/control"
+    start_agg 0
+    start_agg 1
+    "$MW_MPIRUN" --oversubscribe -np 4 -x LD_PRELOAD="$MW_LIB" -x MPIWATCH_WINDOW_MS \
+        -x MW_TREE "$T/wrap.sh" "$prog" poll "$T" >"$T/app.out" 2>"$T/app.err" &
+    job=$!
+    mw_wait_file "$T/ready" "$job" || mw_fail "the program never got ready"
+    sleep 1.5 # the ranks' and the aggregators' subscriptions reach their publishers
+    "$MW_LAUNCHER" steer "ipc://$T/control" app.msg=through-the-tree >"$T/steer.out" 2>&1 ||
+        mw_fail "mpiwatch steer failed: $(cat "$T/steer.out")"
+    sleep 1
+    touch "$T/stop"
+    wait "$job" || mw_fail "the job failed: $(tail -n 20 "$T/app.err")"
+    wait_pid "${AGG_PIDS[0]}" 30 agg0
+    wait_pid "${AGG_PIDS[1]}" 30 agg1
+    wait_pid "$ROOT_PID" 30 root
+    ROOT_PID=''
+    cat "$T/app.out"
+    for r in 0 1 2 3; do
+        [ "$(grep -c "^rank $r: " "$T/app.out")" = 1 ] || mw_fail "rank $r: not one line"
+        grep -qx "rank $r: app.msg=through-the-tree thread=app via=poll" "$T/app.out" ||
+            mw_fail "rank $r did not get the message through its aggregator"
+    done
+    for a in 0 1; do
+        [ "$(json "$T/agg$a-stats.json" "(j['upstream']['steer_relayed'] >= 1,
+             j['upstream']['steer_dropped'])")" = "(True, 0)" ] ||
+            mw_fail "agg$a relay: $(json "$T/agg$a-stats.json" "j['upstream']")"
+    done
+    ;;
+killed)
+    prog=$MW_PROGRAMS/steer_cb # runs until told to stop: a job with a middle
+    [ -x "$prog" ] || mw_fail "program not built: $prog"
+    start_root --silence-timeout-ms 3000
+    start_agg 0
+    # B closes its windows late, so that samples it took are never sent when it dies.
+    start_agg 1 --lateness-ms 3000
+    "$MW_MPIRUN" --oversubscribe -np 4 -x LD_PRELOAD="$MW_LIB" -x MPIWATCH_WINDOW_MS \
+        -x MW_TREE "$T/wrap.sh" "$prog" mpi "$T" >"$T/app.out" 2>"$T/app.err" &
+    job=$!
+    mw_wait_file "$T/ready" "$job" || mw_fail "the program never got ready"
+    sleep 2.5 # B has sent AggStates counting samples it has not sent as partials yet
+    kill -KILL "${AGG_PIDS[1]}"
+    wait "${AGG_PIDS[1]}" 2>/dev/null
+    sleep 0.5
+    touch "$T/stop"
+    wait "$job" || mw_fail "the job failed without its aggregator: $(tail -n 20 "$T/app.err")"
+    wait_pid "${AGG_PIDS[0]}" 30 agg0
+    wait_pid "$ROOT_PID" 30 root
+    ROOT_PID=''
+    [ -s "$T/root-report.txt" ] || mw_fail "the root wrote no report"
+    [ "$(json "$T/root.json" "j['missed']['calls'] > 0")" = True ] ||
+        mw_fail "the root reports nothing missed: $(json "$T/root.json" "j['missed']")"
+    [ "$(json "$T/root.json" "[a['final'] for a in sorted(j['aggregators'], key=lambda a: a['id'])]")" = \
+        "[True, False]" ] || mw_fail "the root's aggregators: $(json "$T/root.json" "j['aggregators']")"
+    grep -qi "missed\|missing" "$T/root-report.txt" || mw_fail "the report says nothing of it"
+    ;;
+*)
+    mw_fail "unknown mode $mode"
+    ;;
+esac
+mw_log "ok"
