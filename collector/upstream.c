@@ -40,6 +40,7 @@
 #include "aggstate.h"
 #include "publish.h"
 #include "steer.h"
+#include "summary.h"
 #include "auth.h"
 #include "mw_keyfile.h"
 #include "mw_fnmap.h"
@@ -380,6 +381,20 @@ static int upstream_hash_known(mw_upstream_t *u, uint64_t hash)
     return 0;
 }
 
+/* With --expect-ranks N, once N ranks said hello the aggregator has all of its ranks: the
+ * job's other ranks (which report elsewhere) leave its merge's expectation, so its windows
+ * close as soon as its own ranks have reported them instead of at their --lateness-ms
+ * deadline. Without the count it cannot know, and its windows wait for the deadline. */
+static void upstream_own_ranks(mw_collector_t *c)
+{
+    long long expect = mw_collector_options_expect_ranks(c->opt);
+    if (expect <= 0 || c->job.hellos != (uint64_t)expect || !c->merge_ready)
+        return;
+    for (uint32_t r = 0; r < c->job.size; r++)
+        if (!c->job.ranks[r].said_hello)
+            mw__merge_leave(&c->merge, r);
+}
+
 static void upstream_hello(mw_collector_t *c, mw_upstream_t *u, const Mpiwatch__Envelope *env,
                            const void *data, size_t len)
 {
@@ -415,6 +430,7 @@ static void upstream_hello(mw_collector_t *c, mw_upstream_t *u, const Mpiwatch__
     if (new_job || fn_table_size() != u->fn_count_sent)
         upstream_send_agg(c, u, 0);
     upstream_log_drops(c, u);
+    upstream_own_ranks(c);
 }
 
 static void upstream_bye(mw_collector_t *c, mw_upstream_t *u, const Mpiwatch__Envelope *env,
@@ -679,6 +695,7 @@ void mw__upstream_close(mw_collector_t *c)
     if (!u)
         return;
     upstream_flush_backlog(u);
+    int lost = u->bl_n || u->n_byes;
     for (size_t i = 0; i < u->bl_n; i++) {
         msg_t *m = &u->backlog[(u->bl_head + i) % u->bl_cap];
         u->dropped[m->kind]++;
@@ -698,6 +715,9 @@ void mw__upstream_close(mw_collector_t *c)
            u->sent[K_PARTIAL], u->sent[K_AGG], u->sent[K_HELLO], u->sent[K_BYE], u->bytes_sent,
            u->dropped[K_PARTIAL], u->dropped[K_AGG], u->dropped[K_HELLO], u->dropped[K_BYE],
            u->steer_relayed, u->steer_dropped);
+    /* What was still waiting is lost: the stats JSON written at the job's end says so too. */
+    if (lost && c->opt->stats_json)
+        mw__stats_write(c, c->opt->stats_json);
     int linger = UPSTREAM_LINGER_MS;
     zmq_setsockopt(u->push, ZMQ_LINGER, &linger, sizeof linger);
     if (zmq_close(u->push) != 0)

@@ -2,6 +2,9 @@
 # tree.sh MODE: a real 4-rank mpirun job through a two-level tree (docs/aggregator.md): ranks
 # 0-1 report to aggregator A, ranks 2-3 to aggregator B (a wrapper picks MPIWATCH_COLLECTOR
 # from OMPI_COMM_WORLD_RANK / PMI_RANK), both feed a root collector.
+#   options the aggregator's options refused at start with a clear message (exit 2): --rules,
+#           --replay, --upstream-steer without --steer or --upstream, a non-local parent
+#           without keys, a wildcard parent, one key file alone, an id over 4095.
 #   plain   the root's summary has exactly the known pattern (check_summary.py) and the same
 #           per-function counts and bytes as a single collector taking the same program; every
 #           root window closed with all 4 ranks; both aggregators sent a final AggState and
@@ -17,7 +20,7 @@
 #           its report and summary, and its accounting reports calls missed (> 0).
 MW_NP=4 # the tree's expectations name ranks 0-3, also with MPICH
 . "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
-mode=${1:?usage: tree.sh plain|curve|steer|killed}
+mode=${1:?usage: tree.sh options|plain|curve|steer|killed}
 mw_setup "aggregator_$mode"
 mw_require MW_LAUNCHER
 export MPIWATCH_WINDOW_MS=20
@@ -144,6 +147,34 @@ check_tree() {
 }
 
 case $mode in
+options)
+    # refused ARGS... -- TEXT: the collector refuses ARGS at start (exit 2) naming TEXT.
+    refused() {
+        local args=() rc=0
+        while [ "$1" != -- ]; do args+=("$1"); shift; done
+        "$C" --listen "ipc://$T/x" "${args[@]}" >"$T/opt.out" 2>&1 || rc=$?
+        [ "$rc" = 2 ] || mw_fail "${args[*]}: exit status $rc, not 2: $(cat "$T/opt.out")"
+        grep -qF -- "$2" "$T/opt.out" || mw_fail "${args[*]}: unclear message: $(cat "$T/opt.out")"
+    }
+    up=(--upstream "ipc://$T/root")
+    refused "${up[@]}" --rules "$T/r.ini" -- "--rules runs at the root of the tree"
+    refused "${up[@]}" --upstream-steer "ipc://$T/s" -- "add --steer ENDPOINT"
+    refused --upstream-steer "ipc://$T/s" --steer "ipc://$T/s2" -- "need --upstream"
+    refused --upstream tcp://192.0.2.1:5555 -- "is not local: give the parent's key"
+    refused --upstream "tcp://127.0.0.1:*" -- "not an endpoint to connect to"
+    refused "${up[@]}" --upstream-curve-server "$T/none.pub" -- "go together"
+    refused "${up[@]}" --aggregator-id 4096 -- "expected an integer in [0, 4095]"
+    rc=0
+    "$C" --replay "$T/x.mpiw" "${up[@]}" >"$T/opt.out" 2>&1 || rc=$?
+    if [ "$rc" != 2 ] || ! grep -qF -- "--upstream and --replay exclude each other" "$T/opt.out"; then
+        mw_fail "--replay with --upstream: status $rc: $(cat "$T/opt.out")"
+    fi
+    # A non-local parent with --allow-insecure is taken (printed back by --print-config).
+    "$C" --listen "ipc://$T/x" --upstream tcp://192.0.2.1:5555 --allow-insecure \
+        --aggregator-id 7 --print-config >"$T/p.ini" || mw_fail "--allow-insecure refused"
+    grep -qx "upstream = tcp://192.0.2.1:5555" "$T/p.ini" || mw_fail "--print-config: $(cat "$T/p.ini")"
+    grep -qx "aggregator-id = 7" "$T/p.ini" || mw_fail "--print-config: $(cat "$T/p.ini")"
+    ;;
 plain)
     # The reference: one collector taking the same program.
     MW_JOB_ARGS=(--quiet)
