@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,12 +86,16 @@ static const lg_fn_model_t FN_MODELS[] = {
 #define LG_MAX_FUNCTIONS ((unsigned)(sizeof FN_MODELS / sizeof FN_MODELS[0]))
 
 #define LG_MAX_ENDPOINTS 256u /* --connect given several times */
+#define LG_DEFAULT_VARIANTS 8u
+#define LG_MAX_VARIANTS 64u
+#define LG_CACHE_BUDGET ((size_t)2 << 30) /* bytes the cached samples may take by default */
 
 typedef struct {
     const char *endpoint[LG_MAX_ENDPOINTS];
     unsigned n_endpoints;
     unsigned ranks, functions, nodes, sockets;
     unsigned rank_first, rank_count; /* --rank-first A --rank-count B: ranks [A, A + B) */
+    unsigned variants; /* --variants V: cached samples per rank (0: encode each one) */
     double rate, seconds;
     const char *job;
     uint64_t seed;
@@ -185,6 +190,15 @@ static void *rank_socket(unsigned rank)
         e++;
     unsigned n = G.ep_sock[e + 1] - G.ep_sock[e];
     return G.socks[G.ep_sock[e] + (rank - G.ep_first[e]) % n];
+}
+
+/* CPU time of the whole process (every thread, ZeroMQ's I/O threads included), user + system. */
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+           ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e-6;
 }
 
 static uint64_t now_ns(clockid_t clk)
@@ -466,6 +480,7 @@ static struct {
     uint64_t d_count[LG_DENSITY_FNS * 4 * LG_SPREAD];
     Mpiwatch__Call calls[LG_LONGEST];
     Mpiwatch__Call *callp[LG_LONGEST];
+    uint64_t long_off[LG_LONGEST]; /* where in the window each longest call ends */
 } W;
 
 /* Regions and call sites (--regions, --sites): definitions sent in each rank's first sample;
@@ -895,11 +910,15 @@ static int ring_trace(const lg_trace_t *tr, unsigned rank, uint64_t ordinal, uin
     return rc;
 }
 
-/* Builds and sends the sample of window `k` (the `ordinal`-th window of the run) of `rank`.
- * Counts, histogram, time, min and max of each function agree with each other: every call is
- * drawn into a quarter-octave bin, time is the sum of per-bin durations inside their bins, min
- * and max lie in the lowest and highest non-empty bins. */
-static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
+/* Builds the sample `s` of window `k` (the `ordinal`-th window of the run) of `rank` in the
+ * scratch W (with trace `tr`'s counts when it has one). Counts, histogram, time, min and max of
+ * each function agree with each other: every call is drawn into a quarter-octave bin, time is the
+ * sum of per-bin durations inside their bins, min and max lie in the lowest and highest non-empty
+ * bins. With `account` the job's and the rank's totals count it (the sample is sent); without,
+ * nothing outside W changes (the sample is a cached variant, or the encoder's check at start).
+ * Returns the window's send calls (its peer messages). */
+static uint64_t build_sample(unsigned rank, uint64_t k, uint64_t ordinal, const lg_trace_t *tr,
+                             Mpiwatch__Sample *sp, int account)
 {
     uint64_t rs = rng_seed(G.o.seed, rank, ordinal);
     double wsec = (double)G.window_ns * 1e-9;
@@ -907,11 +926,6 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
     uint64_t wstart = mw_grid_start(&G.grid, k);
     uint64_t sends = 0, send_bytes = 0;
     unsigned order[LG_MAX_FUNCTIONS]; /* function indices by time, descending */
-    /* With --trace-ring every rank of a window takes the same one (rank 0's draw). */
-    const lg_trace_t *tr =
-        G.o.trace ? &G.traces[rng_seed(G.o.seed ^ 0x7472616365ull, G.o.ring ? 0 : rank, ordinal) %
-                              G.o.trace]
-                  : NULL;
 
     for (unsigned i = 0; i < nf; i++) {
         const lg_fn_model_t *m = &FN_MODELS[i];
@@ -971,14 +985,16 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
         f->hist = &W.hist[i][first];
         W.fsp[i] = f;
 
-        G.tot[i].count += count;
-        G.tot[i].time_ns += total;
-        G.tot[i].bytes += f->bytes;
-        size_t at = lrank(rank) * nf + G.rank_pos[i];
-        G.rt_calls[at] += count;
-        G.rt_ns[at] += total;
-        G.rt_bytes[at] += f->bytes;
-        G.calls[lrank(rank)] += count;
+        if (account) {
+            G.tot[i].count += count;
+            G.tot[i].time_ns += total;
+            G.tot[i].bytes += f->bytes;
+            size_t at = lrank(rank) * nf + G.rank_pos[i];
+            G.rt_calls[at] += count;
+            G.rt_ns[at] += total;
+            G.rt_bytes[at] += f->bytes;
+            G.calls[lrank(rank)] += count;
+        }
         if (G.is_send[i])
             sends += count, send_bytes += f->bytes;
 
@@ -994,6 +1010,7 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
     s.window = k;
     s.n_functions = nf;
     s.functions = W.fsp;
+    uint64_t peer_messages = 0;
 
     /* Point-to-point: the sends of the window split over the peers, the ring neighbours
      * getting the larger share (a halo exchange plus some irregular traffic). */
@@ -1016,7 +1033,9 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
         s.peer_rank = W.peer_rank;
         s.peer_messages = W.peer_msg;
         s.peer_bytes = W.peer_bytes;
-        G.peer_messages += sends;
+        peer_messages = sends;
+        if (account)
+            G.peer_messages += sends;
         if (G.o.peer_fn)
             peer_fn_split(&s, sends);
     }
@@ -1102,7 +1121,8 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
         const Mpiwatch__FunctionStat *f = &W.fs[best];
         Mpiwatch__Call *c = &W.calls[nl];
         mpiwatch__call__init(c);
-        uint64_t end = wstart + rng_below(&rs, G.window_ns);
+        W.long_off[nl] = rng_below(&rs, G.window_ns);
+        uint64_t end = wstart + W.long_off[nl];
         c->fn = f->fn;
         c->duration_ns = f->max_ns;
         c->start_ns = end > f->max_ns ? end - f->max_ns : 0;
@@ -1119,6 +1139,24 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
     set_totals(rank, &s.n_total_fn, &s.total_fn, &s.n_total_calls, &s.total_calls, &s.n_total_ns,
                &s.total_ns, &s.n_total_bytes, &s.total_bytes);
     s.samples_total = ordinal + 1;
+    *sp = s;
+    return peer_messages;
+}
+
+/* Builds and sends the sample of window `k` (the `ordinal`-th window of the run) of `rank`,
+ * encoded by protobuf-c (--variants 0, and --trace, --regions, --sites, --peer-fn,
+ * --table-shuffle, which the cache does not cover). */
+static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
+{
+    unsigned nf = G.o.functions;
+    uint64_t wstart = mw_grid_start(&G.grid, k);
+    /* With --trace-ring every rank of a window takes the same one (rank 0's draw). */
+    const lg_trace_t *tr =
+        G.o.trace ? &G.traces[rng_seed(G.o.seed ^ 0x7472616365ull, G.o.ring ? 0 : rank, ordinal) %
+                              G.o.trace]
+                  : NULL;
+    Mpiwatch__Sample s;
+    build_sample(rank, k, ordinal, tr, &s, 1);
     Mpiwatch__Trace trace = MPIWATCH__TRACE__INIT;
     uint8_t *ring = NULL;
     if (tr) {
@@ -1157,6 +1195,321 @@ static int send_sample(unsigned rank, uint64_t k, uint64_t ordinal)
     return 0;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Cached encodings (--variants V)                                                          */
+
+/* At 100,000 ranks and 10 windows/s the generator must send a million samples a second, far
+ * more than drawing and encoding each one with protobuf-c allows (about 5 us a sample). So each
+ * rank's samples of ordinals 0 .. V-1 are drawn once at start (as send_sample draws them) and
+ * the part of each that never changes, the Sample's fields 2 to 13 (functions, peers, occupancy,
+ * density), is encoded by protobuf-c into a variant; the sample of ordinal w is variant w mod V
+ * (so the first V windows are exactly those of the uncached generator). Per window, only what
+ * changes is written around it by the small writer below: the envelope (seq), the window, the
+ * longest calls (their start follows the window), sent_ns, the running totals and
+ * samples_total, in field order, as protobuf-c writes them. The totals are re-encoded in full
+ * each window, so they stay exact. At start, cache_check() compares the writer's output with
+ * protobuf-c's for one rank's variants, byte for byte, and refuses to run if they differ. */
+typedef struct {
+    uint32_t fn;
+    int32_t peer;
+    uint64_t dur, bytes, off; /* off: where in the window the call ends */
+} lg_long_t;
+
+typedef struct {
+    const uint8_t *body;  /* Sample fields 2..13 as protobuf-c encodes them */
+    const lg_total_t *fn; /* per function index: the variant's count, time and bytes */
+    lg_long_t longest[LG_LONGEST];
+    uint64_t sends; /* peer messages */
+    uint32_t body_len;
+    uint32_t nl;
+} lg_variant_t;
+
+static struct {
+    unsigned v;        /* variants per rank; 0: no cache */
+    lg_variant_t *var; /* [lrank * v + i] */
+    uint8_t **chunks;  /* the arena holding bodies and per-function values */
+    size_t n_chunks, used, bytes;
+    uint8_t total_fn[8 + 5 * LG_MAX_FUNCTIONS]; /* field 23, the same for every rank */
+    size_t total_fn_len;
+    uint8_t *prefix; /* the envelope's version and job */
+    size_t prefix_len;
+} C;
+
+#define LG_ARENA_CHUNK ((size_t)64 << 20)
+
+static void *arena_alloc(size_t n)
+{
+    n = (n + 7) & ~(size_t)7;
+    if (!C.n_chunks || C.used + n > LG_ARENA_CHUNK) {
+        uint8_t **nc = realloc(C.chunks, (C.n_chunks + 1) * sizeof *nc);
+        if (!nc)
+            return NULL;
+        C.chunks = nc;
+        if (!(C.chunks[C.n_chunks] = malloc(LG_ARENA_CHUNK)))
+            return NULL;
+        C.n_chunks++;
+        C.used = 0;
+    }
+    void *p = C.chunks[C.n_chunks - 1] + C.used;
+    C.used += n;
+    C.bytes += n;
+    return p;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static size_t varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80)
+        v >>= 7, n++;
+    return n;
+}
+
+static uint8_t *put_tag(uint8_t *p, unsigned field, unsigned wire)
+{
+    return put_varint(p, (uint64_t)field << 3 | wire);
+}
+
+/* A varint field as proto3 writes it: absent when 0. */
+static uint8_t *put_u64(uint8_t *p, unsigned field, uint64_t v)
+{
+    return v ? put_varint(put_tag(p, field, 0), v) : p;
+}
+
+/* A packed repeated uint64 field of n > 0 values. */
+static uint8_t *put_packed(uint8_t *p, unsigned field, const uint64_t *v, size_t n)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += varint_len(v[i]);
+    p = put_varint(put_tag(p, field, 2), len);
+    for (size_t i = 0; i < n; i++)
+        p = put_varint(p, v[i]);
+    return p;
+}
+
+/* Writes rank `rank`'s envelope of variant `v` for window k into out (MW_MAX_MESSAGE_BYTES)
+ * and returns where it starts in out, its length in *len: the variant's body between the
+ * per-window fields, the running totals from calls / ns / bytes (by_id order). */
+static const uint8_t *cache_encode(unsigned rank, const lg_variant_t *v, uint64_t k, uint64_t seq,
+                                   uint64_t samples_total, uint64_t sent_ns, const uint64_t *calls,
+                                   const uint64_t *ns, const uint64_t *bytes, uint8_t *out,
+                                   size_t *len)
+{
+    /* The sample first, after room for the envelope's fields, which are written before it
+     * once its length is known. */
+    uint8_t *p = out + C.prefix_len + 32, *sample = p;
+    uint64_t wstart = mw_grid_start(&G.grid, k);
+    p = put_u64(p, 1, k);
+    memcpy(p, v->body, v->body_len);
+    p += v->body_len;
+    for (uint32_t i = 0; i < v->nl; i++) {
+        const lg_long_t *c = &v->longest[i];
+        uint64_t end = wstart + c->off;
+        uint8_t call[64], *q = call;
+        q = put_u64(q, 1, c->fn);
+        q = put_u64(q, 2, end > c->dur ? end - c->dur : 0);
+        q = put_u64(q, 3, c->dur);
+        q = put_u64(q, 4, c->bytes);
+        q = put_u64(q, 5, (uint32_t)((uint32_t)c->peer << 1) ^ (uint32_t)(c->peer >> 31));
+        p = put_varint(put_tag(p, 14, 2), (uint64_t)(q - call));
+        memcpy(p, call, (size_t)(q - call));
+        p += q - call;
+    }
+    p = put_u64(p, 18, sent_ns);
+    size_t nf = G.o.functions;
+    memcpy(p, C.total_fn, C.total_fn_len);
+    p += C.total_fn_len;
+    p = put_packed(p, 24, calls, nf);
+    p = put_packed(p, 25, ns, nf);
+    p = put_packed(p, 26, bytes, nf);
+    p = put_u64(p, 27, samples_total);
+    size_t slen = (size_t)(p - sample);
+    /* The envelope: version and job (C.prefix), rank, seq, the sample's tag and length. */
+    uint8_t tail[32], *h = tail;
+    h = put_u64(h, 3, rank);
+    h = put_u64(h, 4, seq);
+    h = put_varint(put_tag(h, 11, 2), slen);
+    size_t tl = (size_t)(h - tail);
+    uint8_t *start = sample - tl - C.prefix_len;
+    memcpy(start, C.prefix, C.prefix_len);
+    memcpy(start + C.prefix_len, tail, tl);
+    *len = C.prefix_len + tl + slen;
+    return start;
+}
+
+/* Draws rank `rank`'s sample of ordinal `ordinal` into variant v. Returns 0 or -1. */
+static int cache_variant(unsigned rank, uint64_t ordinal, lg_variant_t *v)
+{
+    Mpiwatch__Sample s;
+    unsigned nf = G.o.functions;
+    v->sends = build_sample(rank, 0, ordinal, NULL, &s, 0);
+    lg_total_t *fn = arena_alloc(nf * sizeof *fn);
+    if (!fn)
+        return -1;
+    for (unsigned i = 0; i < nf; i++)
+        fn[i] = (lg_total_t){W.fs[i].count, W.fs[i].total_ns, W.fs[i].bytes};
+    v->fn = fn;
+    v->nl = (uint32_t)s.n_longest;
+    for (size_t i = 0; i < s.n_longest; i++)
+        v->longest[i] = (lg_long_t){s.longest[i]->fn, s.longest[i]->peer, s.longest[i]->duration_ns,
+                                    s.longest[i]->bytes, W.long_off[i]};
+    /* Only fields 2..13 stay: the rest is written per window. */
+    s.window = 0;
+    s.n_longest = 0;
+    s.longest = NULL;
+    s.n_total_fn = s.n_total_calls = s.n_total_ns = s.n_total_bytes = 0;
+    s.samples_total = 0;
+    s.sent_ns = 0;
+    size_t len = mpiwatch__sample__get_packed_size(&s);
+    uint8_t *body = arena_alloc(len ? len : 1);
+    if (!body)
+        return -1;
+    mpiwatch__sample__pack(&s, body);
+    v->body = body;
+    v->body_len = (uint32_t)len;
+    return 0;
+}
+
+/* The writer against protobuf-c: rank `rank`'s variants as the first windows, encoded both
+ * ways with the same seq, window, send time and totals. Returns 0, or -1 with a message. */
+static int cache_check(unsigned rank)
+{
+    unsigned nf = G.o.functions;
+    uint64_t calls[LG_MAX_FUNCTIONS] = {0}, ns[LG_MAX_FUNCTIONS] = {0},
+             bytes[LG_MAX_FUNCTIONS] = {0};
+    uint8_t *mine = malloc(MW_MAX_MESSAGE_BYTES), *theirs = malloc(MW_MAX_MESSAGE_BYTES);
+    int rc = mine && theirs ? 0 : -1;
+    uint64_t k = mw_grid_index(&G.grid, now_ns(CLOCK_REALTIME));
+    for (unsigned w = 0; w < C.v && rc == 0; w++) {
+        const lg_variant_t *v = &C.var[lrank(rank) * C.v + w];
+        for (unsigned i = 0; i < nf; i++) {
+            calls[G.rank_pos[i]] += v->fn[i].count;
+            ns[G.rank_pos[i]] += v->fn[i].time_ns;
+            bytes[G.rank_pos[i]] += v->fn[i].bytes;
+        }
+        Mpiwatch__Sample s;
+        build_sample(rank, k + w, w, NULL, &s, 0);
+        s.total_calls = calls;
+        s.total_ns = ns;
+        s.total_bytes = bytes;
+        s.sent_ns = now_ns(CLOCK_REALTIME);
+        Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
+        env.version = MW_PROTO_VERSION;
+        env.job = (char *)G.o.job;
+        env.rank = rank;
+        env.seq = 1 + w;
+        env.body_case = MPIWATCH__ENVELOPE__BODY_SAMPLE;
+        env.sample = &s;
+        size_t len = mpiwatch__envelope__get_packed_size(&env);
+        if (len > MW_MAX_MESSAGE_BYTES) {
+            rc = -1;
+            break;
+        }
+        mpiwatch__envelope__pack(&env, theirs);
+        size_t got;
+        const uint8_t *at =
+            cache_encode(rank, v, k + w, 1 + w, w + 1, s.sent_ns, calls, ns, bytes, mine, &got);
+        if (got != len || memcmp(at, theirs, len) != 0) {
+            fprintf(stderr,
+                    "mpiwatch-loadgen: the cached encoding of rank %u's window %u differs "
+                    "from protobuf-c's (%zu vs %zu bytes)\n",
+                    rank, w, got, len);
+            rc = -1;
+        }
+    }
+    free(mine);
+    free(theirs);
+    return rc;
+}
+
+/* Builds every rank's variants (docs/loadgen.md). Returns 0, or -1 with a message. */
+static int cache_setup(void)
+{
+    if (!C.v)
+        return 0;
+    size_t n = (size_t)G.o.rank_count * C.v;
+    C.var = calloc(n, sizeof *C.var);
+    if (!C.var) {
+        fprintf(stderr, "mpiwatch-loadgen: out of memory for %zu cached samples\n", n);
+        return -1;
+    }
+    size_t jl = strlen(G.o.job);
+    C.prefix = malloc(16 + jl);
+    if (!C.prefix) {
+        fprintf(stderr, "mpiwatch-loadgen: out of memory\n");
+        return -1;
+    }
+    uint8_t *p = put_u64(C.prefix, 1, MW_PROTO_VERSION);
+    if (jl) {
+        p = put_varint(put_tag(p, 2, 2), jl);
+        memcpy(p, G.o.job, jl);
+        p += jl;
+    }
+    C.prefix_len = (size_t)(p - C.prefix);
+    p = put_tag(C.total_fn, 23, 2);
+    size_t len = 0;
+    for (unsigned j = 0; j < G.o.functions; j++)
+        len += varint_len(G.total_fn[j]);
+    p = put_varint(p, len);
+    for (unsigned j = 0; j < G.o.functions; j++)
+        p = put_varint(p, G.total_fn[j]);
+    C.total_fn_len = (size_t)(p - C.total_fn);
+    for (unsigned r = G.o.rank_first; r < G.o.rank_first + G.o.rank_count; r++)
+        for (unsigned w = 0; w < C.v; w++)
+            if (cache_variant(r, w, &C.var[lrank(r) * C.v + w]) != 0) {
+                fprintf(stderr, "mpiwatch-loadgen: out of memory for the cached samples\n");
+                return -1;
+            }
+    if (cache_check(G.o.rank_first) != 0 || cache_check(G.o.rank_first + G.o.rank_count - 1) != 0)
+        return -1;
+    return 0;
+}
+
+/* Sends rank `rank`'s sample of window k (ordinal `ordinal`) from its cached variant. */
+static int send_cached(unsigned rank, uint64_t k, uint64_t ordinal)
+{
+    const lg_variant_t *v = &C.var[lrank(rank) * C.v + ordinal % C.v];
+    unsigned nf = G.o.functions;
+    size_t at = lrank(rank) * nf;
+    for (unsigned i = 0; i < nf; i++) {
+        const lg_total_t *t = &v->fn[i];
+        G.tot[i].count += t->count;
+        G.tot[i].time_ns += t->time_ns;
+        G.tot[i].bytes += t->bytes;
+        size_t j = at + G.rank_pos[i];
+        G.rt_calls[j] += t->count;
+        G.rt_ns[j] += t->time_ns;
+        G.rt_bytes[j] += t->bytes;
+        G.calls[lrank(rank)] += t->count;
+    }
+    G.peer_messages += v->sends;
+    size_t len;
+    const uint8_t *msg =
+        cache_encode(rank, v, k, G.seq[lrank(rank)]++, ordinal + 1, now_ns(CLOCK_REALTIME),
+                     &G.rt_calls[at], &G.rt_ns[at], &G.rt_bytes[at], G.buf, &len);
+    void *sock = rank_socket(rank);
+    while (zmq_send(sock, msg, len, 0) < 0) {
+        if (errno == EINTR)
+            continue;
+        fprintf(stderr, "mpiwatch-loadgen: zmq_send: %s\n", zmq_strerror(errno));
+        return -1;
+    }
+    G.bytes_sent += len;
+    G.samples++;
+    G.fn_summaries += nf;
+    return 0;
+}
+
 static int send_bye(unsigned rank, uint64_t windows)
 {
     Mpiwatch__Bye b = MPIWATCH__BYE__INIT;
@@ -1189,6 +1542,7 @@ static void usage(FILE *f)
             "per second, F functions each) for S seconds, and byes, to a collector.\n"
             "F is at most %u. Default nodes N/16 (at least 1), sockets one per %u ranks.\n"
             "--rank-first A --rank-count B: only ranks A..A+B-1 of the N (hellos say size N).\n"
+            "--variants V: samples cached per rank (default %u, 0: encode every sample).\n"
             "--connect given E times: the ranks in E contiguous blocks, one per endpoint;\n"
             "--sockets M is then per endpoint.\n"
             "--trace K: every sample carries an exact per-call trace, one of K built at start.\n"
@@ -1199,7 +1553,7 @@ static void usage(FILE *f)
             "known totals (docs/loadgen.md); --peer-fn: peer entries per sending function.\n"
             "--table-shuffle SEED: the ranks emulate another MPI's function table (this build's\n"
             "names in another order, plus names this build does not have).\n",
-            LG_MAX_FUNCTIONS, LG_RANKS_PER_SOCKET_DEFAULT);
+            LG_MAX_FUNCTIONS, LG_RANKS_PER_SOCKET_DEFAULT, LG_DEFAULT_VARIANTS);
     fputs("\n  -h, --help         print this help and exit\n"
           "      --version      print the version and exit\n",
           f);
@@ -1255,15 +1609,17 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
                                              {"table-shuffle", required_argument, 0, 'Y'},
                                              {"rank-first", required_argument, 0, 'A'},
                                              {"rank-count", required_argument, 0, 'B'},
+                                             {"variants", required_argument, 0, 'W'},
                                              {"help", no_argument, 0, 'h'},
                                              {"version", no_argument, 0, 'V'},
                                              {0, 0, 0, 0}};
     unsigned seed = 1;
     int c;
+    o->variants = LG_DEFAULT_VARIANTS;
     o->late_rank = 1;
     o->late_every = 10;
     o->late_ms = 5;
-    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:T:RL:E:D:G:S:PY:A:B:h", longopts,
+    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:T:RL:E:D:G:S:PY:A:B:W:h", longopts,
                             NULL)) != -1) {
         int rc = 0;
         switch (c) {
@@ -1279,6 +1635,9 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
             break;
         case 'B':
             rc = parse_uint(optarg, "--rank-count", 1, 1u << 20, &o->rank_count);
+            break;
+        case 'W':
+            rc = parse_uint(optarg, "--variants", 0, LG_MAX_VARIANTS, &o->variants);
             break;
         case 'n':
             rc = parse_uint(optarg, "--ranks", 1, 1u << 20, &o->ranks);
@@ -1564,6 +1923,18 @@ int main(int argc, char **argv)
     if (!nwin)
         nwin = 1;
     uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+    /* Cached encodings, unless an option needs per-sample content the cache does not hold;
+     * no more variants than windows, and within LG_CACHE_BUDGET (an estimate of a variant's
+     * size from its functions). */
+    C.v = G.o.variants < nwin ? G.o.variants : (unsigned)nwin;
+    if (G.o.trace || G.o.regions || G.o.sites || G.o.peer_fn || G.o.shuffle)
+        C.v = 0;
+    size_t per_var = sizeof(lg_variant_t) + 400 + (size_t)G.o.functions * (24 + 80);
+    while (C.v > 1 && (size_t)C.v * G.o.rank_count * per_var > LG_CACHE_BUDGET)
+        C.v--;
+    if (cache_setup() != 0)
+        return 1;
+    double cache_s = (double)(now_ns(CLOCK_MONOTONIC) - t0) * 1e-9;
     const unsigned r0 = G.o.rank_first, r1 = G.o.rank_first + G.o.rank_count;
     for (unsigned r = r0; r < r1; r++)
         if (send_hello(r) != 0)
@@ -1574,12 +1945,13 @@ int main(int argc, char **argv)
     uint64_t k0 = mw_grid_index(&G.grid, now_ns(CLOCK_REALTIME)) + 1;
     uint64_t max_lag = 0, sum_lag = 0, late_windows = 0;
     uint64_t send_ns_max = 0, send_ns_sum = 0, last_done = 0;
+    double cpu0 = cpu_s(), cpu_windows = 0;
     for (uint64_t w = 0; w < nwin; w++) {
         uint64_t k = k0 + w, due = mw_grid_start(&G.grid, k + 1);
         sleep_until_realtime(due);
         uint64_t start = now_ns(CLOCK_REALTIME);
         for (unsigned r = r0; r < r1; r++)
-            if (send_sample(r, k, w) != 0)
+            if ((C.v ? send_cached(r, k, w) : send_sample(r, k, w)) != 0)
                 return 1;
         uint64_t done = now_ns(CLOCK_REALTIME);
         last_done = done;
@@ -1595,6 +1967,7 @@ int main(int argc, char **argv)
         if (done - start > send_ns_max)
             send_ns_max = done - start;
     }
+    cpu_windows = cpu_s() - cpu0;
     for (unsigned r = r0; r < r1; r++)
         if (send_bye(r, nwin) != 0)
             return 1;
@@ -1624,6 +1997,17 @@ int main(int argc, char **argv)
             G.o.rate, (double)G.samples / span, (double)G.fn_summaries / span,
             (double)max_lag * 1e-6, (double)sum_lag * 1e-6 / (double)nwin,
             (double)send_ns_max * 1e-6, (double)send_ns_sum * 1e-6 / (double)nwin, late_windows);
+    fprintf(stderr,
+            "loadgen: cpu %.3f s for the samples (%.3f us a sample, user + system, all "
+            "threads), %.3f s in all\n",
+            cpu_windows, G.samples ? cpu_windows * 1e6 / (double)G.samples : 0.0, cpu_s());
+    if (C.v)
+        fprintf(stderr,
+                "loadgen: cached %u samples per rank (%.1f MB), built and checked in %.3f s\n", C.v,
+                (double)(C.bytes + (size_t)G.o.rank_count * C.v * sizeof(lg_variant_t)) / 1e6,
+                cache_s);
+    else
+        fprintf(stderr, "loadgen: no cached samples: every sample encoded by protobuf-c\n");
     if (G.o.trace)
         fprintf(stderr,
                 "loadgen: traces %u built; traced calls %" PRIu64 " records %" PRIu64

@@ -4,7 +4,9 @@
 # An aggregator tree is fed by several generators, each emulating a range of ranks of one job,
 # or by one generator sending contiguous blocks of its ranks to several endpoints. This checks
 # that the pieces add up to the whole job exactly:
-#  1. one generator emulates the whole 64-rank job (seed 7): its totals are the reference;
+#  1. one generator emulates the whole 64-rank job (seed 7) encoding every sample with
+#     protobuf-c (--variants 0): its totals are the reference; the others use cached encodings
+#     (--variants 10, one per window of the run), so they must send exactly the same content;
 #  2. a collector listening on two endpoints receives the same job from two generators running
 #     at once, ranks 0..23 (split over both endpoints: two --connect) and 24..63: the two
 #     totals files must add up to the whole one, each must say its range, and the collector's
@@ -20,10 +22,11 @@ python=$MW_PYTHON
 mw_init loadgen_ranges
 dir=$MW_T
 common=(--ranks 64 --rate 10 --functions 8 --seconds 1 --nodes 4 --job lgrange --seed 7)
+cached=(--variants 10)
 
-# 1. The whole job.
+# 1. The whole job, every sample encoded by protobuf-c.
 mw_start_collector --exit-after-job --quiet --silence-timeout-ms 30000
-"$loadgen" --connect "$MW_EP" "${common[@]}" --totals-json "$dir/whole.json" \
+"$loadgen" --connect "$MW_EP" "${common[@]}" --variants 0 --totals-json "$dir/whole.json" \
     2>"$dir/whole.err" || { MW_FAILURE_LOG=$dir/whole.err; mw_fail "whole generator failed"; }
 mw_collector_exits 15
 
@@ -32,9 +35,10 @@ ep2="ipc://$dir/ingest2"
 mw_start_collector --listen "$ep2" --exit-after-job --quiet --silence-timeout-ms 30000 \
     --summary-json "$dir/summary.json" --stats-json "$dir/stats.json"
 "$loadgen" --connect "$MW_EP" --connect "$ep2" "${common[@]}" --rank-first 0 --rank-count 24 \
+    "${cached[@]}" \
     --totals-json "$dir/a.json" 2>"$dir/a.err" &
 pa=$!
-"$loadgen" --connect "$ep2" "${common[@]}" --rank-first 24 --rank-count 40 \
+"$loadgen" --connect "$ep2" "${common[@]}" --rank-first 24 --rank-count 40 "${cached[@]}" \
     --totals-json "$dir/b.json" 2>"$dir/b.err" &
 pb=$!
 wait "$pa" || { MW_FAILURE_LOG=$dir/a.err; mw_fail "generator of ranks 0..23 failed"; }
@@ -53,7 +57,8 @@ for ((i = 0; i < 200; i++)); do
     [ -S "$dir/ingest3" ] && break
     sleep 0.05
 done
-"$loadgen" --connect "$MW_EP" --connect "$ep3" "${common[@]}" --totals-json "$dir/c.json" \
+"$loadgen" --connect "$MW_EP" --connect "$ep3" "${common[@]}" "${cached[@]}" \
+    --totals-json "$dir/c.json" \
     2>"$dir/c.err" || { MW_FAILURE_LOG=$dir/c.err; mw_fail "two-endpoint generator failed"; }
 # Each collector sees only its half of the job: stop them once the byes are in.
 for ((i = 0; i < 200; i++)); do
@@ -78,6 +83,8 @@ def check(what, got, want):
         errors.append(f"{what}: got {got!r}, want {want!r}")
 
 check("whole range", (whole["rank_first"], whole["rank_count"]), (0, 64))
+check("windows", [t["windows"] for t in (whole, a, b, c)], [10] * 4)
+check("bytes sent", a["bytes"] + b["bytes"] - whole["bytes"], 0)
 check("a range", (a["ranks"], a["rank_first"], a["rank_count"]), (64, 0, 24))
 check("b range", (b["ranks"], b["rank_first"], b["rank_count"]), (64, 24, 40))
 check("a hellos, samples", (a["hellos"], a["samples"]), (24, 24 * a["windows"]))
