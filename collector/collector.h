@@ -99,6 +99,7 @@ typedef struct mw_collector {
     uint32_t job_published_hellos;  /* job.hellos when the job description was last sent */
     struct mw_step_assembly *steps; /* per-step assembly of the current job (steps.c) */
     struct mw_steer *steer;         /* --steer / --control sockets, or NULL (steer.c) */
+    struct mw_partial *partial;     /* partial windows, both sides of a hop (partial.c), or NULL */
     struct mw_rules *rules;         /* --rules: the rule set (rules.c), or NULL */
     struct mw_auth *auth;           /* --curve-secret: the ZAP handler and monitors, or NULL */
     mw_trace_stats_t tstats;        /* traces, all jobs (trace_check.c) */

@@ -18,6 +18,7 @@
 #include "mw_fnmap_msg.h"
 #include "mw_trace.h"
 #include "mw_wire.h"
+#include "partial.h"
 #include "publish.h"
 #include "steps.h"
 
@@ -475,7 +476,10 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
         return MW_REJECT_VERSION;
     fn_end = mw_fn_end();
     /* The envelope lives in the decoding arena, for this call only: translated in place. */
-    if (env->body_case != MPIWATCH__ENVELOPE__BODY_HELLO && job_open(c))
+    /* A partial's or AggState's ids are its aggregator's (partial.c, aggstate.c translate). */
+    if (env->body_case != MPIWATCH__ENVELOPE__BODY_HELLO &&
+        env->body_case != MPIWATCH__ENVELOPE__BODY_PARTIAL &&
+        env->body_case != MPIWATCH__ENVELOPE__BODY_AGG && job_open(c))
         fn_translate(c, (Mpiwatch__Envelope *)env);
 
     switch (env->body_case) {
@@ -505,6 +509,11 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
         mw_trace_in_t trace;
         mw__trace_check_sample(c, env->rank, env->sample, &trace);
         uint64_t dropped = mw__job_sample(&c->job, env, now->mono_ns);
+        /* An aggregator closes the steps this sample completes before the window it may
+         * complete: those steps then go up with that window's partial (partial.c). */
+        int aggregating = mw__partial_aggregating(c);
+        if (aggregating)
+            mw__steps_sample(c, env->rank, env->sample);
         mw_rs_in_t rs;
         mw__rs_apply(&c->job.rs, env->rank, env->sample, mw__job_info_charge, &c->job, &rs,
                      c->stats.rs_refused);
@@ -518,9 +527,19 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
             if (trace.t && trace.state == MW_TRACE_EXACT)
                 mw__publish_trace(c, env->rank, trace.t);
         }
-        mw__steps_sample(c, env->rank, env->sample);
+        if (!aggregating)
+            mw__steps_sample(c, env->rank, env->sample);
+        if (env->sample->dormant && aggregating)
+            mw__partial_dormant(c, env->rank, env->sample->window, env->sample->dormant);
         return MW_ACCEPTED;
     }
+
+    /* From an aggregator (docs/partial.md): its merged window, its identity and accounting. */
+    case MPIWATCH__ENVELOPE__BODY_PARTIAL:
+        return mw__partial_ingest(c, env, now);
+
+    case MPIWATCH__ENVELOPE__BODY_AGG:
+        return mw__aggstate_ingest(c, env, now);
 
     case MPIWATCH__ENVELOPE__BODY_BYE:
         r = check_sender(c, env);

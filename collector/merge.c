@@ -140,6 +140,7 @@ static void window_release(mw_window_t *w)
     free(w->rf);
     free(w->rr);
     free(w->blocks);
+    free(w->rep);
     memset(w, 0, sizeof *w);
 }
 
@@ -164,7 +165,7 @@ static void window_clear(mw_window_t *w)
     mw__index_clear(&w->regions);
     mw__index_clear(&w->sites);
     mw__index_clear(&w->fpairs);
-    w->n_rf = w->n_rr = w->n_blocks = 0;
+    w->n_rf = w->n_rr = w->n_blocks = w->n_rep = 0;
     w->rank_detail_left_out = w->regions_dropped = w->sites_dropped = 0;
     w->n_traces = w->n_comms = w->traced_ranks = w->trace_deferred = 0;
     w->tbytes_len = 0;
@@ -325,11 +326,9 @@ static void merge_count(mw_merge_t *m, int64_t w)
         m->at[w & m->mask]++;
 }
 
-static int call_shorter(const mw_merge_call_t *a, const mw_merge_call_t *b)
-{
-    return a->duration_ns < b->duration_ns;
-}
-
+/* The order of the longest calls: longest first, then lowest rank, earliest start, and the
+ * remaining fields, so that it is total: which calls a window keeps then depends only on the
+ * calls, not on the order in which samples or partials arrived (partial.c). */
 static int cmp_call_desc(const void *pa, const void *pb)
 {
     const mw_merge_call_t *a = pa, *b = pb;
@@ -337,7 +336,21 @@ static int cmp_call_desc(const void *pa, const void *pb)
         return a->duration_ns > b->duration_ns ? -1 : 1;
     if (a->rank != b->rank)
         return a->rank < b->rank ? -1 : 1;
-    return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns ? -1 : 1;
+    if (a->fn != b->fn)
+        return a->fn < b->fn ? -1 : 1;
+    if (a->peer != b->peer)
+        return a->peer < b->peer ? -1 : 1;
+    return a->bytes < b->bytes ? -1 : a->bytes > b->bytes;
+}
+
+/* a comes after b in that order (the heap's "smaller"). */
+static int call_shorter(const mw_merge_call_t *a, const mw_merge_call_t *b)
+{
+    if (a->duration_ns != b->duration_ns)
+        return a->duration_ns < b->duration_ns;
+    return cmp_call_desc(a, b) > 0;
 }
 
 /* Keeps the MW_MERGE_LONGEST longest calls in a min-heap: O(log K) per call. */
@@ -615,23 +628,32 @@ static void window_add_fpairs(mw_merge_t *m, mw_window_t *w, uint32_t rank,
     }
 }
 
-/* Each function's spread across ranks: Welford's update with this rank's total_ns, O(1) per
+/* Adds ranks' moments (their number, sum of total_ns, sum of squares) to a function's. */
+static void spread_add(mw_fn_sum_t *sum, uint32_t ranks, uint64_t s1, mw_u128_t sq)
+{
+    sum->ranks += ranks;
+    sum->sum_ns = s1 > UINT64_MAX - sum->sum_ns ? UINT64_MAX : sum->sum_ns + s1;
+    sum->sq = sq > ~(mw_u128_t)0 - sum->sq ? ~(mw_u128_t)0 : sum->sq + sq;
+}
+
+/* The rank with the largest total (the lowest of equals) among a function's ranks. */
+static void spread_max(mw_fn_sum_t *sum, int first, uint32_t rank, uint64_t ns)
+{
+    if (first || ns > sum->rank_max_ns || (ns == sum->rank_max_ns && rank < sum->rank_max)) {
+        sum->rank_max = rank;
+        sum->rank_max_ns = ns;
+    }
+}
+
+/* Each function's spread across ranks: this rank's total_ns added to the moments, O(1) per
  * function summary (ingest rejects a function given twice in one sample). */
 static void window_add_spread(mw_window_t *w, uint32_t rank, const Mpiwatch__Sample *s)
 {
     for (size_t i = 0; i < s->n_functions; i++) {
         const Mpiwatch__FunctionStat *f = s->functions[i];
         mw_fn_sum_t *sum = &w->fn[f->fn];
-        double x = (double)f->total_ns;
-        sum->ranks++;
-        double d = x - sum->mean;
-        sum->mean += d / sum->ranks;
-        sum->m2 += (long double)d * (long double)(x - sum->mean);
-        if (sum->ranks == 1 || f->total_ns > sum->rank_max_ns ||
-            (f->total_ns == sum->rank_max_ns && rank < sum->rank_max)) {
-            sum->rank_max = rank;
-            sum->rank_max_ns = f->total_ns;
-        }
+        spread_max(sum, sum->ranks == 0, rank, f->total_ns);
+        spread_add(sum, 1, f->total_ns, (mw_u128_t)f->total_ns * f->total_ns);
     }
 }
 
@@ -763,8 +785,11 @@ static int cmp_block(const void *pa, const void *pb)
 }
 
 /* At close: the blocks in rank order, and each function's spread with the reporting ranks
- * that did not call it as zeros (Chan's combination of the callers' (n, mean, M2) with
- * (N - n, 0, 0)): sd = sqrt(M2 / N), the population deviation over the N reporting ranks. */
+ * that did not call it as zeros: the population deviation over the N reporting ranks,
+ * sd = sqrt(N * S2 - S1^2) / N from the exact sums S1 of total_ns and S2 of its squares (the
+ * reporting ranks without the function add nothing to either). The numerator is computed
+ * exactly in 128 bits when it fits, which it does for any real window (S2 < 2^128 / N); else
+ * (a sum saturated) in long double. Either way sd is a function of (N, S1, S2) alone. */
 static void window_close_detail(mw_window_t *w)
 {
     int sorted = 1;
@@ -779,9 +804,15 @@ static void window_close_detail(mw_window_t *w)
             f->sd_ns = 0;
             continue;
         }
-        long double n = f->ranks, mean = f->mean;
-        long double m2 = f->m2 + mean * mean * n * (n_all - n) / n_all;
-        f->sd_ns = m2 > 0 ? (double)sqrtl(m2 / n_all) : 0.0;
+        mw_u128_t n = w->ranks_reporting, s1 = f->sum_ns, sq = f->sq, max = ~(mw_u128_t)0;
+        if (f->sum_ns != UINT64_MAX && sq != max && sq <= max / n && n * sq >= s1 * s1) {
+            mw_u128_t num = n * sq - s1 * s1;
+            f->sd_ns = num ? (double)(sqrtl((long double)num) / n_all) : 0.0;
+        } else {
+            long double mean = (long double)f->sum_ns / n_all;
+            long double var = (long double)f->sq / n_all - mean * mean;
+            f->sd_ns = var > 0 ? (double)sqrtl(var) : 0.0;
+        }
     }
 }
 
@@ -812,10 +843,12 @@ static void window_add(mw_merge_t *m, mw_window_t *w, uint32_t rank, const Mpiwa
         w->occ_total_ns += s->occ_ns[i];
         rank_occ += s->occ_ns[i];
     }
-    if (rank < w->n_rank_pm) {
-        uint64_t pm = w->window_ns ? rank_occ * 1000 / w->window_ns : 0;
-        w->rank_pm[rank] = pm < MW_RANK_PM_NONE ? (uint32_t)pm : MW_RANK_PM_NONE - 1;
-    }
+    uint64_t pm64 = w->window_ns ? rank_occ * 1000 / w->window_ns : 0;
+    uint32_t pm = pm64 < MW_RANK_PM_NONE ? (uint32_t)pm64 : MW_RANK_PM_NONE - 1;
+    if (rank < w->n_rank_pm)
+        w->rank_pm[rank] = pm;
+    if (w->n_rep < w->cap_rep || grow((void **)&w->rep, &w->cap_rep, w->n_rep, sizeof *w->rep) == 0)
+        w->rep[w->n_rep++] = (mw_rank_share_t){rank, pm};
 
     for (size_t i = 0; i < s->n_density_fn; i++) {
         uint64_t key = (uint64_t)(uint32_t)s->density_sub[i] << 32 |
@@ -894,12 +927,10 @@ static void merge_close_ready(mw_merge_t *m)
         merge_advance(m, 0);
 }
 
-int mw__merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint64_t samples_dropped,
-                  uint64_t now_ns, const mw_trace_in_t *trace)
+/* Where window w goes: starts the merge, moves head back before anything closed, or evicts
+ * the oldest windows to make room in the ring (mw__merge_add and mw__merge_add_partial). */
+static inline void merge_place(mw_merge_t *m, int64_t w)
 {
-    int64_t w = (int64_t)s->window;
-    int64_t last = m->last[rank];
-
     if (!m->started) {
         m->started = 1;
         m->head = m->max_seen = w;
@@ -921,20 +952,11 @@ int mw__merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint6
             merge_advance(m, 1);
         }
     }
+}
 
-    if (m->expected[rank]) {
-        merge_uncount(m, last);
-        merge_count(m, w);
-    }
-    m->last[rank] = w;
-
-    if (w < m->head) {
-        m->late++;
-        m->frozen = 1;
-        merge_close_ready(m);
-        return 1;
-    }
-
+/* The open window w (opened now if it was not). */
+static inline mw_window_t *merge_open(mw_merge_t *m, int64_t w, uint64_t now_ns)
+{
     mw_window_t *win = &m->ring[w & m->mask];
     if (!win->open) {
         win->open = 1;
@@ -944,11 +966,271 @@ int mw__merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint6
         win->first_arrival_ns = now_ns;
     }
     win->last_arrival_ns = now_ns;
+    return win;
+}
+
+/* The rank's last window is now w: it moves from one completeness counter to the other. */
+static inline void merge_progress(mw_merge_t *m, uint32_t rank, int64_t w)
+{
+    if (m->expected[rank]) {
+        merge_uncount(m, m->last[rank]);
+        merge_count(m, w);
+    }
+    m->last[rank] = w;
+}
+
+int mw__merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint64_t samples_dropped,
+                  uint64_t now_ns, const mw_trace_in_t *trace)
+{
+    int64_t w = (int64_t)s->window;
+    merge_place(m, w);
+    merge_progress(m, rank, w);
+
+    if (w < m->head) {
+        m->late++;
+        m->frozen = 1;
+        merge_close_ready(m);
+        return 1;
+    }
+
+    mw_window_t *win = merge_open(m, w, now_ns);
     window_add(m, win, rank, s, samples_dropped, trace);
     if (w > m->max_seen)
         m->max_seen = w;
     merge_close_ready(m);
     return 0;
+}
+
+/* ---- partial windows (partial.c, docs/partial.md) -------------------------------------------
+ *
+ * A partial is the merged window of an aggregator's ranks; adding it must leave the window as
+ * the same ranks' samples would have. Sums (counts, times, bytes, histograms, occupancy,
+ * density, pairs, losses, region and site figures) add; extremes take the extreme; the spread
+ * adds its exact moments; a "top rank" keeps the larger value and the lower rank of equals;
+ * the longest calls go through the same heap with its total order; per-rank entries (detail
+ * blocks, MPI shares, traces) are each rank's own and are copied. What depends on arrival
+ * order (the first-seen order of functions, density cells, pairs, per-function pairs,
+ * communicators) follows the partial's order, which is its ranks' arrival order at the
+ * aggregator: the same as one collector's when the ranks arrive in the same order. */
+
+/* The partial's per-rank detail (Window.rf_*, rr_*, each in rank order): one block per rank,
+ * within the window's caps as window_add_detail. */
+static void window_add_partial_detail(mw_merge_t *m, mw_window_t *w, const Mpiwatch__Window *pw)
+{
+    size_t nf = pw->n_rf_rank, nr = pw->n_rr_rank, i = 0, j = 0;
+    w->rank_detail_left_out = mw__rs_sat_add(w->rank_detail_left_out, pw->rank_detail_left_out);
+    if (m->no_rank_detail) {
+        w->rank_detail_left_out = mw__rs_sat_add(w->rank_detail_left_out, nf + nr);
+        return;
+    }
+    while (i < nf || j < nr) {
+        uint32_t rank = i < nf && (j >= nr || pw->rf_rank[i] <= pw->rr_rank[j]) ? pw->rf_rank[i]
+                                                                                : pw->rr_rank[j];
+        uint32_t kf = 0, kr = 0;
+        while (i + kf < nf && pw->rf_rank[i + kf] == rank)
+            kf++;
+        while (j + kr < nr && pw->rr_rank[j + kr] == rank)
+            kr++;
+        uint32_t room_f = MW_WINDOW_MAX_RANK_ENTRIES - w->n_rf;
+        uint32_t room_r = MW_WINDOW_MAX_RANK_ENTRIES - w->n_rr;
+        uint32_t tf = kf < room_f ? kf : room_f, tr = kr < room_r ? kr : room_r;
+        if ((tf || tr) &&
+            (grow_by((void **)&w->blocks, &w->cap_blocks, w->n_blocks, 1, sizeof *w->blocks) < 0 ||
+             grow_by((void **)&w->rf, &w->cap_rf, w->n_rf, tf, sizeof *w->rf) < 0 ||
+             grow_by((void **)&w->rr, &w->cap_rr, w->n_rr, tr, sizeof *w->rr) < 0))
+            tf = tr = 0;
+        w->rank_detail_left_out += (kf - tf) + (kr - tr);
+        if (tf || tr) {
+            w->blocks[w->n_blocks++] = (mw_rank_block_t){
+                .rank = rank, .rf_off = w->n_rf, .rf_n = tf, .rr_off = w->n_rr, .rr_n = tr};
+            for (uint32_t k = 0; k < tf; k++)
+                w->rf[w->n_rf++] = (mw_rank_fn_entry_t){rank, pw->rf_fn[i + k], pw->rf_count[i + k],
+                                                        pw->rf_ns[i + k], pw->rf_bytes[i + k]};
+            for (uint32_t k = 0; k < tr; k++)
+                w->rr[w->n_rr++] = (mw_rank_region_entry_t){rank,
+                                                            pw->rr_region[j + k],
+                                                            pw->rr_count[j + k],
+                                                            pw->rr_incl_ns[j + k],
+                                                            pw->rr_excl_ns[j + k],
+                                                            pw->rr_mpi_ns[j + k]};
+        }
+        i += kf;
+        j += kr;
+    }
+}
+
+/* Regions and call sites of a partial (job ids already the parent's). */
+static void window_add_partial_rs(mw_window_t *w, const Mpiwatch__Window *pw)
+{
+    w->regions_dropped = mw__rs_sat_add(w->regions_dropped, pw->regions_dropped);
+    w->sites_dropped = mw__rs_sat_add(w->sites_dropped, pw->sites_dropped);
+    for (size_t i = 0; i < pw->n_regions; i++) {
+        const Mpiwatch__RegionStat *e = pw->regions[i];
+        int created;
+        mw_region_sum_t *r = mw__index_get(&w->regions, e->region, &created);
+        if (!r) {
+            w->overflow++;
+            continue;
+        }
+        r->region = e->region;
+        r->ranks += e->ranks;
+        r->count = mw__rs_sat_add(r->count, e->count);
+        r->incl_ns = mw__rs_sat_add(r->incl_ns, e->incl_ns);
+        r->excl_ns = mw__rs_sat_add(r->excl_ns, e->excl_ns);
+        r->mpi_ns = mw__rs_sat_add(r->mpi_ns, e->mpi_ns);
+    }
+    for (size_t i = 0; i < pw->n_sites; i++) {
+        const Mpiwatch__SiteStat *e = pw->sites[i];
+        int created;
+        mw_site_sum_t *t = mw__index_get(&w->sites, (uint64_t)e->site << 32 | e->fn, &created);
+        if (!t) {
+            w->overflow++;
+            continue;
+        }
+        if (created || e->top_rank_ns > t->top_rank_ns ||
+            (e->top_rank_ns == t->top_rank_ns && e->top_rank < t->top_rank)) {
+            t->top_rank = e->top_rank;
+            t->top_rank_ns = e->top_rank_ns;
+        }
+        t->site = e->site;
+        t->fn = e->fn;
+        t->ranks += e->ranks;
+        t->count = mw__rs_sat_add(t->count, e->count);
+        t->ns = mw__rs_sat_add(t->ns, e->ns);
+        t->bytes = mw__rs_sat_add(t->bytes, e->bytes);
+        if (e->max_ns > t->max_ns)
+            t->max_ns = e->max_ns;
+    }
+}
+
+static int window_add_partial(mw_merge_t *m, mw_window_t *w, const mw_partial_in_t *in)
+{
+    const Mpiwatch__Window *pw = in->pw;
+    /* The only allocations that can fail before anything is added: the ranks' list. */
+    if (grow_by((void **)&w->rep, &w->cap_rep, w->n_rep, in->n_ranks, sizeof *w->rep) < 0)
+        return -1;
+    for (size_t i = 0; i < pw->n_traces; i++)
+        window_add_trace(m, w, pw->traces[i]->rank, &in->traces[i]);
+    if (pw->n_comms) {
+        mw_trace_in_t cin = {.comms = (Mpiwatch__CommDef *const *)pw->comms};
+        for (size_t i = 0; i < pw->n_comms; i++) {
+            cin.n_comms = 1;
+            cin.comms = (Mpiwatch__CommDef *const *)&pw->comms[i];
+            window_add_trace(m, w, pw->comm_world_rank[i], &cin);
+        }
+    }
+    w->ranks_reporting += in->n_ranks;
+    w->records_dropped += pw->records_dropped;
+    w->calls_late += pw->calls_late;
+    w->samples_dropped += pw->samples_dropped;
+    w->overflow += pw->overflow;
+    w->mpi_time_ns += pw->mpi_time_ns;
+    w->occ_total_ns += pw->occ_total_ns;
+
+    for (size_t i = 0; i < in->n_fn_order; i++)
+        window_mark(w, in->fn_order[i]);
+    for (size_t i = 0; i < pw->n_functions; i++) {
+        const Mpiwatch__FunctionStat *f = pw->functions[i];
+        mw_fn_sum_t *sum = &w->fn[f->fn];
+        window_mark(w, f->fn);
+        mw__fn_stats_add(&sum->s, f);
+        for (size_t b = 0; b < f->n_hist; b++)
+            sum->hist[f->hist_first + b] += f->hist[b];
+        if (f->spread_ranks) {
+            spread_max(sum, sum->ranks == 0, f->rank_max, f->rank_max_ns);
+            spread_add(sum, f->spread_ranks, f->spread_sum_ns,
+                       (mw_u128_t)f->spread_sq_hi << 64 | f->spread_sq_lo);
+        }
+    }
+    for (size_t i = 0; i < pw->n_occ_fn; i++) {
+        window_mark(w, pw->occ_fn[i]);
+        w->occ_ns[(size_t)pw->occ_fn[i] * w->subslots + pw->occ_sub[i]] += pw->occ_ns[i];
+    }
+    /* MPI shares: the partial's, rank by rank in list order (as each sample set its own). */
+    size_t k = 0;
+    for (size_t r = 0; r < in->n_ranges; r++)
+        for (uint32_t j = 0; j < in->rank_count[r]; j++, k++) {
+            uint32_t rank = in->rank_first[r] + j;
+            uint32_t pm = k < in->n_rank_pm ? in->rank_pm[k] : MW_RANK_PM_NONE - 1;
+            if (rank < w->n_rank_pm)
+                w->rank_pm[rank] = pm;
+            w->rep[w->n_rep++] = (mw_rank_share_t){rank, pm};
+        }
+
+    for (size_t i = 0; i < pw->n_density_fn; i++) {
+        uint64_t key = (uint64_t)(uint32_t)pw->density_sub[i] << 32 |
+                       (uint64_t)pw->density_fn[i] << 9 | (uint64_t)pw->density_bin[i] << 1 |
+                       pw->density_end[i];
+        int created;
+        mw_density_cell_t *cell = mw__index_get(&w->density, key, &created);
+        if (!cell) {
+            w->overflow++;
+            continue;
+        }
+        if (created) {
+            cell->fn = pw->density_fn[i];
+            cell->sub = pw->density_sub[i];
+            cell->bin = pw->density_bin[i];
+            cell->end = pw->density_end[i];
+        }
+        cell->count += pw->density_count[i];
+    }
+    /* Pairs: each source is a listed rank, whose pairs are new to the window (one sample, or
+     * one partial, per rank and window), and the partial lists each (src, dst) once. */
+    for (size_t i = 0; i < pw->n_pair_src; i++) {
+        mw_pair_sum_t *p =
+            mw__index_append(&w->pairs, (uint64_t)pw->pair_src[i] << 32 | pw->pair_dst[i]);
+        if (!p) {
+            w->overflow++;
+            continue;
+        }
+        mw__pair_add(p, 1, pw->pair_src[i], pw->pair_dst[i], pw->pair_messages[i],
+                     pw->pair_bytes[i]);
+    }
+    for (size_t i = 0; i < pw->n_fpair_src; i++) {
+        mw_fpair_sum_t *p =
+            mw__index_append(&w->fpairs, (uint64_t)pw->fpair_src[i] << 32 | pw->fpair_dst[i]);
+        if (!p) {
+            w->overflow++;
+            continue;
+        }
+        *p = (mw_fpair_sum_t){pw->fpair_src[i], pw->fpair_dst[i], pw->fpair_fn[i],
+                              pw->fpair_messages[i], pw->fpair_bytes[i]};
+    }
+    window_add_partial_rs(w, pw);
+    window_add_partial_detail(m, w, pw);
+    for (size_t i = 0; i < pw->n_longest; i++) {
+        const Mpiwatch__Call *c = pw->longest[i];
+        mw_merge_call_t call = {.rank = c->rank,
+                                .fn = c->fn,
+                                .peer = c->peer,
+                                .start_ns = c->start_ns,
+                                .duration_ns = c->duration_ns,
+                                .bytes = c->bytes};
+        longest_push(w, &call);
+    }
+    return 0;
+}
+
+int mw__merge_add_partial(mw_merge_t *m, const mw_partial_in_t *in, uint64_t now_ns)
+{
+    int64_t w = (int64_t)in->pw->index;
+    merge_place(m, w);
+    for (size_t r = 0; r < in->n_ranges; r++)
+        for (uint32_t k = 0; k < in->rank_count[r]; k++)
+            merge_progress(m, in->rank_first[r] + k, w);
+    if (w < m->head) {
+        m->late += in->n_ranks;
+        m->frozen = 1;
+        merge_close_ready(m);
+        return 1;
+    }
+    mw_window_t *win = merge_open(m, w, now_ns);
+    int rc = window_add_partial(m, win, in);
+    if (w > m->max_seen)
+        m->max_seen = w;
+    merge_close_ready(m);
+    return rc;
 }
 
 void mw__merge_leave(mw_merge_t *m, uint32_t rank)

@@ -20,7 +20,7 @@
 #include "regions.h"
 
 #define MW_MERGE_LONGEST 32u            /* longest calls kept per merged window */
-#define MW_MERGE_RANK_PM_MAX 65536u     /* jobs up to this size get per-rank MPI shares */
+#define MW_MERGE_RANK_PM_MAX 131072u    /* jobs up to this size get per-rank MPI shares */
 #define MW_RANK_PM_NONE 65535u          /* the rank's sample is not in the window */
 #define MW_MERGE_RING_MIN 16u           /* open windows kept at least ... */
 #define MW_MERGE_RING_MAX 256u          /* ... and at most (power of two) */
@@ -52,16 +52,22 @@ static inline void mw__fn_stats_add(mw_fn_stats_t *t, const Mpiwatch__FunctionSt
     t->bytes += f->bytes;
 }
 
+/* An unsigned 128-bit integer (a GCC and Clang extension): sums of squared nanoseconds. */
+__extension__ typedef unsigned __int128 mw_u128_t;
+
 /* One function summed over the ranks that reported a window. */
 typedef struct {
     mw_fn_stats_t s;
     uint64_t hist[MW_MAX_DURATION_BINS]; /* hist[b]: calls in duration bin b (mw_bins.h) */
-    /* The spread across ranks of each rank's total_ns (FunctionStat.rank_sd_ns): Welford's
-     * running mean and sum of squared deviations over the ranks that reported the function;
-     * the reporting ranks without it join as zeros at close (merge.c). */
+    /* The spread across ranks of each rank's total_ns (FunctionStat.rank_sd_ns), from exact
+     * integer moments over the ranks that reported the function: their number, the sum of
+     * their total_ns and the sum of its squares (both saturating). Sums of integers do not
+     * depend on the order or grouping in which ranks are added, so a window merged from
+     * partials (partial.c) has the same spread, to the bit, as one merged from samples; the
+     * reporting ranks without the function join as zeros at close (merge.c). */
     uint32_t ranks;
-    double mean;
-    long double m2;
+    uint64_t sum_ns;
+    mw_u128_t sq;
     double sd_ns;         /* set at close */
     uint32_t rank_max;    /* the rank with the largest total_ns (the lowest of equals) ... */
     uint64_t rank_max_ns; /* ... and that total */
@@ -131,6 +137,11 @@ typedef struct {
     uint32_t end;
     uint64_t count;
 } mw_density_cell_t;
+
+/* A rank merged into a window and its occupancy share of it in thousandths. */
+typedef struct {
+    uint32_t rank, pm;
+} mw_rank_share_t;
 
 /* One explicitly recorded long call. */
 typedef struct {
@@ -253,6 +264,12 @@ typedef struct {
     mw__index_t fpairs; /* list of mw_fpair_sum_t (samples with peer_fn), at most
                            MW_WINDOW_MAX_FPAIRS; more count in overflow */
 
+    /* The ranks merged into it (a sample's rank, or each rank a partial listed) with their MPI
+     * share (as rank_pm, kept whatever the job's size), in arrival order: what an aggregator's
+     * partial lists (partial.c sorts a copy). */
+    mw_rank_share_t *rep;
+    uint32_t n_rep, cap_rep;
+
     /* Merge bookkeeping. */
     uint64_t first_arrival_ns; /* collector monotonic time of the first sample */
     uint64_t last_arrival_ns;  /* ... and of the last one merged */
@@ -352,6 +369,30 @@ int mw__merge_trace_exact(const mw_merge_t *m, uint64_t window, uint32_t rank);
  * Returns 0 when added, 1 when the window is not open (closed, or never had data), -1 when
  * out of memory or over a cap. */
 int mw__merge_trace_add(mw_merge_t *m, uint32_t rank, uint64_t window, const mw_trace_in_t *in);
+
+/* A checked partial window (partial.c) in the parent's ids: window `pw` (its functions,
+ * occupancy, density, pairs, per-function pairs, longest calls, per-rank detail, regions,
+ * sites, traces and communicators already translated and bounded), the ranks it merged as
+ * sorted, disjoint ranges that are all after each rank's last window, their MPI shares in
+ * list order, and the aggregator's first-seen function order. */
+typedef struct {
+    const Mpiwatch__Window *pw;
+    const uint32_t *rank_first, *rank_count;
+    size_t n_ranges;
+    uint32_t n_ranks; /* sum of rank_count */
+    const uint32_t *rank_pm;
+    size_t n_rank_pm;
+    const uint32_t *fn_order;
+    size_t n_fn_order;
+    const mw_trace_in_t *traces; /* [pw->n_traces]: each checked (trace_check.c) */
+} mw_partial_in_t;
+
+/* Merges a checked partial window into window pw->index as if each listed rank's sample had
+ * arrived now (the ranks' progress, the window's completeness and every figure exactly as
+ * mw__merge_add would have left them). Returns 0 when merged, 1 when the window had already
+ * closed (late: nothing merged, the ranks' progress recorded), -1 when out of memory (nothing
+ * merged, progress recorded). */
+int mw__merge_add_partial(mw_merge_t *m, const mw_partial_in_t *in, uint64_t now_ns);
 
 /* The rank will send nothing more (bye, or declared dead): windows stop waiting for it. */
 void mw__merge_leave(mw_merge_t *m, uint32_t rank);

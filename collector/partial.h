@@ -36,4 +36,16 @@ mw_reject_t mw__partial_ingest(mw_collector_t *c, const Mpiwatch__Envelope *env,
 mw_reject_t mw__aggstate_ingest(mw_collector_t *c, const Mpiwatch__Envelope *env,
                                 const mw_clock_t *now);
 
+/* Whether this collector is an aggregator (--upstream given). */
+int mw__partial_aggregating(const mw_collector_t *c);
+/* Aggregator side (steps.c): a step its ranks all ended closed; it goes up with the next
+ * partial (Partial.steps). */
+void mw__partial_step_closed(mw_collector_t *c, const Mpiwatch__Step *st);
+/* Aggregator side (ingest.c): a sample of `rank` for window `window` carried dormant totals;
+ * they go up with that window's partial (Partial.dormant). */
+void mw__partial_dormant(mw_collector_t *c, uint32_t rank, uint64_t window,
+                         const Mpiwatch__Dormant *d);
+/* Frees the collector's partial state (c->partial). */
+void mw__partial_free(mw_collector_t *c);
+
 #endif

@@ -477,3 +477,37 @@ void mw__rs_apply(mw__rs_t *rs, uint32_t rank, const Mpiwatch__Sample *s, mw_rs_
     out->regions = rs->rin;
     out->sites = rs->sin;
 }
+
+uint32_t mw__rs_define_region(mw__rs_t *rs, const Mpiwatch__Region *r, mw_rs_charge_fn charge,
+                              void *user, mw_rs_reason_t *why)
+{
+    *why = MW_RS_COUNT;
+    if (!text_ok(r->name, MW_REGION_NAME_MAX, 1)) {
+        *why = MW_RS_DEF_TEXT;
+        return 0;
+    }
+    Mpiwatch__RegionDef d = MPIWATCH__REGION_DEF__INIT;
+    d.name = r->name;
+    d.source = r->source;
+    return region_intern(rs, &d, charge, user, why);
+}
+
+uint32_t mw__rs_define_site(mw__rs_t *rs, const Mpiwatch__CallSite *cs, mw_rs_charge_fn charge,
+                            void *user, mw_rs_reason_t *why)
+{
+    *why = MW_RS_COUNT;
+    if (!text_ok(cs->module, MW_SITE_STRING_MAX, 0) ||
+        !text_ok(cs->function, MW_SITE_STRING_MAX, 0) ||
+        !text_ok(cs->file, MW_SITE_STRING_MAX, 0) || cs->first_rank >= rs->size) {
+        *why = MW_RS_DEF_TEXT;
+        return 0;
+    }
+    Mpiwatch__CallSiteDef d = MPIWATCH__CALL_SITE_DEF__INIT;
+    d.module = cs->module;
+    d.offset = cs->offset;
+    d.function = cs->function;
+    d.file = cs->file;
+    d.line = cs->line;
+    mw_rs_reason_t up = MW_RS_COUNT;
+    return site_intern(rs, cs->first_rank, &d, charge, user, why, &up);
+}

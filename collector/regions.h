@@ -122,6 +122,14 @@ typedef int (*mw_rs_charge_fn)(void *user, uint64_t bytes);
 void mw__rs_apply(mw__rs_t *rs, uint32_t rank, const Mpiwatch__Sample *s, mw_rs_charge_fn charge,
                   void *user, mw_rs_in_t *out, uint64_t *refused);
 
+/* The job id of a region or call site an aggregator's partial defines (partial.c), added to
+ * the job's table when new (a site as its first rank defined it); 0 with *why set when its
+ * text is not valid or a cap refused it. */
+uint32_t mw__rs_define_region(mw__rs_t *rs, const Mpiwatch__Region *r, mw_rs_charge_fn charge,
+                              void *user, mw_rs_reason_t *why);
+uint32_t mw__rs_define_site(mw__rs_t *rs, const Mpiwatch__CallSite *cs, mw_rs_charge_fn charge,
+                            void *user, mw_rs_reason_t *why);
+
 /* The site total entries (mw_site_total_t), in first-seen order. */
 #define MW__RS_SITE_TOTAL(rs, i) MW__INDEX_AT(&(rs)->site_totals, mw_site_total_t, i)
 

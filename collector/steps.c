@@ -44,6 +44,7 @@
  * by reason and shown in the stats JSON, on the Prometheus page and in the report.
  */
 #include "steps.h"
+#include "partial.h"
 #include "publish.h"
 
 #include <inttypes.h>
@@ -466,6 +467,8 @@ static void step_close(mw_collector_t *c, step_open_t *o)
     /* The rules, the recording, the feed and the steps kept for the summary take it from the
      * publish path (publish.c). */
     mw__publish_step(c, &st);
+    if (mw__partial_aggregating(c))
+        mw__partial_step_closed(c, &st); /* an aggregator: it goes up with the next partial */
     mw__index_clear(&o->fn);
     mw__index_clear(&o->pairs);
     if (o->charged) {
@@ -700,6 +703,70 @@ void mw__steps_sample(mw_collector_t *c, uint32_t rank, const Mpiwatch__Sample *
         scratch_clear(S, &(Mpiwatch__Sample){.n_steps = 1, .steps = s->steps + s->n_steps - 1});
         close_ready(c);
     }
+}
+
+/* Steps from an aggregator's partial (checked: partial.c): each is a step every one of its
+ * ranks ended, its figures summed over them. They add to the step's open entry as the ranks'
+ * own marks would (ranks, functions and pairs add, start is the earliest, end the latest), and
+ * every listed rank passes the step, so that it closes here once every rank expected here has
+ * passed it, as for marks. O(steps x (functions + pairs + ranks listed)). */
+void mw__steps_partial(mw_collector_t *c, const Mpiwatch__Partial *pa)
+{
+    mw_step_assembly_t *S = c->steps;
+    if (!S || !pa->n_steps)
+        return;
+    for (size_t i = 0; i < pa->n_steps; i++) {
+        const Mpiwatch__Step *st = pa->steps[i];
+        S->marks++;
+        step_open_t *o = (int64_t)st->step > S->floor ? step_entry(c, st->step) : NULL;
+        if (!o) {
+            if ((int64_t)st->step <= S->floor)
+                S->refused[MW_STEPS_LATE]++;
+            continue;
+        }
+        o->ranks += st->ranks;
+        o->folded += st->folded;
+        if (st->start_ns < o->start_ns)
+            o->start_ns = st->start_ns;
+        if (st->end_ns > o->end_ns)
+            o->end_ns = st->end_ns;
+        for (size_t j = 0; j < st->n_functions; j++) {
+            const Mpiwatch__FunctionStat *f = st->functions[j];
+            int created;
+            mw_fn_stats_t *t = mw__index_get(&o->fn, f->fn, &created);
+            if (t)
+                stats_add(t, &(mw_fn_stats_t){.count = f->count,
+                                              .total_ns = f->total_ns,
+                                              .min_ns = f->min_ns,
+                                              .max_ns = f->max_ns,
+                                              .bytes = f->bytes});
+        }
+        for (size_t j = 0; j < st->n_pair_src; j++) {
+            if (o->pairs.n == o->pairs.cap && S->pairs_held + o->pairs.cap > MW_STEPS_MAX_PAIRS) {
+                S->refused[MW_STEPS_PAIRS] += st->n_pair_src - j;
+                break;
+            }
+            uint32_t before = o->pairs.cap;
+            mw_pair_sum_t *q =
+                mw__index_append(&o->pairs, (uint64_t)st->pair_src[j] << 32 | st->pair_dst[j]);
+            if (!q) {
+                S->refused[MW_STEPS_PAIRS]++;
+                continue;
+            }
+            S->pairs_held += o->pairs.cap - before;
+            o->charged += o->pairs.cap - before;
+            mw__pair_add(q, 1, st->pair_src[j], st->pair_dst[j], st->pair_messages[j],
+                         st->pair_bytes[j]);
+        }
+        for (size_t k = 0; k < pa->n_rank_first; k++)
+            for (uint32_t j = 0; j < pa->rank_count[k]; j++) {
+                step_rank_t *r = &S->rank[pa->rank_first[k] + j];
+                S->work++;
+                if ((int64_t)st->step > rank_passed(r))
+                    rank_pass(S, r, o);
+            }
+    }
+    close_ready(c);
 }
 
 void mw__steps_leave(mw_collector_t *c, uint32_t rank)

@@ -54,6 +54,8 @@ void mw__steps_free(mw_collector_t *c);
 mw_reject_t mw__steps_check(mw_collector_t *c, const Mpiwatch__Sample *s);
 /* Applies an accepted sample of `rank` (in the rank's window order). */
 void mw__steps_sample(mw_collector_t *c, uint32_t rank, const Mpiwatch__Sample *s);
+/* Applies the steps of an accepted partial (partial.c): each ended by every listed rank. */
+void mw__steps_partial(mw_collector_t *c, const Mpiwatch__Partial *pa);
 /* The rank will send nothing more: steps stop waiting for it. */
 void mw__steps_leave(mw_collector_t *c, uint32_t rank);
 /* The job ended: every open step closes with the ranks it has. */

@@ -319,3 +319,35 @@ int mw__trace_check_late(mw_collector_t *c, uint32_t rank, const Mpiwatch__Trace
     c->tstats.reach_back++;
     return 0;
 }
+
+int mw__trace_check_partial(mw_collector_t *c, const Mpiwatch__Trace *t, mw_trace_in_t *in)
+{
+    memset(in, 0, sizeof *in);
+    mw_trace_refuse_t why;
+    /* A trace the aggregator refused or demoted is kept as summary only with reason refused,
+     * which only a collector sets: checked as any other summary-only trace. */
+    Mpiwatch__Trace f = *t;
+    if (f.reason == MW_TRACE_WHY_REFUSED && f.state == MW_TRACE_SUMMARY_ONLY)
+        f.reason = MW_TRACE_WHY_NOT_ASKED;
+    if (trace_fields(c, &f, &why) < 0 ||
+        (t->state == MW_TRACE_EXACT && trace_records(c, t, NULL, &in->calls, &why) < 0)) {
+        c->tstats.refused[why]++;
+        return -1;
+    }
+    in->t = t;
+    in->state = t->state;
+    in->reason = t->reason;
+    in->left_out = t->left_out > MW_TRACE_LEFT_OUT_MAX ? MW_TRACE_LEFT_OUT_MAX : t->left_out;
+    in->keep_records = t->state == MW_TRACE_EXACT;
+    return 0;
+}
+
+int mw__trace_check_comm(const mw_collector_t *c, const Mpiwatch__CommDef *d)
+{
+    int inter = d->flags & MW_COMM_INTER, external = d->flags & MW_COMM_EXTERNAL;
+    return d->id != 0 && d->size != 0 && d->rank < d->size &&
+           !(d->flags & ~(MW_COMM_INTER | MW_COMM_EXTERNAL | MW_COMM_GROUP_HASH)) &&
+           (!d->fn || fn_ok(d->fn)) && d->remote_size <= MW_MAX_RANKS &&
+           (inter || !d->remote_size) &&
+           (external || (d->size <= c->job.size && d->remote_size <= c->job.size));
+}

@@ -66,5 +66,12 @@ void mw__trace_check_sample(struct mw_collector *c, uint32_t rank, const Mpiwatc
  * when refused (counted). */
 int mw__trace_check_late(struct mw_collector *c, uint32_t rank, const Mpiwatch__Trace *t,
                          mw_trace_in_t *in);
+/* Checks a trace of an aggregator's partial window (partial.c) as a sample's trace is checked,
+ * its fields and its records (the aggregator compared its calls with the rank's sample): 0
+ * when it may be kept (*in set: state, reason and left_out as the aggregator kept them), -1
+ * when refused (counted). */
+int mw__trace_check_partial(struct mw_collector *c, const Mpiwatch__Trace *t, mw_trace_in_t *in);
+/* Whether a communicator definition is in range for the job (as a sample's are checked). */
+int mw__trace_check_comm(const struct mw_collector *c, const Mpiwatch__CommDef *d);
 
 #endif

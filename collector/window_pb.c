@@ -190,6 +190,15 @@ static int window_pack_rs(mw_pb_encoder_t *e, const mw_window_t *w, Mpiwatch__Wi
 
 size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed_real_ns)
 {
+    Mpiwatch__Window pw;
+    if (mw__window_fill(e, w, closed_real_ns, 0, &pw) < 0)
+        return 0;
+    return pb_pack(e, &pw.base);
+}
+
+int mw__window_fill(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed_real_ns, int partial,
+                    Mpiwatch__Window *out)
+{
     Mpiwatch__Window pw = MPIWATCH__WINDOW__INIT;
     pw.index = w->index;
     pw.window_ns = w->window_ns;
@@ -214,13 +223,15 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
     size_t hist_total = (size_t)w->n_fn_used * MW_MAX_DURATION_BINS;
     if (PB_RESERVE(e, fn, w->n_fn_used) < 0 || PB_RESERVE(e, fn_ptr, w->n_fn_used) < 0 ||
         PB_RESERVE(e, hist, hist_total) < 0)
-        return 0;
+        return -1;
     size_t nf = 0, nh = 0;
     for (uint32_t i = 0; i < w->n_fn_used; i++) {
         uint32_t id = w->fn_used[i];
         const mw_fn_sum_t *f = &w->fn[id];
-        if (f->s.count == 0)
-            continue; /* occupancy only: the call is still running */
+        /* Occupancy only: the call is still running. A partial keeps whatever its parent must
+         * add (a rank may list a function with no calls but time or bytes, or spread). */
+        if (f->s.count == 0 && !(partial && (f->s.total_ns || f->s.bytes || f->ranks)))
+            continue;
         Mpiwatch__FunctionStat *o = &e->fn[nf];
         mpiwatch__function_stat__init(o);
         o->fn = id;
@@ -232,6 +243,15 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
         o->rank_sd_ns = f->sd_ns;
         o->rank_max = f->rank_max;
         o->rank_max_ns = f->rank_max_ns;
+        if (partial && f->ranks) { /* the exact moments (docs/partial.md), and a reader's view */
+            o->spread_ranks = f->ranks;
+            o->spread_sum_ns = f->sum_ns;
+            o->spread_sq_hi = (uint64_t)(f->sq >> 64);
+            o->spread_sq_lo = (uint64_t)f->sq;
+            o->spread_mean_ns = (double)f->sum_ns / f->ranks;
+            long double m2 = (long double)f->sq - (long double)f->sum_ns * f->sum_ns / f->ranks;
+            o->spread_m2 = m2 > 0 ? (double)m2 : 0.0;
+        }
         uint32_t lo = 0, hi = MW_MAX_DURATION_BINS;
         while (lo < hi && f->hist[lo] == 0)
             lo++;
@@ -252,7 +272,7 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
     size_t cells = (size_t)w->n_fn_used * w->subslots;
     if (PB_RESERVE(e, occ_fn, cells) < 0 || PB_RESERVE(e, occ_sub, cells) < 0 ||
         PB_RESERVE(e, occ_ns, cells) < 0)
-        return 0;
+        return -1;
     size_t no = 0;
     for (uint32_t i = 0; i < w->n_fn_used; i++) {
         uint32_t id = w->fn_used[i];
@@ -275,7 +295,7 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
     if (PB_RESERVE(e, d_fn, nd) < 0 || PB_RESERVE(e, d_sub, nd) < 0 ||
         PB_RESERVE(e, d_bin, nd) < 0 || PB_RESERVE(e, d_end, nd) < 0 ||
         PB_RESERVE(e, d_count, nd) < 0)
-        return 0;
+        return -1;
     for (uint32_t i = 0; i < nd; i++) {
         const mw_density_cell_t *d = MW__INDEX_AT(&w->density, mw_density_cell_t, i);
         e->d_fn[i] = d->fn;
@@ -295,7 +315,7 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
     uint32_t np = w->pairs.n;
     if (PB_RESERVE(e, p_src, np) < 0 || PB_RESERVE(e, p_dst, np) < 0 ||
         PB_RESERVE(e, p_msg, np) < 0 || PB_RESERVE(e, p_bytes, np) < 0)
-        return 0;
+        return -1;
     for (uint32_t i = 0; i < np; i++) {
         const mw_pair_sum_t *p = MW__INDEX_AT(&w->pairs, mw_pair_sum_t, i);
         e->p_src[i] = p->src;
@@ -310,7 +330,7 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
     pw.pair_bytes = e->p_bytes;
 
     if (PB_RESERVE(e, call, w->n_longest) < 0 || PB_RESERVE(e, call_ptr, w->n_longest) < 0)
-        return 0;
+        return -1;
     for (uint32_t i = 0; i < w->n_longest; i++) {
         const mw_merge_call_t *c = &w->longest[i];
         Mpiwatch__Call *o = &e->call[i];
@@ -329,7 +349,7 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
     /* Traces: each rank's Trace as it arrived, its records untouched (docs/trace.md). */
     if (PB_RESERVE(e, rt, w->n_traces) < 0 || PB_RESERVE(e, rt_ptr, w->n_traces) < 0 ||
         PB_RESERVE(e, tr, w->n_traces) < 0)
-        return 0;
+        return -1;
     for (uint32_t i = 0; i < w->n_traces; i++) {
         const mw_rank_trace_t *t = &w->traces[i];
         Mpiwatch__Trace *o = &e->tr[i];
@@ -360,7 +380,7 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
 
     if (PB_RESERVE(e, cd, w->n_comms) < 0 || PB_RESERVE(e, cd_ptr, w->n_comms) < 0 ||
         PB_RESERVE(e, cd_rank, w->n_comms) < 0)
-        return 0;
+        return -1;
     for (uint32_t i = 0; i < w->n_comms; i++) {
         const mw_comm_def_t *d = &w->comms[i];
         Mpiwatch__CommDef *o = &e->cd[i];
@@ -382,8 +402,14 @@ size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed
     pw.comm_world_rank = e->cd_rank;
 
     if (window_pack_rs(e, w, &pw) < 0)
-        return 0;
-    return pb_pack(e, &pw.base);
+        return -1;
+    *out = pw;
+    return 0;
+}
+
+size_t mw__pb_pack_msg(mw_pb_encoder_t *e, const ProtobufCMessage *msg)
+{
+    return pb_pack(e, msg);
 }
 
 size_t mw__rank_trace_pack(mw_pb_encoder_t *e, uint32_t rank, const Mpiwatch__Trace *t)

@@ -58,6 +58,12 @@ typedef struct {
 /* Encodes a closed window as a Mpiwatch__Window into e->out. Returns its length, or 0 when
  * out of memory. */
 size_t mw__window_pack(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed_real_ns);
+/* Fills *pw with the window mw__window_pack encodes (its arrays in e's scratch, valid until the
+ * encoder's next use), without packing it; `partial` adds what a parent needs to merge it
+ * exactly (FunctionStat 12..17, functions with time but no calls: partial.c). Returns 0, or -1
+ * when out of memory. */
+int mw__window_fill(mw_pb_encoder_t *e, const mw_window_t *w, uint64_t closed_real_ns, int partial,
+                    Mpiwatch__Window *pw);
 /* Encodes the job as a Mpiwatch__JobInfo into e->out. Returns its length, or 0. */
 size_t mw__jobinfo_pack(mw_pb_encoder_t *e, const mw_job_t *job, uint64_t function_table_hash);
 /* Encodes one rank's trace as received as a Mpiwatch__RankTrace into e->out. Returns its
@@ -67,6 +73,8 @@ size_t mw__rank_trace_pack(mw_pb_encoder_t *e, uint32_t rank, const Mpiwatch__Tr
 size_t mw__step_pack(mw_pb_encoder_t *e, const Mpiwatch__Step *step);
 /* A lateness batch (lateness.c). */
 size_t mw__lateness_pack(mw_pb_encoder_t *e, const Mpiwatch__Lateness *l);
+/* Packs any message into e->out (partial.c). Returns its length, or 0. */
+size_t mw__pb_pack_msg(mw_pb_encoder_t *e, const ProtobufCMessage *msg);
 void mw__pb_encoder_free(mw_pb_encoder_t *e);
 
 #endif

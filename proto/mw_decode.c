@@ -346,10 +346,12 @@ static const uint8_t *add_hist(mw_arena_t *a, Mpiwatch__FunctionStat *f, size_t 
 static Mpiwatch__FunctionStat *dec_function_stat(mw_arena_t *a, const uint8_t *p,
                                                  const uint8_t *end)
 {
-    /* 9..11 (the spread across ranks) belong to merged windows: a sample that carries them
-     * (never from a rank) is known here with no case below, so it falls back. */
+    /* 9..17 (the spread across ranks, its state in partials) belong to merged windows: a
+     * sample that carries them (never from a rank) is known here with no case below, so it
+     * falls back. */
     static const uint64_t known = BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(5) | BIT(6) | BIT(7) |
-                                  BIT(8) | BIT(9) | BIT(10) | BIT(11);
+                                  BIT(8) | BIT(9) | BIT(10) | BIT(11) | BIT(12) | BIT(13) |
+                                  BIT(14) | BIT(15) | BIT(16) | BIT(17);
     Mpiwatch__FunctionStat *f = arena_get(a, sizeof *f);
     if (!f)
         return NULL;
@@ -867,8 +869,8 @@ static Mpiwatch__Sample *dec_sample(mw_arena_t *a, const uint8_t *p, const uint8
 
 Mpiwatch__Envelope *mw__envelope_decode_fast(mw_arena_t *a, const void *data, size_t len)
 {
-    static const uint64_t known =
-        BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(10) | BIT(11) | BIT(12) | BIT(13);
+    static const uint64_t known = BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(10) | BIT(11) | BIT(12) |
+                                  BIT(13) | BIT(14) | BIT(15);
     const uint8_t *p = data, *end = p + len, *start = p;
     /* A received frame was written by ZeroMQ's I/O thread, often on another core: ask for all
      * its cache lines at once, so that their transfers overlap instead of stalling the decoder
