@@ -523,6 +523,15 @@ mw_reject_t mw__aggstate_ingest(mw_collector_t *c, const Mpiwatch__Envelope *env
 
 /* ---- accounting ----------------------------------------------------------------------------- */
 
+int mw__aggs_final(const mw_job_t *job)
+{
+    const struct mw_aggs *a = job->aggs;
+    for (uint32_t i = 0; a && i < a->n; i++)
+        if (!a->agg[i].final)
+            return 0;
+    return 1;
+}
+
 uint32_t mw__aggs_count(const mw_job_t *job)
 {
     return job->aggs ? job->aggs->n : 0;

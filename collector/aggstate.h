@@ -73,6 +73,12 @@ typedef struct {
     uint64_t partials_sent, partials_dropped, partials_merged, rejected, late, states;
 } mw_agg_figures_t;
 
+/* 1 when every aggregator of the job (none included) sent its final AggState. A job whose
+ * every rank said bye waits for them, at most MW_AGG_FINAL_GRACE_NS after its last activity
+ * (collector.c): its outputs then hold the final accounting. */
+int mw__aggs_final(const mw_job_t *job);
+#define MW_AGG_FINAL_GRACE_NS (2ull * 1000000000ull)
+
 /* Aggregators with an accepted AggState in the job, and the figures of the i-th (in order of
  * first AggState), 0 <= i < count. */
 uint32_t mw__aggs_count(const mw_job_t *job);

@@ -20,7 +20,7 @@
 #include "publish.h"
 #include "rules.h"
 #include "steps.h"
-#include "partial.h"
+#include "aggstate.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -39,6 +39,15 @@ const char *mw__reject_name(mw_reject_t reason)
 static int job_open(const mw_collector_t *c)
 {
     return c->job.active && c->job.ended == MW_END_NONE;
+}
+
+/* Every rank said bye and, in a job with aggregators (aggstate.c), each one's final AggState
+ * arrived, or MW_AGG_FINAL_GRACE_NS passed since the job's last activity: the outputs then have
+ * the aggregators' final accounting (docs/collector.md, "Accounting through aggregators"). */
+static int job_complete(const mw_collector_t *c, uint64_t now_ns)
+{
+    return c->job.byes == c->job.size &&
+           (mw__aggs_final(&c->job) || now_ns - c->job.last_activity_ns >= MW_AGG_FINAL_GRACE_NS);
 }
 
 /* The job description's bytes that one closed window pays for when it is sent again because
@@ -101,7 +110,6 @@ void mw_collector_free(mw_collector_t *c)
     if (c->merge_ready)
         mw__merge_free(&c->merge);
     mw__steps_free(c);
-    mw__partial_free(c);
     mw__rules_free(c->rules);
     mw__job_free(&c->job);
     mw_arena_free(&c->arena);
@@ -247,7 +255,7 @@ mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, 
         else
             MW_LOG(MW_LOG_DEBUG, "rejected a %zu-byte message: %s", len, mw__reject_name(r));
     }
-    if (job_open(c) && c->job.byes == c->job.size)
+    if (job_open(c) && job_complete(c, now->mono_ns))
         collector_end_job(c, MW_END_COMPLETE, now->mono_ns);
     return r;
 }
@@ -263,10 +271,12 @@ void mw_collector_tick(mw_collector_t *c, const mw_clock_t *now)
         int ended = 0;
         if (now->mono_ns - c->job.last_activity_ns >= c->opt->silence_timeout_ms * MW_NS_PER_MS)
             ended = 1;
+        else if (job_complete(c, now->mono_ns)) /* an aggregator's final AggState is late */
+            ended = 2;
         if (c->record && (ended || c->merge.closed != closed))
             mw__record_tick(c->record, now);
         if (ended)
-            collector_end_job(c, MW_END_SILENCE, now->mono_ns);
+            collector_end_job(c, ended == 2 ? MW_END_COMPLETE : MW_END_SILENCE, now->mono_ns);
     }
     mw__rules_tick(c->rules, c, now->mono_ns);
     mw__live_tick(&c->live, c, now->mono_ns);
@@ -280,6 +290,9 @@ long mw_collector_timeout_ms(const mw_collector_t *c, const mw_clock_t *now)
         uint64_t silent = c->job.last_activity_ns + c->opt->silence_timeout_ms * MW_NS_PER_MS;
         if (silent < next)
             next = silent;
+        uint64_t grace = c->job.last_activity_ns + MW_AGG_FINAL_GRACE_NS;
+        if (c->job.byes == c->job.size && !mw__aggs_final(&c->job) && grace < next)
+            next = grace;
     }
     if (c->live.enabled && c->live.next_ns < next)
         next = c->live.next_ns;
