@@ -72,15 +72,19 @@ static cJSON *json_tally(cJSON *obj, const char *name, const mw_tally_t *t)
 
 /* A rank's loss accounting: what it missed and where its totals come from ("bye": final;
  * "last_sample": the rank did not say bye, its totals are as of its last sample; "none": an
- * older library, nothing known beyond what was merged). */
-static int summary_rank_missed(const mw_rank_t *r, cJSON *o)
+ * older library, nothing known beyond what was merged; "aggregator": the rank is served
+ * through an aggregator, whose entry of "aggregators" has its totals, aggstate.c). */
+static int summary_rank_missed(const mw_job_t *job, uint32_t rank, cJSON *o)
 {
+    const mw_rank_t *r = &job->ranks[rank];
     mw_tally_t m = {0};
     if (r->has_totals)
         m = (mw_tally_t){r->tot_calls - r->calls, r->tot_time_ns - r->mpi_time_ns,
                          r->tot_bytes - r->bytes, r->tot_samples - r->samples};
     cJSON *x = json_tally(o, "missed", &m);
-    const char *from = !r->has_totals ? "none" : r->totals_final ? "bye" : "last_sample";
+    const char *from = !r->has_totals ? (mw__aggstate_forwarded(job, rank) ? "aggregator" : "none")
+                       : r->totals_final ? "bye"
+                                         : "last_sample";
     return x && cJSON_AddStringToObject(x, "totals", from) ? 0 : -1;
 }
 
@@ -349,7 +353,7 @@ static int summary_per_rank(const mw_job_t *job, cJSON *root)
         if (mw_json_add_u64(o, "rank", rank) < 0 ||
             !cJSON_AddStringToObject(o, "host", mw_job_host(job, rank)) ||
             mw_json_add_u64(o, "mpi_time_ns", job->ranks[rank].mpi_time_ns) < 0 ||
-            summary_rank_place(job, rank, o) < 0 || summary_rank_missed(&job->ranks[rank], o) < 0 ||
+            summary_rank_place(job, rank, o) < 0 || summary_rank_missed(job, rank, o) < 0 ||
             summary_rank_traced(&job->ranks[rank], o) < 0 ||
             !(fns = cJSON_AddObjectToObject(o, "functions"))) {
             rc = -1;
