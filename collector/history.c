@@ -466,6 +466,7 @@ typedef struct {
     int oom;       /* an allocation failed: the reply becomes an error */
     int truncated; /* an item did not fit under HISTORY_REPLY_MAX */
     uint64_t items;
+    const char *tier; /* HistoryReply.tier: where the content came from (NULL: nothing) */
 } history_reply_t;
 
 static int reply_reserve(history_reply_t *b, size_t more)
@@ -540,7 +541,8 @@ enum {
     REPLY_TRUNCATED = 6,
     REPLY_OLDEST = 7,
     REPLY_NEWEST = 8,
-    REPLY_LATENESS = 9
+    REPLY_LATENESS = 9,
+    REPLY_TIER = 10
 };
 
 /* ---- the recording ------------------------------------------------------------------------ */
@@ -779,6 +781,7 @@ static int history_answer_windows(mw_history_t *f, mw_collector_t *c, uint64_t f
                 history_reader_reset(f);
                 return -1;
             }
+            b->tier = "windows"; /* the recording's merged windows (docs/recording.md, Tiers) */
         } else if (w->evicted && first <= w->evicted_key) {
             /* Windows that were kept once and are gone (evicted, or of an earlier job). */
             snprintf(err, errlen,
@@ -795,6 +798,8 @@ static int history_answer_windows(mw_history_t *f, mw_collector_t *c, uint64_t f
         if (e->key > last)
             break;
         reply_bytes(b, REPLY_WINDOWS, ring_item(w, e), e->len);
+        if (!b->tier)
+            b->tier = "memory";
     }
     return 0;
 }
@@ -862,6 +867,9 @@ static int history_answer_rank(mw_history_t *f, mw_collector_t *c, const Mpiwatc
                 history_reader_reset(f);
                 return -1;
             }
+            /* Samples dropped from the recording (its tiers): only the merged windows cover
+             * the range, and the reply says so. */
+            b->tier = mw_rec_reader_tier(rd, q->first, old_last, NULL) == 1 ? "windows" : "raw";
             if (old_last == UINT64_MAX)
                 return 0;
             mem_first = old_last + 1;
@@ -873,6 +881,8 @@ static int history_answer_rank(mw_history_t *f, mw_collector_t *c, const Mpiwatc
             return -1;
         }
     }
+    if (!b->tier && q->last >= mem_first)
+        b->tier = "memory";
     for (uint64_t i = 0; i < s->n && !b->truncated; i++) {
         const history_entry_t *e = ring_at(s, i);
         if (e->rank == q->rank && e->key >= mem_first && e->key <= q->last)
@@ -1013,6 +1023,12 @@ static void history_request(mw_history_t *f, mw_collector_t *c, const zmq_msg_t 
         reply_varint(&b, REPLY_OLDEST, oldest);
     if (newest)
         reply_varint(&b, REPLY_NEWEST, newest);
+    if (!err[0] && b.tier) {
+        size_t tl = strlen(b.tier);
+        uint8_t *p = reply_field(&b, REPLY_TIER, tl);
+        if (p)
+            memcpy(p, b.tier, tl);
+    }
     if (q)
         mpiwatch__history_request__free_unpacked(q, NULL);
     if (!b.oom && !b.buf)

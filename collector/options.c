@@ -72,6 +72,20 @@ static const opt_desc_t opt_table[] = {
     {"record", 'r', OPT_STRING, offsetof(mw_collector_options_t, record), "FILE", 0, 0,
      "record everything received and derived (messages, merged windows, job events, an "
      "index) into FILE (.mpiw), readable up to its last complete frame even after a crash"},
+    {"record-compress", 0, OPT_UINT, offsetof(mw_collector_options_t, record_compress), "N", 0, 19,
+     "compress every recorded frame with zstd at level N (default 1; 0: off, for readers "
+     "older than format version 3; docs/recording.md)"},
+    {"record-full-span", 0, OPT_UINT, offsetof(mw_collector_options_t, record_full_span), "S", 0,
+     31536000,
+     "keep the received samples of the last S seconds in the recording (default 600; 0: all); "
+     "merged windows are kept for the whole run (docs/recording.md, Tiers)"},
+    {"record-keep-around", 0, OPT_UINT, offsetof(mw_collector_options_t, record_keep_around), "S",
+     0, 31536000,
+     "keep the received samples within S seconds of a rule firing or a steering request "
+     "(captures included) for the whole run (default 60)"},
+    {"record-max-gb", 0, OPT_DOUBLE, offsetof(mw_collector_options_t, record_max_gb), "G", 0, 1e6,
+     "bound the recording to G GB (1e9 bytes) on disk: at 90% the received samples are "
+     "dropped and no longer recorded, at G the recording stops (default 0: no limit)"},
     {"replay", 0, OPT_STRING, offsetof(mw_collector_options_t, replay), "FILE", 0, 0,
      "read the recording FILE instead of listening, as if its ranks were live (outputs, "
      "--publish and --history work as in a live run)"},
@@ -179,6 +193,9 @@ void mw_collector_options_defaults(mw_collector_options_t *o)
     o->to_s = -1.0;
     o->history_windows = 600;
     o->history_mb = 64;
+    o->record_compress = 1;
+    o->record_full_span = 600;
+    o->record_keep_around = 60;
     o->trace_budget = 2000000; /* MW_TRACE_BUDGET_DEFAULT (trace_budget.h, docs/trace.md) */
     o->lateness_budget_ms = 2000;
 }

@@ -43,6 +43,28 @@
  * The file is created with O_EXCL | O_NOFOLLOW: an existing name (a symbolic link included)
  * is refused, so a recording never truncates another file; only a device is opened as it is.
  *
+ * Frames are compressed one by one with zstd (--record-compress LEVEL, format version 3), on
+ * the collector's thread as they are appended, so that each keeps its own file offset: the
+ * index, the traces' frame offsets, history and replay seek to frames exactly as before, a
+ * torn tail is still one torn frame, and no reader needs to decompress anything but the
+ * frames it reads. Index frames stay uncompressed (the reader's backward search looks for
+ * their key); a payload that zstd does not make shorter is written as it is. Compressing
+ * blocks of frames would compress better, but an offset would then have to name a block and
+ * a place in it, and a crash would lose the block being built (docs/recording.md).
+ *
+ * Tiers (docs/recording.md "Tiers"): the received samples are the bulk of a recording, so
+ * they are kept only for a recent span (--record-full-span) and around rule firings and
+ * steering (--record-keep-around); everything else (hellos, the merged windows with their
+ * per-rank essentials, job, events, ticks, index) is kept for the whole run. The sample frames
+ * that follow each other in the file form a run; once a run is older than the span and no
+ * pin is near it, the next index frame lists it as a hole (its first frame, the frame after
+ * it, the windows of its samples), the index is written out, and the whole file-system blocks
+ * inside the run are given back with fallocate(PUNCH_HOLE): the file keeps its length and
+ * every offset, readers jump over a hole when they meet its zeros, and what a crash leaves is
+ * a file whose holes are all listed. --record-max-gb bounds the blocks the file takes: at 90%
+ * every run not yet dropped is dropped and samples are no longer recorded; at 100% the
+ * recording stops (a last index is written) — logged once each and counted.
+ *
  * A write error (a full disk) is logged once with the path and the reason, counted, and
  * stops the recording for good: from then on every call returns at once, and ingest and every
  * other output go on exactly as without --record.
@@ -56,6 +78,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -80,6 +103,10 @@
 #define REC_FIRST_SLOTS 1024u             /* > MW_MERGE_RING_MAX: open windows never collide */
 #define REC_PREFIX_MAX 40u                /* mono, real, body key and length: 4 varints */
 #define REC_CHUNK ((size_t)4 << 20)       /* chunk frames of a record over MW_REC_MAX_FRAME */
+#define REC_Z_MIN 64u  /* shorter payloads (ticks, small events) are not worth a zstd frame */
+#define REC_PINS 1024u /* the last rule firings and steering kept as pins */
+#define REC_EXPIRE_NS MW_NS_PER_S /* how often old runs of samples are looked at */
+#define REC_RUNS_MAX (1u << 20)   /* runs waiting to expire: beyond, the oldest expire */
 
 _Static_assert(REC_FIRST_SLOTS > MW_MERGE_RING_MAX &&
                    (REC_FIRST_SLOTS & (REC_FIRST_SLOTS - 1)) == 0,
@@ -102,6 +129,12 @@ enum {
     REC_PARTS = 20,
 };
 
+/* A run of sample frames that follow each other in the file: [start, end), the windows of
+ * its samples and the monotonic times of its first and last frame. */
+typedef struct {
+    uint64_t start, end, wmin, wmax, mono_first, mono_last;
+} rec_run_t;
+
 /* A run of the file in memory: bytes [off, off + len) of the file. */
 typedef struct {
     unsigned char *data; /* [REC_BUFFER_CAP], REC_BLOCK-aligned */
@@ -123,6 +156,25 @@ struct mw_record {
     mw_clock_t last; /* the clock of the last frame, for the frames written at close */
     int failed;
     uint64_t windows, too_large, chunked;
+    mw_rec_zctx_t *z;     /* --record-compress: zstd for frame payloads, NULL when off */
+    uint64_t plain_bytes; /* what the file would hold without compression */
+    uint64_t zframes;     /* frames written compressed */
+
+    /* Tiers (the file's DESIGN paragraph). */
+    uint64_t span_ns, around_ns, max_bytes; /* 0: keep all samples / no limit */
+    rec_run_t run;   /* the run of sample frames being appended (run.end: 0 none) */
+    rec_run_t *runs; /* closed runs not dropped yet, oldest first: [runs_head, n_runs) */
+    size_t n_runs, runs_head, cap_runs;
+    uint64_t pins[REC_PINS]; /* monotonic times of rule firings and steering */
+    size_t n_pins;
+    rec_run_t *holes; /* dropped runs not listed in an index frame yet */
+    size_t n_holes, cap_holes;
+    uint64_t next_expire_ns;
+    uint64_t punched; /* bytes given back to the file system */
+    uint64_t dropped_runs, dropped_bytes, pinned_runs, samples_not_recorded;
+    int no_punch;   /* the file system refused PUNCH_HOLE: nothing is dropped */
+    int raw_off;    /* --record-max-gb at 90%: samples are no longer recorded */
+    int limit_stop; /* --record-max-gb reached: the recording stopped */
     unsigned char key[MW_REC_KEY_BYTES]; /* begins every index frame (mw_recording.h) */
     uint64_t failed_bytes;               /* what the file holds, once the recording has failed */
 
@@ -290,12 +342,25 @@ static uint64_t rec_frame(mw_record_t *r, uint32_t tag, const void *a, size_t na
     rec_buf_t *buf = &r->buf[r->cur];
     uint64_t off = buf->off + buf->len;
     unsigned char *w = buf->data + buf->len, *q = w + MW_REC_FRAME_HEADER_BYTES;
-    if (na)
-        memcpy(q, a, na);
-    if (nb)
-        memcpy(q + na, b, nb);
-    if (nc)
-        memcpy(q + na + nb, c, nc);
+    size_t z = 0;
+    r->plain_bytes += frame;
+    /* Compressed straight into the buffer: never longer than the payload (mw_rec_compress
+     * gives up first), so the room checked above is enough. */
+    if (r->z && payload >= REC_Z_MIN && (tag == MW_REC_TAG_FRAME || tag == MW_REC_TAG_CONT))
+        z = mw_rec_compress(r->z, a, na, b, nb, c, nc, q, payload);
+    if (z) {
+        tag = tag == MW_REC_TAG_FRAME ? MW_REC_TAG_ZFRAME : MW_REC_TAG_ZCONT;
+        payload = z;
+        frame = MW_REC_FRAME_HEADER_BYTES + z;
+        r->zframes++;
+    } else {
+        if (na)
+            memcpy(q, a, na);
+        if (nb)
+            memcpy(q + na, b, nb);
+        if (nc)
+            memcpy(q + na + nb, c, nc);
+    }
     mw_rec_put_frame_header(w, tag, (uint32_t)payload, mw_rec_crc(0, q, payload));
     buf->len += frame;
     r->size = off + frame;
@@ -426,13 +491,181 @@ static void rec_index(mw_record_t *r, const mw_clock_t *now)
     ix.window_offset = r->ix_offset;
     ix.first_sample = r->ix_first;
     ix.mono_ns = r->ix_mono;
+    uint64_t *h = NULL;
+    if (r->n_holes) {
+        size_t n = r->n_holes;
+        if (!(h = malloc(4 * n * sizeof *h))) {
+            MW_LOG(MW_LOG_ERROR, "recording %s: out of memory", r->path);
+            return;
+        }
+        for (size_t i = 0; i < n; i++) {
+            h[i] = r->holes[i].start;
+            h[n + i] = r->holes[i].end;
+            h[2 * n + i] = r->holes[i].wmin;
+            h[3 * n + i] = r->holes[i].wmax;
+        }
+        ix.n_hole_start = ix.n_hole_end = ix.n_hole_window_min = ix.n_hole_window_max = n;
+        ix.hole_start = h;
+        ix.hole_end = h + n;
+        ix.hole_window_min = h + 2 * n;
+        ix.hole_window_max = h + 3 * n;
+    }
     long len = rec_pack(r, &ix.base);
+    free(h);
     if (len < 0)
         return;
     uint64_t off = rec_append(r, MW_REC_TAG_INDEX, now, REC_INDEX, r->scratch, (size_t)len, 0, 1);
     if (off) {
         r->prev_index = off;
         r->ix_n = 0;
+        r->n_holes = 0;
+    }
+}
+
+/* ---- tiers ---------------------------------------------------------------------------------- */
+
+/* The sample frame just appended at [off, end) for `window`: extends the current run when it
+ * follows it, else closes that run and starts another. */
+static void rec_run_note(mw_record_t *r, uint64_t off, uint64_t end, uint64_t window, uint64_t mono)
+{
+    if (r->run.end && r->run.end == off) {
+        r->run.end = end;
+        r->run.wmin = window < r->run.wmin ? window : r->run.wmin;
+        r->run.wmax = window > r->run.wmax ? window : r->run.wmax;
+        r->run.mono_last = mono;
+        return;
+    }
+    if (r->run.end && (r->span_ns || r->max_bytes)) {
+        if (r->n_runs == r->cap_runs && r->runs_head > 0) {
+            /* Compact: the dropped runs at the front make room. */
+            memmove(r->runs, r->runs + r->runs_head, (r->n_runs - r->runs_head) * sizeof *r->runs);
+            r->n_runs -= r->runs_head;
+            r->runs_head = 0;
+        }
+        if (r->n_runs == r->cap_runs && r->cap_runs < REC_RUNS_MAX) {
+            size_t cap = r->cap_runs ? 2 * r->cap_runs : 1024;
+            rec_run_t *p = realloc(r->runs, cap * sizeof *p);
+            if (p)
+                r->runs = p, r->cap_runs = cap;
+        }
+        if (r->n_runs < r->cap_runs)
+            r->runs[r->n_runs++] = r->run;
+        /* else: out of memory or REC_RUNS_MAX runs waiting (a span far longer than the job's
+         * pace): this run stays in the file for good. */
+    }
+    r->run = (rec_run_t){off, end, window, window, mono, mono};
+}
+
+/* Whether a pin (rule firing, steering) lies within --record-keep-around of the run. */
+static int rec_pinned(const mw_record_t *r, const rec_run_t *run)
+{
+    size_t n = r->n_pins < REC_PINS ? r->n_pins : REC_PINS;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t p = r->pins[i];
+        if (p + r->around_ns >= run->mono_first && p <= run->mono_last + r->around_ns)
+            return 1;
+    }
+    return 0;
+}
+
+/* Drops runs: those older than the span and not pinned, or (`all`) every one. The holes are
+ * first listed in an index frame that is written out; then the whole blocks inside each run
+ * are given back. */
+static void rec_expire(mw_record_t *r, const mw_clock_t *now, int all)
+{
+    if (r->failed || r->no_punch)
+        return;
+    if (all && r->run.end) {
+        rec_run_note(r, 0, 0, 0, 0); /* closes the current run */
+        r->run.end = 0;
+    }
+    size_t first = r->runs_head, last = first;
+    while (last < r->n_runs) {
+        rec_run_t *run = &r->runs[last];
+        if (!all && run->mono_last + r->span_ns > now->mono_ns)
+            break; /* the runs are in time order */
+        if (!all && rec_pinned(r, run)) {
+            run->end = 0; /* kept for good */
+            r->pinned_runs++;
+        } else if (r->n_holes == r->cap_holes) {
+            size_t cap = r->cap_holes ? 2 * r->cap_holes : 64;
+            rec_run_t *p = realloc(r->holes, cap * sizeof *p);
+            if (!p)
+                break;
+            r->holes = p, r->cap_holes = cap;
+            continue; /* the same run again, now with room */
+        }
+        if (run->end)
+            r->holes[r->n_holes++] = *run;
+        last++;
+    }
+    if (last == first)
+        return;
+    size_t listed = r->n_holes;
+    r->runs_head = last;
+    if (listed == 0)
+        return;
+    /* Listed and on disk before anything is given back: a reader that meets the zeros finds
+     * the hole in the index, even after a crash right now. */
+    rec_run_t *todo = malloc(listed * sizeof *todo);
+    if (!todo)
+        return;
+    memcpy(todo, r->holes, listed * sizeof *todo);
+    rec_index(r, now);
+    if (r->n_holes || rec_handoff(r) < 0 || rec_drain(r) < 0) {
+        free(todo);
+        return;
+    }
+    for (size_t i = 0; i < listed; i++) {
+        uint64_t a = (todo[i].start + REC_BLOCK - 1) / REC_BLOCK * REC_BLOCK;
+        uint64_t b = todo[i].end / REC_BLOCK * REC_BLOCK;
+        r->dropped_runs++;
+        r->dropped_bytes += todo[i].end - todo[i].start;
+        if (b <= a)
+            continue;
+        if (fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)a,
+                      (off_t)(b - a)) != 0) {
+            r->no_punch = 1;
+            MW_LOG(MW_LOG_WARN,
+                   "recording %s: the file system cannot give back old samples (%s): the "
+                   "recording keeps every sample from now on",
+                   r->path, strerror(errno));
+            break;
+        }
+        r->punched += b - a;
+    }
+    free(todo);
+}
+
+/* --record-max-gb: at 90% of the limit every sample still in the file is dropped and no
+ * more are recorded; at the limit the recording stops. */
+static void rec_limit(mw_record_t *r, const mw_clock_t *now)
+{
+    if (!r->max_bytes || r->failed)
+        return;
+    uint64_t used = r->size - r->punched;
+    if (!r->raw_off && used >= r->max_bytes / 10 * 9) {
+        r->raw_off = 1;
+        rec_expire(r, now, 1);
+        MW_LOG(MW_LOG_WARN,
+               "recording %s: %llu of %llu bytes (--record-max-gb): raw samples dropped and no "
+               "longer recorded; merged windows go on",
+               r->path, (unsigned long long)used, (unsigned long long)r->max_bytes);
+        used = r->size - r->punched;
+    }
+    if (used >= r->max_bytes) {
+        rec_index(r, now);
+        rec_handoff(r);
+        rec_drain(r);
+        if (r->failed)
+            return;
+        r->limit_stop = 1;
+        r->failed = 1;
+        r->failed_bytes = r->size;
+        MW_LOG(MW_LOG_WARN,
+               "recording %s: %llu bytes reached the limit of %llu (--record-max-gb): recording "
+               "stopped (monitoring goes on)",
+               r->path, (unsigned long long)used, (unsigned long long)r->max_bytes);
     }
 }
 
@@ -445,6 +678,9 @@ static void rec_free(mw_record_t *r)
     free(r->strip_off);
     free(r->strip);
     free(r->path);
+    free(r->runs);
+    free(r->holes);
+    mw_rec_zctx_free(r->z);
     pthread_cond_destroy(&r->done);
     pthread_cond_destroy(&r->work);
     pthread_mutex_destroy(&r->lock);
@@ -550,10 +786,20 @@ mw_record_t *mw__record_open(const char *path, const mw_collector_options_t *opt
         rec_free(r);
         return NULL;
     }
+    if (opt->record_compress && !(r->z = mw_rec_zctx_new((int)opt->record_compress))) {
+        MW_LOG(MW_LOG_ERROR, "cannot record into %s: out of memory", path);
+        close(r->fd);
+        rec_free(r);
+        return NULL;
+    }
+    r->span_ns = opt->record_full_span * MW_NS_PER_S;
+    r->around_ns = opt->record_keep_around * MW_NS_PER_S;
+    r->max_bytes = (uint64_t)(opt->record_max_gb * 1e9);
+    r->next_expire_ns = now->mono_ns + REC_EXPIRE_NS;
     r->handed_mono_ns = now->mono_ns;
     r->last = *now;
     mw_rec_put_header_key(r->buf[0].data, r->key);
-    r->buf[0].len = r->size = MW_REC_HEADER_BYTES;
+    r->buf[0].len = r->size = r->plain_bytes = MW_REC_HEADER_BYTES;
 
     /* The settings that decide which windows close when: replay runs with the same ones. */
     Mpiwatch__RecordStart st = MPIWATCH__RECORD_START__INIT;
@@ -596,6 +842,14 @@ void mw__record_close(mw_record_t *r)
         rec_index(r, &r->last);
         rec_handoff(r);
     }
+    if (r->dropped_runs || r->pinned_runs || r->samples_not_recorded || r->limit_stop)
+        MW_LOG(MW_LOG_INFO,
+               "recording %s: tiers: %llu runs of samples dropped (%llu bytes, %llu given back), "
+               "%llu kept around pins, %llu samples not recorded (--record-max-gb)%s",
+               r->path, (unsigned long long)r->dropped_runs, (unsigned long long)r->dropped_bytes,
+               (unsigned long long)r->punched, (unsigned long long)r->pinned_runs,
+               (unsigned long long)r->samples_not_recorded,
+               r->limit_stop ? "; stopped at the limit" : "");
     if (r->thread_started) {
         pthread_mutex_lock(&r->lock);
         r->stop = 1;
@@ -615,11 +869,14 @@ void mw__record_close(mw_record_t *r)
     if (close(r->fd) != 0)
         rec_fail(r, errno);
     MW_LOG(r->failed || r->too_large ? MW_LOG_WARN : MW_LOG_INFO,
-           "recording %s: %llu bytes, %llu windows, %llu records chunked, %llu left out (over "
-           "%u bytes)%s",
-           r->path, (unsigned long long)mw__record_bytes(r), (unsigned long long)r->windows,
+           "recording %s: %llu bytes (%llu uncompressed, %llu frames compressed), %llu windows, "
+           "%llu records chunked, %llu left out (over %u bytes)%s",
+           r->path, (unsigned long long)mw__record_bytes(r), (unsigned long long)r->plain_bytes,
+           (unsigned long long)r->zframes, (unsigned long long)r->windows,
            (unsigned long long)r->chunked, (unsigned long long)r->too_large, MW_REC_MAX_RECORD,
-           r->failed ? " (stopped by a write error)" : "");
+           r->limit_stop ? " (stopped at --record-max-gb)"
+           : r->failed   ? " (stopped by a write error)"
+                         : "");
     rec_free(r);
 }
 
@@ -634,9 +891,16 @@ void mw__record_frame(mw_record_t *r, const mw_clock_t *now, const void *data, s
         len = MW_MAX_MESSAGE_BYTES + 1;
     uint64_t window;
     int sample = mw_rec_sample_window(data, len, &window);
+    if (sample && r->raw_off) {
+        r->samples_not_recorded++;
+        r->last_frame = 0; /* a trace of it stays inline in its window */
+        return;
+    }
     uint64_t off = rec_append(r, MW_REC_TAG_FRAME, now, REC_MESSAGE, data ? data : "", len,
                               parts > 0 ? (uint32_t)parts : 1, 0);
     r->last_frame = off;
+    if (off && sample && (r->span_ns || r->max_bytes))
+        rec_run_note(r, off, r->size, window, now->mono_ns);
     if (off && sample) {
         /* The first sample frame of a window, for the index. A frame that only looks like a
          * sample can take the slot of a real window; the index then points at a later sample
@@ -670,6 +934,11 @@ void mw__record_window(mw_record_t *r, const mw_clock_t *now, uint64_t index, co
     r->ix_mono[r->ix_n] = now->mono_ns;
     if (++r->ix_n == REC_INDEX_EVERY)
         rec_index(r, now);
+    if (r->span_ns && now->mono_ns >= r->next_expire_ns) {
+        r->next_expire_ns = now->mono_ns + REC_EXPIRE_NS;
+        rec_expire(r, now, 0);
+    }
+    rec_limit(r, now);
 }
 
 uint64_t mw__record_last_frame(const mw_record_t *r)
@@ -740,6 +1009,9 @@ void mw__record_event(mw_record_t *r, const mw_clock_t *now, const char *kind, c
 {
     if (!r || r->failed)
         return;
+    /* Rule firings and steering (captures included) pin the samples around them. */
+    if (kind && (strcmp(kind, "rule") == 0 || strcmp(kind, "steer") == 0))
+        r->pins[r->n_pins++ % REC_PINS] = now->mono_ns;
     Mpiwatch__JobEvent ev = MPIWATCH__JOB_EVENT__INIT;
     ev.kind = (char *)(kind ? kind : "");
     ev.job = (char *)(job ? job : "");
@@ -782,7 +1054,7 @@ uint64_t mw__record_bytes(const mw_record_t *r)
 
 int mw__record_failed(const mw_record_t *r)
 {
-    return r ? r->failed : 0;
+    return r ? r->failed && !r->limit_stop : 0; /* the limit is not an error */
 }
 
 const char *mw__record_path(const mw_record_t *r)

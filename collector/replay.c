@@ -22,6 +22,16 @@
  * --exit-after-job ends the run, the run is finished with the last applied clock exactly like
  * a live collector stopping there, unless the recording already ended it (the finish of a
  * signal, or a job that ended and wrote its outputs).
+ *
+ * Tiers (docs/recording.md "Tiers"): a recording whose writer dropped old samples holds them
+ * from window A (raw_from) on, and only the merged windows before. Replay then says so, and
+ * regenerates from A: before the first sample of a window >= A it applies only what is not a
+ * sample (hellos, byes, window length changes) and no timer event (which would see ranks
+ * silent for the whole dropped span and end the job); samples of windows before A that were
+ * kept around a pin are not applied either, so the windows from A on are derived from the
+ * same samples as live and compared with the recorded ones as usual. Windows before A are
+ * left out of the comparison (counted); readers of the file (viewer, export, history) read
+ * them from the recording.
  */
 #include "collector.h"
 #include "mw_fnmap.h"
@@ -79,6 +89,11 @@ typedef struct {
 
     uint64_t windows, hidden; /* windows closed after / before --from */
     uint64_t first_window, last_window;
+    int tiered;           /* samples were dropped: raw from raw_from on */
+    uint64_t raw_from;    /* the first window with its samples (tiered) */
+    int raw_started;      /* a sample of a window >= raw_from was applied */
+    uint64_t merged_only; /* recorded windows before raw_from: not regenerated */
+    uint64_t skipped;     /* records not applied because of the tiers */
 } replay_t;
 
 /* The pace's clock: this loop is an outer loop, it reads the clock (clock.c). */
@@ -135,6 +150,10 @@ static void replay_on_window(const mw_window_t *w, void *user)
 
 static void replay_recorded_window(replay_t *rp, mw_rec_reader_t *rd, Mpiwatch__Window *w)
 {
+    if (rp->tiered && w->index < rp->raw_from) {
+        rp->merged_only++; /* its samples were dropped: it is not derived again */
+        return;
+    }
     /* The recording keeps each trace's records once, in the frame that brought them: put
      * them back, so that the window compared is the one the live collector published. A
      * trace that does not resolve leaves the rank not exact, and the window then differs. */
@@ -254,6 +273,26 @@ static int job_open(const mw_collector_t *c)
 
 /* ---- the run ------------------------------------------------------------------------------- */
 
+/* Whether a record of a tiered recording is left out: samples of windows before raw_from, and
+ * timer events before the first sample from raw_from on. */
+static int replay_tier_skip(replay_t *rp, const Mpiwatch__Record *rec)
+{
+    uint64_t w;
+    switch (rec->body_case) {
+    case MPIWATCH__RECORD__BODY_MESSAGE:
+        if (!mw_rec_sample_window(rec->message.data, rec->message.len, &w))
+            return 0;
+        if (w < rp->raw_from)
+            return 1;
+        rp->raw_started = 1;
+        return 0;
+    case MPIWATCH__RECORD__BODY_TICK:
+        return !rp->raw_started;
+    default:
+        return 0;
+    }
+}
+
 /* Reads and applies the recording. Returns 0, or -1 with a logged message. */
 static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
 {
@@ -274,6 +313,14 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
         mode = o->progress && !o->no_progress;
     mw_progress_init(&progress, "replay", mode,
                      stat(o->replay, &st) == 0 ? (uint64_t)st.st_size : 0);
+    if (mw_rec_reader_tier(rd, 0, UINT64_MAX, &rp->raw_from) == 1) {
+        rp->tiered = 1;
+        MW_LOG(MW_LOG_INFO,
+               "replay %s: raw samples from window %llu, merged windows before (the recording "
+               "dropped older samples: --record-full-span); windows from %llu on are derived "
+               "again, earlier ones are read from the file by the viewer, export and history",
+               o->replay, (unsigned long long)rp->raw_from, (unsigned long long)rp->raw_from);
+    }
 
     while (!mw__signals_stopped() && !c->exit_requested) {
         const Mpiwatch__Record *rec;
@@ -316,6 +363,10 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
         }
         if (mw__signals_stopped())
             break; /* stopped while waiting for this record: it is not applied */
+        if (rp->tiered && replay_tier_skip(rp, rec)) {
+            rp->skipped++;
+            continue;
+        }
 
         switch (rec->body_case) {
         case MPIWATCH__RECORD__BODY_START:
@@ -369,6 +420,12 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
            (unsigned long long)rp->first_window, (unsigned long long)rp->last_window,
            (unsigned long long)rp->hidden, cut ? ", stopped at --to" : "",
            (unsigned long long)rp->compared, (unsigned long long)rp->differ);
+    if (rp->tiered)
+        MW_LOG(MW_LOG_INFO,
+               "replay %s: tiers: raw samples from window %llu; %llu recorded windows before it "
+               "(merged tier) not derived again, %llu records of the dropped span not applied",
+               o->replay, (unsigned long long)rp->raw_from, (unsigned long long)rp->merged_only,
+               (unsigned long long)rp->skipped);
     if (rp->differ)
         MW_LOG(MW_LOG_WARN,
                "replay %s: %llu regenerated windows differ from the recorded ones "

@@ -40,6 +40,22 @@
  * Records larger than a frame (a job description of a very large job) arrive as chunk frames
  * (MW_REC_TAG_CONT) ending with an ordinary frame; they are reassembled into a buffer of their
  * own, capped at MW_REC_MAX_RECORD, and a broken sequence ends the file like a torn frame.
+ *
+ * Compressed frames (version 3: MW_REC_TAG_ZFRAME, MW_REC_TAG_ZCONT) are checked like the
+ * others (length cap, CRC of the bytes on disk) and then decompressed into a buffer of the
+ * rd_buf_t they were read through; the content size their zstd frame declares must be at
+ * most MW_REC_MAX_FRAME and must be exactly what decompression gives, or the frame is damaged
+ * (it ends the file like a torn one). Past that point they are the frames they stand for:
+ * nothing above rd_frame() knows whether a frame was compressed.
+ *
+ * Holes (docs/recording.md "Tiers"): a writer that drops old runs of sample frames lists each
+ * one in an index frame (its first frame, the frame after it, the windows of its samples)
+ * before giving its blocks back to the file system, so the dropped bytes read as zeros (or
+ * as the intact frames left at either end). The reader takes the holes with the windows from
+ * the index chain and the forward scan; wherever reading stops at a frame that is not intact,
+ * and that place lies inside a listed hole, reading goes on at the hole's end. Holes come
+ * from the file's own (keyed) index frames and are checked like any offset: inside the
+ * frames, start before end, the end before the index that lists them, in file order.
  */
 #include "mw_recording.h"
 #include "mw_wire.h"
@@ -53,6 +69,7 @@
 #include <sys/stat.h>
 #include <libdeflate.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #define RD_AHEAD (1u << 20)                          /* sequential read-ahead */
 #define RD_BACK_CHUNK (64u << 10)                    /* backward search step */
@@ -113,6 +130,71 @@ void mw_rec_put_frame_header(unsigned char out[MW_REC_FRAME_HEADER_BYTES], uint3
     put32(out, tag);
     put32(out + 4, len);
     put32(out + 8, crc);
+}
+
+struct mw_rec_zctx {
+    ZSTD_CCtx *cctx;
+};
+
+mw_rec_zctx_t *mw_rec_zctx_new(int level)
+{
+    mw_rec_zctx_t *z = calloc(1, sizeof *z);
+    if (!z || !(z->cctx = ZSTD_createCCtx())) {
+        free(z);
+        return NULL;
+    }
+    /* The content size goes into every frame (the reader checks it before allocating); no
+     * zstd checksum: the frame's CRC-32 already covers the compressed bytes, and the
+     * decompressed length must match the declared one. */
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, level)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_contentSizeFlag, 1)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_checksumFlag, 0))) {
+        ZSTD_freeCCtx(z->cctx);
+        free(z);
+        return NULL;
+    }
+    return z;
+}
+
+void mw_rec_zctx_free(mw_rec_zctx_t *z)
+{
+    if (!z)
+        return;
+    ZSTD_freeCCtx(z->cctx);
+    free(z);
+}
+
+size_t mw_rec_compress(mw_rec_zctx_t *z, const void *a, size_t na, const void *b, size_t nb,
+                       const void *c, size_t nc, void *out, size_t cap)
+{
+    size_t total = na + nb + nc;
+    if (!z || total == 0)
+        return 0;
+    /* The pieces are streamed in, so the received bytes are never copied before compression;
+     * with the size pledged, the frame still declares its content size. */
+    ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_only);
+    if (ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(z->cctx, total)))
+        return 0;
+    ZSTD_outBuffer o = {out, cap < total ? cap : total - 1, 0}; /* shorter, or not worth it */
+    const void *piece[3] = {a, b, c};
+    size_t len[3] = {na, nb, nc};
+    for (int i = 0; i < 3; i++) {
+        ZSTD_inBuffer in = {piece[i], len[i], 0};
+        ZSTD_EndDirective end = i == 2 ? ZSTD_e_end : ZSTD_e_continue;
+        for (;;) {
+            size_t k = ZSTD_compressStream2(z->cctx, &o, &in, end);
+            if (ZSTD_isError(k))
+                goto fail;
+            if (end == ZSTD_e_end ? k == 0 : in.pos == in.size)
+                break;
+            if (o.pos == o.size)
+                goto fail; /* would not be shorter */
+        }
+    }
+    return o.pos;
+fail:
+    ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_only);
+    return 0;
 }
 
 /* ---- a look at protobuf fields without decoding -------------------------------------------- */
@@ -266,6 +348,9 @@ typedef struct {
     size_t len;         /* bytes held */
     unsigned char *rec; /* a chunked record reassembled (its own buffer: data is reused) */
     size_t rec_cap;
+    unsigned char *z; /* the payload of the last compressed frame, decompressed */
+    size_t z_cap;
+    uint64_t plain; /* the last frame's size as an uncompressed frame (rd_frame) */
 } rd_buf_t;
 
 /* A window table entry's place in index order (the sorted copy of an unsorted table). */
@@ -276,6 +361,11 @@ typedef struct {
 typedef struct {
     uint64_t window, offset, first_sample, mono_ns;
 } rd_win_t;
+
+/* A run of dropped sample frames: [start, end) and the windows of its samples. */
+typedef struct {
+    uint64_t start, end, wmin, wmax;
+} rd_hole_t;
 
 struct mw_rec_reader {
     int fd;
@@ -292,6 +382,7 @@ struct mw_rec_reader {
     size_t res_len, res_cap;
     uint64_t res_failed;
     mw_arena_t arena;
+    ZSTD_DCtx *dctx; /* compressed frames (version 3), created on the first one */
 
     rd_win_t *win; /* every window found so far, in file order */
     size_t n_win, cap_win;
@@ -302,6 +393,10 @@ struct mw_rec_reader {
     uint64_t known_size; /* file size when the table was last brought up to date */
     uint64_t first_mono, last_mono;
     int have_first, have_last;
+    uint64_t last_disk, last_plain; /* the last record of mw_rec_reader_next, its sizes */
+    rd_hole_t *holes;               /* in file order */
+    size_t n_holes, cap_holes;
+    uint64_t raw_from; /* 1 + the newest window of a hole's samples, 0 without holes */
 };
 
 static void rd_err(char *err, size_t errlen, const char *fmt, ...)
@@ -367,6 +462,38 @@ static ssize_t rd_get(int fd, rd_buf_t *b, uint64_t off, size_t n, size_t ahead,
     return (size_t)got < n ? got : (ssize_t)n;
 }
 
+/* Decompresses the payload of a compressed frame (its CRC already checked) into b->z and
+ * points *payload, *len at it. Returns 1; 0 when the bytes are not one zstd frame declaring a
+ * content size of at most MW_REC_MAX_FRAME that decompresses to exactly that size (damaged);
+ * -1 when out of memory (errno set). */
+static int rd_unzip(mw_rec_reader_t *r, rd_buf_t *b, const unsigned char **payload, uint32_t *len)
+{
+    unsigned long long want = ZSTD_getFrameContentSize(*payload, *len);
+    if (want == ZSTD_CONTENTSIZE_UNKNOWN || want == ZSTD_CONTENTSIZE_ERROR ||
+        want > MW_REC_MAX_FRAME || ZSTD_findFrameCompressedSize(*payload, *len) != (size_t)*len)
+        return 0;
+    if (!r->dctx && !(r->dctx = ZSTD_createDCtx())) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (want > b->z_cap || !b->z) {
+        size_t cap = want > 65536 ? (size_t)want : 65536;
+        unsigned char *z = realloc(b->z, cap);
+        if (!z) {
+            errno = ENOMEM;
+            return -1;
+        }
+        b->z = z;
+        b->z_cap = cap;
+    }
+    size_t got = ZSTD_decompressDCtx(r->dctx, b->z, (size_t)want, *payload, *len);
+    if (ZSTD_isError(got) || got != (size_t)want)
+        return 0;
+    *payload = b->z;
+    *len = (uint32_t)got;
+    return 1;
+}
+
 /* Checks the frame at `off`. Returns 1 with its tag and payload (valid until the next read
  * into b; an index frame's key is checked and left out); 0 when no complete, intact frame
  * starts there (*torn: there are bytes, but not a good frame); -1 on a read error. *next is
@@ -384,8 +511,9 @@ static int rd_frame(mw_rec_reader_t *r, rd_buf_t *b, uint64_t off, size_t ahead,
         return 0;
     }
     uint32_t t = get32(h), n = get32(h + 4), crc = get32(h + 8);
+    int zipped = (t == MW_REC_TAG_ZFRAME || t == MW_REC_TAG_ZCONT) && r->version >= 3;
     if ((t != MW_REC_TAG_FRAME && t != MW_REC_TAG_INDEX &&
-         (t != MW_REC_TAG_CONT || r->version < 2)) ||
+         (t != MW_REC_TAG_CONT || r->version < 2) && !zipped) ||
         n > MW_REC_MAX_FRAME) {
         *torn = 1;
         return 0;
@@ -402,6 +530,16 @@ static int rd_frame(mw_rec_reader_t *r, rd_buf_t *b, uint64_t off, size_t ahead,
     *payload = h + MW_REC_FRAME_HEADER_BYTES;
     *len = n;
     *next = off + total;
+    b->plain = total;
+    if (zipped) {
+        *tag = t == MW_REC_TAG_ZFRAME ? MW_REC_TAG_FRAME : MW_REC_TAG_CONT;
+        int k = rd_unzip(r, b, payload, len);
+        if (k <= 0) {
+            *torn = k == 0;
+            return k;
+        }
+        b->plain = MW_REC_FRAME_HEADER_BYTES + (uint64_t)*len;
+    }
     if (t == MW_REC_TAG_INDEX && r->version >= 2) {
         /* The writer begins every index frame with the key: one without is not its own. */
         if (n < MW_REC_KEY_BYTES || memcmp(*payload, r->key, MW_REC_KEY_BYTES) != 0) {
@@ -425,7 +563,9 @@ static int rd_record(mw_rec_reader_t *r, rd_buf_t *b, uint64_t off, size_t ahead
     if (k <= 0 || *tag != MW_REC_TAG_CONT)
         return k;
     size_t have = 0;
+    uint64_t plain = 0;
     for (;;) {
+        plain += b->plain;
         if (have + *len > MW_REC_MAX_RECORD) {
             *torn = 1;
             return 0;
@@ -459,6 +599,7 @@ static int rd_record(mw_rec_reader_t *r, rd_buf_t *b, uint64_t off, size_t ahead
     *tag = MW_REC_TAG_FRAME;
     *payload = b->rec;
     *len = (uint32_t)have;
+    b->plain = plain;
     return 1;
 }
 
@@ -527,10 +668,62 @@ void mw_rec_reader_close(mw_rec_reader_t *r)
     free(r->res_out);
     free(r->seq.rec);
     free(r->scan.rec);
+    free(r->seq.z);
+    free(r->scan.z);
+    free(r->back.z);
+    free(r->res.z);
+    ZSTD_freeDCtx(r->dctx);
     free(r->win);
     free(r->order);
+    free(r->holes);
     mw_arena_free(&r->arena);
     free(r);
+}
+
+static int rd_refresh(mw_rec_reader_t *r);
+
+/* The hole that `off` lies in, or NULL. */
+static const rd_hole_t *rd_hole_at(const mw_rec_reader_t *r, uint64_t off)
+{
+    size_t lo = 0, hi = r->n_holes;
+    while (lo < hi) { /* the first hole that starts after off */
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->holes[mid].start <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && off < r->holes[lo - 1].end ? &r->holes[lo - 1] : NULL;
+}
+
+/* Takes the holes an index frame at `at` lists. A hole out of order, outside the frames or
+ * not before its index is ignored. Returns 0, or -1 when out of memory. */
+static int rd_holes_take(mw_rec_reader_t *r, const Mpiwatch__RecordIndex *ix, uint64_t at)
+{
+    size_t n = ix->n_hole_start;
+    if (ix->n_hole_end < n || ix->n_hole_window_min < n || ix->n_hole_window_max < n)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        rd_hole_t h = {ix->hole_start[i], ix->hole_end[i], ix->hole_window_min[i],
+                       ix->hole_window_max[i]};
+        if (h.start < r->start || h.end <= h.start || h.end > at || h.wmin > h.wmax ||
+            (r->n_holes && h.start < r->holes[r->n_holes - 1].end))
+            continue;
+        if (r->n_holes == r->cap_holes) {
+            size_t cap = r->cap_holes ? 2 * r->cap_holes : 64;
+            rd_hole_t *p = realloc(r->holes, cap * sizeof *p);
+            if (!p) {
+                errno = ENOMEM;
+                return -1;
+            }
+            r->holes = p;
+            r->cap_holes = cap;
+        }
+        r->holes[r->n_holes++] = h;
+        if (h.wmax + 1 > r->raw_from)
+            r->raw_from = h.wmax + 1;
+    }
+    return 0;
 }
 
 /* Decodes a record into the arena, growing it when the record does not fit. */
@@ -557,7 +750,28 @@ int mw_rec_reader_next(mw_rec_reader_t *r, const Mpiwatch__Record **rec, uint64_
     const unsigned char *p;
     int torn;
     uint64_t next;
-    int k = rd_record(r, &r->seq, r->pos, RD_AHEAD, &tag, &p, &len, &torn, &next);
+    int k, refreshed = 0;
+    const rd_hole_t *h;
+    for (;;) {
+        k = rd_record(r, &r->seq, r->pos, RD_AHEAD, &tag, &p, &len, &torn, &next);
+        if (k != 0 || !torn)
+            break;
+        /* Not an intact frame: a dropped run of samples (its holes are in the index), or the
+         * torn end of the file. */
+        if (!(h = rd_hole_at(r, r->pos)) && !refreshed && r->version >= 3) {
+            refreshed = 1;
+            if (rd_refresh(r) < 0) {
+                rd_err(err, errlen, "read error at offset %llu: %s", (unsigned long long)r->pos,
+                       strerror(errno));
+                return -1;
+            }
+            h = rd_hole_at(r, r->pos);
+        }
+        if (!h)
+            break;
+        r->pos = h->end;
+        r->seq.len = 0;
+    }
     if (k < 0) {
         rd_err(err, errlen, "read error at offset %llu: %s", (unsigned long long)r->pos,
                strerror(errno));
@@ -578,9 +792,17 @@ int mw_rec_reader_next(mw_rec_reader_t *r, const Mpiwatch__Record **rec, uint64_
     r->truncated = 0;
     if (offset)
         *offset = r->pos;
+    r->last_disk = next - r->pos;
+    r->last_plain = r->seq.plain;
     r->pos = next;
     *rec = d;
     return 1;
+}
+
+void mw_rec_reader_last_size(const mw_rec_reader_t *r, uint64_t *disk, uint64_t *plain)
+{
+    *disk = r->last_disk;
+    *plain = r->last_plain;
 }
 
 int mw_rec_reader_seek(mw_rec_reader_t *r, uint64_t offset)
@@ -863,6 +1085,8 @@ static int rd_take_chain(mw_rec_reader_t *r, uint64_t last)
             }
             after = off;
         }
+        if (rc == 0 && rd_holes_take(r, ix, chain[i]) < 0)
+            rc = -1;
         mpiwatch__record__free_unpacked(rec, NULL);
     }
     if (rc == 0 && last_end) {
@@ -885,6 +1109,14 @@ static int rd_scan_forward(mw_rec_reader_t *r)
         uint64_t next;
         rd_peek_t pk;
         int k = rd_record(r, &r->scan, r->tail, RD_AHEAD, &tag, &p, &len, &torn, &next);
+        if (k == 0 && torn) {
+            const rd_hole_t *h = rd_hole_at(r, r->tail);
+            if (h) {
+                r->tail = h->end;
+                r->scan.len = 0;
+                continue;
+            }
+        }
         if (k <= 0)
             return k;
         if (rd_peek(p, len, &pk) < 0)
@@ -894,10 +1126,15 @@ static int rd_scan_forward(mw_rec_reader_t *r)
                 return -1;
         } else if (pk.body == RD_FIELD_INDEX && tag == MW_REC_TAG_INDEX) {
             Mpiwatch__Record *rec = mpiwatch__record__unpack(NULL, len, p);
-            if (rec && rec->body_case == MPIWATCH__RECORD__BODY_INDEX && rec->index)
+            int bad = 0;
+            if (rec && rec->body_case == MPIWATCH__RECORD__BODY_INDEX && rec->index) {
                 rd_index_first_samples(r, rec->index);
+                bad = rd_holes_take(r, rec->index, r->tail) < 0;
+            }
             if (rec)
                 mpiwatch__record__free_unpacked(rec, NULL);
+            if (bad)
+                return -1;
         }
         r->last_mono = pk.mono_ns;
         r->have_last = 1;
@@ -924,6 +1161,8 @@ static int rd_refresh(mw_rec_reader_t *r)
         r->tail = r->start;
         r->known_size = 0;
         r->have_first = r->have_last = 0;
+        r->n_holes = 0;
+        r->raw_from = 0;
     }
     int grew = size > r->known_size;
     r->known_size = size;
@@ -972,8 +1211,8 @@ int mw_rec_reader_find_window(mw_rec_reader_t *r, uint64_t index, uint64_t *wind
         return -1; /* the index points somewhere else: the file is corrupt */
     if (window_offset)
         *window_offset = w->offset;
-    if (first_sample_offset)
-        *first_sample_offset = w->first_sample;
+    if (first_sample_offset) /* a dropped sample is no place to start reading from */
+        *first_sample_offset = rd_hole_at(r, w->first_sample) ? 0 : w->first_sample;
     return 1;
 }
 
@@ -993,6 +1232,18 @@ int mw_rec_reader_span(mw_rec_reader_t *r, uint64_t *first_window, uint64_t *las
     if (last_window)
         *last_window = r->win[r->n_win - 1].window;
     return 1;
+}
+
+int mw_rec_reader_tier(mw_rec_reader_t *r, uint64_t first, uint64_t last, uint64_t *raw_from)
+{
+    if (rd_refresh(r) < 0)
+        return -1;
+    if (raw_from)
+        *raw_from = r->raw_from;
+    for (size_t i = 0; i < r->n_holes; i++)
+        if (r->holes[i].wmin <= last && r->holes[i].wmax >= first)
+            return 1;
+    return 0;
 }
 
 /* ---- per-call traces in recorded windows ---------------------------------------------------- */

@@ -16,6 +16,12 @@
  *            and never leaves the file). A record larger than one frame is written as
  *            MW_REC_TAG_CONT frames followed by one MW_REC_TAG_FRAME frame; its payload is
  *            the concatenation of theirs, at most MW_REC_MAX_RECORD bytes.
+ *            Version 3 adds compressed frames: MW_REC_TAG_ZFRAME and MW_REC_TAG_ZCONT are
+ *            MW_REC_TAG_FRAME and MW_REC_TAG_CONT whose payload is one zstd frame (with its
+ *            content size) of what the uncompressed frame's payload would be; the CRC covers
+ *            the compressed bytes. Index frames are never compressed (the backward search
+ *            looks for their key), and every offset (index entries, RankTrace.frame_offset,
+ *            the reader's) is still the file offset of a frame.
  *
  * A file is valid up to its last complete frame whose CRC matches: a writer killed in the
  * middle of a frame leaves a file that reads fine up to that frame.
@@ -29,14 +35,16 @@
 #include "mw_proto.h"
 
 #define MW_REC_MAGIC "MPIWATCH"
-#define MW_REC_VERSION 2u
+#define MW_REC_VERSION 3u
 #define MW_REC_VERSION_OLDEST 1u /* still read: no index key (bounded search) and no chunks */
 #define MW_REC_HEADER_BYTES 32u  /* what this version writes; version 1 wrote 16 */
 #define MW_REC_KEY_BYTES 16u
 #define MW_REC_FRAME_HEADER_BYTES 12u
-#define MW_REC_TAG_FRAME 0x4652574du /* "MWRF" as little-endian bytes */
-#define MW_REC_TAG_INDEX 0x5849574du /* "MWIX" */
-#define MW_REC_TAG_CONT 0x4352574du  /* "MWRC": a record continues in the next frame */
+#define MW_REC_TAG_FRAME 0x4652574du  /* "MWRF" as little-endian bytes */
+#define MW_REC_TAG_INDEX 0x5849574du  /* "MWIX" */
+#define MW_REC_TAG_CONT 0x4352574du   /* "MWRC": a record continues in the next frame */
+#define MW_REC_TAG_ZFRAME 0x465a574du /* "MWZF": MW_REC_TAG_FRAME, payload zstd-compressed (v3) */
+#define MW_REC_TAG_ZCONT 0x435a574du  /* "MWZC": MW_REC_TAG_CONT, payload zstd-compressed (v3) */
 #define MW_REC_MAX_FRAME (MW_MAX_MESSAGE_BYTES + (1u << 20)) /* a message plus its Record */
 /* The trace records one recorded window resolves to at most: the collector's cap on a window's
  * records, all ranks (collector/merge.h MW_TRACE_WINDOW_MAX_BYTES). */
@@ -55,6 +63,10 @@ void mw_rec_reader_close(mw_rec_reader_t *r);
  * mw_rec_reader_truncated() then says so); -1 on a read error, with a message in err. */
 int mw_rec_reader_next(mw_rec_reader_t *r, const Mpiwatch__Record **rec, uint64_t *offset,
                        char *err, size_t errlen);
+/* The size of the record mw_rec_reader_next returned last: the bytes its frames take in the
+ * file (`disk`) and would take uncompressed (`plain`: the same in files of versions 1 and 2,
+ * and for frames written uncompressed). */
+void mw_rec_reader_last_size(const mw_rec_reader_t *r, uint64_t *disk, uint64_t *plain);
 /* Moves to the frame at `offset` (an offset returned by the reader or found in an index). */
 int mw_rec_reader_seek(mw_rec_reader_t *r, uint64_t offset);
 /* The offset of the file's first frame (the header's length: it depends on the version). */
@@ -73,6 +85,14 @@ int mw_rec_reader_find_window(mw_rec_reader_t *r, uint64_t index, uint64_t *wind
  * first and last frames. Returns 1, or 0 when the file has no window, -1 on error. */
 int mw_rec_reader_span(mw_rec_reader_t *r, uint64_t *first_window, uint64_t *last_window,
                        uint64_t *first_mono_ns, uint64_t *last_mono_ns);
+
+/* Tiers (docs/recording.md "Tiers"): whether the received samples of windows first..last are
+ * all in the file. Returns 0 when they are ("raw" tier), 1 when samples of some of those
+ * windows were dropped by the writer (only the merged windows cover them: "windows" tier),
+ * -1 on a read error. *raw_from (may be NULL) is the window from which on no sample was
+ * dropped (1 + the newest window of a dropped sample; 0 when nothing was dropped). Reading
+ * (mw_rec_reader_next, find_window) goes over dropped samples on its own. */
+int mw_rec_reader_tier(mw_rec_reader_t *r, uint64_t first, uint64_t last, uint64_t *raw_from);
 
 /* ---- per-call traces in recorded windows (docs/recording.md "Traces") ----------------------- */
 
@@ -118,6 +138,21 @@ size_t mw_rec_window_strip(const void *pb, size_t len, const uint64_t *frame_off
 /* CRC-32 (zlib's and gzip's: polynomial 0x04C11DB7 reflected, check value 0xCBF43926) of n
  * bytes, continuing `crc` (start with 0). */
 uint32_t mw_rec_crc(uint32_t crc, const void *data, size_t n);
+/* A compressor of frame payloads (the writer keeps one): zstd at `level` (1..19). NULL when
+ * out of memory. */
+typedef struct mw_rec_zctx mw_rec_zctx_t;
+mw_rec_zctx_t *mw_rec_zctx_new(int level);
+void mw_rec_zctx_free(mw_rec_zctx_t *z);
+/* Compresses the payload pieces a, b, c (any may be empty) as one zstd frame with its content
+ * size into out (room for `cap` bytes: MW_REC_ZBOUND(na + nb + nc) always suffices). Returns
+ * the compressed length, or 0 when compression failed or would not make the payload shorter
+ * (the caller then writes it uncompressed). */
+size_t mw_rec_compress(mw_rec_zctx_t *z, const void *a, size_t na, const void *b, size_t nb,
+                       const void *c, size_t nc, void *out, size_t cap);
+/* The most mw_rec_compress writes for n bytes (zstd's ZSTD_COMPRESSBOUND). */
+#define MW_REC_ZBOUND(n)                                                                           \
+    ((size_t)(n) + ((size_t)(n) >> 8) +                                                            \
+     ((size_t)(n) < (128u << 10) ? (((128u << 10) - (size_t)(n)) >> 11) : 0))
 /* The file header of this format version with the index key `key` (MW_REC_KEY_BYTES random
  * bytes, as the writer draws them). */
 void mw_rec_put_header_key(unsigned char out[MW_REC_HEADER_BYTES], const unsigned char *key);

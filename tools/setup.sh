@@ -14,7 +14,7 @@ pkgs=(build-essential cmake pkg-config gfortran g++
       libhwloc-dev hwloc libcjson-dev libinih-dev libmicrohttpd-dev libcmocka-dev libdeflate-dev
       libsdl2-dev libsdl2-ttf-dev libepoxy-dev libstb-dev fonts-dejavu-core libgl1-mesa-dri
       libzstd-dev libotf2-trace-dev otf2-tools python3-otf2 libdw-dev elfutils
-      python3 python3-mpi4py python3-numpy python3-pandas python3-zmq python3-protobuf
+      python3 python3-mpi4py python3-numpy python3-pandas python3-zmq python3-protobuf python3-zstandard
       protobuf-compiler python3-matplotlib help2man man-db
       slurmctld slurmd slurm-client munge
       paraview prometheus

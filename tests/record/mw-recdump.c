@@ -10,7 +10,9 @@
  * traces, how many recorded windows' traces name the frame holding their records
  * (trace_refs), how many of those resolve (mw_rec_reader_resolve_window; trace_unresolved),
  * and the windows' bytes as stored and as the feed published them once resolved
- * (window_bytes_stored, window_bytes_live: what storing the records twice would cost). Exit status
+ * (window_bytes_stored, window_bytes_live: what storing the records twice would cost); the bytes
+ * the records of each kind take in the file and would take uncompressed (disk_KIND, plain_KIND;
+ * mw_rec_reader_last_size), and the largest number of ranks a window reported (ranks). Exit status
  * 0 when the file could be read (a torn tail included), 1 when not.
  *
  * DESIGN: only the public reader API (proto/mw_recording.h), as the viewer and tools use it.
@@ -40,7 +42,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "mw-recdump: %s\n", err);
         return 1;
     }
-    unsigned long long counts[NKINDS] = {0}, records = 0;
+    unsigned long long counts[NKINDS] = {0}, records = 0, disk[NKINDS] = {0}, plain[NKINDS] = {0};
+    unsigned long long ranks = 0;
     unsigned long long refs = 0, unresolved = 0, stored = 0, live = 0;
     size_t n_win = 0, cap = 0;
     uint64_t *win = NULL, *off = NULL;
@@ -54,9 +57,15 @@ int main(int argc, char **argv)
                             : 0;
         counts[kind]++;
         records++;
+        uint64_t d, p;
+        mw_rec_reader_last_size(rd, &d, &p);
+        disk[kind] += d;
+        plain[kind] += p;
         last = kinds[kind];
         if (rec->body_case == MPIWATCH__RECORD__BODY_WINDOW && rec->window) {
             Mpiwatch__Window *w = rec->window;
+            if (w->ranks_reporting > ranks)
+                ranks = w->ranks_reporting;
             stored += mpiwatch__window__get_packed_size(w);
             for (size_t i = 0; i < w->n_traces; i++)
                 refs += w->traces[i] && w->traces[i]->frame_offset;
@@ -84,6 +93,10 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < NKINDS; i++)
         if (kinds[i])
             printf("%s %llu\n", kinds[i], counts[i]);
+    for (unsigned i = 0; i < NKINDS; i++)
+        if (kinds[i])
+            printf("disk_%s %llu\nplain_%s %llu\n", kinds[i], disk[i], kinds[i], plain[i]);
+    printf("ranks %llu\n", ranks);
     printf("truncated %d\n", mw_rec_reader_truncated(rd));
     printf("trace_refs %llu\ntrace_unresolved %llu\nwindow_bytes_stored %llu\n"
            "window_bytes_live %llu\n",

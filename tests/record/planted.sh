@@ -45,8 +45,10 @@ wait_size() {
     mw_fail "$1 did not reach $2 bytes"
 }
 
-mw_start_collector --record "$d/run.mpiw" --history "$hist" --history-windows 4 \
-    --summary-json "$d/summary.json" --silence-timeout-ms 60000
+# Frames recorded as they came (--record-compress 0): compressed, the forged headers would not
+# be in the file at all, and the readers would not be put to the test.
+mw_start_collector --record "$d/run.mpiw" --record-compress 0 --history "$hist" \
+    --history-windows 4 --summary-json "$d/summary.json" --silence-timeout-ms 60000
 "$REC_LOADGEN" --connect "$MW_EP" --ranks 64 --rate 10 --functions 8 --seconds 30 \
     2>"$d/loadgen.err" &
 lg=$!

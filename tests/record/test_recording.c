@@ -318,10 +318,10 @@ static void test_open_refuses(void **state)
     assert_non_null(strstr(err, "not an mpiwatch recording"));
 
     mw_rec_put_header(hdr);
-    hdr[8] = 3; /* version 3 */
+    hdr[8] = MW_REC_VERSION + 1; /* a version from the future */
     write_all(path, hdr, sizeof hdr);
     assert_null(mw_rec_reader_open(path, err, sizeof err));
-    assert_non_null(strstr(err, "version 3"));
+    assert_non_null(strstr(err, "version 4"));
 
     mw_rec_put_header(hdr);
     hdr[12] = 8; /* header shorter than itself */
@@ -774,8 +774,8 @@ static void test_chunked_job(void **state)
     size_t flen;
     uint8_t *all = read_all(path, &flen);
     int chunks = 0;
-    for (size_t i = 0; i + 4 <= flen; i++)
-        chunks += memcmp(all + i, "MWRC", 4) == 0;
+    for (size_t i = 0; i + 4 <= flen; i++) /* chunks, compressed (version 3) or not */
+        chunks += memcmp(all + i, "MWRC", 4) == 0 || memcmp(all + i, "MWZC", 4) == 0;
     free(all);
     assert_true(chunks >= 3);
 
@@ -1255,6 +1255,190 @@ static void test_unsorted_lookup(void **state)
     assert_true(t < 5.0); /* 1.4 s here; the linear walk took 13 s */
 }
 
+/* Writes the file of test_compressed: `windows` windows with frames compressed at `level`. */
+static void write_file_level(const char *path, uint64_t windows, unsigned level)
+{
+    mw_collector_options_t opt;
+    mw_collector_options_defaults(&opt);
+    opt.record_compress = level;
+    mw_record_t *r = mw__record_open(path, &opt, fx_wall_clock());
+    assert_non_null(r);
+    mw_clock_t now = {FX_MONO_NS, FX_REAL_NS};
+    uint32_t perm[512];
+    uint8_t wb[4096];
+    for (uint64_t k = 0; k < windows; k++) {
+        write_window(r, &now, k);
+        /* A window of a wider job, as large as real ones are compared to a sample: its
+         * per-rank MPI share, which compresses like a real one (similar from rank to rank). */
+        Mpiwatch__Window w = MPIWATCH__WINDOW__INIT;
+        w.index = FX_W0 + k;
+        w.window_ns = TM_WINDOW_NS;
+        for (size_t i = 0; i < 512; i++)
+            perm[i] = 600 + (uint32_t)((i * 7 + k) % 50);
+        w.n_rank_mpi_permille = 512;
+        w.rank_mpi_permille = perm;
+        assert_true(mpiwatch__window__get_packed_size(&w) <= sizeof wb);
+        mw__record_step(r, &now, wb, mpiwatch__window__pack(&w, wb));
+    }
+    mw__record_finish(r, &now);
+    assert_int_equal(mw__record_failed(r), 0);
+    mw__record_close(r);
+    mw_collector_options_free(&opt);
+}
+
+static size_t count_tag(const uint8_t *p, size_t n, const char *tag)
+{
+    size_t k = 0;
+    for (size_t i = 0; i + 4 <= n; i++)
+        k += memcmp(p + i, tag, 4) == 0;
+    return k;
+}
+
+/* Reads every record of a file but the index and the start: their packed bytes concatenated into
+ * *out. Returns the count; *truncated says whether the reader stopped at a damaged frame. */
+static size_t read_records(const char *path, uint8_t **out, size_t *len, int *truncated)
+{
+    char err[160];
+    mw_rec_reader_t *rd = mw_rec_reader_open(path, err, sizeof err);
+    assert_non_null(rd);
+    const Mpiwatch__Record *rec;
+    size_t n = 0, cap = 1 << 16;
+    *len = 0;
+    *out = malloc(cap);
+    int k;
+    while ((k = mw_rec_reader_next(rd, &rec, NULL, err, sizeof err)) == 1) {
+        if (rec->body_case == MPIWATCH__RECORD__BODY_INDEX ||
+            rec->body_case == MPIWATCH__RECORD__BODY_START)
+            continue; /* file offsets, and the wall clock at open */
+        size_t m = mpiwatch__record__get_packed_size(rec);
+        while (*len + m > cap)
+            *out = realloc(*out, cap *= 2);
+        assert_non_null(*out);
+        *len += mpiwatch__record__pack(rec, *out + *len);
+        n++;
+    }
+    assert_int_equal(k, 0);
+    *truncated = mw_rec_reader_truncated(rd);
+    mw_rec_reader_close(rd);
+    return n;
+}
+
+/* Compressed frames (format version 3): the same writes with and without compression read
+ * back as the same records, windows are found through the index in both, and a compressed
+ * frame that is damaged behind a good CRC (bytes that are not zstd, a content size over the
+ * frame cap, a size that lies) or that appears in a version 2 file ends the file like a torn
+ * frame, without a crash. */
+static void test_compressed(void **state)
+{
+    (void)state;
+    char plain[128], zip[128], bad[128];
+    path_of(plain, sizeof plain, "plain.mpiw");
+    path_of(zip, sizeof zip, "zip.mpiw");
+    path_of(bad, sizeof bad, "zbad.mpiw");
+    write_file_level(plain, 70, 0);
+    write_file_level(zip, 70, 3);
+
+    size_t np, nz;
+    uint8_t *fp = read_all(plain, &np), *fz = read_all(zip, &nz);
+    assert_int_equal(fp[8], 3);
+    assert_int_equal(count_tag(fp, np, "MWZF"), 0);
+    size_t zf = count_tag(fz, nz, "MWZF");
+    assert_true(zf >= 70); /* the wide windows at least */
+    assert_true(nz < np);
+    print_message("compressed: %zu frames, %zu -> %zu bytes (%.2fx)\n", zf, np, nz,
+                  (double)np / (double)nz);
+
+    uint8_t *rp, *rz;
+    size_t lp, lz;
+    int tp, tz;
+    size_t cp = read_records(plain, &rp, &lp, &tp), cz = read_records(zip, &rz, &lz, &tz);
+    assert_int_equal(cp, cz);
+    assert_true(cp > 70 * (RANKS + 1));
+    assert_int_equal(lp, lz);
+    assert_memory_equal(rp, rz, lp);
+    assert_int_equal(tp, 0);
+    assert_int_equal(tz, 0);
+    free(rp);
+
+    char err[160];
+    mw_rec_reader_t *rd = mw_rec_reader_open(zip, err, sizeof err);
+    assert_non_null(rd);
+    for (uint64_t k = 0; k < 70; k += 7)
+        check_window(rd, k, 1);
+    mw_rec_reader_close(rd);
+
+    /* The first compressed frame, damaged three ways behind a CRC that matches. */
+    size_t at = 0;
+    while (at + 4 <= nz && memcmp(fz + at, "MWZF", 4) != 0)
+        at++;
+    assert_true(at + 4 <= nz);
+    uint32_t flen = (uint32_t)fz[at + 4] | (uint32_t)fz[at + 5] << 8 | (uint32_t)fz[at + 6] << 16 |
+                    (uint32_t)fz[at + 7] << 24;
+    for (int how = 0; how < 3; how++) {
+        uint8_t *d = malloc(nz);
+        assert_non_null(d);
+        memcpy(d, fz, nz);
+        uint8_t *pl = d + at + MW_REC_FRAME_HEADER_BYTES;
+        if (how == 0) {
+            pl[0] ^= 0xff; /* not a zstd frame any more */
+        } else if (how == 1) {
+            pl[flen - 1] ^= 0x55; /* the compressed data itself */
+        } else {
+            /* A version 2 reader never saw compressed frames: in a version 2 file they are
+             * not frames. */
+            d[8] = 2;
+        }
+        uint32_t crc = mw_rec_crc(0, pl, flen);
+        mw_rec_put_frame_header(d + at, MW_REC_TAG_ZFRAME, flen, crc);
+        write_all(bad, d, nz);
+        free(d);
+        uint8_t *rb;
+        size_t lb;
+        int tb;
+        size_t cb = read_records(bad, &rb, &lb, &tb);
+        if (how != 1 || cb < cz) {
+            /* Decoding stops at the damaged frame (flipping a bit of the data may leave a
+             * frame that still decodes, to other bytes of the same length: then the records
+             * after it must still all be there). */
+            assert_true(cb < cz);
+            assert_int_equal(tb, 1);
+            assert_memory_equal(rb, rz, lb);
+        }
+        free(rb);
+        unlink(bad);
+    }
+
+    /* A zstd frame declaring more than a frame may hold is refused before any allocation. */
+    size_t big = (size_t)MW_REC_MAX_FRAME + 1;
+    uint8_t *zeros = calloc(1, big), *out = malloc(MW_REC_ZBOUND(big));
+    assert_non_null(zeros);
+    assert_non_null(out);
+    mw_rec_zctx_t *z = mw_rec_zctx_new(1);
+    assert_non_null(z);
+    size_t zl = mw_rec_compress(z, zeros, big, NULL, 0, NULL, 0, out, MW_REC_ZBOUND(big));
+    assert_true(zl > 0 && zl < 4096);
+    mw_rec_zctx_free(z);
+    uint8_t *d = malloc(nz + MW_REC_FRAME_HEADER_BYTES + zl);
+    assert_non_null(d);
+    memcpy(d, fz, at);
+    mw_rec_put_frame_header(d + at, MW_REC_TAG_ZFRAME, (uint32_t)zl, mw_rec_crc(0, out, zl));
+    memcpy(d + at + MW_REC_FRAME_HEADER_BYTES, out, zl);
+    write_all(bad, d, at + MW_REC_FRAME_HEADER_BYTES + zl);
+    uint8_t *rb;
+    size_t lb;
+    int tb;
+    size_t cb = read_records(bad, &rb, &lb, &tb);
+    assert_true(cb < cz);
+    assert_int_equal(tb, 1);
+    free(rb);
+    free(d);
+    free(out);
+    free(zeros);
+    free(rz);
+    free(fp);
+    free(fz);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1273,6 +1457,7 @@ int main(void)
         cmocka_unit_test(test_unsorted_lookup),
         cmocka_unit_test(test_traces_once),
         cmocka_unit_test(test_traces_amplified),
+        cmocka_unit_test(test_compressed),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -2,7 +2,11 @@
 
 The file is read once, front to back, when a :class:`Recording` is made: frames are checked
 (tag, length within the format's caps, CRC-32 of the payload) before their payload is decoded,
-chunked records are reassembled up to the format's 64 MiB, and the records that are outputs of
+chunked records are reassembled up to the format's 64 MiB, compressed frames (format version 3)
+are decompressed with the ``zstandard`` module (Debian python3-zstandard; the content size a
+frame declares must be within the frame cap and be what it decompresses to), runs of samples the
+collector dropped (holes listed in the index frames, docs/recording.md "Tiers") are stepped over,
+and the records that are outputs of
 the collector (merged windows, job descriptions, steps, events) are turned into plain rows.
 Received frames (the ranks' messages, most of the file) are checked and skipped without being
 decoded.  Tables are built from those rows on first use and cached.
@@ -17,6 +21,7 @@ windows").
 """
 
 import json
+import mmap
 import os
 import shutil
 import struct
@@ -34,6 +39,8 @@ MAGIC = b"MPIWATCH"
 TAG_RECORD = 0x4652574D  # "MWRF"
 TAG_INDEX = 0x5849574D  # "MWIX"
 TAG_CHUNK = 0x4352574D  # "MWRC"
+TAG_ZRECORD = 0x465A574D  # "MWZF": TAG_RECORD with a zstd-compressed payload (version 3)
+TAG_ZCHUNK = 0x435A574D  # "MWZC": TAG_CHUNK with a zstd-compressed payload (version 3)
 MAX_MESSAGE = 8 << 20  # MW_MAX_MESSAGE_BYTES
 MAX_FRAME = MAX_MESSAGE + (1 << 20)  # MW_REC_MAX_FRAME
 MAX_RECORD = 64 << 20  # MW_REC_MAX_RECORD
@@ -495,6 +502,7 @@ class Recording(Tables):
         self.start = None  # RecordStart as a dict
         self.messages = 0  # received frames (checked, not decoded)
         self.records = 0
+        self.holes = None  # runs of dropped samples: [(start, end, first window, last window)]
         self._read()
 
     def _refuse(self, w, why):
@@ -518,14 +526,14 @@ class Recording(Tables):
             raise RecordingError(self.path, None, e.strerror or str(e)) from None
         with f:
             size = os.fstat(f.fileno()).st_size
-            head = f.read(16)
+            head = f.read(32)
             if len(head) < 16 or head[:8] != MAGIC:
                 raise RecordingError(self.path, 0, "not an mpiwatch recording (no MPIWATCH "
                                      "header)")
             version, hlen = struct.unpack_from("<II", head, 8)
-            if version not in (1, 2):
+            if version not in (1, 2, 3):
                 raise RecordingError(self.path, 8, "unsupported format version %d (this reader "
-                                     "reads versions 1 to 2)" % version)
+                                     "reads versions 1 to 3)" % version)
             lo = 16 if version == 1 else 32
             if not lo <= hlen <= 4096 or hlen > size:
                 raise RecordingError(self.path, 12, "bad header length %d" % hlen)
@@ -535,13 +543,20 @@ class Recording(Tables):
             chunks = []
             chunk_at = 0
             chunk_len = 0
+            zipped = (TAG_ZRECORD, TAG_ZCHUNK) if version >= 3 else ()
             while pos < size:
                 hdr = f.read(12)
+                tag, n, crc = struct.unpack("<III", hdr) if len(hdr) == 12 else (0, 0, 0)
+                if tag not in (TAG_RECORD, TAG_INDEX, TAG_CHUNK) + zipped and not chunks:
+                    hole = self._hole_at(f, pos, size, head) if version >= 3 else None
+                    if hole is not None:
+                        pos = hole
+                        f.seek(pos)
+                        continue
                 if len(hdr) < 12:
                     self._fail(pos, "torn frame header (%d bytes left)" % (size - pos))
                     return
-                tag, n, crc = struct.unpack("<III", hdr)
-                if tag not in (TAG_RECORD, TAG_INDEX, TAG_CHUNK):
+                if tag not in (TAG_RECORD, TAG_INDEX, TAG_CHUNK) + zipped:
                     self._fail(pos, "bad frame tag 0x%08x" % tag)
                     return
                 if n > MAX_FRAME:
@@ -561,6 +576,12 @@ class Recording(Tables):
                     return
                 at = pos
                 pos += 12 + n
+                if tag in zipped:
+                    payload = self._unzip(at, payload)
+                    if payload is None:
+                        return
+                    tag = TAG_RECORD if tag == TAG_ZRECORD else TAG_CHUNK
+                    n = len(payload)
                 if tag == TAG_CHUNK:
                     if not chunks:
                         chunk_at = at
@@ -579,7 +600,7 @@ class Recording(Tables):
                     at = chunk_at
                     chunks, chunk_len = [], 0
                 if tag == TAG_INDEX:
-                    if version == 2 and n < INDEX_KEY:
+                    if version >= 2 and n < INDEX_KEY:
                         self._fail(at, "index frame shorter than its key")
                         return
                     self.records += 1
@@ -588,6 +609,54 @@ class Recording(Tables):
                     return
             if chunks:
                 self._fail(chunk_at, "chunked record cut at the end of the file")
+
+    def _unzip(self, at, payload):
+        """The payload of a compressed frame, or None (after _fail) when it is damaged."""
+        try:
+            import zstandard
+        except ImportError:
+            raise RecordingError(self.path, at, "compressed frames (format version 3) need the "
+                                 "zstandard module (Debian: python3-zstandard)") from None
+        try:
+            want = zstandard.frame_content_size(payload)
+            if want < 0 or want > MAX_FRAME:
+                raise ValueError("declared size %d" % want)
+            out = zstandard.ZstdDecompressor().decompress(payload, max_output_size=want)
+            if len(out) != want:
+                raise ValueError("%d bytes, not the %d declared" % (len(out), want))
+        except Exception as e:  # ZstdError, and whatever a crafted payload provokes
+            self._fail(at, "compressed frame does not decompress (%s)" % e)
+            return None
+        return out
+
+    def _hole_at(self, f, pos, size, head):
+        """Where reading goes on when `pos` is inside a run of samples the collector dropped
+        (listed in the index frames, found by their tag and the file's key), else None."""
+        if self.holes is None:
+            self.holes = []
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            key = head[16:16 + INDEX_KEY]
+            i = data.find(b"MWIX")
+            while i >= 0:
+                if data[i + 12:i + 12 + INDEX_KEY] == key:
+                    n, crc = struct.unpack_from("<II", data, i + 4)
+                    body = data[i + 12:i + 12 + n]
+                    if len(body) == n and zlib.crc32(body) & 0xFFFFFFFF == crc:
+                        try:
+                            ix = pb.Record.FromString(body[INDEX_KEY:]).index
+                        except Exception:
+                            ix = None
+                        for h in zip(ix.hole_start, ix.hole_end, ix.hole_window_min,
+                                     ix.hole_window_max) if ix is not None else ():
+                            if h[0] < h[1] <= i:
+                                self.holes.append(tuple(h))
+                i = data.find(b"MWIX", i + 1)
+            data.close()
+            self.holes.sort()
+        for start, end, _, _ in self.holes:
+            if start <= pos < end:
+                return end
+        return None
 
     def _record(self, at, payload):
         self.records += 1
