@@ -169,6 +169,11 @@ static struct {
     uint64_t hellos, samples, byes, fn_summaries, bytes_sent, peer_messages;
     lg_trace_t *traces;
     uint64_t traced_calls, trace_records, trace_bytes;
+    /* How the run went (--totals-json "run"): the first window's start and the end of the last
+     * batch (CLOCK_REALTIME), the rate achieved, the windows sent more than a window late and
+     * the CPU time spent sending the windows. */
+    uint64_t first_window_ns, last_batch_ns, late_windows, sample_bytes;
+    double achieved, cpu_windows;
 } G;
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1872,10 +1877,14 @@ static int write_totals_json(const char *path, uint64_t windows, double elapsed)
             ", \"hellos\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"byes\": %" PRIu64
             ", \"function_summaries\": %" PRIu64 ", \"bytes\": %" PRIu64
             ", \"peer_messages\": %" PRIu64 ", \"elapsed_s\": %.3f,\n \"traced_calls\": %" PRIu64
-            ", \"trace_records\": %" PRIu64 ", \"trace_bytes\": %" PRIu64 ",\n \"functions\": {",
+            ", \"trace_records\": %" PRIu64 ", \"trace_bytes\": %" PRIu64
+            ",\n \"run\": {\"first_window_ns\": %" PRIu64 ", \"last_batch_ns\": %" PRIu64
+            ", \"sample_bytes\": %" PRIu64 ", \"achieved_rate\": %.3f, \"late_windows\": %" PRIu64
+            ", \"cpu_samples_s\": %.3f, \"variants\": %u},\n \"functions\": {",
             G.o.job, G.o.ranks, G.o.rank_first, G.o.rank_count, G.o.nodes, G.window_ns, windows,
             G.hellos, G.samples, G.byes, G.fn_summaries, G.bytes_sent, G.peer_messages, elapsed,
-            G.traced_calls, G.trace_records, G.trace_bytes);
+            G.traced_calls, G.trace_records, G.trace_bytes, G.first_window_ns, G.last_batch_ns,
+            G.sample_bytes, G.achieved, G.late_windows, G.cpu_windows, C.v);
     for (unsigned i = 0; i < G.o.functions; i++)
         fprintf(f,
                 "%s\n  \"%s\": {\"count\": %" PRIu64 ", \"time_ns\": %" PRIu64
@@ -1946,6 +1955,7 @@ int main(int argc, char **argv)
     uint64_t max_lag = 0, sum_lag = 0, late_windows = 0;
     uint64_t send_ns_max = 0, send_ns_sum = 0, last_done = 0;
     double cpu0 = cpu_s(), cpu_windows = 0;
+    uint64_t bytes0 = G.bytes_sent;
     for (uint64_t w = 0; w < nwin; w++) {
         uint64_t k = k0 + w, due = mw_grid_start(&G.grid, k + 1);
         sleep_until_realtime(due);
@@ -1968,12 +1978,18 @@ int main(int argc, char **argv)
             send_ns_max = done - start;
     }
     cpu_windows = cpu_s() - cpu0;
+    G.sample_bytes = G.bytes_sent - bytes0;
     for (unsigned r = r0; r < r1; r++)
         if (send_bye(r, nwin) != 0)
             return 1;
     /* Achieved rate: windows over the time from the start of the first window to the end of
      * the last batch (nwin windows should take nwin window lengths plus one batch). */
     double span = (double)(last_done - mw_grid_start(&G.grid, k0)) * 1e-9;
+    G.first_window_ns = mw_grid_start(&G.grid, k0);
+    G.last_batch_ns = last_done;
+    G.achieved = (double)nwin / span;
+    G.late_windows = late_windows;
+    G.cpu_windows = cpu_windows;
     for (unsigned i = 0; i < G.n_socks; i++)
         zmq_close(G.socks[i]);
     zmq_ctx_term(G.ctx); /* waits (up to the linger) until every queued message is out */
