@@ -584,8 +584,10 @@ static int feed_print_reply(const uint8_t *data, size_t len, int with_pb)
     mw_fnmap_free(&fnmap);
     printf("{\"id\": %" PRIu64 ", \"error\": ", r->id);
     json_str(stdout, r->error);
-    printf(", \"oldest\": %" PRIu64 ", \"newest\": %" PRIu64 ", \"truncated\": %s, \"job\": ",
+    printf(", \"oldest\": %" PRIu64 ", \"newest\": %" PRIu64 ", \"truncated\": %s, \"tier\": ",
            r->oldest, r->newest, r->truncated ? "true" : "false");
+    json_str(stdout, r->tier); /* where the answer came from (docs/recording.md, Tiers) */
+    printf(", \"job\": ");
     if (r->job)
         json_job(stdout, r->job);
     else

@@ -12,7 +12,9 @@
  * and the windows' bytes as stored and as the feed published them once resolved
  * (window_bytes_stored, window_bytes_live: what storing the records twice would cost); the bytes
  * the records of each kind take in the file and would take uncompressed (disk_KIND, plain_KIND;
- * mw_rec_reader_last_size), and the largest number of ranks a window reported (ranks). Exit status
+ * mw_rec_reader_last_size), the largest number of ranks a window reported (ranks), and whether
+ * samples were dropped (tier_dropped 1) and from which window on all are there (tier_raw_from;
+ * docs/recording.md "Tiers"). Exit status
  * 0 when the file could be read (a torn tail included), 1 when not.
  *
  * DESIGN: only the public reader API (proto/mw_recording.h), as the viewer and tools use it.
@@ -110,6 +112,11 @@ int main(int argc, char **argv)
                (unsigned long long)last_w, (double)(last_m - first_m) / 1e9);
     else
         printf("span none\n");
+
+    /* Tiers: whether samples were dropped, and from which window on all are there. */
+    uint64_t raw_from = 0;
+    int tiered = mw_rec_reader_tier(rd, 0, UINT64_MAX, &raw_from);
+    printf("tier_dropped %d\ntier_raw_from %llu\n", tiered, (unsigned long long)raw_from);
 
     unsigned long long found = 0, first_known = 0;
     for (size_t i = 0; i < n_win; i++) {

@@ -1,0 +1,135 @@
+#!/bin/bash
+# tiers.sh COLLECTOR LOADGEN RECDUMP FEED MODE: the recording's tiers (docs/recording.md, Tiers).
+#
+# MODE expiry: a 64-rank loadgen job (50 windows of 100 ms) recorded with --record-full-span 1
+#              --record-keep-around 0. Afterwards the raw samples of the old windows are gone
+#              (fewer message frames than the job sent, the file takes fewer blocks than its
+#              length) while every window is still there and found through the index; the
+#              reader says from which window the samples are complete (tier_raw_from); a
+#              history request for an early rank range answers with tier "windows", one for the
+#              early windows with their windows; the replay says "raw samples from window A,
+#              merged windows before" and derives the windows from A on byte-identical to the
+#              recorded ones.
+# MODE maxgb:  the same job with --record-max-gb 0.0005: the log says the raw samples were
+#              dropped and then that the recording stopped at the limit; the file takes at most
+#              the limit and a window's worth more, reads cleanly with its windows found through
+#              the index, the collector counts no recording error, and monitoring went on (every
+#              message accepted).
+# MODE kill:   kill -9 of a collector recording compressed frames with expiry on, in the middle
+#              of the job: the file reads up to its last complete frame, every window in it is
+#              found, holes included, and the replay derives the raw tier's windows identically.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+MW_COLLECTOR=$1
+REC_LOADGEN=$2
+REC_DUMP=$3
+feed=$4
+mode=$5
+mw_init "record_tiers_$mode"
+d=$MW_T
+hist=ipc://$d/hist.sock
+
+# blocks FILE: the bytes the file takes on disk; size FILE: its length.
+blocks() { echo $(($(stat -c '%b * %B' "$1"))); }
+size() { stat -c %s "$1"; }
+
+# replay_check: the replay names the raw tier's first window and derives the windows from it on
+# identically.
+replay_check() {
+    local from=$1 cmp
+    rec_replay "$d/replay.log" --replay "$d/run.mpiw" --speed 0 ||
+        { MW_FAILURE_LOG=$d/replay.log; mw_fail "the replay failed"; }
+    grep -q "raw samples from window $from, merged windows before" "$d/replay.log" ||
+        { MW_FAILURE_LOG=$d/replay.log; mw_fail "the replay does not say which tier it used"; }
+    cmp=$(rec_compared "$d/replay.log")
+    if [ "${cmp% *}" -lt 3 ] || [ "${cmp#* }" != 0 ]; then
+        MW_FAILURE_LOG=$d/replay.log
+        mw_fail "raw tier windows compared, differ: $cmp"
+    fi
+}
+
+case $mode in
+expiry)
+    mw_start_collector --record "$d/run.mpiw" --record-full-span 1 --record-keep-around 0 \
+        --history "$hist" --history-windows 4 --history-mb 1 --stats-json "$d/stats.json"
+    rec_loadgen --ranks 64 --rate 10 --functions 8 --seconds 5 --seed 3
+    sleep 1.5 # the last window closes (lateness) and the job ends
+    rec_dump "$d/run.mpiw" "$d/dump"
+    first=$(rec_val "$d/dump" span)
+    raw_from=$(rec_val "$d/dump" tier_raw_from)
+    [ "$(rec_val "$d/dump" tier_dropped)" = 1 ] || mw_fail "no samples were dropped"
+    [ "$raw_from" -gt "$first" ] || mw_fail "raw from window $raw_from, first window $first"
+    "$feed" --history "$hist" --rank 5 --range "$first:$((first + 4))" >"$d/rank.json" ||
+        mw_fail "the rank history request failed"
+    "$feed" --history "$hist" --range "$first:$((first + 4))" >"$d/win.json" ||
+        mw_fail "the window history request failed"
+    "$MW_PYTHON" - "$d/rank.json" "$d/win.json" "$first" <<'PY' || mw_fail "history tiers"
+import json, sys
+rank, win = (json.load(open(p)) for p in sys.argv[1:3])
+first = int(sys.argv[3])
+assert rank["error"] == "" and rank["tier"] == "windows", (rank["error"], rank["tier"])
+assert win["error"] == "" and win["tier"] == "windows", (win["error"], win["tier"])
+got = [w["index"] for w in win["windows"]]
+assert got == list(range(first, first + 5)), got
+PY
+    kill -TERM "$MW_CPID"
+    mw_collector_exits 10
+    rec_dump "$d/run.mpiw" "$d/dump"
+    windows=$(rec_val "$d/dump" window)
+    messages=$(rec_val "$d/dump" message)
+    [ "$windows" -ge 45 ] || mw_fail "only $windows windows left"
+    [ "$(rec_val "$d/dump" find_ok)" = "$windows" ] || mw_fail "windows not found by index"
+    [ "$(rec_val "$d/dump" truncated)" = 0 ] || mw_fail "the file does not read to its end"
+    # 64 hellos, 64 byes and 64 samples a window were received.
+    [ "$messages" -lt $((64 * windows / 2)) ] || mw_fail "$messages messages: samples kept"
+    [ "$(blocks "$d/run.mpiw")" -lt "$(size "$d/run.mpiw")" ] ||
+        mw_fail "the dropped samples still take their blocks"
+    grep -q "tiers: [1-9][0-9]* runs of samples dropped" "$d/collector.err" ||
+        mw_fail "the collector does not log what it dropped"
+    replay_check "$raw_from"
+    ;;
+maxgb)
+    mw_start_collector --record "$d/run.mpiw" --record-max-gb 0.0005 --stats-json "$d/stats.json" \
+        --exit-after-job
+    rec_loadgen --ranks 64 --rate 10 --functions 8 --seconds 5 --seed 3
+    mw_collector_exits 15
+    grep -q "raw samples dropped and no longer recorded" "$d/collector.err" ||
+        mw_fail "no log line for the raw samples dropped at 90%"
+    grep -q "reached the limit of 500000 (--record-max-gb): recording stopped" \
+        "$d/collector.err" || mw_fail "no log line for the limit"
+    [ "$(blocks "$d/run.mpiw")" -le $((500000 + 512 * 1024)) ] ||
+        mw_fail "the file takes $(blocks "$d/run.mpiw") bytes, over the limit"
+    [ "$(rec_json "$d/stats.json" 'j["recording_errors"]')" = 0 ] ||
+        mw_fail "the limit was counted as a recording error"
+    [ "$(rec_json "$d/stats.json" 'j["accepted"]')" = $((64 * 50 + 2 * 64)) ] ||
+        mw_fail "monitoring lost messages: $(cat "$d/stats.json")"
+    rec_dump "$d/run.mpiw" "$d/dump"
+    windows=$(rec_val "$d/dump" window)
+    [ "$windows" -ge 1 ] || mw_fail "no window in the recording"
+    [ "$(rec_val "$d/dump" find_ok)" = "$windows" ] || mw_fail "windows not found by index"
+    [ "$(rec_val "$d/dump" truncated)" = 0 ] || mw_fail "the file does not read to its end"
+    [ "$(rec_val "$d/dump" last)" = index ] || mw_fail "the recording does not end with its index"
+    ;;
+kill)
+    mw_start_collector --record "$d/run.mpiw" --record-full-span 1 --record-keep-around 0
+    "$REC_LOADGEN" --connect "$MW_EP" --ranks 128 --rate 10 --functions 8 --seconds 8 \
+        2>"$d/loadgen.err" &
+    lg=$!
+    sleep 4
+    kill -0 "$MW_CPID" || mw_fail "the collector died"
+    mw_kill_collector
+    kill "$lg" 2>/dev/null
+    wait "$lg" 2>/dev/null
+    rec_dump "$d/run.mpiw" "$d/dump"
+    windows=$(rec_val "$d/dump" window)
+    [ "${windows:-0}" -ge 15 ] || mw_fail "only ${windows:-0} windows after 4 s"
+    [ "$(rec_val "$d/dump" find_ok)" = "$windows" ] || mw_fail "windows not found by index"
+    [ "$(rec_val "$d/dump" tier_dropped)" = 1 ] || mw_fail "no samples were dropped"
+    grep -q MWZF "$d/run.mpiw" || mw_fail "no compressed frame in the recording"
+    replay_check "$(rec_val "$d/dump" tier_raw_from)"
+    ;;
+*)
+    mw_fail "unknown mode $mode"
+    ;;
+esac
+mw_log "ok: tiers ($mode)"
