@@ -12,7 +12,11 @@
  * sample shapes: "heavy" (the shape of this benchmark's original figure: 20 functions with a
  * 6-bin histogram, 6 peers, 32 occupancy entries, 32 density cells, 32 long calls) and
  * "loadgen" (the shape of mpiwatch-loadgen's samples: 40 occupancy entries, 36 density cells,
- * 4 long calls). Values are random, of every magnitude, and differ from rank to rank, as in
+ * 4 long calls) and "lg-quart" (the shape mpiwatch-loadgen sends since durations have
+ * quarter-octave bins: each of the 3 busiest functions has about 22 non-empty bins whose calls end
+ * in two sub-slots and start in two others, 264 density cells; 40 occupancy entries, 4 long calls;
+ * about 2.3 KB with 4 functions, like the loadgen's). Values are random, of every magnitude,
+ * and differ from rank to rank, as in
  * real samples; the original figure used the same values everywhere, which let the CPU
  * predict every branch of a decoder.
  *
@@ -28,6 +32,8 @@
  * whose every window is the same (window k's are k + 1 times the sample's), re-stamped after
  * decoding like the window index. Comparing a run with and without it gives the cost of the
  * totals on the collector's whole path.
+ *
+ * MW_BENCH_SHAPE=NAME runs only that shape (heavy, loadgen, lg-quart).
  *
  * MW_BENCH_SHUFFLE=1 makes every rank's hello name a table of this build's functions in reverse
  * order (docs/function-table.md): the collector then translates every id of every sample (and
@@ -68,8 +74,9 @@ static span_t span_end(span_t s)
     return (span_t){clock_s(CLOCK_THREAD_CPUTIME_ID) - s.cpu, clock_s(CLOCK_MONOTONIC) - s.wall};
 }
 
-enum { SHAPE_HEAVY, SHAPE_LOADGEN, SHAPES };
-static const char *const shape_name[SHAPES] = {"heavy", "loadgen"};
+enum { SHAPE_HEAVY, SHAPE_LOADGEN, SHAPE_QUARTER, SHAPES };
+static const char *const shape_name[SHAPES] = {"heavy", "loadgen", "lg-quart"};
+#define QUARTER_CELLS 264u /* density cells of the lg-quart shape */
 
 static uint64_t rng_state;
 
@@ -158,17 +165,28 @@ static void build_sample(tm_msg_t *m, int shape, uint32_t rank, uint32_t size, u
 /* Packs the sample; the loadgen shape gets its occupancy and density arrays here. */
 static size_t pack_sample(tm_msg_t *m, int shape, uint8_t **out)
 {
-    static uint32_t occ_fn[64], occ_sub[64], d_fn[64], d_bin[64], d_end[64];
-    static uint64_t occ_ns[64], d_count[64];
-    static int32_t d_sub[64];
+    static uint32_t occ_fn[64], occ_sub[64], d_fn[QUARTER_CELLS], d_bin[QUARTER_CELLS],
+        d_end[QUARTER_CELLS];
+    static uint64_t occ_ns[64], d_count[QUARTER_CELLS];
+    static int32_t d_sub[QUARTER_CELLS];
     Mpiwatch__Sample *s = &m->sample;
-    if (shape == SHAPE_LOADGEN) {
+    if (shape == SHAPE_LOADGEN || shape == SHAPE_QUARTER) {
         for (unsigned i = 0; i < 40; i++) {
             occ_fn[i] = m->fs[i % 4].fn;
             occ_sub[i] = i % 10;
             occ_ns[i] = 1 + rnd(5000000);
         }
-        for (unsigned i = 0; i < 36; i++) {
+        size_t nd = shape == SHAPE_QUARTER ? QUARTER_CELLS : 36;
+        for (unsigned i = 0; i < nd; i++) {
+            if (shape == SHAPE_QUARTER) { /* per function, bin, part: the end cell, the start */
+                unsigned per_fn = QUARTER_CELLS / 3, j = i % per_fn;
+                d_fn[i] = m->fs[i / per_fn].fn;
+                d_bin[i] = 2 * (uint32_t)(i / per_fn) + j / 4; /* under TM_BINS */
+                d_end[i] = j % 2;
+                d_sub[i] = (int32_t)rnd(10) - (d_end[i] ? 0 : (int32_t)rnd(4));
+                d_count[i] = 1 + rnd(300);
+                continue;
+            }
             d_fn[i] = m->fs[i % 3].fn;
             d_sub[i] = (int32_t)rnd(10);
             d_bin[i] = 5 + (uint32_t)rnd(20);
@@ -180,7 +198,7 @@ static size_t pack_sample(tm_msg_t *m, int shape, uint8_t **out)
         s->occ_sub = occ_sub;
         s->occ_ns = occ_ns;
         s->n_density_fn = s->n_density_sub = s->n_density_bin = s->n_density_end =
-            s->n_density_count = 36;
+            s->n_density_count = nd;
         s->density_fn = d_fn;
         s->density_sub = d_sub;
         s->density_bin = d_bin;
@@ -354,7 +372,10 @@ int main(int argc, char **argv)
     result_t *res = malloc(2 * reps * sizeof *res);
     if (!bufs || !lens || !m || !res)
         return 1;
+    const char *only = getenv("MW_BENCH_SHAPE"); /* one shape by name */
     for (int shape = 0; shape < SHAPES; shape++) {
+        if (only && strcmp(only, shape_name[shape]) != 0)
+            continue;
         mw_clock_t now;
         mw__clock_now(&now);
         for (uint32_t r = 0; r < ranks; r++) {
