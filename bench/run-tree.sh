@@ -1,9 +1,10 @@
 #!/bin/bash
 # run-tree.sh [BUILD_DIR]: one collector against an aggregator tree, with mpiwatch-loadgen.
 #
-#   (a) one collector at increasing sizes (MW_TREE_SIZES, default 4096 8192 16384 32768 ranks)
-#       until it no longer keeps up: a window closed partial, a late sample, close latency p99
-#       over 2 windows, or the generator falling more than 5% behind the requested rate;
+#   (a) one collector at increasing sizes (MW_TREE_SIZES, default 4096 8192 16384 32768 ranks),
+#       saying at each whether it keeps up: no window closed partial, no late sample, close
+#       latency p99 within 2 windows, the generator within 5% of the requested rate (with
+#       MW_TREE_STOP=1 the sweep stops at the first size that does not);
 #   (b) MW_TREE_RANKS (default 100000) ranks through MW_TREE_AGGS (default 8) aggregators
 #       (`mpiwatch-collector --upstream ROOT --aggregator-id i --expect-ranks n
 #       --exit-after-job`) and a root (`mpiwatch-collector --stats-json --summary-json`), one
@@ -22,7 +23,9 @@
 #   MB/s      bytes per second of job into the level: ranks -> collector or aggregators (the
 #             generator's samples: run.sample_bytes of its totals JSON), aggregators -> root
 #             (their stats' upstream.bytes_sent: partials, AggStates, hellos and byes);
-#   gen       the generator's achieved windows/s and its CPU per sample (cached encodings).
+#   gen       the generator's achieved windows/s and its CPU per sample (cached encodings);
+#   us/smp    CPU per sample of the busiest collector process (root or aggregator): cpu% x
+#             job length / the samples it took (its ranks' samples).
 # A benchmark, not a test: it prints figures. The machine is shared: read the ratios.
 set -u
 build=${1:-$(dirname "$0")/../build}
@@ -168,6 +171,8 @@ for d in sys.argv[2:]:
         "exact": sm["functions"] == tot["functions"],
         "in_mbs": run["sample_bytes"] / job_s / 1e6, "up_mbs": up / job_s / 1e6,
         "rate": run["achieved_rate"], "gen_us": 1e6 * run["cpu_samples_s"] / tot["samples"],
+        "us_smp": max([cpu("root")] + [cpu(a) * len(aggs) for a in aggs]) / 100 * job_s
+                  / tot["samples"] * 1e6,
         "ranks": tot["ranks"]})
 ok = [r for r in rows if r]
 if not ok:
@@ -181,25 +186,32 @@ print(f"{ok[0]['ranks']:>7} {med('root'):6.0f} {aggcpu or '-':>32} "
       f"{med('complete'):5.0f}/{med('partial'):<4.0f} {med('late'):6.0f} {med('p99'):7.2f} "
       f"{'yes' if all(r['exact'] for r in ok) and len(ok) == len(rows) else 'NO':>5} "
       f"{med('in_mbs'):8.1f} {med('up_mbs'):7.1f} {med('rate'):6.2f} {med('gen_us'):6.2f} "
-      f"{'yes' if keeps else 'no':>5} ({len(ok)}/{len(rows)} rounds)")
+      f"{med('us_smp'):6.2f} {'yes' if keeps else 'no':>5} ({len(ok)}/{len(rows)} rounds)")
 sys.exit(0 if keeps else 3)
 PY
 }
 
 echo "run-tree.sh: $rate windows/s, $seconds s, $functions functions, --variants $variants, " \
     "$rounds rounds (medians), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%7s %6s %32s %10s %6s %7s %5s %8s %7s %6s %6s %5s\n' ranks "root%" \
+printf '%7s %6s %32s %10s %6s %7s %5s %8s %7s %6s %6s %6s %5s\n' ranks "root%" \
     "aggregators cpu% (each)" "win ok/par" late "p99 win" exact "in MB/s" "up MB/s" "gen/s" \
-    "gen us" keeps
+    "gen us" "us/smp" keeps
 echo "(a) one collector"
+kept=none
 for ranks in $sizes; do
     runs=()
     for ((r = 0; r < rounds; r++)); do
         one_run single "$ranks" "$r"
         runs+=("$dir/single-$ranks-$r")
     done
-    figures "${runs[@]}" || { echo "  (one collector no longer keeps up at $ranks ranks)"; break; }
+    if figures "${runs[@]}"; then
+        kept=$ranks
+    else
+        echo "  (one collector does not keep up at $ranks ranks)"
+        [ "${MW_TREE_STOP:-0}" = 1 ] && break
+    fi
 done
+echo "  largest size one collector kept up with: $kept"
 echo "(b) $tree_ranks ranks through $aggs aggregators and a root"
 runs=()
 for ((r = 0; r < rounds; r++)); do

@@ -1938,7 +1938,8 @@ int main(int argc, char **argv)
     C.v = G.o.variants < nwin ? G.o.variants : (unsigned)nwin;
     if (G.o.trace || G.o.regions || G.o.sites || G.o.peer_fn || G.o.shuffle)
         C.v = 0;
-    size_t per_var = sizeof(lg_variant_t) + 400 + (size_t)G.o.functions * (24 + 80);
+    /* about 2 KB of density, occupancy and peers, 80 bytes and 3 totals per function */
+    size_t per_var = sizeof(lg_variant_t) + 2400 + (size_t)G.o.functions * (24 + 80);
     while (C.v > 1 && (size_t)C.v * G.o.rank_count * per_var > LG_CACHE_BUDGET)
         C.v--;
     if (cache_setup() != 0)
