@@ -21,6 +21,7 @@
 #include "rules.h"
 #include "steps.h"
 #include "aggstate.h"
+#include "partial.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -110,6 +111,7 @@ void mw_collector_free(mw_collector_t *c)
     if (c->merge_ready)
         mw__merge_free(&c->merge);
     mw__steps_free(c);
+    mw__partial_free(c);
     mw__rules_free(c->rules);
     mw__job_free(&c->job);
     mw_arena_free(&c->arena);

@@ -1106,7 +1106,7 @@ static void window_add_partial_rs(mw_window_t *w, const Mpiwatch__Window *pw)
 static int window_add_partial(mw_merge_t *m, mw_window_t *w, const mw_partial_in_t *in)
 {
     const Mpiwatch__Window *pw = in->pw;
-    /* The only allocations that can fail before anything is added: the ranks' list. */
+    /* The only allocation that can fail before anything is added: the ranks' list. */
     if (grow_by((void **)&w->rep, &w->cap_rep, w->n_rep, in->n_ranks, sizeof *w->rep) < 0)
         return -1;
     for (size_t i = 0; i < pw->n_traces; i++)

@@ -212,6 +212,8 @@ size_t mw__partial_envelope_pack(mw_collector_t *c, mw_pb_encoder_t *e, const mw
 
     /* Its ranks as sorted ranges, and their shares in that order. */
     uint32_t n = w->n_rep;
+    if (n != w->ranks_reporting)
+        return 0; /* no memory for the list: nothing exact to send */
     if (reserve((void **)&p->share, &p->cap_share, n, sizeof *p->share) < 0 ||
         reserve((void **)&p->pm, &p->cap_pm, n, sizeof *p->pm) < 0)
         return 0;

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "fixture.h"
@@ -68,10 +70,14 @@ static void node_on_window(const mw_window_t *w, void *user)
     keep(n, n->enc.out, len);
 }
 
+static int detail_off; /* --rank-detail off on every collector of the next tree */
+
 static void node_init(node_t *n, int agg, uint32_t id)
 {
     memset(n, 0, sizeof *n);
     n->f = fx_new();
+    if (detail_off)
+        n->f->opt.rank_detail = strdup("off");
     n->agg = agg;
     n->id = id;
     if (agg)
@@ -428,6 +434,26 @@ static void test_tree_equals_single(void **state)
     tree_free(&t);
 }
 
+/* The same with the per-rank detail off everywhere: what is left out is counted, and the
+ * counts add up through the tree. */
+static void test_tree_detail_off(void **state)
+{
+    (void)state;
+    tree_t t;
+    detail_off = 1;
+    tree_build(&t);
+    detail_off = 0;
+    tree_feed_partials(&t);
+    assert_int_equal(t.root.n_out, NW);
+    assert_same_windows(&t.single, &t.root);
+    Mpiwatch__Window *w = mpiwatch__window__unpack(NULL, t.root.out[0].n, t.root.out[0].b);
+    assert_non_null(w);
+    assert_int_equal(w->n_rf_rank, 0);
+    assert_true(w->rank_detail_left_out >= N); /* every rank had functions */
+    mpiwatch__window__free_unpacked(w, NULL);
+    tree_free(&t);
+}
+
 /* ---- refusals ------------------------------------------------------------------------------- */
 
 /* The figures a refused partial must leave as they were. */
@@ -627,11 +653,119 @@ static void test_refusals(void **state)
     tree_free(&t);
 }
 
+/* ---- cost ------------------------------------------------------------------------------------
+ *
+ * With MW_PARTIAL_BENCH=R (e.g. 12500): one aggregator of R ranks in a job of 8 R ranks merges
+ * 24 windows of samples (8 functions with histograms, 4 peers, 4 occupancy cells, 2 density
+ * cells, 2 long calls each); each partial is fed to a root that knows the whole job. Prints
+ * the partial's size and the CPU time of encoding it (aggregator) and of taking it through
+ * mw_collector_frame (the root: decode, checks, merge), per partial and per rank listed.
+ * Skipped without the variable: it is a measurement, not a check. */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void bench_sample(tm_msg_t *m, uint32_t r, uint64_t w, uint32_t size, uint64_t now)
+{
+    tm_sample(m, JOB, r, w, now);
+    for (int i = 0; i < 8; i++) {
+        Mpiwatch__FunctionStat *f = tm_add_fn(m, fx_fn(i), 5 + i + r % 7, 10000 * (i + 1) + r,
+                                              100 + i, 9000 + r % 50, 64 * i);
+        f->hist_first = 6;
+        f->n_hist = 4;
+        for (int b = 0; b < 4; b++)
+            m->hist[i][b] = 1 + (uint32_t)b;
+    }
+    for (uint32_t p = 1; p <= 4; p++)
+        tm_add_peer_fn(m, (r + p) % size, fx_fn(1), p, 1024 * p);
+    for (uint32_t k = 0; k < 4; k++)
+        tm_add_occ(m, fx_fn(k % 2), k * 3, 100000 + r % 1000);
+    tm_add_density(m, fx_fn(0), 3, 12, 1, 5);
+    tm_add_density(m, fx_fn(1), (int32_t)(r % 16), 10, 0, 2);
+    tm_add_call(m, fx_fn(0), now - 50000, 9000 + r % 5000, 8, -1);
+    tm_add_call(m, fx_fn(1), now - 40000, 8000 + r % 3000, 64, (int32_t)((r + 1) % size));
+}
+
+static void test_ingest_cost(void **state)
+{
+    (void)state;
+    const char *env = getenv("MW_PARTIAL_BENCH");
+    if (!env || atoi(env) <= 0)
+        skip();
+    uint32_t ranks = (uint32_t)atoi(env), size = 8 * ranks;
+    node_t root, agg;
+    node_init(&root, 0, 0);
+    node_init(&agg, 1, 0);
+    fx_hellos(root.f, JOB, size);
+    for (uint32_t r = 0; r < ranks; r++) {
+        tm_msg_t m;
+        tm_hello(&m, JOB, r, size, agg.f->now.real_ns);
+        assert_int_equal(fx_feed(agg.f, &m), MW_ACCEPTED);
+    }
+    /* Both wait for these ranks only, so that every window closes (and is encoded for the
+     * outputs) once its partial is in: the root's cost includes the close. */
+    for (uint32_t r = ranks; r < size; r++) {
+        mw__merge_leave(&agg.f->c->merge, r);
+        mw__steps_leave(agg.f->c, r);
+        mw__merge_leave(&root.f->c->merge, r);
+        mw__steps_leave(root.f->c, r);
+    }
+    size_t len = mw__aggstate_envelope_pack(agg.f->c, &agg.enc, 0, agg.seq++, 0);
+    assert_int_equal(feed_blob(root.f, agg.enc.out, len), MW_ACCEPTED);
+    double pack_s = 0, ingest_s = 0, decode_s = 0;
+    size_t bytes = 0;
+    const int windows = 24; /* more than the ring holds: its slots are warm */
+    for (int k = 0; k < windows; k++) {
+        tm_msg_t m;
+        for (uint32_t r = 0; r < ranks; r++) {
+            bench_sample(&m, r, FX_W0 + (uint64_t)k, size, agg.f->now.real_ns);
+            if (r + 1 == ranks) { /* the last sample closes the window: time the encoding */
+                uint8_t *buf;
+                size_t n = tm_pack(&m, &buf);
+                double t0 = cpu_s();
+                assert_int_equal(mw_collector_frame(agg.f->c, buf, n, 1, &agg.f->now), MW_ACCEPTED);
+                pack_s += cpu_s() - t0;
+                free(buf);
+            } else {
+                assert_int_equal(fx_feed(agg.f, &m), MW_ACCEPTED);
+            }
+        }
+        assert_int_equal(agg.n_out, 1u);
+        const blob_t *b = &agg.out[0];
+        bytes += b->n;
+        double t0 = cpu_s();
+        mw_arena_reset(&root.f->c->arena);
+        assert_non_null(mw_envelope_decode(&root.f->c->arena, b->b, b->n));
+        decode_s += cpu_s() - t0;
+        mw_arena_reset(&root.f->c->arena);
+        t0 = cpu_s();
+        assert_int_equal(feed_blob(root.f, b->b, b->n), MW_ACCEPTED);
+        ingest_s += cpu_s() - t0;
+        assert_int_equal(root.n_out, 1u); /* closed */
+        free(agg.out[0].b);
+        free(root.out[0].b);
+        agg.n_out = root.n_out = 0;
+    }
+    print_message("partial of %u ranks (job of %u): %.0f KB; aggregator: last sample + close + "
+                  "encode %.2f ms; root: decode + checks + merge %.2f ms per partial = %.0f ns "
+                  "per rank listed (of which decode %.2f ms)\n",
+                  ranks, size, (double)bytes / windows / 1024, pack_s / windows * 1e3,
+                  ingest_s / windows * 1e3, ingest_s / windows / ranks * 1e9,
+                  decode_s / windows * 1e3);
+    node_free(&root);
+    node_free(&agg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tree_equals_single),
+        cmocka_unit_test(test_tree_detail_off),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_ingest_cost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
