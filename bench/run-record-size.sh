@@ -12,7 +12,11 @@
 # reporting); everything else (job, steps, ticks, events, index) is shown as `other`. The last
 # lines project the figures to MW_BENCH_PROJECT_RANKS ranks at the same rate for
 # MW_BENCH_PROJECT_HOURS hours: all raw samples for the whole run, and the windows tier for
-# the whole run plus MW_BENCH_FULL_SPAN seconds of raw samples (--record-full-span). It is a
+# the whole run plus MW_BENCH_FULL_SPAN seconds of raw samples (--record-full-span), and, for a
+# tier that this build does NOT have, the windows without their per-rank arrays and pairs for
+# every window plus those arrays once every MW_BENCH_ESSENTIALS_EVERY windows (their share of
+# the windows' bytes is measured uncompressed by mw-recdump and given the windows' compression
+# ratio). It is a
 # benchmark: it prints figures and exits 0 whatever they are; it fails only when a run fails.
 # With MW_BENCH_DEMO=1 it also records `mpiwatch demo` (4 MPI ranks, real library) the same
 # way, through the launcher (--collector-arg=--record-compress=N).
@@ -20,7 +24,8 @@
 # usage: run-record-size.sh BUILD_DIR
 # knobs (environment): MW_BENCH_RANKS (4096), MW_BENCH_RATE (10), MW_BENCH_FUNCTIONS (20),
 #   MW_BENCH_SECONDS (4), MW_BENCH_LEVELS ("0 1 3"), MW_BENCH_PROJECT_RANKS (16384),
-#   MW_BENCH_PROJECT_HOURS (24), MW_BENCH_FULL_SPAN (600), MW_BENCH_DEMO (0),
+#   MW_BENCH_PROJECT_HOURS (24), MW_BENCH_FULL_SPAN (600), MW_BENCH_ESSENTIALS_EVERY (50),
+#   MW_BENCH_DEMO (0),
 #   MW_BENCH_DEMO_ITERS (750), MW_BENCH_KEEP=1 (keep the temporary directory).
 set -u
 # shellcheck source=../tests/lib/common.sh
@@ -84,12 +89,13 @@ report() {
         "$recdump" "$f" >"$f.dump" || mw_fail "mw-recdump $f failed"
     done
     "$MW_PYTHON" - "$name" "${MW_BENCH_PROJECT_RANKS:-16384}" "$rate" \
-        "${MW_BENCH_PROJECT_HOURS:-24}" "${MW_BENCH_FULL_SPAN:-600}" "$@" <<'PY'
+        "${MW_BENCH_PROJECT_HOURS:-24}" "${MW_BENCH_FULL_SPAN:-600}" \
+        "${MW_BENCH_ESSENTIALS_EVERY:-50}" "$@" <<'PY'
 import os, re, sys
-name, pranks, rate, hours, span = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), \
-    float(sys.argv[4]), float(sys.argv[5])
+name, pranks, rate, hours, span, every = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), \
+    float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
 rows = []
-for f in sys.argv[6:]:
+for f in sys.argv[7:]:
     d = dict(l.split(None, 1) for l in open(f + ".dump") if len(l.split(None, 1)) == 2)
     g = lambda k: int(d.get(k, "0").split()[0])
     rw = g("window") * g("ranks")
@@ -98,20 +104,32 @@ for f in sys.argv[6:]:
     raw = (g("disk_message"), g("plain_message"))
     win = (g("disk_window"), g("plain_window"))
     other = (size - raw[0] - win[0], 0)
-    rows.append((level, rw, size, raw, win, other))
+    # The per-rank arrays' and pairs' share of the windows, uncompressed.
+    share = (g("window_bytes_rank") + g("window_bytes_pairs")) / max(win[1], 1)
+    rows.append((level, rw, size, raw, win, other, share))
     print(f"{name} level {level}: {g('window')} windows x {g('ranks')} ranks = {rw} rank-windows,"
           f" file {size / 1e6:.2f} MB")
     print(f"  bytes per rank-window: raw samples {raw[0] / rw:8.1f} (uncompressed "
           f"{raw[1] / rw:8.1f}), windows {win[0] / rw:7.2f} (uncompressed {win[1] / rw:7.2f}), "
           f"other {other[0] / rw:6.2f}, all {size / rw:8.1f}")
-level, rw, size, raw, win, other = rows[-1]
+    print(f"  windows: per-rank arrays {g('window_bytes_rank') / max(win[1], 1):.1%}, pairs "
+          f"{g('window_bytes_pairs') / max(win[1], 1):.1%} of their uncompressed bytes")
+level, rw, size, raw, win, other, share = rows[-1]
 prw = pranks * rate * hours * 3600
 spanrw = pranks * rate * min(span, hours * 3600)
 full = size / rw * prw
 tiers = (win[0] + other[0]) / rw * prw + raw[0] / rw * spanrw
+rawspan = raw[0] / rw * spanrw
+lite = (win[0] * (1 - share) + other[0]) / rw * prw
+ess = win[0] * share / rw * prw / every
 print(f"projection from level {level} to {pranks} ranks, {rate:g} windows/s, {hours:g} h "
-      f"({prw:.3g} rank-windows): every raw sample {full / 1e9:,.0f} GB; "
-      f"windows for the whole run + raw samples for {span:g} s {tiers / 1e9:,.1f} GB")
+      f"({prw:.3g} rank-windows):")
+print(f"  every raw sample for the whole run: {full / 1e9:,.0f} GB")
+print(f"  tiers of this build (windows for the whole run + raw samples for {span:g} s): "
+      f"{tiers / 1e9:,.1f} GB ({(tiers - rawspan) / 1e9:,.1f} + {rawspan / 1e9:,.1f})")
+print(f"  not implemented: windows without per-rank arrays and pairs for the whole run "
+      f"{lite / 1e9:,.1f} GB + those arrays every {every} windows {ess / 1e9:,.1f} GB + raw "
+      f"samples for {span:g} s {rawspan / 1e9:,.1f} GB = {(lite + ess + rawspan) / 1e9:,.1f} GB")
 PY
 }
 

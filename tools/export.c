@@ -869,6 +869,11 @@ typedef struct {
     uint64_t bad_windows;     /* windows with malformed entries */
     uint64_t refused_windows; /* malformed windows, left out whole */
 
+    /* Tiers (docs/recording.md): samples before window raw_from were dropped by the recording;
+     * the core takes no sample before it and no timer event before the first one from it. */
+    int tiered, raw_started;
+    uint64_t raw_from;
+
     /* The job-relative place of windows: the job the windows belong to (the name of the
      * latest job description) and its first window in the file, index and start. */
     char *place_job;
@@ -981,7 +986,16 @@ static int export_record(mw_export_t *x, const Mpiwatch__Record *rec)
     mw_export_format_t f = x->o->format;
     if (rec->body_case == MPIWATCH__RECORD__BODY_JOB && rec->job && place_job(x, rec->job->job) < 0)
         return -1;
-    if (x->core) {
+    uint64_t sw;
+    int skip = 0;
+    if (x->tiered && rec->body_case == MPIWATCH__RECORD__BODY_MESSAGE &&
+        mw_rec_sample_window(rec->message.data, rec->message.len, &sw)) {
+        skip = sw < x->raw_from;
+        x->raw_started |= !skip;
+    } else if (x->tiered && rec->body_case == MPIWATCH__RECORD__BODY_TICK) {
+        skip = !x->raw_started; /* the dropped span would look silent */
+    }
+    if (x->core && !skip) {
         if (rec->body_case == MPIWATCH__RECORD__BODY_START && rec->start)
             export_core_start(x, rec->start);
         uint64_t accepted = x->core->stats.accepted;
@@ -1136,6 +1150,15 @@ static int export_run(const mw_export_opts_t *o)
         csv_header(out, o->per_rank);
     }
 
+    if (rc == 0 && mw_rec_reader_tier(r, 0, UINT64_MAX, &x.raw_from) == 1) {
+        x.tiered = 1;
+        fprintf(stderr,
+                "mpiwatch-export: %s: raw samples from window %" PRIu64 ", merged windows "
+                "before (the recording dropped older samples, docs/recording.md \"Tiers\"): "
+                "windows (csv, jsonl) cover the whole run; the summary, --per-rank, perfetto and "
+                "capture cover the samples from that window on\n",
+                o->input, x.raw_from);
+    }
     struct stat st;
     mw_progress_t progress;
     mw_progress_init(&progress, "export", o->progress,

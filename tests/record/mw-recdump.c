@@ -12,7 +12,9 @@
  * and the windows' bytes as stored and as the feed published them once resolved
  * (window_bytes_stored, window_bytes_live: what storing the records twice would cost); the bytes
  * the records of each kind take in the file and would take uncompressed (disk_KIND, plain_KIND;
- * mw_rec_reader_last_size), the largest number of ranks a window reported (ranks), and whether
+ * mw_rec_reader_last_size), the largest number of ranks a window reported (ranks), what the
+ * windows' per-rank arrays (rank_mpi_permille, rf_*, rr_*) and pairs (pair_*, fpair_*) take of
+ * their bytes as stored, uncompressed (window_bytes_rank, window_bytes_pairs), and whether
  * samples were dropped (tier_dropped 1) and from which window on all are there (tier_raw_from;
  * docs/recording.md "Tiers"). Exit status
  * 0 when the file could be read (a torn tail included), 1 when not.
@@ -45,7 +47,7 @@ int main(int argc, char **argv)
         return 1;
     }
     unsigned long long counts[NKINDS] = {0}, records = 0, disk[NKINDS] = {0}, plain[NKINDS] = {0};
-    unsigned long long ranks = 0;
+    unsigned long long ranks = 0, rank_bytes = 0, pair_bytes = 0;
     unsigned long long refs = 0, unresolved = 0, stored = 0, live = 0;
     size_t n_win = 0, cap = 0;
     uint64_t *win = NULL, *off = NULL;
@@ -68,6 +70,36 @@ int main(int argc, char **argv)
             Mpiwatch__Window *w = rec->window;
             if (w->ranks_reporting > ranks)
                 ranks = w->ranks_reporting;
+            /* What the per-rank arrays and the pairs take of it (uncompressed), for the size
+             * benchmark's projection of a tier that keeps them at a coarser time step. */
+            size_t all = mpiwatch__window__get_packed_size(w);
+            size_t n_perm = w->n_rank_mpi_permille;
+            size_t k_rf[5] = {w->n_rf_rank, w->n_rf_fn, w->n_rf_count, w->n_rf_ns, w->n_rf_bytes};
+            size_t k_rr[6] = {w->n_rr_rank,    w->n_rr_region,  w->n_rr_count,
+                              w->n_rr_incl_ns, w->n_rr_excl_ns, w->n_rr_mpi_ns};
+            size_t k_p[4] = {w->n_pair_src, w->n_pair_dst, w->n_pair_messages, w->n_pair_bytes};
+            size_t k_f[5] = {w->n_fpair_src, w->n_fpair_dst, w->n_fpair_fn, w->n_fpair_messages,
+                             w->n_fpair_bytes};
+            w->n_rank_mpi_permille = 0;
+            w->n_rf_rank = w->n_rf_fn = w->n_rf_count = w->n_rf_ns = w->n_rf_bytes = 0;
+            w->n_rr_rank = w->n_rr_region = w->n_rr_count = w->n_rr_incl_ns = 0;
+            w->n_rr_excl_ns = w->n_rr_mpi_ns = 0;
+            size_t no_rank = mpiwatch__window__get_packed_size(w);
+            w->n_pair_src = w->n_pair_dst = w->n_pair_messages = w->n_pair_bytes = 0;
+            w->n_fpair_src = w->n_fpair_dst = w->n_fpair_fn = w->n_fpair_messages = 0;
+            w->n_fpair_bytes = 0;
+            size_t lite = mpiwatch__window__get_packed_size(w);
+            rank_bytes += all - no_rank;
+            pair_bytes += no_rank - lite;
+            w->n_rank_mpi_permille = n_perm;
+            w->n_rf_rank = k_rf[0], w->n_rf_fn = k_rf[1], w->n_rf_count = k_rf[2];
+            w->n_rf_ns = k_rf[3], w->n_rf_bytes = k_rf[4];
+            w->n_rr_rank = k_rr[0], w->n_rr_region = k_rr[1], w->n_rr_count = k_rr[2];
+            w->n_rr_incl_ns = k_rr[3], w->n_rr_excl_ns = k_rr[4], w->n_rr_mpi_ns = k_rr[5];
+            w->n_pair_src = k_p[0], w->n_pair_dst = k_p[1], w->n_pair_messages = k_p[2];
+            w->n_pair_bytes = k_p[3];
+            w->n_fpair_src = k_f[0], w->n_fpair_dst = k_f[1], w->n_fpair_fn = k_f[2];
+            w->n_fpair_messages = k_f[3], w->n_fpair_bytes = k_f[4];
             stored += mpiwatch__window__get_packed_size(w);
             for (size_t i = 0; i < w->n_traces; i++)
                 refs += w->traces[i] && w->traces[i]->frame_offset;
@@ -98,7 +130,8 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < NKINDS; i++)
         if (kinds[i])
             printf("disk_%s %llu\nplain_%s %llu\n", kinds[i], disk[i], kinds[i], plain[i]);
-    printf("ranks %llu\n", ranks);
+    printf("ranks %llu\nwindow_bytes_rank %llu\nwindow_bytes_pairs %llu\n", ranks, rank_bytes,
+           pair_bytes);
     printf("truncated %d\n", mw_rec_reader_truncated(rd));
     printf("trace_refs %llu\ntrace_unresolved %llu\nwindow_bytes_stored %llu\n"
            "window_bytes_live %llu\n",

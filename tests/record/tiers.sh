@@ -1,5 +1,5 @@
 #!/bin/bash
-# tiers.sh COLLECTOR LOADGEN RECDUMP FEED MODE: the recording's tiers (docs/recording.md, Tiers).
+# tiers.sh COLLECTOR LOADGEN RECDUMP FEED EXPORT MODE: the recording's tiers (docs/recording.md, Tiers).
 #
 # MODE expiry: a 64-rank loadgen job (50 windows of 100 ms) recorded with --record-full-span 1
 #              --record-keep-around 0. Afterwards the raw samples of the old windows are gone
@@ -9,7 +9,7 @@
 #              history request for an early rank range answers with tier "windows", one for the
 #              early windows with their windows; the replay says "raw samples from window A,
 #              merged windows before" and derives the windows from A on byte-identical to the
-#              recorded ones.
+#              recorded ones; mpiwatch-export says the same and exports every window.
 # MODE maxgb:  the same job with --record-max-gb 0.0005: the log says the raw samples were
 #              dropped and then that the recording stopped at the limit; the file takes at most
 #              the limit and a window's worth more, reads cleanly with its windows found through
@@ -24,7 +24,8 @@ MW_COLLECTOR=$1
 REC_LOADGEN=$2
 REC_DUMP=$3
 feed=$4
-mode=$5
+export_bin=$5
+mode=$6
 mw_init "record_tiers_$mode"
 d=$MW_T
 hist=ipc://$d/hist.sock
@@ -87,6 +88,12 @@ PY
     grep -q "tiers: [1-9][0-9]* runs of samples dropped" "$d/collector.err" ||
         mw_fail "the collector does not log what it dropped"
     replay_check "$raw_from"
+    "$export_bin" --format jsonl "$d/run.mpiw" -o "$d/out.jsonl" 2>"$d/export.err" ||
+        { MW_FAILURE_LOG=$d/export.err; mw_fail "the export failed"; }
+    grep -q "raw samples from window $raw_from, merged windows before" "$d/export.err" ||
+        { MW_FAILURE_LOG=$d/export.err; mw_fail "the export does not say which tier"; }
+    [ "$(wc -l <"$d/out.jsonl")" = "$windows" ] ||
+        mw_fail "the export has $(wc -l <"$d/out.jsonl") windows, the recording $windows"
     ;;
 maxgb)
     mw_start_collector --record "$d/run.mpiw" --record-max-gb 0.0005 --stats-json "$d/stats.json" \
