@@ -1090,8 +1090,15 @@ int mw__bench_run(mw_app_t *app)
     if (snapshot_load(app) < 0)
         return 1;
     long n = app->opt.bench_frames;
+    /* MW_BENCH_ORBIT=1: the topology's camera turns by a quarter of a degree every frame, so
+     * that every frame draws the scene again (as while the user orbits), rather than copying
+     * the last frame's image of an unchanged scene. */
+    const char *orbit = getenv("MW_BENCH_ORBIT");
+    int turn = orbit && !strcmp(orbit, "1");
     uint64_t t0 = mw__now_ns();
     for (long i = 0; i < n; i++) {
+        if (turn)
+            app->tp.cam.yaw += 0.25f;
         if (!app->headless) {
             SDL_Event ev;
             while (SDL_PollEvent(&ev))

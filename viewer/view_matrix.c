@@ -199,10 +199,18 @@ void mw__matrix_draw(const mw_view_ctx_t *vc, mw_topo_gl_t *t)
         glBindTexture(GL_TEXTURE_2D, 0);
         glUseProgram(0);
     }
-    /* Node boundaries, on both axes. */
+    /* Node boundaries, on both axes; closer than EDGE_MIN_PX (400 nodes of 250 ranks in a
+     * 654-pixel plot are 1.6 pixels apart) every k-th only, so that the lines stay lines and
+     * do not grey the whole plot. */
     float cw = (float)p->w / (float)(t->mx.bins > 0 ? t->mx.bins : 1);
     mw_rgba_t edge = mw__hex(0x9aa3b5, 0.55f);
-    for (int i = 0; i < t->mx.n_edges; i++) {
+    t->mx_edge_every = 1;
+    if (t->mx.n_edges > 0) {
+        float apart = (float)p->w / (float)(t->mx.n_edges + 1);
+        while (apart * (float)t->mx_edge_every < mw__px(vc->layout, 6.0f))
+            t->mx_edge_every++;
+    }
+    for (int i = t->mx_edge_every - 1; i < t->mx.n_edges; i += t->mx_edge_every) {
         float e = (float)t->mx.node_edges[i] * cw;
         mw__batch_rect(vc->batch, (float)p->x + e, (float)p->y, 1, (float)p->h, edge);
         mw__batch_rect(vc->batch, (float)p->x, (float)p->y + e, (float)p->w, 1, edge);
@@ -222,8 +230,15 @@ void mw__matrix_draw(const mw_view_ctx_t *vc, mw_topo_gl_t *t)
         mw__text_drawf(tx, fs, (float)p->x - 4, (float)p->y + pos - (float)lh / 2, MW_ALIGN_RIGHT,
                        dim, "%" PRIu32, rk);
     }
-    mw__text_draw(tx, fs, (float)p->x, (float)(p->y + p->h) + 4, MW_ALIGN_LEFT, txt,
-                  "sender rank ↓ (rows)  ·  lines: node boundaries");
+    if (t->mx_edge_every > 1)
+        mw__text_drawf(tx, fs, (float)p->x, (float)(p->y + p->h) + 4, MW_ALIGN_LEFT, txt,
+                       "sender rank ↓ (rows)  ·  lines: every %d%s node boundary", t->mx_edge_every,
+                       t->mx_edge_every == 2   ? "nd"
+                       : t->mx_edge_every == 3 ? "rd"
+                                               : "th");
+    else
+        mw__text_draw(tx, fs, (float)p->x, (float)(p->y + p->h) + 4, MW_ALIGN_LEFT, txt,
+                      "sender rank ↓ (rows)  ·  lines: node boundaries");
 
     /* The legend column. */
     float lx = (float)(p->x + p->w) + 2 * pad, ly = (float)p->y;

@@ -65,7 +65,25 @@ typedef struct {
     int bundled; /* lines drawn as bundles in the last frame */
     mw_scale_t scale, rank_scale;
     size_t curves; /* drawn */
-    char what[96]; /* "window 3 of 20" */
+    /* Level of detail for large jobs: with more node pairs than the view draws well, only the
+     * heaviest bundles (messages, or bytes when coloured by bytes) are drawn. */
+    size_t bundles_drawn, bundles_over; /* drawn / left out in the last upload */
+    /* Per-frame work that scans every rank or every pair, cached until its inputs change: the
+     * job's placement signature (per job and data generation) and the auto-bundling decision
+     * (per camera and data). */
+    const void *sig_job;
+    uint64_t sig_gen, sig_val;
+    uint64_t auto_key;
+    int auto_val;
+    /* The 3D pass's image, kept between frames: redrawn only when what it shows (boxes, ranks,
+     * lines, camera, viewport, level of detail) changed, otherwise copied to the screen. */
+    GLuint vao_agg, vbo_agg; /* aggregated rank markers (far from a large job) */
+    size_t n_agg;
+    int agg_drawn; /* the last frame drew them */
+    mw_fbo_t scene;
+    uint64_t scene_key;
+    int scene_failed; /* the framebuffer could not be made: draw directly */
+    char what[96];    /* "window 3 of 20" */
     /* The last pick. */
     mw_topo_pick_t pick;
     int mx_pick; /* a matrix cell was picked */
@@ -92,7 +110,8 @@ typedef struct {
     GLint u_tex_proj, u_tex;
     unsigned char *rgba;
     size_t rgba_cap;
-    int mx_bytes; /* the matrix shows bytes (else messages) */
+    int mx_bytes;      /* the matrix shows bytes (else messages) */
+    int mx_edge_every; /* node boundaries drawn: every k-th (closer ones would grey the plot) */
     /* Code regions colouring the ranks, links of one sending function (model_regions.h). */
     mw_topo_regions_t *rx;
     /* What the command line asked for, applied once the job and its windows are known. */

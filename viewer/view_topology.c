@@ -28,7 +28,18 @@
 #define LABEL_MIN_PX 9.0f         /* rank labels once a marker is this wide */
 #define LABELS_MAX 1500
 #define MW_RANK_PM_NONE_VIEW 65535u /* Window.rank_mpi_permille of a rank without its sample */
-#define LINE_BUDGET 2000     /* rank lines in view above which auto mode shows node bundles */
+#define LINE_BUDGET 2000 /* rank lines in view above which auto mode shows node bundles */
+/* Node bundles drawn at most: a 100,000-rank job on 400 nodes with random partners has ~150,000
+ * node pairs, which llvmpipe draws at under 1 frame/s and which cover the scene in one blur.
+ * Above this, the heaviest are drawn (the info line says how many were left out). */
+#define BUNDLE_DRAW_MAX 2000
+/* Far from a large job (more than AGG_RANKS ranks, a marker narrower than AGG_MAX_PX), the rank
+ * markers are aggregated: every node plane is cut into AGG_GRID x AGG_GRID cells and each cell
+ * with ranks gets one marker in the colour of its largest value (a hot rank is never averaged
+ * away), instead of a point per rank: 6,400 markers for 100,000 ranks on 400 nodes. */
+#define AGG_RANKS 32768u
+#define AGG_MAX_PX 2.0f
+#define AGG_GRID 4
 #define LINE_VERTEX_FLOATS 8 /* a curve's segment end: position, rgb, inter, t along it */
 #define PICK_RADIUS_PX 6
 /* Level of detail: PU boxes once a PU spans this many pixels (cores: CORE_MIN_PX), box outlines
@@ -187,6 +198,9 @@ int mw__topo_init(mw_topo_gl_t *t, const mw_viewer_options_t *opt)
     glBufferData(GL_ARRAY_BUFFER, sizeof cube, cube, GL_STATIC_DRAW);
     instance_vao(t->vao_box, t->vbo_cube, t->vbo_box);
     instance_vao(t->vao_rank, t->vbo_cube, t->vbo_rank);
+    glGenVertexArrays(1, &t->vao_agg);
+    glGenBuffers(1, &t->vbo_agg);
+    instance_vao(t->vao_agg, t->vbo_cube, t->vbo_agg);
     /* The same rank buffer read per vertex: one point per rank. */
     glGenVertexArrays(1, &t->vao_rankpt);
     glBindVertexArray(t->vao_rankpt);
@@ -218,6 +232,53 @@ int mw__topo_init(mw_topo_gl_t *t, const mw_viewer_options_t *opt)
     return mw__gl_check("topology setup");
 }
 
+/* Deletes the scene's framebuffer without touching the framebuffer bindings (mw__fbo_free binds
+ * the default one, which a headless viewer does not draw into). */
+static void scene_free(mw_topo_gl_t *t)
+{
+    mw_fbo_t *f = &t->scene;
+    if (f->color)
+        glDeleteRenderbuffers(1, &f->color);
+    if (f->depth)
+        glDeleteRenderbuffers(1, &f->depth);
+    if (f->fbo)
+        glDeleteFramebuffers(1, &f->fbo);
+    memset(f, 0, sizeof *f);
+    t->scene_key = 0;
+}
+
+/* A framebuffer of w x h for the scene's image; 1 when there is one, 0 to draw directly. The
+ * caller restores its framebuffer bindings. */
+static int scene_target(mw_topo_gl_t *t, int w, int h)
+{
+    if (t->scene_failed)
+        return 0;
+    if (t->scene.fbo && t->scene.w == w && t->scene.h == h)
+        return 1;
+    scene_free(t);
+    mw_fbo_t *f = &t->scene;
+    glGenFramebuffers(1, &f->fbo);
+    glGenRenderbuffers(1, &f->color);
+    glBindRenderbuffer(GL_RENDERBUFFER, f->color);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, w, h);
+    glGenRenderbuffers(1, &f->depth);
+    glBindRenderbuffer(GL_RENDERBUFFER, f->depth);
+    glRenderbufferStorage(GL_RENDERBUFFER, GL_DEPTH_COMPONENT24, w, h);
+    glBindRenderbuffer(GL_RENDERBUFFER, 0);
+    glBindFramebuffer(GL_FRAMEBUFFER, f->fbo);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, f->color);
+    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, f->depth);
+    if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE ||
+        glGetError() != GL_NO_ERROR) {
+        scene_free(t);
+        t->scene_failed = 1;
+        return 0;
+    }
+    f->w = w;
+    f->h = h;
+    return 1;
+}
+
 void mw__topo_free(mw_topo_gl_t *t)
 {
     if (t->prog_box)
@@ -229,7 +290,12 @@ void mw__topo_free(mw_topo_gl_t *t)
     glDeleteVertexArrays(3, vao);
     if (t->vao_rankpt)
         glDeleteVertexArrays(1, &t->vao_rankpt);
+    if (t->vao_agg)
+        glDeleteVertexArrays(1, &t->vao_agg);
+    if (t->vbo_agg)
+        glDeleteBuffers(1, &t->vbo_agg);
     glDeleteBuffers(4, vbo);
+    scene_free(t);
     mw_topo_layout_free(&t->layout);
     mw_network_free(&t->net);
     mw_topo_lines_free(&t->lines);
@@ -373,7 +439,14 @@ int mw__topo_update(const mw_view_ctx_t *vc, mw_topo_gl_t *t)
 {
     const mw_model_t *m = vc->model;
     const Mpiwatch__JobInfo *job = mw_model_job(m);
-    uint64_t sig = job_signature(job);
+    /* The signature walks every rank (100,000 at the scale the view is made for): once per job
+     * and data generation, not per frame. */
+    if (t->sig_job != (const void *)job || t->sig_gen != vc->data_gen || !t->sig_val) {
+        t->sig_val = job_signature(job);
+        t->sig_job = job;
+        t->sig_gen = vc->data_gen;
+    }
+    uint64_t sig = t->sig_val;
     uint32_t gap_bits;
     memcpy(&gap_bits, &t->node_gap, sizeof gap_bits);
     sig = (sig ^ gap_bits) * 1099511628211ull | 1;
@@ -447,7 +520,7 @@ static void cull_around_target(const mw_topo_gl_t *t, const mw_rect_t *r)
     cull_radius = 0.4f * (float)(r->w > r->h ? r->w : r->h) / (ppu > 0 ? ppu : 1);
 }
 
-int mw__topo_bundled(const mw_topo_gl_t *t, const mw_layout_t *l)
+int mw__topo_bundled(mw_topo_gl_t *t, const mw_layout_t *l)
 {
     if (t->bundles >= 0)
         return t->bundles;
@@ -461,6 +534,19 @@ int mw__topo_bundled(const mw_topo_gl_t *t, const mw_layout_t *l)
         return 0;
     float mvp[16];
     mw_camera_matrix(&t->cam, (float)r.w / (float)(r.h > 0 ? r.h : 1), mvp);
+    /* Counting the lines in view scans every pair (600,000 at 100,000 ranks): the answer is
+     * kept until the camera, the viewport or the lines change. */
+    uint64_t key = 1469598103934665603ull;
+    for (int i = 0; i < 16; i++) {
+        uint32_t u;
+        memcpy(&u, &mvp[i], sizeof u);
+        key = (key ^ u) * 1099511628211ull;
+    }
+    for (int i = 0; i < 6; i++)
+        key = (key ^ t->lines_key[i]) * 1099511628211ull;
+    key = (key ^ ((uint64_t)r.w << 32 ^ (uint64_t)r.h ^ (uint64_t)t->periodic << 62)) | 1;
+    if (key == t->auto_key)
+        return t->auto_val;
     cull_around_target(t, &r);
     size_t n = 0;
     mw_rgb_t c = {1, 1, 1};
@@ -470,7 +556,9 @@ int mw__topo_bundled(const mw_topo_gl_t *t, const mw_layout_t *l)
         for (int j = 0; j < m; j++)
             n += curve_visible(&cv[j], mvp, r.w, r.h);
     }
-    return n > LINE_BUDGET;
+    t->auto_key = key;
+    t->auto_val = n > LINE_BUDGET;
+    return t->auto_val;
 }
 
 /* ---- drawing ------------------------------------------------------------------------------ */
@@ -588,12 +676,80 @@ static void upload_boxes(mw_topo_gl_t *t)
     t->n_box = k;
 }
 
+/* The aggregated markers of a large job (AGG_RANKS): u[r] is rank r's value on its ramp (-1: no
+ * data, -2: not drawn). Fills vbo_agg; out of memory leaves none (the points are drawn then). */
+static void upload_agg(mw_topo_gl_t *t, const float *u, int region)
+{
+    t->n_agg = 0;
+    const mw_topo_layout_t *L = &t->layout;
+    size_t cells = (L->n_nodes + 1) * AGG_GRID * AGG_GRID;
+    float *cell = malloc(cells * 6 * sizeof *cell); /* max u, max y, x0, z0, x1, z1 */
+    float *v = malloc(cells * 10 * sizeof *v);
+    if (!cell || !v) {
+        free(cell);
+        free(v);
+        return;
+    }
+    for (size_t c = 0; c < cells; c++) {
+        cell[c * 6] = -3;
+        cell[c * 6 + 1] = -1e30f;
+        cell[c * 6 + 2] = cell[c * 6 + 3] = 1e30f;
+        cell[c * 6 + 4] = cell[c * 6 + 5] = -1e30f;
+    }
+    for (uint32_t r = 0; r < L->n_ranks; r++) {
+        int32_t g = L->ranks[r].node;
+        if (g < 0 || (size_t)g >= L->n_nodes || u[r] < -1.5f)
+            continue;
+        const mw_topo_node_t *nd = &L->nodes[g];
+        const float *pos = L->ranks[r].pos;
+        float fx = (pos[0] - nd->lo[0]) / (nd->hi[0] - nd->lo[0] > 0 ? nd->hi[0] - nd->lo[0] : 1);
+        float fz = (pos[2] - nd->lo[2]) / (nd->hi[2] - nd->lo[2] > 0 ? nd->hi[2] - nd->lo[2] : 1);
+        int ix = (int)(fx * AGG_GRID), iz = (int)(fz * AGG_GRID);
+        ix = ix < 0 ? 0 : ix >= AGG_GRID ? AGG_GRID - 1 : ix;
+        iz = iz < 0 ? 0 : iz >= AGG_GRID ? AGG_GRID - 1 : iz;
+        float *cl = cell + (((size_t)g * AGG_GRID + (size_t)iz) * AGG_GRID + (size_t)ix) * 6;
+        cl[0] = fmaxf(cl[0], u[r]);
+        cl[1] = fmaxf(cl[1], pos[1]);
+        cl[2] = fminf(cl[2], pos[0]);
+        cl[3] = fminf(cl[3], pos[2]);
+        cl[4] = fmaxf(cl[4], pos[0]);
+        cl[5] = fmaxf(cl[5], pos[2]);
+    }
+    size_t k = 0;
+    float hw = MW_TOPO_MARKER_W / 2;
+    for (size_t c = 0; c < cells; c++) {
+        const float *cl = cell + c * 6;
+        if (cl[0] < -2.5f)
+            continue;
+        float *p = v + k++ * 10;
+        p[0] = cl[2] - hw;
+        p[1] = cl[1];
+        p[2] = cl[3] - hw;
+        p[3] = cl[4] + hw;
+        p[4] = cl[1] + MW_TOPO_MARKER_H;
+        p[5] = cl[5] + hw;
+        mw_rgb_t col = {0.22f, 0.24f, 0.28f};
+        if (cl[0] >= 0)
+            col = region ? mw_ramp(cl[0]) : rank_ramp(cl[0]);
+        p[6] = col.r;
+        p[7] = col.g;
+        p[8] = col.b;
+        p[9] = 1;
+    }
+    glBindBuffer(GL_ARRAY_BUFFER, t->vbo_agg);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(k * 10 * sizeof *v), v, GL_DYNAMIC_DRAW);
+    t->n_agg = k;
+    free(cell);
+    free(v);
+}
+
 static void upload_ranks(mw_topo_gl_t *t)
 {
     uint32_t n = t->layout.n_ranks;
     float *v = malloc((n ? n : 1) * 10 * sizeof *v);
     if (!v)
         return;
+    float *u = n > AGG_RANKS && t->vbo_agg ? malloc(n * sizeof *u) : NULL;
     int share = t->n_rank_pm == n && n > 0;
     int region = t->rx && t->rx->set.ranks != MW_RANKS_DEFAULT;
     t->rank_scale = region ? t->rx->scale : mw_topo_rank_scale(&t->lines);
@@ -607,6 +763,8 @@ static void upload_ranks(mw_topo_gl_t *t)
     uint32_t k = 0;
     for (uint32_t r = 0; r < n; r++) {
         int32_t node = t->layout.ranks[r].node;
+        if (u)
+            u[r] = -2;
         if (node >= 0 && !node_shown((uint32_t)node))
             continue;
         const float *pos = t->layout.ranks[r].pos;
@@ -618,18 +776,21 @@ static void upload_ranks(mw_topo_gl_t *t)
         p[4] = pos[1] + MW_TOPO_MARKER_H;
         p[5] = pos[2] + hw;
         mw_rgb_t c = {0.22f, 0.24f, 0.28f}; /* no data: grey */
+        float ur = -1;
         if (region) {
             if (r < t->rx->n_ranks && t->rx->rank_ns[r] > 0)
-                c = mw_ramp(mw_scale_t01(&t->rx->scale, t->rx->rank_ns[r]));
+                c = mw_ramp(ur = mw_scale_t01(&t->rx->scale, t->rx->rank_ns[r]));
         } else if (share) {
             uint32_t pm = t->rank_pm[r];
             if (pm != MW_RANK_PM_NONE_VIEW)
-                c = rank_ramp(pm >= 1000 ? 1.0f : (float)pm / 1000.0f);
+                c = rank_ramp(ur = pm >= 1000 ? 1.0f : (float)pm / 1000.0f);
         } else {
             uint64_t sent = t->lines.n_ranks == n ? t->lines.rank_bytes[r] : 0;
             if (sent)
-                c = rank_ramp(mw_scale_t01(&t->rank_scale, (double)sent));
+                c = rank_ramp(ur = mw_scale_t01(&t->rank_scale, (double)sent));
         }
+        if (u)
+            u[r] = ur;
         p[6] = c.r;
         p[7] = c.g;
         p[8] = c.b;
@@ -639,6 +800,10 @@ static void upload_ranks(mw_topo_gl_t *t)
     glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)((size_t)k * 10 * sizeof *v), v, GL_DYNAMIC_DRAW);
     free(v);
     t->n_rank = k;
+    t->n_agg = 0;
+    if (u)
+        upload_agg(t, u, region);
+    free(u);
 }
 
 /* 1 when a curve may be on screen near the target: an end, or its middle, projects into the
@@ -658,21 +823,86 @@ static int curve_visible(const mw_topo_curve_t *c, const float mvp[16], int w, i
     return 0;
 }
 
+/* Bundle weights for the level of detail, and their order: heaviest first, then by index. */
+static const uint64_t *heavy_w;
+static int heavy_cmp(const void *a, const void *b)
+{
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    if (heavy_w[i] != heavy_w[j])
+        return heavy_w[i] > heavy_w[j] ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+/* The bundles to draw when there are more than BUNDLE_DRAW_MAX: a mask of the heaviest (by bytes
+ * when the lines are coloured by bytes, else by messages). NULL when all are drawn (or out of
+ * memory, when all are drawn too). */
+static uint8_t *heavy_bundles(mw_topo_gl_t *t, const float *cull, int w, int h)
+{
+    size_t n = t->lines.n_bundles, nc = 0;
+    t->bundles_over = 0;
+    if (n <= BUNDLE_DRAW_MAX)
+        return NULL;
+    uint64_t *wt = malloc(n * sizeof *wt);
+    size_t *ix = malloc(n * sizeof *ix);
+    uint8_t *mask = calloc(n, 1);
+    if (!wt || !ix || !mask) {
+        free(wt);
+        free(ix);
+        free(mask);
+        return NULL;
+    }
+    /* Zoomed in (cull): the heaviest of the bundles in view, not of the whole job. */
+    mw_rgb_t c0 = {1, 1, 1};
+    for (size_t i = 0; i < n; i++) {
+        if (cull) {
+            mw_topo_curve_t cv[2];
+            int m = mw_topo_curves(&t->layout, &t->lines, 1, i, t->periodic, c0, cv), vis = 0;
+            for (int j = 0; j < m && !vis; j++)
+                vis = curve_visible(&cv[j], cull, w, h);
+            if (!vis)
+                continue;
+        }
+        const mw_topo_bundle_t *b = &t->lines.bundles[i];
+        wt[i] = t->color == MW_TOPO_COLOR_BYTES ? b->bytes : b->messages;
+        ix[nc++] = i;
+    }
+    heavy_w = wt;
+    qsort(ix, nc, sizeof *ix, heavy_cmp);
+    heavy_w = NULL;
+    size_t keep = nc < BUNDLE_DRAW_MAX ? nc : BUNDLE_DRAW_MAX;
+    for (size_t i = 0; i < keep; i++)
+        mask[ix[i]] = 1;
+    t->bundles_over = nc - keep;
+    t->bundles_drawn = keep;
+    free(wt);
+    free(ix);
+    return mask;
+}
+
 static void upload_lines(mw_topo_gl_t *t, int bundled, const float *cull, int w, int h)
 {
     size_t n = bundled ? t->lines.n_bundles : t->lines.n_lines;
+    uint8_t *keep = bundled ? heavy_bundles(t, cull, w, h) : NULL;
+    if (!bundled)
+        t->bundles_over = 0;
+    size_t n_draw = keep ? t->bundles_drawn : n;
     /* Fewer segments per curve when there are many (they are small on screen then). */
-    int segs = n > 16384  ? MW_TOPO_SEGMENTS / 4
-               : n > 4096 ? MW_TOPO_SEGMENTS / 2
-                          : MW_TOPO_SEGMENTS;
+    int segs = n_draw > 16384  ? MW_TOPO_SEGMENTS / 4
+               : n_draw > 4096 ? MW_TOPO_SEGMENTS / 2
+                               : MW_TOPO_SEGMENTS;
     size_t per = (size_t)segs * 2 * LINE_VERTEX_FLOATS; /* floats per curve */
     size_t wires = t->layout.network ? t->layout.n_nodes + t->layout.n_switches : 0;
-    float *v = malloc(((n ? n : 1) * 2 * per + wires * 2 * LINE_VERTEX_FLOATS) * sizeof *v);
-    if (!v)
+    float *v =
+        malloc(((n_draw ? n_draw : 1) * 2 * per + wires * 2 * LINE_VERTEX_FLOATS) * sizeof *v);
+    if (!v) {
+        free(keep);
         return;
+    }
     t->scale = mw_topo_line_scale(&t->lines, bundled, t->color, t->log);
     size_t k = 0, curves = 0;
     for (size_t i = 0; i < n; i++) {
+        if (keep && !keep[i])
+            continue;
         mw_rgb_t c = mw_scale_color(&t->scale, mw_topo_line_value(&t->lines, bundled, i, t->color));
         mw_topo_curve_t cv[2];
         int m = mw_topo_curves(&t->layout, &t->lines, bundled, i, t->periodic, c, cv);
@@ -737,6 +967,8 @@ static void upload_lines(mw_topo_gl_t *t, int bundled, const float *cull, int w,
     glBindBuffer(GL_ARRAY_BUFFER, t->vbo_line);
     glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(k * sizeof *v), v, GL_DYNAMIC_DRAW);
     free(v);
+    free(keep);
+    t->bundles_drawn = bundled ? n_draw : 0;
     t->n_line = curves;
     t->n_line_verts = k / LINE_VERTEX_FLOATS;
 }
@@ -828,7 +1060,11 @@ static void draw_3d(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r
     /* Individual lines of a large job are culled to the view: the instances then depend on the
      * camera too. */
     size_t n_items = bundled ? t->lines.n_bundles : t->lines.n_lines;
-    int cull = !bundled && n_items > 4096;
+    /* Bundles are culled too once the view is zoomed in past the nodes' bundling distance (many
+     * bundles then, e.g. 150,000 node pairs at 400 nodes): the heaviest in view are drawn. */
+    int cull = n_items > 4096 &&
+               (!bundled || (n_items > BUNDLE_DRAW_MAX &&
+                             !mw_topo_auto_bundles(&t->cam, &t->layout, r->h, BUNDLE_MIN_PX)));
     uint64_t cam_key = 0;
     if (cull) {
         for (int i = 0; i < 16; i++) {
@@ -852,7 +1088,42 @@ static void draw_3d(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r
     if (n_box > t->n_box)
         n_box = t->n_box;
 
-    mw__gl_begin_3d(r->x, r->y, r->w, r->h, vc->fb_h);
+    /* An unchanged scene (the same boxes, markers, lines, camera and viewport) is not drawn
+     * again: its image is copied from the last frame's. At 100,000 ranks a frame of the scene
+     * costs llvmpipe more than 100 ms (every rank a point, thousands of curves); an idle or
+     * paused view then costs a copy. The key holds everything the pass below reads. */
+    uint64_t sk = 1469598103934665603ull;
+#define SK(v) (sk = (sk ^ (uint64_t)(v)) * 1099511628211ull)
+    SK(t->box_sig);
+    SK(t->rank_key);
+    SK(t->line_key);
+    SK(n_box);
+    SK(t->n_rank);
+    SK(t->n_line_verts);
+    SK(bundled);
+    SK(r->w);
+    SK(r->h);
+    for (int i = 0; i < 16; i++) {
+        uint32_t u;
+        memcpy(&u, &t->mvp[i], sizeof u);
+        SK(u);
+    }
+#undef SK
+    sk |= 1;
+    GLint prev_draw = 0, prev_read = 0;
+    glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &prev_draw);
+    glGetIntegerv(GL_READ_FRAMEBUFFER_BINDING, &prev_read);
+    int own = scene_target(t, r->w, r->h);
+    if (own && t->scene_key != sk) {
+        glBindFramebuffer(GL_FRAMEBUFFER, t->scene.fbo);
+        mw__gl_begin_3d(0, 0, r->w, r->h, r->h);
+    } else if (!own) {
+        glBindFramebuffer(GL_DRAW_FRAMEBUFFER, (GLuint)prev_draw);
+        glBindFramebuffer(GL_READ_FRAMEBUFFER, (GLuint)prev_read);
+        mw__gl_begin_3d(r->x, r->y, r->w, r->h, vc->fb_h);
+    }
+    if (own && t->scene_key == sk)
+        goto copy;
 
     glUseProgram(t->prog_box);
     glUniformMatrix4fv(t->u_box_mvp, 1, GL_FALSE, t->mvp);
@@ -860,9 +1131,13 @@ static void draw_3d(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r
     glDrawArraysInstanced(GL_TRIANGLES, 0, CUBE_TRI_VERTS, (GLsizei)n_box);
     if (ppu >= EDGE_MIN_PX)
         glDrawArraysInstanced(GL_LINES, CUBE_TRI_VERTS, CUBE_EDGE_VERTS, (GLsizei)n_box);
+    t->agg_drawn = t->n_agg > 0 && ppu * MW_TOPO_MARKER_W < AGG_MAX_PX;
     if (ppu * MW_TOPO_MARKER_W >= CUBE_MIN_PX) {
         glBindVertexArray(t->vao_rank);
         glDrawArraysInstanced(GL_TRIANGLES, 0, CUBE_TRI_VERTS, (GLsizei)t->n_rank);
+    } else if (t->agg_drawn) {
+        glBindVertexArray(t->vao_agg);
+        glDrawArraysInstanced(GL_TRIANGLES, 0, CUBE_TRI_VERTS, (GLsizei)t->n_agg);
     } else {
         /* Far away a marker is a few pixels: one point at the top of each, its corner taken
          * from the generic attribute 0 (the VAO leaves it disabled). */
@@ -884,7 +1159,18 @@ static void draw_3d(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r
     glLineWidth(1);
     glBindVertexArray(0);
     glUseProgram(0);
+    t->scene_key = own ? sk : 0;
+copy:
     t->curves = t->n_line;
+    if (own) {
+        glDisable(GL_SCISSOR_TEST);
+        glBindFramebuffer(GL_READ_FRAMEBUFFER, t->scene.fbo);
+        glBindFramebuffer(GL_DRAW_FRAMEBUFFER, (GLuint)prev_draw);
+        int y0 = vc->fb_h - r->y - r->h;
+        glBlitFramebuffer(0, 0, r->w, r->h, r->x, y0, r->x + r->w, y0 + r->h, GL_COLOR_BUFFER_BIT,
+                          GL_NEAREST);
+        glBindFramebuffer(GL_READ_FRAMEBUFFER, (GLuint)prev_read);
+    }
 
     glDisable(GL_DEPTH_TEST);
     glDisable(GL_SCISSOR_TEST);
@@ -1110,6 +1396,13 @@ static void draw_info(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t 
                    t->periodic ? "on" : "off", mw_topo_color_name(t->color),
                    t->step_mode ? "steps" : "windows");
     y += (float)lh;
+    if (bundled && t->bundles_over) {
+        mw__text_drawf(tx, fs, x, y, MW_ALIGN_LEFT, mw__hex(0xe5c07b, 1),
+                       "the %zu heaviest node pairs drawn (by %s), %zu lighter ones left out",
+                       t->bundles_drawn, t->color == MW_TOPO_COLOR_BYTES ? "bytes" : "messages",
+                       t->bundles_over);
+        y += (float)lh;
+    }
     mw__text_drawf(tx, fs, x, y, MW_ALIGN_LEFT, dim, "%zu nodes%s  ·  %" PRIu32 " ranks%s",
                    t->layout.n_nodes, t->layout.fallback ? " (no hardware reported: by host)" : "",
                    t->layout.n_ranks,

@@ -144,7 +144,7 @@ int mw__topo_step(const mw_model_t *m, mw_topo_gl_t *t, int delta);
  * stops); 1 when it moved. */
 int mw__topo_play(const mw_model_t *m, mw_topo_gl_t *t, mw_source_t *src, uint64_t now_ns);
 /* 1 when lines are drawn as node bundles now (the 'b' setting, or auto by zoom). */
-int mw__topo_bundled(const mw_topo_gl_t *t, const mw_layout_t *l);
+int mw__topo_bundled(mw_topo_gl_t *t, const mw_layout_t *l);
 /* Switch i's colour in the topology view (its box's top face). */
 void mw__topo_switch_rgb(const mw_topo_gl_t *t, size_t i, float rgb[3]);
 /* A click at pixel (x, y) of the 3D view (the caller draws again). */
