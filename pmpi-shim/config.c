@@ -150,6 +150,8 @@ static int endpoint_setting(const char *name, char *out, size_t cap)
     return 1;
 }
 
+mw_fallback_t mw__fallback;
+
 void mw__config_read(mw_config_t *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -173,12 +175,11 @@ void mw__config_read(mw_config_t *cfg)
     endpoint_setting("MPIWATCH_STEER", cfg->steer, sizeof cfg->steer);
     /* The fallback (sender.c): taken only with a collector of its own, and with the same
      * checks as the primary's endpoints (and its CURVE keys: curve.c). */
-    if (endpoint_setting("MPIWATCH_COLLECTOR_FALLBACK", cfg->collector_fallback,
-                         sizeof cfg->collector_fallback) > 0)
-        endpoint_setting("MPIWATCH_STEER_FALLBACK", cfg->steer_fallback,
-                         sizeof cfg->steer_fallback);
-    cfg->fallback_after_ns =
-        (uint64_t)env_uint("MPIWATCH_FALLBACK_AFTER", 3, 1, 3600) * 1000000000ull;
+    mw_fallback_t *fb = &mw__fallback;
+    memset(fb, 0, sizeof *fb);
+    if (endpoint_setting("MPIWATCH_COLLECTOR_FALLBACK", fb->collector, sizeof fb->collector) > 0)
+        endpoint_setting("MPIWATCH_STEER_FALLBACK", fb->steer, sizeof fb->steer);
+    fb->after_ns = (uint64_t)env_uint("MPIWATCH_FALLBACK_AFTER", 3, 1, 3600) * 1000000000ull;
     cfg->window_ms = env_uint("MPIWATCH_WINDOW_MS", 100, 1, 60000);
     cfg->subslots = env_uint("MPIWATCH_SUBSLOTS", 10, 1, MW_MAX_SUBSLOTS);
     cfg->longest = env_uint("MPIWATCH_LONGEST", 16, 1, 1024);

@@ -697,7 +697,7 @@ static void socket_open(void)
  * hello; what the dead peer's pipe held is lost and counted by the running totals. */
 static void fallback(const char *why)
 {
-    if (S.on_fallback || !S.ctx || !mw__g.cfg.collector_fallback[0])
+    if (S.on_fallback || !S.ctx || !mw__fallback.collector[0])
         return;
     if (mw__curve_use_fallback() != 0) {
         S.on_fallback = -1; /* its key file was refused (logged when loaded) */
@@ -705,21 +705,21 @@ static void fallback(const char *why)
     }
     S.on_fallback = 1;
     mw__log("the collector %s %s: falling back to %s", mw__g.cfg.collector, why,
-            mw__g.cfg.collector_fallback);
+            mw__fallback.collector);
     push_close(0);
-    push_open(mw__g.cfg.collector_fallback);
+    push_open(mw__fallback.collector);
     S.hello_pending = 1; /* before anything else, as on every new connection */
-    if (mw__g.cfg.steer_fallback[0]) {
+    if (mw__fallback.steer[0]) {
         mw__steer_close();
-        mw__steer_open(S.ctx, S.info.job.job, mw__g.cfg.steer_fallback);
+        mw__steer_open(S.ctx, S.info.job.job, mw__fallback.steer);
     }
 }
 
 /* The link has been down for MPIWATCH_FALLBACK_AFTER: fall back (once per wake-up). */
 static void fallback_check(void)
 {
-    if (!S.on_fallback && S.link != LINK_UP && S.down_since_ns && mw__g.cfg.collector_fallback[0] &&
-        mw__monotonic_ns() - S.down_since_ns >= mw__g.cfg.fallback_after_ns)
+    if (!S.on_fallback && S.link != LINK_UP && S.down_since_ns && mw__fallback.collector[0] &&
+        mw__monotonic_ns() - S.down_since_ns >= mw__fallback.after_ns)
         fallback("has been unreachable for MPIWATCH_FALLBACK_AFTER");
 }
 
@@ -866,7 +866,7 @@ static void *sender_main(void *arg)
         tick_io();
         /* A collector that is down now will not take the last samples and the bye: the
          * fallback, when there is one, gets them without waiting MPIWATCH_FALLBACK_AFTER. */
-        if (pending() && S.link == LINK_DOWN && !S.on_fallback && mw__g.cfg.collector_fallback[0])
+        if (pending() && S.link == LINK_DOWN && !S.on_fallback && mw__fallback.collector[0])
             fallback("is down at MPI_Finalize");
         if (!pending() || S.link == LINK_DOWN || mw__monotonic_ns() >= deadline)
             break;

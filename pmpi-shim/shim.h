@@ -69,13 +69,19 @@ typedef struct {
     /* Dormant mode (dormant.c): MPIWATCH_MODE=dormant, MPIWATCH_DORMANT_AFTER (0: never). */
     int start_dormant;
     uint64_t dormant_after_ns;
-    /* Fallback (docs/shim.md "Fallback to the root"): where the sender goes when the
-     * collector link has been down for fallback_after_ns (MPIWATCH_COLLECTOR_FALLBACK,
-     * MPIWATCH_STEER_FALLBACK, MPIWATCH_FALLBACK_AFTER; "": no fallback). */
-    char collector_fallback[256];
-    char steer_fallback[256];
-    uint64_t fallback_after_ns;
 } mw_config_t;
+
+/* Fallback (docs/shim.md "Fallback to the root"): where the sender goes when the collector
+ * link has been down for after_ns (MPIWATCH_COLLECTOR_FALLBACK, MPIWATCH_STEER_FALLBACK,
+ * MPIWATCH_FALLBACK_AFTER; "": no fallback). Read with the settings (config.c), used by the
+ * sender thread only; kept out of mw_config_t so that mw__g's fields, which the inlined
+ * wrappers read, keep their offsets. */
+typedef struct {
+    char collector[256];
+    char steer[256];
+    uint64_t after_ns;
+} mw_fallback_t;
+extern mw_fallback_t mw__fallback;
 
 typedef struct {
     uint64_t count, total_ns;
