@@ -80,9 +80,11 @@ fi
 mw_log "1. srun -N2 -n4: 4 ranks, exact pattern, tcp port $port with CURVE (${SECONDS} s)"
 
 # ---- 2. sbatch -N2 -n4, srun without counts -----------------------------------------------
+# Without aggregators (the default in an allocation of two nodes: aggregators.sh), so that
+# the root's summary has each rank's functions to check against the known pattern.
 cat >"$MW_T/job.sh" <<EOF2
 #!/bin/bash
-exec "$MW_LAUNCHER" run --no-record --no-viewer --quiet --summary-json "$MW_T/summary2.json" \
+exec "$MW_LAUNCHER" run --aggregators off --no-record --no-viewer --quiet --summary-json "$MW_T/summary2.json" \
     -- srun --mpi=pmix "$KNOWN" "$N"
 EOF2
 chmod +x "$MW_T/job.sh"
