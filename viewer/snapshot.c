@@ -505,6 +505,7 @@ static cJSON *json_meta(mw_app_t *app)
     cJSON_AddNumberToObject(st, "ranks_reporting", s.ranks_reporting);
     cJSON_AddNumberToObject(st, "ranks", s.ranks);
     (void)mw_json_add_u64(st, "cached_windows", mw_model_cached_windows(app->model));
+    (void)mw_json_add_u64(st, "cached_bytes", mw_model_cached_bytes(app->model));
     return root;
 }
 
@@ -558,6 +559,7 @@ static void json_topo_samples(mw_app_t *app, cJSON *o, int bundled)
             (void)mw_json_add_u64(e, "bytes", t->lines.lines[i].bytes);
         }
         cJSON_AddBoolToObject(e, "inter", cv[0].inter > 0.5f);
+        cJSON_AddBoolToObject(e, "drawn", !bundled || !t->bundle_keep || t->bundle_keep[i]);
         cJSON_AddNumberToObject(e, "x", (double)((float)t->region.x + x));
         cJSON_AddNumberToObject(e, "y", (double)((float)t->region.y + y));
         cJSON_AddItemToObject(e, "rgb", json_rgb(c));
@@ -685,6 +687,25 @@ static void json_topology(mw_app_t *app, cJSON *root)
         cJSON_AddNumberToObject(cam, "distance", t->cam.distance);
         cJSON_AddNumberToObject(cam, "px_per_unit", mw_camera_px_per_unit(&t->cam, t->region.h));
         json_topo_samples(app, o, t->bundled);
+        /* Level of detail (large jobs): the bundles drawn of all, the lightest drawn and the
+         * heaviest left out (by messages, or bytes when coloured by bytes), and the rank
+         * markers aggregated per cell of a node. */
+        cJSON *lod = cJSON_AddObjectToObject(o, "lod");
+        uint64_t min_drawn = UINT64_MAX, max_out = 0;
+        for (size_t i = 0; t->bundled && t->bundle_keep && i < t->lines.n_bundles; i++) {
+            const mw_topo_bundle_t *b = &t->lines.bundles[i];
+            uint64_t wt = t->color == MW_TOPO_COLOR_BYTES ? b->bytes : b->messages;
+            if (t->bundle_keep[i])
+                min_drawn = wt < min_drawn ? wt : min_drawn;
+            else
+                max_out = wt > max_out ? wt : max_out;
+        }
+        cJSON_AddNumberToObject(lod, "bundles_drawn", (double)(t->bundled ? t->bundles_drawn : 0));
+        cJSON_AddNumberToObject(lod, "bundles_left_out", (double)t->bundles_over);
+        (void)mw_json_add_u64(lod, "lightest_drawn", min_drawn == UINT64_MAX ? 0 : min_drawn);
+        (void)mw_json_add_u64(lod, "heaviest_left_out", max_out);
+        cJSON_AddNumberToObject(lod, "rank_markers_aggregated", (double)t->n_agg);
+        cJSON_AddBoolToObject(lod, "aggregated_drawn", t->agg_drawn);
     } else {
         cJSON *m = cJSON_AddObjectToObject(root, "matrix");
         mw_scale_t sc = mw__matrix_scale(&app->tp);
@@ -696,6 +717,7 @@ static void json_topology(mw_app_t *app, cJSON *root)
         cJSON_AddNumberToObject(m, "cells_used", (double)t->mx.cells_used);
         cJSON_AddItemToObject(m, "node_edges",
                               cJSON_CreateIntArray(t->mx.node_edges, t->mx.n_edges));
+        cJSON_AddNumberToObject(m, "node_edges_every", t->mx_edge_every);
         uint64_t tm = 0, tb = 0;
         for (size_t i = 0; i < (size_t)t->mx.bins * (size_t)t->mx.bins; i++) {
             tm += t->mx.messages[i];

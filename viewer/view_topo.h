@@ -68,6 +68,7 @@ typedef struct {
     /* Level of detail for large jobs: with more node pairs than the view draws well, only the
      * heaviest bundles (messages, or bytes when coloured by bytes) are drawn. */
     size_t bundles_drawn, bundles_over; /* drawn / left out in the last upload */
+    uint8_t *bundle_keep;               /* NULL: every bundle drawn; else [n_bundles]: 1 drawn */
     /* Per-frame work that scans every rank or every pair, cached until its inputs change: the
      * job's placement signature (per job and data generation) and the auto-bundling decision
      * (per camera and data). */

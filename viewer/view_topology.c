@@ -296,6 +296,8 @@ void mw__topo_free(mw_topo_gl_t *t)
         glDeleteBuffers(1, &t->vbo_agg);
     glDeleteBuffers(4, vbo);
     scene_free(t);
+    free(t->bundle_keep);
+    t->bundle_keep = NULL;
     mw_topo_layout_free(&t->layout);
     mw_network_free(&t->net);
     mw_topo_lines_free(&t->lines);
@@ -967,7 +969,8 @@ static void upload_lines(mw_topo_gl_t *t, int bundled, const float *cull, int w,
     glBindBuffer(GL_ARRAY_BUFFER, t->vbo_line);
     glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)(k * sizeof *v), v, GL_DYNAMIC_DRAW);
     free(v);
-    free(keep);
+    free(t->bundle_keep); /* kept for --meta: which bundles were drawn */
+    t->bundle_keep = keep;
     t->bundles_drawn = bundled ? n_draw : 0;
     t->n_line = curves;
     t->n_line_verts = k / LINE_VERTEX_FLOATS;

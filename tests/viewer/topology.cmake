@@ -23,7 +23,7 @@ set_tests_properties(viewer_source_caps PROPERTIES LABELS "viewer;unit" TIMEOUT 
 add_executable(topo-synth ${CMAKE_CURRENT_SOURCE_DIR}/topo-synth.c)
 target_link_libraries(topo-synth PRIVATE mw_recording mw_proto)
 
-foreach(t topology matrix)
+foreach(t topology matrix scale)
   add_test(NAME viewer_snapshot_${t}
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/snapshot_${t}.sh
                    $<TARGET_FILE:mpiwatch-viewer> $<TARGET_FILE:topo-synth>
