@@ -59,6 +59,7 @@ struct mw_partial {
     size_t n_dorm, cap_dorm;
     /* Parent side: each aggregator's region and site ids -> the job's (agg << 32 | kind | id). */
     mw__index_t rsmap;
+    mw__index_t defs; /* scratch: kind | id of the definitions of the partial being checked */
     mw_trace_in_t *tin;
     size_t cap_tin;
     uint32_t seen_gen;
@@ -91,6 +92,7 @@ void mw__partial_free(mw_collector_t *c)
     free(p->tin);
     free(p->seen);
     mw__index_free(&p->rsmap);
+    mw__index_free(&p->defs);
     free(p);
     c->partial = NULL;
 }
@@ -108,7 +110,9 @@ static struct mw_partial *partial_state(mw_collector_t *c)
     p->jobs = c->stats.jobs;
     p->seen = calloc(MW_FN_SPACE, sizeof *p->seen);
     p->fn_order = malloc(MW_FN_SPACE * sizeof *p->fn_order);
-    if (!p->seen || !p->fn_order || mw__index_init(&p->rsmap, sizeof(uint32_t), 64, 1u << 24) < 0) {
+    if (!p->seen || !p->fn_order || mw__index_init(&p->rsmap, sizeof(uint32_t), 64, 1u << 24) < 0 ||
+        mw__index_init(&p->defs, sizeof(uint32_t), 64, MW_JOB_MAX_REGIONS + MW_JOB_MAX_SITES) < 0) {
+        mw__index_free(&p->rsmap);
         free(p->seen);
         free(p->fn_order);
         free(p);
@@ -400,22 +404,10 @@ static uint32_t rs_get(const struct mw_partial *p, uint32_t agg, uint64_t kind, 
     return v ? *v : 0;
 }
 
-/* Whether id is defined for the aggregator, before or in this partial. */
-static int rs_known(const struct mw_partial *p, uint32_t agg, const Mpiwatch__Partial *pa,
-                    uint64_t kind, uint32_t id)
+/* Whether id is defined for the aggregator, before or in this partial (p->defs). */
+static int rs_known(const struct mw_partial *p, uint32_t agg, uint64_t kind, uint32_t id)
 {
-    if (rs_get(p, agg, kind, id))
-        return 1;
-    if (kind) {
-        for (size_t i = 0; i < pa->n_site_defs; i++)
-            if (pa->site_defs[i]->id == id)
-                return 1;
-    } else {
-        for (size_t i = 0; i < pa->n_region_defs; i++)
-            if (pa->region_defs[i]->id == id)
-                return 1;
-    }
-    return 0;
+    return rs_get(p, agg, kind, id) || mw__index_find(&p->defs, kind | id);
 }
 
 static mw_reject_t check_steps(mw_collector_t *c, struct mw_partial *p, const Mpiwatch__Partial *pa)
@@ -555,6 +547,21 @@ static mw_reject_t check_partial(mw_collector_t *c, struct mw_partial *p, uint32
             return MW_REJECT_TIMESTAMP;
     }
 
+    /* Region and site definitions: within the caps, ids noted (O(1) lookups below). */
+    if (pa->n_region_defs > MW_JOB_MAX_REGIONS || pa->n_site_defs > MW_JOB_MAX_SITES)
+        return MW_REJECT_BAD_FIELD;
+    mw__index_clear(&p->defs);
+    int created;
+    for (size_t i = 0; i < pa->n_region_defs; i++)
+        if (!pa->region_defs[i] || pa->region_defs[i]->id == 0 ||
+            pa->region_defs[i]->id >= KIND_SITE ||
+            !mw__index_get(&p->defs, pa->region_defs[i]->id, &created))
+            return MW_REJECT_BAD_FIELD;
+    for (size_t i = 0; i < pa->n_site_defs; i++)
+        if (!pa->site_defs[i] || pa->site_defs[i]->id == 0 || pa->site_defs[i]->id >= KIND_SITE ||
+            !mw__index_get(&p->defs, KIND_SITE | pa->site_defs[i]->id, &created))
+            return MW_REJECT_BAD_FIELD;
+
     /* Per-rank detail: parallel arrays, in rank order, listed ranks, known ids. */
     n = w->n_rf_rank;
     if (w->n_rf_fn != n || w->n_rf_count != n || w->n_rf_ns != n || w->n_rf_bytes != n ||
@@ -570,28 +577,21 @@ static mw_reject_t check_partial(mw_collector_t *c, struct mw_partial *p, uint32
         return MW_REJECT_BAD_FIELD;
     for (size_t i = 0; i < n; i++)
         if ((i && w->rr_rank[i] < w->rr_rank[i - 1]) || !listed(pa, w->rr_rank[i]) ||
-            !rs_known(p, agg, pa, 0, w->rr_region[i]))
+            !rs_known(p, agg, 0, w->rr_region[i]))
             return MW_REJECT_BAD_FIELD;
 
     /* Regions and sites: definitions within the caps, entries of defined ids. */
     if (pa->n_region_defs > MW_JOB_MAX_REGIONS || pa->n_site_defs > MW_JOB_MAX_SITES ||
         w->n_regions > MW_JOB_MAX_REGIONS || w->n_sites > MW_JOB_MAX_SITES * 4u)
         return MW_REJECT_BAD_FIELD;
-    for (size_t i = 0; i < pa->n_region_defs; i++)
-        if (!pa->region_defs[i] || pa->region_defs[i]->id == 0 ||
-            pa->region_defs[i]->id >= KIND_SITE)
-            return MW_REJECT_BAD_FIELD;
-    for (size_t i = 0; i < pa->n_site_defs; i++)
-        if (!pa->site_defs[i] || pa->site_defs[i]->id == 0 || pa->site_defs[i]->id >= KIND_SITE)
-            return MW_REJECT_BAD_FIELD;
     for (size_t i = 0; i < w->n_regions; i++)
         if (!w->regions[i] || w->regions[i]->ranks > total ||
-            !rs_known(p, agg, pa, 0, w->regions[i]->region))
+            !rs_known(p, agg, 0, w->regions[i]->region))
             return MW_REJECT_BAD_FIELD;
     for (size_t i = 0; i < w->n_sites; i++) {
         const Mpiwatch__SiteStat *s = w->sites[i];
         if (!s || !fn_ok(s->fn) || s->ranks > total || (s->ranks && !listed(pa, s->top_rank)) ||
-            !rs_known(p, agg, pa, KIND_SITE, s->site))
+            !rs_known(p, agg, KIND_SITE, s->site))
             return MW_REJECT_BAD_FIELD;
     }
 
