@@ -980,6 +980,40 @@ static void test_eviction(void **state)
     mw_model_free(m);
 }
 
+/* The cache counts every field of a window: at 100,000 ranks the per-rank detail (Window.rf_*:
+ * 2 million entries, 64 MB) is most of a window, and a cache that counted only the arrays it
+ * listed by hand held five times its budget. */
+static void test_cache_counts_rank_detail(void **state)
+{
+    (void)state;
+    const size_t n = 200000;
+    mw_model_t *m = mw_model_new(0);
+    mw_model_set_job(m, make_job("detail", 4, WNS));
+    Mpiwatch__Window *w = plain_window(7);
+    size_t base = mw_model_cached_bytes(m);
+    Mpiwatch__Window *bare = plain_window(8);
+    assert_int_equal(mw_model_add_window(m, bare), 0);
+    size_t bare_bytes = mw_model_cached_bytes(m) - base;
+    w->rf_rank = calloc(n, sizeof *w->rf_rank);
+    w->rf_fn = calloc(n, sizeof *w->rf_fn);
+    w->rf_count = calloc(n, sizeof *w->rf_count);
+    w->rf_ns = calloc(n, sizeof *w->rf_ns);
+    w->rf_bytes = calloc(n, sizeof *w->rf_bytes);
+    assert_true(w->rf_rank && w->rf_fn && w->rf_count && w->rf_ns && w->rf_bytes);
+    for (size_t i = 0; i < n; i++) {
+        w->rf_rank[i] = (uint32_t)(i % 4);
+        w->rf_fn[i] = 1;
+    }
+    w->n_rf_rank = w->n_rf_fn = w->n_rf_count = w->n_rf_ns = w->n_rf_bytes = n;
+    size_t before = mw_model_cached_bytes(m);
+    assert_int_equal(mw_model_add_window(m, w), 0);
+    assert_non_null(mw_model_window(m, 7));
+    size_t added = mw_model_cached_bytes(m) - before;
+    assert_true(added >= bare_bytes + n * (4 + 4 + 8 + 8 + 8));
+    assert_true(added < bare_bytes + n * (4 + 4 + 8 + 8 + 8) + 4096);
+    mw_model_free(m);
+}
+
 static void test_job_change_and_grid(void **state)
 {
     (void)state;
@@ -1442,6 +1476,7 @@ int main(void)
         cmocka_unit_test(test_pick),
         cmocka_unit_test(test_paging),
         cmocka_unit_test(test_eviction),
+        cmocka_unit_test(test_cache_counts_rank_detail),
         cmocka_unit_test(test_job_change_and_grid),
         cmocka_unit_test(test_view),
         cmocka_unit_test(test_layout),
