@@ -312,6 +312,12 @@ void mw__aggstate_merged(mw_collector_t *c, uint32_t id, const Mpiwatch__Partial
             a->via[r] = 1;
 }
 
+int mw__aggstate_via(const mw_job_t *job, uint32_t rank)
+{
+    const struct mw_aggs *a = job->aggs;
+    return a && rank < a->via_n && a->via[rank];
+}
+
 int mw__aggstate_forwarded(const mw_job_t *job, uint32_t rank)
 {
     const struct mw_aggs *a = job->aggs;

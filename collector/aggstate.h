@@ -48,6 +48,10 @@ const mw_fnmap_t *mw__aggstate_fnmap(const mw_collector_t *c, uint32_t id);
  * must have been checked against the job size. */
 void mw__aggstate_merged(mw_collector_t *c, uint32_t id, const Mpiwatch__Partial *p);
 
+/* Whether a partial listed `rank` in the current job: its running totals are its aggregator's
+ * (a sample it sends here itself after its aggregator died is merged without its totals). */
+int mw__aggstate_via(const mw_job_t *job, uint32_t rank);
+
 /* Whether a bye of `rank` is one an aggregator forwarded (the rank is known here only through
  * an aggregator): its totals are already in that aggregator's AggState, so the bye is neither
  * checked against per-rank totals nor added to them (ingest.c, job.c). True when a partial

@@ -503,8 +503,10 @@ mw_reject_t mw__job_totals_check(const mw_job_t *job, uint32_t rank, const Mpiwa
                                  const Mpiwatch__Bye *b)
 {
     const mw_rank_t *r = &job->ranks[rank];
-    /* A bye an aggregator forwarded: its totals are in the aggregator's (aggstate.c). */
-    if (b && mw__aggstate_forwarded(job, rank))
+    /* A rank known through an aggregator: its totals are in the aggregator's AggState. A bye the
+     * aggregator forwarded, or a sample the rank sends here itself once its aggregator died
+     * (MPIWATCH_COLLECTOR_FALLBACK), is accepted without them (aggstate.c). */
+    if (b ? mw__aggstate_forwarded(job, rank) : mw__aggstate_via(job, rank))
         return MW_ACCEPTED;
     totals_t t = totals_of(r, s, b);
     if (!t.present) /* an older library: accepted, unless this rank did send totals before */
@@ -839,7 +841,7 @@ uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t n
 
     /* Loss accounting: what this sample merged, then its running totals (checked in ingest). */
     totals_t t = totals_of(r, s, NULL);
-    if (t.present) {
+    if (t.present && !mw__aggstate_via(job, rank)) { /* else in its aggregator's (aggstate.c) */
         for (size_t i = 0; i < s->n_functions; i++) {
             job->merged.calls += s->functions[i]->count;
             job->merged.time_ns += s->functions[i]->total_ns;

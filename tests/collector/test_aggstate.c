@@ -730,13 +730,52 @@ static void test_final_grace(void **state)
     fx_free(f);
 }
 
+/* A rank of an aggregator that died sends its samples to the root itself (the library's
+ * fallback): they are merged, without counting its running totals a second time (they are in
+ * its aggregator's last AggState), and the identity still holds. */
+static void test_fallback_sample(void **state)
+{
+    (void)state;
+    agg_t A;
+    agg_init(&A, 2);
+    fx_t *R = fx_new();
+    model_t md[2] = {0};
+    tm_msg_t m;
+    for (uint32_t r = 0; r < 2; r++) {
+        tm_hello(&m, JOB, r, 2, R->now.real_ns);
+        assert_int_equal(fx_feed(R, &m), MW_ACCEPTED);
+        assert_int_equal(fx_feed(A.f, &m), MW_ACCEPTED);
+    }
+    for (uint64_t k = 0; k < 2; k++)
+        for (uint32_t r = 0; r < 2; r++)
+            send_window(A.f, &md[r], r, k, 1, NULL);
+    fx_advance(A.f, 3000);
+    assert_int_equal(agg_state_to(&A, R, 0), MW_ACCEPTED);
+    agg_deliver(&A, R);
+    assert_true(mw__aggstate_via(&R->c->job, 0));
+    mw_loss_t before;
+    mw__job_loss(&R->c->job, &before, NULL);
+    /* A dies; rank 0 sends window 2 to the root, with its totals since MPI_Init. */
+    send_window(R, &md[0], 0, 2, 1, NULL);
+    uint64_t k2 = 0;
+    for (int i = 0; i < NFN; i++)
+        k2 += calls_of(0, 2, i);
+    mw_loss_t after;
+    mw__job_loss(&R->c->job, &after, NULL);
+    assert_int_equal(after.merged.calls, before.merged.calls + k2);
+    assert_int_equal(after.at_ranks.calls, before.at_ranks.calls + k2); /* not its totals again */
+    assert_int_equal(after.missed.calls, before.missed.calls);
+    assert_int_equal(after.at_ranks.calls, after.merged.calls + after.missed.calls);
+    agg_free(&A);
+    fx_free(R);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tree_accounting),
-        cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_nameless_hello),
-        cmocka_unit_test(test_final_grace),
+        cmocka_unit_test(test_tree_accounting), cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_nameless_hello),  cmocka_unit_test(test_final_grace),
+        cmocka_unit_test(test_fallback_sample),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
