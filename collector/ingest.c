@@ -509,11 +509,14 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
         mw_trace_in_t trace;
         mw__trace_check_sample(c, env->rank, env->sample, &trace);
         uint64_t dropped = mw__job_sample(&c->job, env, now->mono_ns);
-        /* An aggregator closes the steps this sample completes before the window it may
-         * complete: those steps then go up with that window's partial (partial.c). */
+        /* An aggregator closes the steps this sample completes, and notes its dormant totals,
+         * before the window it may complete: they go up with that window's partial. */
         int aggregating = mw__partial_aggregating(c);
-        if (aggregating)
+        if (aggregating) {
             mw__steps_sample(c, env->rank, env->sample);
+            if (env->sample->dormant)
+                mw__partial_dormant(c, env->rank, env->sample->window, env->sample->dormant);
+        }
         mw_rs_in_t rs;
         mw__rs_apply(&c->job.rs, env->rank, env->sample, mw__job_info_charge, &c->job, &rs,
                      c->stats.rs_refused);
@@ -529,8 +532,6 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
         }
         if (!aggregating)
             mw__steps_sample(c, env->rank, env->sample);
-        if (env->sample->dormant && aggregating)
-            mw__partial_dormant(c, env->rank, env->sample->window, env->sample->dormant);
         return MW_ACCEPTED;
     }
 

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "dormant.h"
 #include "fixture.h"
 #include "mw_trace.h"
 #include "partial.h"
@@ -111,6 +112,9 @@ typedef struct {
     Mpiwatch__CommDef comm;
     Mpiwatch__CommDef *commp[1];
     uint8_t *records;
+    Mpiwatch__Dormant dormant;
+    uint32_t d_fn[1];
+    uint64_t d_calls[1], d_bytes[1];
 } extra_t;
 
 /* The trace of rank 1 in window 0: its 11 MPI_Allreduce calls, as its sample says. */
@@ -216,6 +220,19 @@ static void build_sample(tm_msg_t *m, extra_t *x, uint32_t r, uint32_t k, uint64
         x->trace.reason = MW_TRACE_WHY_BUDGET;
         x->trace.left_out = n0 + 1;
         m->sample.trace = &x->trace;
+    }
+    /* Ranks 3 and 4 were dormant for a while: their cumulative dormant calls. */
+    if (r == 3 || r == 4) {
+        Mpiwatch__Dormant d = MPIWATCH__DORMANT__INIT;
+        x->dormant = d;
+        x->d_fn[0] = fx_fn(1);
+        x->d_calls[0] = 100 * (k + 1) + r;
+        x->d_bytes[0] = 1000 * (k + 1);
+        x->dormant.n_fn = x->dormant.n_calls = x->dormant.n_bytes = 1;
+        x->dormant.fn = x->d_fn;
+        x->dormant.calls = x->d_calls;
+        x->dormant.bytes = x->d_bytes;
+        m->sample.dormant = &x->dormant;
     }
     /* A communicator created on rank 2 in window 0. */
     if (r == 2 && k == 0) {
@@ -431,6 +448,13 @@ static void test_tree_equals_single(void **state)
         assert_memory_equal(x, y, sizeof *x);
     }
     assert_int_equal(t.single.f->c->job.samples, t.root.f->c->job.samples);
+    /* The ranks' dormant totals, as the single collector took them from the samples. */
+    mw_dormant_tally_t ds, dr;
+    mw__dormant_tally(t.single.f->c->job.dormant, &ds);
+    mw__dormant_tally(t.root.f->c->job.dormant, &dr);
+    assert_int_equal(ds.ranks, 2);
+    assert_int_equal(ds.calls, 100 * NW + 3 + 100 * NW + 4);
+    assert_memory_equal(&ds, &dr, sizeof ds);
     tree_free(&t);
 }
 
