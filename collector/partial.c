@@ -825,6 +825,11 @@ mw_reject_t mw__partial_ingest(mw_collector_t *c, const Mpiwatch__Envelope *env,
                           .n_fn_order = pa->n_fn_order,
                           .traces = p->tin};
     c->merge.frame_off = 0; /* its traces are kept as bytes: the frame is no rank's sample */
+    /* An aggregator closes the steps before the window they may complete (as for samples,
+     * ingest.c): they go up with that window's partial. */
+    int aggregating = mw__partial_aggregating(c);
+    if (aggregating)
+        mw__steps_partial(c, pa);
     int late = mw__merge_add_partial(&c->merge, &in, c->now.mono_ns);
     if (late > 0) {
         c->job.late += n_ranks;
@@ -832,7 +837,8 @@ mw_reject_t mw__partial_ingest(mw_collector_t *c, const Mpiwatch__Envelope *env,
     } else if (late < 0) {
         c->tstats.refused[MW_TREFUSE_WINDOW_BYTES] += pa->window->n_traces;
     }
-    mw__steps_partial(c, pa);
+    if (!aggregating)
+        mw__steps_partial(c, pa);
     mw__aggstate_merged(c, env->rank, pa);
     return MW_ACCEPTED;
 }

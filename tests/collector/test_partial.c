@@ -478,6 +478,48 @@ static void test_tree_detail_off(void **state)
     tree_free(&t);
 }
 
+/* Three levels: aggregators A and B (ranks 0..3) feed an aggregator M, whose partials go to
+ * the root with C's (ranks 4, 5). A partial merged into an aggregator's window comes out of it
+ * exact too: the root still equals one collector, byte for byte. */
+static void test_three_levels(void **state)
+{
+    (void)state;
+    tree_t t;
+    tree_build(&t);
+    node_t mid;
+    node_init(&mid, 1, 7);
+    for (uint32_t r = 0; r < 2 * (N / NAGG); r++) {
+        tm_msg_t m;
+        tm_hello(&m, JOB, r, N, mid.f->now.real_ns);
+        assert_int_equal(fx_feed(mid.f, &m), MW_ACCEPTED);
+    }
+    for (uint32_t r = 2 * (N / NAGG); r < N; r++) {
+        mw__merge_leave(&mid.f->c->merge, r);
+        mw__steps_leave(mid.f->c, r);
+    }
+    for (uint32_t a = 0; a < 2; a++) {
+        node_t *g = &t.agg[a];
+        size_t len = mw__aggstate_envelope_pack(g->f->c, &g->enc, g->id, g->seq++, 0);
+        assert_int_equal(feed_blob(mid.f, g->enc.out, len), MW_ACCEPTED);
+    }
+    size_t len = mw__aggstate_envelope_pack(mid.f->c, &mid.enc, mid.id, mid.seq++, 0);
+    assert_int_equal(feed_blob(t.root.f, mid.enc.out, len), MW_ACCEPTED);
+    for (unsigned i = 0; i < NW; i++) {
+        for (uint32_t a = 0; a < 2; a++)
+            assert_int_equal(feed_blob(mid.f, t.agg[a].out[i].b, t.agg[a].out[i].n), MW_ACCEPTED);
+        assert_int_equal(mid.n_out, i + 1); /* closed: both its aggregators' ranks are in */
+        assert_int_equal(feed_blob(t.root.f, mid.out[i].b, mid.out[i].n), MW_ACCEPTED);
+        assert_int_equal(feed_blob(t.root.f, t.agg[2].out[i].b, t.agg[2].out[i].n), MW_ACCEPTED);
+    }
+    assert_int_equal(t.root.n_out, NW);
+    mw_collector_finish(t.single.f->c, &t.single.f->now);
+    mw_collector_finish(t.root.f->c, &t.root.f->now);
+    assert_same_windows(&t.single, &t.root);
+    assert_same_steps(t.single.f->c, t.root.f->c);
+    node_free(&mid);
+    tree_free(&t);
+}
+
 /* ---- refusals ------------------------------------------------------------------------------- */
 
 /* The figures a refused partial must leave as they were. */
@@ -803,9 +845,8 @@ static void test_ingest_cost(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tree_equals_single),
-        cmocka_unit_test(test_tree_detail_off),
-        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_tree_equals_single), cmocka_unit_test(test_tree_detail_off),
+        cmocka_unit_test(test_three_levels),       cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_ingest_cost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
