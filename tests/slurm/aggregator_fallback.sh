@@ -70,8 +70,9 @@ rc=$?
 # fault_app's rank 0 exits with status 3 by design: the batch job fails with it.
 grep -q "checksum" "$MW_T/job2.out" || mw_fail "the program did not finish: $(tail -n 5 "$MW_T/job2.out")"
 [ "$(find "$MW_T/counts" -name 'counts.*' | wc -l)" = 4 ] || mw_fail "not every rank wrote its counts"
+killed=${pidf##*/agg-}
 "${MW_PYTHON:-/usr/bin/python3}" "$MW_TREE_CHECK" "$MW_T/summary2.json" --aggregators 2 \
-    --counts "$MW_T/counts" --np 4 --expect-missed ||
+    --killed "${killed%.pid}" --counts "$MW_T/counts" --np 4 --expect-missed ||
     mw_fail "the root's accounting is not exact after the fallback (above)"
 grep -q "mpiwatch: aggregators: 1 of 2 exited with status 0: .*n2 (id [01]) status 137" "$MW_T/job2.err" ||
     mw_fail "the launcher did not report the killed aggregator: $(grep aggregators "$MW_T/job2.err")"

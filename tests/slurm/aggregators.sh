@@ -98,4 +98,27 @@ grep -q '^ranks        4 (4 said hello' "$MW_T/report1.txt" ||
 grep -q '^  calls at the ranks: 556 = 556 in this report + 0 missed' "$MW_T/report1.txt" ||
     mw_fail "the root's report does not account for every call: $(grep 'calls at the ranks' "$MW_T/report1.txt")"
 mw_log "1. sbatch -N2 -n4 through 2 aggregators: the job's calls and bytes those of the run without, both exited 0 (${SECONDS} s)"
+
+# ---- 2. the same with Open MPI's mpirun inside the allocation -------------------------------
+# mpirun starts its daemons through srun, so the ranks of each slurmd see its SLURMD_NODENAME;
+# the aggregators come from `mpirun --map-by ppr:1:node -np 2`.
+cat >"$MW_T/job2.sh" <<EOF2
+#!/bin/bash
+exec "$MW_LAUNCHER" run --keep --no-record --no-viewer --quiet \
+    --summary-json "$MW_T/summary2.json" --report "$MW_T/report2.txt" \
+    -- "$MW_MPIRUN" -np 4 "$KNOWN" "$N"
+EOF2
+chmod +x "$MW_T/job2.sh"
+timeout 120 sbatch --wait -N2 -n4 -o "$MW_T/job2.out" -e "$MW_T/job2.err" "$MW_T/job2.sh" >"$MW_T/sbatch2.out" 2>&1
+rc=$?
+MW_FAILURE_LOG=$MW_T/job2.err
+[ "$rc" = 0 ] || mw_fail "the batch job with mpirun failed (sbatch --wait status $rc): $(cat "$MW_T/sbatch2.out")"
+grep -q "^known_c: 4 ranks, N=$N, pattern ok" "$MW_T/job2.out" || mw_fail "the program did not succeed under mpirun: $(cat "$MW_T/job2.out")"
+grep -q "mpiwatch: 2 aggregators (one per node, through ${MW_MPIRUN##*/})" "$MW_T/job2.err" ||
+    mw_fail "the launcher did not start 2 aggregators through mpirun"
+grep -q "mpiwatch: aggregators: 2 of 2 exited with status 0" "$MW_T/job2.err" ||
+    mw_fail "the launcher did not report both aggregators' status"
+"${MW_PYTHON:-/usr/bin/python3}" "$MW_TREE_CHECK" "$MW_T/summary2.json" --aggregators 2 \
+    --same-as "$MW_T/summary0.json" || mw_fail "the root's summary through mpirun's aggregators differs (above)"
+mw_log "2. mpirun -np 4 in the allocation through 2 aggregators: the same totals, both exited 0 (${SECONDS} s)"
 mw_log "ok (${SECONDS} s)"

@@ -5,6 +5,7 @@ The root's summary of a job whose ranks reported through aggregators (docs/aggre
 partials carry the merged windows, not each rank's functions, so the checks are the job's.
 
   --aggregators N  the summary names N aggregators, each with ranks, all of them done
+  --killed ID      aggregator ID was killed: its ranks need not be done through it
   --same-as REF    the job's calls and bytes per function are exactly those of REF, the summary
                    of the same program run without aggregators (times differ, counts may not)
   --counts DIR     the program's own counts (tests/faults/fault_app's DIR/counts.RANK): for
@@ -25,6 +26,7 @@ def main():
     ap.add_argument("--same-as")
     ap.add_argument("--counts")
     ap.add_argument("--np", type=int, default=0)
+    ap.add_argument("--killed", type=int, action="append", default=[])
     ap.add_argument("--expect-missed", action="store_true")
     a = ap.parse_args()
     with open(a.summary) as f:
@@ -34,7 +36,8 @@ def main():
     if len(aggs) != a.aggregators:
         errors.append("%d aggregators in the summary, expected %d" % (len(aggs), a.aggregators))
     for g in aggs:
-        if not g.get("ranks") or g.get("ranks_done") != g.get("ranks"):
+        if not g.get("ranks") or (g.get("id") not in a.killed and
+                                  g.get("ranks_done") != g.get("ranks")):
             errors.append("aggregator %s: %s ranks, %s done" % (g.get("id"), g.get("ranks"),
                                                               g.get("ranks_done")))
     funcs = s.get("functions") or {}
