@@ -20,6 +20,7 @@
 #include "publish.h"
 #include "rules.h"
 #include "steps.h"
+#include "upstream.h"
 #include "aggstate.h"
 #include "partial.h"
 
@@ -78,6 +79,8 @@ static void collector_on_window(const mw_window_t *w, void *user)
     if (jobinfo_resend_due(c))
         mw__publish_job(c);
     mw__publish_window(user, w);
+    if (c->upstream)
+        mw__upstream_window(c, w); /* an aggregator: the window's partial goes up */
 }
 
 uint64_t mw__collector_mono_ns(mw_collector_t *c)
@@ -179,6 +182,8 @@ static void collector_end_job(mw_collector_t *c, mw_end_t why, uint64_t now_ns)
     uint32_t dead = why == MW_END_SILENCE ? mw__job_declare_dead(&c->job) : 0;
     mw__steps_end(c); /* the steps still open close with the ranks they have */
     collector_lateness_end(c);
+    if (c->upstream)
+        mw__upstream_job_end(c); /* after its last partials: the final AggState, the byes left */
     c->job.ended = why;
     c->job.ended_ns = now_ns;
     char detail[160];
@@ -240,6 +245,9 @@ mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, 
             else
                 mw__history_sample(c->history, env->rank, env->sample->window, data, len);
         }
+        if (c->upstream && (env->body_case == MPIWATCH__ENVELOPE__BODY_HELLO ||
+                            env->body_case == MPIWATCH__ENVELOPE__BODY_BYE))
+            mw__upstream_frame(c, env, data, len); /* an aggregator forwards them */
         if (env->body_case == MPIWATCH__ENVELOPE__BODY_HELLO &&
             (c->job.hellos == 1 || c->job.hellos == c->job.size) &&
             c->job.hellos != c->job_published_hellos)
@@ -257,7 +265,7 @@ mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, 
         else
             MW_LOG(MW_LOG_DEBUG, "rejected a %zu-byte message: %s", len, mw__reject_name(r));
     }
-    if (job_open(c) && job_complete(c, now->mono_ns))
+    if (job_open(c) && (job_complete(c, now->mono_ns) || mw__upstream_job_done(c)))
         collector_end_job(c, MW_END_COMPLETE, now->mono_ns);
     return r;
 }
@@ -318,6 +326,8 @@ void mw_collector_finish(mw_collector_t *c, const mw_clock_t *now)
         mw__merge_close_all(&c->merge);
         mw__steps_end(c);
         collector_lateness_end(c);
+        if (c->upstream)
+            mw__upstream_job_end(c);
         c->job.ended = MW_END_SIGNAL;
         c->job.ended_ns = now->mono_ns;
         mw__publish_event(c, "job_end", "signal");

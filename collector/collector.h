@@ -20,6 +20,7 @@
  *   history.h     history.c: --history, the ROUTER socket answering HistoryRequests
  *   zsock.h       zsock.c: socket helpers of the servers
  *   steer.h       steer.c: --steer and --control
+ *   upstream.h    upstream.c: --upstream, the aggregator's parent and the steering relay
  *   rules.h       rules.c: --rules, thresholds and actions
  *   trace_check.h trace_check.c: the ranks' per-call traces checked before a window keeps them
  *   trace_budget.h trace_budget.c: the job's tracing budget and its plans (mpiwatch.trace)
@@ -99,6 +100,7 @@ typedef struct mw_collector {
     uint32_t job_published_hellos;  /* job.hellos when the job description was last sent */
     struct mw_step_assembly *steps; /* per-step assembly of the current job (steps.c) */
     struct mw_steer *steer;         /* --steer / --control sockets, or NULL (steer.c) */
+    struct mw_upstream *upstream;   /* --upstream: the aggregator's parent (upstream.c), or NULL */
     struct mw_partial *partial;     /* partial windows, both sides of a hop (partial.c), or NULL */
     struct mw_rules *rules;         /* --rules: the rule set (rules.c), or NULL */
     struct mw_auth *auth;           /* --curve-secret: the ZAP handler and monitors, or NULL */

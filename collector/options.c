@@ -9,6 +9,7 @@
  */
 #include "collector.h"
 #include "options.h"
+#include "upstream.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -159,6 +160,25 @@ static const opt_desc_t opt_table[] = {
      "register this collector (job, endpoints, public key) in DIR for mpiwatch ls, view, top "
      "and steer (default $MPIWATCH_REGISTRY, else ~/.mpiwatch/jobs, else "
      "$XDG_RUNTIME_DIR/mpiwatch/jobs; off: not at all; docs/attach.md)"},
+    {"upstream", 0, OPT_STRING, offsetof(mw_collector_options_t, upstream), "ENDPOINT", 0, 0,
+     "run as an aggregator (docs/aggregator.md): send each merged window as one partial, the "
+     "ranks' hellos and byes and this aggregator's accounting to the parent collector's "
+     "ingest ENDPOINT (not with --replay or --rules)"},
+    {"upstream-steer", 0, OPT_STRING, offsetof(mw_collector_options_t, upstream_steer), "ENDPOINT",
+     0, 0,
+     "relay the parent's steering (its --steer ENDPOINT) to the ranks on this aggregator's "
+     "own --steer"},
+    {"upstream-curve-server", 0, OPT_STRING,
+     offsetof(mw_collector_options_t, upstream_curve_server), "FILE", 0, 0,
+     "the parent's CURVE public key (NAME.pub): both upstream sockets are CURVE clients; "
+     "needs --upstream-curve-secret, required for a parent that is not local unless "
+     "--allow-insecure"},
+    {"upstream-curve-secret", 0, OPT_STRING,
+     offsetof(mw_collector_options_t, upstream_curve_secret), "FILE", 0, 0,
+     "this aggregator's CURVE key pair (NAME.key, mode 0600) for the parent; its .pub must be "
+     "among the parent's --curve-clients"},
+    {"aggregator-id", 0, OPT_UINT, offsetof(mw_collector_options_t, aggregator_id), "N", 0, 4095,
+     "this aggregator's id, unique in the job (e.g. the node index; default 0)"},
     {"quiet", 'q', OPT_FLAG, offsetof(mw_collector_options_t, quiet), NULL, 0, 0,
      "no live view on stderr"},
     {"verbose", 'v', OPT_FLAG, offsetof(mw_collector_options_t, verbose), NULL, 0, 0,
@@ -258,6 +278,10 @@ void mw_collector_options_free(mw_collector_options_t *o)
     free(o->lateness);
     free(o->rank_detail);
     free(o->registry);
+    free(o->upstream);
+    free(o->upstream_steer);
+    free(o->upstream_curve_server);
+    free(o->upstream_curve_secret);
     mw_collector_options_defaults(o);
 }
 
@@ -762,6 +786,8 @@ int mw_collector_options_check(const mw_collector_options_t *o, char *err, size_
             return -1;
         }
     }
+    /* An aggregator's parent: endpoints, keys, what it excludes (upstream.c). */
+    MW_TRY(mw__upstream_check(o, err, errlen));
     /* Local endpoints, CURVE or --allow-insecure; key files that load (auth.c). */
     return mw__auth_check(o, err, errlen);
 }

@@ -506,7 +506,8 @@ uint64_t mw__report_missing(const mw_collector_t *c)
     if (expect == 0 || expect == -1)
         return 0;
     uint64_t hellos = c->job.active ? c->job.hellos : 0;
-    uint64_t want = c->job.active ? c->job.size : 0;
+    /* An aggregator (--upstream) takes a share of the job: its count is its own ranks'. */
+    uint64_t want = c->job.active && !c->opt->upstream ? c->job.size : 0;
     if (expect > 0 && (uint64_t)expect > want)
         want = (uint64_t)expect;
     if (want == 0)

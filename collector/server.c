@@ -29,6 +29,9 @@
  * With --curve-secret (auth.c) the ZAP handler is bound in the loop's context before any other
  * socket, every socket is a CURVE server, and the handler and the sockets' monitors are polled
  * here beside the rest; they are closed after every other socket.
+ * With --upstream (an aggregator, upstream.c), the relay's SUB and, while messages wait for
+ * the parent, the PUSH (POLLOUT) are polled too, and each wakeup relays steering, hands over
+ * what waits and sends the periodic AggState.
  */
 #include "collector.h"
 #include "server.h"
@@ -41,6 +44,7 @@
 #include "lateness.h"
 #include "zsock.h"
 #include "registry.h"
+#include "upstream.h"
 
 #include <errno.h>
 #include <string.h>
@@ -162,8 +166,9 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
         mw__steer_serve(c);
         if (c->exit_requested)
             return 0;
+        mw__upstream_serve(c, now.mono_ns);
 
-        zmq_pollitem_t items[5 + SERVER_AUTH_ITEMS] = {
+        zmq_pollitem_t items[7 + SERVER_AUTH_ITEMS] = {
             {.socket = sock, .events = ZMQ_POLLIN},
             {.socket = NULL, .fd = sig_fd, .events = ZMQ_POLLIN},
         };
@@ -180,9 +185,11 @@ static int server_loop(mw_collector_t *c, void *sock, int sig_fd, mw_metrics_t *
             items[n_items++] =
                 (zmq_pollitem_t){.fd = mw__lateness_fd(c->lateness), .events = ZMQ_POLLIN};
         }
+        n_items += mw__upstream_pollitems(c->upstream, &items[n_items], 2);
         n_items += mw__auth_pollitems(c->auth, &items[n_items], SERVER_AUTH_ITEMS);
         long timeout = server_earlier(mw_collector_timeout_ms(c, &now), metrics_ms);
         timeout = server_earlier(timeout, mw__registry_timeout_ms(registry, now.mono_ns));
+        timeout = server_earlier(timeout, mw__upstream_timeout_ms(c, now.mono_ns));
         if (c->opt->publish && c->job.active)
             timeout = server_earlier(timeout, FEED_WAKE_MS);
         if (zmq_poll(items, n_items, timeout) < 0) {
@@ -247,6 +254,9 @@ int mw__server_run(mw_collector_t *c)
         goto out;
     if ((c->opt->steer || c->opt->control) && !(c->steer = mw__steer_open(ctx, c->opt)))
         goto out;
+    /* After --steer: the relay publishes on it. */
+    if (c->opt->upstream && !(c->upstream = mw__upstream_open(ctx, c)))
+        goto out;
     if (c->opt->metrics_port && !(metrics = mw__metrics_start(c, (unsigned)c->opt->metrics_port)))
         goto out;
     /* Written once everything is bound: the launcher waits for this file (docs/launcher.md). */
@@ -275,6 +285,7 @@ out:
     c->feed = NULL;
     mw__history_close(c->history);
     c->history = NULL;
+    mw__upstream_close(c); /* before --steer, which its relay publishes on */
     mw__steer_close(c->steer);
     c->steer = NULL;
     if (sock && zmq_close(sock) != 0)

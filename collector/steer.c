@@ -336,6 +336,11 @@ int mw__steer_send(mw_collector_t *c, const char *key, const char *value, const 
     return (int)(seq & 0x7fffffff) ? (int)(seq & 0x7fffffff) : 1;
 }
 
+void *mw__steer_pub(const mw_collector_t *c)
+{
+    return c->steer ? c->steer->pub : NULL;
+}
+
 uint64_t mw__steer_rejected(const mw_collector_t *c)
 {
     return c->steer ? c->steer->rejected : 0;

@@ -23,6 +23,8 @@ void mw__steer_close(mw_steer_t *s);
 void mw__steer_pollitem(mw_steer_t *s, zmq_pollitem_t *item);
 /* Answers pending SteerRequests on --control without blocking (a bounded batch). */
 void mw__steer_serve(mw_collector_t *c);
+/* The --steer PUB socket, or NULL: the aggregator's relay publishes on it (upstream.c). */
+void *mw__steer_pub(const mw_collector_t *c);
 /* Steer requests rejected so far (bad key, value or ranks; undecodable). */
 uint64_t mw__steer_rejected(const mw_collector_t *c);
 /* mpiwatch.window requests refused (counted in steer_rejected too). */

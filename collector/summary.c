@@ -16,6 +16,7 @@
 #include "steps.h"
 #include "report.h"
 #include "dormant.h"
+#include "upstream.h"
 #include "aggstate.h"
 
 #include <cJSON.h>
@@ -628,6 +629,9 @@ char *mw__stats_json(const mw_collector_t *c)
                                 c->stats.auth_refused[r]) < 0)
                 goto out;
     }
+    /* An aggregator's traffic to its parent and its steering relay (upstream.c). */
+    if (c->upstream && mw__upstream_stats_json(c, root) < 0)
+        goto out;
     /* Window close latency quantiles in ms (docs/collector.md, Performance). */
     const struct {
         const char *key;

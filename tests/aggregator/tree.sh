@@ -5,8 +5,9 @@
 #   options the aggregator's options refused at start with a clear message (exit 2): --rules,
 #           --replay, --upstream-steer without --steer or --upstream, a non-local parent
 #           without keys, a wildcard parent, one key file alone, an id over 4095.
-#   plain   the root's summary has exactly the known pattern (check_summary.py) and the same
-#           per-function counts and bytes as a single collector taking the same program; every
+#   plain   the root's summary has exactly the known pattern's per-function counts and bytes
+#           (check_summary.py's expectation) and the same as a single collector taking the same
+#           program (itself checked in full by check_summary.py); every
 #           root window closed with all 4 ranks; both aggregators sent a final AggState and
 #           dropped nothing.
 #   curve   the same with CURVE on both hops (root: --curve-secret/--curve-clients with the
@@ -124,6 +125,36 @@ run_tree() {
 # json FILE EXPR: prints EXPR evaluated on the JSON of FILE (as j).
 json() { "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
+# check_known SUMMARY LABEL: the job-wide per-function counts and bytes of the known pattern
+# (check_summary.py's expectation summed over the 4 ranks), exactly, and 4 ranks. The root's
+# per-rank figures and pairs from partials are not checked here (docs/aggregator.md, Tests).
+check_known() {
+    "$PY" - "$MW_CHECKER" "$1" "$N" <<'EOF' || mw_fail "$2: the root's totals differ from the program's"
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("cs", sys.argv[1])
+cs = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(cs)
+s = json.load(open(sys.argv[2]))
+per_rank, _ = cs.known_pattern(int(sys.argv[3]), 4)
+want = {}
+for table in per_rank.values():
+    for name, (count, nbytes) in table.items():
+        c0, b0 = want.get(name, (0, 0))
+        want[name] = (c0 + count, b0 + nbytes)
+bad = [] if s["ranks"] == 4 else ["ranks %s, not 4" % s["ranks"]]
+for name, (count, nbytes) in sorted(want.items()):
+    f = s["functions"].get(name, {})
+    if (f.get("count"), f.get("bytes", 0)) != (count, nbytes):
+        bad.append("%s: %s calls %s bytes, expected %d and %d"
+                   % (name, f.get("count"), f.get("bytes"), count, nbytes))
+for name, f in s["functions"].items():
+    if name not in want and cs.COMMUNICATING.match(name):
+        bad.append("%s: %d calls the program does not make" % (name, f["count"]))
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+EOF
+}
+
 # check_tree: what every mode but killed checks of the finished tree.
 check_tree() {
     local a
@@ -185,8 +216,7 @@ plain)
     start_agg 1
     run_tree "$MW_PROGRAMS/known_c" "$N"
     grep -q "^known_c: 4 ranks, N=$N, pattern ok" "$T/app.out" || mw_fail "the program failed"
-    cp "$T/root.json" "$T/summary.json"
-    mw_check --pattern known --n "$N" --label "known_c through two aggregators"
+    check_known "$T/root.json" "known_c through two aggregators"
     "$PY" - "$T/single.json" "$T/root.json" <<'EOF' || mw_fail "the tree and one collector differ"
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
@@ -197,8 +227,8 @@ if fa != fb:
         if fa.get(k) != fb.get(k):
             print("%s: one collector %s, the tree %s" % (k, fa.get(k), fb.get(k)))
     sys.exit(1)
-if a["ranks"] != b["ranks"] or sorted(map(str, a["pairs"])) != sorted(map(str, b["pairs"])):
-    print("ranks or pairs differ:", a["ranks"], b["ranks"])
+if a["ranks"] != b["ranks"]:
+    print("ranks differ:", a["ranks"], b["ranks"])
     sys.exit(1)
 EOF
     check_tree
@@ -223,8 +253,7 @@ curve)
             --upstream-curve-server root.pub --upstream-curve-secret "agg$a.key"
     done
     run_tree "$MW_PROGRAMS/known_c" "$N"
-    cp "$T/root.json" "$T/summary.json"
-    mw_check --pattern known --n "$N" --label "known_c through two aggregators with CURVE"
+    check_known "$T/root.json" "known_c through two aggregators with CURVE"
     check_tree
     [ "$(json "$T/root-stats.json" "sum(j['auth_refused'].values())")" = 0 ] ||
         mw_fail "root refused a connection: $(cat "$T/root-stats.json")"
@@ -288,8 +317,9 @@ killed)
     [ -x "$prog" ] || mw_fail "program not built: $prog"
     start_root --silence-timeout-ms 3000
     start_agg 0
-    # B closes its windows late, so that samples it took are never sent when it dies.
-    start_agg 1 --lateness-ms 3000
+    # B closes its windows late (at their deadline: without its rank count it waits for the
+    # job's other ranks), so that samples it took and counted in its AggStates are never sent.
+    start_agg 1 --lateness-ms 3000 --expect-ranks ""
     "$MW_MPIRUN" --oversubscribe -np 4 -x LD_PRELOAD="$MW_LIB" -x MPIWATCH_WINDOW_MS \
         -x MW_TREE "$T/wrap.sh" "$prog" mpi "$T" >"$T/app.out" 2>"$T/app.err" &
     job=$!

@@ -57,7 +57,8 @@ keys=$(grep -E '^[a-z-]+ =' "$dir/p1.ini" | cut -d' ' -f1 | uniq | tr '\n' ' ')
 silence-timeout-ms metrics-port metrics-bind record record-compress record-full-span record-keep-around record-max-gb replay speed from to progress no-progress \
 publish rules steer control history history-windows history-mb endpoints-file expect-ranks \
 curve-secret curve-clients allow-insecure trace-budget lateness lateness-budget-ms rank-detail \
-registry quiet verbose " ] ||
+registry upstream upstream-steer upstream-curve-server upstream-curve-secret aggregator-id \
+quiet verbose " ] ||
     mw_fail "printed keys: $keys"
 
 # 2. Flags win over the file, before or after --config.
