@@ -980,3 +980,51 @@ const char *mw__job_windows_label(const mw_job_t *job, uint64_t first, uint64_t 
         snprintf(buf, len, "%s..%s (t%+.3f s; grid %s)", a, b, t, grid);
     return buf;
 }
+
+void mw__job_rank_entries(mw_job_t *job, uint32_t rank, const mw_job_entries_t *e)
+{
+    mw_rank_t *r = &job->ranks[rank];
+    /* As mw__job_sample: the rank's first entries make its block, later ones find theirs. */
+    int first = r->rank_fn_first == 0;
+    uint32_t b = first ? job->rank_fn.n : r->rank_fn_first - 1, pos = b;
+    for (size_t i = 0; i < e->n_fn; i++) {
+        uint64_t key = (uint64_t)rank << 32 | e->fn[i];
+        int created = 1;
+        mw_rank_fn_t *rf = first ? mw__index_append(&job->rank_fn, key)
+                                 : table_get(&job->rank_fn, &job->rank_fn_late, b, r->rank_fn_n,
+                                             &pos, key, &created);
+        if (!rf) {
+            job->overflow++;
+            continue;
+        }
+        if (created) {
+            rf->rank = rank;
+            rf->fn = e->fn[i];
+        }
+        rf->count += e->count[i];
+        rf->time_ns += e->ns[i];
+        rf->bytes += e->bytes[i];
+        r->calls += e->count[i];
+        r->mpi_time_ns += e->ns[i];
+        r->bytes += e->bytes[i];
+    }
+    if (first && job->rank_fn.n > b)
+        block_close(&job->rank_fn, b, fold_rank_fn, &r->rank_fn_first, &r->rank_fn_n);
+    first = r->pairs_first == 0;
+    b = first ? job->pairs.n : r->pairs_first - 1;
+    pos = b;
+    for (size_t i = 0; i < e->n_peer; i++) {
+        uint64_t key = (uint64_t)rank << 32 | e->peer[i];
+        int created = 1;
+        mw_pair_sum_t *p =
+            first ? mw__index_append(&job->pairs, key)
+                  : table_get(&job->pairs, &job->pairs_late, b, r->pairs_n, &pos, key, &created);
+        if (!p) {
+            job->overflow++;
+            continue;
+        }
+        mw__pair_add(p, created, rank, e->peer[i], e->messages[i], e->peer_bytes[i]);
+    }
+    if (first && job->pairs.n > b)
+        block_close(&job->pairs, b, fold_pair, &r->pairs_first, &r->pairs_n);
+}

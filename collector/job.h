@@ -187,6 +187,18 @@ void mw__job_free(mw_job_t *job);
  * (charged), 0 otherwise; `job` is a mw_job_t (an mw_rs_charge_fn, regions.c). */
 int mw__job_info_charge(void *job, uint64_t bytes);
 void mw__job_hello(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns);
+/* One rank's figures of a window merged from an aggregator's partial (partial.c): its
+ * functions (job ids) and the peers it sent to, added to its per-rank tables and totals as
+ * mw__job_sample adds a sample's. */
+typedef struct {
+    const uint32_t *fn;
+    const uint64_t *count, *ns, *bytes;
+    size_t n_fn;
+    const uint32_t *peer;
+    const uint64_t *messages, *peer_bytes;
+    size_t n_peer;
+} mw_job_entries_t;
+void mw__job_rank_entries(mw_job_t *job, uint32_t rank, const mw_job_entries_t *e);
 /* Adds a sample to the exact totals; returns the increase of the rank's dropped samples. */
 uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns);
 void mw__job_bye(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns);

@@ -750,14 +750,33 @@ static void apply_job(mw_collector_t *c, const Mpiwatch__Partial *pa, uint32_t n
         }
     for (size_t i = 0; i < w->n_functions; i++)
         mw__fn_stats_add(&job->fn[w->functions[i]->fn], w->functions[i]);
-    for (size_t i = 0; i < w->n_rf_rank; i++) {
-        mw_rank_t *r = &job->ranks[w->rf_rank[i]];
-        r->calls += w->rf_count[i];
-        r->mpi_time_ns += w->rf_ns[i];
-        r->bytes += w->rf_bytes[i];
+    /* Each rank's functions (its detail block, in rank order) and pairs (contiguous per
+     * source as merged; any order is taken): the job's per-rank tables and totals. */
+    size_t i = 0, j = 0;
+    while (i < w->n_rf_rank || j < w->n_pair_src) {
+        uint32_t rank = i < w->n_rf_rank && (j >= w->n_pair_src || w->rf_rank[i] <= w->pair_src[j])
+                            ? w->rf_rank[i]
+                            : w->pair_src[j];
+        size_t kf = 0, kp = 0;
+        while (i + kf < w->n_rf_rank && w->rf_rank[i + kf] == rank)
+            kf++;
+        while (j + kp < w->n_pair_src && w->pair_src[j + kp] == rank)
+            kp++;
+        mw_job_entries_t e = {.fn = w->rf_fn + i,
+                              .count = w->rf_count + i,
+                              .ns = w->rf_ns + i,
+                              .bytes = w->rf_bytes + i,
+                              .n_fn = kf,
+                              .peer = w->pair_dst + j,
+                              .messages = w->pair_messages + j,
+                              .peer_bytes = w->pair_bytes + j,
+                              .n_peer = kp};
+        mw__job_rank_entries(job, rank, &e);
+        i += kf;
+        j += kp;
     }
-    for (size_t i = 0; i < pa->n_dormant; i++)
-        mw__dormant_take(&job->dormant, job->size, pa->dormant[i]->rank, pa->dormant[i]->dormant);
+    for (size_t d = 0; d < pa->n_dormant; d++)
+        mw__dormant_take(&job->dormant, job->size, pa->dormant[d]->rank, pa->dormant[d]->dormant);
 }
 
 /* Translates every function id of the partial with the aggregator's map (ids outside its

@@ -422,6 +422,33 @@ static void assert_same_steps(const mw_collector_t *a, const mw_collector_t *b)
     }
 }
 
+static int cmp_pair_sum(const void *a, const void *b)
+{
+    const mw_pair_sum_t *x = a, *y = b;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    return x->dst < y->dst ? -1 : x->dst > y->dst;
+}
+
+/* The job's pair totals, summed per (src, dst) and sorted, are the same. */
+static void assert_same_pairs(const mw_job_t *a, const mw_job_t *b)
+{
+    mw_pair_sum_t *p[2] = {calloc(a->pairs.n + 1, sizeof(mw_pair_sum_t)),
+                           calloc(b->pairs.n + 1, sizeof(mw_pair_sum_t))};
+    uint32_t n[2] = {a->pairs.n, b->pairs.n};
+    const mw_job_t *j[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+        for (uint32_t i = 0; i < n[k]; i++)
+            p[k][i] = *MW__INDEX_AT(&j[k]->pairs, const mw_pair_sum_t, i);
+        qsort(p[k], n[k], sizeof *p[k], cmp_pair_sum);
+    }
+    assert_true(n[0] > 0);
+    assert_int_equal(n[0], n[1]);
+    assert_memory_equal(p[0], p[1], n[0] * sizeof *p[0]);
+    free(p[0]);
+    free(p[1]);
+}
+
 /* One collector vs three aggregators and a root: the same windows, byte for byte, and the
  * same steps. */
 static void test_tree_equals_single(void **state)
@@ -448,6 +475,16 @@ static void test_tree_equals_single(void **state)
         assert_memory_equal(x, y, sizeof *x);
     }
     assert_int_equal(t.single.f->c->job.samples, t.root.f->c->job.samples);
+    /* Each rank's merged calls, time and bytes, and the job's pairs (the report's). */
+    for (uint32_t r = 0; r < N; r++) {
+        const mw_rank_t *x = &t.single.f->c->job.ranks[r], *y = &t.root.f->c->job.ranks[r];
+        assert_int_equal(x->calls, y->calls);
+        assert_int_equal(x->mpi_time_ns, y->mpi_time_ns);
+        assert_int_equal(x->bytes, y->bytes);
+        assert_int_equal(x->samples, y->samples);
+        assert_int_equal(x->last_window, y->last_window);
+    }
+    assert_same_pairs(&t.single.f->c->job, &t.root.f->c->job);
     /* The ranks' dormant totals, as the single collector took them from the samples. */
     mw_dormant_tally_t ds, dr;
     mw__dormant_tally(t.single.f->c->job.dormant, &ds);
