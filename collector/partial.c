@@ -48,7 +48,9 @@ struct mw_partial {
     uint64_t jobs; /* c->stats.jobs when this state was set up: a new job starts afresh */
     /* Aggregator side. */
     uint32_t sent_regions, sent_sites; /* definitions already sent upstream */
-    uint8_t **steps;                   /* closed steps not yet sent (packed Mpiwatch__Step) */
+    uint8_t *site_sent;                /* [sent_sites]: site_state() of each when sent */
+    uint32_t cap_site_sent;
+    uint8_t **steps; /* closed steps not yet sent (packed Mpiwatch__Step) */
     size_t *steps_len, n_steps, cap_steps;
     mw_rank_share_t *share; /* sorted copy of a window's ranks */
     uint32_t cap_share;
@@ -89,6 +91,7 @@ void mw__partial_free(mw_collector_t *c)
     free(p->rc);
     free(p->pm);
     free(p->fn_order);
+    free(p->site_sent);
     free(p->tin);
     free(p->seen);
     mw__index_free(&p->rsmap);
@@ -196,6 +199,13 @@ void mw__partial_dormant(mw_collector_t *c, uint32_t rank, uint64_t window,
     p->dorm[p->n_dorm++] = (pending_dormant_t){window, rank, b, len};
 }
 
+/* What a site's definition knows: bit 0 its function, bit 1 its file or line (a later
+ * definition completes a site, regions.c site_upgrade: it goes up again then). */
+static uint8_t site_state(const mw_site_t *st)
+{
+    return (uint8_t)((st->function[0] != '\0') | (st->file[0] != '\0' || st->line) << 1);
+}
+
 static int cmp_share(const void *a, const void *b)
 {
     uint32_t x = ((const mw_rank_share_t *)a)->rank, y = ((const mw_rank_share_t *)b)->rank;
@@ -255,11 +265,15 @@ size_t mw__partial_envelope_pack(mw_collector_t *c, mw_pb_encoder_t *e, const mw
 
     /* The definitions new since the previous partial (its window's ids are among them). */
     const mw__rs_t *rs = &c->job.rs;
-    uint32_t nrd = rs->n_regions - p->sent_regions, nsd = rs->n_sites - p->sent_sites;
+    uint32_t nrd = rs->n_regions - p->sent_regions, nsd = rs->n_sites - p->sent_sites, nup = 0;
+    if (reserve((void **)&p->site_sent, &p->cap_site_sent, rs->n_sites, 1) < 0)
+        return 0;
+    for (uint32_t i = 0; i < p->sent_sites; i++)
+        nup += site_state(&rs->sites[i]) != p->site_sent[i];
     Mpiwatch__Region *rd = calloc(nrd ? nrd : 1, sizeof *rd);
     Mpiwatch__Region **rdp = calloc(nrd ? nrd : 1, sizeof *rdp);
-    Mpiwatch__CallSite *sd = calloc(nsd ? nsd : 1, sizeof *sd);
-    Mpiwatch__CallSite **sdp = calloc(nsd ? nsd : 1, sizeof *sdp);
+    Mpiwatch__CallSite *sd = calloc(nsd + nup ? nsd + nup : 1, sizeof *sd);
+    Mpiwatch__CallSite **sdp = calloc(nsd + nup ? nsd + nup : 1, sizeof *sdp);
     /* The steps its ranks ended since the previous partial. */
     Mpiwatch__Step **steps = calloc(p->n_steps ? p->n_steps : 1, sizeof *steps);
     /* Its ranks' dormant totals as their samples of this window carried them. */
@@ -276,21 +290,26 @@ size_t mw__partial_envelope_pack(mw_collector_t *c, mw_pb_encoder_t *e, const mw
         rd[i].source = r->source;
         rdp[i] = &rd[i];
     }
-    for (uint32_t i = 0; i < nsd; i++) {
-        const mw_site_t *st = &rs->sites[p->sent_sites + i];
-        mpiwatch__call_site__init(&sd[i]);
-        sd[i].id = p->sent_sites + i + 1;
-        sd[i].module = st->module;
-        sd[i].offset = st->offset;
-        sd[i].function = st->function;
-        sd[i].file = st->file;
-        sd[i].line = st->line;
-        sd[i].first_rank = st->first_rank;
-        sdp[i] = &sd[i];
+    /* Sites completed since they went up, then the new ones. */
+    uint32_t nsi = 0;
+    for (uint32_t i = 0; i < rs->n_sites; i++) {
+        const mw_site_t *st = &rs->sites[i];
+        if (i < p->sent_sites && site_state(st) == p->site_sent[i])
+            continue;
+        mpiwatch__call_site__init(&sd[nsi]);
+        sd[nsi].id = i + 1;
+        sd[nsi].module = st->module;
+        sd[nsi].offset = st->offset;
+        sd[nsi].function = st->function;
+        sd[nsi].file = st->file;
+        sd[nsi].line = st->line;
+        sd[nsi].first_rank = st->first_rank;
+        sdp[nsi] = &sd[nsi];
+        nsi++;
     }
     part.n_region_defs = nrd;
     part.region_defs = rdp;
-    part.n_site_defs = nsd;
+    part.n_site_defs = nsi;
     part.site_defs = sdp;
     for (size_t i = 0; i < p->n_steps; i++) {
         Mpiwatch__Step *st = mpiwatch__step__unpack(NULL, p->steps_len[i], p->steps[i]);
@@ -325,6 +344,8 @@ size_t mw__partial_envelope_pack(mw_collector_t *c, mw_pb_encoder_t *e, const mw
     if (len) {
         p->sent_regions = rs->n_regions;
         p->sent_sites = rs->n_sites;
+        for (uint32_t i = 0; i < rs->n_sites; i++)
+            p->site_sent[i] = site_state(&rs->sites[i]);
         partial_steps_clear(p);
         /* Those of this window went; older ones belong to windows that closed without them. */
         size_t k = 0;

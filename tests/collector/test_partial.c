@@ -185,11 +185,16 @@ static void build_sample(tm_msg_t *m, extra_t *x, uint32_t r, uint32_t k, uint64
         tm_add_region_def(m, 2, "setup", 1);
         tm_add_site_def(m, 1, "/bin/app", 0x100 + 0x10 * (r % 2), r % 2 ? "f" : "g", "a.c",
                         10 + r % 2);
+        tm_add_site_def(m, 2, "/lib/libx.so", 0x40, "", "", 0); /* not resolved yet ... */
+    } else if (k == 2 && r == 5) {
+        tm_add_site_def(m, 2, "/lib/libx.so", 0x40, "x_send", "x.c", 7); /* ... now it is */
     }
     tm_add_region(m, 1, 2, 5000 + r, 3000, 1000 + r);
     if (r % 3 == 0)
         tm_add_region(m, 2, 1, 800, 800, 100);
     tm_add_site(m, 1, fx_fn(0), n0, 1000 * (r + 1) + 7 * k, 80, 400 + r);
+    if (r % 2)
+        tm_add_site(m, 2, fx_fn(1), 1, 50 + r, 8, 50 + r);
     /* Steps: step k ends in window k on every rank (3 of fx_fn(0)'s calls, 1 message to the
      * next rank). */
     mpiwatch__step_mark__init(&x->mark);
@@ -475,6 +480,27 @@ static void test_tree_equals_single(void **state)
         assert_memory_equal(x, y, sizeof *x);
     }
     assert_int_equal(t.single.f->c->job.samples, t.root.f->c->job.samples);
+    /* The job's region and call-site tables: the same entries under the same ids. */
+    const mw__rs_t *rx = &t.single.f->c->job.rs, *ry = &t.root.f->c->job.rs;
+    assert_int_equal(rx->n_regions, 3);
+    assert_int_equal(rx->n_regions, ry->n_regions);
+    for (uint32_t i = 0; i < rx->n_regions; i++) {
+        assert_string_equal(rx->regions[i].name, ry->regions[i].name);
+        assert_int_equal(rx->regions[i].count, ry->regions[i].count);
+        assert_int_equal(rx->regions[i].incl_ns, ry->regions[i].incl_ns);
+    }
+    assert_int_equal(rx->n_sites, 3);
+    assert_int_equal(rx->n_sites, ry->n_sites);
+    for (uint32_t i = 0; i < rx->n_sites; i++) {
+        assert_string_equal(rx->sites[i].module, ry->sites[i].module);
+        assert_string_equal(rx->sites[i].function, ry->sites[i].function);
+        assert_string_equal(rx->sites[i].file, ry->sites[i].file);
+        assert_int_equal(rx->sites[i].line, ry->sites[i].line);
+        assert_int_equal(rx->sites[i].offset, ry->sites[i].offset);
+        assert_int_equal(rx->sites[i].first_rank, ry->sites[i].first_rank);
+    }
+    assert_string_equal(rx->sites[1].module, "/lib/libx.so");
+    assert_string_equal(rx->sites[1].function, "x_send"); /* completed by rank 5 */
     /* Each rank's merged calls, time and bytes, and the job's pairs (the report's). */
     for (uint32_t r = 0; r < N; r++) {
         const mw_rank_t *x = &t.single.f->c->job.ranks[r], *y = &t.root.f->c->job.ranks[r];
