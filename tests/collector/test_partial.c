@@ -749,6 +749,33 @@ static void undefined_region(Mpiwatch__Envelope *env)
     env->partial->n_region_defs = 0; /* its entries name ids never defined */
 }
 
+static void dormant_unlisted(Mpiwatch__Envelope *env)
+{
+    assert_true(env->partial->n_dormant > 0);
+    env->partial->dormant[0]->rank = 0;
+}
+
+static void step_bad_fn(Mpiwatch__Envelope *env)
+{
+    assert_true(env->partial->n_steps > 0);
+    env->partial->steps[0]->functions[0]->fn = 60000;
+}
+
+static void pm_value(Mpiwatch__Envelope *env)
+{
+    env->partial->rank_pm[0] = MW_RANK_PM_NONE;
+}
+
+static void other_grid(Mpiwatch__Envelope *env)
+{
+    env->partial->window->window_ns /= 2;
+}
+
+static void reporting_count(Mpiwatch__Envelope *env)
+{
+    env->partial->window->ranks_reporting++;
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -769,6 +796,11 @@ static void test_refusals(void **state)
     refused_case(&t, unknown_aggregator, MW_REJECT_NO_HELLO);
     refused_case(&t, bad_trace, MW_REJECT_TRACE);
     refused_case(&t, undefined_region, MW_REJECT_BAD_FIELD);
+    refused_case(&t, dormant_unlisted, MW_REJECT_BAD_FIELD);
+    refused_case(&t, step_bad_fn, MW_REJECT_BAD_FIELD);
+    refused_case(&t, pm_value, MW_REJECT_BAD_FIELD);
+    refused_case(&t, other_grid, MW_REJECT_GRID_MISMATCH);
+    refused_case(&t, reporting_count, MW_REJECT_BAD_FIELD);
     /* The genuine partial is accepted; the same one again is a rank already reported. */
     const blob_t *b = &t.agg[1].out[0];
     assert_int_equal(feed_blob(t.root.f, b->b, b->n), MW_ACCEPTED);
