@@ -472,6 +472,23 @@ static size_t odd_valid_inputs(input_t *in)
     tm_put_msg(&e, 11, &s);
     in[n++] = keep(e.b, e.n);
 
+    /* 3c: packed arrays read 8 one-byte varints at a time: blocks of 8, a longer varint at
+     * each place of a block, tails of fewer than 8; u32 (density_fn), s32 (density_sub: odd
+     * bytes are negative) and u64 (density_count). */
+    static const uint8_t mixed[] = {
+        1,  2,  3,  4,  5,  6,    7,    8,  9,  10, 11, 12, 13, 14, 15, 0x81, 1, 16,   17, 18, 19,
+        20, 21, 22, 23, 24, 0x90, 0x02, 25, 26, 27, 28, 29, 30, 31, 32, 0x7f, 0, 0x7f, 0,  1};
+    s.n = 0;
+    tm_put_uint(&s, 1, 17000000004ull);
+    tm_put_ld(&s, 9, mixed, sizeof mixed);
+    tm_put_ld(&s, 10, mixed, sizeof mixed);
+    tm_put_ld(&s, 11, mixed, 8); /* density_bin: exactly one block */
+    tm_put_ld(&s, 12, mixed + 1, 7);
+    tm_put_ld(&s, 13, mixed, sizeof mixed);
+    env_head(&e, 6);
+    tm_put_msg(&e, 11, &s);
+    in[n++] = keep(e.b, e.n);
+
     /* 4: an empty sample and an envelope of unknown fields only. */
     env_head(&e, 3);
     tm_put_ld(&e, 11, "", 0);
@@ -533,6 +550,23 @@ static void test_odd_valid(void **state)
     assert_int_equal(env->sample->n_functions, 300);
     assert_int_equal(env->sample->functions[299]->count, 299);
     assert_int_equal(env->sample->n_longest, 300);
+    env = mw_envelope_decode(&arena, in[4].data, in[4].len);
+    assert_int_equal(env->sample->n_density_fn, 39);
+    assert_int_equal(env->sample->density_fn[8], 9);
+    assert_int_equal(env->sample->density_fn[15], 129);
+    assert_int_equal(env->sample->density_fn[25], 272);
+    assert_int_equal(env->sample->density_fn[38], 1);
+    assert_int_equal(env->sample->density_sub[0], -1);
+    assert_int_equal(env->sample->density_sub[1], 1);
+    assert_int_equal(env->sample->density_sub[15], -65);
+    assert_int_equal(env->sample->density_sub[34], -64);
+    assert_int_equal(env->sample->n_density_bin, 8);
+    assert_int_equal(env->sample->density_bin[7], 8);
+    assert_int_equal(env->sample->n_density_end, 7);
+    assert_int_equal(env->sample->density_end[6], 8);
+    assert_int_equal(env->sample->n_density_count, 39);
+    assert_int_equal(env->sample->density_count[25], 272);
+    assert_int_equal(env->sample->density_count[35], 0);
     print_stats("valid odd encodings");
     check_with_mutations(in, n, MUTATIONS);
     print_stats("valid odd encodings, mutated");
