@@ -9,7 +9,8 @@
 #              history request for an early rank range answers with tier "windows", one for the
 #              early windows with their windows; the replay says "raw samples from window A,
 #              merged windows before" and derives the windows from A on byte-identical to the
-#              recorded ones; mpiwatch-export says the same and exports every window.
+#              recorded ones; mpiwatch-export says the same and exports every window, and the
+#              Python package reads every window over the holes.
 # MODE maxgb:  the same job with --record-max-gb 0.0005: the log says the raw samples were
 #              dropped and then that the recording stopped at the limit; the file takes at most
 #              the limit and a window's worth more, reads cleanly with its windows found through
@@ -94,6 +95,16 @@ PY
         { MW_FAILURE_LOG=$d/export.err; mw_fail "the export does not say which tier"; }
     [ "$(wc -l <"$d/out.jsonl")" = "$windows" ] ||
         mw_fail "the export has $(wc -l <"$d/out.jsonl") windows, the recording $windows"
+    # The Python package (tools/python, built beside the collector) steps over the holes too.
+    PYTHONPATH=$(dirname "$MW_COLLECTOR")/../python "$MW_PYTHON" - "$d/run.mpiw" "$windows" \
+        <<'PY' || mw_fail "the Python package does not read the tiered recording"
+import sys
+import mpiwatch
+r = mpiwatch.Recording(sys.argv[1])
+n = len(r.windows())
+assert r.damage is None and n == int(sys.argv[2]), (r.damage, n, sys.argv[2])
+assert r.holes, "no holes found"
+PY
     ;;
 maxgb)
     mw_start_collector --record "$d/run.mpiw" --record-max-gb 0.0005 --stats-json "$d/stats.json" \

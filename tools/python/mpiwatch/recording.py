@@ -547,33 +547,32 @@ class Recording(Tables):
             while pos < size:
                 hdr = f.read(12)
                 tag, n, crc = struct.unpack("<III", hdr) if len(hdr) == 12 else (0, 0, 0)
-                if tag not in (TAG_RECORD, TAG_INDEX, TAG_CHUNK) + zipped and not chunks:
-                    hole = self._hole_at(f, pos, size, head) if version >= 3 else None
-                    if hole is not None:
-                        pos = hole
-                        f.seek(pos)
-                        continue
+                why = None
+                payload = b""
                 if len(hdr) < 12:
-                    self._fail(pos, "torn frame header (%d bytes left)" % (size - pos))
-                    return
-                if tag not in (TAG_RECORD, TAG_INDEX, TAG_CHUNK) + zipped:
-                    self._fail(pos, "bad frame tag 0x%08x" % tag)
-                    return
-                if n > MAX_FRAME:
-                    self._fail(pos, "frame length %d over the cap %d" % (n, MAX_FRAME))
-                    return
-                if n > size - pos - 12:
-                    self._fail(pos, "torn frame (%d payload bytes claimed, %d left)" %
-                               (n, size - pos - 12))
-                    return
-                payload = f.read(n)
-                if len(payload) != n:
-                    self._fail(pos, "torn frame (file shrank while reading)")
-                    return
-                got = zlib.crc32(payload) & 0xFFFFFFFF
-                if got != crc:
-                    self._fail(pos, "CRC mismatch (stored 0x%08x, computed 0x%08x)" % (crc, got))
-                    return
+                    why = "torn frame header (%d bytes left)" % (size - pos)
+                elif tag not in (TAG_RECORD, TAG_INDEX, TAG_CHUNK) + zipped:
+                    why = "bad frame tag 0x%08x" % tag
+                elif n > MAX_FRAME:
+                    why = "frame length %d over the cap %d" % (n, MAX_FRAME)
+                elif n > size - pos - 12:
+                    why = "torn frame (%d payload bytes claimed, %d left)" % (n, size - pos - 12)
+                else:
+                    payload = f.read(n)
+                    if len(payload) != n:
+                        why = "torn frame (file shrank while reading)"
+                    elif zlib.crc32(payload) & 0xFFFFFFFF != crc:
+                        why = "CRC mismatch (stored 0x%08x, computed 0x%08x)" % (
+                            crc, zlib.crc32(payload) & 0xFFFFFFFF)
+                if why is not None:
+                    # Samples the collector dropped (format 3): the index lists where they were.
+                    hole = self._hole_at(f, pos, size, head) if zipped and not chunks else None
+                    if hole is None:
+                        self._fail(pos, why)
+                        return
+                    pos = hole
+                    f.seek(pos)
+                    continue
                 at = pos
                 pos += 12 + n
                 if tag in zipped:
