@@ -78,7 +78,7 @@ typedef struct {
     int auto_val;
     /* The 3D pass's image, kept between frames: redrawn only when what it shows (boxes, ranks,
      * lines, camera, viewport, level of detail) changed, otherwise copied to the screen. */
-    GLuint vao_agg, vbo_agg; /* aggregated rank markers (far from a large job) */
+    GLuint vao_agg, vao_aggpt, vbo_agg; /* aggregated rank markers (far from a large job) */
     size_t n_agg;
     int agg_drawn; /* the last frame drew them */
     mw_fbo_t scene;

@@ -201,6 +201,14 @@ int mw__topo_init(mw_topo_gl_t *t, const mw_viewer_options_t *opt)
     glGenVertexArrays(1, &t->vao_agg);
     glGenBuffers(1, &t->vbo_agg);
     instance_vao(t->vao_agg, t->vbo_cube, t->vbo_agg);
+    glGenVertexArrays(1, &t->vao_aggpt);
+    glBindVertexArray(t->vao_aggpt);
+    glBindBuffer(GL_ARRAY_BUFFER, t->vbo_agg);
+    for (int i = 1; i <= 3; i++) {
+        glEnableVertexAttribArray((GLuint)i);
+        glVertexAttribPointer((GLuint)i, i == 3 ? 4 : 3, GL_FLOAT, GL_FALSE, 10 * sizeof(float),
+                              (const void *)(size_t)((i - 1) * 3 * sizeof(float)));
+    }
     /* The same rank buffer read per vertex: one point per rank. */
     glGenVertexArrays(1, &t->vao_rankpt);
     glBindVertexArray(t->vao_rankpt);
@@ -292,6 +300,8 @@ void mw__topo_free(mw_topo_gl_t *t)
         glDeleteVertexArrays(1, &t->vao_rankpt);
     if (t->vao_agg)
         glDeleteVertexArrays(1, &t->vao_agg);
+    if (t->vao_aggpt)
+        glDeleteVertexArrays(1, &t->vao_aggpt);
     if (t->vbo_agg)
         glDeleteBuffers(1, &t->vbo_agg);
     glDeleteBuffers(4, vbo);
@@ -890,7 +900,7 @@ static void upload_lines(mw_topo_gl_t *t, int bundled, const float *cull, int w,
     size_t n_draw = keep ? t->bundles_drawn : n;
     /* Fewer segments per curve when there are many (they are small on screen then). */
     int segs = n_draw > 16384  ? MW_TOPO_SEGMENTS / 4
-               : n_draw > 4096 ? MW_TOPO_SEGMENTS / 2
+               : n_draw > 1000 ? MW_TOPO_SEGMENTS / 2
                                : MW_TOPO_SEGMENTS;
     size_t per = (size_t)segs * 2 * LINE_VERTEX_FLOATS; /* floats per curve */
     size_t wires = t->layout.network ? t->layout.n_nodes + t->layout.n_switches : 0;
@@ -1139,8 +1149,14 @@ static void draw_3d(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r
         glBindVertexArray(t->vao_rank);
         glDrawArraysInstanced(GL_TRIANGLES, 0, CUBE_TRI_VERTS, (GLsizei)t->n_rank);
     } else if (t->agg_drawn) {
-        glBindVertexArray(t->vao_agg);
-        glDrawArraysInstanced(GL_TRIANGLES, 0, CUBE_TRI_VERTS, (GLsizei)t->n_agg);
+        /* One point per cell, as wide as the cell looks (a cube each costs llvmpipe 30
+         * vertices and ten triangles: 6,400 of them were a third of a frame). */
+        glBindVertexArray(t->vao_aggpt);
+        glVertexAttrib4f(0, 0.5f, 1.0f, 0.5f, 1.0f);
+        float ps = ppu * fminf(t->layout.cell_w, t->layout.cell_d) / (float)AGG_GRID * 0.7f;
+        glPointSize(ps < 2 ? 2 : ps > 64 ? 64 : ps);
+        glDrawArrays(GL_POINTS, 0, (GLsizei)t->n_agg);
+        glPointSize(1);
     } else {
         /* Far away a marker is a few pixels: one point at the top of each, its corner taken
          * from the generic attribute 0 (the VAO leaves it disabled). */
@@ -1155,7 +1171,8 @@ static void draw_3d(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_t *r
     glUseProgram(t->prog_line);
     glUniformMatrix4fv(t->u_line_mvp, 1, GL_FALSE, t->mvp);
     glUniform1f(t->u_line_alpha, 1.0f);
-    float w = mw__px(vc->layout, bundled ? 3.0f : 1.0f);
+    /* Bundles are wide lines, which llvmpipe draws as quads: 2 pixels when there are many. */
+    float w = mw__px(vc->layout, !bundled ? 1.0f : t->n_line > 1000 ? 2.0f : 3.0f);
     glLineWidth(w < t->line_w_max ? w : t->line_w_max);
     glBindVertexArray(t->vao_line);
     glDrawArrays(GL_LINES, 0, (GLsizei)t->n_line_verts);
