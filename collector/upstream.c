@@ -55,7 +55,7 @@
 
 #define UPSTREAM_SNDHWM 256                 /* messages ZeroMQ queues for the parent */
 #define UPSTREAM_LINGER_MS 2000             /* at close: time left to deliver what is queued */
-#define UPSTREAM_BACKLOG_MAX 4096u          /* hellos, byes, AggStates waiting for the socket */
+#define UPSTREAM_BACKLOG_MAX (1u << 18)     /* hellos, byes, AggStates waiting for the socket */
 #define UPSTREAM_BACKLOG_BYTES (64u << 20)  /* ... and their bytes */
 #define UPSTREAM_AGG_EVERY_NS 1000000000ull /* the periodic AggState */
 #define UPSTREAM_RELAY_BATCH 64             /* steering messages relayed per wakeup */
@@ -694,8 +694,20 @@ void mw__upstream_close(mw_collector_t *c)
     mw_upstream_t *u = c->upstream;
     if (!u)
         return;
-    upstream_flush_backlog(u);
-    int lost = u->bl_n || u->n_byes;
+    /* The job is over: what waits (the last byes of thousands of ranks come at once) gets up to
+     * UPSTREAM_LINGER_MS to go, waiting on the socket: the only wait of an aggregator. */
+    uint64_t deadline = mw__collector_mono_ns(c) + UPSTREAM_LINGER_MS * 1000000ull;
+    int waited = u->bl_n || u->n_byes; /* the stats JSON of the job's end shows them waiting */
+    for (;;) {
+        upstream_flush_backlog(u);
+        uint64_t now = mw__collector_mono_ns(c);
+        if (!u->bl_n || now >= deadline)
+            break;
+        zmq_pollitem_t it = {.socket = u->push, .fd = -1, .events = ZMQ_POLLOUT};
+        if (zmq_poll(&it, 1, (long)((deadline - now) / 1000000ull) + 1) < 0 && zmq_errno() != EINTR)
+            break;
+    }
+    waited |= u->bl_n || u->n_byes;
     for (size_t i = 0; i < u->bl_n; i++) {
         msg_t *m = &u->backlog[(u->bl_head + i) % u->bl_cap];
         u->dropped[m->kind]++;
@@ -715,8 +727,8 @@ void mw__upstream_close(mw_collector_t *c)
            u->sent[K_PARTIAL], u->sent[K_AGG], u->sent[K_HELLO], u->sent[K_BYE], u->bytes_sent,
            u->dropped[K_PARTIAL], u->dropped[K_AGG], u->dropped[K_HELLO], u->dropped[K_BYE],
            u->steer_relayed, u->steer_dropped);
-    /* What was still waiting is lost: the stats JSON written at the job's end says so too. */
-    if (lost && c->opt->stats_json)
+    /* Sent or lost, what was waiting is counted again in the stats JSON of the job's end. */
+    if (waited && c->opt->stats_json)
         mw__stats_write(c, c->opt->stats_json);
     int linger = UPSTREAM_LINGER_MS;
     zmq_setsockopt(u->push, ZMQ_LINGER, &linger, sizeof linger);
