@@ -20,12 +20,16 @@
 #   p99 win   the root's close latency p99 in windows (stats close_latency_ms_p99 / window);
 #   exact     the generator's per-function calls, time and bytes (--totals-json) equal the
 #             summary's, in every round;
+#   acct      the accounting closes: the generator's calls = the summary's + its missed.calls
+#             (what was lost is counted), in every round;
 #   MB/s      bytes per second of job into the level: ranks -> collector or aggregators (the
 #             generator's samples: run.sample_bytes of its totals JSON), aggregators -> root
 #             (their stats' upstream.bytes_sent: partials, AggStates, hellos and byes);
 #   gen       the generator's achieved windows/s and its CPU per sample (cached encodings);
 #   us/smp    CPU per sample of the busiest collector process (root or aggregator): cpu% x
 #             job length / the samples it took (its ranks' samples).
+# MW_TREE_ROOT_ARGS and MW_TREE_AGG_ARGS add options to the root (the single collector) and to
+# every aggregator (e.g. MW_TREE_ROOT_ARGS="--rank-detail off").
 # A benchmark, not a test: it prints figures. The machine is shared: read the ratios.
 set -u
 build=${1:-$(dirname "$0")/../build}
@@ -45,6 +49,8 @@ rate=${MW_TREE_RATE:-10}
 seconds=${MW_TREE_SECONDS:-5}
 functions=${MW_TREE_FUNCTIONS:-4}
 variants=${MW_TREE_VARIANTS:-2}
+read -r -a root_args <<<"${MW_TREE_ROOT_ARGS:-}"
+read -r -a agg_args <<<"${MW_TREE_AGG_ARGS:-}"
 python=${MW_PYTHON:-/usr/bin/python3}
 [ -x "$python" ] || python=python3
 dir=$(mktemp -d /tmp/mw-tree.XXXXXX) || exit 1
@@ -98,7 +104,7 @@ one_run() {
     # The root's job ends on the last bye; should byes be lost on the way (an aggregator that
     # exits before delivering them), after MW_TREE_SILENCE_MS of silence.
     "$collector" --listen "ipc://$d/root" --exit-after-job --quiet \
-        --silence-timeout-ms "${MW_TREE_SILENCE_MS:-5000}" \
+        --silence-timeout-ms "${MW_TREE_SILENCE_MS:-5000}" "${root_args[@]}" \
         --stats-json "$d/root-stats.json" --summary-json "$d/root-summary.json" \
         </dev/null >/dev/null 2>"$d/root.err" &
     cpids+=($!)
@@ -111,7 +117,7 @@ one_run() {
             n=$((ranks * (i + 1) / aggs - ranks * i / aggs))
             "$collector" --listen "ipc://$d/agg$i" --upstream "ipc://$d/root" \
                 --aggregator-id "$i" --expect-ranks "$n" --exit-after-job --quiet \
-                --silence-timeout-ms 60000 --stats-json "$d/agg$i-stats.json" \
+                --silence-timeout-ms 60000 --stats-json "$d/agg$i-stats.json" "${agg_args[@]}" \
                 </dev/null >/dev/null 2>"$d/agg$i.err" &
             cpids+=($!)
             pids+=($!)
@@ -169,6 +175,8 @@ for d in sys.argv[2:]:
         "complete": st["windows"] - st["partial_windows"], "partial": st["partial_windows"],
         "late": st["late"], "p99": st["close_latency_ms_p99"] / (tot["window_ns"] / 1e6),
         "exact": sm["functions"] == tot["functions"],
+        "acct": sum(f["count"] for f in sm["functions"].values()) + sm["missed"]["calls"]
+                == sum(f["count"] for f in tot["functions"].values()),
         "in_mbs": run["sample_bytes"] / job_s / 1e6, "up_mbs": up / job_s / 1e6,
         "rate": run["achieved_rate"], "gen_us": 1e6 * run["cpu_samples_s"] / tot["samples"],
         "us_smp": max([cpu("root")] + [cpu(a) * len(aggs) for a in aggs]) / 100 * job_s
@@ -185,6 +193,7 @@ keeps = (all(r["partial"] == 0 and r["late"] == 0 for r in ok) and med("p99") <=
 print(f"{ok[0]['ranks']:>7} {med('root'):6.0f} {aggcpu or '-':>32} "
       f"{med('complete'):5.0f}/{med('partial'):<4.0f} {med('late'):6.0f} {med('p99'):7.2f} "
       f"{'yes' if all(r['exact'] for r in ok) and len(ok) == len(rows) else 'NO':>5} "
+      f"{'yes' if all(r['acct'] for r in ok) and len(ok) == len(rows) else 'NO':>4} "
       f"{med('in_mbs'):8.1f} {med('up_mbs'):7.1f} {med('rate'):6.2f} {med('gen_us'):6.2f} "
       f"{med('us_smp'):6.2f} {'yes' if keeps else 'no':>5} ({len(ok)}/{len(rows)} rounds)")
 sys.exit(0 if keeps else 3)
@@ -193,8 +202,8 @@ PY
 
 echo "run-tree.sh: $rate windows/s, $seconds s, $functions functions, --variants $variants, " \
     "$rounds rounds (medians), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%7s %6s %32s %10s %6s %7s %5s %8s %7s %6s %6s %6s %5s\n' ranks "root%" \
-    "aggregators cpu% (each)" "win ok/par" late "p99 win" exact "in MB/s" "up MB/s" "gen/s" \
+printf '%7s %6s %32s %10s %6s %7s %5s %4s %8s %7s %6s %6s %6s %5s\n' ranks "root%" \
+    "aggregators cpu% (each)" "win ok/par" late "p99 win" exact acct "in MB/s" "up MB/s" "gen/s" \
     "gen us" "us/smp" keeps
 echo "(a) one collector"
 kept=none
