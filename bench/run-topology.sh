@@ -10,18 +10,26 @@
 #                view (about --zoom 30 here), then rank-to-rank lines culled to the view
 #   all lines    the default camera with --bundles off: every one of the 98,305 lines
 #   matrix       --view matrix
+#   orbit        the default camera turning every frame (MW_BENCH_ORBIT=1: the scene drawn
+#                again each frame rather than its image reused)
+# RANKS=100000 NODES=400 CORES=32 (environment) measures 100,000 ranks on 400 nodes (250 a node;
+# CORES cores per L3, 2 PUs each, must hold a node's ranks); docs/viewer.md, "At 100,000 ranks".
 set -eu
 BUILD=${1:-build}
 VIEWER=$BUILD/viewer/mpiwatch-viewer
 SYNTH=$BUILD/tests/viewer/topo-synth
 FRAMES=${FRAMES:-60}
+RANKS=${RANKS:-16384}
+NODES=${NODES:-128}
+CORES=${CORES:-16}
 REPEATS=${REPEATS:-3}
 { [ -x "$VIEWER" ] && [ -x "$SYNTH" ]; } || { echo "build mpiwatch-viewer and topo-synth in $BUILD" >&2; exit 1; }
 export SDL_VIDEODRIVER=offscreen
 unset DISPLAY WAYLAND_DISPLAY
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-"$SYNTH" --ranks 16384 --nodes 128 --packages 2 --l3 2 --cores 16 --pus 2 --partners 6 \
+"$SYNTH" --ranks "$RANKS" --nodes "$NODES" --packages 2 --l3 2 --cores "$CORES" --pus 2 \
+    --partners 6 \
     --windows 3 --steps 2 --quiet "$T/big.mpiw" >/dev/null
 
 bench() {
@@ -45,3 +53,4 @@ bench "zoom 30" --view topology --zoom 30
 bench "zoom 60" --view topology --zoom 60
 bench "all lines" --view topology --bundles off
 bench "matrix" --view matrix
+MW_BENCH_ORBIT=1 bench "orbit" --view topology
