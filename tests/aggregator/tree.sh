@@ -17,11 +17,13 @@
 #   steer   `mpiwatch steer` at the root's control socket reaches every rank behind the
 #           aggregators (tests/programs/steer_cb: each rank's callback runs once); the
 #           aggregators count what they relayed.
+#   relay   the relay alone, against a parent played by pyzmq: one good message republished
+#           verbatim, an oversized one, a wrong topic and three frames dropped and counted.
 #   killed  aggregator B is killed (SIGKILL) mid-job: the root still ends the job and writes
 #           its report and summary, and its accounting reports calls missed (> 0).
 MW_NP=4 # the tree's expectations name ranks 0-3, also with MPICH
 . "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
-mode=${1:?usage: tree.sh options|plain|curve|steer|killed}
+mode=${1:?usage: tree.sh options|plain|curve|steer|relay|killed}
 mw_setup "aggregator_$mode"
 mw_require MW_LAUNCHER
 export MPIWATCH_WINDOW_MS=20
@@ -311,6 +313,51 @@ steer)
              j['upstream']['steer_dropped'])")" = "(True, 0)" ] ||
             mw_fail "agg$a relay: $(json "$T/agg$a-stats.json" "j['upstream']")"
     done
+    ;;
+relay)
+    # A parent's steering socket played by Python (pyzmq): what the aggregator relays to its
+    # ranks' subscribers is exactly the one well-formed message, byte for byte; a body over
+    # MW_STEER_MAX_MESSAGE (8192), a topic that is not "steer" and a message of three frames
+    # are dropped and counted.
+    "$PY" -c 'import zmq' 2>/dev/null || mw_skip "no python3-zmq (Debian: python3-zmq)"
+    "$PY" - "$T" "$C" <<'EOF' || mw_fail "the relay did not do what it should (above)"
+import json, os, signal, subprocess, sys, time
+import zmq
+t, collector = sys.argv[1], sys.argv[2]
+ctx = zmq.Context()
+parent = ctx.socket(zmq.PUB)
+parent.bind("ipc://%s/parent-steer" % t)
+agg = subprocess.Popen([collector, "--listen", "ipc://%s/agg" % t, "--steer",
+                        "ipc://%s/agg-steer" % t, "--upstream", "ipc://%s/parent" % t,
+                        "--upstream-steer", "ipc://%s/parent-steer" % t, "--quiet",
+                        "--stats-json", "%s/relay-stats.json" % t],
+                       stdin=subprocess.DEVNULL, stderr=open("%s/agg0.err" % t, "w"))
+rank = ctx.socket(zmq.SUB)
+rank.setsockopt(zmq.SUBSCRIBE, b"")
+rank.connect("ipc://%s/agg-steer" % t)
+time.sleep(1.5)  # both subscriptions reach their publishers
+good = b"\x08\x07" + os.urandom(40)
+parent.send_multipart([b"steer", b"\x01" * 9000])
+parent.send_multipart([b"steerX", b"\x01"])
+parent.send_multipart([b"steer", b"\x01", b"\x02"])
+parent.send_multipart([b"steer", good])
+got = []
+poller = zmq.Poller()
+poller.register(rank, zmq.POLLIN)
+end = time.time() + 3
+while time.time() < end:
+    if poller.poll(200):
+        got.append(rank.recv_multipart())
+agg.send_signal(signal.SIGTERM)
+agg.wait(timeout=20)
+stats = json.load(open("%s/relay-stats.json" % t))["upstream"]
+ok = got == [[b"steer", good]] and stats["steer_relayed"] == 1 and stats["steer_dropped"] == 3
+if not ok:
+    print("received", [[len(f) for f in m] for m in got], "stats", stats)
+sys.exit(0 if ok else 1)
+EOF
+    grep -q "upstream: .*steering relayed 1, dropped 3" "$T/agg0.err" ||
+        mw_fail "the aggregator's log does not count the relay: $(tail -n 5 "$T/agg0.err")"
     ;;
 killed)
     prog=$MW_PROGRAMS/steer_cb # runs until told to stop: a job with a middle
