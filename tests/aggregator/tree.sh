@@ -16,7 +16,8 @@
 #           aggregator counts what it could not send, and the root hears nothing from it.
 #   steer   `mpiwatch steer` at the root's control socket reaches every rank behind the
 #           aggregators (tests/programs/steer_cb: each rank's callback runs once); the
-#           aggregators count what they relayed.
+#           aggregators count what they relayed; then mpiwatch.window=40 changes the window
+#           length of the ranks, of both aggregators and of the root, nothing refused.
 #   relay   the relay alone, against a parent played by pyzmq: one good message republished
 #           verbatim, an oversized one, a wrong topic and three frames dropped and counted.
 #   killed  aggregator B is killed (SIGKILL) mid-job: the root still ends the job and writes
@@ -295,7 +296,11 @@ steer)
     sleep 1.5 # the ranks' and the aggregators' subscriptions reach their publishers
     "$MW_LAUNCHER" steer "ipc://$T/control" app.msg=through-the-tree >"$T/steer.out" 2>&1 ||
         mw_fail "mpiwatch steer failed: $(cat "$T/steer.out")"
-    sleep 1
+    # A window length change through the tree: the aggregators change their grid with the
+    # ranks' (else every later sample would be refused as grid_mismatch).
+    "$MW_LAUNCHER" steer "ipc://$T/control" mpiwatch.window=40 >"$T/steer.out" 2>&1 ||
+        mw_fail "mpiwatch steer mpiwatch.window=40 failed: $(cat "$T/steer.out")"
+    sleep 2.5 # the change starts about a second ahead
     touch "$T/stop"
     wait "$job" || mw_fail "the job failed: $(tail -n 20 "$T/app.err")"
     wait_pid "${AGG_PIDS[0]}" 30 agg0
@@ -309,10 +314,14 @@ steer)
             mw_fail "rank $r did not get the message through its aggregator"
     done
     for a in 0 1; do
-        [ "$(json "$T/agg$a-stats.json" "(j['upstream']['steer_relayed'] >= 1,
-             j['upstream']['steer_dropped'])")" = "(True, 0)" ] ||
-            mw_fail "agg$a relay: $(json "$T/agg$a-stats.json" "j['upstream']")"
+        [ "$(json "$T/agg$a-stats.json" "(j['upstream']['steer_relayed'] >= 2,
+             j['upstream']['steer_dropped'], j['rejected']['grid_mismatch'])")" = "(True, 0, 0)" ] ||
+            mw_fail "agg$a relay: $(json "$T/agg$a-stats.json" "(j['upstream'], j['rejected'])")"
+        grep -q "upstream: window length 40 ms from window" "$T/agg$a.err" ||
+            mw_fail "agg$a did not change its grid: $(tail -n 5 "$T/agg$a.err")"
     done
+    [ "$(json "$T/root-stats.json" "j['rejected']['grid_mismatch']")" = 0 ] ||
+        mw_fail "the root refused partials of the new grid: $(cat "$T/root-stats.json")"
     ;;
 relay)
     # A parent's steering socket played by Python (pyzmq): what the aggregator relays to its
