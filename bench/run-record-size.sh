@@ -23,7 +23,7 @@
 #
 # usage: run-record-size.sh BUILD_DIR
 # knobs (environment): MW_BENCH_RANKS (4096), MW_BENCH_RATE (10), MW_BENCH_FUNCTIONS (20),
-#   MW_BENCH_SECONDS (4), MW_BENCH_LEVELS ("0 1 3"), MW_BENCH_PROJECT_RANKS (16384),
+#   MW_BENCH_SECONDS (4), MW_BENCH_LEVELS ("0 -3 1 3"), MW_BENCH_PROJECT_RANKS (16384),
 #   MW_BENCH_PROJECT_HOURS (24), MW_BENCH_FULL_SPAN (600), MW_BENCH_ESSENTIALS_EVERY (50),
 #   MW_BENCH_DEMO (0),
 #   MW_BENCH_DEMO_ITERS (750), MW_BENCH_KEEP=1 (keep the temporary directory).
@@ -47,7 +47,7 @@ ranks=${MW_BENCH_RANKS:-4096}
 rate=${MW_BENCH_RATE:-10}
 functions=${MW_BENCH_FUNCTIONS:-20}
 seconds=${MW_BENCH_SECONDS:-4}
-levels=${MW_BENCH_LEVELS:-0 1 3}
+levels=${MW_BENCH_LEVELS:-0 -3 1 3}
 MW_KEEP_TMP=${MW_BENCH_KEEP:-0}
 mw_init bench-record-size
 sock=${MW_EP#ipc://}
@@ -57,7 +57,7 @@ loadgen_run() {
     local level=$1 rec=$MW_T/lg-$1.mpiw i
     rm -f "$sock" "$rec"
     "$collector" --listen "$MW_EP" --exit-after-job --quiet --silence-timeout-ms 60000 \
-        --record "$rec" --record-compress "$level" </dev/null >/dev/null 2>"$MW_T/lg-$level.err" &
+        --record "$rec" --record-compress="$level" </dev/null >/dev/null 2>"$MW_T/lg-$level.err" &
     MW_CPID=$!
     for ((i = 0; i < 200; i++)); do
         [ -S "$sock" ] && break
@@ -99,7 +99,7 @@ for f in sys.argv[7:]:
     d = dict(l.split(None, 1) for l in open(f + ".dump") if len(l.split(None, 1)) == 2)
     g = lambda k: int(d.get(k, "0").split()[0])
     rw = g("window") * g("ranks")
-    level = re.search(r"-(\d+)\.mpiw$", f).group(1)
+    level = re.search(r"-(-?\d+)\.mpiw$", f).group(1)
     size = os.path.getsize(f)
     raw = (g("disk_message"), g("plain_message"))
     win = (g("disk_window"), g("plain_window"))

@@ -23,10 +23,11 @@ typedef struct {
     int verbose;
     int help;
     int version;
-    /* --record-compress N: the zstd level of recorded frames (0: off); --record-full-span S:
+    /* --record-compress N: the zstd level of recorded frames (0: off, < 0: zstd's fast levels;
+     * a double only because the option table has no signed type); --record-full-span S:
      * seconds of raw samples kept (0: all); --record-keep-around S: raw samples kept around rule
      * firings and steering; --record-max-gb G: the recording's size limit (0: none). */
-    uint64_t record_compress;
+    double record_compress;
     uint64_t record_full_span, record_keep_around;
     double record_max_gb;
     char *config;             /* --config FILE: INI file loaded after the command line */

@@ -81,6 +81,7 @@
 #include <linux/falloc.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -786,7 +787,8 @@ mw_record_t *mw__record_open(const char *path, const mw_collector_options_t *opt
         rec_free(r);
         return NULL;
     }
-    if (opt->record_compress && !(r->z = mw_rec_zctx_new((int)opt->record_compress))) {
+    int level = (int)lround(opt->record_compress);
+    if (level && !(r->z = mw_rec_zctx_new(level))) {
         MW_LOG(MW_LOG_ERROR, "cannot record into %s: out of memory", path);
         close(r->fd);
         rec_free(r);

@@ -138,8 +138,8 @@ size_t mw_rec_window_strip(const void *pb, size_t len, const uint64_t *frame_off
 /* CRC-32 (zlib's and gzip's: polynomial 0x04C11DB7 reflected, check value 0xCBF43926) of n
  * bytes, continuing `crc` (start with 0). */
 uint32_t mw_rec_crc(uint32_t crc, const void *data, size_t n);
-/* A compressor of frame payloads (the writer keeps one): zstd at `level` (1..19). NULL when
- * out of memory. */
+/* A compressor of frame payloads (the writer keeps one): zstd at `level` (1..19, or one of
+ * zstd's fast levels below 0). NULL when out of memory or for a level zstd refuses. */
 typedef struct mw_rec_zctx mw_rec_zctx_t;
 mw_rec_zctx_t *mw_rec_zctx_new(int level);
 void mw_rec_zctx_free(mw_rec_zctx_t *z);

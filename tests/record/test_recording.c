@@ -90,6 +90,7 @@ static void write_window(mw_record_t *r, mw_clock_t *now, uint64_t k)
 static mw_record_t *open_writer(const char *path, mw_collector_options_t *opt)
 {
     mw_collector_options_defaults(opt);
+    opt->record_compress = -3; /* every file of these tests compressed (format version 3) */
     mw_record_t *r = mw__record_open(path, opt, fx_wall_clock());
     assert_non_null(r);
     assert_int_equal(mw__record_failed(r), 0);
@@ -1256,7 +1257,7 @@ static void test_unsorted_lookup(void **state)
 }
 
 /* Writes the file of test_compressed: `windows` windows with frames compressed at `level`. */
-static void write_file_level(const char *path, uint64_t windows, unsigned level)
+static void write_file_level(const char *path, uint64_t windows, int level)
 {
     mw_collector_options_t opt;
     mw_collector_options_defaults(&opt);
@@ -1331,7 +1332,8 @@ static size_t read_records(const char *path, uint8_t **out, size_t *len, int *tr
 static void test_compressed(void **state)
 {
     (void)state;
-    char plain[128], zip[128], bad[128];
+    char plain[128], zip[128], bad[128], fast[128];
+    path_of(fast, sizeof fast, "fast.mpiw");
     path_of(plain, sizeof plain, "plain.mpiw");
     path_of(zip, sizeof zip, "zip.mpiw");
     path_of(bad, sizeof bad, "zbad.mpiw");
@@ -1358,6 +1360,14 @@ static void test_compressed(void **state)
     assert_memory_equal(rp, rz, lp);
     assert_int_equal(tp, 0);
     assert_int_equal(tz, 0);
+    free(rp);
+    /* A fast level (the default) gives the same records too. */
+    write_file_level(fast, 70, -3);
+    size_t cf = read_records(fast, &rp, &lp, &tp);
+    assert_int_equal(cf, cz);
+    assert_int_equal(lp, lz);
+    assert_memory_equal(rp, rz, lp);
+    assert_int_equal(tp, 0);
     free(rp);
 
     char err[160];

@@ -52,8 +52,8 @@ replay_check() {
 
 case $mode in
 expiry)
-    mw_start_collector --record "$d/run.mpiw" --record-full-span 1 --record-keep-around 0 \
-        --history "$hist" --history-windows 4 --history-mb 1 --stats-json "$d/stats.json"
+    mw_start_collector --record "$d/run.mpiw" --record-compress=1 --record-full-span 1 \
+        --record-keep-around 0 --history "$hist" --history-windows 4 --history-mb 1 --stats-json "$d/stats.json"
     rec_loadgen --ranks 64 --rate 10 --functions 8 --seconds 5 --seed 3
     sleep 1.5 # the last window closes (lateness) and the job ends
     rec_dump "$d/run.mpiw" "$d/dump"
@@ -129,7 +129,8 @@ maxgb)
     [ "$(rec_val "$d/dump" last)" = index ] || mw_fail "the recording does not end with its index"
     ;;
 kill)
-    mw_start_collector --record "$d/run.mpiw" --record-full-span 1 --record-keep-around 0
+    mw_start_collector --record "$d/run.mpiw" --record-compress=-3 --record-full-span 1 \
+        --record-keep-around 0
     "$REC_LOADGEN" --connect "$MW_EP" --ranks 128 --rate 10 --functions 8 --seconds 8 \
         2>"$d/loadgen.err" &
     lg=$!
