@@ -1059,6 +1059,14 @@ int mw__record_failed(const mw_record_t *r)
     return r ? r->failed && !r->limit_stop : 0; /* the limit is not an error */
 }
 
+void mw__record_tiers(const mw_record_t *r, uint64_t *dropped_bytes, uint64_t *not_recorded,
+                      int *limit_reached)
+{
+    *dropped_bytes = r ? r->dropped_bytes : 0;
+    *not_recorded = r ? r->samples_not_recorded : 0;
+    *limit_reached = r ? r->limit_stop : 0;
+}
+
 const char *mw__record_path(const mw_record_t *r)
 {
     return r ? r->path : "";

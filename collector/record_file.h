@@ -49,6 +49,10 @@ uint64_t mw__record_bytes(const mw_record_t *r);
  * not be chunked for lack of memory: counted in the stats JSON and on the Prometheus page. */
 uint64_t mw__record_too_large(const mw_record_t *r);
 int mw__record_failed(const mw_record_t *r);
+/* The tiers (docs/recording.md): bytes of samples dropped from the file, samples not recorded
+ * once --record-max-gb was near, and whether the recording stopped at that limit. */
+void mw__record_tiers(const mw_record_t *r, uint64_t *dropped_bytes, uint64_t *not_recorded,
+                      int *limit_reached);
 const char *mw__record_path(const mw_record_t *r);
 
 #endif

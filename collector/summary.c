@@ -647,9 +647,15 @@ char *mw__stats_json(const mw_collector_t *c)
                                      (double)mw__latency_quantile(lat[i].h, lat[i].q) / 1e6))
             goto out;
     /* Only with --record, so that the key set without it stays what it was. */
+    uint64_t rec_dropped = 0, rec_not = 0;
+    int rec_limit = 0;
+    mw__record_tiers(c->record, &rec_dropped, &rec_not, &rec_limit);
     if (c->record &&
         (mw_json_add_u64(root, "recording_bytes", mw__record_bytes(c->record)) < 0 ||
-         mw_json_add_u64(root, "recording_errors", (uint64_t)mw__record_failed(c->record)) < 0))
+         mw_json_add_u64(root, "recording_errors", (uint64_t)mw__record_failed(c->record)) < 0 ||
+         mw_json_add_u64(root, "recording_dropped_bytes", rec_dropped) < 0 ||
+         mw_json_add_u64(root, "recording_not_recorded", rec_not) < 0 ||
+         mw_json_add_u64(root, "recording_limit_reached", (uint64_t)rec_limit) < 0))
         goto out;
     text = cJSON_Print(root);
 out:

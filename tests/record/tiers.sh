@@ -11,7 +11,7 @@
 #              merged windows before" and derives the windows from A on byte-identical to the
 #              recorded ones; mpiwatch-export says the same and exports every window, and the
 #              Python package reads every window over the holes.
-# MODE maxgb:  the same job with --record-max-gb 0.0005: the log says the raw samples were
+# MODE maxgb:  the same job with --record-max-gb 0.001: the log says the raw samples were
 #              dropped and then that the recording stopped at the limit; the file takes at most
 #              the limit and a window's worth more, reads cleanly with its windows found through
 #              the index, the collector counts no recording error, and monitoring went on (every
@@ -88,6 +88,8 @@ PY
         mw_fail "the dropped samples still take their blocks"
     grep -q "tiers: [1-9][0-9]* runs of samples dropped" "$d/collector.err" ||
         mw_fail "the collector does not log what it dropped"
+    [ "$(rec_json "$d/stats.json" 'j["recording_dropped_bytes"]')" -gt 0 ] ||
+        mw_fail "the stats do not count the samples dropped"
     replay_check "$raw_from"
     "$export_bin" --format jsonl "$d/run.mpiw" -o "$d/out.jsonl" 2>"$d/export.err" ||
         { MW_FAILURE_LOG=$d/export.err; mw_fail "the export failed"; }
@@ -107,18 +109,22 @@ assert r.holes, "no holes found"
 PY
     ;;
 maxgb)
-    mw_start_collector --record "$d/run.mpiw" --record-max-gb 0.0005 --stats-json "$d/stats.json" \
+    mw_start_collector --record "$d/run.mpiw" --record-max-gb 0.001 --stats-json "$d/stats.json" \
         --exit-after-job
     rec_loadgen --ranks 64 --rate 10 --functions 8 --seconds 5 --seed 3
     mw_collector_exits 15
     grep -q "raw samples dropped and no longer recorded" "$d/collector.err" ||
         mw_fail "no log line for the raw samples dropped at 90%"
-    grep -q "reached the limit of 500000 (--record-max-gb): recording stopped" \
+    grep -q "reached the limit of 1000000 (--record-max-gb): recording stopped" \
         "$d/collector.err" || mw_fail "no log line for the limit"
-    [ "$(blocks "$d/run.mpiw")" -le $((500000 + 512 * 1024)) ] ||
+    [ "$(blocks "$d/run.mpiw")" -le $((1000000 + 512 * 1024)) ] ||
         mw_fail "the file takes $(blocks "$d/run.mpiw") bytes, over the limit"
     [ "$(rec_json "$d/stats.json" 'j["recording_errors"]')" = 0 ] ||
         mw_fail "the limit was counted as a recording error"
+    [ "$(rec_json "$d/stats.json" 'j["recording_limit_reached"]')" = 1 ] ||
+        mw_fail "the stats do not count the limit"
+    [ "$(rec_json "$d/stats.json" 'j["recording_not_recorded"]')" -gt 0 ] ||
+        mw_fail "the stats do not count the samples not recorded"
     [ "$(rec_json "$d/stats.json" 'j["accepted"]')" = $((64 * 50 + 2 * 64)) ] ||
         mw_fail "monitoring lost messages: $(cat "$d/stats.json")"
     rec_dump "$d/run.mpiw" "$d/dump"
