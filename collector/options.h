@@ -57,11 +57,11 @@ typedef struct {
     char *endpoints_file;        /* --endpoints-file FILE: the bound endpoints, once bound */
     char *expect_ranks;          /* --expect-ranks N|any: ranks the launcher started (NULL) */
     /* Aggregator mode (docs/aggregator.md): set by --upstream, the rest with it. */
-    char *upstream;               /* --upstream ENDPOINT: the parent's ingest endpoint */
-    char *upstream_steer;         /* --upstream-steer ENDPOINT: the parent's --steer, relayed */
-    char *upstream_curve_server;  /* --upstream-curve-server FILE: the parent's public key */
-    char *upstream_curve_secret;  /* --upstream-curve-secret FILE: this aggregator's key pair */
-    uint64_t aggregator_id;       /* --aggregator-id N: unique in the job (the node index) */
+    char *upstream;              /* --upstream ENDPOINT: the parent's ingest endpoint */
+    char *upstream_steer;        /* --upstream-steer ENDPOINT: the parent's --steer, relayed */
+    char *upstream_curve_server; /* --upstream-curve-server FILE: the parent's public key */
+    char *upstream_curve_secret; /* --upstream-curve-secret FILE: this aggregator's key pair */
+    uint64_t aggregator_id;      /* --aggregator-id N: unique in the job (the node index) */
     uint64_t from_cmdline; /* bit i: row i of the option table was given on the command line */
 } mw_collector_options_t;
 
