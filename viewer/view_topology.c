@@ -1238,6 +1238,12 @@ static void draw_labels(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_
     if (!t->labels || ppu * MW_TOPO_MARKER_W < LABEL_MIN_PX)
         return;
     int lh = mw__text_line_height(tx, fs);
+    /* A label goes where no label is yet: one per cell of a grid of label-sized cells (ranks
+     * packed on the PUs of a node are closer than their numbers are wide; at 100,000 ranks the
+     * labels drew over each other in a grey blur). */
+    int cw = 5 * fs / 2 > 8 ? 5 * fs / 2 : 8, chh = lh > 4 ? lh : 4;
+    int gw = r->w / cw + 1, gh = r->h / chh + 1;
+    uint8_t *used = calloc((size_t)gw * (size_t)gh, 1);
     for (uint32_t i = 0; i < t->layout.n_ranks && t->labels_drawn < LABELS_MAX; i++) {
         const float *pos = t->layout.ranks[i].pos;
         float p[3] = {pos[0], pos[1] + MW_TOPO_MARKER_H, pos[2]}, x, y;
@@ -1245,10 +1251,23 @@ static void draw_labels(const mw_view_ctx_t *vc, mw_topo_gl_t *t, const mw_rect_
             continue;
         if (x < 0 || y < lh || x > r->w || y > r->h)
             continue;
+        if (used) { /* the cell and its eight neighbours free: no two labels overlap */
+            int cx = (int)x / cw, cy = (int)y / chh, busy = 0;
+            for (int dy = -1; dy <= 1 && !busy; dy++)
+                for (int dx = -1; dx <= 1 && !busy; dx++) {
+                    int nx = cx + dx, ny = cy + dy;
+                    busy = nx >= 0 && ny >= 0 && nx < gw && ny < gh &&
+                           used[(size_t)ny * (size_t)gw + (size_t)nx];
+                }
+            if (busy)
+                continue;
+            used[(size_t)cy * (size_t)gw + (size_t)cx] = 1;
+        }
         mw__text_drawf(tx, fs, (float)r->x + x, (float)r->y + y - (float)lh, MW_ALIGN_CENTER, txt,
                        "%" PRIu32, i);
         t->labels_drawn++;
     }
+    free(used);
 }
 
 /* A horizontal color bar of ramp `rank` (0: the line scale's, 1: the rank metric's). */
