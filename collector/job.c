@@ -410,6 +410,29 @@ static void *table_get(mw__index_t *ix, mw__index_t *late, uint32_t b, uint32_t 
     return v;
 }
 
+/* Adds the traffic a rank sent to n peers (a peer may be listed twice) to its pairs: its first
+ * entries make its block of job->pairs, later ones find theirs (table_get). */
+static void rank_pairs_add(mw_job_t *job, mw_rank_t *r, uint32_t rank, size_t n,
+                           const uint32_t *peer, const uint64_t *messages, const uint64_t *bytes)
+{
+    int first = r->pairs_first == 0;
+    uint32_t b = first ? job->pairs.n : r->pairs_first - 1, pos = b;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key = (uint64_t)rank << 32 | peer[i];
+        int created = 1;
+        mw_pair_sum_t *p =
+            first ? mw__index_append(&job->pairs, key)
+                  : table_get(&job->pairs, &job->pairs_late, b, r->pairs_n, &pos, key, &created);
+        if (!p) {
+            job->overflow++;
+            continue;
+        }
+        mw__pair_add(p, created, rank, peer[i], messages[i], bytes[i]);
+    }
+    if (first && job->pairs.n > b)
+        block_close(&job->pairs, b, fold_pair, &r->pairs_first, &r->pairs_n);
+}
+
 /* ---- loss accounting (see DESIGN) --------------------------------------------------------- */
 
 /* A rank's running totals as the wire carries them, from a sample or a bye. */
@@ -821,23 +844,7 @@ uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t n
         block_close(&job->rank_fn, b, fold_rank_fn, &r->rank_fn_first, &r->rank_fn_n);
 
     /* The same for the pairs it sends to; a peer may be listed twice in one sample. */
-    first = r->pairs_first == 0;
-    b = first ? job->pairs.n : r->pairs_first - 1;
-    pos = b;
-    for (size_t i = 0; i < s->n_peer_rank; i++) {
-        uint64_t key = (uint64_t)rank << 32 | s->peer_rank[i];
-        int created = 1;
-        mw_pair_sum_t *p =
-            first ? mw__index_append(&job->pairs, key)
-                  : table_get(&job->pairs, &job->pairs_late, b, r->pairs_n, &pos, key, &created);
-        if (!p) {
-            job->overflow++;
-            continue;
-        }
-        mw__pair_add(p, created, rank, s->peer_rank[i], s->peer_messages[i], s->peer_bytes[i]);
-    }
-    if (first && job->pairs.n > b)
-        block_close(&job->pairs, b, fold_pair, &r->pairs_first, &r->pairs_n);
+    rank_pairs_add(job, r, rank, s->n_peer_rank, s->peer_rank, s->peer_messages, s->peer_bytes);
 
     /* Loss accounting: what this sample merged, then its running totals (checked in ingest). */
     totals_t t = totals_of(r, s, NULL);
@@ -1010,21 +1017,5 @@ void mw__job_rank_entries(mw_job_t *job, uint32_t rank, const mw_job_entries_t *
     }
     if (first && job->rank_fn.n > b)
         block_close(&job->rank_fn, b, fold_rank_fn, &r->rank_fn_first, &r->rank_fn_n);
-    first = r->pairs_first == 0;
-    b = first ? job->pairs.n : r->pairs_first - 1;
-    pos = b;
-    for (size_t i = 0; i < e->n_peer; i++) {
-        uint64_t key = (uint64_t)rank << 32 | e->peer[i];
-        int created = 1;
-        mw_pair_sum_t *p =
-            first ? mw__index_append(&job->pairs, key)
-                  : table_get(&job->pairs, &job->pairs_late, b, r->pairs_n, &pos, key, &created);
-        if (!p) {
-            job->overflow++;
-            continue;
-        }
-        mw__pair_add(p, created, rank, e->peer[i], e->messages[i], e->peer_bytes[i]);
-    }
-    if (first && job->pairs.n > b)
-        block_close(&job->pairs, b, fold_pair, &r->pairs_first, &r->pairs_n);
+    rank_pairs_add(job, r, rank, e->n_peer, e->peer, e->messages, e->peer_bytes);
 }

@@ -395,6 +395,30 @@ static void window_mark(mw_window_t *w, uint32_t fn)
     }
 }
 
+/* Adds n density cells (a sample's or a partial's: function, sub-slot, bin, start or end, calls)
+ * to the window's; a cell that does not fit the table counts as overflow. */
+static void window_add_density(mw_window_t *w, size_t n, const uint32_t *fn, const int32_t *sub,
+                               const uint32_t *bin, const uint32_t *end, const uint64_t *count)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key = (uint64_t)(uint32_t)sub[i] << 32 | (uint64_t)fn[i] << 9 |
+                       (uint64_t)bin[i] << 1 | end[i];
+        int created;
+        mw_density_cell_t *cell = mw__index_get(&w->density, key, &created);
+        if (!cell) {
+            w->overflow++;
+            continue;
+        }
+        if (created) {
+            cell->fn = fn[i];
+            cell->sub = sub[i];
+            cell->bin = bin[i];
+            cell->end = end[i];
+        }
+        cell->count += count[i];
+    }
+}
+
 /* Adds the sample's point-to-point traffic to the window's pairs. A rank's sample for a window
  * is merged once at most (ingest rejects a window at or before the rank's last), so its pairs
  * (rank, peer) are new to the window, except for a peer listed twice in this very sample: that
@@ -850,24 +874,8 @@ static void window_add(mw_merge_t *m, mw_window_t *w, uint32_t rank, const Mpiwa
     if (w->n_rep < w->cap_rep || grow((void **)&w->rep, &w->cap_rep, w->n_rep, sizeof *w->rep) == 0)
         w->rep[w->n_rep++] = (mw_rank_share_t){rank, pm};
 
-    for (size_t i = 0; i < s->n_density_fn; i++) {
-        uint64_t key = (uint64_t)(uint32_t)s->density_sub[i] << 32 |
-                       (uint64_t)s->density_fn[i] << 9 | (uint64_t)s->density_bin[i] << 1 |
-                       s->density_end[i];
-        int created;
-        mw_density_cell_t *cell = mw__index_get(&w->density, key, &created);
-        if (!cell) {
-            w->overflow++;
-            continue;
-        }
-        if (created) {
-            cell->fn = s->density_fn[i];
-            cell->sub = s->density_sub[i];
-            cell->bin = s->density_bin[i];
-            cell->end = s->density_end[i];
-        }
-        cell->count += s->density_count[i];
-    }
+    window_add_density(w, s->n_density_fn, s->density_fn, s->density_sub, s->density_bin,
+                       s->density_end, s->density_count);
 
     window_add_pairs(m, w, rank, s);
     if (s->n_peer_fn == s->n_peer_rank && s->n_peer_fn)
@@ -1157,24 +1165,8 @@ static int window_add_partial(mw_merge_t *m, mw_window_t *w, const mw_partial_in
             w->rep[w->n_rep++] = (mw_rank_share_t){rank, pm};
         }
 
-    for (size_t i = 0; i < pw->n_density_fn; i++) {
-        uint64_t key = (uint64_t)(uint32_t)pw->density_sub[i] << 32 |
-                       (uint64_t)pw->density_fn[i] << 9 | (uint64_t)pw->density_bin[i] << 1 |
-                       pw->density_end[i];
-        int created;
-        mw_density_cell_t *cell = mw__index_get(&w->density, key, &created);
-        if (!cell) {
-            w->overflow++;
-            continue;
-        }
-        if (created) {
-            cell->fn = pw->density_fn[i];
-            cell->sub = pw->density_sub[i];
-            cell->bin = pw->density_bin[i];
-            cell->end = pw->density_end[i];
-        }
-        cell->count += pw->density_count[i];
-    }
+    window_add_density(w, pw->n_density_fn, pw->density_fn, pw->density_sub, pw->density_bin,
+                       pw->density_end, pw->density_count);
     /* Pairs: each source is a listed rank, whose pairs are new to the window (one sample, or
      * one partial, per rank and window), and the partial lists each (src, dst) once. */
     for (size_t i = 0; i < pw->n_pair_src; i++) {
