@@ -34,6 +34,7 @@
 #include "mw_json.h"
 #include "mw_wire.h"
 #include "partial.h"
+#include "summary.h"
 
 #include <cJSON.h>
 #include <inttypes.h>
@@ -643,23 +644,12 @@ void mw__aggs_totals(const mw_job_t *job, mw_tally_t *at_ranks, mw_tally_t *merg
 
 /* ---- outputs -------------------------------------------------------------------------------- */
 
-/* {"calls": n, "time_ns": n, "bytes": n, "samples": n} under obj[name] (summary.c's shape). */
-static cJSON *json_tally(cJSON *obj, const char *name, const mw_tally_t *t)
-{
-    cJSON *o = cJSON_AddObjectToObject(obj, name);
-    if (!o || mw_json_add_u64(o, "calls", t->calls) < 0 ||
-        mw_json_add_u64(o, "time_ns", t->time_ns) < 0 ||
-        mw_json_add_u64(o, "bytes", t->bytes) < 0 || mw_json_add_u64(o, "samples", t->samples) < 0)
-        return NULL;
-    return o;
-}
-
 int mw__aggs_missed_json(const mw_loss_t *loss, cJSON *missed)
 {
     if (!loss->aggregators)
         return 0;
-    return json_tally(missed, "ranks_to_aggregators", &loss->missed_to_aggs) &&
-                   json_tally(missed, "aggregators_to_collector", &loss->missed_from_aggs)
+    return mw__json_tally(missed, "ranks_to_aggregators", &loss->missed_to_aggs) &&
+                   mw__json_tally(missed, "aggregators_to_collector", &loss->missed_from_aggs)
                ? 0
                : -1;
 }
@@ -686,10 +676,11 @@ int mw__aggs_json(const mw_job_t *job, cJSON *obj)
             mw_json_add_u64(o, "pid", f.pid) < 0 || mw_json_add_u64(o, "ranks", f.ranks) < 0 ||
             mw_json_add_u64(o, "ranks_done", f.ranks_done) < 0 ||
             !cJSON_AddBoolToObject(o, "final", f.final) ||
-            !json_tally(o, "at_ranks", &f.at_ranks) || !json_tally(o, "sent", &f.sent) ||
-            !json_tally(o, "merged", &f.merged) || !(m = json_tally(o, "missed", &missed)) ||
-            !json_tally(m, "ranks_to_aggregator", &f.to_agg) ||
-            !json_tally(m, "aggregator_to_collector", &f.to_parent) ||
+            !mw__json_tally(o, "at_ranks", &f.at_ranks) || !mw__json_tally(o, "sent", &f.sent) ||
+            !mw__json_tally(o, "merged", &f.merged) ||
+            !(m = mw__json_tally(o, "missed", &missed)) ||
+            !mw__json_tally(m, "ranks_to_aggregator", &f.to_agg) ||
+            !mw__json_tally(m, "aggregator_to_collector", &f.to_parent) ||
             mw_json_add_u64(o, "partials_sent", f.partials_sent) < 0 ||
             mw_json_add_u64(o, "partials_dropped", f.partials_dropped) < 0 ||
             mw_json_add_u64(o, "partials_merged", f.partials_merged) < 0 ||

@@ -60,8 +60,7 @@ static int json_fn(cJSON *obj, unsigned fn, uint64_t count, uint64_t time_ns, ui
     return mw_json_add_u64(o, "bytes", bytes);
 }
 
-/* {"calls": n, "time_ns": n, "bytes": n, "samples": n} under obj[name]. */
-static cJSON *json_tally(cJSON *obj, const char *name, const mw_tally_t *t)
+cJSON *mw__json_tally(cJSON *obj, const char *name, const mw_tally_t *t)
 {
     cJSON *o = cJSON_AddObjectToObject(obj, name);
     if (!o || mw_json_add_u64(o, "calls", t->calls) < 0 ||
@@ -82,7 +81,7 @@ static int summary_rank_missed(const mw_job_t *job, uint32_t rank, cJSON *o)
     if (r->has_totals)
         m = (mw_tally_t){r->tot_calls - r->calls, r->tot_time_ns - r->mpi_time_ns,
                          r->tot_bytes - r->bytes, r->tot_samples - r->samples};
-    cJSON *x = json_tally(o, "missed", &m);
+    cJSON *x = mw__json_tally(o, "missed", &m);
     const char *from = !r->has_totals ? (mw__aggstate_forwarded(job, rank) ? "aggregator" : "none")
                        : r->totals_final ? "bye"
                                          : "last_sample";
@@ -90,10 +89,10 @@ static int summary_rank_missed(const mw_job_t *job, uint32_t rank, cJSON *o)
 }
 
 /* Adds rank numbers to an array: those for which keep() is true. */
-static int json_ranks(const mw_job_t *job, cJSON *arr, int (*keep)(const mw_rank_t *))
+static int json_ranks(const mw_job_t *job, cJSON *arr, int (*keep)(const mw_job_t *, uint32_t))
 {
     for (uint32_t i = 0; i < job->size; i++) {
-        if (!keep(&job->ranks[i]))
+        if (!keep(job, i))
             continue;
         cJSON *v = cJSON_CreateNumber(i);
         if (!v || !cJSON_AddItemToArray(arr, v)) {
@@ -104,36 +103,25 @@ static int json_ranks(const mw_job_t *job, cJSON *arr, int (*keep)(const mw_rank
     return 0;
 }
 
-static int rank_missed_some(const mw_rank_t *r)
+static int rank_missed_some(const mw_job_t *job, uint32_t rank)
 {
+    const mw_rank_t *r = &job->ranks[rank];
     return r->has_totals && (r->tot_calls != r->calls || r->tot_time_ns != r->mpi_time_ns ||
                              r->tot_bytes != r->bytes || r->tot_samples != r->samples);
 }
 
-static int rank_not_final(const mw_rank_t *r)
+static int rank_not_final(const mw_job_t *job, uint32_t rank)
 {
+    const mw_rank_t *r = &job->ranks[rank];
     return r->has_totals && !r->totals_final;
-}
-
-static int rank_no_totals(const mw_rank_t *r)
-{
-    return r->said_hello && !r->has_totals;
 }
 
 /* The ranks without totals, less those served through an aggregator (their totals are in its
  * AggState, aggstate.c). */
-static int json_ranks_no_totals(const mw_job_t *job, cJSON *arr)
+static int rank_no_totals(const mw_job_t *job, uint32_t rank)
 {
-    for (uint32_t i = 0; i < job->size; i++) {
-        if (!rank_no_totals(&job->ranks[i]) || mw__aggstate_forwarded(job, i))
-            continue;
-        cJSON *v = cJSON_CreateNumber(i);
-        if (!v || !cJSON_AddItemToArray(arr, v)) {
-            cJSON_Delete(v);
-            return -1;
-        }
-    }
-    return 0;
+    return job->ranks[rank].said_hello && !job->ranks[rank].has_totals &&
+           !mw__aggstate_forwarded(job, rank);
 }
 
 /* "missed" (docs/collector.md, "Loss accounting"): what the ranks did that is not in this
@@ -145,14 +133,15 @@ static int summary_missed(const mw_job_t *job, cJSON *root)
     if (!per_fn)
         return -1;
     mw__job_loss(job, &loss, per_fn);
-    cJSON *o = json_tally(root, "missed", &loss.missed), *arr, *fns;
+    cJSON *o = mw__json_tally(root, "missed", &loss.missed), *arr, *fns;
     int rc = -1;
-    if (o && json_tally(o, "at_ranks", &loss.at_ranks) &&
+    if (o && mw__json_tally(o, "at_ranks", &loss.at_ranks) &&
         (arr = cJSON_AddArrayToObject(o, "ranks")) && json_ranks(job, arr, rank_missed_some) == 0 &&
         (arr = cJSON_AddArrayToObject(o, "ranks_without_bye")) &&
         json_ranks(job, arr, rank_not_final) == 0 &&
         (arr = cJSON_AddArrayToObject(o, "ranks_without_totals")) &&
-        json_ranks_no_totals(job, arr) == 0 && (fns = cJSON_AddObjectToObject(o, "functions"))) {
+        json_ranks(job, arr, rank_no_totals) == 0 &&
+        (fns = cJSON_AddObjectToObject(o, "functions"))) {
         rc = 0;
         for (unsigned fn = 1; fn < MW_FN_SPACE && rc == 0; fn++) {
             const mw_tally_t *t = &per_fn[fn];
@@ -560,7 +549,7 @@ char *mw__stats_json(const mw_collector_t *c)
     mw_loss_t loss;
     mw__job_loss(&c->job, &loss, NULL);
     if (mw_json_add_u64(root, "late", c->stats.late) < 0 ||
-        !(miss = json_tally(root, "missed", &loss.missed)) ||
+        !(miss = mw__json_tally(root, "missed", &loss.missed)) ||
         mw__aggs_missed_json(&loss, miss) < 0 || mw__aggs_json(&c->job, root) < 0 ||
         mw_json_add_u64(root, "windows", c->stats.windows) < 0 ||
         mw_json_add_u64(root, "partial_windows", c->stats.partial_windows) < 0)
