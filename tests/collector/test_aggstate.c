@@ -28,6 +28,7 @@
 
 #include "aggstate.h"
 #include "fixture.h"
+#include "fx_json.h"
 #include "mw_fnmap.h"
 #include "partial.h"
 #include "report.h"
@@ -193,28 +194,6 @@ static void agg_deliver(agg_t *a, fx_t *root)
 }
 
 /* ---- JSON helpers -------------------------------------------------------------------------- */
-
-static uint64_t u64(const cJSON *obj, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!cJSON_IsNumber(v))
-        fail_msg("'%s' is not a number", key);
-    return (uint64_t)v->valuedouble;
-}
-
-static const cJSON *item(const cJSON *obj, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!v)
-        fail_msg("no key '%s'", key);
-    return v;
-}
-
-static uint64_t fn_figure(const cJSON *fns, int i, const char *key)
-{
-    const cJSON *o = cJSON_GetObjectItemCaseSensitive(fns, mw_fn_name(fx_fn(i)));
-    return o ? u64(o, key) : 0;
-}
 
 static cJSON *summary(fx_t *f)
 {

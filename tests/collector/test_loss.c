@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "fixture.h"
+#include "fx_json.h"
 #include "summary.h"
 #include "report.h"
 
@@ -105,29 +106,6 @@ static cJSON *summary(fx_t *f)
     assert_non_null(root);
     cJSON_free(text);
     return root;
-}
-
-static uint64_t u64(const cJSON *obj, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!cJSON_IsNumber(v))
-        fail_msg("'%s' is not a number", key);
-    return (uint64_t)v->valuedouble;
-}
-
-static const cJSON *item(const cJSON *obj, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!v)
-        fail_msg("no key '%s'", key);
-    return v;
-}
-
-/* The function's figure in a {"MPI_X": {"count", "time_ns", "bytes"}} object (0 if absent). */
-static uint64_t fn_figure(const cJSON *fns, int i, const char *key)
-{
-    const cJSON *o = cJSON_GetObjectItemCaseSensitive(fns, mw_fn_name(fx_fn(i)));
-    return o ? u64(o, key) : 0;
 }
 
 /* The identity, per function and in total, against the models of ranks 0..n-1 (what the ranks
