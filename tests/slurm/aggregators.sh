@@ -25,19 +25,7 @@ MW_TREE_CHECK=$(dirname "$0")/check_tree.py
 SECONDS=0
 "$MW_COLLECTOR" --help 2>&1 | grep -q -- '--upstream ' ||
     mw_skip "this mpiwatch-collector has no --upstream: no aggregators to start"
-[ "$(id -u)" = 0 ] || mw_skip "the test's own slurmd must run as root to start tasks"
-for p in /usr/sbin/munged /usr/sbin/slurmctld /usr/sbin/slurmd srun sbatch sinfo scontrol ss; do
-    command -v "$p" >/dev/null || mw_skip "$p is not installed (Debian: munge slurmctld slurmd slurm-client)"
-done
-
-sl_rc=0
-trap 'sl_rc=$?; sl_stop; (exit "$sl_rc"); mw_teardown' EXIT
-sl_start "$MW_T/cluster" || mw_skip "the Slurm daemons cannot start here: $SL_WHY"
-srun --mpi=list 2>&1 | grep -q pmix || mw_skip "this Slurm has no PMIx plugin (srun --mpi=list)"
-mw_log "cluster up in ${SECONDS} s: $(sinfo -h -N -o '%N %t' | tr '\n' ' ')"
-
-export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo
-export MPIWATCH_KEY_DIR=$MW_T/keys
+sl_up
 mkdir -m 700 "$MW_T/bin" "$MW_T/keys"
 real_srun=$(command -v srun)
 # A wrapper: every srun command line (the aggregators' and the job's), then the real one.

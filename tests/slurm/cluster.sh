@@ -116,6 +116,25 @@ EOC
     return 1
 }
 
+# sl_up: what every cluster test checks first (root, the Slurm and munge programs), then the
+# cluster started in $MW_T/cluster and stopped when the test ends, whatever happens (then
+# mw_teardown with the test's status); skips with the reason when it cannot start or srun has
+# no PMIx. Exports the MPI and key settings the cluster's jobs use.
+sl_up() {
+    local p
+    [ "$(id -u)" = 0 ] || mw_skip "the test's own slurmd must run as root to start tasks"
+    for p in /usr/sbin/munged /usr/sbin/slurmctld /usr/sbin/slurmd srun sbatch sinfo scontrol ss; do
+        command -v "$p" >/dev/null || mw_skip "$p is not installed (Debian: munge slurmctld slurmd slurm-client)"
+    done
+    sl_rc=0
+    trap 'sl_rc=$?; sl_stop; (exit "$sl_rc"); mw_teardown' EXIT
+    sl_start "$MW_T/cluster" || mw_skip "the Slurm daemons cannot start here: $SL_WHY"
+    srun --mpi=list 2>&1 | grep -q pmix || mw_skip "this Slurm has no PMIx plugin (srun --mpi=list)"
+    mw_log "cluster up in ${SECONDS} s: $(sinfo -h -N -o '%N %t' | tr '\n' ' ')"
+    export OMPI_MCA_btl=self,tcp OMPI_MCA_btl_tcp_if_include=lo
+    export MPIWATCH_KEY_DIR=$MW_T/keys
+}
+
 # sl_stop: ends the daemons sl_start started (SIGTERM, then SIGKILL after 5 s).
 sl_stop() {
     local pid i alive
