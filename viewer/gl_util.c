@@ -325,6 +325,18 @@ int mw__fbo_init(mw_fbo_t *f, int w, int h)
         fprintf(stderr, "mpiwatch-viewer: offscreen size %dx%d is outside 1..%d\n", w, h, max);
         return -1;
     }
+    GLenum st = mw__fbo_make(f, w, h);
+    if (st != GL_FRAMEBUFFER_COMPLETE) {
+        fprintf(stderr, "mpiwatch-viewer: offscreen framebuffer incomplete (0x%04x)\n",
+                (unsigned)st);
+        glBindFramebuffer(GL_FRAMEBUFFER, 0);
+        return -1;
+    }
+    return mw__gl_check("offscreen framebuffer");
+}
+
+GLenum mw__fbo_make(mw_fbo_t *f, int w, int h)
+{
     glGenFramebuffers(1, &f->fbo);
     glGenRenderbuffers(1, &f->color);
     glBindRenderbuffer(GL_RENDERBUFFER, f->color);
@@ -333,24 +345,22 @@ int mw__fbo_init(mw_fbo_t *f, int w, int h)
     glGenRenderbuffers(1, &f->depth);
     glBindRenderbuffer(GL_RENDERBUFFER, f->depth);
     glRenderbufferStorage(GL_RENDERBUFFER, GL_DEPTH_COMPONENT24, w, h);
+    glBindRenderbuffer(GL_RENDERBUFFER, 0);
     glBindFramebuffer(GL_FRAMEBUFFER, f->fbo);
     glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, f->color);
     glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, f->depth);
     GLenum st = glCheckFramebufferStatus(GL_FRAMEBUFFER);
     if (st != GL_FRAMEBUFFER_COMPLETE) {
-        fprintf(stderr, "mpiwatch-viewer: offscreen framebuffer incomplete (0x%04x)\n",
-                (unsigned)st);
-        mw__fbo_free(f);
-        return -1;
+        mw__fbo_delete(f);
+        return st;
     }
     f->w = w;
     f->h = h;
-    return mw__gl_check("offscreen framebuffer");
+    return st;
 }
 
-void mw__fbo_free(mw_fbo_t *f)
+void mw__fbo_delete(mw_fbo_t *f)
 {
-    glBindFramebuffer(GL_FRAMEBUFFER, 0);
     if (f->color)
         glDeleteRenderbuffers(1, &f->color);
     if (f->depth)
@@ -358,6 +368,12 @@ void mw__fbo_free(mw_fbo_t *f)
     if (f->fbo)
         glDeleteFramebuffers(1, &f->fbo);
     memset(f, 0, sizeof *f);
+}
+
+void mw__fbo_free(mw_fbo_t *f)
+{
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    mw__fbo_delete(f);
 }
 
 int mw__gl_read_rgba(int w, int h, unsigned char *out)

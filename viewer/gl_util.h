@@ -82,7 +82,16 @@ typedef struct {
     int w, h;
 } mw_fbo_t;
 
+/* An offscreen target of w x h (checked against GL_MAX_RENDERBUFFER_SIZE), bound on return.
+ * Returns 0, or -1 with a message. */
 int mw__fbo_init(mw_fbo_t *f, int w, int h);
+/* Makes f a w x h framebuffer (RGBA8 colour, 24-bit depth), bound on return. Returns
+ * GL_FRAMEBUFFER_COMPLETE, or the status with nothing made (the binding is then left to the
+ * caller). */
+GLenum mw__fbo_make(mw_fbo_t *f, int w, int h);
+/* Deletes f's objects without touching the framebuffer bindings ... */
+void mw__fbo_delete(mw_fbo_t *f);
+/* ... and after binding the default framebuffer. */
 void mw__fbo_free(mw_fbo_t *f);
 /* Reads the bound framebuffer's w x h RGBA pixels into `out` (w * h * 4 bytes), top row first
  * (GL's rows start at the bottom). */

@@ -244,14 +244,7 @@ int mw__topo_init(mw_topo_gl_t *t, const mw_viewer_options_t *opt)
  * the default one, which a headless viewer does not draw into). */
 static void scene_free(mw_topo_gl_t *t)
 {
-    mw_fbo_t *f = &t->scene;
-    if (f->color)
-        glDeleteRenderbuffers(1, &f->color);
-    if (f->depth)
-        glDeleteRenderbuffers(1, &f->depth);
-    if (f->fbo)
-        glDeleteFramebuffers(1, &f->fbo);
-    memset(f, 0, sizeof *f);
+    mw__fbo_delete(&t->scene);
     t->scene_key = 0;
 }
 
@@ -264,26 +257,11 @@ static int scene_target(mw_topo_gl_t *t, int w, int h)
     if (t->scene.fbo && t->scene.w == w && t->scene.h == h)
         return 1;
     scene_free(t);
-    mw_fbo_t *f = &t->scene;
-    glGenFramebuffers(1, &f->fbo);
-    glGenRenderbuffers(1, &f->color);
-    glBindRenderbuffer(GL_RENDERBUFFER, f->color);
-    glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, w, h);
-    glGenRenderbuffers(1, &f->depth);
-    glBindRenderbuffer(GL_RENDERBUFFER, f->depth);
-    glRenderbufferStorage(GL_RENDERBUFFER, GL_DEPTH_COMPONENT24, w, h);
-    glBindRenderbuffer(GL_RENDERBUFFER, 0);
-    glBindFramebuffer(GL_FRAMEBUFFER, f->fbo);
-    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, f->color);
-    glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, f->depth);
-    if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE ||
-        glGetError() != GL_NO_ERROR) {
+    if (mw__fbo_make(&t->scene, w, h) != GL_FRAMEBUFFER_COMPLETE || glGetError() != GL_NO_ERROR) {
         scene_free(t);
         t->scene_failed = 1;
         return 0;
     }
-    f->w = w;
-    f->h = h;
     return 1;
 }
 
