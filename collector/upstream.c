@@ -353,12 +353,25 @@ void mw__upstream_window(mw_collector_t *c, const mw_window_t *w)
     if (fn_table_size() != u->fn_count_sent)
         upstream_send_agg(c, u, 0);
     size_t len = mw__partial_envelope_pack(c, &u->enc, w, u->id, u->seq++);
+    int too_large = len > MW_MAX_MESSAGE_BYTES;
+    static uint64_t n_too_large;
+    if (too_large && n_too_large++ % 1000 == 0) {
+        /* The parent's ZMQ_MAXMSGSIZE would drop it and the connection with it (and whatever
+         * else was on its way): it is dropped here instead, counted like any dropped partial. */
+        MW_LOG(MW_LOG_ERROR,
+               "upstream: the partial of window %" PRIu64 " is %zu bytes, over the %u-byte message"
+               " limit: dropped (fewer ranks per aggregator, or --rank-detail off; %" PRIu64
+               " so far)",
+               w->index, len, (unsigned)MW_MAX_MESSAGE_BYTES, n_too_large);
+    }
+    if (too_large)
+        len = 0;
     upstream_flush_backlog(u);
     if (len && !u->bl_n && upstream_send_now(u, u->enc.out, len) == 0) {
         u->sent[K_PARTIAL]++;
         mw__aggstate_sent(c, w);
     } else {
-        if (!len)
+        if (!len && !too_large)
             MW_LOG(MW_LOG_ERROR,
                    "upstream: cannot encode the partial of window %" PRIu64 ": out of memory",
                    w->index);
