@@ -265,7 +265,7 @@ mw_reject_t mw_collector_frame(mw_collector_t *c, const void *data, size_t len, 
         else
             MW_LOG(MW_LOG_DEBUG, "rejected a %zu-byte message: %s", len, mw__reject_name(r));
     }
-    if (job_open(c) && (job_complete(c, now->mono_ns) || mw__upstream_job_done(c)))
+    if (job_open(c) && (job_complete(c, now->mono_ns) || mw__upstream_job_done(c, now->mono_ns)))
         collector_end_job(c, MW_END_COMPLETE, now->mono_ns);
     return r;
 }
@@ -282,6 +282,8 @@ void mw_collector_tick(mw_collector_t *c, const mw_clock_t *now)
         if (now->mono_ns - c->job.last_activity_ns >= c->opt->silence_timeout_ms * MW_NS_PER_MS)
             ended = 1;
         else if (job_complete(c, now->mono_ns)) /* an aggregator's final AggState is late */
+            ended = 2;
+        else if (mw__upstream_job_done(c, now->mono_ns)) /* an aggregator's ranks are done */
             ended = 2;
         if (c->record && (ended || c->merge.closed != closed))
             mw__record_tick(c->record, now);

@@ -507,14 +507,17 @@ void mw__upstream_job_end(mw_collector_t *c)
            u->hellos_stripped, u->sent[K_BYE], u->bl_n);
 }
 
-int mw__upstream_job_done(const mw_collector_t *c)
+int mw__upstream_job_done(const mw_collector_t *c, uint64_t now_mono_ns)
 {
-    if (!c->upstream || !c->job.active)
+    if (!c->upstream || !c->job.active || !c->job.hellos)
         return 0;
     long long expect = mw_collector_options_expect_ranks(c->opt);
-    if (expect <= 0 || c->job.hellos < (uint64_t)expect)
+    if (expect > 0 && c->job.hellos < (uint64_t)expect)
         return 0;
-    return c->job.byes + c->job.dead >= c->job.hellos;
+    if (c->job.byes + c->job.dead < c->job.hellos)
+        return 0;
+    return expect > 0 ||
+           now_mono_ns - c->job.last_activity_ns >= MW_UPSTREAM_SETTLE_MS * MW_NS_PER_MS;
 }
 
 /* ---- the steering relay -------------------------------------------------------------------- */

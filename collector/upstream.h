@@ -43,9 +43,12 @@ void mw__upstream_frame(mw_collector_t *c, const Mpiwatch__Envelope *env, const 
                         size_t len);
 /* The job ended (its windows closed): the final AggState, then the byes still queued. */
 void mw__upstream_job_end(mw_collector_t *c);
-/* 1 when the aggregator's share of the job is over: --expect-ranks N ranks said hello and
- * every one of them said bye or died (an aggregator never sees the job's size in byes). */
-int mw__upstream_job_done(const mw_collector_t *c);
+/* 1 when the aggregator's share of the job is over (an aggregator never sees the job's size in
+ * byes): with --expect-ranks N, N ranks said hello and every one of them said bye or died;
+ * without it, every rank that said hello said bye or died and nothing came for
+ * MW_UPSTREAM_SETTLE_MS since (the ranks of one node start together in MPI_Init). */
+#define MW_UPSTREAM_SETTLE_MS 2000u
+int mw__upstream_job_done(const mw_collector_t *c, uint64_t now_mono_ns);
 /* Adds the "upstream" object (what went up, what was dropped, the relay) to the stats JSON.
  * Returns 0, or -1 out of memory. */
 int mw__upstream_stats_json(const mw_collector_t *c, struct cJSON *root);

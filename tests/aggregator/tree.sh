@@ -128,10 +128,14 @@ run_tree() {
 # json FILE EXPR: prints EXPR evaluated on the JSON of FILE (as j).
 json() { "$PY" -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
-# check_known SUMMARY LABEL: the job-wide per-function counts and bytes of the known pattern
-# (check_summary.py's expectation summed over the 4 ranks), exactly, and 4 ranks. The root's
-# per-rank figures and pairs from partials are not checked here (docs/aggregator.md, Tests).
+# check_known SUMMARY LABEL: the whole known pattern as check_summary.py checks one collector's
+# summary (per rank, per function, pairs), then the job-wide per-function counts and bytes
+# (its expectation summed over the 4 ranks), exactly, and 4 ranks.
 check_known() {
+    "$PY" "$MW_CHECKER" "$1" --np 4 --pattern known --n "$N" >"$1.check" 2>&1 || {
+        MW_FAILURE_LOG=$1.check
+        mw_fail "$2: the root's summary is not the known pattern's"
+    }
     "$PY" - "$MW_CHECKER" "$1" "$N" <<'EOF' || mw_fail "$2: the root's totals differ from the program's"
 import importlib.util, json, sys
 spec = importlib.util.spec_from_file_location("cs", sys.argv[1])
