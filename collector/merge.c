@@ -681,23 +681,30 @@ static void window_add_spread(mw_window_t *w, uint32_t rank, const Mpiwatch__Sam
     }
 }
 
+/* Adds `ranks` ranks' figures of one region (job id) to the window's (saturating). */
+static void window_add_region(mw_window_t *w, uint32_t region, uint32_t ranks, uint64_t count,
+                              uint64_t incl_ns, uint64_t excl_ns, uint64_t mpi_ns)
+{
+    int created;
+    mw_region_sum_t *r = mw__index_get(&w->regions, region, &created);
+    if (!r) {
+        w->overflow++;
+        return;
+    }
+    r->region = region;
+    r->ranks += ranks;
+    r->count = mw__rs_sat_add(r->count, count);
+    r->incl_ns = mw__rs_sat_add(r->incl_ns, incl_ns);
+    r->excl_ns = mw__rs_sat_add(r->excl_ns, excl_ns);
+    r->mpi_ns = mw__rs_sat_add(r->mpi_ns, mpi_ns);
+}
+
 /* The sample's region and call-site entries (already in job ids and checked: regions.c). */
 static void window_add_rs(mw_window_t *w, uint32_t rank, const mw_rs_in_t *in)
 {
     for (uint32_t i = 0; i < in->n_regions; i++) {
         const mw_region_in_t *e = &in->regions[i];
-        int created;
-        mw_region_sum_t *r = mw__index_get(&w->regions, e->region, &created);
-        if (!r) {
-            w->overflow++;
-            continue;
-        }
-        r->region = e->region;
-        r->ranks++;
-        r->count = mw__rs_sat_add(r->count, e->count);
-        r->incl_ns = mw__rs_sat_add(r->incl_ns, e->incl_ns);
-        r->excl_ns = mw__rs_sat_add(r->excl_ns, e->excl_ns);
-        r->mpi_ns = mw__rs_sat_add(r->mpi_ns, e->mpi_ns);
+        window_add_region(w, e->region, 1, e->count, e->incl_ns, e->excl_ns, e->mpi_ns);
     }
     for (uint32_t i = 0; i < in->n_sites; i++) {
         const mw_site_in_t *e = &in->sites[i];
@@ -1074,18 +1081,7 @@ static void window_add_partial_rs(mw_window_t *w, const Mpiwatch__Window *pw)
     w->sites_dropped = mw__rs_sat_add(w->sites_dropped, pw->sites_dropped);
     for (size_t i = 0; i < pw->n_regions; i++) {
         const Mpiwatch__RegionStat *e = pw->regions[i];
-        int created;
-        mw_region_sum_t *r = mw__index_get(&w->regions, e->region, &created);
-        if (!r) {
-            w->overflow++;
-            continue;
-        }
-        r->region = e->region;
-        r->ranks += e->ranks;
-        r->count = mw__rs_sat_add(r->count, e->count);
-        r->incl_ns = mw__rs_sat_add(r->incl_ns, e->incl_ns);
-        r->excl_ns = mw__rs_sat_add(r->excl_ns, e->excl_ns);
-        r->mpi_ns = mw__rs_sat_add(r->mpi_ns, e->mpi_ns);
+        window_add_region(w, e->region, e->ranks, e->count, e->incl_ns, e->excl_ns, e->mpi_ns);
     }
     for (size_t i = 0; i < pw->n_sites; i++) {
         const Mpiwatch__SiteStat *e = pw->sites[i];
