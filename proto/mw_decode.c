@@ -36,7 +36,7 @@
  * MW_DECODE_BYTES_RATIO-fold size fits the free arena, a bound on what protobuf-c allocates per
  * wire byte for the messages accepted here (see the _Static_asserts).
  */
-#include "mw_proto.h"
+#include "mw_decode.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -58,14 +58,12 @@ _Static_assert((MW_DECODE_SLAB_PER_MEMBER + sizeof(ProtobufCMessageUnknownField)
 _Static_assert(sizeof(Mpiwatch__Envelope) + sizeof(Mpiwatch__Sample) + 64 < MW_DECODE_SLACK_BYTES,
                "fixed overhead");
 
-enum { WIRE_VARINT = 0, WIRE_64BIT = 1, WIRE_LEN = 2, WIRE_32BIT = 5 };
-
 /* ---- reading -------------------------------------------------------------------------------- */
 
 /* The general case of rd_varint() below: a varint of 3 to 10 bytes, or one that does not end
  * in time. With 10 bytes in reach the bytes are read without bounds checks (the loop is
  * unrolled; a continuation byte's 0x80 is added and then taken back out). */
-static const uint8_t *rd_varint_long(const uint8_t *p, const uint8_t *end, uint64_t *out)
+const uint8_t *mw__rd_varint_long(const uint8_t *p, const uint8_t *end, uint64_t *out)
 {
     if (end - p >= 10) {
         uint64_t v = (uint64_t)p[0] - 0x80, b;
@@ -107,55 +105,9 @@ static const uint8_t *rd_varint_long(const uint8_t *p, const uint8_t *end, uint6
     return NULL;
 }
 
-/* A varint of at most 10 bytes that ends before `end`; returns the position after it, or NULL
- * when it does not end in time (protobuf-c's limit: its 10th byte must end it). Bits beyond the
- * 64th are dropped, as protobuf-c does. One- and two-byte varints, the most common, are read
- * inline. (Branch-free readers, of up to 8 bytes with one load and a count of trailing zeros,
- * or of one or two bytes, were slower on samples with random values: they put the length on
- * the critical path, where a predicted branch costs nothing.) */
-static inline const uint8_t *rd_varint(const uint8_t *p, const uint8_t *end, uint64_t *out)
-{
-    if (p < end && *p < 0x80) {
-        *out = *p;
-        return p + 1;
-    }
-    if (end - p >= 2 && p[1] < 0x80) {
-        *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
-        return p + 2;
-    }
-    return rd_varint_long(p, end, out);
-}
-
-/* A member's key: field number << 3 | wire type, from a tag of at most 5 bytes. Returns the
- * position after it, or NULL. Field number 0 is refused (protobuf-c rejects it too). */
-static inline const uint8_t *rd_key(const uint8_t *p, const uint8_t *end, uint32_t *field,
-                                    uint32_t *wire)
-{
-    uint64_t v;
-    const uint8_t *q = rd_varint(p, end, &v);
-    if (!q || q - p > 5 || v >> 3 == 0)
-        return NULL;
-    *field = (uint32_t)(v >> 3);
-    *wire = (uint32_t)(v & 7);
-    return q;
-}
-
-/* The payload of a length-delimited member: sets [*body, *body_end) and returns its end. The
- * prefix may have at most 4 bytes (256 MiB, far beyond MW_MAX_MESSAGE_BYTES); protobuf-c's
- * reading of longer prefixes is left to protobuf-c. */
-static inline const uint8_t *rd_len(const uint8_t *p, const uint8_t *end, const uint8_t **body)
-{
-    uint64_t n;
-    const uint8_t *q = rd_varint(p, end, &n);
-    if (!q || q - p > 4 || n > (uint64_t)(end - q))
-        return NULL;
-    *body = q;
-    return q + n;
-}
-
 /* Skips the value of a member of wire type `wire` starting at p; NULL when it does not fit or
  * the wire type is one protobuf-c refuses (groups, 6, 7). */
-static const uint8_t *skip_value(const uint8_t *p, const uint8_t *end, uint32_t wire)
+const uint8_t *mw__skip_value(const uint8_t *p, const uint8_t *end, uint32_t wire)
 {
     uint64_t v;
     const uint8_t *body;
@@ -175,24 +127,13 @@ static const uint8_t *skip_value(const uint8_t *p, const uint8_t *end, uint32_t 
 
 /* ---- the arena ------------------------------------------------------------------------------ */
 
-/* 8-byte aligned bump allocation (every member here is at most 8-byte aligned); NULL when the
- * arena is full, which makes the caller fall back. */
-static inline void *arena_get(mw_arena_t *a, size_t size)
-{
-    size_t off = (a->used + 7u) & ~(size_t)7u;
-    if (off > a->size || size > a->size - off)
-        return NULL;
-    a->used = off + size;
-    return a->base + off;
-}
-
 /* ---- unknown fields ------------------------------------------------------------------------- */
 
 /* Fills msg->unknown_fields with the `n` members of [p, end) whose field number is not in
  * `known` (bit f: field f is in the schema), in order, each with a copy of its bytes (the
  * length prefix included), as protobuf-c keeps them. The members were checked by the caller. */
-static int keep_unknown(mw_arena_t *a, ProtobufCMessage *msg, const uint8_t *p, const uint8_t *end,
-                        uint64_t known, size_t n)
+int mw__keep_unknown(mw_arena_t *a, ProtobufCMessage *msg, const uint8_t *p, const uint8_t *end,
+                     uint64_t known, size_t n)
 {
     ProtobufCMessageUnknownField *u = arena_get(a, n * sizeof *u);
     if (!u)
@@ -202,7 +143,7 @@ static int keep_unknown(mw_arena_t *a, ProtobufCMessage *msg, const uint8_t *p, 
     while (p < end) {
         uint32_t field, wire;
         p = rd_key(p, end, &field, &wire);
-        const uint8_t *q = p ? skip_value(p, end, wire) : NULL;
+        const uint8_t *q = p ? mw__skip_value(p, end, wire) : NULL;
         if (!q)
             return -1;
         if (field >= 64 || !(known >> field & 1)) {
@@ -222,21 +163,7 @@ static int keep_unknown(mw_arena_t *a, ProtobufCMessage *msg, const uint8_t *p, 
     return msg->n_unknown_fields == n ? 0 : -1;
 }
 
-/* Skips an unknown member (field not in `known`) and counts it; NULL when its wire type is
- * invalid or it does not fit. Fields in `known` reaching here have the wrong wire type, which
- * protobuf-c rejects: NULL. */
-static inline const uint8_t *skip_unknown(const uint8_t *p, const uint8_t *end, uint32_t field,
-                                          uint32_t wire, uint64_t known, size_t *n_unknown)
-{
-    if (field < 64 && (known >> field & 1))
-        return NULL;
-    (*n_unknown)++;
-    return skip_value(p, end, wire);
-}
-
 /* ---- repeated scalars ----------------------------------------------------------------------- */
-
-typedef enum { K_U32, K_S32, K_U64 } kind_t;
 
 /* True when the 8 bytes at p (8 of them in reach) are 8 one-byte varints: none has its
  * continuation bit, so each is a whole varint whose value is the byte itself. */
@@ -253,8 +180,8 @@ static inline int eight_short(const uint8_t *p)
  * under 128: the 264 density cells of a loadgen sample are 5 such arrays), so 8 one-byte
  * varints are taken at once when the next 8 bytes are all that and 8 elements still fit; what
  * is stored is the same as element by element, and anything else goes the general way. */
-static int append_packed(const uint8_t *p, const uint8_t *end, kind_t kind, void *arr, size_t *n,
-                         size_t cap)
+int mw__append_packed(const uint8_t *p, const uint8_t *end, mw__kind_t kind, void *arr, size_t *n,
+                      size_t cap)
 {
     size_t i = *n;
     uint64_t v = 0;
@@ -311,7 +238,7 @@ static int append_packed(const uint8_t *p, const uint8_t *end, kind_t kind, void
 }
 
 /* One unpacked element. */
-static void append_one(uint64_t v, kind_t kind, void *arr, size_t *n)
+void mw__append_one(uint64_t v, mw__kind_t kind, void *arr, size_t *n)
 {
     switch (kind) {
     case K_U32:
@@ -328,15 +255,7 @@ static void append_one(uint64_t v, kind_t kind, void *arr, size_t *n)
     }
 }
 
-static size_t kind_size(kind_t kind)
-{
-    return kind == K_U64 ? 8 : 4;
-}
-
 /* ---- FunctionStat and Call ------------------------------------------------------------------ */
-
-#define BIT(f) (1ull << (f))
-#define KEY(field, wire) ((field) << 3 | (wire))
 
 /* Adds one member of field 8 (hist) starting at p (after its key) to f; returns the position
  * after it, or NULL. Every element still to come takes at least one of the bytes left in the
@@ -354,13 +273,13 @@ static const uint8_t *add_hist(mw_arena_t *a, Mpiwatch__FunctionStat *f, size_t 
     if (wire == WIRE_LEN) {
         const uint8_t *body;
         if (!(p = rd_len(p, end, &body)) ||
-            append_packed(body, p, K_U32, f->hist, &f->n_hist, *cap) < 0)
+            mw__append_packed(body, p, K_U32, f->hist, &f->n_hist, *cap) < 0)
             return NULL;
         return p;
     }
     if (!(p = rd_varint(p, end, &v)) || f->n_hist == *cap)
         return NULL;
-    append_one(v, K_U32, f->hist, &f->n_hist);
+    mw__append_one(v, K_U32, f->hist, &f->n_hist);
     return p;
 }
 
@@ -374,12 +293,10 @@ static const uint8_t *add_hist(mw_arena_t *a, Mpiwatch__FunctionStat *f, size_t 
         assign;                                                                                    \
     }
 
-static Mpiwatch__FunctionStat *dec_function_stat(mw_arena_t *a, const uint8_t *p,
-                                                 const uint8_t *end)
+Mpiwatch__FunctionStat *mw__dec_function_stat(mw_arena_t *a, const uint8_t *p, const uint8_t *end)
 {
     /* 9..17 (the spread across ranks, its state in partials) belong to merged windows: a
-     * sample that carries them (never from a rank) is known here with no case below, so it
-     * falls back. */
+     * partial's functions carry them (mw_decode_partial.c), a rank's sample never does. */
     static const uint64_t known = BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(5) | BIT(6) | BIT(7) |
                                   BIT(8) | BIT(9) | BIT(10) | BIT(11) | BIT(12) | BIT(13) |
                                   BIT(14) | BIT(15) | BIT(16) | BIT(17);
@@ -444,19 +361,51 @@ static Mpiwatch__FunctionStat *dec_function_stat(mw_arena_t *a, const uint8_t *p
             if (!(p = add_hist(a, f, &cap, p, end, wire)))
                 return NULL;
             break;
-        default:
-            if (!(p = skip_unknown(p, end, field, wire, known, &n_unknown)))
+        case KEY(9, WIRE_64BIT):
+            p = rd_double(p, end, &f->rank_sd_ns);
+            break;
+        case KEY(10, WIRE_VARINT):
+            if (!(p = rd_varint(p, end, &v)))
                 return NULL;
+            f->rank_max = (uint32_t)v;
+            break;
+        case KEY(11, WIRE_VARINT):
+            p = rd_varint(p, end, &f->rank_max_ns);
+            break;
+        case KEY(12, WIRE_VARINT):
+            if (!(p = rd_varint(p, end, &v)))
+                return NULL;
+            f->spread_ranks = (uint32_t)v;
+            break;
+        case KEY(13, WIRE_64BIT):
+            p = rd_double(p, end, &f->spread_mean_ns);
+            break;
+        case KEY(14, WIRE_64BIT):
+            p = rd_double(p, end, &f->spread_m2);
+            break;
+        case KEY(15, WIRE_VARINT):
+            p = rd_varint(p, end, &f->spread_sum_ns);
+            break;
+        case KEY(16, WIRE_VARINT):
+            p = rd_varint(p, end, &f->spread_sq_hi);
+            break;
+        case KEY(17, WIRE_VARINT):
+            p = rd_varint(p, end, &f->spread_sq_lo);
+            break;
+        default:
+            p = skip_unknown(p, end, field, wire, known, &n_unknown);
         }
+        if (!p)
+            return NULL;
     }
     if (f->n_hist == 0)
         f->hist = NULL; /* an empty packed chunk: protobuf-c allocates nothing */
-    if (n_unknown && keep_unknown(a, &f->base, start, end, known, n_unknown) < 0)
+    if (n_unknown && mw__keep_unknown(a, &f->base, start, end, known, n_unknown) < 0)
         return NULL;
     return f;
 }
 
-static Mpiwatch__Call *dec_call(mw_arena_t *a, const uint8_t *p, const uint8_t *end)
+Mpiwatch__Call *mw__dec_call(mw_arena_t *a, const uint8_t *p, const uint8_t *end)
 {
     static const uint64_t known = BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(5) | BIT(6);
     Mpiwatch__Call *c = arena_get(a, sizeof *c);
@@ -516,7 +465,7 @@ static Mpiwatch__Call *dec_call(mw_arena_t *a, const uint8_t *p, const uint8_t *
                 return NULL;
         }
     }
-    if (n_unknown && keep_unknown(a, &c->base, start, end, known, n_unknown) < 0)
+    if (n_unknown && mw__keep_unknown(a, &c->base, start, end, known, n_unknown) < 0)
         return NULL;
     return c;
 }
@@ -527,7 +476,7 @@ static Mpiwatch__Call *dec_call(mw_arena_t *a, const uint8_t *p, const uint8_t *
 typedef struct {
     size_t n_off;   /* offset of n_<field> */
     size_t arr_off; /* offset of the array pointer */
-    kind_t kind;
+    mw__kind_t kind;
 } rep_field_t;
 
 #define REP(field, name, kind)                                                                     \
@@ -686,12 +635,12 @@ static Mpiwatch__Sample *dec_sample_two_pass(mw_arena_t *a, const uint8_t *p, co
             break;
         case 2:
             if (!(p = rd_len(p, end, &body)) ||
-                !(s->functions[s->n_functions++] = dec_function_stat(a, body, p)))
+                !(s->functions[s->n_functions++] = mw__dec_function_stat(a, body, p)))
                 return NULL;
             break;
         case 14:
             if (!(p = rd_len(p, end, &body)) ||
-                !(s->longest[s->n_longest++] = dec_call(a, body, p)))
+                !(s->longest[s->n_longest++] = mw__dec_call(a, body, p)))
                 return NULL;
             break;
         case 15:
@@ -729,19 +678,19 @@ static Mpiwatch__Sample *dec_sample_two_pass(mw_arena_t *a, const uint8_t *p, co
             break;
         default:
             if (sample_is_rep(field)) {
-                kind_t kind = sample_rep[field].kind;
+                mw__kind_t kind = sample_rep[field].kind;
                 if (wire == WIRE_LEN) {
                     if (!(p = rd_len(p, end, &body)) ||
-                        append_packed(body, p, kind, *rep_arr(s, field), rep_n(s, field),
-                                      bound[field]) < 0)
+                        mw__append_packed(body, p, kind, *rep_arr(s, field), rep_n(s, field),
+                                          bound[field]) < 0)
                         return NULL;
                 } else {
                     if (!(p = rd_varint(p, end, &v)) || *rep_n(s, field) == bound[field])
                         return NULL;
-                    append_one(v, kind, *rep_arr(s, field), rep_n(s, field));
+                    mw__append_one(v, kind, *rep_arr(s, field), rep_n(s, field));
                 }
             } else {
-                p = skip_value(p, end, wire);
+                p = mw__skip_value(p, end, wire);
             }
         }
         if (!p)
@@ -750,7 +699,7 @@ static Mpiwatch__Sample *dec_sample_two_pass(mw_arena_t *a, const uint8_t *p, co
     for (uint32_t f = 3; f < SAMPLE_REP_END; f++)
         if (sample_is_rep(f) && *rep_n(s, f) == 0)
             *rep_arr(s, f) = NULL; /* only empty chunks: protobuf-c allocates nothing */
-    if (n_unknown && keep_unknown(a, &s->base, start, end, SAMPLE_KNOWN, n_unknown) < 0)
+    if (n_unknown && mw__keep_unknown(a, &s->base, start, end, SAMPLE_KNOWN, n_unknown) < 0)
         return NULL;
     return s;
 }
@@ -795,7 +744,7 @@ static Mpiwatch__Sample *dec_sample_one_pass(mw_arena_t *a, const uint8_t *p, co
                 return NULL;
             }
             if (!(p = rd_len(p, end, &body)) ||
-                !(fns[s->n_functions++] = dec_function_stat(a, body, p)))
+                !(fns[s->n_functions++] = mw__dec_function_stat(a, body, p)))
                 return NULL;
             break;
         case KEY(14, WIRE_LEN):
@@ -803,7 +752,7 @@ static Mpiwatch__Sample *dec_sample_one_pass(mw_arena_t *a, const uint8_t *p, co
                 *retry = 1;
                 return NULL;
             }
-            if (!(p = rd_len(p, end, &body)) || !(calls[s->n_longest++] = dec_call(a, body, p)))
+            if (!(p = rd_len(p, end, &body)) || !(calls[s->n_longest++] = mw__dec_call(a, body, p)))
                 return NULL;
             break;
         case KEY(15, WIRE_VARINT):
@@ -855,9 +804,9 @@ static Mpiwatch__Sample *dec_sample_one_pass(mw_arena_t *a, const uint8_t *p, co
                     return NULL;
                 size_t bound = (size_t)(p - body);
                 if (bound) {
-                    kind_t kind = sample_rep[field].kind;
+                    mw__kind_t kind = sample_rep[field].kind;
                     void *arr = arena_get(a, bound * kind_size(kind));
-                    if (!arr || append_packed(body, p, kind, arr, rep_n(s, field), bound) < 0)
+                    if (!arr || mw__append_packed(body, p, kind, arr, rep_n(s, field), bound) < 0)
                         return NULL;
                     *rep_arr(s, field) = arr;
                 }
@@ -878,7 +827,7 @@ static Mpiwatch__Sample *dec_sample_one_pass(mw_arena_t *a, const uint8_t *p, co
             return NULL;
         memcpy(s->longest, calls, s->n_longest * sizeof *s->longest);
     }
-    if (n_unknown && keep_unknown(a, &s->base, start, end, SAMPLE_KNOWN, n_unknown) < 0)
+    if (n_unknown && mw__keep_unknown(a, &s->base, start, end, SAMPLE_KNOWN, n_unknown) < 0)
         return NULL;
     return s;
 }
@@ -908,17 +857,21 @@ Mpiwatch__Envelope *mw__envelope_decode_fast(mw_arena_t *a, const void *data, si
      * one after the other (worth about a third of the decoding time at full load). */
     for (size_t off = 0; off < len && off < 16384; off += 64)
         __builtin_prefetch(p + off);
+    /* Samples rely on MW_DECODE_FITS() (above); partials bound protobuf-c's needs themselves
+     * (mw_decode_partial.c), which lets the large ones through. */
+    const int fits = MW_DECODE_FITS(a, len);
     Mpiwatch__Envelope *env = arena_get(a, sizeof *env);
     if (!env)
         return NULL;
     *env = (Mpiwatch__Envelope)MPIWATCH__ENVELOPE__INIT;
-    size_t n_unknown = 0;
+    size_t n_unknown = 0, members = 0, extra = 0;
     uint64_t v;
     while (p < end) {
         uint32_t field, wire;
         const uint8_t *body;
         if (!(p = rd_key(p, end, &field, &wire)))
             return NULL;
+        members++;
         switch (KEY(field, wire)) {
         case KEY(1, WIRE_VARINT):
             if (!(p = rd_varint(p, end, &v)))
@@ -949,11 +902,19 @@ Mpiwatch__Envelope *mw__envelope_decode_fast(mw_arena_t *a, const void *data, si
         case KEY(11, WIRE_LEN):
             /* A second body would be freed and replaced (or merged) by protobuf-c: leave it
              * that case. */
-            if (env->body_case != MPIWATCH__ENVELOPE__BODY__NOT_SET || !(p = rd_len(p, end, &body)))
+            if (!fits || env->body_case != MPIWATCH__ENVELOPE__BODY__NOT_SET ||
+                !(p = rd_len(p, end, &body)))
                 return NULL;
             if (!(env->sample = dec_sample(a, body, p)))
                 return NULL;
             env->body_case = MPIWATCH__ENVELOPE__BODY_SAMPLE;
+            break;
+        case KEY(14, WIRE_LEN):
+            if (env->body_case != MPIWATCH__ENVELOPE__BODY__NOT_SET || !(p = rd_len(p, end, &body)))
+                return NULL;
+            if (!(env->partial = mw__dec_partial(a, body, p, &extra)))
+                return NULL;
+            env->body_case = MPIWATCH__ENVELOPE__BODY_PARTIAL;
             break;
         default:
             /* Hellos and byes (rare), and known fields with a wrong wire type (invalid), go to
@@ -962,7 +923,13 @@ Mpiwatch__Envelope *mw__envelope_decode_fast(mw_arena_t *a, const void *data, si
                 return NULL;
         }
     }
-    if (n_unknown && keep_unknown(a, &env->base, start, end, known, n_unknown) < 0)
+    if (n_unknown && mw__keep_unknown(a, &env->base, start, end, known, n_unknown) < 0)
+        return NULL;
+    /* A partial is accepted only if protobuf-c could not have run out of arena on it: what was
+     * allocated here, plus its own overhead on the messages decoded here (the arena was reset
+     * before this decoder ran, as it is before protobuf-c runs). */
+    if (env->body_case == MPIWATCH__ENVELOPE__BODY_PARTIAL &&
+        (extra += members * 80u + 32u) > a->size - a->used)
         return NULL;
     return env;
 }

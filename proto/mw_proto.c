@@ -170,7 +170,7 @@ Mpiwatch__Envelope *mw_envelope_decode(mw_arena_t *arena, const void *data, size
 {
     if (len > MW_MAX_MESSAGE_BYTES)
         return NULL;
-    if (!decode_pbc_only() && MW_DECODE_FITS(arena, len)) {
+    if (!decode_pbc_only()) {
         mw_arena_reset(arena);
         Mpiwatch__Envelope *env = mw__envelope_decode_fast(arena, data, len);
         if (env)

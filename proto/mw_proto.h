@@ -118,14 +118,14 @@ Mpiwatch__JobInfo *mw_job_info_copy(const Mpiwatch__JobInfo *job);
 /* The two decoders behind mw_envelope_decode(), for tests and benchmarks. */
 /* protobuf-c only (resets the arena first). */
 Mpiwatch__Envelope *mw__envelope_decode_pbc(mw_arena_t *arena, const void *data, size_t len);
-/* The hand-written decoder (mw_decode.c), into the arena as it is (no reset): the envelope
- * protobuf-c would produce, or NULL when it cannot be sure of that (a hello or bye, an invalid
- * or unusual encoding, a full arena), in which case protobuf-c must decide. Only valid for
- * frames that satisfy MW_DECODE_FITS(). */
+/* The hand-written decoders (mw_decode.c for samples, mw_decode_partial.c for partials), into
+ * the arena as it is (no reset): the envelope protobuf-c would produce, or NULL when it cannot
+ * be sure of that (a hello or bye, an invalid or unusual encoding, a full arena, a sample in a
+ * frame that does not satisfy MW_DECODE_FITS()), in which case protobuf-c must decide. */
 Mpiwatch__Envelope *mw__envelope_decode_fast(mw_arena_t *arena, const void *data, size_t len);
 /* protobuf-c allocates less than MW_DECODE_BYTES_RATIO bytes per wire byte, plus
- * MW_DECODE_SLACK_BYTES, for any frame the fast decoder accepts (mw_decode.c): such a frame
- * is tried there only when protobuf-c could not run out of arena on it either. */
+ * MW_DECODE_SLACK_BYTES, for any sample the fast decoder accepts (mw_decode.c): a sample is
+ * decoded there only when protobuf-c could not run out of arena on it either. */
 #define MW_DECODE_BYTES_RATIO 256u
 #define MW_DECODE_SLACK_BYTES 65536u
 #define MW_DECODE_FITS(arena, len)                                                                 \

@@ -31,6 +31,7 @@
 #include "mw_proto.h"
 #include "pbequal.h"
 #include "testmsg.h"
+#include "testpartial.h"
 
 #define NOW 1700000000000000000ull
 #define MUTATIONS 20000 /* per input */
@@ -69,21 +70,19 @@ static int check_frame(const uint8_t *data, size_t len)
         st.pbc_ok++;
     }
     int fast = 0;
-    if (MW_DECODE_FITS(&arena2, len)) {
-        mw_arena_reset(&arena2);
-        Mpiwatch__Envelope *f = mw__envelope_decode_fast(&arena2, data, len);
-        if (f) {
-            fast = 1;
-            st.fast_ok++;
-            assert_non_null(ref); /* the fast decoder never accepts what protobuf-c rejects */
-            const char *diff = pb_diff(&ref->base, &f->base);
-            if (diff) {
-                fprintf(stderr, "fast decoder differs at %s\n", diff);
-                fail();
-            }
-        } else if (ref) {
-            st.fast_fallback_valid++;
+    mw_arena_reset(&arena2); /* the fast decoder checks MW_DECODE_FITS() itself */
+    Mpiwatch__Envelope *f = mw__envelope_decode_fast(&arena2, data, len);
+    if (f) {
+        fast = 1;
+        st.fast_ok++;
+        assert_non_null(ref); /* the fast decoder never accepts what protobuf-c rejects */
+        const char *diff = pb_diff(&ref->base, &f->base);
+        if (diff) {
+            fprintf(stderr, "fast decoder differs at %s\n", diff);
+            fail();
         }
+    } else if (ref) {
+        st.fast_fallback_valid++;
     }
     if (ref)
         mpiwatch__envelope__free_unpacked(ref, NULL);
@@ -681,8 +680,7 @@ static void test_invalid_and_fallback(void **state)
     tm_put_key(&e, 11, 2);
     tm_put(&e, "\x82\x80\x80\x80\x00\x08\x01", 7);
     ADD(1);
-    /* RegionDefs and CallSiteDefs (rare: once per region or site and rank) go to protobuf-c;
-     * so does a merged-window-only FunctionStat field (the spread) in a sample. */
+    /* RegionDefs and CallSiteDefs (rare: once per region or site and rank) go to protobuf-c. */
     env_head(&e, 0);
     {
         tm_enc_t t = s, d;
@@ -706,16 +704,6 @@ static void test_invalid_and_fallback(void **state)
         tm_put_ld(&d, 6, "app.c", 5);
         tm_put_uint(&d, 7, 42);
         tm_put_msg(&t, 37, &d);
-        tm_put_msg(&e, 11, &t);
-    }
-    ADD(1);
-    env_head(&e, 0);
-    {
-        tm_enc_t t = s, f;
-        f.n = 0;
-        tm_put_uint(&f, 1, 3);
-        tm_put_uint(&f, 10, 2);
-        tm_put_msg(&t, 2, &f);
         tm_put_msg(&e, 11, &t);
     }
     ADD(1);
@@ -855,10 +843,14 @@ static void test_fuzz_corpus(void **state)
     }
     if (n_dirs == 1)
         n_seeds = n;
-    size_t valid_samples = 0;
+    size_t valid_samples = 0, partials = 0;
     for (size_t i = 0; i < n; i++) {
         int fast = check_frame(in[i].data, in[i].len);
         Mpiwatch__Envelope *env = mw_envelope_decode(&arena, in[i].data, in[i].len);
+        if (i < n_seeds && env && env->body_case == MPIWATCH__ENVELOPE__BODY_PARTIAL) {
+            partials++; /* an aggregator's (seeds.c): the fast decoder takes them all */
+            assert_int_equal(fast, 1);
+        }
         if (i < n_seeds && env && env->body_case == MPIWATCH__ENVELOPE__BODY_SAMPLE) {
             const Mpiwatch__Sample *s = env->sample;
             valid_samples++;
@@ -869,12 +861,390 @@ static void test_fuzz_corpus(void **state)
         }
     }
     if (n_dirs > 0)
-        assert_true(n == 0 || valid_samples > 0);
+        assert_true(n == 0 || (valid_samples > 0 && partials > 0));
     print_stats("fuzz corpus");
     check_with_mutations(in, n, n > 200 ? 500 : 5000);
     print_stats("fuzz corpus, mutated");
     free_inputs(in, n);
     free(in);
+}
+
+/* ---- partials (proto/mw_decode_partial.c) --------------------------------------------------- */
+
+#define PJOB "decode-partial-job"
+#define P_RANKS 24
+#define P_WINDOWS 4
+
+/* An aggregator's AggState and partials (testpartial.h), as a parent receives them. */
+static size_t real_partials(input_t *in)
+{
+    tp_frame_t f[P_WINDOWS + 1];
+    size_t n = tp_aggregator_frames(PJOB, P_RANKS, P_WINDOWS, 3, f, P_WINDOWS + 1);
+    assert_int_equal(n, P_WINDOWS + 1);
+    for (size_t i = 0; i < n; i++)
+        in[i] = (input_t){f[i].b, f[i].n};
+    return n;
+}
+
+/* Every partial an aggregator writes is taken by the fast decoder (that is the speed-up) and
+ * equals protobuf-c's; the AggState is left to protobuf-c. The partials carry every per-rank
+ * array, functions with their spread, long calls and definitions, so that none is untested. */
+static void test_partial_real(void **state)
+{
+    (void)state;
+    input_t in[P_WINDOWS + 1];
+    size_t n = real_partials(in);
+    for (size_t i = 0; i < n; i++) {
+        int fast = check_frame(in[i].data, in[i].len);
+        Mpiwatch__Envelope *env = mw_envelope_decode(&arena, in[i].data, in[i].len);
+        assert_non_null(env);
+        if (i == 0) {
+            assert_int_equal(env->body_case, MPIWATCH__ENVELOPE__BODY_AGG);
+            assert_int_equal(fast, 0);
+            continue;
+        }
+        assert_int_equal(env->body_case, MPIWATCH__ENVELOPE__BODY_PARTIAL);
+        assert_int_equal(fast, 1);
+        const Mpiwatch__Partial *pa = env->partial;
+        const Mpiwatch__Window *w = pa->window;
+        assert_non_null(w);
+        assert_int_equal(pa->n_rank_pm, P_RANKS);
+        assert_int_equal(w->ranks_reporting, P_RANKS);
+        assert_true(pa->n_rank_first >= 1 && pa->n_fn_order > 0);
+        assert_true(w->n_functions >= 5 && w->n_longest > 0 && w->n_occ_fn > 0 &&
+                    w->n_density_sub > 0 && w->n_pair_src > 0 && w->n_fpair_fn > 0 &&
+                    w->n_rf_rank >= P_RANKS && w->n_rr_rank > 0 && w->n_regions > 0 &&
+                    w->n_sites > 0);
+        assert_true(w->functions[0]->spread_ranks > 0 && w->functions[0]->n_hist > 0);
+        if (i == 1) /* the definitions come with the first window */
+            assert_true(pa->n_region_defs == 1 && pa->n_site_defs == 1);
+    }
+    print_stats("real partials");
+    check_with_mutations(in, n, MUTATIONS / 4);
+    print_stats("real partials, mutated");
+    free_inputs(in, n);
+}
+
+/* The bytes of a message as protobuf-c packs it. */
+static void put_packed(tm_enc_t *e, const ProtobufCMessage *m)
+{
+    size_t n = protobuf_c_message_get_packed_size(m);
+    assert_true(e->n + n <= sizeof e->b);
+    protobuf_c_message_pack(m, e->b + e->n);
+    e->n += n;
+}
+
+static void put_packed_field(tm_enc_t *e, uint64_t field, const ProtobufCMessage *m)
+{
+    tm_enc_t inner;
+    inner.n = 0;
+    put_packed(&inner, m);
+    tm_put_msg(e, field, &inner);
+}
+
+/* Packed uint32 values as one chunk of field `field`. */
+static void put_u32s(tm_enc_t *e, uint64_t field, const uint32_t *v, size_t n)
+{
+    tm_enc_t c;
+    c.n = 0;
+    for (size_t i = 0; i < n; i++)
+        tm_put_varint(&c, v[i]);
+    tm_put_msg(e, field, &c);
+}
+
+/* Partials protobuf-c's packer never writes, built from a real one: split, unpacked and empty
+ * chunks, repeated scalars, unknown fields at every level, every rare nested message; the
+ * unusual ones the fast decoder leaves to protobuf-c (a second Window, a 5-byte length), and
+ * invalid ones (wrong wire types, lengths past the end, every truncation of a partial). */
+static void test_partial_crafted(void **state)
+{
+    (void)state;
+    input_t real[P_WINDOWS + 1];
+    size_t n_real = real_partials(real);
+    Mpiwatch__Envelope *ref = mpiwatch__envelope__unpack(NULL, real[1].len, real[1].data);
+    assert_non_null(ref);
+    const Mpiwatch__Partial *pa = ref->partial;
+    tm_enc_t win; /* the real Window */
+    win.n = 0;
+    put_packed(&win, &pa->window->base);
+
+    /* The rare nested messages, each with values in every field. */
+    Mpiwatch__FunctionStat fs = MPIWATCH__FUNCTION_STAT__INIT, *fsp = &fs;
+    fs.fn = pa->window->functions[0]->fn;
+    fs.count = 3;
+    fs.rank_sd_ns = 1.5;
+    fs.spread_ranks = 2;
+    fs.spread_sq_lo = UINT64_MAX;
+    uint32_t src[2] = {0, 1};
+    uint64_t msgs[2] = {1, UINT64_MAX};
+    Mpiwatch__Step step = MPIWATCH__STEP__INIT;
+    step.step = 9;
+    step.end_ns = 7;
+    step.ranks = 2;
+    step.n_functions = 1;
+    step.functions = &fsp;
+    step.n_pair_src = step.n_pair_dst = step.n_pair_messages = step.n_pair_bytes = 2;
+    step.pair_src = step.pair_dst = src;
+    step.pair_messages = step.pair_bytes = msgs;
+    Mpiwatch__Dormant dor = MPIWATCH__DORMANT__INIT;
+    dor.n_fn = dor.n_calls = dor.n_bytes = 2;
+    dor.fn = src;
+    dor.calls = dor.bytes = msgs;
+    dor.spans_folded = 4;
+    Mpiwatch__RankDormant rd = MPIWATCH__RANK_DORMANT__INIT;
+    rd.rank = 1;
+    rd.dormant = &dor;
+    Mpiwatch__Region reg = MPIWATCH__REGION__INIT;
+    reg.id = 2;
+    reg.name = "crafted";
+    reg.source = 1;
+    Mpiwatch__CallSite cs = MPIWATCH__CALL_SITE__INIT;
+    cs.id = 2;
+    cs.module = "/m";
+    cs.function = "f";
+    cs.file = "";
+    cs.line = 3;
+    Mpiwatch__Trace tr = MPIWATCH__TRACE__INIT;
+    tr.window = pa->window->index;
+    tr.state = 1;
+    tr.records.len = 3;
+    tr.records.data = (uint8_t *)"abc";
+    Mpiwatch__RankTrace rt = MPIWATCH__RANK_TRACE__INIT;
+    rt.rank = 1;
+    rt.trace = &tr;
+    Mpiwatch__CommDef cd = MPIWATCH__COMM_DEF__INIT;
+    cd.id = 5;
+    cd.size = 2;
+    Mpiwatch__RegionStat rs = MPIWATCH__REGION_STAT__INIT;
+    rs.region = 2;
+    rs.count = UINT64_MAX;
+    Mpiwatch__SiteStat ss = MPIWATCH__SITE_STAT__INIT;
+    ss.site = 2;
+    ss.top_rank_ns = 1;
+
+    static input_t in[64];
+    static int expect_fast[64], expect_valid[64];
+    size_t n = 0;
+    tm_enc_t e, p, w;
+#define BEGIN() (p.n = 0, w = win)
+#define ADD(fast, valid)                                                                           \
+    do {                                                                                           \
+        e.n = 0;                                                                                   \
+        tm_put_head(&e, PJOB, 3);                                                                  \
+        tm_put_msg(&e, 14, &p);                                                                    \
+        assert_true(n < 64);                                                                       \
+        expect_fast[n] = (fast), expect_valid[n] = (valid);                                        \
+        in[n++] = keep(e.b, e.n);                                                                  \
+    } while (0)
+#define RANKS()                                                                                    \
+    do {                                                                                           \
+        put_u32s(&p, 2, pa->rank_first, pa->n_rank_first);                                         \
+        put_u32s(&p, 3, pa->rank_count, pa->n_rank_count);                                         \
+        put_u32s(&p, 4, pa->rank_pm, pa->n_rank_pm);                                               \
+        tm_put_uint(&p, 5, pa->samples);                                                           \
+    } while (0)
+
+    /* As protobuf-c would write it, the fields in another order. */
+    BEGIN();
+    RANKS();
+    tm_put_msg(&p, 1, &w);
+    ADD(1, 1);
+    /* Split, unpacked and empty chunks; a field with only an empty chunk (NULL, 0). */
+    BEGIN();
+    put_u32s(&p, 2, pa->rank_first, pa->n_rank_first);
+    put_u32s(&p, 3, pa->rank_count, pa->n_rank_count);
+    put_u32s(&p, 4, pa->rank_pm, 5);
+    put_u32s(&p, 4, NULL, 0);
+    for (size_t i = 5; i < 9; i++)
+        tm_put_uint(&p, 4, pa->rank_pm[i]);
+    put_u32s(&p, 4, pa->rank_pm + 9, pa->n_rank_pm - 9);
+    put_u32s(&p, 10, NULL, 0);
+    put_u32s(&w, 41, NULL, 0); /* a second, empty chunk of rf_fn */
+    tm_put_uint(&w, 40, 0);    /* an unpacked element after a chunk: rf_rank one longer */
+    tm_put_msg(&p, 1, &w);
+    ADD(1, 1);
+    /* Repeated scalars (the last wins), values past 32 bits in uint32 fields, 10-byte varints. */
+    BEGIN();
+    tm_put_uint(&w, 1, 5);
+    tm_put_uint(&w, 5, 0x100000000ull | P_RANKS);
+    tm_put(&w, "\x38\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11); /* mpi_time_ns = 2^64 - 1 */
+    RANKS();
+    tm_put_uint(&p, 5, 1); /* samples again */
+    tm_put_msg(&p, 1, &w);
+    ADD(1, 1);
+    /* Unknown fields of every wire type in the Partial, its Window and a FunctionStat. */
+    BEGIN();
+    {
+        tm_enc_t f;
+        f.n = 0;
+        tm_put_uint(&f, 1, fs.fn);
+        tm_put_uint(&f, 30, 7);
+        tm_put_key(&f, 31, 1);
+        tm_put(&f, "12345678", 8);
+        tm_put_msg(&w, 13, &f);
+    }
+    tm_put_uint(&w, 57, 1);
+    tm_put_ld(&w, 200, "xyz", 3);
+    tm_put_key(&w, 63, 5);
+    tm_put(&w, "1234", 4);
+    tm_put_msg(&p, 1, &w);
+    RANKS();
+    tm_put_uint(&p, 11, 3);
+    tm_put_key(&p, 12, 1);
+    tm_put(&p, "87654321", 8);
+    tm_put_ld(&p, 99, "", 0);
+    ADD(1, 1);
+    /* Every rare nested message: steps, dormant figures, definitions; traces, communicators,
+     * region and site figures; a function with its spread; an empty Window. */
+    BEGIN();
+    put_packed_field(&w, 30, &rt.base);
+    put_packed_field(&w, 30, &rt.base);
+    put_packed_field(&w, 33, &cd.base);
+    put_packed_field(&w, 36, &rs.base);
+    put_packed_field(&w, 37, &ss.base);
+    put_packed_field(&w, 13, &fs.base);
+    tm_put_msg(&p, 1, &w);
+    RANKS();
+    put_packed_field(&p, 6, &step.base);
+    put_packed_field(&p, 7, &rd.base);
+    put_packed_field(&p, 7, &rd.base);
+    put_packed_field(&p, 8, &reg.base);
+    put_packed_field(&p, 9, &cs.base);
+    ADD(1, 1);
+    BEGIN();
+    tm_put_ld(&p, 1, "", 0);
+    ADD(1, 1);
+    BEGIN(); /* no Window at all */
+    RANKS();
+    ADD(1, 1);
+    /* Left to protobuf-c: a second Window (merged), a 5-byte length prefix, a Partial and a
+     * Sample in one envelope. */
+    BEGIN();
+    tm_put_msg(&p, 1, &w);
+    tm_put_msg(&p, 1, &w);
+    ADD(0, 1);
+    BEGIN();
+    tm_put_key(&p, 2, 2);
+    tm_put(&p, "\x81\x80\x80\x80\x00\x01", 6);
+    ADD(0, 1);
+    BEGIN();
+    RANKS();
+    e.n = 0;
+    tm_put_head(&e, PJOB, 3);
+    tm_put_msg(&e, 14, &p);
+    tm_put_ld(&e, 11, "", 0);
+    in[n] = keep(e.b, e.n), expect_fast[n] = 0, expect_valid[n++] = 1;
+    /* Invalid: wrong wire types, a length past the end, a packed varint cut by its chunk. */
+    BEGIN();
+    tm_put_uint(&p, 1, 1); /* the Window as a varint */
+    ADD(0, 0);
+    BEGIN();
+    tm_put_key(&p, 2, 5); /* rank_first as fixed32 */
+    tm_put(&p, "1234", 4);
+    ADD(0, 0);
+    BEGIN();
+    tm_put_ld(&w, 13, "\x08", 1); /* a FunctionStat whose fn has no value */
+    tm_put_msg(&p, 1, &w);
+    ADD(0, 0);
+    BEGIN();
+    tm_put_ld(&w, 42, "\x01\x80", 2); /* rf_count: a varint that does not end in its chunk */
+    tm_put_msg(&p, 1, &w);
+    ADD(0, 0);
+    BEGIN();
+    tm_put_ld(&w, 2, "\x01", 1); /* window_ns as bytes */
+    tm_put_msg(&p, 1, &w);
+    ADD(0, 0);
+    BEGIN();
+    tm_put_key(&p, 1, 2);
+    tm_put_varint(&p, win.n + 1); /* past the end */
+    tm_put(&p, win.b, win.n);
+    ADD(0, 0);
+#undef ADD
+#undef BEGIN
+#undef RANKS
+    for (size_t i = 0; i < n; i++) {
+        print_message("partial case %zu\n", i);
+        assert_int_equal(check_frame(in[i].data, in[i].len), expect_fast[i]);
+        Mpiwatch__Envelope *env = mw_envelope_decode(&arena, in[i].data, in[i].len);
+        assert_int_equal(env != NULL, expect_valid[i]);
+    }
+    /* Spot checks of the values (pbequal compares the rest). */
+    Mpiwatch__Envelope *env = mw_envelope_decode(&arena, in[1].data, in[1].len);
+    assert_int_equal(env->partial->n_rank_pm, pa->n_rank_pm);
+    assert_int_equal(env->partial->rank_pm[7], pa->rank_pm[7]);
+    assert_null(env->partial->fn_order);
+    assert_int_equal(env->partial->window->n_rf_rank, pa->window->n_rf_rank + 1);
+    env = mw_envelope_decode(&arena, in[2].data, in[2].len);
+    assert_int_equal(env->partial->samples, 1);
+    assert_int_equal(env->partial->window->index, 5);
+    assert_int_equal(env->partial->window->ranks_reporting, P_RANKS);
+    assert_int_equal(env->partial->window->mpi_time_ns, UINT64_MAX);
+    env = mw_envelope_decode(&arena, in[4].data, in[4].len);
+    assert_int_equal(env->partial->n_dormant, 2);
+    assert_int_equal(env->partial->window->n_traces, 2);
+    assert_int_equal(
+        env->partial->window->functions[env->partial->window->n_functions - 1]->spread_sq_lo,
+        UINT64_MAX);
+    /* Every truncation of a partial. */
+    for (size_t len = 0; len < in[0].len; len++)
+        check_frame(in[0].data, len);
+    print_stats("crafted partials");
+    check_with_mutations(in, n, MUTATIONS / 8);
+    print_stats("crafted partials, mutated");
+    mpiwatch__envelope__free_unpacked(ref, NULL);
+    free_inputs(in, n);
+    free_inputs(real, n_real);
+}
+
+/* A partial is too large for MW_DECODE_FITS(): the fast decoder bounds protobuf-c's memory frame
+ * by frame instead, and must never accept a partial on which protobuf-c, given the same arena,
+ * would run out. Checked on a real partial and on the shapes that cost protobuf-c the most per
+ * byte (empty function summaries and long calls, 2-byte unknown fields), in arenas of every size
+ * from too small for either to large enough for both. */
+static void test_partial_arena_bound(void **state)
+{
+    (void)state;
+    input_t real[P_WINDOWS + 1];
+    size_t n_real = real_partials(real);
+    input_t in[4];
+    in[0] = real[1];
+    static const struct {
+        const char *b;
+        size_t n;
+    } members[] = {{"\x6a\x00", 2}, {"\xd2\x01\x00", 3}, {"\xc8\x03\x01", 3}};
+    for (int k = 0; k < 3; k++) {
+        tm_enc_t e, p, w;
+        w.n = p.n = 0;
+        while (w.n + 3 < 8000)
+            tm_put(&w, members[k].b, members[k].n);
+        tm_put_msg(&p, 1, &w);
+        e.n = 0;
+        tm_put_head(&e, PJOB, 3);
+        tm_put_msg(&e, 14, &p);
+        in[1 + k] = keep(e.b, e.n);
+    }
+    for (int k = 0; k < 4; k++) {
+        size_t fast_from = 0, pbc_from = 0;
+        for (size_t size = 4096; size < 256 * in[k].len + 262144; size += size / 64) {
+            mw_arena_t a;
+            assert_int_equal(mw_arena_init(&a, size), 0);
+            Mpiwatch__Envelope *fast = mw__envelope_decode_fast(&a, in[k].data, in[k].len);
+            Mpiwatch__Envelope *pbc = mw__envelope_decode_pbc(&a, in[k].data, in[k].len);
+            assert_true(!fast || pbc); /* protobuf-c never runs out where the fast one answers */
+            if (fast && !fast_from)
+                fast_from = size;
+            if (pbc && !pbc_from)
+                pbc_from = size;
+            mw_arena_free(&a);
+        }
+        print_message("partial shape %d, %zu bytes: protobuf-c decodes it from an arena of %zu "
+                      "bytes, the fast decoder from %zu\n",
+                      k, in[k].len, pbc_from, fast_from);
+        assert_true(fast_from > 0 && fast_from >= pbc_from);
+        assert_true(fast_from < 2 * pbc_from + 65536); /* the bound is not absurdly loose */
+    }
+    free_inputs(in + 1, 3);
+    free_inputs(real, n_real);
 }
 
 int main(int argc, char **argv)
@@ -890,6 +1260,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_invalid_and_fallback),
         cmocka_unit_test(test_arena_bound),
         cmocka_unit_test(test_fuzz_corpus),
+        cmocka_unit_test(test_partial_real),
+        cmocka_unit_test(test_partial_crafted),
+        cmocka_unit_test(test_partial_arena_bound),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     mw_arena_free(&arena);

@@ -26,7 +26,8 @@
  * The decoded envelope lives until the next decode, exactly as with the arena.
  *
  * Every frame is also checked against protobuf-c (the property of tests/collector/
- * test_decode.c): when the hand-written decoder of proto/mw_decode.c answers on its own, in an
+ * test_decode.c): when the hand-written decoder (proto/mw_decode.c for samples,
+ * mw_decode_partial.c for an aggregator's partials) answers on its own, in an
  * arena of its own sized for the largest input, protobuf-c (with malloc) must accept the frame
  * and give a deep-equal envelope (pbequal.c); a difference aborts, which libFuzzer reports as
  * a crash with the frame's script.
@@ -64,9 +65,7 @@ static mw_arena_t diff_arena;          /* the fast decoder's arena in the differ
 /* The fast decoder, when it answers, agrees with protobuf-c (see the top of this file). */
 static void differential(const void *data, size_t len)
 {
-    if (!MW_DECODE_FITS(&diff_arena, len))
-        return;
-    mw_arena_reset(&diff_arena);
+    mw_arena_reset(&diff_arena); /* the fast decoder checks MW_DECODE_FITS() itself */
     Mpiwatch__Envelope *fast = mw__envelope_decode_fast(&diff_arena, data, len);
     if (!fast)
         return; /* protobuf-c decides */

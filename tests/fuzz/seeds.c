@@ -23,6 +23,7 @@
 #include "fixture.h"
 #include "mw_recording.h"
 #include "record_file.h"
+#include "testpartial.h"
 
 typedef struct {
     uint8_t buf[1 << 16];
@@ -38,16 +39,21 @@ static void put(script_t *s, const void *p, size_t n)
     s->n += n;
 }
 
-/* A frame op (op 0: arena decoding, op 1: malloc decoding). */
-static void frame(script_t *s, const tm_msg_t *m, int malloc_decode)
+/* A frame op of the bytes msg (op 0: arena decoding, op 1: malloc decoding). */
+static void frame_bytes(script_t *s, const uint8_t *msg, size_t n, int malloc_decode)
 {
-    uint8_t *msg;
-    size_t n = tm_pack(m, &msg);
     if (n > 0xffff)
         abort();
     uint8_t hdr[3] = {(uint8_t)(malloc_decode ? 1 : 0), (uint8_t)n, (uint8_t)(n >> 8)};
     put(s, hdr, 3);
     put(s, msg, n);
+}
+
+static void frame(script_t *s, const tm_msg_t *m, int malloc_decode)
+{
+    uint8_t *msg;
+    size_t n = tm_pack(m, &msg);
+    frame_bytes(s, msg, n, malloc_decode);
     free(msg);
 }
 
@@ -358,6 +364,29 @@ int main(int argc, char **argv)
     put(&s, "\x02\x00\x08\x01", 4);
     op3(&s, 1);
     rc |= write_seed(dir, "rejects", &s);
+
+    /* A parent of one aggregator (docs/partial.md): the ranks' hellos, the aggregator's
+     * AggState, then its partials of four windows (testpartial.h: a real aggregator's). */
+    {
+        enum { RANKS = 8, WINDOWS = 4 };
+        tp_frame_t f[WINDOWS + 1];
+        size_t nf = tp_aggregator_frames("fzp", RANKS, WINDOWS, 2, f, WINDOWS + 1);
+        if (nf != WINDOWS + 1) {
+            fprintf(stderr, "mw-fuzz-seeds: the aggregator wrote no partials\n");
+            return 1;
+        }
+        memset(&s, 0, sizeof s);
+        s.real_ns = FX_REAL_NS;
+        for (uint32_t r = 0; r < RANKS; r++) {
+            tm_hello(&m, "fzp", r, RANKS, s.real_ns);
+            frame(&s, &m, 0);
+        }
+        for (size_t i = 0; i < nf; i++)
+            frame_bytes(&s, f[i].b, f[i].n, (int)(i & 1));
+        advance(&s, 1);
+        tp_frames_free(f, nf);
+        rc |= write_seed(dir, "partials", &s);
+    }
 
     /* Recordings: a small job, and one with more windows than an index frame covers. */
     char rec1[4096], rec2[4096], torn[4096];
