@@ -80,12 +80,17 @@ static const opt_desc_t opt_table[] = {
      "(default 0: off; docs/recording.md)"},
     {"record-full-span", 0, OPT_UINT, offsetof(mw_collector_options_t, record_full_span), "S", 0,
      31536000,
-     "keep the received samples of the last S seconds in the recording (default 600; 0: all); "
-     "merged windows are kept for the whole run (docs/recording.md, Tiers)"},
+     "keep the received samples and full merged windows of the last S seconds in the recording "
+     "(default 60; 0: all); lean windows and per-rank sums are kept for the whole run "
+     "(docs/recording.md, Tiers)"},
     {"record-keep-around", 0, OPT_UINT, offsetof(mw_collector_options_t, record_keep_around), "S",
      0, 31536000,
      "keep the received samples within S seconds of a rule firing or a steering request "
      "(captures included) for the whole run (default 60)"},
+    {"record-rank-every", 0, OPT_UINT, offsetof(mw_collector_options_t, record_rank_every), "D", 1,
+     1000000,
+     "with the tiers, keep the per-rank content (per function count, time, bytes; MPI share; "
+     "pairs) for the whole run summed over D windows (default 50)"},
     {"record-max-gb", 0, OPT_DOUBLE, offsetof(mw_collector_options_t, record_max_gb), "G", 0, 1e6,
      "bound the recording to G GB (1e9 bytes) on disk: at 90% the received samples are "
      "dropped and no longer recorded, at G the recording stops (default 0: no limit)"},
@@ -216,7 +221,9 @@ void mw_collector_options_defaults(mw_collector_options_t *o)
     o->history_windows = 600;
     o->history_mb = 64;
     o->record_compress = 0; /* costs the loop CPU: docs/recording.md, Compressed frames */
-    o->record_full_span = 600;
+    /* With the coarse tier (docs/recording.md, Long runs): 60 s of full detail. */
+    o->record_full_span = 60;
+    o->record_rank_every = 50;
     o->record_keep_around = 60;
     o->trace_budget = 2000000; /* MW_TRACE_BUDGET_DEFAULT (trace_budget.h, docs/trace.md) */
     o->lateness_budget_ms = 2000;

@@ -30,6 +30,8 @@ typedef struct {
     double record_compress;
     uint64_t record_full_span, record_keep_around;
     double record_max_gb;
+    /* --record-rank-every D: windows summed into one per-rank frame of the coarse tier. */
+    uint64_t record_rank_every;
     char *config;             /* --config FILE: INI file loaded after the command line */
     int print_config;         /* --print-config: print the effective settings as INI and exit */
     char *record;             /* --record FILE.mpiw */

@@ -128,6 +128,8 @@ enum {
     REC_STEP = 18,
     REC_LATENESS = 19,
     REC_PARTS = 20,
+    REC_WINDOW_LEAN = 21,
+    REC_RANKS = 22,
 };
 
 /* A run of sample frames that follow each other in the file: [start, end), the windows of
@@ -176,6 +178,14 @@ struct mw_record {
     int no_punch;   /* the file system refused PUNCH_HOLE: nothing is dropped */
     int raw_off;    /* --record-max-gb at 90%: samples are no longer recorded */
     int limit_stop; /* --record-max-gb reached: the recording stopped */
+    /* The coarse tier (on with the tiers): every window's lean copy, and the per-rank content
+     * summed over --record-rank-every windows. */
+    int coarse;
+    uint32_t rank_every;
+    mw_rec_ranks_t *ranks;
+    unsigned char *lean;
+    size_t lean_cap;
+    uint64_t rank_frames, rank_lost, lean_windows;
     unsigned char key[MW_REC_KEY_BYTES]; /* begins every index frame (mw_recording.h) */
     uint64_t failed_bytes;               /* what the file holds, once the recording has failed */
 
@@ -192,7 +202,7 @@ struct mw_record {
 
     uint64_t prev_index; /* offset of the last index frame, 0 none */
     uint64_t ix_window[REC_INDEX_EVERY], ix_offset[REC_INDEX_EVERY];
-    uint64_t ix_first[REC_INDEX_EVERY], ix_mono[REC_INDEX_EVERY];
+    uint64_t ix_first[REC_INDEX_EVERY], ix_mono[REC_INDEX_EVERY], ix_lean[REC_INDEX_EVERY];
     size_t ix_n;
 
     struct {
@@ -492,6 +502,10 @@ static void rec_index(mw_record_t *r, const mw_clock_t *now)
     ix.window_offset = r->ix_offset;
     ix.first_sample = r->ix_first;
     ix.mono_ns = r->ix_mono;
+    if (r->coarse) {
+        ix.n_lean_offset = r->ix_n;
+        ix.lean_offset = r->ix_lean;
+    }
     uint64_t *h = NULL;
     if (r->n_holes) {
         size_t n = r->n_holes;
@@ -681,6 +695,8 @@ static void rec_free(mw_record_t *r)
     free(r->path);
     free(r->runs);
     free(r->holes);
+    free(r->lean);
+    mw_rec_ranks_free(r->ranks);
     mw_rec_zctx_free(r->z);
     pthread_cond_destroy(&r->done);
     pthread_cond_destroy(&r->work);
@@ -797,6 +813,14 @@ mw_record_t *mw__record_open(const char *path, const mw_collector_options_t *opt
     r->span_ns = opt->record_full_span * MW_NS_PER_S;
     r->around_ns = opt->record_keep_around * MW_NS_PER_S;
     r->max_bytes = (uint64_t)(opt->record_max_gb * 1e9);
+    r->rank_every = opt->record_rank_every ? (uint32_t)opt->record_rank_every : 1;
+    if ((r->span_ns || r->max_bytes) && !(r->ranks = mw_rec_ranks_new())) {
+        MW_LOG(MW_LOG_ERROR, "cannot record into %s: out of memory", path);
+        close(r->fd);
+        rec_free(r);
+        return NULL;
+    }
+    r->coarse = r->ranks != NULL;
     r->next_expire_ns = now->mono_ns + REC_EXPIRE_NS;
     r->handed_mono_ns = now->mono_ns;
     r->last = *now;
@@ -835,11 +859,14 @@ mw_record_t *mw__record_open(const char *path, const mw_collector_options_t *opt
     return r;
 }
 
+static void rec_ranks_flush(mw_record_t *r, const mw_clock_t *now);
+
 void mw__record_close(mw_record_t *r)
 {
     if (!r)
         return;
     if (!r->failed) {
+        rec_ranks_flush(r, &r->last);
         /* The last index, so that a reader finds every window without scanning. */
         rec_index(r, &r->last);
         rec_handoff(r);
@@ -852,6 +879,12 @@ void mw__record_close(mw_record_t *r)
                (unsigned long long)r->punched, (unsigned long long)r->pinned_runs,
                (unsigned long long)r->samples_not_recorded,
                r->limit_stop ? "; stopped at the limit" : "");
+    if (r->coarse)
+        MW_LOG(r->rank_lost ? MW_LOG_WARN : MW_LOG_INFO,
+               "recording %s: coarse tier: %llu lean windows, %llu per-rank frames (every %u "
+               "windows), %llu windows' per-rank sums lost (out of memory)",
+               r->path, (unsigned long long)r->lean_windows, (unsigned long long)r->rank_frames,
+               r->rank_every, (unsigned long long)r->rank_lost);
     if (r->thread_started) {
         pthread_mutex_lock(&r->lock);
         r->stop = 1;
@@ -915,14 +948,73 @@ void mw__record_frame(mw_record_t *r, const mw_clock_t *now, const void *data, s
     }
 }
 
+/* Writes the per-rank sums of the windows added since the last ones (a RecordRanks). */
+static void rec_ranks_flush(mw_record_t *r, const mw_clock_t *now)
+{
+    if (!r->coarse || r->failed)
+        return;
+    uint32_t n = mw_rec_ranks_windows(r->ranks);
+    if (!n)
+        return;
+    size_t len;
+    const void *p = mw_rec_ranks_take(r->ranks, &len);
+    if (!p) {
+        r->rank_lost += n;
+        return;
+    }
+    if (rec_append(r, MW_REC_TAG_FRAME, now, REC_RANKS, p, len, 0, 1))
+        r->rank_frames++;
+}
+
+/* The coarse tier of a window just recorded: its lean copy and its per-rank content added to
+ * the sums. Returns the lean copy's offset, 0 when none was written. */
+static uint64_t rec_coarse(mw_record_t *r, const mw_clock_t *now, const void *pb, size_t len)
+{
+    if (len > r->lean_cap) {
+        unsigned char *p = realloc(r->lean, len);
+        if (!p)
+            return 0;
+        r->lean = p;
+        r->lean_cap = len;
+    }
+    size_t k = len ? mw_rec_window_lean(pb, len, r->lean) : 0;
+    uint64_t off = k ? rec_append(r, MW_REC_TAG_FRAME, now, REC_WINDOW_LEAN, r->lean, k, 0, 1) : 0;
+    if (!off)
+        return 0;
+    r->lean_windows++;
+    int a = mw_rec_ranks_add(r->ranks, pb, len);
+    if (a == 1) { /* another job, or a cap: what is summed goes first */
+        rec_ranks_flush(r, now);
+        a = mw_rec_ranks_add(r->ranks, pb, len);
+    }
+    if (a != 0)
+        r->rank_lost++;
+    if (mw_rec_ranks_windows(r->ranks) >= r->rank_every)
+        rec_ranks_flush(r, now);
+    return off;
+}
+
 void mw__record_window(mw_record_t *r, const mw_clock_t *now, uint64_t index, const void *pb,
                        size_t len)
 {
     if (!r || r->failed)
         return;
-    uint64_t off = rec_append(r, MW_REC_TAG_FRAME, now, REC_WINDOW, pb ? pb : "", len, 0, 1);
-    if (!off)
-        return;
+    if (!pb)
+        pb = "", len = 0;
+    /* With the tiers, the full window joins the run of samples before it and goes with them;
+     * once samples are no longer recorded (--record-max-gb) only the lean copy is. */
+    uint64_t off = 0, lean = 0;
+    if (!r->coarse || !r->raw_off) {
+        if (!(off = rec_append(r, MW_REC_TAG_FRAME, now, REC_WINDOW, pb, len, 0, !r->coarse)))
+            return;
+        if (r->coarse)
+            rec_run_note(r, off, r->size, index, now->mono_ns);
+    }
+    if (r->coarse) {
+        lean = rec_coarse(r, now, pb, len);
+        if (!off && !(off = lean))
+            return;
+    }
     r->windows++;
     unsigned slot = (unsigned)(index & (REC_FIRST_SLOTS - 1));
     uint64_t first = 0;
@@ -934,6 +1026,7 @@ void mw__record_window(mw_record_t *r, const mw_clock_t *now, uint64_t index, co
     r->ix_offset[r->ix_n] = off;
     r->ix_first[r->ix_n] = first;
     r->ix_mono[r->ix_n] = now->mono_ns;
+    r->ix_lean[r->ix_n] = lean != off ? lean : 0;
     if (++r->ix_n == REC_INDEX_EVERY)
         rec_index(r, now);
     if (r->span_ns && now->mono_ns >= r->next_expire_ns) {
@@ -1002,6 +1095,8 @@ void mw__record_lateness(mw_record_t *r, const mw_clock_t *now, const void *pb, 
 
 void mw__record_job(mw_record_t *r, const mw_clock_t *now, const void *pb, size_t len)
 {
+    if (r && !r->failed)
+        rec_ranks_flush(r, now); /* a job's end (or grid) closes its per-rank sums */
     if (r && !r->failed)
         rec_append(r, MW_REC_TAG_FRAME, now, REC_JOB, pb ? pb : "", len, 0, 1);
 }

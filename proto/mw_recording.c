@@ -83,6 +83,8 @@
 #define RD_FIELD_MONO 1u
 #define RD_FIELD_WINDOW 11u
 #define RD_FIELD_INDEX 16u
+#define RD_FIELD_LEAN 21u  /* Record.window_lean: a window's coarse-tier copy */
+#define RD_FIELD_RANKS 22u /* Record.ranks */
 
 /* ---- shared byte layout -------------------------------------------------------------------- */
 
@@ -329,9 +331,11 @@ static int rd_peek(const unsigned char *p, size_t len, rd_peek_t *out)
     while ((k = pb_next(&c, &field, &type, &v, &d, &n)) == 1) {
         if (field == RD_FIELD_MONO && type == 0)
             out->mono_ns = v;
-        else if (field >= 10 && field <= 17) {
+        else if ((field >= 10 && field <= 17) || field == RD_FIELD_LEAN ||
+                 field == RD_FIELD_RANKS) {
             out->body = field;
-            if (field == RD_FIELD_WINDOW && (type != 2 || pb_field1(d, n, &out->window) < 0))
+            if ((field == RD_FIELD_WINDOW || field == RD_FIELD_LEAN) &&
+                (type != 2 || pb_field1(d, n, &out->window) < 0))
                 return -1;
         }
     }
@@ -360,6 +364,7 @@ typedef struct {
 
 typedef struct {
     uint64_t window, offset, first_sample, mono_ns;
+    uint64_t lean; /* offset of its lean copy (Record.window_lean), 0 none */
 } rd_win_t;
 
 /* A run of dropped sample frames: [start, end) and the windows of its samples. */
@@ -397,6 +402,11 @@ struct mw_rec_reader {
     rd_hole_t *holes;               /* in file order */
     size_t n_holes, cap_holes;
     uint64_t raw_from; /* 1 + the newest window of a hole's samples, 0 without holes */
+    /* mw_rec_reader_next: the end and index of the last full window it returned (the lean
+     * copy right after it is skipped), and whether the last window was a lean copy. */
+    uint64_t full_end, full_index;
+    int last_lean;
+    uint64_t skip_disk, skip_plain, skip_n; /* the lean copies skipped */
 };
 
 static void rd_err(char *err, size_t errlen, const char *fmt, ...)
@@ -790,6 +800,24 @@ int mw_rec_reader_next(mw_rec_reader_t *r, const Mpiwatch__Record **rec, uint64_
         return 0;
     }
     r->truncated = 0;
+    if (d->body_case == MPIWATCH__RECORD__BODY_WINDOW_LEAN && d->window_lean) {
+        /* The coarse tier's copy of a window: skipped right after the full window it copies,
+         * given as the window itself where that one is gone (dropped with the samples). */
+        if (r->full_end == r->pos && r->full_index == d->window_lean->index) {
+            r->full_end = 0;
+            r->skip_disk += next - r->pos;
+            r->skip_plain += r->seq.plain;
+            r->skip_n++;
+            r->pos = next;
+            return mw_rec_reader_next(r, rec, offset, err, errlen);
+        }
+        d->body_case = MPIWATCH__RECORD__BODY_WINDOW; /* one union: the same Window pointer */
+        r->last_lean = 1;
+    } else if (d->body_case == MPIWATCH__RECORD__BODY_WINDOW && d->window) {
+        r->full_end = next;
+        r->full_index = d->window->index;
+        r->last_lean = 0;
+    }
     if (offset)
         *offset = r->pos;
     r->last_disk = next - r->pos;
@@ -797,6 +825,18 @@ int mw_rec_reader_next(mw_rec_reader_t *r, const Mpiwatch__Record **rec, uint64_
     r->pos = next;
     *rec = d;
     return 1;
+}
+
+int mw_rec_reader_last_lean(const mw_rec_reader_t *r)
+{
+    return r->last_lean;
+}
+
+uint64_t mw_rec_reader_lean_skipped(const mw_rec_reader_t *r, uint64_t *disk, uint64_t *plain)
+{
+    *disk = r->skip_disk;
+    *plain = r->skip_plain;
+    return r->skip_n;
 }
 
 void mw_rec_reader_last_size(const mw_rec_reader_t *r, uint64_t *disk, uint64_t *plain)
@@ -841,7 +881,7 @@ static int rd_win_add(mw_rec_reader_t *r, uint64_t window, uint64_t offset, uint
     }
     if (r->n_win && window < r->win[r->n_win - 1].window)
         r->unsorted = 1;
-    r->win[r->n_win++] = (rd_win_t){window, offset, first, mono_ns};
+    r->win[r->n_win++] = (rd_win_t){window, offset, first, mono_ns, 0};
     return 0;
 }
 
@@ -1083,6 +1123,9 @@ static int rd_take_chain(mw_rec_reader_t *r, uint64_t last)
                 rc = -1;
                 break;
             }
+            uint64_t lean = j < ix->n_lean_offset ? ix->lean_offset[j] : 0;
+            if (lean > off && lean < chain[i])
+                r->win[r->n_win - 1].lean = lean;
             after = off;
         }
         if (rc == 0 && rd_holes_take(r, ix, chain[i]) < 0)
@@ -1121,7 +1164,11 @@ static int rd_scan_forward(mw_rec_reader_t *r)
             return k;
         if (rd_peek(p, len, &pk) < 0)
             return 0; /* an intact CRC around bytes that are not a Record: the file ends here */
-        if (pk.body == RD_FIELD_WINDOW) {
+        if (pk.body == RD_FIELD_LEAN && r->n_win && r->win[r->n_win - 1].window == pk.window &&
+            r->win[r->n_win - 1].offset < r->tail) {
+            if (r->win[r->n_win - 1].lean == 0) /* the lean copy of the window before it */
+                r->win[r->n_win - 1].lean = r->tail;
+        } else if (pk.body == RD_FIELD_WINDOW || pk.body == RD_FIELD_LEAN) {
             if (rd_win_add(r, pk.window, r->tail, 0, pk.mono_ns) < 0)
                 return -1;
         } else if (pk.body == RD_FIELD_INDEX && tag == MW_REC_TAG_INDEX) {
@@ -1203,14 +1250,21 @@ int mw_rec_reader_find_window(mw_rec_reader_t *r, uint64_t index, uint64_t *wind
     int torn;
     uint64_t next;
     rd_peek_t pk;
-    int k = rd_record(r, &r->scan, w->offset, 0, &tag, &p, &len, &torn, &next);
+    uint64_t at = w->offset;
+    int k = rd_record(r, &r->scan, at, 0, &tag, &p, &len, &torn, &next);
     if (k < 0)
         return -1;
+    if (k == 0 && w->lean && rd_hole_at(r, at)) {
+        /* The full window went with the samples around it: its lean copy (coarse tier). */
+        at = w->lean;
+        if ((k = rd_record(r, &r->scan, at, 0, &tag, &p, &len, &torn, &next)) < 0)
+            return -1;
+    }
     if (k == 0 || tag != MW_REC_TAG_FRAME || rd_peek(p, len, &pk) < 0 ||
-        pk.body != RD_FIELD_WINDOW || pk.window != index)
+        (pk.body != RD_FIELD_WINDOW && pk.body != RD_FIELD_LEAN) || pk.window != index)
         return -1; /* the index points somewhere else: the file is corrupt */
     if (window_offset)
-        *window_offset = w->offset;
+        *window_offset = at;
     if (first_sample_offset) /* a dropped sample is no place to start reading from */
         *first_sample_offset = rd_hole_at(r, w->first_sample) ? 0 : w->first_sample;
     return 1;
@@ -1590,4 +1644,362 @@ int mw_rec_reader_resolve_window(mw_rec_reader_t *r, Mpiwatch__Window *w, const 
     }
     free(at);
     return oom ? -1 : failed;
+}
+
+/* ---- the coarse tier: lean windows and per-rank sums ---------------------------------------- */
+
+/* The Window fields a lean copy leaves out: the per-rank content (pairs 22-25, MPI shares 28,
+ * traces 30, rf_* 40-44, rr_* 45-50, fpair_* 52-56), which RecordRanks keeps summed. */
+static int lean_drops(uint32_t field)
+{
+    return (field >= 22 && field <= 25) || field == 28 || field == 30 ||
+           (field >= 40 && field <= 50) || (field >= 52 && field <= 56);
+}
+
+static size_t rule_lean(void *ctx, uint32_t field, unsigned type, const unsigned char *data,
+                        size_t len, unsigned char *out)
+{
+    (void)ctx, (void)type, (void)data, (void)len, (void)out;
+    return lean_drops(field) ? 0 : PB_KEEP;
+}
+
+size_t mw_rec_window_lean(const void *pb, size_t len, void *out)
+{
+    size_t n = pb_rewrite(pb, len, rule_lean, NULL, out);
+    return n == SIZE_MAX ? 0 : n;
+}
+
+#define RK_PAIRS_MAX (1u << 22) /* pairs summed per coarse frame (the merge's cap per window) */
+#define RK_PM_MAX (1u << 20)    /* ranks with an MPI share */
+
+/* One summed entry: a key of up to three numbers (rank and function, rank and region, source
+ * and destination, source, destination and function) and up to four sums. */
+typedef struct {
+    uint32_t k[3], used;
+    uint64_t v[4];
+} rk_ent_t;
+
+/* An open-addressing table of entries, at most `max` of them. */
+typedef struct {
+    rk_ent_t *e;
+    size_t cap, n, max;
+} rk_tab_t;
+
+struct mw_rec_ranks {
+    rk_tab_t rf, rr, pair, fpair;
+    uint64_t *pm_sum;
+    uint32_t *pm_win;
+    size_t n_pm, cap_pm;
+    uint64_t first, last, left_out;
+    uint32_t windows;
+    unsigned char *out;
+    size_t out_cap;
+};
+
+static size_t rk_hash(uint32_t a, uint32_t b, uint32_t c)
+{
+    uint64_t h =
+        ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ull ^ (uint64_t)c * 0xc2b2ae3d27d4eb4full;
+    return (size_t)(h ^ h >> 29);
+}
+
+/* The entry of (a, b, c), created with zero sums when new; NULL when the table holds its
+ * maximum or memory runs out. */
+static rk_ent_t *rk_get(rk_tab_t *t, uint32_t a, uint32_t b, uint32_t c)
+{
+    if (2 * (t->n + 1) > t->cap) {
+        if (t->n >= t->max)
+            goto find_only;
+        size_t cap = t->cap ? 2 * t->cap : 1024;
+        rk_ent_t *e = calloc(cap, sizeof *e);
+        if (!e)
+            goto find_only;
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->e[i].used)
+                continue;
+            size_t j = rk_hash(t->e[i].k[0], t->e[i].k[1], t->e[i].k[2]) & (cap - 1);
+            while (e[j].used)
+                j = (j + 1) & (cap - 1);
+            e[j] = t->e[i];
+        }
+        free(t->e);
+        t->e = e;
+        t->cap = cap;
+    }
+find_only:
+    if (!t->cap)
+        return NULL;
+    for (size_t j = rk_hash(a, b, c) & (t->cap - 1);; j = (j + 1) & (t->cap - 1)) {
+        rk_ent_t *x = &t->e[j];
+        if (x->used && x->k[0] == a && x->k[1] == b && x->k[2] == c)
+            return x;
+        if (!x->used) {
+            if (t->n >= t->max || 2 * (t->n + 1) > t->cap)
+                return NULL;
+            *x = (rk_ent_t){{a, b, c}, 1, {0, 0, 0, 0}};
+            t->n++;
+            return x;
+        }
+    }
+}
+
+static void rk_clear(rk_tab_t *t)
+{
+    if (t->e)
+        memset(t->e, 0, t->cap * sizeof *t->e);
+    t->n = 0;
+}
+
+mw_rec_ranks_t *mw_rec_ranks_new(void)
+{
+    mw_rec_ranks_t *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    a->rf.max = a->rr.max = MW_REC_RANK_ENTRIES_MAX;
+    a->pair.max = a->fpair.max = RK_PAIRS_MAX;
+    return a;
+}
+
+void mw_rec_ranks_free(mw_rec_ranks_t *a)
+{
+    if (!a)
+        return;
+    free(a->rf.e);
+    free(a->rr.e);
+    free(a->pair.e);
+    free(a->fpair.e);
+    free(a->pm_sum);
+    free(a->pm_win);
+    free(a->out);
+    free(a);
+}
+
+uint32_t mw_rec_ranks_windows(const mw_rec_ranks_t *a)
+{
+    return a ? a->windows : 0;
+}
+
+/* A packed field's values in order: one cursor per parallel array of a Window. */
+typedef struct {
+    pb_cursor_t c;
+    int set;
+} rk_col_t;
+
+static int rk_val(rk_col_t *col, uint64_t *v)
+{
+    return col->set && col->c.p < col->c.end && pb_varint(&col->c, v) == 0;
+}
+
+/* Entries in a packed field (its varints), for the check that a window fits. */
+static size_t rk_count(const rk_col_t *col)
+{
+    size_t n = 0;
+    if (col->set)
+        for (const unsigned char *p = col->c.p; p < col->c.end; p++)
+            n += (*p & 0x80) == 0;
+    return n;
+}
+
+/* Adds the rows of parallel columns cols[0..nk) (keys) and cols[nk..nk+nv) (sums) to t. */
+static void rk_rows(mw_rec_ranks_t *a, rk_tab_t *t, rk_col_t *cols, unsigned nk, unsigned nv)
+{
+    for (;;) {
+        uint64_t k[3] = {0, 0, 0}, v[4] = {0, 0, 0, 0};
+        for (unsigned i = 0; i < nk; i++)
+            if (!rk_val(&cols[i], &k[i]))
+                return;
+        for (unsigned i = 0; i < nv; i++)
+            rk_val(&cols[nk + i], &v[i]);
+        rk_ent_t *e = rk_get(t, (uint32_t)k[0], (uint32_t)k[1], (uint32_t)k[2]);
+        if (!e) {
+            a->left_out++;
+            continue;
+        }
+        for (unsigned i = 0; i < nv; i++)
+            e->v[i] += v[i];
+    }
+}
+
+int mw_rec_ranks_add(mw_rec_ranks_t *a, const void *pb, size_t len)
+{
+    /* Columns by Window field number: 22..25 pairs, 28 shares, 40..50 rf_*, rr_*, 52..56 fpair_*.
+     */
+    rk_col_t col[57];
+    memset(col, 0, sizeof col);
+    pb_cursor_t c = {pb, (const unsigned char *)pb + len};
+    uint32_t field;
+    unsigned type;
+    uint64_t v, index = 0;
+    const unsigned char *d;
+    size_t n;
+    int k;
+    while ((k = pb_next(&c, &field, &type, &v, &d, &n)) == 1) {
+        if (field == 1 && type == MW_WIRE_VARINT)
+            index = v;
+        else if (field < 57 && lean_drops(field) && field != 30 && type == MW_WIRE_LEN &&
+                 !col[field].set)
+            col[field] = (rk_col_t){{d, d + n}, 1};
+    }
+    if (k < 0)
+        return -1;
+    if (a->windows) {
+        /* Another job (indices start again), or a window whose entries would pass a cap:
+         * the caller writes what is summed first. */
+        if (index <= a->last || a->rf.n + rk_count(&col[40]) > a->rf.max ||
+            a->rr.n + rk_count(&col[45]) > a->rr.max ||
+            a->pair.n + rk_count(&col[22]) > a->pair.max ||
+            a->fpair.n + rk_count(&col[52]) > a->fpair.max)
+            return 1;
+    } else {
+        a->first = index;
+    }
+    a->last = index;
+    a->windows++;
+    rk_rows(a, &a->rf, &col[40], 2, 3);
+    rk_rows(a, &a->rr, &col[45], 2, 4);
+    rk_rows(a, &a->pair, &col[22], 2, 2);
+    rk_rows(a, &a->fpair, &col[52], 3, 2);
+    uint64_t pm;
+    for (size_t rank = 0; rk_val(&col[28], &pm); rank++) {
+        if (rank >= RK_PM_MAX)
+            break;
+        if (rank >= a->cap_pm) {
+            size_t cap = a->cap_pm ? 2 * a->cap_pm : 1024;
+            uint64_t *s = realloc(a->pm_sum, cap * sizeof *s);
+            if (s)
+                a->pm_sum = s;
+            uint32_t *w = s ? realloc(a->pm_win, cap * sizeof *w) : NULL;
+            if (!w) {
+                a->left_out++;
+                break;
+            }
+            a->pm_win = w;
+            memset(a->pm_sum + a->cap_pm, 0, (cap - a->cap_pm) * sizeof *s);
+            memset(a->pm_win + a->cap_pm, 0, (cap - a->cap_pm) * sizeof *w);
+            a->cap_pm = cap;
+        }
+        if (rank >= a->n_pm)
+            a->n_pm = rank + 1;
+        if (pm != 65535u) { /* MW_RANK_PM_NONE: the rank's sample is not in the window */
+            a->pm_sum[rank] += pm;
+            a->pm_win[rank]++;
+        }
+    }
+    return 0;
+}
+
+static int rk_cmp(const void *x, const void *y)
+{
+    const rk_ent_t *a = x, *b = y;
+    for (int i = 0; i < 3; i++)
+        if (a->k[i] != b->k[i])
+            return a->k[i] < b->k[i] ? -1 : 1;
+    return 0;
+}
+
+/* The used entries of t, sorted by key, into a fresh array (NULL when empty or out of
+ * memory, *n then 0 only when empty). */
+static rk_ent_t *rk_sorted(const rk_tab_t *t, size_t *n, int *oom)
+{
+    *n = 0;
+    if (!t->n)
+        return NULL;
+    rk_ent_t *s = malloc(t->n * sizeof *s);
+    if (!s) {
+        *oom = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->e[i].used)
+            s[(*n)++] = t->e[i];
+    qsort(s, *n, sizeof *s, rk_cmp);
+    return s;
+}
+
+const void *mw_rec_ranks_take(mw_rec_ranks_t *a, size_t *len)
+{
+    *len = 0;
+    if (!a || !a->windows)
+        return NULL;
+    int oom = 0;
+    size_t nrf, nrr, np, nfp;
+    rk_ent_t *rf = rk_sorted(&a->rf, &nrf, &oom), *rr = rk_sorted(&a->rr, &nrr, &oom);
+    rk_ent_t *pr = rk_sorted(&a->pair, &np, &oom), *fp = rk_sorted(&a->fpair, &nfp, &oom);
+    size_t words = 5 * nrf + 6 * nrr + 4 * np + 5 * nfp + 2 * a->n_pm;
+    uint64_t *w64 = words ? malloc(words * sizeof *w64) : NULL;
+    uint32_t *w32 = words ? malloc(words * sizeof *w32) : NULL;
+    const void *out = NULL;
+    if (oom || (words && (!w64 || !w32)))
+        goto done;
+    Mpiwatch__Window s = MPIWATCH__WINDOW__INIT;
+    Mpiwatch__RecordRanks rk = MPIWATCH__RECORD_RANKS__INIT;
+    uint32_t *p32 = w32;
+    uint64_t *p64 = w64;
+    s.index = a->first;
+    s.n_rf_rank = s.n_rf_fn = s.n_rf_count = s.n_rf_ns = s.n_rf_bytes = nrf;
+    s.rf_rank = p32, s.rf_fn = p32 + nrf, p32 += 2 * nrf;
+    s.rf_count = p64, s.rf_ns = p64 + nrf, s.rf_bytes = p64 + 2 * nrf, p64 += 3 * nrf;
+    for (size_t i = 0; i < nrf; i++) {
+        s.rf_rank[i] = rf[i].k[0], s.rf_fn[i] = rf[i].k[1];
+        s.rf_count[i] = rf[i].v[0], s.rf_ns[i] = rf[i].v[1], s.rf_bytes[i] = rf[i].v[2];
+    }
+    s.n_rr_rank = s.n_rr_region = s.n_rr_count = s.n_rr_incl_ns = s.n_rr_excl_ns = s.n_rr_mpi_ns =
+        nrr;
+    s.rr_rank = p32, s.rr_region = p32 + nrr, p32 += 2 * nrr;
+    s.rr_count = p64, s.rr_incl_ns = p64 + nrr, s.rr_excl_ns = p64 + 2 * nrr;
+    s.rr_mpi_ns = p64 + 3 * nrr, p64 += 4 * nrr;
+    for (size_t i = 0; i < nrr; i++) {
+        s.rr_rank[i] = rr[i].k[0], s.rr_region[i] = rr[i].k[1];
+        s.rr_count[i] = rr[i].v[0], s.rr_incl_ns[i] = rr[i].v[1];
+        s.rr_excl_ns[i] = rr[i].v[2], s.rr_mpi_ns[i] = rr[i].v[3];
+    }
+    s.n_pair_src = s.n_pair_dst = s.n_pair_messages = s.n_pair_bytes = np;
+    s.pair_src = p32, s.pair_dst = p32 + np, p32 += 2 * np;
+    s.pair_messages = p64, s.pair_bytes = p64 + np, p64 += 2 * np;
+    for (size_t i = 0; i < np; i++) {
+        s.pair_src[i] = pr[i].k[0], s.pair_dst[i] = pr[i].k[1];
+        s.pair_messages[i] = pr[i].v[0], s.pair_bytes[i] = pr[i].v[1];
+    }
+    s.n_fpair_src = s.n_fpair_dst = s.n_fpair_fn = s.n_fpair_messages = s.n_fpair_bytes = nfp;
+    s.fpair_src = p32, s.fpair_dst = p32 + nfp, s.fpair_fn = p32 + 2 * nfp, p32 += 3 * nfp;
+    s.fpair_messages = p64, s.fpair_bytes = p64 + nfp, p64 += 2 * nfp;
+    for (size_t i = 0; i < nfp; i++) {
+        s.fpair_src[i] = fp[i].k[0], s.fpair_dst[i] = fp[i].k[1], s.fpair_fn[i] = fp[i].k[2];
+        s.fpair_messages[i] = fp[i].v[0], s.fpair_bytes[i] = fp[i].v[1];
+    }
+    s.n_rank_mpi_permille = rk.n_rank_mpi_permille_sum = rk.n_rank_windows = a->n_pm;
+    s.rank_mpi_permille = p32, rk.rank_windows = p32 + a->n_pm;
+    rk.rank_mpi_permille_sum = p64;
+    for (size_t i = 0; i < a->n_pm; i++) {
+        uint32_t nw = a->pm_win[i];
+        s.rank_mpi_permille[i] = nw ? (uint32_t)((a->pm_sum[i] + nw / 2) / nw) : 65535u;
+        rk.rank_windows[i] = nw;
+        rk.rank_mpi_permille_sum[i] = a->pm_sum[i];
+    }
+    rk.first_window = a->first;
+    rk.last_window = a->last;
+    rk.windows = a->windows;
+    rk.sums = &s;
+    rk.left_out = a->left_out;
+    size_t need = mpiwatch__record_ranks__get_packed_size(&rk);
+    if (need > a->out_cap) {
+        unsigned char *o = realloc(a->out, need);
+        if (!o)
+            goto done;
+        a->out = o;
+        a->out_cap = need;
+    }
+    *len = mpiwatch__record_ranks__pack(&rk, a->out);
+    out = a->out;
+done:
+    free(rf), free(rr), free(pr), free(fp), free(w64), free(w32);
+    rk_clear(&a->rf), rk_clear(&a->rr), rk_clear(&a->pair), rk_clear(&a->fpair);
+    if (a->n_pm) {
+        memset(a->pm_sum, 0, a->n_pm * sizeof *a->pm_sum);
+        memset(a->pm_win, 0, a->n_pm * sizeof *a->pm_win);
+    }
+    a->n_pm = 0;
+    a->windows = 0;
+    a->left_out = 0;
+    return out;
 }

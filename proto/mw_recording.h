@@ -63,6 +63,15 @@ void mw_rec_reader_close(mw_rec_reader_t *r);
  * mw_rec_reader_truncated() then says so); -1 on a read error, with a message in err. */
 int mw_rec_reader_next(mw_rec_reader_t *r, const Mpiwatch__Record **rec, uint64_t *offset,
                        char *err, size_t errlen);
+/* 1 when the last window mw_rec_reader_next returned was a lean copy (Record.window_lean,
+ * given as a `window` record: docs/recording.md "Tiers"): the full window, with its per-rank
+ * content, was dropped with the samples around it, and only the coarse tier (RecordRanks)
+ * holds that content, summed over a few windows. A lean copy that follows the full window it
+ * copies is skipped, so every window is returned once, full where the file still has it. */
+int mw_rec_reader_last_lean(const mw_rec_reader_t *r);
+/* The lean copies mw_rec_reader_next skipped so far (the full window was there), and the bytes
+ * they take in the file and would take uncompressed (for mw-recdump's sizes per tier). */
+uint64_t mw_rec_reader_lean_skipped(const mw_rec_reader_t *r, uint64_t *disk, uint64_t *plain);
 /* The size of the record mw_rec_reader_next returned last: the bytes its frames take in the
  * file (`disk`) and would take uncompressed (`plain`: the same in files of versions 1 and 2,
  * and for frames written uncompressed). */
@@ -134,6 +143,27 @@ uint64_t mw_rec_reader_trace_failures(const mw_rec_reader_t *r);
  * protobuf-c writes it (the caller then stores them unchanged). */
 size_t mw_rec_window_strip(const void *pb, size_t len, const uint64_t *frame_off, size_t n,
                            void *out);
+
+/* The coarse tier (docs/recording.md "Tiers"). The lean copy of an encoded Window: the same
+ * bytes without the per-rank fields (pair_*, rank_mpi_permille, traces, rf_*, rr_*, fpair_*).
+ * `out` must hold len bytes. Returns the length written, or 0 when the bytes are not protobuf. */
+size_t mw_rec_window_lean(const void *pb, size_t len, void *out);
+/* Sums of the per-rank fields of consecutive windows of one job, exact (RecordRanks). */
+#define MW_REC_RANK_ENTRIES_MAX (1u << 21) /* rf_* or rr_* entries of one RecordRanks */
+typedef struct mw_rec_ranks mw_rec_ranks_t;
+mw_rec_ranks_t *mw_rec_ranks_new(void);
+void mw_rec_ranks_free(mw_rec_ranks_t *a);
+/* Adds an encoded Window's per-rank fields. Returns 0, 1 when the window was not added because
+ * it belongs to another job (its index is not after the last one added) or would pass a cap
+ * on the entries (take the sums first, then add it again), -1 when the bytes are not protobuf.
+ * An entry that does not fit even alone is counted in RecordRanks.left_out. */
+int mw_rec_ranks_add(mw_rec_ranks_t *a, const void *pb, size_t len);
+/* Windows added since the last take. */
+uint32_t mw_rec_ranks_windows(const mw_rec_ranks_t *a);
+/* The sums as an encoded RecordRanks (valid until the next take; *len its length), and starts
+ * again from zero. NULL (and *len 0) when no window was added, or out of memory (the sums are
+ * lost, which the caller counts). */
+const void *mw_rec_ranks_take(mw_rec_ranks_t *a, size_t *len);
 
 /* CRC-32 (zlib's and gzip's: polynomial 0x04C11DB7 reflected, check value 0xCBF43926) of n
  * bytes, continuing `crc` (start with 0). */

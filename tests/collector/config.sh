@@ -54,7 +54,7 @@ expect_line "$dir/p1.ini" "rank-detail ="
 # Every key the file accepts is printed, and nothing that is command-line only.
 keys=$(grep -E '^[a-z-]+ =' "$dir/p1.ini" | cut -d' ' -f1 | uniq | tr '\n' ' ')
 [ "$keys" = "listen summary-json report stats-json exit-after-job lateness-ms \
-silence-timeout-ms metrics-port metrics-bind record record-compress record-full-span record-keep-around record-max-gb replay speed from to progress no-progress \
+silence-timeout-ms metrics-port metrics-bind record record-compress record-full-span record-keep-around record-rank-every record-max-gb replay speed from to progress no-progress \
 publish rules steer control history history-windows history-mb endpoints-file expect-ranks \
 curve-secret curve-clients allow-insecure trace-budget lateness lateness-budget-ms rank-detail \
 registry upstream upstream-steer upstream-curve-server upstream-curve-secret aggregator-id \

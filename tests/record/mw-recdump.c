@@ -16,7 +16,12 @@
  * windows' per-rank arrays (rank_mpi_permille, rf_*, rr_*) and pairs (pair_*, fpair_*) take of
  * their bytes as stored, uncompressed (window_bytes_rank, window_bytes_pairs), and whether
  * samples were dropped (tier_dropped 1) and from which window on all are there (tier_raw_from;
- * docs/recording.md "Tiers"). Exit status
+ * docs/recording.md "Tiers"); for the coarse tier, the windows read as lean copies (lean: also
+ * counted in `window`; disk_lean and plain_lean include the copies skipped after their full
+ * window, disk_window and plain_window are the full windows only), the RecordRanks frames
+ * (ranks), and the per-rank totals summed over the full windows and over the RecordRanks
+ * frames (sums_full, sums_coarse: rf count, ns, bytes, pair messages, bytes, fpair bytes, rr
+ * count, windows), equal when no full window was dropped. Exit status
  * 0 when the file could be read (a torn tail included), 1 when not.
  *
  * DESIGN: only the public reader API (proto/mw_recording.h), as the viewer and tools use it.
@@ -29,11 +34,12 @@
 int main(int argc, char **argv)
 {
     static const char *const kinds[] = {
-        [MPIWATCH__RECORD__BODY__NOT_SET] = "other", [MPIWATCH__RECORD__BODY_MESSAGE] = "message",
-        [MPIWATCH__RECORD__BODY_WINDOW] = "window",  [MPIWATCH__RECORD__BODY_JOB] = "job",
-        [MPIWATCH__RECORD__BODY_EVENT] = "event",    [MPIWATCH__RECORD__BODY_TICK] = "tick",
-        [MPIWATCH__RECORD__BODY_FINISH] = "finish",  [MPIWATCH__RECORD__BODY_INDEX] = "index",
-        [MPIWATCH__RECORD__BODY_START] = "start",    [MPIWATCH__RECORD__BODY_STEP] = "step",
+        [MPIWATCH__RECORD__BODY__NOT_SET] = "other",   [MPIWATCH__RECORD__BODY_MESSAGE] = "message",
+        [MPIWATCH__RECORD__BODY_WINDOW] = "window",    [MPIWATCH__RECORD__BODY_JOB] = "job",
+        [MPIWATCH__RECORD__BODY_EVENT] = "event",      [MPIWATCH__RECORD__BODY_TICK] = "tick",
+        [MPIWATCH__RECORD__BODY_FINISH] = "finish",    [MPIWATCH__RECORD__BODY_INDEX] = "index",
+        [MPIWATCH__RECORD__BODY_START] = "start",      [MPIWATCH__RECORD__BODY_STEP] = "step",
+        [MPIWATCH__RECORD__BODY_WINDOW_LEAN] = "lean", [MPIWATCH__RECORD__BODY_RANKS] = "ranks",
     };
     enum { NKINDS = sizeof kinds / sizeof kinds[0] };
     char err[256];
@@ -52,6 +58,7 @@ int main(int argc, char **argv)
     size_t n_win = 0, cap = 0;
     uint64_t *win = NULL, *off = NULL;
     const char *last = "none";
+    unsigned long long full[8] = {0}, coarse[8] = {0};
     const Mpiwatch__Record *rec;
     uint64_t at;
     int k;
@@ -63,9 +70,37 @@ int main(int argc, char **argv)
         records++;
         uint64_t d, p;
         mw_rec_reader_last_size(rd, &d, &p);
-        disk[kind] += d;
-        plain[kind] += p;
+        unsigned bk = kind;
+        if (kind == MPIWATCH__RECORD__BODY_WINDOW && mw_rec_reader_last_lean(rd)) {
+            bk = MPIWATCH__RECORD__BODY_WINDOW_LEAN;
+            counts[bk]++;
+        }
+        disk[bk] += d;
+        plain[bk] += p;
         last = kinds[kind];
+        /* The coarse tier's totals against the full windows' (exact sums). */
+        const Mpiwatch__Window *sw = NULL;
+        unsigned long long *acc = NULL;
+        if (rec->body_case == MPIWATCH__RECORD__BODY_RANKS && rec->ranks && rec->ranks->sums) {
+            sw = rec->ranks->sums;
+            acc = coarse;
+            coarse[7] += rec->ranks->windows;
+        } else if (bk == MPIWATCH__RECORD__BODY_WINDOW && rec->window) {
+            sw = rec->window;
+            acc = full;
+            full[7]++;
+        }
+        for (size_t i = 0; sw && i < sw->n_rf_rank; i++) {
+            acc[0] += i < sw->n_rf_count ? sw->rf_count[i] : 0;
+            acc[1] += i < sw->n_rf_ns ? sw->rf_ns[i] : 0;
+            acc[2] += i < sw->n_rf_bytes ? sw->rf_bytes[i] : 0;
+        }
+        for (size_t i = 0; sw && i < sw->n_pair_messages && i < sw->n_pair_bytes; i++)
+            acc[3] += sw->pair_messages[i], acc[4] += sw->pair_bytes[i];
+        for (size_t i = 0; sw && i < sw->n_fpair_bytes; i++)
+            acc[5] += sw->fpair_bytes[i];
+        for (size_t i = 0; sw && i < sw->n_rr_count; i++)
+            acc[6] += sw->rr_count[i];
         if (rec->body_case == MPIWATCH__RECORD__BODY_WINDOW && rec->window) {
             Mpiwatch__Window *w = rec->window;
             if (w->ranks_reporting > ranks)
@@ -123,7 +158,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "mw-recdump: %s\n", err);
         return 1;
     }
-    printf("records %llu\n", records);
+    uint64_t sd, sp;
+    unsigned long long skipped = mw_rec_reader_lean_skipped(rd, &sd, &sp);
+    disk[MPIWATCH__RECORD__BODY_WINDOW_LEAN] += sd;
+    plain[MPIWATCH__RECORD__BODY_WINDOW_LEAN] += sp;
+    printf("records %llu\nlean_skipped %llu\n", records, skipped);
+    for (int t = 0; t < 2; t++) {
+        const unsigned long long *a = t ? coarse : full;
+        printf("%s %llu %llu %llu %llu %llu %llu %llu %llu\n", t ? "sums_coarse" : "sums_full",
+               a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+    }
     for (unsigned i = 0; i < NKINDS; i++)
         if (kinds[i])
             printf("%s %llu\n", kinds[i], counts[i]);

@@ -91,6 +91,7 @@ static mw_record_t *open_writer(const char *path, mw_collector_options_t *opt)
 {
     mw_collector_options_defaults(opt);
     opt->record_compress = -3; /* every file of these tests compressed (format version 3) */
+    opt->record_full_span = 0; /* one record per frame: the coarse tier has tests of its own */
     mw_record_t *r = mw__record_open(path, opt, fx_wall_clock());
     assert_non_null(r);
     assert_int_equal(mw__record_failed(r), 0);

@@ -668,8 +668,16 @@ class Recording(Tables):
             self._fail(at, "record does not decode (%s)" % e)
             return False
         body = rec.WhichOneof("body")
+        full, self._full = getattr(self, "_full", None), None
         if body == "window":
             self._window(rec.window, rec.mono_ns, rec.real_ns)
+            self._full = rec.window.index
+        elif body == "window_lean":
+            # The coarse tier's copy of a window (docs/recording.md "Tiers"): skipped right
+            # after the full window, taken where the full one was dropped with the samples.
+            if full != rec.window_lean.index:
+                self.lean_windows = getattr(self, "lean_windows", 0) + 1
+                self._window(rec.window_lean, rec.mono_ns, rec.real_ns)
         elif body == "job":
             self._job(rec.job)
         elif body == "step":
