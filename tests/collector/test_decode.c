@@ -488,6 +488,36 @@ static size_t odd_valid_inputs(input_t *in)
     tm_put_msg(&e, 11, &s);
     in[n++] = keep(e.b, e.n);
 
+    /* 3d: varints of every length from 1 to 10 bytes (overlong ones, values past 32 bits in
+     * u32 and s32 arrays, past 56 bits, the 10th byte's one bit), each with 10 or more bytes
+     * after it in its chunk and near the chunk's end: the word and byte readers of a packed
+     * array and its tail. */
+    {
+        tm_enc_t arr;
+        arr.n = 0;
+        for (unsigned len = 1; len <= 10; len++) {
+            static const uint64_t last[] = {0x00, 0x01, 0x7f};
+            for (unsigned k = 0; k < 3; k++) {
+                for (unsigned b = 0; b + 1 < len; b++) {
+                    uint8_t byte = (uint8_t)(0x80 | (0x35 * (b + 1) + k));
+                    tm_put(&arr, &byte, 1);
+                }
+                uint8_t byte = (uint8_t)(len == 10 ? last[k] & 1 : last[k]);
+                tm_put(&arr, &byte, 1);
+                tm_put(&arr, "\x05\x06", 2);
+            }
+        }
+        s.n = 0;
+        tm_put_uint(&s, 1, 17000000005ull);
+        tm_put_ld(&s, 9, arr.b, arr.n);
+        tm_put_ld(&s, 10, arr.b, arr.n);
+        tm_put_ld(&s, 13, arr.b, arr.n);
+        tm_put_ld(&s, 4, arr.b + arr.n - 14, 14); /* peer_messages: the last ones only */
+        env_head(&e, 7);
+        tm_put_msg(&e, 11, &s);
+        in[n++] = keep(e.b, e.n);
+    }
+
     /* 4: an empty sample and an envelope of unknown fields only. */
     env_head(&e, 3);
     tm_put_ld(&e, 11, "", 0);
