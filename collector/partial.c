@@ -379,9 +379,19 @@ static int fn_ok(uint32_t fn)
     return fn > 0 && fn < mw_fn_end();
 }
 
-/* Whether `rank` is in the partial's ranges (sorted, disjoint): binary search. */
+/* fn_ok() with mw_fn_end() read once, for the loops over per-rank and per-cell entries. */
+static inline int fn_below(uint32_t fn, unsigned end)
+{
+    return fn > 0 && fn < end;
+}
+
+/* Whether `rank` is in the partial's ranges (sorted, disjoint): binary search, after a check of
+ * the common case of one range (an aggregator's ranks in one block), as it is called for every
+ * per-rank entry. */
 static int listed(const Mpiwatch__Partial *p, uint32_t rank)
 {
+    if (p->n_rank_first == 1)
+        return rank >= p->rank_first[0] && rank - p->rank_first[0] < p->rank_count[0];
     size_t lo = 0, hi = p->n_rank_first;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -528,15 +538,16 @@ static mw_reject_t check_partial(mw_collector_t *c, struct mw_partial *p, uint32
     size_t n = w->n_occ_fn;
     if (w->n_occ_sub != n || w->n_occ_ns != n || n > (size_t)MW_FN_SPACE * job->subslots)
         return MW_REJECT_BAD_FIELD;
+    const unsigned fn_end = mw_fn_end();
     for (size_t i = 0; i < n; i++)
-        if (!fn_ok(w->occ_fn[i]) || w->occ_sub[i] >= job->subslots)
+        if (!fn_below(w->occ_fn[i], fn_end) || w->occ_sub[i] >= job->subslots)
             return MW_REJECT_BAD_FIELD;
     n = w->n_density_fn;
     if (w->n_density_sub != n || w->n_density_bin != n || w->n_density_end != n ||
         w->n_density_count != n || n > MW_MERGE_MAX_DENSITY)
         return MW_REJECT_BAD_FIELD;
     for (size_t i = 0; i < n; i++)
-        if (!fn_ok(w->density_fn[i]) || w->density_sub[i] >= (int32_t)job->subslots ||
+        if (!fn_below(w->density_fn[i], fn_end) || w->density_sub[i] >= (int32_t)job->subslots ||
             w->density_bin[i] >= job->duration_bins || w->density_end[i] > 1)
             return MW_REJECT_BAD_FIELD;
 
@@ -553,7 +564,8 @@ static mw_reject_t check_partial(mw_collector_t *c, struct mw_partial *p, uint32
         w->n_fpair_bytes != n || n > MW_WINDOW_MAX_FPAIRS)
         return MW_REJECT_BAD_FIELD;
     for (size_t i = 0; i < n; i++)
-        if (w->fpair_dst[i] >= job->size || !fn_ok(w->fpair_fn[i]) || !listed(pa, w->fpair_src[i]))
+        if (w->fpair_dst[i] >= job->size || !fn_below(w->fpair_fn[i], fn_end) ||
+            !listed(pa, w->fpair_src[i]))
             return MW_REJECT_BAD_FIELD;
 
     /* The longest calls: at most a window's, by listed ranks, peers in the job. */
@@ -589,7 +601,7 @@ static mw_reject_t check_partial(mw_collector_t *c, struct mw_partial *p, uint32
         n > MW_WINDOW_MAX_RANK_ENTRIES)
         return MW_REJECT_BAD_FIELD;
     for (size_t i = 0; i < n; i++)
-        if (!fn_ok(w->rf_fn[i]) || (i && w->rf_rank[i] < w->rf_rank[i - 1]) ||
+        if (!fn_below(w->rf_fn[i], fn_end) || (i && w->rf_rank[i] < w->rf_rank[i - 1]) ||
             !listed(pa, w->rf_rank[i]))
             return MW_REJECT_BAD_FIELD;
     n = w->n_rr_rank;
