@@ -340,13 +340,8 @@ Mpiwatch__FunctionStat *mw__dec_function_stat(mw_arena_t *a, const uint8_t *p, c
         return NULL;
     while (p < end) {
         uint32_t field, wire;
-        if (*p < 0x80 && *p >= 8) { /* one-byte key: fields 1..15 */
-            field = *p >> 3;
-            wire = *p & 7;
-            p++;
-        } else if (!(p = rd_key(p, end, &field, &wire))) {
+        if (!(p = rd_key_next(p, end, &field, &wire)))
             return NULL;
-        }
         switch (KEY(field, wire)) {
         case KEY(1, WIRE_VARINT):
             if (!(p = rd_varint(p, end, &v)))
@@ -643,13 +638,8 @@ static Mpiwatch__Sample *dec_sample_two_pass(mw_arena_t *a, const uint8_t *p, co
     while (p < end) {
         uint32_t field, wire;
         const uint8_t *body;
-        if (*p < 0x80 && *p >= 8) {
-            field = *p >> 3;
-            wire = *p & 7;
-            p++;
-        } else if (!(p = rd_key(p, end, &field, &wire))) {
+        if (!(p = rd_key_next(p, end, &field, &wire)))
             return NULL;
-        }
         /* The scan checked every header and wire type: only the values are read here. */
         switch (field) {
         case 1:
@@ -749,13 +739,8 @@ static Mpiwatch__Sample *dec_sample_one_pass(mw_arena_t *a, const uint8_t *p, co
     while (p < end) {
         uint32_t field, wire;
         const uint8_t *body;
-        if (*p < 0x80 && *p >= 8) {
-            field = *p >> 3;
-            wire = *p & 7;
-            p++;
-        } else if (!(p = rd_key(p, end, &field, &wire))) {
+        if (!(p = rd_key_next(p, end, &field, &wire)))
             return NULL;
-        }
         switch (KEY(field, wire)) {
         case KEY(1, WIRE_VARINT):
             p = rd_varint(p, end, &s->window);

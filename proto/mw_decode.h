@@ -58,6 +58,19 @@ static inline const uint8_t *rd_key(const uint8_t *p, const uint8_t *end, uint32
     return q;
 }
 
+/* rd_key() for the next member of a message, p < end: a one-byte key (fields 1..15, the
+ * common case) is read inline. */
+static inline const uint8_t *rd_key_next(const uint8_t *p, const uint8_t *end, uint32_t *field,
+                                         uint32_t *wire)
+{
+    if (*p < 0x80 && *p >= 8) {
+        *field = *p >> 3;
+        *wire = *p & 7;
+        return p + 1;
+    }
+    return rd_key(p, end, field, wire);
+}
+
 /* The payload of a length-delimited member: sets [*body, *body_end) and returns its end. The
  * prefix may have at most 4 bytes (256 MiB, far beyond MW_MAX_MESSAGE_BYTES); protobuf-c's
  * reading of longer prefixes is left to protobuf-c. */

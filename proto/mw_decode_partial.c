@@ -263,13 +263,8 @@ static void *dec_msg(mw_arena_t *a, const schema_t *s, const uint8_t *p, const u
     while (p < end) {
         uint32_t field, wire;
         const uint8_t *body;
-        if (*p < 0x80 && *p >= 8) { /* one-byte key: fields 1..15 */
-            field = *p >> 3;
-            wire = *p & 7;
-            p++;
-        } else if (!(p = rd_key(p, end, &field, &wire))) {
+        if (!(p = rd_key_next(p, end, &field, &wire)))
             return NULL;
-        }
         if (field >= s->n_fields || s->fields[field].type == T_NONE) {
             p = mw__skip_value(p, end, wire); /* an unknown field: kept below */
             if (!p)
