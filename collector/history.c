@@ -467,6 +467,7 @@ typedef struct {
     int truncated; /* an item did not fit under HISTORY_REPLY_MAX */
     uint64_t items;
     const char *tier; /* HistoryReply.tier: where the content came from (NULL: nothing) */
+    int lean;         /* a window came from the recording's coarse tier (its lean copy) */
 } history_reply_t;
 
 static int reply_reserve(history_reply_t *b, size_t more)
@@ -632,6 +633,7 @@ static int history_rec_windows(mw_history_t *f, mw_rec_reader_t *rd, const char 
             return -1;
         }
         f->st.trace_unresolved += (uint64_t)bad;
+        b->lean |= mw_rec_reader_last_lean(rd);
         if (reply_message(b, REPLY_WINDOWS, &rec->window->base) == 0)
             f->st.from_recording++;
         if (k == UINT64_MAX)
@@ -781,7 +783,9 @@ static int history_answer_windows(mw_history_t *f, mw_collector_t *c, uint64_t f
                 history_reader_reset(f);
                 return -1;
             }
-            b->tier = "windows"; /* the recording's merged windows (docs/recording.md, Tiers) */
+            /* The recording's merged windows (docs/recording.md, Tiers): "coarse" when one of
+             * them is a lean copy, its per-rank content dropped with the samples. */
+            b->tier = b->lean ? "coarse" : "windows";
         } else if (w->evicted && first <= w->evicted_key) {
             /* Windows that were kept once and are gone (evicted, or of an earlier job). */
             snprintf(err, errlen,

@@ -19,7 +19,7 @@
  * docs/recording.md "Tiers"); for the coarse tier, the windows read as lean copies (lean: also
  * counted in `window`; disk_lean and plain_lean include the copies skipped after their full
  * window, disk_window and plain_window are the full windows only), the RecordRanks frames
- * (ranks), and the per-rank totals summed over the full windows and over the RecordRanks
+ * (rank_sums), and the per-rank totals summed over the full windows and over the RecordRanks
  * frames (sums_full, sums_coarse: rf count, ns, bytes, pair messages, bytes, fpair bytes, rr
  * count, windows), equal when no full window was dropped. Exit status
  * 0 when the file could be read (a torn tail included), 1 when not.
@@ -39,7 +39,7 @@ int main(int argc, char **argv)
         [MPIWATCH__RECORD__BODY_EVENT] = "event",      [MPIWATCH__RECORD__BODY_TICK] = "tick",
         [MPIWATCH__RECORD__BODY_FINISH] = "finish",    [MPIWATCH__RECORD__BODY_INDEX] = "index",
         [MPIWATCH__RECORD__BODY_START] = "start",      [MPIWATCH__RECORD__BODY_STEP] = "step",
-        [MPIWATCH__RECORD__BODY_WINDOW_LEAN] = "lean", [MPIWATCH__RECORD__BODY_RANKS] = "ranks",
+        [MPIWATCH__RECORD__BODY_WINDOW_LEAN] = "lean", [MPIWATCH__RECORD__BODY_RANKS] = "rank_sums",
     };
     enum { NKINDS = sizeof kinds / sizeof kinds[0] };
     char err[256];

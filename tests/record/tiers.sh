@@ -7,7 +7,9 @@
 #              length) while every window is still there and found through the index; the
 #              reader says from which window the samples are complete (tier_raw_from); a
 #              history request for an early rank range answers with tier "windows", one for the
-#              early windows with their windows; the replay says "raw samples from window A,
+#              early windows with their lean copies and tier "coarse"; mw-recdump reads some
+#              windows as lean copies, the per-rank sums cover every window and hold more than
+#              the full windows left; the replay says "raw samples from window A,
 #              merged windows before" and derives the windows from A on byte-identical to the
 #              recorded ones; mpiwatch-export says the same and exports every window, and the
 #              Python package reads every window over the holes.
@@ -16,6 +18,12 @@
 #              the limit and a window's worth more, reads cleanly with its windows found through
 #              the index, the collector counts no recording error, and monitoring went on (every
 #              message accepted).
+# MODE coarse: the same job with --record-full-span 3600 --record-rank-every 7: nothing is
+#              dropped, every window has its lean copy, and the per-rank sums (RecordRanks) over
+#              the whole run equal the sums over the full windows (rf count, time, bytes, pairs'
+#              messages and bytes, per-function pairs' bytes, windows), none of them 0 but
+#              those the generator does not send (per-function pairs, regions), in
+#              ceil(windows / 7) frames or more.
 # MODE kill:   kill -9 of a collector recording compressed frames with expiry on, in the middle
 #              of the job: the file reads up to its last complete frame, every window in it is
 #              found, holes included, and the replay derives the raw tier's windows identically.
@@ -70,7 +78,7 @@ import json, sys
 rank, win = (json.load(open(p)) for p in sys.argv[1:3])
 first = int(sys.argv[3])
 assert rank["error"] == "" and rank["tier"] == "windows", (rank["error"], rank["tier"])
-assert win["error"] == "" and win["tier"] == "windows", (win["error"], win["tier"])
+assert win["error"] == "" and win["tier"] == "coarse", (win["error"], win["tier"])
 got = [w["index"] for w in win["windows"]]
 assert got == list(range(first, first + 5)), got
 PY
@@ -80,6 +88,11 @@ PY
     windows=$(rec_val "$d/dump" window)
     messages=$(rec_val "$d/dump" message)
     [ "$windows" -ge 45 ] || mw_fail "only $windows windows left"
+    [ "$(rec_val "$d/dump" lean)" -gt 0 ] || mw_fail "no window read from the coarse tier"
+    [ "$(rec_val "$d/dump" sums_coarse 9)" = "$windows" ] ||
+        mw_fail "the per-rank sums cover $(rec_val "$d/dump" sums_coarse 9) of $windows windows"
+    [ "$(rec_val "$d/dump" sums_coarse)" -gt "$(rec_val "$d/dump" sums_full)" ] ||
+        mw_fail "the per-rank sums hold no more calls than the full windows left"
     [ "$(rec_val "$d/dump" find_ok)" = "$windows" ] || mw_fail "windows not found by index"
     [ "$(rec_val "$d/dump" truncated)" = 0 ] || mw_fail "the file does not read to its end"
     # 64 hellos, 64 byes and 64 samples a window were received.
@@ -152,6 +165,25 @@ kill)
     [ "$(rec_val "$d/dump" tier_dropped)" = 1 ] || mw_fail "no samples were dropped"
     grep -q MWZF "$d/run.mpiw" || mw_fail "no compressed frame in the recording"
     replay_check "$(rec_val "$d/dump" tier_raw_from)"
+    ;;
+coarse)
+    mw_start_collector --record "$d/run.mpiw" --record-full-span 3600 --record-rank-every 7 \
+        --exit-after-job
+    rec_loadgen --ranks 64 --rate 10 --functions 8 --seconds 5 --seed 3
+    mw_collector_exits 15
+    rec_dump "$d/run.mpiw" "$d/dump"
+    windows=$(rec_val "$d/dump" window)
+    [ "$windows" -ge 45 ] || mw_fail "only $windows windows"
+    [ "$(rec_val "$d/dump" lean)" = 0 ] || mw_fail "a full window is missing"
+    [ "$(rec_val "$d/dump" lean_skipped)" = "$windows" ] || mw_fail "lean copies missing"
+    full=$(grep '^sums_full ' "$d/dump" | cut -d' ' -f2-)
+    coarse=$(grep '^sums_coarse ' "$d/dump" | cut -d' ' -f2-)
+    [ "$full" = "$coarse" ] || mw_fail "per-rank sums differ: full windows $full, coarse $coarse"
+    # (the generator sends no per-function pairs and no regions: those two totals are 0)
+    for f in $(echo "$full" | cut -d' ' -f1-5,8); do [ "$f" -gt 0 ] || mw_fail "a zero total: $full"; done
+    [ "${full##* }" = "$windows" ] || mw_fail "sums over ${full##* } of $windows windows"
+    [ "$(rec_val "$d/dump" rank_sums)" -ge $(((windows + 6) / 7)) ] ||
+        mw_fail "$(rec_val "$d/dump" rank_sums) per-rank frames for $windows windows"
     ;;
 *)
     mw_fail "unknown mode $mode"
