@@ -540,7 +540,14 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
         return mw__partial_ingest(c, env, now);
 
     case MPIWATCH__ENVELOPE__BODY_AGG:
-        return mw__aggstate_ingest(c, env, now);
+        r = mw__aggstate_ingest(c, env, now);
+        if (r == MW_ACCEPTED && c->merge_ready) /* windows wait for its partials (merge.c) */
+            mw__merge_agg_state(&c->merge, env->agg->id,
+                                env->agg->ranks - (env->agg->ranks_done < env->agg->ranks
+                                                       ? env->agg->ranks_done
+                                                       : env->agg->ranks),
+                                env->agg->final, now->mono_ns);
+        return r;
 
     case MPIWATCH__ENVELOPE__BODY_BYE:
         r = check_sender(c, env);

@@ -21,6 +21,21 @@
  * whose deadline passed closes every older one first. A sample too far ahead for the ring
  * closes (evicts) the oldest windows to make room, which bounds memory whatever ranks send.
  *
+ * Waiting for aggregators: a parent's window gets the ranks behind an aggregator all at once,
+ * in that aggregator's partial, which comes when the aggregator closed its own window, itself
+ * up to its lateness late and later still when it is loaded. So a window past its deadline
+ * stays open while an aggregator owes it: one that sent partials in the job (a rank's `via`
+ * names the last aggregator that listed it, and the aggregator counts its listed ranks still
+ * expected), still has such ranks, was heard from (a partial or an AggState) within agg_silent_ns,
+ * and whose newest partial is for an older window. Aggregators close windows in order, so "owes
+ * window k" is "its newest window < k": the minimum of that over the live aggregators decides for
+ * every window at once, O(aggregators) per tick. The wait is bounded by time (agg_wait_ns past the
+ * deadline; the ring is sized for it) and by room (a waiting window leaves MW_MERGE_HOLD_SLACK
+ * slots free, so newer windows never evict it): a dead aggregator holds the parent's windows by at
+ * most that, and none at all once it has been silent for agg_silent_ns (the wait plus the period of
+ * AggStates, which a live aggregator sends even when it has no window to send). Everything is a
+ * function of the arrival times and the tick times, so a replay closes the same windows.
+ *
  * Each window also notes the arrival of its last sample, from which the collector measures how
  * long closing took (the close latency histograms of merge.h and the stats JSON).
  */
@@ -80,9 +95,21 @@ uint64_t mw__latency_quantile(const mw_latency_t *h, double q)
     return h->max_ns;
 }
 
+/* One aggregator a parent merges partials from (see the DESIGN note above). */
+struct mw_merge_agg {
+    int64_t last;      /* newest window of its partials */
+    uint64_t heard_ns; /* arrival of its newest partial */
+    uint32_t ranks;    /* expected ranks whose via is this aggregator */
+    uint32_t said;     /* its ranks still running, as its latest AggState says */
+    int known;         /* it sent a partial or an AggState in the job (listed in agg_ids) */
+    int partials;      /* it sent a partial: `ranks` is known here */
+    int final;         /* its final AggState came: nothing more to wait for */
+};
+
 static uint32_t merge_ring_size(uint64_t window_ns, uint64_t lateness_ns)
 {
-    uint64_t want = lateness_ns / window_ns + 8; /* every window within the allowance, + slack */
+    /* Every window within the allowance and the wait for aggregators (as long again), + slack. */
+    uint64_t want = 2 * lateness_ns / window_ns + 8;
     uint32_t cap = MW_MERGE_RING_MIN;
     while (cap < want && cap < MW_MERGE_RING_MAX)
         cap <<= 1;
@@ -191,6 +218,8 @@ int mw__merge_init(mw_merge_t *m, uint32_t size, uint64_t window_ns, uint32_t su
     m->subslots = subslots;
     m->duration_bins = duration_bins;
     m->lateness_ns = lateness_ns;
+    m->agg_wait_ns = lateness_ns;
+    m->agg_silent_ns = lateness_ns + MW_MERGE_AGG_BEAT_NS;
     m->on_close = on_close;
     m->user = user;
     m->cap = merge_ring_size(window_ns, lateness_ns);
@@ -241,6 +270,9 @@ void mw__merge_free(mw_merge_t *m)
     free(m->expected);
     free(m->peer_gen);
     free(m->peer_pos);
+    free(m->aggs);
+    free(m->via);
+    free(m->agg_ids);
     mw__index_free(&m->fpair_seen);
     memset(m, 0, sizeof *m);
 }
@@ -938,8 +970,125 @@ static void merge_advance(mw_merge_t *m, int evicting)
 /* Closes head windows for as long as no expected rank is still behind. */
 static void merge_close_ready(mw_merge_t *m)
 {
-    while (m->started && m->head <= m->max_seen && m->behind == 0)
+    while (m->started && m->head <= m->max_seen && m->behind == 0) {
+        const mw_window_t *w = &m->ring[m->head & m->mask];
+        if (m->n_aggs && w->open && m->now_ns > w->first_arrival_ns + m->lateness_ns)
+            m->agg_waited++; /* complete only because it waited for an aggregator */
         merge_advance(m, 0);
+    }
+}
+
+/* The rank is now listed by aggregator `from` (1 + id; 0: it sends its samples here). */
+static void merge_via(mw_merge_t *m, uint32_t rank, uint32_t from)
+{
+    uint32_t old = m->via[rank];
+    if (old == from)
+        return;
+    if (m->expected[rank]) {
+        if (old)
+            m->aggs[old - 1].ranks--;
+        if (from)
+            m->aggs[from - 1].ranks++;
+    }
+    m->via[rank] = (uint16_t)from;
+}
+
+/* Aggregator `id`, listed in agg_ids (its table allocated at the first one), or NULL when out
+ * of memory (the merge then does not wait for it). */
+static struct mw_merge_agg *merge_agg(mw_merge_t *m, uint32_t id)
+{
+    if (!m->aggs) {
+        m->aggs = calloc(MW_MERGE_MAX_AGGS, sizeof *m->aggs);
+        m->agg_ids = malloc(MW_MERGE_MAX_AGGS * sizeof *m->agg_ids);
+        m->via = calloc(m->size ? m->size : 1, sizeof *m->via);
+        if (!m->aggs || !m->agg_ids || !m->via) {
+            free(m->aggs);
+            free(m->agg_ids);
+            free(m->via);
+            m->aggs = NULL, m->agg_ids = NULL, m->via = NULL;
+            return NULL;
+        }
+    }
+    struct mw_merge_agg *a = &m->aggs[id];
+    if (!a->known) {
+        a->known = 1;
+        a->last = INT64_MIN; /* owes every window until its first partial */
+        m->agg_ids[m->n_aggs++] = (uint16_t)id;
+    }
+    return a;
+}
+
+void mw__merge_agg_state(mw_merge_t *m, uint32_t id, uint32_t running, int final, uint64_t now_ns)
+{
+    struct mw_merge_agg *a = id < MW_MERGE_MAX_AGGS ? merge_agg(m, id) : NULL;
+    if (!a)
+        return;
+    a->said = running;
+    a->final |= final;
+    if (now_ns > a->heard_ns)
+        a->heard_ns = now_ns;
+}
+
+/* Notes partial `in` of aggregator in->from for window w. */
+static void merge_agg_partial(mw_merge_t *m, const mw_partial_in_t *in, int64_t w, uint64_t now_ns)
+{
+    struct mw_merge_agg *a =
+        in->from && in->from <= MW_MERGE_MAX_AGGS ? merge_agg(m, in->from - 1) : NULL;
+    if (!a)
+        return;
+    a->partials = 1;
+    if (w > a->last)
+        a->last = w;
+    if (now_ns > a->heard_ns)
+        a->heard_ns = now_ns;
+    for (size_t r = 0; r < in->n_ranges; r++)
+        for (uint32_t k = 0; k < in->rank_count[r]; k++)
+            merge_via(m, in->rank_first[r] + k, in->from);
+}
+
+/* The newest window of the aggregator that is furthest behind among those a window waits for
+ * at now_ns (INT64_MAX: none), and in *gone_ns (may be NULL) the earliest time one of them
+ * will be declared gone. */
+static int64_t merge_owing(const mw_merge_t *m, uint64_t now_ns, uint64_t *gone_ns)
+{
+    int64_t min = INT64_MAX;
+    uint64_t gone = UINT64_MAX;
+    for (uint32_t i = 0; i < m->n_aggs; i++) {
+        const struct mw_merge_agg *a = &m->aggs[m->agg_ids[i]];
+        if (a->final || !(a->partials ? a->ranks : a->said) ||
+            a->heard_ns + m->agg_silent_ns <= now_ns)
+            continue;
+        if (a->last < min)
+            min = a->last;
+        if (a->heard_ns + m->agg_silent_ns < gone)
+            gone = a->heard_ns + m->agg_silent_ns;
+    }
+    if (gone_ns)
+        *gone_ns = gone;
+    return min;
+}
+
+/* Whether window k (open, past its lateness deadline `base`) still waits at now_ns, given
+ * merge_owing's `owe`. */
+static int merge_waits(const mw_merge_t *m, int64_t k, uint64_t base, int64_t owe, uint64_t now_ns)
+{
+    return k > owe && now_ns < base + m->agg_wait_ns &&
+           m->max_seen - k < (int64_t)(m->cap - MW_MERGE_HOLD_SLACK);
+}
+
+/* Counts window k, closed by its deadline, if an aggregator with ranks still owed it. */
+static void merge_count_given_up(mw_merge_t *m, int64_t k)
+{
+    uint64_t owed = 0;
+    for (uint32_t i = 0; i < m->n_aggs; i++) {
+        const struct mw_merge_agg *a = &m->aggs[m->agg_ids[i]];
+        if (!a->final && (a->partials ? a->ranks : a->said) && a->last < k)
+            owed++;
+    }
+    if (owed) {
+        m->agg_given_up++;
+        m->agg_owed += owed;
+    }
 }
 
 /* Where window w goes: starts the merge, moves head back before anything closed, or evicts
@@ -998,6 +1147,9 @@ int mw__merge_add(mw_merge_t *m, uint32_t rank, const Mpiwatch__Sample *s, uint6
                   uint64_t now_ns, const mw_trace_in_t *trace)
 {
     int64_t w = (int64_t)s->window;
+    m->now_ns = now_ns;
+    if (m->via && m->via[rank]) /* a rank of an aggregator now sends here (its fallback) */
+        merge_via(m, rank, 0);
     merge_place(m, w);
     merge_progress(m, rank, w);
 
@@ -1203,6 +1355,8 @@ static int window_add_partial(mw_merge_t *m, mw_window_t *w, const mw_partial_in
 int mw__merge_add_partial(mw_merge_t *m, const mw_partial_in_t *in, uint64_t now_ns)
 {
     int64_t w = (int64_t)in->pw->index;
+    m->now_ns = now_ns;
+    merge_agg_partial(m, in, w, now_ns);
     merge_place(m, w);
     for (size_t r = 0; r < in->n_ranges; r++)
         for (uint32_t k = 0; k < in->rank_count[r]; k++)
@@ -1226,6 +1380,8 @@ void mw__merge_leave(mw_merge_t *m, uint32_t rank)
     if (rank >= m->size || !m->expected[rank])
         return;
     merge_uncount(m, m->last[rank]);
+    if (m->via && m->via[rank])
+        m->aggs[m->via[rank] - 1].ranks--;
     m->expected[rank] = 0;
     merge_close_ready(m);
 }
@@ -1234,14 +1390,20 @@ void mw__merge_tick(mw_merge_t *m, uint64_t now_ns)
 {
     if (!m->started)
         return;
+    m->now_ns = now_ns;
+    int64_t owe = merge_owing(m, now_ns, NULL);
     int64_t due = -1;
     for (int64_t k = m->head; k <= m->max_seen; k++) {
         const mw_window_t *w = &m->ring[k & m->mask];
-        if (w->open && w->first_arrival_ns + m->lateness_ns <= now_ns)
+        uint64_t base = w->first_arrival_ns + m->lateness_ns;
+        if (w->open && base <= now_ns && !merge_waits(m, k, base, owe, now_ns))
             due = k;
     }
-    while (m->head <= due)
+    while (m->head <= due) {
+        if (m->n_aggs && m->ring[m->head & m->mask].open)
+            merge_count_given_up(m, m->head);
         merge_advance(m, 0);
+    }
     merge_close_ready(m);
 }
 
@@ -1256,10 +1418,20 @@ uint64_t mw__merge_next_deadline(const mw_merge_t *m)
     uint64_t next = UINT64_MAX;
     if (!m->started)
         return next;
+    uint64_t gone = UINT64_MAX;
+    int64_t owe = m->n_aggs ? merge_owing(m, m->now_ns, &gone) : INT64_MAX;
     for (int64_t k = m->head; k <= m->max_seen; k++) {
         const mw_window_t *w = &m->ring[k & m->mask];
-        if (w->open && w->first_arrival_ns + m->lateness_ns < next)
-            next = w->first_arrival_ns + m->lateness_ns;
+        if (!w->open)
+            continue;
+        uint64_t d = w->first_arrival_ns + m->lateness_ns;
+        if (d <= m->now_ns && merge_waits(m, k, d, owe, m->now_ns)) {
+            /* Waiting: until its wait ends or an aggregator it may wait for is gone. */
+            uint64_t end = d + m->agg_wait_ns;
+            d = gone < end ? gone : end;
+        }
+        if (d < next)
+            next = d;
     }
     return next;
 }

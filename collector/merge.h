@@ -26,6 +26,9 @@
 #define MW_MERGE_RING_MAX 256u          /* ... and at most (power of two) */
 #define MW_MERGE_MAX_DENSITY (1u << 20) /* density cells per window */
 #define MW_MERGE_MAX_PAIRS (1u << 22)   /* communicating pairs per window */
+#define MW_MERGE_MAX_AGGS 4096u         /* aggregator ids a merge waits for (partial.h) */
+#define MW_MERGE_HOLD_SLACK 8u          /* ring slots a window waiting for an aggregator leaves */
+#define MW_MERGE_AGG_BEAT_NS 1000000000ull /* an aggregator's AggState period (upstream.c) */
 
 /* Totals of one function: calls, time, extremes, bytes. min/max are meaningful only when
  * count > 0. */
@@ -332,6 +335,20 @@ typedef struct {
     int no_rank_detail;     /* --rank-detail off: rf_* / rr_* left out (counted) */
     mw__index_t fpair_seen; /* scratch of one sample: peer << 32 | fn -> position in fpairs */
 
+    /* Waiting for aggregators (docs/aggregator.md "When a parent closes a window"): each
+     * aggregator that sent a partial in the job, by id, with the newest window it sent, when,
+     * and how many expected ranks it listed last; allocated at the first partial. */
+    struct mw_merge_agg *aggs; /* [MW_MERGE_MAX_AGGS] */
+    uint16_t *via;             /* [size]: 1 + id of the aggregator that listed the rank, 0 */
+    uint16_t *agg_ids;         /* [MW_MERGE_MAX_AGGS]: the ids seen, in order ... */
+    uint32_t n_aggs;           /* ... and their number */
+    uint64_t agg_wait_ns;      /* how long past its deadline a window waits for them */
+    uint64_t agg_silent_ns;    /* one silent this long is not waited for (gone) */
+    uint64_t now_ns;           /* time of the latest add or tick */
+    uint64_t agg_waited;       /* windows closed complete after their lateness deadline */
+    uint64_t agg_given_up;     /* windows closed while an aggregator still owed its partial */
+    uint64_t agg_owed;         /* ... one per such aggregator and window */
+
     mw_window_fn on_close;
     void *user;
 } mw_merge_t;
@@ -385,6 +402,7 @@ typedef struct {
     const uint32_t *fn_order;
     size_t n_fn_order;
     const mw_trace_in_t *traces; /* [pw->n_traces]: each checked (trace_check.c) */
+    uint32_t from; /* 1 + the sending aggregator's id (Envelope.rank); 0: not waited for */
 } mw_partial_in_t;
 
 /* Merges a checked partial window into window pw->index as if each listed rank's sample had
@@ -394,10 +412,22 @@ typedef struct {
  * merged, progress recorded). */
 int mw__merge_add_partial(mw_merge_t *m, const mw_partial_in_t *in, uint64_t now_ns);
 
+/* Aggregator `id` sent an AggState saying `running` of its ranks still run (ranks - ranks_done)
+ * and whether it is its final one: windows wait for its partials (mw__merge_tick) from now on,
+ * until it is final. */
+void mw__merge_agg_state(mw_merge_t *m, uint32_t id, uint32_t running, int final, uint64_t now_ns);
+
 /* The rank will send nothing more (bye, or declared dead): windows stop waiting for it. */
 void mw__merge_leave(mw_merge_t *m, uint32_t rank);
 
-/* Closes the windows whose deadline has passed at `now_ns`, and every window before them. */
+/* Closes the windows whose deadline has passed at `now_ns`, and every window before them.
+ * A window past its lateness deadline still waits while an aggregator owes its partial for it:
+ * one that sent an AggState or a partial in the job, is not final, still has ranks running,
+ * was heard from less than agg_silent_ns ago (else it is gone until it sends again) and sent
+ * no partial for this window yet.
+ * The wait ends agg_wait_ns after the lateness deadline, or earlier when the window would
+ * leave fewer than MW_MERGE_HOLD_SLACK free slots in the ring; such a close counts in
+ * agg_given_up (and each aggregator still owing in agg_owed). */
 void mw__merge_tick(mw_merge_t *m, uint64_t now_ns);
 
 /* Closes every window that has data (job end). */

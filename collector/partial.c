@@ -875,7 +875,8 @@ mw_reject_t mw__partial_ingest(mw_collector_t *c, const Mpiwatch__Envelope *env,
                           .n_rank_pm = pa->n_rank_pm,
                           .fn_order = pa->fn_order,
                           .n_fn_order = pa->n_fn_order,
-                          .traces = p->tin};
+                          .traces = p->tin,
+                          .from = env->rank + 1};
     c->merge.frame_off = 0; /* its traces are kept as bytes: the frame is no rank's sample */
     /* An aggregator closes the steps before the window they may complete (as for samples,
      * ingest.c): they go up with that window's partial. */

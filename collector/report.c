@@ -262,6 +262,11 @@ static void report_losses(const mw_collector_t *c, FILE *out)
                 loss.ranks_no_totals);
     if (c->merge_ready && c->merge.evicted)
         fprintf(out, "  windows closed early to bound memory: %" PRIu64 "\n", c->merge.evicted);
+    if (c->merge_ready && (c->merge.agg_waited || c->merge.agg_given_up)) /* merge.c */
+        fprintf(out,
+                "  windows that waited for an aggregator: %" PRIu64 " complete, %" PRIu64
+                " closed without its partial (%" PRIu64 " partials missing)\n",
+                c->merge.agg_waited, c->merge.agg_given_up, c->merge.agg_owed);
     if (job->overflow)
         fprintf(out, "  totals that did not fit their table: %" PRIu64 "\n", job->overflow);
     /* Time steps (docs/steps.md): what a step cap refused, once the job marked steps. */

@@ -618,6 +618,17 @@ char *mw__stats_json(const mw_collector_t *c)
                                 c->stats.auth_refused[r]) < 0)
                 goto out;
     }
+    /* The current job's windows that waited for an aggregator's partial (merge.c), only when
+     * partials came: a collector without aggregators keeps its key set. */
+    if (c->merge_ready && c->merge.n_aggs) {
+        cJSON *aw = cJSON_AddObjectToObject(root, "aggregator_wait");
+        if (!aw || mw_json_add_u64(aw, "aggregators", c->merge.n_aggs) < 0 ||
+            mw_json_add_u64(aw, "waited_complete", c->merge.agg_waited) < 0 ||
+            mw_json_add_u64(aw, "closed_without", c->merge.agg_given_up) < 0 ||
+            mw_json_add_u64(aw, "partials_missing", c->merge.agg_owed) < 0 ||
+            mw_json_add_u64(aw, "wait_ms", c->merge.agg_wait_ns / MW_NS_PER_MS) < 0)
+            goto out;
+    }
     /* An aggregator's traffic to its parent and its steering relay (upstream.c). */
     if (c->upstream && mw__upstream_stats_json(c, root) < 0)
         goto out;
