@@ -10,6 +10,14 @@
 #       --exit-after-job`) and a root (`mpiwatch-collector --stats-json --summary-json`), one
 #       generator sending contiguous blocks of ranks to the aggregators (--connect per
 #       aggregator).
+#   (c) MW_EMU_RANKS (default 100000) ranks through MW_EMU_AGGS (8) EMULATED aggregators
+#       (`mpiwatch-loadgen --aggregators`: their partials built by the real aggregator code,
+#       docs/loadgen.md) into a root alone, for MW_EMU_SECONDS (30): what the root of a tree
+#       costs, on a machine that cannot run the aggregators of 100,000 ranks beside it; then the
+#       root side by side with the largest size (a) kept up with, and the goals of issue 18
+#       (root under 50 % of a core, every window closed with all ranks, p99 within 2 windows,
+#       totals exact).
+# MW_TREE_PARTS (default "a b c") chooses the parts run.
 # Every run: MW_TREE_RATE windows/s (10) for MW_TREE_SECONDS (5), MW_TREE_FUNCTIONS functions
 # (4), cached encodings (--variants MW_TREE_VARIANTS, 2), ipc:// endpoints, nothing recorded.
 # Each configuration runs MW_BENCH_ROUNDS times (3) and the medians are printed side by side:
@@ -18,6 +26,7 @@
 #             window): the share of a core it needs to keep up (over 100: more than a core);
 #   windows   closed complete / partial at the collector or root (stats JSON);
 #   p99 win   the root's close latency p99 in windows (stats close_latency_ms_p99 / window);
+#   max win   ... and its maximum (close_latency_ms_max / window);
 #   exact     the generator's per-function calls, time and bytes (--totals-json) equal the
 #             summary's, in every round;
 #   acct      the accounting closes: the generator's calls = the summary's + its missed.calls
@@ -49,6 +58,10 @@ rate=${MW_TREE_RATE:-10}
 seconds=${MW_TREE_SECONDS:-5}
 functions=${MW_TREE_FUNCTIONS:-4}
 variants=${MW_TREE_VARIANTS:-2}
+emu_ranks=${MW_EMU_RANKS:-100000}
+emu_aggs=${MW_EMU_AGGS:-8}
+emu_seconds=${MW_EMU_SECONDS:-30}
+parts=${MW_TREE_PARTS:-a b c}
 read -r -a root_args <<<"${MW_TREE_ROOT_ARGS:-}"
 read -r -a agg_args <<<"${MW_TREE_AGG_ARGS:-}"
 python=${MW_PYTHON:-/usr/bin/python3}
@@ -96,8 +109,9 @@ wait_socket() {
 }
 
 # one_run KIND RANKS ROUND: runs one configuration, leaves its files in $dir/KIND-RANKS-ROUND.
+# KIND: single, tree (real aggregators) or emu (a root and emulated aggregators).
 one_run() {
-    local kind=$1 ranks=$2 round=$3 d i n eps=() cpids=() gen rc=0
+    local kind=$1 ranks=$2 round=$3 d i n eps=() cpids=() gen rc=0 secs=$seconds extra=()
     d=$dir/$kind-$ranks-$round
     mkdir -p "$d"
     local job=tree-$kind-$ranks-$round
@@ -128,10 +142,14 @@ one_run() {
     else
         eps=(--connect "ipc://$d/root")
     fi
+    if [ "$kind" = emu ]; then
+        secs=$emu_seconds
+        extra=(--aggregators "$emu_aggs")
+    fi
     cpu_sampler "$d/cpu" "${cpids[@]}" &
     local sampler=$!
     "$loadgen" "${eps[@]}" --ranks "$ranks" --rate "$rate" --functions "$functions" \
-        --seconds "$seconds" --variants "$variants" --job "$job" \
+        --seconds "$secs" --variants "$variants" --job "$job" "${extra[@]}" \
         --totals-json "$d/totals.json" 2>"$d/loadgen.err" &
     gen=$!
     pids+=("$gen")
@@ -174,6 +192,9 @@ for d in sys.argv[2:]:
         "root": cpu("root"), "aggs": [cpu(a) for a in aggs],
         "complete": st["windows"] - st["partial_windows"], "partial": st["partial_windows"],
         "late": st["late"], "p99": st["close_latency_ms_p99"] / (tot["window_ns"] / 1e6),
+        "max": st["close_latency_ms_max"] / (tot["window_ns"] / 1e6),
+        "calls": sum(f["count"] for f in tot["functions"].values()),
+        "got": sum(f["count"] for f in sm["functions"].values()), "missed": sm["missed"]["calls"],
         "exact": sm["functions"] == tot["functions"],
         "acct": sum(f["count"] for f in sm["functions"].values()) + sm["missed"]["calls"]
                 == sum(f["count"] for f in tot["functions"].values()),
@@ -192,21 +213,35 @@ keeps = (all(r["partial"] == 0 and r["late"] == 0 for r in ok) and med("p99") <=
          and med("rate") >= 0.95 * rate)
 print(f"{ok[0]['ranks']:>7} {med('root'):6.0f} {aggcpu or '-':>32} "
       f"{med('complete'):5.0f}/{med('partial'):<4.0f} {med('late'):6.0f} {med('p99'):7.2f} "
+      f"{med('max'):7.2f} "
       f"{'yes' if all(r['exact'] for r in ok) and len(ok) == len(rows) else 'NO':>5} "
       f"{'yes' if all(r['acct'] for r in ok) and len(ok) == len(rows) else 'NO':>4} "
       f"{med('in_mbs'):8.1f} {med('up_mbs'):7.1f} {med('rate'):6.2f} {med('gen_us'):6.2f} "
       f"{med('us_smp'):6.2f} {'yes' if keeps else 'no':>5} ({len(ok)}/{len(rows)} rounds)")
+if os.environ.get("MW_FIGURES_GOALS"):
+    # Issue 18's goals for the root of the tree, round by round.
+    for i, r in enumerate(ok):
+        print(f"  round {i}: root cpu {r['root']:.1f} % of a core (goal < 50); windows "
+              f"{r['complete'] + r['partial']} closed, {r['complete']} with all ranks; close "
+              f"latency p99 {r['p99']:.2f} max {r['max']:.2f} windows (goal p99 <= 2); totals "
+              f"{'exact' if r['exact'] else 'NOT exact'}: {r['calls']} calls sent, {r['got']} "
+              f"in the summary + {r['missed']} missed")
 sys.exit(0 if keeps else 3)
 PY
 }
 
 echo "run-tree.sh: $rate windows/s, $seconds s, $functions functions, --variants $variants, " \
     "$rounds rounds (medians), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%7s %6s %32s %10s %6s %7s %5s %4s %8s %7s %6s %6s %6s %5s\n' ranks "root%" \
-    "aggregators cpu% (each)" "win ok/par" late "p99 win" exact acct "in MB/s" "up MB/s" "gen/s" \
-    "gen us" "us/smp" keeps
-echo "(a) one collector"
+header() {
+    printf '%7s %6s %32s %10s %6s %7s %7s %5s %4s %8s %7s %6s %6s %6s %5s\n' ranks "root%" \
+        "aggregators cpu% (each)" "win ok/par" late "p99 win" "max win" exact acct "in MB/s" \
+        "up MB/s" "gen/s" "gen us" "us/smp" keeps
+}
+header
 kept=none
+kept_runs=()
+case " $parts " in *" a "*) ;; *) sizes= ;; esac
+[ -n "$sizes" ] && echo "(a) one collector"
 for ranks in $sizes; do
     runs=()
     for ((r = 0; r < rounds; r++)); do
@@ -215,17 +250,40 @@ for ranks in $sizes; do
     done
     if figures "${runs[@]}"; then
         kept=$ranks
+        kept_runs=("${runs[@]}")
     else
         echo "  (one collector does not keep up at $ranks ranks)"
         [ "${MW_TREE_STOP:-0}" = 1 ] && break
     fi
 done
-echo "  largest size one collector kept up with: $kept"
-echo "(b) $tree_ranks ranks through $aggs aggregators and a root"
-runs=()
-for ((r = 0; r < rounds; r++)); do
-    one_run tree "$tree_ranks" "$r"
-    runs+=("$dir/tree-$tree_ranks-$r")
-done
-figures "${runs[@]}"
+[ -n "$sizes" ] && echo "  largest size one collector kept up with: $kept"
+case " $parts " in
+*" b "*)
+    echo "(b) $tree_ranks ranks through $aggs aggregators and a root"
+    runs=()
+    for ((r = 0; r < rounds; r++)); do
+        one_run tree "$tree_ranks" "$r"
+        runs+=("$dir/tree-$tree_ranks-$r")
+    done
+    figures "${runs[@]}"
+    ;;
+esac
+case " $parts " in
+*" c "*)
+    echo "(c) $emu_ranks ranks through $emu_aggs emulated aggregators (mpiwatch-loadgen" \
+        "--aggregators) into a root alone, $emu_seconds s"
+    runs=()
+    for ((r = 0; r < rounds; r++)); do
+        one_run emu "$emu_ranks" "$r"
+        runs+=("$dir/emu-$emu_ranks-$r")
+    done
+    MW_FIGURES_GOALS=1 figures "${runs[@]}"
+    grep -h "emulated" "$dir/emu-$emu_ranks-"*/loadgen.err | sed 's/^/  /'
+    echo "side by side: the root of the tree at $emu_ranks ranks, one collector at the largest" \
+        "size it kept up with ($kept)"
+    header
+    [ "${#kept_runs[@]}" -gt 0 ] && figures "${kept_runs[@]}"
+    figures "${runs[@]}"
+    ;;
+esac
 exit 0

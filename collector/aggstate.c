@@ -49,7 +49,31 @@ typedef struct {
     uint64_t tot[F_N];    /* its ranks' totals (latest AggState) */
     uint64_t sent[F_N];   /* what it sent (latest AggState) */
     uint64_t merged[F_N]; /* merged here from its partials */
+    uint64_t adj[F_N];    /* its ranks' own totals in place of their shares (own_t.c) */
 } agg_fn_t;
+
+/* One entry of a rank's share in an aggregator's latest AggState, in this collector's ids. */
+typedef struct {
+    uint32_t fn;
+    uint64_t v[F_N];
+} share_t;
+
+/* A rank known through an aggregator whose own running totals reached this collector: in its
+ * samples sent here directly (it fell back to this collector) or in its bye. T: its latest
+ * totals; D: what was merged here from its own samples; c: what its totals add to its
+ * aggregator's figures over its share there (max(T - D, share) - share), applied to the
+ * aggregator at position slot - 1. */
+typedef struct {
+    uint32_t fn;
+    uint64_t T[F_N], D[F_N], c[F_N];
+} own_fn_t;
+
+typedef struct {
+    uint32_t rank, slot, n, cap;
+    int final; /* T came from its bye */
+    own_fn_t *e;
+    uint64_t T_samples, D_samples, c_samples;
+} own_t;
 
 typedef struct {
     uint32_t id, pid, ranks, ranks_done;
@@ -63,14 +87,24 @@ typedef struct {
     uint32_t n_fns, cap_fns;
     uint64_t samples_total, samples_sent, partials_sent, partials_dropped, rejected, late;
     uint64_t samples_merged, partials_merged; /* here */
+    /* Its ranks' shares (latest AggState, when it listed them): ranks increasing, each rank's
+     * entries at sh_e[sh_first[i], sh_first[i + 1]) in increasing id. */
+    int shares;
+    uint32_t n_sh, n_sh_e;
+    uint32_t *sh_rank, *sh_first;
+    uint64_t *sh_samples;
+    share_t *sh_e;
+    uint64_t adj_samples;
 } agg_t;
 
 struct mw_aggs {
     agg_t *agg; /* in order of first AggState */
     uint32_t n, cap;
     uint32_t slot[MW_MAX_AGGREGATORS]; /* id -> position + 1 in agg, 0 none */
-    uint8_t *via;                      /* [via_n]: 1 when a partial listed the rank */
+    uint16_t *via; /* [via_n]: position + 1 of the aggregator whose partial last listed the rank */
     uint32_t via_n;
+    own_t **own; /* [via_n]: ranks through an aggregator with their own totals here */
+    uint32_t *own_list, n_own, cap_own;
     /* The aggregator side: what this process sent upstream in the job. */
     uint64_t sent[MW_FN_SPACE][F_N];
     uint64_t sent_samples, partials_sent, partials_dropped;
@@ -95,7 +129,19 @@ void mw__aggs_free(struct mw_aggs *a)
         if (a->agg[i].has_map)
             mw_fnmap_free(&a->agg[i].map);
         free(a->agg[i].fns);
+        free(a->agg[i].sh_rank);
+        free(a->agg[i].sh_first);
+        free(a->agg[i].sh_samples);
+        free(a->agg[i].sh_e);
     }
+    for (uint32_t i = 0; a->own && i < a->n_own; i++) {
+        own_t *o = a->own[a->own_list[i]];
+        if (o)
+            free(o->e);
+        free(o);
+    }
+    free(a->own);
+    free(a->own_list);
     free(a->agg);
     free(a->via);
     free(a);
@@ -140,6 +186,218 @@ static agg_fn_t *agg_fn(agg_t *g, uint32_t fn, int create)
     return &g->fns[lo];
 }
 
+/* ---- ranks' own totals in place of their shares (parent side) -------------------------------- */
+
+static int via_alloc(struct mw_aggs *a, uint32_t size)
+{
+    if (a->via)
+        return 1;
+    if (!size || !(a->via = calloc(size, sizeof *a->via)) ||
+        !(a->own = calloc(size, sizeof *a->own))) {
+        free(a->via);
+        a->via = NULL;
+        return 0;
+    }
+    a->via_n = size;
+    return 1;
+}
+
+/* Rank's share entry of fn in g's latest AggState, or NULL (no share: counted as 0). */
+static const share_t *share_find(const agg_t *g, uint32_t rank, uint32_t fn, uint64_t *samples)
+{
+    uint32_t lo = 0, hi = g->n_sh;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->sh_rank[mid] < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == g->n_sh || g->sh_rank[lo] != rank)
+        return NULL;
+    if (samples)
+        *samples = g->sh_samples[lo];
+    uint32_t b = g->sh_first[lo], e = g->sh_first[lo + 1];
+    while (b < e) {
+        uint32_t mid = b + (e - b) / 2;
+        if (g->sh_e[mid].fn < fn)
+            b = mid + 1;
+        else
+            e = mid;
+    }
+    return b < g->sh_first[lo + 1] && g->sh_e[b].fn == fn ? &g->sh_e[b] : NULL;
+}
+
+static uint64_t over_share(uint64_t T, uint64_t D, uint64_t share)
+{
+    uint64_t rest = T > D ? T - D : 0;
+    return rest > share ? rest - share : 0;
+}
+
+/* Moves o's contribution to its aggregator's figures to what its totals and that aggregator's
+ * latest shares give now (see DESIGN): the old one is taken back from the aggregator it was
+ * added to, the new one added to the aggregator whose partial listed the rank last. */
+static void own_update(struct mw_aggs *a, own_t *o)
+{
+    agg_t *old = o->slot ? &a->agg[o->slot - 1] : NULL;
+    uint32_t slot = o->rank < a->via_n ? a->via[o->rank] : 0;
+    agg_t *g = slot ? &a->agg[slot - 1] : NULL;
+    if (old) {
+        for (uint32_t i = 0; i < o->n; i++) {
+            agg_fn_t *e = agg_fn(old, o->e[i].fn, 0);
+            for (int k = 0; e && k < F_N; k++)
+                e->adj[k] -= o->e[i].c[k];
+        }
+        old->adj_samples -= o->c_samples;
+    }
+    o->c_samples = 0;
+    o->slot = 0;
+    for (uint32_t i = 0; i < o->n; i++)
+        memset(o->e[i].c, 0, sizeof o->e[i].c);
+    if (!g || !g->shares)
+        return; /* an aggregator that states no shares keeps its own figures */
+    uint64_t sh_samples = 0;
+    share_find(g, o->rank, 0, &sh_samples);
+    for (uint32_t i = 0; i < o->n; i++) {
+        own_fn_t *f = &o->e[i];
+        agg_fn_t *e = agg_fn(g, f->fn, 1);
+        if (!e)
+            continue; /* out of memory: the aggregator's figure as stated */
+        const share_t *sh = share_find(g, o->rank, f->fn, NULL);
+        for (int k = 0; k < F_N; k++) {
+            f->c[k] = over_share(f->T[k], f->D[k], sh ? sh->v[k] : 0);
+            e->adj[k] += f->c[k];
+        }
+    }
+    o->c_samples = over_share(o->T_samples, o->D_samples, sh_samples);
+    g->adj_samples += o->c_samples;
+    o->slot = slot;
+}
+
+/* Every rank with its own totals behind aggregator g, after g's shares changed; a rank whose
+ * final totals g's share now covers (nothing merged here directly, nothing added) is forgotten,
+ * so that the list stays as short as the ranks that fell back. */
+static void own_refresh(struct mw_aggs *a, const agg_t *g)
+{
+    uint32_t slot = (uint32_t)(g - a->agg) + 1, keep = 0;
+    for (uint32_t i = 0; i < a->n_own; i++) {
+        uint32_t rank = a->own_list[i];
+        own_t *o = a->own[rank];
+        if (a->via[rank] == slot || o->slot == slot)
+            own_update(a, o);
+        int idle = o->final && o->slot && o->D_samples == 0 && o->c_samples == 0;
+        for (uint32_t j = 0; idle && j < o->n; j++)
+            idle = !(o->e[j].D[0] | o->e[j].D[1] | o->e[j].D[2] | o->e[j].c[0] | o->e[j].c[1] |
+                     o->e[j].c[2]);
+        if (idle) {
+            free(o->e);
+            free(o);
+            a->own[rank] = NULL;
+            continue;
+        }
+        a->own_list[keep++] = rank;
+    }
+    a->n_own = keep;
+}
+
+mw_reject_t mw__aggstate_own_check(const mw_job_t *job, uint32_t rank, size_t n, const uint32_t *fn,
+                                   const uint64_t *calls, const uint64_t *ns, const uint64_t *bytes,
+                                   uint64_t samples)
+{
+    const struct mw_aggs *a = job->aggs;
+    if (n > MW_FN_SPACE - 1 || samples > MW_TOTAL_MAX)
+        return MW_REJECT_TOTALS;
+    for (size_t i = 0; i < n; i++)
+        if (fn[i] == 0 || fn[i] >= MW_FN_SPACE || (i && fn[i] <= fn[i - 1]) || calls[i] == 0 ||
+            calls[i] > MW_TOTAL_MAX || ns[i] > MW_TOTAL_MAX || bytes[i] > MW_TOTAL_MAX)
+            return MW_REJECT_TOTALS;
+    const own_t *o = a && a->own && rank < a->via_n ? a->own[rank] : NULL;
+    if (!o)
+        return MW_ACCEPTED;
+    /* Never decreasing, no function lost (both lists in increasing id). */
+    if (samples < o->T_samples)
+        return MW_REJECT_TOTALS;
+    size_t j = 0;
+    for (uint32_t i = 0; i < o->n; i++) {
+        while (j < n && fn[j] < o->e[i].fn)
+            j++;
+        if (j == n || fn[j] != o->e[i].fn || calls[j] < o->e[i].T[F_CALLS] ||
+            ns[j] < o->e[i].T[F_NS] || bytes[j] < o->e[i].T[F_BYTES])
+            return MW_REJECT_TOTALS;
+    }
+    return MW_ACCEPTED;
+}
+
+void mw__aggstate_own(mw_job_t *job, uint32_t rank, size_t n, const uint32_t *fn,
+                      const uint64_t *calls, const uint64_t *ns, const uint64_t *bytes,
+                      uint64_t samples, const Mpiwatch__Sample *merged, int final)
+{
+    struct mw_aggs *a = job->aggs;
+    if (!a || !via_alloc(a, job->size) || rank >= a->via_n)
+        return;
+    own_t *o = a->own[rank];
+    if (!o) {
+        if (a->n_own == a->cap_own) {
+            uint32_t cap = a->cap_own ? a->cap_own * 2 : 16;
+            uint32_t *p = realloc(a->own_list, cap * sizeof *p);
+            if (!p)
+                return;
+            a->own_list = p;
+            a->cap_own = cap;
+        }
+        if (!(o = calloc(1, sizeof *o)))
+            return;
+        o->rank = rank;
+        a->own[rank] = o;
+        a->own_list[a->n_own++] = rank;
+    }
+    /* Its entries: one per function of its totals (the lists only grow: checked). */
+    for (size_t i = 0; i < n; i++) {
+        uint32_t lo = 0, hi = o->n;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (o->e[mid].fn < fn[i])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == o->n || o->e[lo].fn != fn[i]) {
+            if (o->n == o->cap) {
+                uint32_t cap = o->cap ? o->cap * 2 : 8;
+                own_fn_t *p = realloc(o->e, cap * sizeof *p);
+                if (!p)
+                    continue; /* out of memory: this function keeps its share */
+                o->e = p;
+                o->cap = cap;
+            }
+            memmove(&o->e[lo + 1], &o->e[lo], (o->n - lo) * sizeof *o->e);
+            memset(&o->e[lo], 0, sizeof o->e[lo]);
+            o->e[lo].fn = fn[i];
+            o->n++;
+            /* Its contribution so far was 0 for this function: nothing to take back. */
+        }
+        o->e[lo].T[F_CALLS] = calls[i];
+        o->e[lo].T[F_NS] = ns[i];
+        o->e[lo].T[F_BYTES] = bytes[i];
+    }
+    o->T_samples = samples;
+    o->final |= final;
+    if (merged) {
+        for (size_t i = 0; i < merged->n_functions; i++) {
+            const Mpiwatch__FunctionStat *f = merged->functions[i];
+            for (uint32_t j = 0; j < o->n; j++)
+                if (o->e[j].fn == f->fn) {
+                    o->e[j].D[F_CALLS] += f->count;
+                    o->e[j].D[F_NS] += f->total_ns;
+                    o->e[j].D[F_BYTES] += f->bytes;
+                    break;
+                }
+        }
+        o->D_samples++;
+    }
+    own_update(a, o);
+}
+
 /* ---- aggregator side ------------------------------------------------------------------------ */
 
 static void aggstate_count(mw_collector_t *c, const mw_window_t *w, int sent)
@@ -182,6 +440,128 @@ static const char *self_host(void)
     if (!mw_wire_text_ok((const unsigned char *)host, strlen(host)))
         host[0] = '\0';
     return host;
+}
+
+/* Scratch of the per-rank shares (grown, never freed: one aggregator's ranks). */
+struct share_key {
+    uint64_t key; /* rank << 32 | fn */
+    uint32_t at;  /* its position in job.rank_fn */
+};
+static struct {
+    struct share_key *keys;
+    uint32_t *rank, *entries, *fn;
+    uint64_t *samples, *calls, *ns, *bytes;
+    size_t cap_keys, cap_ranks;
+} sh;
+
+static int cmp_key(const void *a, const void *b)
+{
+    uint64_t x = ((const struct share_key *)a)->key, y = ((const struct share_key *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+static int grow(void **p, size_t n, size_t size)
+{
+    void *q = realloc(*p, n * size);
+    if (!q)
+        return -1;
+    *p = q;
+    return 0;
+}
+
+/* The per-rank shares of an AggState (docs/aggregator.md "Accounting"): every rank with running
+ * totals, its latest totals per function (its mw_rank_fn_t entries), ranks and functions in
+ * increasing order. Left out (s->shares false) when memory runs out or when they would not add
+ * up to the totals stated (tcalls.. per listed function, n of them, ids increasing): the parent
+ * then keeps the aggregator's figures as stated, without replacing any rank's share. */
+static void shares_fill(const mw_job_t *job, Mpiwatch__AggState *s, const uint64_t *tcalls,
+                        const uint64_t *tns, const uint64_t *tbytes, size_t n)
+{
+    static uint64_t sum[MW_FN_SPACE][3];
+    size_t ne = 0, nr = 0;
+    if (job->rank_fn.n > sh.cap_keys) {
+        size_t cap = job->rank_fn.n * 2;
+        if (grow((void **)&sh.keys, cap, sizeof *sh.keys) < 0 ||
+            grow((void **)&sh.fn, cap, sizeof *sh.fn) < 0 ||
+            grow((void **)&sh.calls, cap, sizeof *sh.calls) < 0 ||
+            grow((void **)&sh.ns, cap, sizeof *sh.ns) < 0 ||
+            grow((void **)&sh.bytes, cap, sizeof *sh.bytes) < 0)
+            return;
+        sh.cap_keys = cap;
+    }
+    for (uint32_t i = 0; i < job->rank_fn.n; i++) {
+        const mw_rank_fn_t *rf = MW__INDEX_AT(&job->rank_fn, const mw_rank_fn_t, i);
+        if (rf->tot_count == 0 || rf->rank >= job->size || !job->ranks[rf->rank].has_totals ||
+            rf->fn == 0 || rf->fn >= MW_FN_SPACE)
+            continue;
+        sh.keys[ne].key = (uint64_t)rf->rank << 32 | rf->fn;
+        sh.keys[ne++].at = i;
+    }
+    qsort(sh.keys, ne, sizeof *sh.keys, cmp_key);
+    /* The ranks: one entry per distinct rank, in the keys' order. */
+    size_t ranks = 0;
+    for (size_t i = 0; i < ne; i++)
+        ranks += !i || sh.keys[i].key >> 32 != sh.keys[i - 1].key >> 32;
+    if (ranks > sh.cap_ranks) {
+        size_t cap = ranks * 2;
+        if (grow((void **)&sh.rank, cap, sizeof *sh.rank) < 0 ||
+            grow((void **)&sh.entries, cap, sizeof *sh.entries) < 0 ||
+            grow((void **)&sh.samples, cap, sizeof *sh.samples) < 0)
+            return;
+        sh.cap_ranks = cap;
+    }
+    memset(sum, 0, sizeof sum);
+    const mw_rank_t *prev = NULL;
+    size_t out = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (i && sh.keys[i].key == sh.keys[i - 1].key)
+            continue; /* one entry per rank and function (the first) */
+        uint32_t rank = (uint32_t)(sh.keys[i].key >> 32), fn = (uint32_t)sh.keys[i].key;
+        const mw_rank_fn_t *rf = MW__INDEX_AT(&job->rank_fn, const mw_rank_fn_t, sh.keys[i].at);
+        const mw_rank_t *r = &job->ranks[rank];
+        if (r != prev) {
+            sh.rank[nr] = rank;
+            sh.entries[nr] = 0;
+            sh.samples[nr] = r->tot_samples;
+            nr++;
+            prev = r;
+        }
+        sh.entries[nr - 1]++;
+        sh.fn[out] = fn;
+        sh.calls[out] = rf->tot_count;
+        sh.ns[out] = rf->tot_time_ns;
+        sh.bytes[out] = rf->tot_bytes;
+        out++;
+        sum[fn][0] += rf->tot_count;
+        sum[fn][1] += rf->tot_time_ns;
+        sum[fn][2] += rf->tot_bytes;
+    }
+    /* They must add up to no more than the totals stated (the parent checks it). */
+    size_t j = 0;
+    for (uint32_t fn = 1; fn < MW_FN_SPACE; fn++) {
+        if (!sum[fn][0] && !sum[fn][1] && !sum[fn][2])
+            continue;
+        while (j < n && s->total_fn[j] < fn)
+            j++;
+        if (j == n || s->total_fn[j] != fn || sum[fn][0] > tcalls[j] || sum[fn][1] > tns[j] ||
+            sum[fn][2] > tbytes[j])
+            return;
+    }
+    uint64_t samples = 0;
+    for (size_t i = 0; i < nr; i++)
+        samples += sh.samples[i];
+    if (samples > s->samples_total)
+        return;
+    s->shares = 1;
+    s->n_share_rank = s->n_share_entries = s->n_share_samples = nr;
+    s->share_rank = sh.rank;
+    s->share_entries = sh.entries;
+    s->share_samples = sh.samples;
+    s->n_share_fn = s->n_share_calls = s->n_share_ns = s->n_share_bytes = out;
+    s->share_fn = sh.fn;
+    s->share_calls = sh.calls;
+    s->share_ns = sh.ns;
+    s->share_bytes = sh.bytes;
 }
 
 size_t mw__aggstate_envelope_pack(mw_collector_t *c, mw_pb_encoder_t *e, uint32_t agg_id,
@@ -252,6 +632,7 @@ size_t mw__aggstate_envelope_pack(mw_collector_t *c, mw_pb_encoder_t *e, uint32_
         s.rejected += c->stats.rejected[r];
     s.late = job->late;
     s.final = final ? 1 : 0;
+    shares_fill(job, &s, tcalls, tns, tbytes, n);
 
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
     env.version = MW_PROTO_VERSION;
@@ -261,6 +642,19 @@ size_t mw__aggstate_envelope_pack(mw_collector_t *c, mw_pb_encoder_t *e, uint32_
     env.body_case = MPIWATCH__ENVELOPE__BODY_AGG;
     env.agg = &s;
     size_t len = mpiwatch__envelope__get_packed_size(&env);
+    if (len > MW_MAX_MESSAGE_BYTES / 2 && s.shares) {
+        /* The shares would take it near the message limit (a parent drops a larger message
+         * and the connection with it): without them, the parent keeps the figures as stated. */
+        static uint64_t n_left_out;
+        if (n_left_out++ % 100 == 0)
+            MW_LOG(MW_LOG_WARN,
+                   "AggState of %zu bytes: its ranks' shares left out (%" PRIu64 " times)", len,
+                   n_left_out);
+        s.shares = 0;
+        s.n_share_rank = s.n_share_entries = s.n_share_samples = 0;
+        s.n_share_fn = s.n_share_calls = s.n_share_ns = s.n_share_bytes = 0;
+        len = mpiwatch__envelope__get_packed_size(&env);
+    }
     if (len > e->cap_out) {
         uint8_t *p = realloc(e->out, len);
         if (!p)
@@ -304,13 +698,18 @@ void mw__aggstate_merged(mw_collector_t *c, uint32_t id, const Mpiwatch__Partial
     size_t nr = p->n_rank_first < p->n_rank_count ? p->n_rank_first : p->n_rank_count;
     for (size_t i = 0; i < nr; i++)
         g->samples_merged += p->rank_count[i];
-    if (!a->via && size && !(a->via = calloc(size, 1)))
+    if (!via_alloc(a, size))
         return;
-    a->via_n = size;
+    uint16_t slot = (uint16_t)a->slot[id];
     for (size_t i = 0; i < nr; i++)
         for (uint64_t r = p->rank_first[i];
-             r < (uint64_t)p->rank_first[i] + p->rank_count[i] && r < size; r++)
-            a->via[r] = 1;
+             r < (uint64_t)p->rank_first[i] + p->rank_count[i] && r < size; r++) {
+            if (a->via[r] != slot && a->own[r]) {
+                a->via[r] = slot;
+                own_update(c->job.aggs, a->own[r]); /* its totals move to this aggregator */
+            }
+            a->via[r] = slot;
+        }
 }
 
 int mw__aggstate_via(const mw_job_t *job, uint32_t rank)
@@ -341,6 +740,109 @@ static int text_ok(const char *s)
 typedef struct {
     uint64_t tot[F_N], sent[F_N];
 } agg_dense_t;
+
+/* The shares of an AggState (docs/aggregator.md "Accounting"): parallel arrays, ranks of the
+ * job in increasing order, each rank's entries ids of its table (n_ids) in increasing order,
+ * values capped, and per function (and for the samples) no more than the totals stated, so that
+ * taking a rank's share out of them never goes below zero. */
+static mw_reject_t shares_check(const mw_job_t *job, const Mpiwatch__AggState *s, uint32_t n_ids)
+{
+    static uint64_t left[MW_FN_TABLE_MAX + 1][F_N];
+    size_t nr = s->n_share_rank, ne = s->n_share_fn;
+    if (!s->shares)
+        return nr || ne || s->n_share_entries || s->n_share_samples || s->n_share_calls ||
+                       s->n_share_ns || s->n_share_bytes
+                   ? MW_REJECT_TOTALS
+                   : MW_ACCEPTED;
+    if (s->n_share_entries != nr || s->n_share_samples != nr || s->n_share_calls != ne ||
+        s->n_share_ns != ne || s->n_share_bytes != ne || nr > job->size || n_ids > MW_FN_TABLE_MAX)
+        return MW_REJECT_TOTALS;
+    memset(left, 0, (n_ids + 1) * sizeof left[0]);
+    for (size_t i = 0; i < s->n_total_fn; i++) { /* ids checked within n_ids by the caller */
+        left[s->total_fn[i]][F_CALLS] = s->total_calls[i];
+        left[s->total_fn[i]][F_NS] = s->total_ns[i];
+        left[s->total_fn[i]][F_BYTES] = s->total_bytes[i];
+    }
+    uint64_t samples_left = s->samples_total;
+    size_t at = 0;
+    for (size_t r = 0; r < nr; r++) {
+        if (s->share_rank[r] >= job->size || (r && s->share_rank[r] <= s->share_rank[r - 1]) ||
+            s->share_entries[r] == 0 || s->share_entries[r] > n_ids ||
+            s->share_entries[r] > ne - at || s->share_samples[r] > samples_left)
+            return MW_REJECT_TOTALS;
+        samples_left -= s->share_samples[r];
+        for (size_t i = at; i < at + s->share_entries[r]; i++) {
+            uint32_t fn = s->share_fn[i];
+            if (fn == 0 || fn > n_ids || (i > at && fn <= s->share_fn[i - 1]) ||
+                s->share_calls[i] > left[fn][F_CALLS] || s->share_ns[i] > left[fn][F_NS] ||
+                s->share_bytes[i] > left[fn][F_BYTES])
+                return MW_REJECT_TOTALS;
+            left[fn][F_CALLS] -= s->share_calls[i];
+            left[fn][F_NS] -= s->share_ns[i];
+            left[fn][F_BYTES] -= s->share_bytes[i];
+        }
+        at += s->share_entries[r];
+    }
+    return at == ne ? MW_ACCEPTED : MW_REJECT_TOTALS;
+}
+
+static int cmp_share(const void *x, const void *y)
+{
+    uint32_t a = ((const share_t *)x)->fn, b = ((const share_t *)y)->fn;
+    return a < b ? -1 : a > b;
+}
+
+/* Keeps a checked AggState's shares as g's latest, in this collector's ids (entries of names
+ * without an id here are left out: no rank's own totals name them), then moves the ranks with
+ * their own totals behind g to those shares. Out of memory: g states no shares. */
+static void shares_keep(struct mw_aggs *a, agg_t *g, const Mpiwatch__AggState *s)
+{
+    size_t nr = s->shares ? s->n_share_rank : 0, ne = s->shares ? s->n_share_fn : 0;
+    g->shares = 0;
+    g->n_sh = g->n_sh_e = 0;
+    if (s->shares) {
+        uint32_t *rank = realloc(g->sh_rank, (nr + 1) * sizeof *rank);
+        if (rank)
+            g->sh_rank = rank;
+        uint32_t *first = realloc(g->sh_first, (nr + 1) * sizeof *first);
+        if (first)
+            g->sh_first = first;
+        uint64_t *samples = realloc(g->sh_samples, (nr + 1) * sizeof *samples);
+        if (samples)
+            g->sh_samples = samples;
+        share_t *e = realloc(g->sh_e, (ne + 1) * sizeof *e);
+        if (e)
+            g->sh_e = e;
+        if (rank && first && samples && e) {
+            size_t at = 0, out = 0;
+            for (size_t r = 0; r < nr; r++) {
+                g->sh_rank[r] = s->share_rank[r];
+                g->sh_samples[r] = s->share_samples[r];
+                g->sh_first[r] = (uint32_t)out;
+                size_t b = out;
+                for (size_t i = at; i < at + s->share_entries[r]; i++) {
+                    unsigned fn = mw_fnmap_get(&g->map, s->share_fn[i]);
+                    if (fn == 0 || fn >= MW_FN_SPACE)
+                        continue;
+                    g->sh_e[out].fn = fn;
+                    g->sh_e[out].v[F_CALLS] = s->share_calls[i];
+                    g->sh_e[out].v[F_NS] = s->share_ns[i];
+                    g->sh_e[out].v[F_BYTES] = s->share_bytes[i];
+                    out++;
+                }
+                /* Its ids in this collector's order: the map need not keep the order. */
+                qsort(&g->sh_e[b], out - b, sizeof *g->sh_e, cmp_share);
+                at += s->share_entries[r];
+            }
+            g->sh_first[nr] = (uint32_t)out;
+            g->n_sh = (uint32_t)nr;
+            g->n_sh_e = (uint32_t)out;
+            g->shares = 1;
+        }
+    }
+    if (a->n_own)
+        own_refresh(a, g);
+}
 
 mw_reject_t mw__aggstate_ingest(mw_collector_t *c, const Mpiwatch__Envelope *env,
                                 const mw_clock_t *now)
@@ -411,6 +913,8 @@ mw_reject_t mw__aggstate_ingest(mw_collector_t *c, const Mpiwatch__Envelope *env
                          s->sent_bytes[i] > s->total_bytes[i]))
             return MW_REJECT_TOTALS;
     }
+    if (shares_check(job, s, n_ids) != MW_ACCEPTED)
+        return MW_REJECT_TOTALS;
 
     /* Nothing decreases for one aggregator: its counters, and per function (in this
      * collector's ids, through the map already kept: ids past its older table are new
@@ -525,6 +1029,7 @@ mw_reject_t mw__aggstate_ingest(mw_collector_t *c, const Mpiwatch__Envelope *env
     g->late = s->late;
     g->final = s->final;
     g->states++;
+    shares_keep(a, g, s);
     return MW_ACCEPTED;
 }
 
@@ -594,7 +1099,7 @@ void mw__aggs_figures(const mw_job_t *job, uint32_t i, mw_agg_figures_t *o)
         const agg_fn_t *e = &g->fns[j];
         for (int k = 0; k < F_N; k++) {
             uint64_t at, sent, h1, h2;
-            hops(e->tot[k], e->sent[k], e->merged[k], &at, &sent, &h1, &h2);
+            hops(e->tot[k] + e->adj[k], e->sent[k], e->merged[k], &at, &sent, &h1, &h2);
             tally_add(&o->at_ranks, k, at);
             tally_add(&o->sent, k, sent);
             tally_add(&o->merged, k, e->merged[k]);
@@ -602,8 +1107,8 @@ void mw__aggs_figures(const mw_job_t *job, uint32_t i, mw_agg_figures_t *o)
             tally_add(&o->to_parent, k, h2);
         }
     }
-    hops(g->samples_total, g->samples_sent, g->samples_merged, &o->at_ranks.samples,
-         &o->sent.samples, &o->to_agg.samples, &o->to_parent.samples);
+    hops(g->samples_total + g->adj_samples, g->samples_sent, g->samples_merged,
+         &o->at_ranks.samples, &o->sent.samples, &o->to_agg.samples, &o->to_parent.samples);
     o->merged.samples = g->samples_merged;
 }
 
@@ -635,7 +1140,7 @@ void mw__aggs_totals(const mw_job_t *job, mw_tally_t *at_ranks, mw_tally_t *merg
             const agg_fn_t *e = &g->fns[j];
             for (int k = 0; k < F_N; k++) {
                 uint64_t at, sent, h1, h2;
-                hops(e->tot[k], e->sent[k], e->merged[k], &at, &sent, &h1, &h2);
+                hops(e->tot[k] + e->adj[k], e->sent[k], e->merged[k], &at, &sent, &h1, &h2);
                 tally_add(&per_fn[e->fn], k, h1 + h2);
             }
         }

@@ -59,6 +59,19 @@ int mw__aggstate_via(const mw_job_t *job, uint32_t rank);
  * directly (no sample, no totals). */
 int mw__aggstate_forwarded(const mw_job_t *job, uint32_t rank);
 
+/* A rank known through an aggregator (mw__aggstate_via or _forwarded) whose own running totals
+ * reached this collector: in a sample it sent here itself (merged: its functions, merged here,
+ * NULL for a bye) or in its bye (final). Its totals take the place of its share in the latest
+ * AggState of the aggregator whose partial listed it (docs/aggregator.md "Accounting"), so
+ * that what it made after that AggState is counted, and nothing twice. _own_check first: the
+ * totals' shape (ids of this collector increasing, values capped) and never decreasing. */
+mw_reject_t mw__aggstate_own_check(const mw_job_t *job, uint32_t rank, size_t n, const uint32_t *fn,
+                                   const uint64_t *calls, const uint64_t *ns, const uint64_t *bytes,
+                                   uint64_t samples);
+void mw__aggstate_own(mw_job_t *job, uint32_t rank, size_t n, const uint32_t *fn,
+                      const uint64_t *calls, const uint64_t *ns, const uint64_t *bytes,
+                      uint64_t samples, const Mpiwatch__Sample *merged, int final);
+
 /* ---- accounting (job.c, summary.c, report.c, metrics.c) ------------------------------------- */
 
 /* One aggregator's figures as the parent sees them. The two hops always add up:

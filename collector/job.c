@@ -529,8 +529,15 @@ mw_reject_t mw__job_totals_check(const mw_job_t *job, uint32_t rank, const Mpiwa
     /* A rank known through an aggregator: its totals are in the aggregator's AggState. A bye the
      * aggregator forwarded, or a sample the rank sends here itself once its aggregator died
      * (MPIWATCH_COLLECTOR_FALLBACK), is accepted without them (aggstate.c). */
-    if (b ? mw__aggstate_forwarded(job, rank) : mw__aggstate_via(job, rank))
-        return MW_ACCEPTED;
+    if (b ? mw__aggstate_forwarded(job, rank) : mw__aggstate_via(job, rank)) {
+        /* Its own totals, when it sends any, take the place of its share (aggstate.c). */
+        totals_t t = totals_of(r, s, b);
+        if (!t.present || (b && !b->n_total_fn && !t.samples))
+            return MW_ACCEPTED;
+        return t.n == SIZE_MAX ? MW_REJECT_TOTALS
+                               : mw__aggstate_own_check(job, rank, t.n, t.fn, t.calls, t.ns,
+                                                        t.bytes, t.samples);
+    }
     totals_t t = totals_of(r, s, b);
     if (!t.present) /* an older library: accepted, unless this rank did send totals before */
         return r->has_totals ? MW_REJECT_TOTALS : MW_ACCEPTED;
@@ -856,6 +863,8 @@ uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t n
         }
         job->merged.samples++;
         job_totals_apply(job, rank, &t, 0);
+    } else if (t.present) { /* fell back here from its aggregator */
+        mw__aggstate_own(job, rank, t.n, t.fn, t.calls, t.ns, t.bytes, t.samples, s, 0);
     }
 
     r->records_dropped += s->records_dropped;
@@ -882,6 +891,8 @@ void mw__job_bye(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns)
     totals_t t = totals_of(r, NULL, b);
     if (!mw__aggstate_forwarded(job, env->rank)) /* else in its aggregator's totals */
         job_totals_apply(job, env->rank, &t, 1);
+    else if (t.present && (b->n_total_fn || t.samples)) /* ... its own in place of its share */
+        mw__aggstate_own(job, env->rank, t.n, t.fn, t.calls, t.ns, t.bytes, t.samples, NULL, 1);
     mw__dormant_take(&job->dormant, job->size, env->rank, b->dormant); /* dormant.c */
     job->byes++;
 }

@@ -93,6 +93,7 @@ typedef struct {
     uint64_t raw_from;    /* the first window with its samples (tiered) */
     int raw_started;      /* a sample of a window >= raw_from was applied */
     uint64_t merged_only; /* recorded windows before raw_from: not regenerated */
+    uint64_t merged_lean; /* ... of which lean copies (the coarse tier) */
     uint64_t skipped;     /* records not applied because of the tiers */
 } replay_t;
 
@@ -152,6 +153,7 @@ static void replay_recorded_window(replay_t *rp, mw_rec_reader_t *rd, Mpiwatch__
 {
     if (rp->tiered && w->index < rp->raw_from) {
         rp->merged_only++; /* its samples were dropped: it is not derived again */
+        rp->merged_lean += mw_rec_reader_last_lean(rd) != 0;
         return;
     }
     /* The recording keeps each trace's records once, in the frame that brought them: put
@@ -423,9 +425,10 @@ static int replay_loop(replay_t *rp, mw_rec_reader_t *rd)
     if (rp->tiered)
         MW_LOG(MW_LOG_INFO,
                "replay %s: tiers: raw samples from window %llu; %llu recorded windows before it "
-               "(merged tier) not derived again, %llu records of the dropped span not applied",
+               "(merged tier; %llu of them lean copies, the coarse tier) not derived again, %llu "
+               "records of the dropped span not applied",
                o->replay, (unsigned long long)rp->raw_from, (unsigned long long)rp->merged_only,
-               (unsigned long long)rp->skipped);
+               (unsigned long long)rp->merged_lean, (unsigned long long)rp->skipped);
     if (rp->differ)
         MW_LOG(MW_LOG_WARN,
                "replay %s: %llu regenerated windows differ from the recorded ones "

@@ -100,6 +100,8 @@ struct mw_upstream {
     uint64_t sent[K_COUNT], dropped[K_COUNT], bytes_sent;
     uint64_t hellos_stripped; /* hellos sent without their function names */
     uint64_t byes_queued;     /* byes that waited for a partial */
+    uint64_t too_large;       /* partials over the message limit (dropped) */
+    uint64_t agg_last_len;    /* bytes of the latest AggState (with its ranks' shares) */
     uint64_t steer_relayed, steer_dropped;
     uint64_t last_log_ns, logged_drops;
 };
@@ -292,6 +294,7 @@ static void upstream_send_agg(mw_collector_t *c, mw_upstream_t *u, int final)
         MW_LOG(MW_LOG_ERROR, "upstream: cannot encode the AggState: out of memory");
         return;
     }
+    u->agg_last_len = len;
     if (upstream_send_ctl(u, K_AGG, u->enc.out, len) == 0)
         u->fn_count_sent = n_fn;
     u->next_agg_ns = mw__collector_mono_ns(c) + UPSTREAM_AGG_EVERY_NS;
@@ -364,8 +367,10 @@ void mw__upstream_window(mw_collector_t *c, const mw_window_t *w)
                " so far)",
                w->index, len, (unsigned)MW_MAX_MESSAGE_BYTES, n_too_large);
     }
-    if (too_large)
+    if (too_large) {
         len = 0;
+        u->too_large++;
+    }
     upstream_flush_backlog(u);
     if (len && !u->bl_n && upstream_send_now(u, u->enc.out, len) == 0) {
         u->sent[K_PARTIAL]++;
@@ -813,6 +818,8 @@ int mw__upstream_stats_json(const mw_collector_t *c, struct cJSON *root)
     }
     if (mw_json_add_u64(o, "hellos_without_names", u->hellos_stripped) < 0 ||
         mw_json_add_u64(o, "byes_queued", u->byes_queued) < 0 ||
+        mw_json_add_u64(o, "partials_too_large", u->too_large) < 0 ||
+        mw_json_add_u64(o, "aggstate_bytes", u->agg_last_len) < 0 ||
         mw_json_add_u64(o, "waiting", u->bl_n + u->n_byes) < 0 ||
         mw_json_add_u64(o, "bytes_sent", u->bytes_sent) < 0 ||
         mw_json_add_u64(o, "steer_relayed", u->steer_relayed) < 0 ||

@@ -1164,6 +1164,7 @@ static int export_run(const mw_export_opts_t *o)
     mw_progress_init(&progress, "export", o->progress,
                      stat(o->input, &st) == 0 ? (uint64_t)st.st_size : 0);
     uint64_t records = 0, windows = 0;
+    mw__xlean_t lean = {0};
     mw_fnmap_t fnmap = {0}; /* the job's function ids -> this build's (mw_fnmap_msg.h) */
     mw_fnmap_keep_t keep = {0};
     while (rc == 0) {
@@ -1179,6 +1180,7 @@ static int export_run(const mw_export_opts_t *o)
         }
         records++;
         windows += rec->body_case == MPIWATCH__RECORD__BODY_WINDOW;
+        mw__xlean_note(&lean, r, rec);
         mw_progress_update(&progress, at, windows);
         mw_fnmap_keep_clear(&keep);
         if (mw_fnmap_record(&fnmap, (Mpiwatch__Record *)rec, &keep, err, sizeof err) == UINT64_MAX)
@@ -1203,6 +1205,7 @@ static int export_run(const mw_export_opts_t *o)
                 o->input, records);
     if (records == 0 && rc == 0)
         fprintf(stderr, "mpiwatch-export: warning: %s holds no records\n", o->input);
+    mw__xlean_report(&lean, o->input);
     if (x.refused_windows)
         fprintf(stderr,
                 "mpiwatch-export: warning: %" PRIu64 " malformed window(s) refused, left out "

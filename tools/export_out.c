@@ -61,3 +61,26 @@ int mw__xout_close(mw__xout_t *o, int rc)
     o->f = NULL;
     return rc;
 }
+
+void mw__xlean_note(mw__xlean_t *l, const mw_rec_reader_t *r, const Mpiwatch__Record *rec)
+{
+    if (rec->body_case != MPIWATCH__RECORD__BODY_WINDOW || !rec->window ||
+        !mw_rec_reader_last_lean(r))
+        return;
+    if (l->n == 0 || rec->window->index < l->first)
+        l->first = rec->window->index;
+    if (l->n == 0 || rec->window->index > l->last)
+        l->last = rec->window->index;
+    l->n++;
+}
+
+void mw__xlean_report(const mw__xlean_t *l, const char *input)
+{
+    if (l->n)
+        fprintf(stderr,
+                "mpiwatch-export: %s: %llu windows (%llu..%llu) from the coarse tier: lean "
+                "copies without per-rank arrays, pairs or traces (the recording keeps those "
+                "summed over windows, docs/recording.md \"Tiers\")\n",
+                input, (unsigned long long)l->n, (unsigned long long)l->first,
+                (unsigned long long)l->last);
+}

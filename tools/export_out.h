@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "mw_file.h"
+#include "mw_recording.h"
 
 typedef struct {
     FILE *f;        /* where to write */
@@ -27,5 +28,15 @@ int mw__xout_open(mw__xout_t *o, const char *path);
  * place), else a file is dropped and the target left as it was. Prints what failed. Returns
  * rc, or 1 when the output could not be written. */
 int mw__xout_close(mw__xout_t *o, int rc);
+
+/* The windows an export read from the recording's coarse tier (docs/recording.md "Tiers"):
+ * lean copies, whose per-rank content was dropped with the samples. Every reading loop notes
+ * each record and reports at the end, so that the output's reader knows what it lacks. */
+typedef struct {
+    uint64_t n, first, last;
+} mw__xlean_t;
+void mw__xlean_note(mw__xlean_t *l, const mw_rec_reader_t *r, const Mpiwatch__Record *rec);
+/* One line on stderr when windows came from the coarse tier; nothing otherwise. */
+void mw__xlean_report(const mw__xlean_t *l, const char *input);
 
 #endif

@@ -444,6 +444,7 @@ int mw__xt_load(mw__xt_t *x, const char *path)
     int rc = 0;
     mw_fnmap_t fnmap = {0}; /* the job's function ids -> this build's */
     mw_fnmap_keep_t keep = {0};
+    mw__xlean_t lean = {0};
     if (mw_arena_init(&arena, 2 * (size_t)MW_MAX_MESSAGE_BYTES) < 0) {
         fprintf(stderr, "mpiwatch-export: out of memory\n");
         mw_rec_reader_close(r);
@@ -459,6 +460,7 @@ int mw__xt_load(mw__xt_t *x, const char *path)
             rc = 1;
             break;
         }
+        mw__xlean_note(&lean, r, rec);
         int m = 0;
         if (rec->body_case == MPIWATCH__RECORD__BODY_JOB && rec->job) {
             /* The job's function ids -> this build's (docs/function-table.md). */
@@ -505,6 +507,8 @@ int mw__xt_load(mw__xt_t *x, const char *path)
         }
     }
     x->truncated = mw_rec_reader_truncated(r);
+    if (rc == 0)
+        mw__xlean_report(&lean, path);
     mw_fnmap_free(&fnmap);
     mw_fnmap_keep_free(&keep);
     mw_rec_reader_close(r);

@@ -53,6 +53,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "export_out.h"
 #include "mw_fnmap_msg.h"
 #include "mw_file.h"
 #include "mw_recording.h"
@@ -898,6 +899,7 @@ static int each_record(mw_vtk_t *v, int (*fn)(mw_vtk_t *, const Mpiwatch__Record
     }
     int rc = 0;
     uint64_t records = 0;
+    mw__xlean_t lean = {0};
     mw_fnmap_t fnmap = {0}; /* the job's function ids -> this build's */
     mw_fnmap_keep_t keep = {0};
     for (;;) {
@@ -911,12 +913,15 @@ static int each_record(mw_vtk_t *v, int (*fn)(mw_vtk_t *, const Mpiwatch__Record
             break;
         }
         records++;
+        mw__xlean_note(&lean, r, rec);
         /* The job's function ids -> this build's (docs/function-table.md). */
         mw_fnmap_keep_clear(&keep);
         mw_fnmap_record(&fnmap, (Mpiwatch__Record *)rec, &keep, err, sizeof err);
         if ((rc = fn(v, rec)) != 0)
             break;
     }
+    if (rc == 0 && warn_tail)
+        mw__xlean_report(&lean, v->o->input);
     if (rc == 0 && warn_tail && mw_rec_reader_truncated(r))
         fprintf(stderr,
                 "mpiwatch-export: warning: %s ends with an incomplete or corrupt frame "

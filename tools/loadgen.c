@@ -46,6 +46,9 @@
 #include "mw_trace.h"
 #include "mw_version.h"
 
+#include "collector.h" /* --aggregators: the real aggregator code (mw_collector_core) */
+#include "partial.h"
+
 #define LG_SUBSLOTS 10u
 #define LG_BINS MW_BINS_QUARTER /* quarter octaves, as the library (mw_bins.h) */
 #define LG_LONGEST 4u
@@ -109,6 +112,7 @@ typedef struct {
     int peer_fn;                    /* --peer-fn: peer entries per sending function */
     int shuffle;                    /* --table-shuffle SEED given */
     unsigned shuffle_seed;
+    unsigned aggregators; /* --aggregators A: emulated aggregators feeding a root, 0 none */
 } lg_opts_t;
 
 #define LG_MAX_REGIONS 1024u /* MW_RANK_MAX_REGIONS */
@@ -391,7 +395,11 @@ static void node_topology(Mpiwatch__NodeTopology *t, char *name)
     t->objects = G.topo_ptr;
 }
 
-static int send_hello(unsigned rank)
+/* Builds rank `rank`'s hello (without its function names with `strip`, as an aggregator
+ * forwards all but the first hello of a table: upstream.c) and hands its envelope to `use`. */
+static int hello_envelope(unsigned rank, int strip,
+                          int (*use)(Mpiwatch__Envelope *env, unsigned rank, void *user),
+                          void *user)
 {
     unsigned node = node_of(rank), slot = rank - node_first_rank(node);
     /* One rank per core in core order, bound to the core's two PUs; ranks beyond the cores
@@ -446,14 +454,30 @@ static int send_hello(unsigned rank)
     h.start_ns = now_ns(CLOCK_REALTIME);
     h.program = prog;
     h.thread_level = 0;
+    if (strip) {
+        h.n_function_names = h.n_function_kinds = 0;
+        h.function_names = NULL;
+        h.function_kinds = NULL;
+    }
 
     Mpiwatch__Envelope env = MPIWATCH__ENVELOPE__INIT;
     env.body_case = MPIWATCH__ENVELOPE__BODY_HELLO;
     env.hello = &h;
-    if (send_envelope(&env, rank) != 0)
+    return use(&env, rank, user);
+}
+
+static int hello_send(Mpiwatch__Envelope *env, unsigned rank, void *user)
+{
+    (void)user;
+    if (send_envelope(env, rank) != 0)
         return -1;
     G.hellos++;
     return 0;
+}
+
+static int send_hello(unsigned rank)
+{
+    return hello_envelope(rank, 0, hello_send, NULL);
 }
 
 /* Points a sample's or bye's running totals at the rank's own arrays (no copy: the message is
@@ -1532,6 +1556,661 @@ static int send_bye(unsigned rank, uint64_t windows)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Emulated aggregators (--aggregators A)                                                   */
+
+/* A root collector of an aggregator tree takes what A aggregators send it (docs/aggregator.md):
+ * each rank's hello as its aggregator forwards it (without the function names after the first
+ * hello of a table), each aggregator's AggState (after its first hello, every second, finally
+ * at the end), one Partial per aggregator per window and the ranks' byes (the last one after
+ * the final AggState). A machine that can run the root cannot run the aggregators of 100,000
+ * ranks at 10 windows/s beside it (about 10 cores, docs/scale.md), so --aggregators emulates
+ * them: aggregator a serves the a-th contiguous block of the generator's ranks over one socket
+ * of its own, and its partials are made by the real aggregator code. At start, for each
+ * aggregator, an in-process collector core configured as an aggregator (an --upstream option,
+ * no socket: nothing is opened by the core) takes the hellos of its ranks and their cached
+ * samples of windows 0 .. V-1, closes each window and gives its partial through
+ * mw__partial_envelope_pack (collector/partial.h): the cached encoding of variant v. Window w
+ * then sends variant w mod V, as the sample cache does, with what follows the clock written
+ * again around the cached bytes: the envelope's seq, the Window's index (field 1), its longest
+ * calls' start times (field 26, shifted by the window's start), closed_real_ns (27) and
+ * start_ns (29), and the length prefixes of the Window and the Partial; every other byte is
+ * the real code's. At start, each variant of the first and the last aggregator is rewritten at
+ * its own window and compared with the real encoding byte for byte, and rewritten at another
+ * window and compared with protobuf-c's encoding of the decoded partial with those fields set;
+ * each variant's function totals are checked against the sum of its ranks' samples. The
+ * AggStates are the real code's (its function table, host, pid) with the figures of the run:
+ * an emulated aggregator loses nothing, so what its ranks made is what it sent, the sum of
+ * the variants it sent, and every rank's running totals stay exact for its bye. */
+
+#define LG_AGG_MAX LG_MAX_ENDPOINTS
+#define LG_AGG_CALL_MAX 96u /* one encoded longest call */
+
+typedef struct {
+    uint32_t pre_off, pre_len, post_off, post_len; /* Call fields before / after start_ns */
+    uint64_t start;
+} lg_pcall_t;
+
+typedef struct {
+    uint8_t *orig; /* the envelope as mw__partial_envelope_pack made it */
+    size_t orig_len;
+    uint32_t pre_off, pre_len;   /* Window fields 2..25 */
+    uint32_t mid_off, mid_len;   /* Window field 28 */
+    uint32_t post_off, post_len; /* Window fields 30.. */
+    uint32_t rest_off, rest_len; /* Partial fields 2.. */
+    lg_pcall_t *calls;           /* Window field 26 */
+    uint32_t n_calls;
+    uint64_t index0, start0, closed0, seq0;
+    uint64_t wstart0; /* the start of window index0 on the grid */
+} lg_pvar_t;
+
+typedef struct {
+    unsigned first, count; /* its ranks */
+    lg_pvar_t *var;        /* [C.v] */
+    lg_total_t *vsum;      /* [C.v * functions]: each variant's totals over its ranks */
+    lg_total_t sent[LG_MAX_FUNCTIONS];
+    uint64_t seq, partials, samples;
+    Mpiwatch__Envelope *tmpl; /* its AggState as the real code encodes it (unpacked) */
+} lg_agg_t;
+
+static struct {
+    lg_agg_t *a;
+    uint64_t partial_bytes, aggstates;
+    double build_s;
+    uint8_t *out; /* agg_encode's buffer */
+} AG;
+
+static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (unsigned sh = 0; sh < 64 && *p < end; sh += 7) {
+        uint8_t b = *(*p)++;
+        x |= (uint64_t)(b & 0x7f) << sh;
+        if (!(b & 0x80)) {
+            *v = x;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* One field at *p: its number, wire type, value (varint) or payload [*data, *data + *dlen). */
+static int next_field(const uint8_t **p, const uint8_t *end, unsigned *field, uint64_t *v,
+                      const uint8_t **data, size_t *dlen)
+{
+    uint64_t tag;
+    if (get_varint(p, end, &tag) < 0 || (tag >> 3) == 0 || (tag >> 3) > 536870911u)
+        return -1;
+    *field = (unsigned)(tag >> 3);
+    *v = 0;
+    *data = *p;
+    *dlen = 0;
+    switch (tag & 7) {
+    case 0:
+        return get_varint(p, end, v);
+    case 1:
+    case 5: {
+        size_t n = (tag & 7) == 1 ? 8 : 4;
+        if ((size_t)(end - *p) < n)
+            return -1;
+        *p += n;
+        return 0;
+    }
+    case 2:
+        if (get_varint(p, end, v) < 0 || *v > (uint64_t)(end - *p))
+            return -1;
+        *data = *p;
+        *dlen = (size_t)*v;
+        *p += *v;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+/* Finds the pieces of a cached partial (lg_pvar_t): the envelope's Partial (field 14), its
+ * Window (field 1, first), and in the Window the fields written per window, which protobuf-c
+ * writes in field order. Returns 0, or -1 when the layout is not the expected one. */
+static int agg_split(lg_pvar_t *pv)
+{
+    const uint8_t *b = pv->orig, *p = b, *end = b + pv->orig_len, *d, *part = NULL;
+    size_t dl, part_len = 0;
+    unsigned f;
+    uint64_t v;
+    while (p < end) {
+        if (next_field(&p, end, &f, &v, &d, &dl) < 0)
+            return -1;
+        if (f == 4)
+            pv->seq0 = v;
+        if (f == 14)
+            part = d, part_len = dl;
+    }
+    if (!part)
+        return -1;
+    p = part;
+    end = part + part_len;
+    if (next_field(&p, end, &f, &v, &d, &dl) < 0 || f != 1)
+        return -1;
+    pv->rest_off = (uint32_t)(p - b);
+    pv->rest_len = (uint32_t)(end - p);
+    const uint8_t *wend = d + dl;
+    p = d;
+    unsigned last = 0;
+    pv->pre_off = pv->mid_off = pv->post_off = 0;
+    size_t cap_calls = 0;
+    while (p < wend) {
+        const uint8_t *at = p;
+        if (next_field(&p, wend, &f, &v, &d, &dl) < 0 || f < last)
+            return -1;
+        last = f;
+        uint32_t off = (uint32_t)(at - b), len = (uint32_t)(p - at);
+        if (f == 1) {
+            pv->index0 = v;
+        } else if (f == 27) {
+            pv->closed0 = v;
+        } else if (f == 29) {
+            pv->start0 = v;
+        } else if (f == 26) {
+            if (pv->n_calls == cap_calls) {
+                size_t cap = cap_calls ? 2 * cap_calls : 8;
+                lg_pcall_t *nc = realloc(pv->calls, cap * sizeof *nc);
+                if (!nc)
+                    return -1;
+                pv->calls = nc;
+                cap_calls = cap;
+            }
+            lg_pcall_t *c = &pv->calls[pv->n_calls++];
+            memset(c, 0, sizeof *c);
+            const uint8_t *q = d, *qend = d + dl, *qd;
+            size_t ql;
+            unsigned qf, qlast = 0;
+            c->pre_off = (uint32_t)(d - b);
+            while (q < qend) {
+                const uint8_t *qat = q;
+                uint64_t qv;
+                if (next_field(&q, qend, &qf, &qv, &qd, &ql) < 0 || qf < qlast)
+                    return -1;
+                qlast = qf;
+                if (qf < 2) {
+                    c->pre_len += (uint32_t)(q - qat);
+                } else if (qf == 2) {
+                    c->start = qv;
+                } else {
+                    if (!c->post_len)
+                        c->post_off = (uint32_t)(qat - b);
+                    c->post_len += (uint32_t)(q - qat);
+                }
+            }
+            if (dl > LG_AGG_CALL_MAX - 16)
+                return -1;
+        } else if (f < 26) {
+            if (!pv->pre_len)
+                pv->pre_off = off;
+            pv->pre_len += len;
+        } else if (f == 28) {
+            if (!pv->mid_len)
+                pv->mid_off = off;
+            pv->mid_len += len;
+        } else {
+            if (!pv->post_len)
+                pv->post_off = off;
+            pv->post_len += len;
+        }
+    }
+    pv->wstart0 = mw_grid_start(&G.grid, pv->index0);
+    return 0;
+}
+
+/* Writes aggregator `id`'s partial of variant pv as window k (starting at `start`, closed at
+ * `closed`), envelope seq `seq`, into out (MW_MAX_MESSAGE_BYTES + the variant's size): returns
+ * where the envelope starts, its length in *len. */
+static const uint8_t *agg_encode(unsigned id, const lg_pvar_t *pv, uint64_t k, uint64_t start,
+                                 uint64_t closed, uint64_t seq, uint8_t *out, size_t *len)
+{
+    const uint8_t *b = pv->orig;
+    uint8_t *win = out + C.prefix_len + 64, *p = win;
+    p = put_u64(p, 1, k);
+    memcpy(p, b + pv->pre_off, pv->pre_len);
+    p += pv->pre_len;
+    for (uint32_t i = 0; i < pv->n_calls; i++) {
+        const lg_pcall_t *c = &pv->calls[i];
+        uint8_t call[LG_AGG_CALL_MAX], *q = call;
+        memcpy(q, b + c->pre_off, c->pre_len);
+        q += c->pre_len;
+        q = put_u64(q, 2, c->start ? c->start + (start - pv->wstart0) : 0);
+        memcpy(q, b + c->post_off, c->post_len);
+        q += c->post_len;
+        p = put_varint(put_tag(p, 26, 2), (uint64_t)(q - call));
+        memcpy(p, call, (size_t)(q - call));
+        p += q - call;
+    }
+    p = put_u64(p, 27, closed);
+    memcpy(p, b + pv->mid_off, pv->mid_len);
+    p += pv->mid_len;
+    p = put_u64(p, 29, pv->start0 ? start : 0); /* as the real code: absent or the start */
+    memcpy(p, b + pv->post_off, pv->post_len);
+    p += pv->post_len;
+    size_t wlen = (size_t)(p - win);
+    memcpy(p, b + pv->rest_off, pv->rest_len);
+    /* Partial = Window header + Window + rest; then the envelope's fields before it. */
+    uint8_t wh[16], *h = put_varint(put_tag(wh, 1, 2), wlen);
+    size_t whl = (size_t)(h - wh), plen = whl + wlen + pv->rest_len;
+    uint8_t tail[40], *t = tail;
+    t = put_u64(t, 3, id);
+    t = put_u64(t, 4, seq);
+    t = put_varint(put_tag(t, 14, 2), plen);
+    size_t tl = (size_t)(t - tail);
+    uint8_t *s = win - whl - tl - C.prefix_len;
+    memcpy(s, C.prefix, C.prefix_len);
+    memcpy(s + C.prefix_len, tail, tl);
+    memcpy(s + C.prefix_len + tl, wh, whl);
+    *len = C.prefix_len + tl + plen;
+    return s;
+}
+
+/* The checks of the rewriting (above). Returns 0, or -1 with a message. */
+static int agg_check(unsigned a, uint8_t *out)
+{
+    const lg_agg_t *ag = &AG.a[a];
+    for (unsigned v = 0; v < C.v; v++) {
+        const lg_pvar_t *pv = &ag->var[v];
+        size_t len;
+        const uint8_t *m =
+            agg_encode(a, pv, pv->index0, pv->wstart0, pv->closed0, pv->seq0, out, &len);
+        if (len != pv->orig_len || memcmp(m, pv->orig, len) != 0) {
+            fprintf(stderr,
+                    "mpiwatch-loadgen: aggregator %u's partial %u rewritten differs from the "
+                    "real one (%zu vs %zu bytes)\n",
+                    a, v, len, pv->orig_len);
+            return -1;
+        }
+        Mpiwatch__Envelope *env = mpiwatch__envelope__unpack(NULL, pv->orig_len, pv->orig);
+        if (!env || env->body_case != MPIWATCH__ENVELOPE__BODY_PARTIAL || !env->partial->window) {
+            if (env)
+                mpiwatch__envelope__free_unpacked(env, NULL);
+            fprintf(stderr, "mpiwatch-loadgen: aggregator %u's partial %u does not decode\n", a, v);
+            return -1;
+        }
+        Mpiwatch__Window *w = env->partial->window;
+        /* Its function totals are its ranks' samples'. */
+        int same = 1;
+        for (unsigned i = 0; i < G.o.functions; i++) {
+            const lg_total_t *t = &ag->vsum[v * G.o.functions + i];
+            uint64_t cnt = 0, ns = 0, by = 0;
+            for (size_t j = 0; j < w->n_functions; j++)
+                if (w->functions[j]->fn == G.fn_id[i])
+                    cnt += w->functions[j]->count, ns += w->functions[j]->total_ns,
+                        by += w->functions[j]->bytes;
+            same &= cnt == t->count && ns == t->time_ns && by == t->bytes;
+        }
+        same &= w->ranks_reporting == ag->count;
+        /* Another window, by protobuf-c. */
+        uint64_t k = pv->index0 + 1000 + v, start = mw_grid_start(&G.grid, k);
+        uint64_t closed = start + G.window_ns + 12345;
+        for (size_t j = 0; j < w->n_longest; j++)
+            if (w->longest[j]->start_ns)
+                w->longest[j]->start_ns += start - pv->wstart0;
+        w->index = k;
+        w->start_ns = w->start_ns ? start : 0;
+        w->closed_real_ns = closed;
+        env->seq = 77 + v;
+        size_t plen = mpiwatch__envelope__get_packed_size(env);
+        uint8_t *theirs = plen <= MW_MAX_MESSAGE_BYTES ? malloc(plen) : NULL;
+        if (theirs) {
+            mpiwatch__envelope__pack(env, theirs);
+            m = agg_encode(a, pv, k, start, closed, 77 + v, out, &len);
+            same &= len == plen && memcmp(m, theirs, len) == 0;
+        }
+        free(theirs);
+        mpiwatch__envelope__free_unpacked(env, NULL);
+        if (!theirs || !same) {
+            fprintf(stderr, "mpiwatch-loadgen: aggregator %u's partial %u: %s\n", a, v,
+                    !theirs ? "out of memory"
+                            : "its totals or its rewriting at another window do not check");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The in-process aggregator's closed windows: their partials become the cached variants. */
+typedef struct {
+    mw_collector_t *c;
+    lg_agg_t *ag;
+    unsigned id, n;
+    uint32_t ranks[LG_MAX_VARIANTS];
+    mw_pb_encoder_t enc;
+    mw_clock_t now;
+    int failed;
+} lg_agg_build_t;
+
+static void agg_on_window(const mw_window_t *w, void *user)
+{
+    lg_agg_build_t *bd = user;
+    if (bd->n >= C.v) {
+        bd->failed = 1;
+        return;
+    }
+    size_t len = mw__partial_envelope_pack(bd->c, &bd->enc, w, bd->id, bd->n);
+    lg_pvar_t *pv = &bd->ag->var[bd->n];
+    bd->ranks[bd->n++] = w->ranks_reporting;
+    pv->orig = len ? malloc(len) : NULL;
+    if (!pv->orig || len > MW_MAX_MESSAGE_BYTES) {
+        bd->failed = 1;
+        return;
+    }
+    memcpy(pv->orig, bd->enc.out, len);
+    pv->orig_len = len;
+    AG.partial_bytes += len;
+}
+
+static int agg_feed_hello(Mpiwatch__Envelope *env, unsigned rank, void *user)
+{
+    lg_agg_build_t *bd = user;
+    env->version = MW_PROTO_VERSION;
+    env->job = (char *)G.o.job;
+    env->rank = rank;
+    env->seq = 0;
+    size_t len = mpiwatch__envelope__get_packed_size(env);
+    if (len > G.buf_cap)
+        return -1;
+    mpiwatch__envelope__pack(env, G.buf);
+    return mw_collector_frame(bd->c, G.buf, len, 1, &bd->now) == MW_ACCEPTED ? 0 : -1;
+}
+
+/* Builds aggregator a's cached partials and AggState template. Returns 0, or -1 with a
+ * message. */
+static int agg_build(unsigned a, uint64_t kb)
+{
+    lg_agg_t *ag = &AG.a[a];
+    unsigned nf = G.o.functions, r0 = ag->first, r1 = ag->first + ag->count;
+    ag->var = calloc(C.v, sizeof *ag->var);
+    ag->vsum = calloc((size_t)C.v * nf, sizeof *ag->vsum);
+    uint64_t *rt = calloc((size_t)ag->count * nf * 3, sizeof *rt); /* calls, ns, bytes */
+    mw_collector_options_t o;
+    mw_collector_options_defaults(&o);
+    lg_agg_build_t bd = {.ag = ag, .id = a};
+    bd.c = malloc(sizeof *bd.c); /* large: dense per-function tables */
+    char err[256] = "out of memory";
+    int rc = -1;
+    if (!ag->var || !ag->vsum || !rt || !bd.c)
+        goto out;
+    /* An aggregator: --upstream makes the core build the aggregator's state; the endpoint is
+     * never connected (only the executable opens the upstream socket). */
+    if (mw_collector_options_set(&o, "upstream", "ipc:///nonexistent/mpiwatch-loadgen", err,
+                                 sizeof err) < 0)
+        goto out;
+    o.aggregator_id = a;
+    o.quiet = 1;
+    if (mw_collector_init(bd.c, &o) < 0) {
+        free(bd.c);
+        bd.c = NULL;
+        goto out;
+    }
+    bd.c->report_out = NULL;
+    bd.c->on_window = agg_on_window;
+    bd.c->on_window_user = &bd;
+    uint64_t off = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
+    bd.now.real_ns = now_ns(CLOCK_REALTIME);
+    bd.now.mono_ns = bd.now.real_ns - off;
+    snprintf(err, sizeof err, "a hello was refused");
+    for (unsigned r = r0; r < r1; r++)
+        if (hello_envelope(r, 0, agg_feed_hello, &bd) != 0)
+            goto out;
+    /* Its own ranks only (upstream.c with --expect-ranks): the others report elsewhere. */
+    if (!bd.c->merge_ready)
+        goto out;
+    for (uint32_t r = 0; r < bd.c->job.size; r++)
+        if (!bd.c->job.ranks[r].said_hello)
+            mw__merge_leave(&bd.c->merge, r);
+    for (unsigned v = 0; v < C.v; v++) {
+        mw_clock_t now = {.real_ns = mw_grid_start(&G.grid, kb + v + 1) + 1000000u};
+        now.mono_ns = now.real_ns - off;
+        for (unsigned r = r0; r < r1; r++) {
+            const lg_variant_t *var = &C.var[lrank(r) * C.v + v];
+            uint64_t *rc_ = &rt[(size_t)(r - r0) * nf * 3], *rn = rc_ + nf, *rb = rn + nf;
+            for (unsigned i = 0; i < nf; i++) {
+                rc_[G.rank_pos[i]] += var->fn[i].count;
+                rn[G.rank_pos[i]] += var->fn[i].time_ns;
+                rb[G.rank_pos[i]] += var->fn[i].bytes;
+                lg_total_t *t = &ag->vsum[v * nf + i];
+                t->count += var->fn[i].count;
+                t->time_ns += var->fn[i].time_ns;
+                t->bytes += var->fn[i].bytes;
+            }
+            size_t len;
+            const uint8_t *m =
+                cache_encode(r, var, kb + v, 1 + v, v + 1, now.real_ns, rc_, rn, rb, G.buf, &len);
+            if (mw_collector_frame(bd.c, m, len, 1, &now) != MW_ACCEPTED) {
+                snprintf(err, sizeof err, "rank %u's sample of window %u was refused", r, v);
+                goto out;
+            }
+        }
+        mw_collector_tick(bd.c, &now);
+        if (bd.n == v) { /* not closed on its last sample: at its deadline */
+            now.real_ns += (uint64_t)o.lateness_ms * 1000000u + G.window_ns;
+            now.mono_ns += (uint64_t)o.lateness_ms * 1000000u + G.window_ns;
+            mw_collector_tick(bd.c, &now);
+        }
+        if (bd.n != v + 1 || bd.failed || bd.ranks[v] != ag->count) {
+            snprintf(err, sizeof err, "window %u did not close with its %u ranks", v, ag->count);
+            goto out;
+        }
+    }
+    size_t len = mw__aggstate_envelope_pack(bd.c, &bd.enc, a, 0, 0);
+    if (!len || !(ag->tmpl = mpiwatch__envelope__unpack(NULL, len, bd.enc.out)))
+        goto out;
+    for (unsigned v = 0; v < C.v; v++)
+        if (agg_split(&ag->var[v]) != 0) {
+            snprintf(err, sizeof err, "partial %u is not laid out as expected", v);
+            goto out;
+        }
+    rc = 0;
+out:
+    if (rc != 0)
+        fprintf(stderr, "mpiwatch-loadgen: emulated aggregator %u: %s\n", a, err);
+    if (bd.c) {
+        mw_collector_free(bd.c);
+        free(bd.c);
+    }
+    mw__pb_encoder_free(&bd.enc);
+    mw_collector_options_free(&o);
+    free(rt);
+    return rc;
+}
+
+/* Splits the ranks over the aggregators and builds them (docs/loadgen.md). Returns 0, or -1. */
+static int agg_setup(void)
+{
+    unsigned n = G.o.aggregators;
+    if (!n)
+        return 0;
+    uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+    AG.a = calloc(n, sizeof *AG.a);
+    uint8_t *out = AG.out = malloc(2 * (size_t)MW_MAX_MESSAGE_BYTES);
+    if (!AG.a || !out) {
+        fprintf(stderr, "mpiwatch-loadgen: out of memory\n");
+        return -1;
+    }
+    mw_collector_set_log(NULL, MW_LOG_ERROR);
+    uint64_t kb = mw_grid_index(&G.grid, now_ns(CLOCK_REALTIME)) + 1;
+    int rc = 0;
+    for (unsigned a = 0; a < n && rc == 0; a++) {
+        AG.a[a].first = G.ep_first[a];
+        AG.a[a].count = G.ep_first[a + 1] - G.ep_first[a];
+        rc = agg_build(a, kb);
+    }
+    if (rc == 0)
+        rc = agg_check(0, out);
+    if (rc == 0 && n > 1)
+        rc = agg_check(n - 1, out);
+    AG.build_s = (double)(now_ns(CLOCK_MONOTONIC) - t0) * 1e-9;
+    return rc;
+}
+
+/* Fields of AggState after `final` (21) describe the template's own run, not this one: they
+ * are left empty (scalars 0, repeated fields without entries), whatever they are. */
+static void agg_state_tail_clear(Mpiwatch__AggState *s)
+{
+    const ProtobufCMessageDescriptor *d = s->base.descriptor;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        if (f->id <= 21)
+            continue;
+        char *at = (char *)s + f->offset;
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            *(size_t *)((char *)s + f->quantifier_offset) = 0;
+            *(void **)at = NULL;
+        } else if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE) {
+            *(void **)at = NULL;
+        } else if (f->type == PROTOBUF_C_TYPE_BYTES) {
+            memset(at, 0, sizeof(ProtobufCBinaryData));
+        } else if (f->type == PROTOBUF_C_TYPE_UINT64 || f->type == PROTOBUF_C_TYPE_INT64 ||
+                   f->type == PROTOBUF_C_TYPE_SINT64 || f->type == PROTOBUF_C_TYPE_FIXED64 ||
+                   f->type == PROTOBUF_C_TYPE_SFIXED64 || f->type == PROTOBUF_C_TYPE_DOUBLE) {
+            memset(at, 0, 8);
+        } else if (f->type == PROTOBUF_C_TYPE_BOOL) {
+            memset(at, 0, sizeof(protobuf_c_boolean));
+        } else {
+            memset(at, 0, 4);
+        }
+    }
+}
+
+/* Aggregator a's AggState: the real code's, with the run's figures. */
+static int agg_send_state(unsigned a, int final, uint32_t hellos, uint32_t done)
+{
+    lg_agg_t *ag = &AG.a[a];
+    unsigned nf = G.o.functions;
+    uint32_t fn[LG_MAX_FUNCTIONS];
+    uint64_t calls[LG_MAX_FUNCTIONS], ns[LG_MAX_FUNCTIONS], bytes[LG_MAX_FUNCTIONS];
+    size_t n = 0;
+    for (unsigned j = 0; j < nf; j++) {
+        const lg_total_t *t = &ag->sent[G.by_id[j]];
+        if (!t->count && !t->time_ns && !t->bytes)
+            continue;
+        fn[n] = G.total_fn[j];
+        calls[n] = t->count;
+        ns[n] = t->time_ns;
+        bytes[n++] = t->bytes;
+    }
+    Mpiwatch__AggState s = *ag->tmpl->agg;
+    agg_state_tail_clear(&s);
+    s.ranks = hellos;
+    s.ranks_done = done;
+    s.n_total_fn = s.n_total_calls = s.n_total_ns = s.n_total_bytes = n;
+    s.n_sent_calls = s.n_sent_ns = s.n_sent_bytes = n;
+    s.total_fn = fn;
+    s.total_calls = s.sent_calls = calls;
+    s.total_ns = s.sent_ns = ns;
+    s.total_bytes = s.sent_bytes = bytes;
+    s.samples_total = s.samples_merged = ag->samples;
+    s.partials_sent = ag->partials;
+    s.partials_dropped = s.rejected = s.late = 0;
+    s.final = final ? 1 : 0;
+    Mpiwatch__Envelope env = *ag->tmpl;
+    env.agg = &s;
+    env.seq = ag->seq++;
+    size_t len = mpiwatch__envelope__get_packed_size(&env);
+    if (len > G.buf_cap)
+        return -1;
+    mpiwatch__envelope__pack(&env, G.buf);
+    void *sock = G.socks[G.ep_sock[a]];
+    while (zmq_send(sock, G.buf, len, 0) < 0) {
+        if (errno == EINTR)
+            continue;
+        fprintf(stderr, "mpiwatch-loadgen: zmq_send: %s\n", zmq_strerror(errno));
+        return -1;
+    }
+    G.bytes_sent += len;
+    AG.aggstates++;
+    return 0;
+}
+
+/* The hellos as the aggregators forward them, each aggregator's AggState after its first. */
+static int agg_send_hellos(void)
+{
+    for (unsigned a = 0; a < G.o.aggregators; a++) {
+        const lg_agg_t *ag = &AG.a[a];
+        for (unsigned r = ag->first; r < ag->first + ag->count; r++) {
+            if (hello_envelope(r, r != ag->first, hello_send, NULL) != 0)
+                return -1;
+            if (r == ag->first && agg_send_state(a, 0, 1, 0) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Every aggregator's partial of window k (the `ordinal`-th of the run), with the accounting
+ * of its ranks' samples in it, and its AggState every second. */
+static int agg_send_window(uint64_t k, uint64_t ordinal)
+{
+    unsigned nf = G.o.functions, v = (unsigned)(ordinal % C.v);
+    uint64_t start = mw_grid_start(&G.grid, k);
+    uint64_t every = (uint64_t)llround(1e9 / (double)G.window_ns);
+    for (unsigned a = 0; a < G.o.aggregators; a++) {
+        lg_agg_t *ag = &AG.a[a];
+        if (ordinal && every && ordinal % every == 0 && agg_send_state(a, 0, ag->count, 0) != 0)
+            return -1;
+        for (unsigned r = ag->first; r < ag->first + ag->count; r++) {
+            const lg_variant_t *var = &C.var[lrank(r) * C.v + v];
+            size_t at = lrank(r) * nf;
+            for (unsigned i = 0; i < nf; i++) {
+                const lg_total_t *t = &var->fn[i];
+                size_t j = at + G.rank_pos[i];
+                G.rt_calls[j] += t->count;
+                G.rt_ns[j] += t->time_ns;
+                G.rt_bytes[j] += t->bytes;
+                G.calls[lrank(r)] += t->count;
+            }
+            G.peer_messages += var->sends;
+            G.seq[lrank(r)]++; /* the rank's sample, which its aggregator merged */
+        }
+        for (unsigned i = 0; i < nf; i++) {
+            const lg_total_t *t = &ag->vsum[v * nf + i];
+            G.tot[i].count += t->count;
+            G.tot[i].time_ns += t->time_ns;
+            G.tot[i].bytes += t->bytes;
+            ag->sent[i].count += t->count;
+            ag->sent[i].time_ns += t->time_ns;
+            ag->sent[i].bytes += t->bytes;
+        }
+        G.samples += ag->count;
+        G.fn_summaries += (uint64_t)ag->count * nf;
+        ag->samples += ag->count;
+        size_t len;
+        const uint8_t *m =
+            agg_encode(a, &ag->var[v], k, start, now_ns(CLOCK_REALTIME), ag->seq++, AG.out, &len);
+        void *sock = G.socks[G.ep_sock[a]];
+        while (zmq_send(sock, m, len, 0) < 0) {
+            if (errno == EINTR)
+                continue;
+            fprintf(stderr, "mpiwatch-loadgen: zmq_send: %s\n", zmq_strerror(errno));
+            return -1;
+        }
+        ag->partials++;
+        G.bytes_sent += len;
+    }
+    return 0;
+}
+
+/* The byes as the aggregators forward them: all but the last of each aggregator after its
+ * last partial, then its final AggState, then its last bye (upstream.c). */
+static int agg_send_byes(uint64_t windows)
+{
+    for (unsigned a = 0; a < G.o.aggregators; a++) {
+        const lg_agg_t *ag = &AG.a[a];
+        unsigned last = ag->first + ag->count - 1;
+        for (unsigned r = ag->first; r < last; r++)
+            if (send_bye(r, windows) != 0)
+                return -1;
+        if (agg_send_state(a, 1, ag->count, ag->count) != 0 || send_bye(last, windows) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Setup, pacing, report                                                                    */
 
 static void usage(FILE *f)
@@ -1543,6 +2222,7 @@ static void usage(FILE *f)
             "                        [--trace-ring [--late-rank R] [--late-every N]\n"
             "                        [--late-ms D]] [--regions N] [--sites N] [--peer-fn]\n"
             "                        [--table-shuffle SEED] [--rank-first A] [--rank-count B]\n"
+            "                        [--variants V] [--aggregators A]\n"
             "Emulates N ranks of one MPI job sending hellos, one sample per window (HZ windows\n"
             "per second, F functions each) for S seconds, and byes, to a collector.\n"
             "F is at most %u. Default nodes N/16 (at least 1), sockets one per %u ranks.\n"
@@ -1557,7 +2237,10 @@ static void usage(FILE *f)
             "--regions N / --sites N: every rank reports N code regions / N call sites with\n"
             "known totals (docs/loadgen.md); --peer-fn: peer entries per sending function.\n"
             "--table-shuffle SEED: the ranks emulate another MPI's function table (this build's\n"
-            "names in another order, plus names this build does not have).\n",
+            "names in another order, plus names this build does not have).\n"
+            "--aggregators A: emulate A aggregators feeding the root at --connect: each takes a\n"
+            "contiguous block of the ranks; their partials are built at start by the real\n"
+            "aggregator code from the cached samples (docs/loadgen.md).\n",
             LG_MAX_FUNCTIONS, LG_RANKS_PER_SOCKET_DEFAULT, LG_DEFAULT_VARIANTS);
     fputs("\n  -h, --help         print this help and exit\n"
           "      --version      print the version and exit\n",
@@ -1615,6 +2298,7 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
                                              {"rank-first", required_argument, 0, 'A'},
                                              {"rank-count", required_argument, 0, 'B'},
                                              {"variants", required_argument, 0, 'W'},
+                                             {"aggregators", required_argument, 0, 'g'},
                                              {"help", no_argument, 0, 'h'},
                                              {"version", no_argument, 0, 'V'},
                                              {0, 0, 0, 0}};
@@ -1624,7 +2308,7 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
     o->late_rank = 1;
     o->late_every = 10;
     o->late_ms = 5;
-    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:T:RL:E:D:G:S:PY:A:B:W:h", longopts,
+    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:T:RL:E:D:G:S:PY:A:B:W:g:h", longopts,
                             NULL)) != -1) {
         int rc = 0;
         switch (c) {
@@ -1643,6 +2327,9 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
             break;
         case 'W':
             rc = parse_uint(optarg, "--variants", 0, LG_MAX_VARIANTS, &o->variants);
+            break;
+        case 'g':
+            rc = parse_uint(optarg, "--aggregators", 1, LG_AGG_MAX, &o->aggregators);
             break;
         case 'n':
             rc = parse_uint(optarg, "--ranks", 1, 1u << 20, &o->ranks);
@@ -1730,6 +2417,21 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
                 "mpiwatch-loadgen: --rank-first %u --rank-count %u is not inside the %u ranks\n",
                 o->rank_first, o->rank_count, o->ranks);
         return -1;
+    }
+    if (o->aggregators) {
+        /* One socket per emulated aggregator, all to the root. */
+        if (o->n_endpoints != 1 || o->aggregators > o->rank_count || o->variants == 0 || o->trace ||
+            o->regions || o->sites || o->peer_fn || o->shuffle) {
+            fprintf(stderr, "mpiwatch-loadgen: --aggregators A needs one --connect (the root), "
+                            "at most one aggregator per rank and cached samples (--variants "
+                            "1 or more; not --trace, --regions, --sites, --peer-fn or "
+                            "--table-shuffle)\n");
+            return -1;
+        }
+        for (unsigned e = 1; e < o->aggregators; e++)
+            o->endpoint[e] = o->endpoint[0];
+        o->n_endpoints = o->aggregators;
+        o->sockets = 1;
     }
     if (o->n_endpoints > o->rank_count) {
         fprintf(stderr, "mpiwatch-loadgen: %u endpoints for %u ranks\n", o->n_endpoints,
@@ -1880,11 +2582,14 @@ static int write_totals_json(const char *path, uint64_t windows, double elapsed)
             ", \"trace_records\": %" PRIu64 ", \"trace_bytes\": %" PRIu64
             ",\n \"run\": {\"first_window_ns\": %" PRIu64 ", \"last_batch_ns\": %" PRIu64
             ", \"sample_bytes\": %" PRIu64 ", \"achieved_rate\": %.3f, \"late_windows\": %" PRIu64
-            ", \"cpu_samples_s\": %.3f, \"variants\": %u},\n \"functions\": {",
+            ", \"cpu_samples_s\": %.3f, \"variants\": %u, \"aggregators\": %u, "
+            "\"aggregator_setup_s\": %.3f, \"cached_partial_bytes\": %" PRIu64
+            "},\n \"functions\": {",
             G.o.job, G.o.ranks, G.o.rank_first, G.o.rank_count, G.o.nodes, G.window_ns, windows,
             G.hellos, G.samples, G.byes, G.fn_summaries, G.bytes_sent, G.peer_messages, elapsed,
             G.traced_calls, G.trace_records, G.trace_bytes, G.first_window_ns, G.last_batch_ns,
-            G.sample_bytes, G.achieved, G.late_windows, G.cpu_windows, C.v);
+            G.sample_bytes, G.achieved, G.late_windows, G.cpu_windows, C.v, G.o.aggregators,
+            AG.build_s, AG.partial_bytes);
     for (unsigned i = 0; i < G.o.functions; i++)
         fprintf(f,
                 "%s\n  \"%s\": {\"count\": %" PRIu64 ", \"time_ns\": %" PRIu64
@@ -1942,13 +2647,24 @@ int main(int argc, char **argv)
     size_t per_var = sizeof(lg_variant_t) + 2400 + (size_t)G.o.functions * (24 + 80);
     while (C.v > 1 && (size_t)C.v * G.o.rank_count * per_var > LG_CACHE_BUDGET)
         C.v--;
+    if (G.o.aggregators && !C.v) {
+        fprintf(stderr, "mpiwatch-loadgen: --aggregators needs cached samples (--variants)\n");
+        return 2;
+    }
     if (cache_setup() != 0)
         return 1;
     double cache_s = (double)(now_ns(CLOCK_MONOTONIC) - t0) * 1e-9;
+    if (agg_setup() != 0)
+        return 1;
     const unsigned r0 = G.o.rank_first, r1 = G.o.rank_first + G.o.rank_count;
-    for (unsigned r = r0; r < r1; r++)
-        if (send_hello(r) != 0)
+    if (G.o.aggregators) {
+        if (agg_send_hellos() != 0)
             return 1;
+    } else {
+        for (unsigned r = r0; r < r1; r++)
+            if (send_hello(r) != 0)
+                return 1;
+    }
 
     /* The first window is the one after the hellos; window k is sent when it closes, at
      * (k + 1) * window_ns, like the library does. */
@@ -1961,7 +2677,9 @@ int main(int argc, char **argv)
         uint64_t k = k0 + w, due = mw_grid_start(&G.grid, k + 1);
         sleep_until_realtime(due);
         uint64_t start = now_ns(CLOCK_REALTIME);
-        for (unsigned r = r0; r < r1; r++)
+        if (G.o.aggregators && agg_send_window(k, w) != 0)
+            return 1;
+        for (unsigned r = r0; r < r1 && !G.o.aggregators; r++)
             if ((C.v ? send_cached(r, k, w) : send_sample(r, k, w)) != 0)
                 return 1;
         uint64_t done = now_ns(CLOCK_REALTIME);
@@ -1980,9 +2698,14 @@ int main(int argc, char **argv)
     }
     cpu_windows = cpu_s() - cpu0;
     G.sample_bytes = G.bytes_sent - bytes0;
-    for (unsigned r = r0; r < r1; r++)
-        if (send_bye(r, nwin) != 0)
+    if (G.o.aggregators) {
+        if (agg_send_byes(nwin) != 0)
             return 1;
+    } else {
+        for (unsigned r = r0; r < r1; r++)
+            if (send_bye(r, nwin) != 0)
+                return 1;
+    }
     /* Achieved rate: windows over the time from the start of the first window to the end of
      * the last batch (nwin windows should take nwin window lengths plus one batch). */
     double span = (double)(last_done - mw_grid_start(&G.grid, k0)) * 1e-9;
@@ -2025,6 +2748,13 @@ int main(int argc, char **argv)
                 cache_s);
     else
         fprintf(stderr, "loadgen: no cached samples: every sample encoded by protobuf-c\n");
+    if (G.o.aggregators)
+        fprintf(stderr,
+                "loadgen: emulated %u aggregators: %u cached partials each (%.1f MB), built by "
+                "the aggregator code and checked in %.3f s; sent %" PRIu64 " partials, %" PRIu64
+                " AggStates\n",
+                G.o.aggregators, C.v, (double)AG.partial_bytes / 1e6, AG.build_s,
+                nwin * G.o.aggregators, AG.aggstates);
     if (G.o.trace)
         fprintf(stderr,
                 "loadgen: traces %u built; traced calls %" PRIu64 " records %" PRIu64

@@ -749,12 +749,172 @@ static void test_fallback_sample(void **state)
     fx_free(R);
 }
 
+/* The exact rule (docs/aggregator.md "Accounting"): aggregator A states each rank's share in
+ * its AggStates; after its last AggState it still sends the partial of window 2, takes window
+ * 3 of both ranks and dies. Rank 0 falls back: its window 4 and its bye come to the root
+ * directly; rank 1's window 4 is lost and only its bye comes. Each rank's own totals take the
+ * place of its share in A's last AggState: every call is counted once, in the summary or as
+ * missed between the ranks and A (windows 3, and rank 1's window 4). Without the shares the
+ * calls made after A's last AggState are in neither figure. */
+static void test_fallback_exact(void **state)
+{
+    (void)state;
+    agg_t A;
+    agg_init(&A, 4);
+    fx_t *R = fx_new();
+    model_t md[2] = {0};
+    tm_msg_t m;
+    uint64_t lost = 0;
+    for (uint32_t r = 0; r < 2; r++) {
+        tm_hello(&m, JOB, r, 2, R->now.real_ns);
+        assert_int_equal(fx_feed(R, &m), MW_ACCEPTED);
+        assert_int_equal(fx_feed(A.f, &m), MW_ACCEPTED);
+    }
+    for (uint64_t k = 0; k < 2; k++)
+        for (uint32_t r = 0; r < 2; r++)
+            send_window(A.f, &md[r], r, k, 1, NULL);
+    fx_advance(A.f, 3000);
+    assert_int_equal(agg_state_to(&A, R, 0), MW_ACCEPTED); /* its last AggState */
+    agg_deliver(&A, R);
+    for (uint32_t r = 0; r < 2; r++) /* window 2: its partial reaches the root */
+        send_window(A.f, &md[r], r, 2, 1, NULL);
+    fx_advance(A.f, 3000);
+    agg_deliver(&A, R);
+    for (uint32_t r = 0; r < 2; r++) { /* window 3: taken by A, never sent on */
+        for (int i = 0; i < NFN; i++)
+            lost += calls_of(r, 3, i);
+        send_window(A.f, &md[r], r, 3, 1, NULL);
+    }
+    /* A dies. Rank 0 falls back; rank 1's window 4 is lost on the way. */
+    send_window(R, &md[0], 0, 4, 1, NULL);
+    send_window(R, &md[1], 1, 4, 0, &lost);
+    for (uint32_t r = 0; r < 2; r++) {
+        uint8_t *bye;
+        size_t n = pack_bye(&md[r], r, &bye);
+        assert_int_equal(feed_bytes(R, bye, n), MW_ACCEPTED);
+        free(bye);
+    }
+    fx_advance(R, 2500); /* A's final AggState never comes */
+    assert_int_equal(R->c->job.ended, MW_END_COMPLETE);
+    for (int r = 1; r < MW_REJECT_COUNT; r++)
+        assert_int_equal(R->c->stats.rejected[r], 0);
+    cJSON *root = summary(R);
+    check_identity(root, md, 2);
+    const cJSON *missed = item(root, "missed");
+    assert_true(lost > 0);
+    assert_int_equal(u64(missed, "calls"), lost);
+    assert_int_equal(u64(item(missed, "ranks_to_aggregators"), "calls"), lost);
+    assert_int_equal(u64(item(missed, "aggregators_to_collector"), "calls"), 0);
+    const cJSON *a = agg_entry(root, 4);
+    assert_int_equal(u64(item(a, "at_ranks"), "calls"),
+                     u64(item(a, "merged"), "calls") + lost); /* both ranks' own totals */
+    assert_false(cJSON_IsTrue(item(a, "final")));
+    cJSON_Delete(root);
+    agg_free(&A);
+    fx_free(R);
+}
+
+/* An aggregator alive to the end: the ranks' byes, forwarded, agree with its shares, and its
+ * figures are its own (the ranks' totals replace nothing). */
+static void test_shares_alive(void **state)
+{
+    (void)state;
+    agg_t A;
+    agg_init(&A, 5);
+    fx_t *R = fx_new();
+    model_t md[2] = {0};
+    tm_msg_t m;
+    for (uint32_t r = 0; r < 2; r++) {
+        tm_hello(&m, JOB, r, 2, R->now.real_ns);
+        assert_int_equal(fx_feed(R, &m), MW_ACCEPTED);
+        assert_int_equal(fx_feed(A.f, &m), MW_ACCEPTED);
+    }
+    for (uint64_t k = 0; k < 3; k++)
+        for (uint32_t r = 0; r < 2; r++)
+            send_window(A.f, &md[r], r, k, 1, NULL);
+    fx_advance(A.f, 3000);
+    assert_int_equal(agg_state_to(&A, R, 0), MW_ACCEPTED);
+    agg_deliver(&A, R);
+    for (uint32_t r = 0; r < 2; r++) {
+        uint8_t *bye;
+        size_t n = pack_bye(&md[r], r, &bye);
+        assert_int_equal(feed_bytes(A.f, bye, n), MW_ACCEPTED);
+        assert_int_equal(feed_bytes(R, bye, n), MW_ACCEPTED);
+        free(bye);
+    }
+    assert_int_equal(agg_state_to(&A, R, 1), MW_ACCEPTED);
+    assert_int_equal(R->c->job.ended, MW_END_COMPLETE);
+    cJSON *root = summary(R);
+    check_identity(root, md, 2);
+    assert_int_equal(u64(item(root, "missed"), "calls"), 0);
+    cJSON_Delete(root);
+    agg_free(&A);
+    fx_free(R);
+}
+
+/* Shares that do not fit the AggState are refused whole. */
+static void test_share_refusals(void **state)
+{
+    (void)state;
+    fx_t *f = fx_new();
+    fx_hellos(f, JOB, 4);
+    st_t t;
+    uint32_t rank[2] = {0, 2}, entries[2] = {2, 1}, fn[3] = {1, 2, 1};
+    uint64_t samples[2] = {3, 4}, calls[3] = {5, 10, 5}, ns[3] = {100, 100, 100},
+             bytes[3] = {8, 8, 8};
+#define SHARES(t)                                                                                  \
+    do {                                                                                           \
+        (t).s.shares = 1;                                                                          \
+        (t).s.n_share_rank = (t).s.n_share_entries = (t).s.n_share_samples = 2;                    \
+        (t).s.share_rank = rank;                                                                   \
+        (t).s.share_entries = entries;                                                             \
+        (t).s.share_samples = samples;                                                             \
+        (t).s.n_share_fn = (t).s.n_share_calls = (t).s.n_share_ns = (t).s.n_share_bytes = 3;       \
+        (t).s.share_fn = fn;                                                                       \
+        (t).s.share_calls = calls;                                                                 \
+        (t).s.share_ns = ns;                                                                       \
+        (t).s.share_bytes = bytes;                                                                 \
+    } while (0)
+    st_make(&t, 3, 10); /* totals: fn 1 10 calls, fn 2 20; 10000 ns, 80 bytes, 100 samples */
+    SHARES(t);
+    calls[0] = 6; /* ranks 0 and 2 share 11 calls of function 1: more than its 10 */
+    assert_int_equal(st_feed(f, &t), MW_REJECT_TOTALS);
+    calls[0] = 5;
+    rank[1] = 0; /* ranks not increasing */
+    assert_int_equal(st_feed(f, &t), MW_REJECT_TOTALS);
+    rank[1] = 4; /* not a rank of the job */
+    assert_int_equal(st_feed(f, &t), MW_REJECT_TOTALS);
+    rank[1] = 2;
+    fn[1] = 1; /* ids not increasing within a rank */
+    assert_int_equal(st_feed(f, &t), MW_REJECT_TOTALS);
+    fn[1] = NAMES + 1; /* not an id of its table */
+    assert_int_equal(st_feed(f, &t), MW_REJECT_TOTALS);
+    fn[1] = 2;
+    entries[1] = 2; /* entries beyond the arrays */
+    assert_int_equal(st_feed(f, &t), MW_REJECT_TOTALS);
+    entries[1] = 1;
+    t.s.n_share_ns = 2; /* arrays of different lengths */
+    assert_int_equal(st_feed(f, &t), MW_REJECT_TOTALS);
+    SHARES(t);
+    samples[1] = 98; /* 101 samples of 100 */
+    assert_int_equal(st_feed(f, &t), MW_REJECT_TOTALS);
+    samples[1] = 4;
+    t.s.shares = 0; /* shares listed without saying so */
+    assert_int_equal(st_feed(f, &t), MW_REJECT_TOTALS);
+    assert_int_equal(mw__aggs_count(&f->c->job), 0);
+    SHARES(t);
+    assert_int_equal(st_feed(f, &t), MW_ACCEPTED);
+#undef SHARES
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tree_accounting), cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_nameless_hello),  cmocka_unit_test(test_final_grace),
-        cmocka_unit_test(test_fallback_sample),
+        cmocka_unit_test(test_fallback_sample), cmocka_unit_test(test_fallback_exact),
+        cmocka_unit_test(test_shares_alive),    cmocka_unit_test(test_share_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,6 +108,14 @@ PY
         { MW_FAILURE_LOG=$d/export.err; mw_fail "the export failed"; }
     grep -q "raw samples from window $raw_from, merged windows before" "$d/export.err" ||
         { MW_FAILURE_LOG=$d/export.err; mw_fail "the export does not say which tier"; }
+    grep -q "windows ([0-9]*\.\.[0-9]*) from the coarse tier" "$d/export.err" ||
+        { MW_FAILURE_LOG=$d/export.err; mw_fail "the export does not name the coarse tier"; }
+    grep -q "of them lean copies, the coarse tier" "$d/replay.log" ||
+        { MW_FAILURE_LOG=$d/replay.log; mw_fail "the replay does not name the coarse tier"; }
+    "$export_bin" --format vtk "$d/run.mpiw" -o "$d/vtk" 2>"$d/vtk.err" ||
+        { MW_FAILURE_LOG=$d/vtk.err; mw_fail "the VTK export of a tiered file failed"; }
+    grep -q "from the coarse tier" "$d/vtk.err" ||
+        { MW_FAILURE_LOG=$d/vtk.err; mw_fail "the VTK export does not name the coarse tier"; }
     [ "$(wc -l <"$d/out.jsonl")" = "$windows" ] ||
         mw_fail "the export has $(wc -l <"$d/out.jsonl") windows, the recording $windows"
     # The Python package (tools/python, built beside the collector) steps over the holes too.
