@@ -405,11 +405,13 @@ static void aggstate_count(mw_collector_t *c, const mw_window_t *w, int sent)
     struct mw_aggs *a = aggs_get(&c->job);
     if (!a)
         return;
-    if (!sent) {
+    /* A partial the socket could not take (or over the message limit) still left this
+     * aggregator's merge: its calls count as sent, so the parent reports them missed on the
+     * hop between this aggregator and itself, where they were lost. */
+    if (sent)
+        a->partials_sent++;
+    else
         a->partials_dropped++;
-        return;
-    }
-    a->partials_sent++;
     a->sent_samples += w->ranks_reporting;
     for (uint32_t i = 0; i < w->n_fn_used; i++) {
         uint32_t fn = w->fn_used[i];

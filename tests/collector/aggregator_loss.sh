@@ -7,8 +7,9 @@
 # take them). The root's summary must hold, exactly, per function (calls, ns, bytes) and in
 # all, against the generator's own totals:
 #     calls at the ranks == calls in the summary + calls reported missing,
-# with every missing call on the hop between ranks and aggregators (where the partials were
-# dropped), none after, each aggregator counting the partials it dropped; the report says so
+# with every missing call on the hop between aggregators and the root (the partials left the
+# aggregators' merge and were dropped on their way up), none before, each aggregator counting
+# the partials it dropped; the report says so
 # on one line. Without the aggregators' AggState (or with the drops unaccounted) the root
 # would miss those calls silently.
 # shellcheck source=../lib/common.sh
@@ -94,9 +95,9 @@ merged = sum(f["count"] for f in root["functions"].values())
 check("summary + missed", merged + missed["calls"], total["count"])
 if missed["calls"] <= 0:
     errors.append("nothing missed although the aggregators dropped partials")
-check("missed between ranks and aggregators", missed["ranks_to_aggregators"]["calls"],
+check("missed between ranks and aggregators", missed["ranks_to_aggregators"]["calls"], 0)
+check("missed between aggregators and the root", missed["aggregators_to_collector"]["calls"],
       missed["calls"])
-check("missed between aggregators and the root", missed["aggregators_to_collector"]["calls"], 0)
 aggs = root.get("aggregators", [])
 check("aggregators", sorted(a["id"] for a in aggs), [0, 1])
 for a in aggs:
@@ -107,18 +108,18 @@ for a in aggs:
     check(f"aggregator {a['id']} at_ranks = merged + missed", a["at_ranks"]["calls"],
           a["merged"]["calls"] + a["missed"]["calls"])
 check("aggregators' missed add up",
-      sum(a["missed"]["ranks_to_aggregator"]["calls"] for a in aggs),
-      missed["ranks_to_aggregators"]["calls"])
+      sum(a["missed"]["aggregator_to_collector"]["calls"] for a in aggs),
+      missed["aggregators_to_collector"]["calls"])
 check("stats missed", stats["missed"]["calls"], missed["calls"])
 check("rejected at the root", sum(stats["rejected"].values()), 0)
 line = (f"calls at the ranks: {total['count']} = {merged} in this report + {missed['calls']} "
-        f"missed ({missed['calls']} between ranks and aggregators, 0 between aggregators and "
+        f"missed (0 between ranks and aggregators, {missed['calls']} between aggregators and "
         f"this collector)")
 if line not in open(f"{d}/report.txt").read():
     errors.append(f"the report lacks: {line}")
 for e in errors:
     print("  " + e, file=sys.stderr)
-print(f"calls {total['count']}: {merged} merged + {missed['calls']} missed before the "
+print(f"calls {total['count']}: {merged} merged + {missed['calls']} missed after the "
       f"aggregators ({sum(a['partials_dropped'] for a in aggs)} partials dropped)")
 sys.exit(1 if errors else 0)
 PY
