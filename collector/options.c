@@ -90,7 +90,7 @@ static const opt_desc_t opt_table[] = {
     {"record-rank-every", 0, OPT_UINT, offsetof(mw_collector_options_t, record_rank_every), "D", 1,
      1000000,
      "with the tiers, keep the per-rank content (per function count, time, bytes; MPI share; "
-     "pairs) for the whole run summed over D windows (default 50)"},
+     "pairs) for the whole run summed over D windows (default 100)"},
     {"record-max-gb", 0, OPT_DOUBLE, offsetof(mw_collector_options_t, record_max_gb), "G", 0, 1e6,
      "bound the recording to G GB (1e9 bytes) on disk: at 90% the received samples are "
      "dropped and no longer recorded, at G the recording stops (default 0: no limit)"},
@@ -223,7 +223,7 @@ void mw_collector_options_defaults(mw_collector_options_t *o)
     o->record_compress = 0; /* costs the loop CPU: docs/recording.md, Compressed frames */
     /* With the coarse tier (docs/recording.md, Long runs): 60 s of full detail. */
     o->record_full_span = 60;
-    o->record_rank_every = 50;
+    o->record_rank_every = 100;
     o->record_keep_around = 60;
     o->trace_budget = 2000000; /* MW_TRACE_BUDGET_DEFAULT (trace_budget.h, docs/trace.md) */
     o->lateness_budget_ms = 2000;

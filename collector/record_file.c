@@ -108,6 +108,10 @@
 #define REC_PINS 1024u /* the last rule firings and steering kept as pins */
 #define REC_EXPIRE_NS MW_NS_PER_S /* how often old runs of samples are looked at */
 #define REC_RUNS_MAX (1u << 20)   /* runs waiting to expire: beyond, the oldest expire */
+/* The coarse tier's frames (lean windows, per-rank sums) are compressed at this zstd level even
+ * when --record-compress is 0: they are kept for the whole run and are about 0.3% of the bytes
+ * the collector records, so compressing them costs next to nothing (docs/recording.md). */
+#define REC_COARSE_LEVEL 1
 
 _Static_assert(REC_FIRST_SLOTS > MW_MERGE_RING_MAX &&
                    (REC_FIRST_SLOTS & (REC_FIRST_SLOTS - 1)) == 0,
@@ -160,6 +164,8 @@ struct mw_record {
     int failed;
     uint64_t windows, too_large, chunked;
     mw_rec_zctx_t *z;     /* --record-compress: zstd for frame payloads, NULL when off */
+    mw_rec_zctx_t *zc;    /* the coarse tier's frames (REC_COARSE_LEVEL), NULL: as z */
+    mw_rec_zctx_t *zuse;  /* the one for the frame being appended (rec_frame) */
     uint64_t plain_bytes; /* what the file would hold without compression */
     uint64_t zframes;     /* frames written compressed */
 
@@ -357,8 +363,9 @@ static uint64_t rec_frame(mw_record_t *r, uint32_t tag, const void *a, size_t na
     r->plain_bytes += frame;
     /* Compressed straight into the buffer: never longer than the payload (mw_rec_compress
      * gives up first), so the room checked above is enough. */
-    if (r->z && payload >= REC_Z_MIN && (tag == MW_REC_TAG_FRAME || tag == MW_REC_TAG_CONT))
-        z = mw_rec_compress(r->z, a, na, b, nb, c, nc, q, payload);
+    mw_rec_zctx_t *zc = r->zuse ? r->zuse : r->z;
+    if (zc && payload >= REC_Z_MIN && (tag == MW_REC_TAG_FRAME || tag == MW_REC_TAG_CONT))
+        z = mw_rec_compress(zc, a, na, b, nb, c, nc, q, payload);
     if (z) {
         tag = tag == MW_REC_TAG_FRAME ? MW_REC_TAG_ZFRAME : MW_REC_TAG_ZCONT;
         payload = z;
@@ -698,6 +705,7 @@ static void rec_free(mw_record_t *r)
     free(r->lean);
     mw_rec_ranks_free(r->ranks);
     mw_rec_zctx_free(r->z);
+    mw_rec_zctx_free(r->zc);
     pthread_cond_destroy(&r->done);
     pthread_cond_destroy(&r->work);
     pthread_mutex_destroy(&r->lock);
@@ -821,6 +829,12 @@ mw_record_t *mw__record_open(const char *path, const mw_collector_options_t *opt
         return NULL;
     }
     r->coarse = r->ranks != NULL;
+    if (r->coarse && !r->z && !(r->zc = mw_rec_zctx_new(REC_COARSE_LEVEL))) {
+        MW_LOG(MW_LOG_ERROR, "cannot record into %s: out of memory", path);
+        close(r->fd);
+        rec_free(r);
+        return NULL;
+    }
     r->next_expire_ns = now->mono_ns + REC_EXPIRE_NS;
     r->handed_mono_ns = now->mono_ns;
     r->last = *now;
@@ -962,8 +976,10 @@ static void rec_ranks_flush(mw_record_t *r, const mw_clock_t *now)
         r->rank_lost += n;
         return;
     }
+    r->zuse = r->zc;
     if (rec_append(r, MW_REC_TAG_FRAME, now, REC_RANKS, p, len, 0, 1))
         r->rank_frames++;
+    r->zuse = NULL;
 }
 
 /* The coarse tier of a window just recorded: its lean copy and its per-rank content added to
@@ -978,7 +994,9 @@ static uint64_t rec_coarse(mw_record_t *r, const mw_clock_t *now, const void *pb
         r->lean_cap = len;
     }
     size_t k = len ? mw_rec_window_lean(pb, len, r->lean) : 0;
+    r->zuse = r->zc;
     uint64_t off = k ? rec_append(r, MW_REC_TAG_FRAME, now, REC_WINDOW_LEAN, r->lean, k, 0, 1) : 0;
+    r->zuse = NULL;
     if (!off)
         return 0;
     r->lean_windows++;

@@ -512,6 +512,64 @@ static void test_write_error(void **state)
     mw_collector_options_free(&opt);
 }
 
+/* --record-max-gb with the tiers on: at 90% the samples are dropped and no longer recorded
+ * (counted), the coarse tier goes on (lean windows, per-rank sums every window), and at the
+ * limit the recording stops, which is not an error; the file stays within the limit and a
+ * window's worth, reads cleanly to its last index, and its last window (a lean copy) is found. */
+static void test_max_gb(void **state)
+{
+    (void)state;
+    char path[128], err[128];
+    path_of(path, sizeof path, "maxgb.mpiw");
+    mw_collector_options_t opt;
+    mw_collector_options_defaults(&opt);
+    opt.record_max_gb = 0.0001; /* 100 kB */
+    opt.record_rank_every = 1;
+    mw_record_t *r = mw__record_open(path, &opt, fx_wall_clock());
+    assert_non_null(r);
+    mw_clock_t now = {FX_MONO_NS, FX_REAL_NS};
+    uint64_t dropped = 0, not_recorded = 0, k, stop_at = 0;
+    int limit = 0;
+    for (k = 0; k < 100000 && !limit; k++) {
+        write_window(r, &now, k);
+        mw__record_tiers(r, &dropped, &not_recorded, &limit);
+        if (limit)
+            stop_at = k;
+    }
+    assert_int_equal(limit, 1);
+    assert_true(stop_at > 10);
+    assert_true(not_recorded > 0);
+    assert_int_equal(mw__record_failed(r), 0); /* the limit is not an error */
+    uint64_t bytes = mw__record_bytes(r);
+    write_window(r, &now, k); /* stopped: nothing more, no crash */
+    assert_int_equal(mw__record_bytes(r), bytes);
+    mw__record_close(r);
+    mw_collector_options_free(&opt);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_true((uint64_t)st.st_blocks * 512 <= 100000 + 64 * 1024);
+    mw_rec_reader_t *rd = mw_rec_reader_open(path, err, sizeof err);
+    assert_non_null(rd);
+    const Mpiwatch__Record *rec;
+    int n, last_body = 0, lean = 0;
+    while ((n = mw_rec_reader_next(rd, &rec, NULL, err, sizeof err)) == 1) {
+        last_body = rec->body_case;
+        lean += rec->body_case == MPIWATCH__RECORD__BODY_WINDOW && mw_rec_reader_last_lean(rd);
+    }
+    assert_int_equal(n, 0);
+    assert_int_equal(mw_rec_reader_truncated(rd), 0);
+    assert_int_equal(last_body, MPIWATCH__RECORD__BODY_INDEX);
+    assert_true(lean > 0);
+    uint64_t wo;
+    assert_int_equal(mw_rec_reader_find_window(rd, FX_W0 + stop_at, &wo, NULL), 1);
+    assert_int_equal(mw_rec_reader_seek(rd, wo), 0);
+    assert_int_equal(mw_rec_reader_next(rd, &rec, NULL, err, sizeof err), 1);
+    assert_int_equal(rec->body_case, MPIWATCH__RECORD__BODY_WINDOW);
+    assert_int_equal(rec->window->index, FX_W0 + stop_at);
+    assert_int_equal(mw_rec_reader_last_lean(rd), 1);
+    mw_rec_reader_close(rd);
+}
+
 /* ---- replay ------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -1450,9 +1508,103 @@ static void test_compressed(void **state)
     free(fz);
 }
 
+/* The coarse tier's per-rank sums (mw_rec_ranks_*): windows with overlapping and new
+ * (rank, function) entries, pairs and MPI shares, summed exactly; a window of another job (its
+ * index not after the last) is refused until the sums are taken; the lean copy keeps the
+ * job-wide fields and drops every per-rank one. */
+static size_t rk_window(uint64_t index, uint32_t shift, uint8_t *out, size_t cap)
+{
+    uint32_t rank[3] = {0, 1, 2 + shift}, fn[3] = {4, 4, 7};
+    uint64_t count[3] = {1 + index, 2, 3}, ns[3] = {100, 200 + index, 300};
+    uint64_t bytes[3] = {8, 16, 32 * index};
+    uint32_t src[2] = {0, 1 + shift}, dst[2] = {1, 0};
+    uint64_t msgs[2] = {5, 6 + index}, pbytes[2] = {50, 60};
+    uint32_t pm[4] = {500, 65535, 250 + (uint32_t)index, 1000};
+    Mpiwatch__Window w = MPIWATCH__WINDOW__INIT;
+    w.index = index;
+    w.window_ns = TM_WINDOW_NS;
+    w.ranks_reporting = 4;
+    w.mpi_time_ns = 77;
+    w.n_rf_rank = w.n_rf_fn = w.n_rf_count = w.n_rf_ns = w.n_rf_bytes = 3;
+    w.rf_rank = rank, w.rf_fn = fn, w.rf_count = count, w.rf_ns = ns, w.rf_bytes = bytes;
+    w.n_pair_src = w.n_pair_dst = w.n_pair_messages = w.n_pair_bytes = 2;
+    w.pair_src = src, w.pair_dst = dst, w.pair_messages = msgs, w.pair_bytes = pbytes;
+    w.n_rank_mpi_permille = 4;
+    w.rank_mpi_permille = pm;
+    assert_true(mpiwatch__window__get_packed_size(&w) <= cap);
+    return mpiwatch__window__pack(&w, out);
+}
+
+static void test_rank_sums(void **state)
+{
+    (void)state;
+    uint8_t wb[1024], lean[1024];
+    mw_rec_ranks_t *a = mw_rec_ranks_new();
+    assert_non_null(a);
+    size_t n;
+    assert_null(mw_rec_ranks_take(a, &n)); /* nothing added */
+    for (uint64_t k = 10; k < 13; k++) {
+        size_t len = rk_window(k, k == 12, wb, sizeof wb);
+        assert_int_equal(mw_rec_ranks_add(a, wb, len), 0);
+        if (k == 10) { /* the lean copy: job-wide fields kept, per-rank ones gone */
+            size_t ln = mw_rec_window_lean(wb, len, lean);
+            assert_true(ln > 0 && ln < len);
+            Mpiwatch__Window *lw = mpiwatch__window__unpack(NULL, ln, lean);
+            assert_non_null(lw);
+            assert_int_equal(lw->index, 10);
+            assert_int_equal(lw->mpi_time_ns, 77);
+            assert_int_equal(lw->ranks_reporting, 4);
+            assert_int_equal(lw->n_rf_rank + lw->n_pair_src + lw->n_rank_mpi_permille, 0);
+            mpiwatch__window__free_unpacked(lw, NULL);
+        }
+    }
+    size_t len = rk_window(5, 0, wb, sizeof wb); /* another job: its windows start again */
+    assert_int_equal(mw_rec_ranks_add(a, wb, len), 1);
+    assert_int_equal(mw_rec_ranks_windows(a), 3);
+    const void *p = mw_rec_ranks_take(a, &n);
+    assert_non_null(p);
+    Mpiwatch__RecordRanks *rk = mpiwatch__record_ranks__unpack(NULL, n, p);
+    assert_non_null(rk);
+    assert_int_equal(rk->first_window, 10);
+    assert_int_equal(rk->last_window, 12);
+    assert_int_equal(rk->windows, 3);
+    assert_int_equal(rk->left_out, 0);
+    const Mpiwatch__Window *s = rk->sums;
+    /* (0,4) x3, (1,4) x3, (2,7) x2, (3,7) x1: sorted by rank, then function. */
+    assert_int_equal(s->n_rf_rank, 4);
+    assert_int_equal(s->rf_rank[0], 0);
+    assert_int_equal(s->rf_count[0], 11 + 12 + 13);
+    assert_int_equal(s->rf_ns[1], 3 * 200 + 10 + 11 + 12);
+    assert_int_equal(s->rf_rank[2], 2);
+    assert_int_equal(s->rf_bytes[2], 32 * 10 + 32 * 11);
+    assert_int_equal(s->rf_rank[3], 3);
+    assert_int_equal(s->rf_fn[3], 7);
+    assert_int_equal(s->rf_bytes[3], 32 * 12);
+    /* Pairs (0,1) x3, (1,0) x2, (2,0) x1. */
+    assert_int_equal(s->n_pair_src, 3);
+    assert_int_equal(s->pair_messages[0], 15);
+    assert_int_equal(s->pair_messages[1], 6 + 10 + 6 + 11);
+    assert_int_equal(s->pair_bytes[2], 60);
+    /* Shares: rank 1 never reported (65535), rank 2 the mean of 260, 261, 262. */
+    assert_int_equal(rk->n_rank_windows, 4);
+    assert_int_equal(rk->rank_windows[1], 0);
+    assert_int_equal(s->rank_mpi_permille[1], 65535);
+    assert_int_equal(rk->rank_mpi_permille_sum[2], 260 + 261 + 262);
+    assert_int_equal(s->rank_mpi_permille[2], 261);
+    mpiwatch__record_ranks__free_unpacked(rk, NULL);
+    /* Taken: empty again, and the other job's window is taken now. */
+    assert_int_equal(mw_rec_ranks_windows(a), 0);
+    assert_int_equal(mw_rec_ranks_add(a, wb, len), 0);
+    assert_non_null(mw_rec_ranks_take(a, &n));
+    assert_int_equal(mw_rec_ranks_add(a, "\xff", 1), -1); /* not protobuf */
+    mw_rec_ranks_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rank_sums),
+        cmocka_unit_test(test_max_gb),
         cmocka_unit_test(test_crc),
         cmocka_unit_test(test_roundtrip_growing),
         cmocka_unit_test(test_open_refuses),
