@@ -79,6 +79,7 @@ typedef struct {
     uint32_t id, pid, ranks, ranks_done;
     char host[MW_MAX_STRING + 1];
     int final, has_map;
+    char conn[112];  /* the connection of its first AggState (mw__aggstate_connection), or "" */
     uint64_t states; /* AggStates accepted */
     mw_fnmap_t map;
     uint32_t n_names;    /* its table: ids 1..n_names */
@@ -669,6 +670,38 @@ size_t mw__aggstate_envelope_pack(mw_collector_t *c, mw_pb_encoder_t *e, uint32_
 
 /* ---- parent side ---------------------------------------------------------------------------- */
 
+/* The connection of the frame being handled, or NULL (collector.h frame_peer). */
+static const char *frame_conn(const mw_collector_t *c, char *buf, size_t cap)
+{
+    return c->frame_peer && c->frame_msg ? c->frame_peer(c->frame_msg, buf, cap) : NULL;
+}
+
+/* Whether a message of aggregator g came on another connection than its first AggState
+ * (logged: the first time, then every 1000th). Unknown on either side: not told apart. */
+static int conn_differs(const mw_collector_t *c, const agg_t *g, const char *peer, const char *what)
+{
+    static uint64_t n;
+    (void)c;
+    if (!g->conn[0] || !peer || strcmp(peer, g->conn) == 0)
+        return 0;
+    if (n++ % 1000 == 0)
+        MW_LOG(MW_LOG_WARN,
+               "%s of aggregator %u from %s refused: its first AggState came from %s (%" PRIu64
+               " so refused)",
+               what, g->id, peer, g->conn, n);
+    return 1;
+}
+
+mw_reject_t mw__aggstate_connection(mw_collector_t *c, uint32_t id)
+{
+    const agg_t *g = agg_find(&c->job, id);
+    char buf[sizeof g->conn];
+    if (!g || !g->conn[0])
+        return MW_ACCEPTED;
+    return conn_differs(c, g, frame_conn(c, buf, sizeof buf), "partial") ? MW_REJECT_CONNECTION
+                                                                         : MW_ACCEPTED;
+}
+
 const mw_fnmap_t *mw__aggstate_fnmap(const mw_collector_t *c, uint32_t id)
 {
     const agg_t *g = agg_find(&c->job, id);
@@ -869,6 +902,10 @@ mw_reject_t mw__aggstate_ingest(mw_collector_t *c, const Mpiwatch__Envelope *env
         return MW_REJECT_RANK_RANGE;
     if (g && (g->pid != s->pid || strcmp(g->host, s->host ? s->host : "") != 0))
         return MW_REJECT_DUPLICATE_HELLO; /* another process claims this id */
+    char peer_buf[sizeof g->conn];
+    const char *peer = frame_conn(c, peer_buf, sizeof peer_buf);
+    if (g && conn_differs(c, g, peer, "AggState"))
+        return MW_REJECT_CONNECTION;
 
     /* Its function table: names as a hello's (capped, each a function name, kinds in range),
      * growing only (its older ids keep their names). */
@@ -985,6 +1022,8 @@ mw_reject_t mw__aggstate_ingest(mw_collector_t *c, const Mpiwatch__Envelope *env
         size_t hl = strnlen(s->host ? s->host : "", MW_MAX_STRING);
         memcpy(g->host, s->host ? s->host : "", hl);
         g->host[hl] = '\0';
+        if (peer)
+            snprintf(g->conn, sizeof g->conn, "%s", peer);
         a->slot[s->id] = ++a->n;
         MW_LOG(MW_LOG_INFO, "aggregator %u (%s pid %u) joined the job: %u ranks", s->id, g->host,
                s->pid, s->ranks);

@@ -48,6 +48,12 @@ const mw_fnmap_t *mw__aggstate_fnmap(const mw_collector_t *c, uint32_t id);
  * must have been checked against the job size. */
 void mw__aggstate_merged(mw_collector_t *c, uint32_t id, const Mpiwatch__Partial *p);
 
+/* A Partial of aggregator `id` came on the connection that sent its first AggState (the
+ * frame's peer, collector.h frame_peer: CURVE key, else IP address): MW_ACCEPTED, or
+ * MW_REJECT_CONNECTION (logged). Accepted when either is unknown (no AggState yet: partial.c
+ * refuses it as no_hello; no peer identity: replay, ipc without CURVE). */
+mw_reject_t mw__aggstate_connection(mw_collector_t *c, uint32_t id);
+
 /* Whether a partial listed `rank` in the current job: its running totals are its aggregator's
  * (a sample it sends here itself after its aggregator died is merged without its totals). */
 int mw__aggstate_via(const mw_job_t *job, uint32_t rank);

@@ -108,6 +108,12 @@ typedef struct mw_collector {
     mw__tbudget_t tbudget;          /* the current job's trace budget and plan (trace_budget.c) */
     struct mw_lateness *lateness;   /* --lateness on: the analysis' worker (lateness.c), or NULL */
     mw_lateness_totals_t ltotals;   /* what its batches said so far (report, /metrics) */
+
+    /* The connection the frame being handled came in on, asked only when needed (aggstate.c):
+     * frame_peer(frame_msg, buf, cap) gives "key:Z85" (CURVE's User-Id) or "addr:IP" (ZeroMQ's
+     * Peer-Address), or NULL. Set by server.c around each frame; NULL in replay and tests. */
+    const char *(*frame_peer)(void *frame_msg, char *buf, size_t cap);
+    void *frame_msg;
 } mw_collector_t;
 
 /* Prepares a collector (allocates the decoding arena). Returns 0, or -1 with a message. */

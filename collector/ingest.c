@@ -11,6 +11,7 @@
  * Strings end up in the report, the summary JSON and the terminal, so they must be short,
  * valid UTF-8 and free of control characters (protobuf-c does not check UTF-8).
  */
+#include "aggstate.h"
 #include "collector.h"
 #include "ingest.h"
 #include "mw_bins.h"
@@ -537,6 +538,8 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
 
     /* From an aggregator (docs/partial.md): its merged window, its identity and accounting. */
     case MPIWATCH__ENVELOPE__BODY_PARTIAL:
+        if ((r = mw__aggstate_connection(c, env->rank)) != MW_ACCEPTED)
+            return r;
         return mw__partial_ingest(c, env, now);
 
     case MPIWATCH__ENVELOPE__BODY_AGG:

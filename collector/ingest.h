@@ -26,7 +26,9 @@
     X(TOPO_DEPTH, "topo_depth") /* a node's hardware deeper than MW_MAX_TOPO_DEPTH */              \
     X(TOTALS, "totals")                                                                            \
     X(AHEAD, "ahead") /* a sample's window starts over MW_SAMPLE_MAX_LEAD_NS after now */          \
-    X(TRACE, "trace") /* an Envelope.trace refused (counted by reason in the trace counters) */
+    X(TRACE, "trace") /* an Envelope.trace refused (counted by reason in the trace counters) */    \
+    X(CONNECTION, "connection") /* a Partial or AggState from another connection than the one of   \
+                                   its aggregator's first AggState (aggstate.c) */
 
 typedef enum {
     MW_ACCEPTED = 0,

@@ -96,6 +96,24 @@ static int server_msg_close(zmq_msg_t *msg)
     return 0;
 }
 
+/* The connection a message came in on (collector.h frame_peer): the ZAP User-Id that
+ * authenticated it (CURVE: the client's public key), else the peer's IP address, else NULL
+ * (ipc, or metadata ZeroMQ does not have). */
+static const char *server_peer(void *frame_msg, char *buf, size_t cap)
+{
+    zmq_msg_t *m = frame_msg;
+    const char *v = zmq_msg_gets(m, "User-Id");
+    const char *kind = "key:";
+    if (!v || !v[0]) {
+        v = zmq_msg_gets(m, "Peer-Address");
+        kind = "addr:";
+    }
+    if (!v || !v[0])
+        return NULL;
+    snprintf(buf, cap, "%s%s", kind, v);
+    return buf;
+}
+
 /* Receives up to SERVER_BATCH messages without blocking. Returns 0, or -1 on a socket error. */
 static int server_drain(mw_collector_t *c, void *sock)
 {
@@ -133,7 +151,10 @@ static int server_drain(mw_collector_t *c, void *sock)
             }
             parts++;
         }
+        c->frame_peer = server_peer;
+        c->frame_msg = &msg;
         mw_collector_frame(c, zmq_msg_data(&msg), zmq_msg_size(&msg), parts, &now);
+        c->frame_msg = NULL;
         MW_TRY(server_msg_close(&msg));
     }
     return 0;

@@ -37,13 +37,14 @@
 #include "testmsg.h"
 
 #define JOB "badinput"
-#define REASONS 20
+#define REASONS 21
 
 static const char *const reason_names[REASONS] = {
     "multipart",     "too_large",      "decode",          "version",       "no_body",
     "job_mismatch",  "table_mismatch", "rank_range",      "no_hello",      "duplicate",
     "timestamp",     "bad_field",      "duplicate_hello", "capture_field", "capture_time",
-    "grid_mismatch", "totals",         "topo_depth",      "ahead",         "trace"};
+    "grid_mismatch", "totals",         "topo_depth",      "ahead",         "trace",
+    "connection"};
 
 static unsigned expected[REASONS];
 static unsigned accepted, samples;
