@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "collector.h"
+#include "partial.h"
 #include "steps.h"
 #include "fixture.h"
 #include "pbequal.h"
@@ -130,6 +131,8 @@ static void collector_reset(void)
     if (coll->merge_ready)
         mw__merge_free(&coll->merge);
     mw__steps_free(coll);
+    mw__partial_free(coll); /* a parent's state for its aggregators' partials */
+    mw__pb_encoder_free(&coll->enc);
     mw__job_free(&coll->job);
     memset(coll, 0, sizeof *coll);
     coll->opt = &opt;
