@@ -404,6 +404,19 @@ static void draw_details(const mw_view_ctx_t *vc)
     (void)y;
 }
 
+/* The status bar's text as last drawn, and where its tier was drawn (snapshot meta). */
+static struct {
+    char text[512];
+    float tier_x0, tier_x1;
+} status_drawn;
+
+void mw__panels_status_drawn(const char **text, float *tier_x0, float *tier_x1)
+{
+    *text = status_drawn.text;
+    *tier_x0 = status_drawn.tier_x0;
+    *tier_x1 = status_drawn.tier_x1;
+}
+
 static void draw_status(const mw_view_ctx_t *vc, const mw_panels_state_t *ps)
 {
     const mw_rect_t *r = &vc->layout->status;
@@ -417,8 +430,14 @@ static void draw_status(const mw_view_ctx_t *vc, const mw_panels_state_t *ps)
     mw_model_stats_t s;
     mw_model_stats(vc->model, &s);
     const mw_source_status_t *st = &ps->src;
-    const char *mode = st->live ? (vc->view->follow ? "live" : "live, paused")
-                                : (vc->view->follow ? "replay, following" : "replay, paused");
+    const char *mode0 = st->live ? (vc->view->follow ? "live" : "live, paused")
+                                 : (vc->view->follow ? "replay, following" : "replay, paused");
+    /* The tier of what is shown from the history or the recording (docs/recording.md
+     * "Tiers"), right after the mode: the counters that follow may be cut, it is not. */
+    char mode[96], tier[32] = "";
+    if (st->tier[0])
+        snprintf(tier, sizeof tier, "tier: %s", st->tier);
+    snprintf(mode, sizeof mode, "%s%s%s", mode0, tier[0] ? "  ·  " : "", tier);
     char buf[512], right[300], fit[512];
     snprintf(buf, sizeof buf,
              "%s  ·  %" PRIu64 " windows  ·  %" PRIu32 "/%" PRIu32 " ranks reporting  ·  %" PRIu64
@@ -459,6 +478,14 @@ static void draw_status(const mw_view_ctx_t *vc, const mw_panels_state_t *ps)
     }
     float left_w = mw__text_fit(t, fs, buf, room, fit, sizeof fit);
     mw__text_draw(t, fs, (float)r->x + pad, y, MW_ALIGN_LEFT, left_c, fit);
+    snprintf(status_drawn.text, sizeof status_drawn.text, "%s", fit);
+    status_drawn.tier_x0 = status_drawn.tier_x1 = 0;
+    if (tier[0] && !note) {
+        char head[128];
+        snprintf(head, sizeof head, "%s  ·  ", mode0);
+        status_drawn.tier_x0 = (float)r->x + pad + mw__text_width(t, fs, head);
+        status_drawn.tier_x1 = status_drawn.tier_x0 + mw__text_width(t, fs, tier);
+    }
     /* The right-hand note only where it does not touch the counters. */
     float right_room = room - left_w - mw__px(vc->layout, 16);
     if (right_room > mw__px(vc->layout, 40)) {

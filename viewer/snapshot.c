@@ -839,6 +839,19 @@ static void json_events(mw_app_t *app, cJSON *root)
     for (int i = 0; i < n; i++)
         cJSON_AddItemToArray(shown, cJSON_CreateString(lines[i]));
 
+    {
+        /* The tier of what is shown and the status bar as drawn (panels.c). */
+        mw_source_status_t sst;
+        mw_source_status(app->src, &sst);
+        const char *text;
+        float x0, x1;
+        mw__panels_status_drawn(&text, &x0, &x1);
+        cJSON *so = cJSON_AddObjectToObject(root, "status");
+        cJSON_AddStringToObject(so, "tier", sst.tier);
+        cJSON_AddStringToObject(so, "text", text);
+        cJSON_AddNumberToObject(so, "tier_x0", (double)x0);
+        cJSON_AddNumberToObject(so, "tier_x1", (double)x1);
+    }
     if (app->ctl)
         cJSON_AddStringToObject(root, "control", mw_control_endpoint(app->ctl));
     else

@@ -31,6 +31,10 @@ typedef struct {
     uint64_t events;   /* job events handed to the model */
     uint64_t traces;   /* reach-back traces handed to the model (feed, recording) */
     char what[256];    /* the endpoint or the file */
+    /* Where the windows paged in came from (docs/recording.md "Tiers"): the newest history
+     * answer's HistoryReply.tier ("memory", "windows", "raw", "coarse"), "windows" for a
+     * replay (the recording's merged windows); "" until one came. */
+    char tier[16];
 } mw_source_status_t;
 
 /* Connects to a collector's feed (and history endpoint, which may be NULL: then nothing

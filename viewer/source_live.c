@@ -217,6 +217,17 @@ static void source_req_done(mw_source_t *s, mw_model_t *m)
     memset(&s->live.req, 0, sizeof s->live.req);
 }
 
+/* Keeps the tier a history answer named, for the status bar: a short lowercase word, else
+ * "other" (never trust what a peer sends into the text drawn). */
+static void source_set_tier(mw_source_t *s, const char *tier)
+{
+    size_t n = strlen(tier);
+    int ok = n > 0 && n < sizeof s->st.tier;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = tier[i] >= 'a' && tier[i] <= 'z';
+    snprintf(s->st.tier, sizeof s->st.tier, "%s", ok ? tier : "other");
+}
+
 /* A reply to the window request. Returns the windows added. */
 static int source_window_reply(mw_source_t *s, mw_model_t *m, Mpiwatch__HistoryReply *r,
                                uint64_t now_ns)
@@ -242,6 +253,8 @@ static int source_window_reply(mw_source_t *s, mw_model_t *m, Mpiwatch__HistoryR
         added += mw__source_add_window(s, m, w);
     }
     r->n_windows = 0; /* taken: only the array is freed with the reply */
+    if (have_last && r->tier && *r->tier)
+        source_set_tier(s, r->tier);
     if (r->newest || r->oldest)
         mw__source_extent(s, m, r->oldest, r->newest);
     uint64_t until = s->live.req.last_n ? r->newest : s->live.req.last;

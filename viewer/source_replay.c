@@ -464,6 +464,7 @@ static int source_poll_replay(mw_source_t *s, mw_model_t *m, uint64_t now_ns)
     if (!s->rp.started) {
         s->rp.started = 1;
         s->rp.t0_ns = now_ns;
+        snprintf(s->st.tier, sizeof s->st.tier, "windows"); /* the recorded merged windows */
         s->st.playing = s->rp.speed > 0 && s->rp.have_span;
         source_replay_job(s, m, !s->st.playing);
         if (!s->st.playing && s->rp.have_span)

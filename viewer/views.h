@@ -198,6 +198,9 @@ void mw__prompt_draw(const mw_view_ctx_t *vc, const mw_prompt_state_t *p);
 
 /* panels.c: title, legend, details, status bar, help overlay. */
 void mw__panels_draw(const mw_view_ctx_t *vc, const mw_panels_state_t *ps);
+/* The status bar's text as last drawn and the pixel columns of its tier ("tier: NAME";
+ * 0, 0 when none was drawn): for the snapshot meta. */
+void mw__panels_status_drawn(const char **text, float *tier_x0, float *tier_x1);
 void mw__help_draw(const mw_view_ctx_t *vc);
 /* Names shown in the UI. */
 const char *mw__repr_name(mw_repr_t r);

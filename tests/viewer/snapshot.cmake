@@ -34,6 +34,16 @@ add_test(NAME viewer_source_live
 set_tests_properties(viewer_source_live PROPERTIES LABELS "viewer;integration" TIMEOUT 120
                                                    SKIP_RETURN_CODE 77)
 
+# The status bar names the tier of what is shown: a replay ("windows") and a live viewer paging
+# from a collector's history ("memory").
+add_test(NAME viewer_snapshot_tier
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/snapshot_tier.sh
+                 $<TARGET_FILE:mpiwatch-viewer> $<TARGET_FILE:mw-synth>
+                 $<TARGET_FILE:mw-pngprobe> $<TARGET_FILE:mpiwatch-collector>
+                 $<TARGET_FILE:mpiwatch-loadgen>)
+set_tests_properties(viewer_snapshot_tier PROPERTIES LABELS "viewer;snapshot;integration"
+                                                     TIMEOUT 180 SKIP_RETURN_CODE 77)
+
 # Snapshots: the viewer drawn offscreen, its pixels checked against the synthetic content.
 foreach(t stack outlier pick views)
   add_test(NAME viewer_snapshot_${t}
