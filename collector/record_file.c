@@ -109,7 +109,7 @@
 #define REC_EXPIRE_NS MW_NS_PER_S /* how often old runs of samples are looked at */
 #define REC_RUNS_MAX (1u << 20)   /* runs waiting to expire: beyond, the oldest expire */
 /* The coarse tier's frames (lean windows, per-rank sums) are compressed at this zstd level even
- * when --record-compress is 0: they are kept for the whole run and are about 0.3% of the bytes
+ * when --record-compress is 0: they are kept for the whole run and are about 0.2% of the bytes
  * the collector records, so compressing them costs next to nothing (docs/recording.md). */
 #define REC_COARSE_LEVEL 1
 
