@@ -54,7 +54,7 @@ MPICH_TESTS='^(function_table_compiles|function_table_covers_mpi_h|known_c|known
 'steps_auto|placement_bind_none|emulated_nodes|steer|steer_rule|steer_crafted|steer_large|'\
 'default_endpoint|loss_late|loss_restart|regions_e2e|callsites_e2e|shim_regions_fortran|'\
 'shim_callsites_c|shim_callsites_fortran|capture_steer|failopen_not_mpi|failopen_no_collector|'\
-'mpich_cross)$'
+'mpich_cross|aggregator_hydra)$'
 if [ "${MW_TEST_MPICH:-1}" != 0 ]; then
     mpich=${build}-mpich
     echo "mpiwatch tests: building against MPICH in $mpich" >&2
