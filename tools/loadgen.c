@@ -1610,6 +1610,9 @@ typedef struct {
     lg_total_t sent[LG_MAX_FUNCTIONS];
     uint64_t seq, partials, samples;
     Mpiwatch__Envelope *tmpl; /* its AggState as the real code encodes it (unpacked) */
+    /* Its ranks' shares (AggState.share_*): ranks, entries, samples, ids rank-major. */
+    uint32_t *sh_rank, *sh_entries, *sh_fn;
+    uint64_t *sh_samples;
 } lg_agg_t;
 
 static struct {
@@ -2048,7 +2051,8 @@ static int agg_setup(void)
 }
 
 /* Fields of AggState after `final` (21) describe the template's own run, not this one: they
- * are left empty (scalars 0, repeated fields without entries), whatever they are. */
+ * are left empty (scalars 0, repeated fields without entries), whatever they are; the ranks'
+ * shares are then set from the run (agg_send_state). */
 static void agg_state_tail_clear(Mpiwatch__AggState *s)
 {
     const ProtobufCMessageDescriptor *d = s->base.descriptor;
@@ -2107,10 +2111,46 @@ static int agg_send_state(unsigned a, int final, uint32_t hellos, uint32_t done)
     s.partials_sent = ag->partials;
     s.partials_dropped = s.rejected = s.late = 0;
     s.final = final ? 1 : 0;
+    /* The ranks' shares, as aggstate.c states them: every rank with running totals (one sample
+     * or more), its latest totals per function, rank-major in increasing ids: the rank's own
+     * slice of the running totals (by_id order). */
+    if (!ag->sh_rank) {
+        ag->sh_rank = malloc(ag->count * sizeof *ag->sh_rank);
+        ag->sh_entries = malloc(ag->count * sizeof *ag->sh_entries);
+        ag->sh_samples = malloc(ag->count * sizeof *ag->sh_samples);
+        ag->sh_fn = malloc((size_t)ag->count * nf * sizeof *ag->sh_fn);
+        if (!ag->sh_rank || !ag->sh_entries || !ag->sh_samples || !ag->sh_fn)
+            return -1;
+        for (unsigned i = 0; i < ag->count; i++) {
+            ag->sh_rank[i] = ag->first + i;
+            ag->sh_entries[i] = nf;
+            memcpy(&ag->sh_fn[(size_t)i * nf], G.total_fn, nf * sizeof *G.total_fn);
+        }
+    }
+    uint64_t per_rank = ag->samples / ag->count;
+    size_t nr = per_rank ? ag->count : 0, at = lrank(ag->first) * nf;
+    for (size_t i = 0; i < nr; i++)
+        ag->sh_samples[i] = per_rank;
+    s.shares = 1;
+    s.n_share_rank = s.n_share_entries = s.n_share_samples = nr;
+    s.share_rank = ag->sh_rank;
+    s.share_entries = ag->sh_entries;
+    s.share_samples = ag->sh_samples;
+    s.n_share_fn = s.n_share_calls = s.n_share_ns = s.n_share_bytes = nr * nf;
+    s.share_fn = ag->sh_fn;
+    s.share_calls = &G.rt_calls[at];
+    s.share_ns = &G.rt_ns[at];
+    s.share_bytes = &G.rt_bytes[at];
     Mpiwatch__Envelope env = *ag->tmpl;
     env.agg = &s;
     env.seq = ag->seq++;
     size_t len = mpiwatch__envelope__get_packed_size(&env);
+    if (len > MW_MAX_MESSAGE_BYTES / 2) { /* aggstate.c leaves them out then */
+        s.shares = 0;
+        s.n_share_rank = s.n_share_entries = s.n_share_samples = 0;
+        s.n_share_fn = s.n_share_calls = s.n_share_ns = s.n_share_bytes = 0;
+        len = mpiwatch__envelope__get_packed_size(&env);
+    }
     if (len > G.buf_cap)
         return -1;
     mpiwatch__envelope__pack(&env, G.buf);
