@@ -500,7 +500,8 @@ static void shares_fill(const mw_job_t *job, Mpiwatch__AggState *s, const uint64
         sh.keys[ne].key = (uint64_t)rf->rank << 32 | rf->fn;
         sh.keys[ne++].at = i;
     }
-    qsort(sh.keys, ne, sizeof *sh.keys, cmp_key);
+    if (ne) /* no keys yet: qsort must not be given their NULL array */
+        qsort(sh.keys, ne, sizeof *sh.keys, cmp_key);
     /* The ranks: one entry per distinct rank, in the keys' order. */
     size_t ranks = 0;
     for (size_t i = 0; i < ne; i++)
