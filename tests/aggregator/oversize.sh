@@ -1,7 +1,7 @@
 #!/bin/bash
 # oversize.sh COLLECTOR LOADGEN: an aggregator whose partials exceed the 8 MiB message limit
 # (docs/aggregator.md, "Decisions and limits"). 32,000 emulated ranks of 28 functions each
-# (mpiwatch-loadgen, 2 windows/s, 2 s) report to one aggregator feeding a root: a window's
+# (mpiwatch-loadgen, 1 window/s, 2 s) report to one aggregator feeding a root: a window's
 # partial (about 12 MB with its per-rank detail) is not sent, the aggregator logs it and counts
 # it (stats JSON upstream.partials_too_large, partials_dropped), and the root's accounting stays
 # exact against the generator's own totals, per function and in all:
@@ -32,7 +32,7 @@ stop_all() {
 }
 trap stop_all EXIT
 
-"$MW_COLLECTOR" -q --listen "ipc://$d/root" --exit-after-job --silence-timeout-ms 5000 \
+"$MW_COLLECTOR" --listen "ipc://$d/root" --exit-after-job --silence-timeout-ms 30000 \
     --summary-json "$d/root.json" --stats-json "$d/root-stats.json" </dev/null >"$d/root.out" \
     2>"$d/root.err" &
 root=$!
@@ -46,7 +46,7 @@ for _ in $(seq 1 100); do
     [ -S "$d/root" ] && [ -S "$d/agg" ] && break
     sleep 0.1
 done
-"$LOADGEN" --connect "ipc://$d/agg" --ranks "$N" --rate 2 --functions 28 --seconds 2 \
+"$LOADGEN" --connect "ipc://$d/agg" --ranks "$N" --rate 1 --functions 28 --seconds 2 \
     --job oversize --totals-json "$d/lg.json" </dev/null >"$d/lg.out" 2>"$d/lg.err" ||
     mw_fail "the load generator failed"
 for p in "$agg" "$root"; do
@@ -101,6 +101,12 @@ for a in aggs:
     check("partials dropped, as the root knows", a["partials_dropped"], up["partials_dropped"])
     check("its hop", a["missed"]["aggregator_to_collector"]["calls"], hop["calls"])
     check("final", a["final"], True)
+if errors:  # what each level refused or lost, to tell a race from a counting error
+    for name in ("agg-stats", "root-stats"):
+        st = json.load(open(f"{d}/{name}.json"))
+        print(f"  {name}: rejected {dict((r, n) for r, n in st['rejected'].items() if n)}, "
+              f"late {st.get('late')}, missed {st.get('missed')}", file=sys.stderr)
+    print(f"  aggregators: {aggs}", file=sys.stderr)
 for e in errors:
     print("  " + e, file=sys.stderr)
 print(f"calls {total['count']}: {merged} merged + {missed['calls']} missed, "
