@@ -197,16 +197,17 @@ static inline __attribute__((always_inline)) void put_elem(void *arr, size_t i, 
  * varints are read without bounds checks: those of 1 to 3 bytes (most per-rank figures of a
  * partial: ranks, counts, bytes, nanoseconds under 2 ms) byte by byte in registers, those of 4 to
  * 8 from one word; the last bytes of the chunk go through rd_varint(). */
-static inline __attribute__((always_inline)) int
-append_kind(const uint8_t *p, const uint8_t *end, mw__kind_t kind, void *arr, size_t *n, size_t cap)
+static inline __attribute__((always_inline)) int append_kind(const uint8_t *p, const uint8_t *end,
+                                                             mw__kind_t kind, void *arr, size_t *n,
+                                                             size_t cap, int room)
 {
     size_t i = *n;
     while (end - p >= 10) {
-        if (i == cap)
+        if (!room && i == cap)
             return -1;
         uint64_t b0 = p[0], b1, b2;
         if (b0 < 0x80) {
-            if (cap - i >= 8 && eight_short(p)) {
+            if ((room || cap - i >= 8) && eight_short(p)) {
                 for (unsigned b = 0; b < 8; b++)
                     put_elem(arr, i + b, p[b], kind);
                 i += 8, p += 8;
@@ -260,13 +261,19 @@ append_kind(const uint8_t *p, const uint8_t *end, mw__kind_t kind, void *arr, si
 int mw__append_packed(const uint8_t *p, const uint8_t *end, mw__kind_t kind, void *arr, size_t *n,
                       size_t cap)
 {
+    /* Every varint takes at least one byte: when the chunk's bytes fit the room left, so do
+     * its elements, and the loop needs no check of the room (a version of its own). */
+    int room = (size_t)(end - p) <= cap - *n;
     switch (kind) {
     case K_U32:
-        return append_kind(p, end, K_U32, arr, n, cap);
+        return room ? append_kind(p, end, K_U32, arr, n, cap, 1)
+                    : append_kind(p, end, K_U32, arr, n, cap, 0);
     case K_S32:
-        return append_kind(p, end, K_S32, arr, n, cap);
+        return room ? append_kind(p, end, K_S32, arr, n, cap, 1)
+                    : append_kind(p, end, K_S32, arr, n, cap, 0);
     case K_U64:
-        return append_kind(p, end, K_U64, arr, n, cap);
+        return room ? append_kind(p, end, K_U64, arr, n, cap, 1)
+                    : append_kind(p, end, K_U64, arr, n, cap, 0);
     }
     return -1;
 }
