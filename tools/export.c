@@ -7,6 +7,7 @@
  *   mpiwatch-export --format otf2 FILE.mpiw -o DIR
  *   mpiwatch-export --format lateness FILE.mpiw [-o OUT|-]   (export_lateness.c)
  *   mpiwatch-export --format logical FILE.mpiw [-o OUT|-]    (export_trace.c)
+ *   mpiwatch-export --format coarse FILE.mpiw [-o OUT|-]     (export_coarse.c)
  *
  * perfetto  Chrome trace event JSON (ui.perfetto.dev, chrome://tracing): a counter track per
  *           function with the fraction of ranks inside it per sub-slot, one track per rank
@@ -63,6 +64,7 @@
 #include "mw_fnmap_msg.h"
 #include "mw_version.h"
 #include "collector.h"
+#include "export_coarse.h"
 #include "export_lateness.h"
 #include "export_otf2.h"
 #include "export_out.h"
@@ -97,11 +99,13 @@ typedef enum {
     FMT_TRACE,
     FMT_OTF2,
     FMT_LATENESS,
-    FMT_LOGICAL
+    FMT_LOGICAL,
+    FMT_COARSE
 } mw_export_format_t;
 
-static const char *const FORMAT_NAMES[] = {"perfetto", "csv",   "jsonl", "summary",  "vtk",
-                                           "capture",  "trace", "otf2",  "lateness", "logical"};
+static const char *const FORMAT_NAMES[] = {"perfetto", "csv",     "jsonl", "summary",
+                                           "vtk",      "capture", "trace", "otf2",
+                                           "lateness", "logical", "coarse"};
 
 /* ---- text helpers ------------------------------------------------------------------------- */
 
@@ -1114,6 +1118,8 @@ static int export_run(const mw_export_opts_t *o)
         return mw__export_lateness(o->input, o->output);
     if (o->format == FMT_LOGICAL)
         return mw__export_logical(o->input, o->output);
+    if (o->format == FMT_COARSE)
+        return mw__export_coarse(o->input, o->output);
     char err[512] = "";
     mw_rec_reader_t *r = mw_rec_reader_open(o->input, err, sizeof err);
     if (!r) {
@@ -1262,6 +1268,8 @@ static void usage(FILE *out)
           "                                 line per window and per logical step\n"
           "                       logical   CSV, one row per communication event: logical step,\n"
           "                                 lateness, differential lateness (docs/logical.md)\n"
+          "                       coarse    the recording's per-rank sums over windows (its\n"
+          "                                 coarse tier), one JSON line per frame\n"
           "  -o, --output OUT     the file to write; - (the default) writes to stdout\n"
           "      --per-rank       csv: one row per rank, window and function\n"
           "      --table T        csv: one row per window and function (functions, the\n"
@@ -1415,7 +1423,7 @@ static int parse_args(mw_export_opts_t *o, int argc, char **argv, char *err, siz
     if (i == sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0]) {
         snprintf(err, errlen,
                  "unknown format '%s' (perfetto, csv, jsonl, summary, vtk, capture, trace, "
-                 "otf2, lateness or logical)",
+                 "otf2, lateness, logical or coarse)",
                  format);
         return -1;
     }

@@ -24,7 +24,8 @@
 #              the whole run equal the sums over the full windows (rf count, time, bytes, pairs'
 #              messages and bytes, per-function pairs' bytes, windows), none of them 0 but
 #              those the generator does not send (per-function pairs, regions), in
-#              ceil(windows / 7) frames or more.
+#              ceil(windows / 7) frames or more; mpiwatch-export --format coarse writes them
+#              with the same totals.
 # MODE kill:   kill -9 of a collector recording compressed frames with expiry on, in the middle
 #              of the job: the file reads up to its last complete frame, every window in it is
 #              found, holes included, and the replay derives the raw tier's windows identically.
@@ -196,6 +197,21 @@ coarse)
     [ "${full##* }" = "$windows" ] || mw_fail "sums over ${full##* } of $windows windows"
     [ "$(rec_val "$d/dump" rank_sums)" -ge $(((windows + 6) / 7)) ] ||
         mw_fail "$(rec_val "$d/dump" rank_sums) per-rank frames for $windows windows"
+    # mpiwatch-export --format coarse writes those frames: the same totals, every window.
+    "$export_bin" --format coarse "$d/run.mpiw" -o "$d/coarse.jsonl" 2>"$d/coarse.err" ||
+        { MW_FAILURE_LOG=$d/coarse.err; mw_fail "the coarse export failed"; }
+    "$MW_PYTHON" - "$d/coarse.jsonl" "$full" <<'PY' || mw_fail "the coarse export's totals differ"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+want = [int(x) for x in sys.argv[2].split()]
+rf = [sum(e[k] for l in lines for e in l["functions"]) for k in (3, 4, 5)]
+pairs = [sum(e[k] for l in lines for e in l["pairs"]) for k in (2, 3)]
+windows = sum(l["windows"] for l in lines)
+got = rf + pairs + [windows]
+assert got == want[0:5] + [want[7]], (got, want)
+assert all(l["type"] == "ranks" and l["left_out"] == 0 for l in lines)
+assert all(len(l["rank_windows"]) == 64 for l in lines), [len(l["rank_windows"]) for l in lines]
+PY
     ;;
 *)
     mw_fail "unknown mode $mode"
