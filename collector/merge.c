@@ -1391,12 +1391,21 @@ void mw__merge_tick(mw_merge_t *m, uint64_t now_ns)
     if (!m->started)
         return;
     m->now_ns = now_ns;
-    int64_t owe = merge_owing(m, now_ns, NULL);
+    /* The aggregators are looked at only once a window is past its deadline (the server's loop
+     * ticks on every wake-up: with every partial in time, that costs nothing per aggregator). */
+    int64_t owe = INT64_MAX;
+    int owe_known = m->n_aggs == 0;
     int64_t due = -1;
     for (int64_t k = m->head; k <= m->max_seen; k++) {
         const mw_window_t *w = &m->ring[k & m->mask];
         uint64_t base = w->first_arrival_ns + m->lateness_ns;
-        if (w->open && base <= now_ns && !merge_waits(m, k, base, owe, now_ns))
+        if (!w->open || base > now_ns)
+            continue;
+        if (!owe_known) {
+            owe = merge_owing(m, now_ns, NULL);
+            owe_known = 1;
+        }
+        if (!merge_waits(m, k, base, owe, now_ns))
             due = k;
     }
     while (m->head <= due) {
@@ -1419,12 +1428,17 @@ uint64_t mw__merge_next_deadline(const mw_merge_t *m)
     if (!m->started)
         return next;
     uint64_t gone = UINT64_MAX;
-    int64_t owe = m->n_aggs ? merge_owing(m, m->now_ns, &gone) : INT64_MAX;
+    int64_t owe = INT64_MAX;
+    int owe_known = m->n_aggs == 0; /* looked at once a window is past its deadline (tick) */
     for (int64_t k = m->head; k <= m->max_seen; k++) {
         const mw_window_t *w = &m->ring[k & m->mask];
         if (!w->open)
             continue;
         uint64_t d = w->first_arrival_ns + m->lateness_ns;
+        if (d <= m->now_ns && !owe_known) {
+            owe = merge_owing(m, m->now_ns, &gone);
+            owe_known = 1;
+        }
         if (d <= m->now_ns && merge_waits(m, k, d, owe, m->now_ns)) {
             /* Waiting: until its wait ends or an aggregator it may wait for is gone. */
             uint64_t end = d + m->agg_wait_ns;
