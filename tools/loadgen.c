@@ -1607,6 +1607,7 @@ typedef struct {
     unsigned first, count; /* its ranks */
     lg_pvar_t *var;        /* [C.v] */
     lg_total_t *vsum;      /* [C.v * functions]: each variant's totals over its ranks */
+    uint64_t *vsends;      /* [C.v]: each variant's peer messages over its ranks */
     lg_total_t sent[LG_MAX_FUNCTIONS];
     uint64_t seq, partials, samples;
     Mpiwatch__Envelope *tmpl; /* its AggState as the real code encodes it (unpacked) */
@@ -1928,6 +1929,7 @@ static int agg_build(unsigned a, uint64_t kb)
     unsigned nf = G.o.functions, r0 = ag->first, r1 = ag->first + ag->count;
     ag->var = calloc(C.v, sizeof *ag->var);
     ag->vsum = calloc((size_t)C.v * nf, sizeof *ag->vsum);
+    ag->vsends = calloc(C.v, sizeof *ag->vsends);
     uint64_t *rt = calloc((size_t)ag->count * nf * 3, sizeof *rt); /* calls, ns, bytes */
     mw_collector_options_t o;
     mw_collector_options_defaults(&o);
@@ -1935,7 +1937,7 @@ static int agg_build(unsigned a, uint64_t kb)
     bd.c = malloc(sizeof *bd.c); /* large: dense per-function tables */
     char err[256] = "out of memory";
     int rc = -1;
-    if (!ag->var || !ag->vsum || !rt || !bd.c)
+    if (!ag->var || !ag->vsum || !ag->vsends || !rt || !bd.c)
         goto out;
     /* An aggregator: --upstream makes the core build the aggregator's state; the endpoint is
      * never connected (only the executable opens the upstream socket). */
@@ -1971,6 +1973,7 @@ static int agg_build(unsigned a, uint64_t kb)
         for (unsigned r = r0; r < r1; r++) {
             const lg_variant_t *var = &C.var[lrank(r) * C.v + v];
             uint64_t *rc_ = &rt[(size_t)(r - r0) * nf * 3], *rn = rc_ + nf, *rb = rn + nf;
+            ag->vsends[v] += var->sends;
             for (unsigned i = 0; i < nf; i++) {
                 rc_[G.rank_pos[i]] += var->fn[i].count;
                 rn[G.rank_pos[i]] += var->fn[i].time_ns;
@@ -2080,6 +2083,37 @@ static void agg_state_tail_clear(Mpiwatch__AggState *s)
     }
 }
 
+/* Aggregator ag's ranks' running totals, calls and seq after n windows, in G: rank r sent
+ * variants 0, 1, .., V-1, 0, .., so its totals are n / V times the sum of its variants plus
+ * its first n mod V variants. Computed when an AggState or the byes need them (once a second
+ * at most), not per rank per window: the generator's work per window stays per aggregator. */
+static void agg_rank_totals(const lg_agg_t *ag, uint64_t n)
+{
+    unsigned nf = G.o.functions;
+    uint64_t q = n / C.v, m = n % C.v;
+    for (unsigned r = ag->first; r < ag->first + ag->count; r++) {
+        size_t at = lrank(r) * nf;
+        uint64_t calls = 0;
+        for (unsigned i = 0; i < nf; i++) {
+            uint64_t c = 0, ns = 0, by = 0;
+            for (unsigned v = 0; v < C.v; v++) {
+                const lg_total_t *x = &C.var[lrank(r) * C.v + v].fn[i];
+                uint64_t times = q + (v < m);
+                c += times * x->count;
+                ns += times * x->time_ns;
+                by += times * x->bytes;
+            }
+            size_t j = at + G.rank_pos[i];
+            G.rt_calls[j] = c;
+            G.rt_ns[j] = ns;
+            G.rt_bytes[j] = by;
+            calls += c;
+        }
+        G.calls[lrank(r)] = calls;
+        G.seq[lrank(r)] = 1 + n; /* its hello, then one sample a window */
+    }
+}
+
 /* Aggregator a's AggState: the real code's, with the run's figures. */
 static int agg_send_state(unsigned a, int final, uint32_t hellos, uint32_t done)
 {
@@ -2127,6 +2161,7 @@ static int agg_send_state(unsigned a, int final, uint32_t hellos, uint32_t done)
             memcpy(&ag->sh_fn[(size_t)i * nf], G.total_fn, nf * sizeof *G.total_fn);
         }
     }
+    agg_rank_totals(ag, ag->partials);
     uint64_t per_rank = ag->samples / ag->count;
     size_t nr = per_rank ? ag->count : 0, at = lrank(ag->first) * nf;
     for (size_t i = 0; i < nr; i++)
@@ -2192,20 +2227,7 @@ static int agg_send_window(uint64_t k, uint64_t ordinal)
         lg_agg_t *ag = &AG.a[a];
         if (ordinal && every && ordinal % every == 0 && agg_send_state(a, 0, ag->count, 0) != 0)
             return -1;
-        for (unsigned r = ag->first; r < ag->first + ag->count; r++) {
-            const lg_variant_t *var = &C.var[lrank(r) * C.v + v];
-            size_t at = lrank(r) * nf;
-            for (unsigned i = 0; i < nf; i++) {
-                const lg_total_t *t = &var->fn[i];
-                size_t j = at + G.rank_pos[i];
-                G.rt_calls[j] += t->count;
-                G.rt_ns[j] += t->time_ns;
-                G.rt_bytes[j] += t->bytes;
-                G.calls[lrank(r)] += t->count;
-            }
-            G.peer_messages += var->sends;
-            G.seq[lrank(r)]++; /* the rank's sample, which its aggregator merged */
-        }
+        G.peer_messages += ag->vsends[v]; /* its ranks' running totals: agg_rank_totals */
         for (unsigned i = 0; i < nf; i++) {
             const lg_total_t *t = &ag->vsum[v * nf + i];
             G.tot[i].count += t->count;
@@ -2240,7 +2262,24 @@ static int agg_send_byes(uint64_t windows)
 {
     for (unsigned a = 0; a < G.o.aggregators; a++) {
         const lg_agg_t *ag = &AG.a[a];
-        unsigned last = ag->first + ag->count - 1;
+        unsigned last = ag->first + ag->count - 1, nf = G.o.functions;
+        agg_rank_totals(ag, windows);
+        /* The byes' totals, computed from the variants, must add up to what went up in the
+         * partials (aggregated per window): otherwise the generator is wrong, and says so. */
+        for (unsigned i = 0; i < nf; i++) {
+            uint64_t c = 0, ns = 0, by = 0;
+            for (unsigned r = ag->first; r <= last; r++) {
+                size_t j = lrank(r) * nf + G.rank_pos[i];
+                c += G.rt_calls[j], ns += G.rt_ns[j], by += G.rt_bytes[j];
+            }
+            if (c != ag->sent[i].count || ns != ag->sent[i].time_ns || by != ag->sent[i].bytes) {
+                fprintf(stderr,
+                        "mpiwatch-loadgen: aggregator %u: its ranks' totals of %s differ from "
+                        "its partials'\n",
+                        a, FN_MODELS[i].name);
+                return -1;
+            }
+        }
         for (unsigned r = ag->first; r < last; r++)
             if (send_bye(r, windows) != 0)
                 return -1;
