@@ -911,6 +911,62 @@ static void test_share_refusals(void **state)
     fx_free(f);
 }
 
+/* Partials and AggStates tied to the connection of their aggregator's first AggState: the
+ * frame's peer is played by frame_peer (server.c gives the CURVE key or the IP address). */
+static const char *test_peer;
+static const char *peer_of(void *msg, char *buf, size_t cap)
+{
+    (void)msg;
+    if (!test_peer)
+        return NULL;
+    snprintf(buf, cap, "%s", test_peer);
+    return buf;
+}
+
+static void test_connection(void **state)
+{
+    (void)state;
+    agg_t A;
+    agg_init(&A, 6);
+    fx_t *R = fx_new();
+    int frame;
+    R->c->frame_peer = peer_of;
+    R->c->frame_msg = &frame;
+    model_t md[2] = {0};
+    tm_msg_t m;
+    for (uint32_t r = 0; r < 2; r++) {
+        tm_hello(&m, JOB, r, 2, R->now.real_ns);
+        assert_int_equal(fx_feed(R, &m), MW_ACCEPTED);
+        assert_int_equal(fx_feed(A.f, &m), MW_ACCEPTED);
+    }
+    for (uint64_t k = 0; k < 2; k++)
+        for (uint32_t r = 0; r < 2; r++)
+            send_window(A.f, &md[r], r, k, 1, NULL);
+    fx_advance(A.f, 3000);
+    assert_int_equal(A.n, 2);
+    test_peer = "key:aggregator-six";
+    assert_int_equal(agg_state_to(&A, R, 0), MW_ACCEPTED); /* the first: its connection */
+    /* Another connection: its partial and AggState refused, nothing merged. */
+    test_peer = "key:forger";
+    assert_int_equal(feed_bytes(R, A.msg[0], A.len[0]), MW_REJECT_CONNECTION);
+    assert_int_equal(agg_state_to(&A, R, 0), MW_REJECT_CONNECTION);
+    assert_int_equal(R->c->stats.rejected[MW_REJECT_CONNECTION], 2);
+    mw_agg_figures_t fig;
+    mw__aggs_figures(&R->c->job, 0, &fig);
+    assert_int_equal(fig.partials_merged, 0);
+    assert_int_equal(fig.states, 1);
+    /* Its own connection; then one without an identity (not told apart: accepted). */
+    test_peer = "key:aggregator-six";
+    assert_int_equal(feed_bytes(R, A.msg[0], A.len[0]), MW_ACCEPTED);
+    test_peer = NULL;
+    assert_int_equal(feed_bytes(R, A.msg[1], A.len[1]), MW_ACCEPTED);
+    mw__aggs_figures(&R->c->job, 0, &fig);
+    assert_int_equal(fig.partials_merged, 2);
+    R->c->frame_msg = NULL;
+    agg_free(&A);
+    fx_free(R);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -918,6 +974,7 @@ int main(void)
         cmocka_unit_test(test_nameless_hello),  cmocka_unit_test(test_final_grace),
         cmocka_unit_test(test_fallback_sample), cmocka_unit_test(test_fallback_exact),
         cmocka_unit_test(test_shares_alive),    cmocka_unit_test(test_share_refusals),
+        cmocka_unit_test(test_connection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
