@@ -24,8 +24,8 @@
 #              the whole run equal the sums over the full windows (rf count, time, bytes, pairs'
 #              messages and bytes, per-function pairs' bytes, windows), none of them 0 but
 #              those the generator does not send (per-function pairs, regions), in
-#              ceil(windows / 7) frames or more; mpiwatch-export --format coarse writes them
-#              with the same totals.
+#              ceil(windows / 7) frames or more; mpiwatch-export --format coarse and the
+#              Python package (Recording.rank_sums) give the same totals.
 # MODE kill:   kill -9 of a collector recording compressed frames with expiry on, in the middle
 #              of the job: the file reads up to its last complete frame, every window in it is
 #              found, holes included, and the replay derives the raw tier's windows identically.
@@ -211,6 +211,18 @@ got = rf + pairs + [windows]
 assert got == want[0:5] + [want[7]], (got, want)
 assert all(l["type"] == "ranks" and l["left_out"] == 0 for l in lines)
 assert all(len(l["rank_windows"]) == 64 for l in lines), [len(l["rank_windows"]) for l in lines]
+PY
+    # The Python package reads them too (Recording.rank_sums), with the same totals.
+    PYTHONPATH=$(dirname "$MW_COLLECTOR")/../python "$MW_PYTHON" - "$d/run.mpiw" "$full" \
+        <<'PY' || mw_fail "the Python package's rank sums differ"
+import sys
+import mpiwatch
+r = mpiwatch.Recording(sys.argv[1])
+want = [int(x) for x in sys.argv[2].split()]
+t = r.rank_sums()
+got = [int(t["calls"].sum()), int(t["time_ns"].sum()), int(t["bytes"].sum())]
+assert got == want[0:3], (got, want)
+assert (t["function"] != "unknown").all()
 PY
     ;;
 *)

@@ -203,7 +203,7 @@ class Tables:
         self._job_first = {}  # job name -> (first grid index, its start_ns)
         self._rows = {k: [] for k in ("windows", "functions", "ranks", "rank_mpi", "pairs",
                                       "fpairs", "regions", "sites", "traces", "steps",
-                                      "step_functions", "events", "lateness")}
+                                      "step_functions", "events", "lateness", "rank_sums")}
         self._cache = {}
         self._current = ""  # the name of the job the records are about
 
@@ -401,6 +401,14 @@ class Tables:
         ``calls``, ``time_ns``, ``bytes``."""
         return self._table("ranks", self._KEY + ["rank", "fn", "calls", "time_ns", "bytes"],
                            "fn")
+
+    def rank_sums(self):
+        """The coarse tier (docs/recording.md "Tiers"): per rank and function, ``calls``,
+        ``time_ns``, ``bytes`` summed exactly over the windows ``first_window`` to
+        ``last_window`` (``windows`` of them), kept for the whole run where ``ranks()`` has
+        only the recent span; empty for a recording without the coarse tier."""
+        return self._table("rank_sums", ["job", "first_window", "last_window", "windows",
+                                         "rank", "fn", "calls", "time_ns", "bytes"], "fn")
 
     def rank_mpi(self):
         """Per window and rank: ``mpi_fraction``, the rank's time inside MPI by occupancy
@@ -678,6 +686,12 @@ class Recording(Tables):
             if full != rec.window_lean.index:
                 self.lean_windows = getattr(self, "lean_windows", 0) + 1
                 self._window(rec.window_lean, rec.mono_ns, rec.real_ns)
+        elif body == "ranks":
+            # The coarse tier's per-rank sums over windows (docs/recording.md "Tiers").
+            rk, s = rec.ranks, rec.ranks.sums
+            for row in zip(s.rf_rank, s.rf_fn, s.rf_count, s.rf_ns, s.rf_bytes):
+                self._rows["rank_sums"].append((self._current, rk.first_window, rk.last_window,
+                                                rk.windows) + tuple(row))
         elif body == "job":
             self._job(rec.job)
         elif body == "step":
