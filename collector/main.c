@@ -18,12 +18,24 @@
 #include "report.h"
 #include "mw_version.h"
 
+#include <malloc.h>
 #include <stdlib.h>
+
+/* Messages of up to MW_MAX_MESSAGE_BYTES (a partial of 12,500 ranks is 2 MB) come and go
+ * every window. With glibc's defaults each one is a fresh mmap whose pages the kernel faults
+ * in and clears (ZeroMQ's I/O thread: page faults and clear_page were 6% of a root's time at
+ * 100,000 ranks, perf), or heap memory trimmed and grown again. Served from the heap and kept
+ * up to 64 MiB free, the same memory is reused: the root's CPU at 100,000 ranks x 10
+ * windows/s went from 40-50% to 36-39% of a core (docs/scale.md). */
+#define MW_MALLOC_MMAP_THRESHOLD (32 << 20)
+#define MW_MALLOC_TRIM_THRESHOLD (64 << 20)
 
 int main(int argc, char **argv)
 {
     mw_collector_options_t opt;
     char err[256];
+    mallopt(M_MMAP_THRESHOLD, MW_MALLOC_MMAP_THRESHOLD);
+    mallopt(M_TRIM_THRESHOLD, MW_MALLOC_TRIM_THRESHOLD);
     mw_collector_options_defaults(&opt);
     if (mw_collector_options_parse(&opt, argc, argv, err, sizeof err) < 0) {
         fprintf(stderr, "mpiwatch-collector: %s (try --help)\n", err);
