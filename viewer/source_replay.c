@@ -74,6 +74,15 @@ static int source_read_window(mw_source_t *s, uint64_t k, Mpiwatch__Window **out
         mw__source_log("%s: cannot read window %" PRIu64, s->st.what, k);
         return -1;
     }
+    /* The tiers of the windows read (status bar): merged windows as recorded ("windows"),
+     * lean copies where the full window was dropped with the samples ("coarse": no per-rank
+     * content; docs/recording.md "Tiers"), or both. */
+    if (mw_rec_reader_last_lean(s->rp.rd))
+        s->rp.read_lean++;
+    else
+        s->rp.read_full++;
+    snprintf(s->st.tier, sizeof s->st.tier, "%s",
+             !s->rp.read_lean ? "windows" : s->rp.read_full ? "windows+coarse" : "coarse");
     /* The traces' records are in the frames that brought them (docs/recording.md "Traces");
      * one that is not there leaves its rank not exact (the job is not checked here: the
      * source keeps it encoded; rank, window and the trace's fields are). */

@@ -4,7 +4,9 @@
 #
 #   1. a replay of a synthetic recording: tier "windows" (the recording's merged windows);
 #   2. live, a collector's feed and history after a load generator job: the windows paged in
-#      come from the history's memory, tier "memory".
+#      come from the history's memory, tier "memory";
+#   3. a replay of a recording whose early full windows were dropped (--record-full-span 1):
+#      tier "windows+coarse" (lean copies of the early windows, docs/recording.md "Tiers").
 # Each snapshot's meta says the tier, the status bar's text as drawn holds "tier: NAME", and the
 # pixel columns where the tier was drawn hold text: pixels of the status bar that are not its
 # background (mw-pngprobe), as many as a word has.
@@ -70,4 +72,16 @@ mw_start_collector --quiet --publish "$pub" --history "$hist" --silence-timeout-
     { MW_FAILURE_LOG=$MW_T/live.err; mw_fail "the live snapshot failed"; }
 mw_stop_collector 2
 check live memory
+
+# ---- 3. replay of a tiered recording: early windows from the coarse tier ---------------------
+# Full windows older than 1 s are dropped with their samples; the replay reads those windows'
+# lean copies and the last second's full windows: both tiers are named.
+mw_start_collector --quiet --record "$MW_T/tiered.mpiw" --record-full-span 1 \
+    --record-keep-around 0 --silence-timeout-ms 30000
+"$loadgen" --connect "$MW_EP" --ranks 16 --rate 10 --functions 4 --seconds 4 --nodes 2 \
+    --job tiertiered --seed 5 2>"$MW_T/loadgen2.err" ||
+    { MW_FAILURE_LOG=$MW_T/loadgen2.err; mw_fail "mpiwatch-loadgen failed"; }
+mw_stop_collector 2
+sv_snap tiered "$MW_T/tiered.mpiw" --view timeline --size 1280x720
+check tiered windows+coarse
 mw_log "ok"
