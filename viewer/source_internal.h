@@ -74,7 +74,7 @@ typedef struct {
     double speed;
     int have_span;
     uint64_t first_w, last_w, first_mono, last_mono;
-    uint64_t read_full, read_lean; /* windows read as recorded, and as lean copies (coarse) */
+    uint64_t read_full, read_lean;  /* windows read as recorded, and as lean copies (coarse) */
     uint8_t *job_start, *job_final; /* packed JobInfo of the start and of the end */
     size_t job_start_len, job_final_len;
     int started;             /* the first poll has set the job */

@@ -82,7 +82,9 @@ static int source_read_window(mw_source_t *s, uint64_t k, Mpiwatch__Window **out
     else
         s->rp.read_full++;
     snprintf(s->st.tier, sizeof s->st.tier, "%s",
-             !s->rp.read_lean ? "windows" : s->rp.read_full ? "windows+coarse" : "coarse");
+             !s->rp.read_lean  ? "windows"
+             : s->rp.read_full ? "windows+coarse"
+                               : "coarse");
     /* The traces' records are in the frames that brought them (docs/recording.md "Traces");
      * one that is not there leaves its rank not exact (the job is not checked here: the
      * source keeps it encoded; rank, window and the trace's fields are). */
