@@ -1121,18 +1121,11 @@ static int export_run(const mw_export_opts_t *o)
     if (o->format == FMT_COARSE)
         return mw__export_coarse(o->input, o->output);
     char err[512] = "";
-    mw_rec_reader_t *r = mw_rec_reader_open(o->input, err, sizeof err);
-    if (!r) {
-        fprintf(stderr, "mpiwatch-export: %s\n", *err ? err : "cannot read the recording");
-        return 2;
-    }
-
-    /* Written through export_out.h: a file atomically, anything else in place. */
+    mw_rec_reader_t *r;
     mw__xout_t xo;
-    if (mw__xout_open(&xo, o->output) < 0) {
-        mw_rec_reader_close(r);
-        return 1;
-    }
+    int orc = mw__xout_open_reader(o->input, &r, &xo, o->output);
+    if (orc != 0)
+        return orc;
     FILE *out = xo.f;
 
     mw_export_t x;

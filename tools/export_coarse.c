@@ -97,16 +97,11 @@ static void ranks_line(FILE *out, const Mpiwatch__RecordRanks *rk)
 int mw__export_coarse(const char *input, const char *output)
 {
     char err[512] = "";
-    mw_rec_reader_t *r = mw_rec_reader_open(input, err, sizeof err);
-    if (!r) {
-        fprintf(stderr, "mpiwatch-export: %s\n", *err ? err : "cannot read the recording");
-        return 2;
-    }
+    mw_rec_reader_t *r;
     mw__xout_t xo;
-    if (mw__xout_open(&xo, output) < 0) {
-        mw_rec_reader_close(r);
-        return 1;
-    }
+    int orc = mw__xout_open_reader(input, &r, &xo, output);
+    if (orc != 0)
+        return orc;
     int rc = 0;
     uint64_t frames = 0;
     for (;;) {

@@ -95,16 +95,11 @@ static void summary_line(FILE *out, const Mpiwatch__Lateness *l, const Mpiwatch_
 int mw__export_lateness(const char *input, const char *output)
 {
     char err[512] = "";
-    mw_rec_reader_t *r = mw_rec_reader_open(input, err, sizeof err);
-    if (!r) {
-        fprintf(stderr, "mpiwatch-export: %s\n", *err ? err : "cannot read the recording");
-        return 2;
-    }
+    mw_rec_reader_t *r;
     mw__xout_t xo;
-    if (mw__xout_open(&xo, output) < 0) {
-        mw_rec_reader_close(r);
-        return 1;
-    }
+    int orc = mw__xout_open_reader(input, &r, &xo, output);
+    if (orc != 0)
+        return orc;
     FILE *out = xo.f;
     int rc = 0;
     uint64_t batches = 0, skipped = 0, gaps = 0;

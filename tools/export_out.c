@@ -33,6 +33,22 @@ int mw__xout_open(mw__xout_t *o, const char *path)
     return 0;
 }
 
+int mw__xout_open_reader(const char *input, mw_rec_reader_t **r, mw__xout_t *o, const char *path)
+{
+    char err[512] = "";
+    *r = mw_rec_reader_open(input, err, sizeof err);
+    if (!*r) {
+        fprintf(stderr, "mpiwatch-export: %s\n", *err ? err : "cannot read the recording");
+        return 2;
+    }
+    if (mw__xout_open(o, path) < 0) {
+        mw_rec_reader_close(*r);
+        *r = NULL;
+        return 1;
+    }
+    return 0;
+}
+
 int mw__xout_close(mw__xout_t *o, int rc)
 {
     char err[512] = "";

@@ -24,6 +24,11 @@ typedef struct {
 /* Opens the output `path` ("-": stdout). On failure prints why and returns -1. */
 int mw__xout_open(mw__xout_t *o, const char *path);
 
+/* Opens the recording `input` into *r and the output `path` into *o, the beginning of every
+ * export that reads records one by one. Returns 0; 2 when the recording cannot be read, 1 when
+ * the output cannot be opened (the reader closed again), after printing why: the exit status. */
+int mw__xout_open_reader(const char *input, mw_rec_reader_t **r, mw__xout_t *o, const char *path);
+
 /* Ends the output: when rc is 0 it is completed (flushed; a file synced and renamed into
  * place), else a file is dropped and the target left as it was. Prints what failed. Returns
  * rc, or 1 when the output could not be written. */
