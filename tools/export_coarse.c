@@ -25,7 +25,24 @@ static const char *fn_name(uint32_t fn)
     return name ? name : "unknown";
 }
 
-/* One RecordRanks as a line; arrays whose columns disagree in length are cut to the shortest. */
+/* Why a RecordRanks cannot be written (the window policy of mw_window_json.h: parallel arrays
+ * of different lengths are refused whole, never paired by a guess), or NULL. */
+static const char *ranks_check(const Mpiwatch__RecordRanks *rk)
+{
+    const Mpiwatch__Window *s = rk->sums;
+    if (!s)
+        return NULL;
+    size_t rf = s->n_rf_rank, rr = s->n_rr_rank, pr = s->n_pair_src, fp = s->n_fpair_src;
+    if (s->n_rf_fn != rf || s->n_rf_count != rf || s->n_rf_ns != rf || s->n_rf_bytes != rf ||
+        s->n_rr_region != rr || s->n_rr_count != rr || s->n_rr_incl_ns != rr ||
+        s->n_rr_excl_ns != rr || s->n_rr_mpi_ns != rr || s->n_pair_dst != pr ||
+        s->n_pair_messages != pr || s->n_pair_bytes != pr || s->n_fpair_dst != fp ||
+        s->n_fpair_fn != fp || s->n_fpair_messages != fp || s->n_fpair_bytes != fp)
+        return "parallel arrays of different lengths";
+    return NULL;
+}
+
+/* One RecordRanks (checked by ranks_check) as a line. */
 static void ranks_line(FILE *out, const Mpiwatch__RecordRanks *rk)
 {
     const Mpiwatch__Window *s = rk->sums;
@@ -34,47 +51,23 @@ static void ranks_line(FILE *out, const Mpiwatch__RecordRanks *rk)
             ",\"windows\":%" PRIu32 ",\"left_out\":%" PRIu64 ",\"functions\":[",
             rk->first_window, rk->last_window, rk->windows, rk->left_out);
     size_t n = s ? s->n_rf_rank : 0;
-    if (s) {
-        n = n < s->n_rf_fn ? n : s->n_rf_fn;
-        n = n < s->n_rf_count ? n : s->n_rf_count;
-        n = n < s->n_rf_ns ? n : s->n_rf_ns;
-        n = n < s->n_rf_bytes ? n : s->n_rf_bytes;
-    }
     for (size_t i = 0; i < n; i++)
         fprintf(out, "%s[%" PRIu32 ",%" PRIu32 ",\"%s\",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]",
                 i ? "," : "", s->rf_rank[i], s->rf_fn[i], fn_name(s->rf_fn[i]), s->rf_count[i],
                 s->rf_ns[i], s->rf_bytes[i]);
     fputs("],\"regions\":[", out);
     n = s ? s->n_rr_rank : 0;
-    if (s) {
-        n = n < s->n_rr_region ? n : s->n_rr_region;
-        n = n < s->n_rr_count ? n : s->n_rr_count;
-        n = n < s->n_rr_incl_ns ? n : s->n_rr_incl_ns;
-        n = n < s->n_rr_excl_ns ? n : s->n_rr_excl_ns;
-        n = n < s->n_rr_mpi_ns ? n : s->n_rr_mpi_ns;
-    }
     for (size_t i = 0; i < n; i++)
         fprintf(out, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]",
                 i ? "," : "", s->rr_rank[i], s->rr_region[i], s->rr_count[i], s->rr_incl_ns[i],
                 s->rr_excl_ns[i], s->rr_mpi_ns[i]);
     fputs("],\"pairs\":[", out);
     n = s ? s->n_pair_src : 0;
-    if (s) {
-        n = n < s->n_pair_dst ? n : s->n_pair_dst;
-        n = n < s->n_pair_messages ? n : s->n_pair_messages;
-        n = n < s->n_pair_bytes ? n : s->n_pair_bytes;
-    }
     for (size_t i = 0; i < n; i++)
         fprintf(out, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 "]", i ? "," : "",
                 s->pair_src[i], s->pair_dst[i], s->pair_messages[i], s->pair_bytes[i]);
     fputs("],\"fn_pairs\":[", out);
     n = s ? s->n_fpair_src : 0;
-    if (s) {
-        n = n < s->n_fpair_dst ? n : s->n_fpair_dst;
-        n = n < s->n_fpair_fn ? n : s->n_fpair_fn;
-        n = n < s->n_fpair_messages ? n : s->n_fpair_messages;
-        n = n < s->n_fpair_bytes ? n : s->n_fpair_bytes;
-    }
     for (size_t i = 0; i < n; i++)
         fprintf(out, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 "]",
                 i ? "," : "", s->fpair_src[i], s->fpair_dst[i], s->fpair_fn[i],
@@ -103,7 +96,7 @@ int mw__export_coarse(const char *input, const char *output)
     if (orc != 0)
         return orc;
     int rc = 0;
-    uint64_t frames = 0;
+    uint64_t frames = 0, refused = 0;
     for (;;) {
         const Mpiwatch__Record *rec;
         int n = mw_rec_reader_next(r, &rec, NULL, err, sizeof err);
@@ -115,6 +108,15 @@ int mw__export_coarse(const char *input, const char *output)
             break;
         }
         if (rec->body_case == MPIWATCH__RECORD__BODY_RANKS && rec->ranks) {
+            const char *why = ranks_check(rec->ranks);
+            if (why) {
+                refused++;
+                fprintf(stderr,
+                        "mpiwatch-export: %s: per-rank sums of windows %" PRIu64 "..%" PRIu64
+                        " left out: %s\n",
+                        input, rec->ranks->first_window, rec->ranks->last_window, why);
+                continue;
+            }
             ranks_line(xo.f, rec->ranks);
             frames++;
         }
@@ -125,7 +127,7 @@ int mw__export_coarse(const char *input, const char *output)
                 "killed?): exported up to the last complete one\n",
                 input);
     mw_rec_reader_close(r);
-    if (rc == 0 && frames == 0)
+    if (rc == 0 && frames == 0 && refused == 0)
         fprintf(stderr,
                 "mpiwatch-export: %s has no coarse tier (recorded by an older collector, or "
                 "with --record-full-span 0)\n",
