@@ -18,17 +18,7 @@
 mw_setup slurm_aggregator_groups
 mw_require MW_LAUNCHER MW_KEYGEN
 SECONDS=0
-"$MW_COLLECTOR" --help 2>&1 | grep -q -- '--upstream ' ||
-    mw_skip "this mpiwatch-collector has no --upstream: no aggregators to start"
-sl_up
-mkdir -m 700 "$MW_T/bin" "$MW_T/keys"
-real_srun=$(command -v srun)
-cat >"$MW_T/bin/srun" <<EOF2
-#!/bin/bash
-printf '%s\n' "\$*" >>"$MW_T/srun.args"
-exec "$real_srun" "\$@"
-EOF2
-chmod +x "$MW_T/bin/srun"
+sl_up_aggregators
 N=20
 KNOWN=$MW_PROGRAMS/known_c
 

@@ -135,6 +135,25 @@ sl_up() {
     export MPIWATCH_KEY_DIR=$MW_T/keys
 }
 
+# sl_up_aggregators: sl_up for a test of `mpiwatch run --aggregators` (after mw_setup and
+# mw_require): skips when the collector has no --upstream, then the cluster up, $MW_T/keys, and
+# $MW_T/bin/srun, a wrapper that appends every srun command line (the aggregators' and the
+# job's) to $MW_T/srun.args and runs the real one (put $MW_T/bin first in the job's PATH).
+sl_up_aggregators() {
+    local real_srun
+    "$MW_COLLECTOR" --help 2>&1 | grep -q -- '--upstream ' ||
+        mw_skip "this mpiwatch-collector has no --upstream: no aggregators to start"
+    sl_up
+    mkdir -m 700 "$MW_T/bin" "$MW_T/keys"
+    real_srun=$(command -v srun)
+    cat >"$MW_T/bin/srun" <<EOF2
+#!/bin/bash
+printf '%s\n' "\$*" >>"$MW_T/srun.args"
+exec "$real_srun" "\$@"
+EOF2
+    chmod +x "$MW_T/bin/srun"
+}
+
 # sl_stop: ends the daemons sl_start started (SIGTERM, then SIGKILL after 5 s).
 sl_stop() {
     local pid i alive
