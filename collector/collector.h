@@ -77,6 +77,7 @@ typedef struct mw_collector {
     mw_job_t job;
     mw_merge_t merge;
     int merge_ready;
+    int hello_again; /* the hello being ingested was a rank's repeat (a reconnection) */
     uint64_t replay_window_refused; /* recorded window changes replay refused (record_file.c) */
     mw_stats_t stats;
     mw_live_t live;

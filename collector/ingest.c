@@ -493,7 +493,7 @@ mw_reject_t mw__ingest(mw_collector_t *c, const Mpiwatch__Envelope *env, const m
             return MW_REJECT_RANK_RANGE; /* no memory for a job this size */
         uint64_t capped[MW_CAP_COUNT];
         memcpy(capped, c->job.capped, sizeof capped);
-        mw__job_hello(&c->job, env, now->mono_ns);
+        c->hello_again = !mw__job_hello(&c->job, env, now->mono_ns);
         c->job.ranks[env->rank].fn_table = (uint8_t)fn_table;
         /* What went over a job-wide cap, also counted for the collector's lifetime. */
         for (int i = 0; i < MW_CAP_COUNT; i++)

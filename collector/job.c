@@ -755,7 +755,7 @@ void mw__job_free(mw_job_t *job)
     memset(job, 0, sizeof *job);
 }
 
-void mw__job_hello(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns)
+int mw__job_hello(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns)
 {
     const Mpiwatch__Hello *h = env->hello;
     mw_rank_t *r = &job->ranks[env->rank];
@@ -766,7 +766,7 @@ void mw__job_hello(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns
          * if no description of it had arrived yet. */
         if (r->node < job->n_nodes && strcmp(job->nodes[r->node], mw__hello_node(h)) == 0)
             job_node_hardware(job, r->node, h->topology);
-        return;
+        return 0;
     }
     r->state = MW_RANK_LIVE;
     r->said_hello = 1;
@@ -798,6 +798,7 @@ void mw__job_hello(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns
     if (env->rank == 0 || job->mpi_library[0] == '\0')
         copy_string(job->mpi_library, h->mpi_library);
     job->hellos++;
+    return 1;
 }
 
 uint64_t mw__job_sample(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns)

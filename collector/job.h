@@ -186,7 +186,9 @@ void mw__job_free(mw_job_t *job);
 /* Charges `bytes` to the job description's budget (MW_JOB_MAX_INFO_BYTES): 1 when they fit
  * (charged), 0 otherwise; `job` is a mw_job_t (an mw_rs_charge_fn, regions.c). */
 int mw__job_info_charge(void *job, uint64_t bytes);
-void mw__job_hello(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns);
+/* 1 when the rank said hello for the first time in the job, 0 when it said it again (a
+ * reconnection: only the node's hardware may be new). */
+int mw__job_hello(mw_job_t *job, const Mpiwatch__Envelope *env, uint64_t now_ns);
 /* One rank's figures of a window merged from an aggregator's partial (partial.c): its
  * functions (job ids) and the peers it sent to, added to its per-rank tables and totals as
  * mw__job_sample adds a sample's. */

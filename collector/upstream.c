@@ -99,6 +99,7 @@ struct mw_upstream {
     /* Counters, all jobs. */
     uint64_t sent[K_COUNT], dropped[K_COUNT], bytes_sent;
     uint64_t hellos_stripped; /* hellos sent without their function names */
+    uint64_t hellos_again;    /* repeats of ranks' hellos, not forwarded */
     uint64_t byes_queued;     /* byes that waited for a partial */
     uint64_t too_large;       /* partials over the message limit (dropped) */
     uint64_t agg_last_len;    /* bytes of the latest AggState (with its ranks' shares) */
@@ -419,6 +420,12 @@ static void upstream_hello(mw_collector_t *c, mw_upstream_t *u, const Mpiwatch__
     int new_job = u->job_gen != c->stats.jobs;
     if (new_job)
         upstream_job_reset(c, u);
+    if (c->hello_again && !new_job) {
+        /* A rank that reconnected here: the parent knows it from its first hello, over this
+         * aggregator's connection, which did not change. */
+        u->hellos_again++;
+        return;
+    }
     const Mpiwatch__Hello *h = env->hello;
     int named = h->n_function_names > 0;
     if (named && upstream_hash_known(u, h->function_table_hash)) {
@@ -817,6 +824,7 @@ int mw__upstream_stats_json(const mw_collector_t *c, struct cJSON *root)
             return -1;
     }
     if (mw_json_add_u64(o, "hellos_without_names", u->hellos_stripped) < 0 ||
+        mw_json_add_u64(o, "hellos_repeated", u->hellos_again) < 0 ||
         mw_json_add_u64(o, "byes_queued", u->byes_queued) < 0 ||
         mw_json_add_u64(o, "partials_too_large", u->too_large) < 0 ||
         mw_json_add_u64(o, "aggstate_bytes", u->agg_last_len) < 0 ||

@@ -98,7 +98,8 @@ typedef struct {
     unsigned n_endpoints;
     unsigned ranks, functions, nodes, sockets;
     unsigned rank_first, rank_count; /* --rank-first A --rank-count B: ranks [A, A + B) */
-    unsigned variants; /* --variants V: cached samples per rank (0: encode each one) */
+    unsigned hello_again; /* --hello-again N: the first N ranks say hello again after window 0 */
+    unsigned variants;    /* --variants V: cached samples per rank (0: encode each one) */
     double rate, seconds;
     const char *job;
     uint64_t seed;
@@ -2301,7 +2302,7 @@ static void usage(FILE *f)
             "                        [--trace-ring [--late-rank R] [--late-every N]\n"
             "                        [--late-ms D]] [--regions N] [--sites N] [--peer-fn]\n"
             "                        [--table-shuffle SEED] [--rank-first A] [--rank-count B]\n"
-            "                        [--variants V] [--aggregators A]\n"
+            "                        [--variants V] [--aggregators A] [--hello-again N]\n"
             "Emulates N ranks of one MPI job sending hellos, one sample per window (HZ windows\n"
             "per second, F functions each) for S seconds, and byes, to a collector.\n"
             "F is at most %u. Default nodes N/16 (at least 1), sockets one per %u ranks.\n"
@@ -2319,7 +2320,9 @@ static void usage(FILE *f)
             "names in another order, plus names this build does not have).\n"
             "--aggregators A: emulate A aggregators feeding the root at --connect: each takes a\n"
             "contiguous block of the ranks; their partials are built at start by the real\n"
-            "aggregator code from the cached samples (docs/loadgen.md).\n",
+            "aggregator code from the cached samples (docs/loadgen.md).\n"
+            "--hello-again N: after the first window, the first N ranks say hello again, as\n"
+            "the library does when its socket reconnects.\n",
             LG_MAX_FUNCTIONS, LG_RANKS_PER_SOCKET_DEFAULT, LG_DEFAULT_VARIANTS);
     fputs("\n  -h, --help         print this help and exit\n"
           "      --version      print the version and exit\n",
@@ -2378,6 +2381,7 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
                                              {"rank-count", required_argument, 0, 'B'},
                                              {"variants", required_argument, 0, 'W'},
                                              {"aggregators", required_argument, 0, 'g'},
+                                             {"hello-again", required_argument, 0, 'H'},
                                              {"help", no_argument, 0, 'h'},
                                              {"version", no_argument, 0, 'V'},
                                              {0, 0, 0, 0}};
@@ -2387,7 +2391,7 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
     o->late_rank = 1;
     o->late_every = 10;
     o->late_ms = 5;
-    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:T:RL:E:D:G:S:PY:A:B:W:g:h", longopts,
+    while ((c = getopt_long(argc, argv, "c:n:r:f:s:k:j:x:m:t:T:RL:E:D:G:S:PY:A:B:W:g:H:h", longopts,
                             NULL)) != -1) {
         int rc = 0;
         switch (c) {
@@ -2409,6 +2413,9 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
             break;
         case 'g':
             rc = parse_uint(optarg, "--aggregators", 1, LG_AGG_MAX, &o->aggregators);
+            break;
+        case 'H':
+            rc = parse_uint(optarg, "--hello-again", 0, 1u << 20, &o->hello_again);
             break;
         case 'n':
             rc = parse_uint(optarg, "--ranks", 1, 1u << 20, &o->ranks);
@@ -2500,11 +2507,11 @@ static int parse_args(int argc, char **argv, lg_opts_t *o)
     if (o->aggregators) {
         /* One socket per emulated aggregator, all to the root. */
         if (o->n_endpoints != 1 || o->aggregators > o->rank_count || o->variants == 0 || o->trace ||
-            o->regions || o->sites || o->peer_fn || o->shuffle) {
+            o->regions || o->sites || o->peer_fn || o->shuffle || o->hello_again) {
             fprintf(stderr, "mpiwatch-loadgen: --aggregators A needs one --connect (the root), "
                             "at most one aggregator per rank and cached samples (--variants "
-                            "1 or more; not --trace, --regions, --sites, --peer-fn or "
-                            "--table-shuffle)\n");
+                            "1 or more; not --trace, --regions, --sites, --peer-fn, "
+                            "--table-shuffle or --hello-again)\n");
             return -1;
         }
         for (unsigned e = 1; e < o->aggregators; e++)
@@ -2760,6 +2767,9 @@ int main(int argc, char **argv)
             return 1;
         for (unsigned r = r0; r < r1 && !G.o.aggregators; r++)
             if ((C.v ? send_cached(r, k, w) : send_sample(r, k, w)) != 0)
+                return 1;
+        for (unsigned r = r0; w == 0 && r < r1 && r - r0 < G.o.hello_again; r++)
+            if (send_hello(r) != 0) /* as after a reconnection: the same hello again */
                 return 1;
         uint64_t done = now_ns(CLOCK_REALTIME);
         last_done = done;
