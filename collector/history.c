@@ -314,6 +314,8 @@ struct mw_history {
     char *reader_path;
     mw_arena_t arena; /* decodes envelopes read from the recording */
     int arena_ready;
+    uint8_t *one; /* a RecordRanks cut down to one rank, encoded (mw_rec_ranks_one) */
+    size_t one_cap;
 
     struct {
         uint64_t requests, answered; /* requests with a usable envelope, replies sent */
@@ -323,6 +325,7 @@ struct mw_history {
         uint64_t from_recording;   /* windows and samples read from the recording */
         uint64_t reply_failed;     /* replies that could not be sent */
         uint64_t trace_unresolved; /* recorded traces not where the recording says */
+        uint64_t sums_refused;     /* recorded RecordRanks with inconsistent arrays */
     } st;
 };
 
@@ -373,12 +376,12 @@ void mw__history_close(mw_history_t *f)
                                   history_bad_names[i], (unsigned long long)f->st.bad[i]);
         MW_LOG(MW_LOG_INFO,
                "history: %llu requests, %llu answered, %llu errors, "
-               "%llu truncated, %llu from the recording (%llu traces not found there), %llu "
-               "unsent, %llu too large to keep; bad requests: %s",
+               "%llu truncated, %llu from the recording (%llu traces not found there, %llu "
+               "per-rank sums refused), %llu unsent, %llu too large to keep; bad requests: %s",
                (unsigned long long)f->st.requests, (unsigned long long)f->st.answered,
                (unsigned long long)f->st.errors, (unsigned long long)f->st.truncated,
                (unsigned long long)f->st.from_recording, (unsigned long long)f->st.trace_unresolved,
-               (unsigned long long)f->st.reply_failed,
+               (unsigned long long)f->st.sums_refused, (unsigned long long)f->st.reply_failed,
                (unsigned long long)(f->windows.too_large + f->samples.too_large), bad);
         if (zmq_close(f->router) != 0)
             MW_LOG(MW_LOG_ERROR, "zmq_close: %s", zmq_strerror(zmq_errno()));
@@ -387,6 +390,7 @@ void mw__history_close(mw_history_t *f)
     free(f->reader_path);
     if (f->arena_ready)
         mw_arena_free(&f->arena);
+    free(f->one);
     ring_free(&f->windows);
     ring_free(&f->samples);
     ring_free(&f->lateness);
@@ -543,7 +547,8 @@ enum {
     REPLY_OLDEST = 7,
     REPLY_NEWEST = 8,
     REPLY_LATENESS = 9,
-    REPLY_TIER = 10
+    REPLY_TIER = 10,
+    REPLY_RANK_SUMS = 11
 };
 
 /* ---- the recording ------------------------------------------------------------------------ */
@@ -732,6 +737,78 @@ static int history_rec_samples(mw_history_t *f, mw_collector_t *c, mw_rec_reader
     return 0;
 }
 
+/* Appends rank `rank`'s share of every RecordRanks that overlaps windows first..last (the
+ * coarse tier, where the samples were dropped: docs/recording.md "Tiers"), read forward from
+ * the first window of the range the recording has. The frame that sums a window is written
+ * after it, before the next frame's first window: reading stops at the first frame that reaches
+ * `last` or starts after it. Within the budgets of a request (HISTORY_REQUEST_NS, the reply's
+ * size: `truncated`; the client asks again after the last frame's last_window). Returns 0, or
+ * -1 with a message in err. */
+static int history_rec_rank_sums(mw_history_t *f, mw_rec_reader_t *rd, uint32_t rank,
+                                 uint64_t first, uint64_t last, history_reply_t *b, char *err,
+                                 size_t errlen)
+{
+    uint64_t span_first, span_last, start = 0, probes = 0;
+    if (!history_rec_span(rd, &span_first, &span_last))
+        return 0;
+    if (first < span_first)
+        first = span_first;
+    for (uint64_t k = first; k <= last && k <= span_last && probes < HISTORY_MAX_WINDOWS;
+         k++, probes++) {
+        uint64_t woff;
+        int rc = mw_rec_reader_find_window(rd, k, &woff, NULL);
+        if (rc < 0) {
+            snprintf(err, errlen, "cannot read the recording's index");
+            return -1;
+        }
+        if (rc == 1) {
+            start = woff;
+            break;
+        }
+    }
+    if (!start)
+        return 0;
+    if (mw_rec_reader_seek(rd, start) < 0) {
+        snprintf(err, errlen, "cannot seek in the recording");
+        return -1;
+    }
+    uint64_t frames = 0, t0 = history_mono_ns(f);
+    while (!b->truncated) {
+        if (++frames % 16 == 0 && history_mono_ns(f) - t0 > HISTORY_REQUEST_NS) {
+            b->truncated = 1;
+            break;
+        }
+        const Mpiwatch__Record *rec;
+        int rc = mw_rec_reader_next(rd, &rec, NULL, err, errlen);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            break;
+        if (rec->body_case != MPIWATCH__RECORD__BODY_RANKS || !rec->ranks)
+            continue;
+        const Mpiwatch__RecordRanks *rk = rec->ranks;
+        if (rk->first_window > last)
+            break;
+        if (rk->last_window < first)
+            continue;
+        if (mw_rec_ranks_check(rk)) {
+            f->st.sums_refused++;
+        } else {
+            size_t n = mw_rec_ranks_one(rk, rank, &f->one, &f->one_cap);
+            if (!n) {
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
+            if (reply_bytes(b, REPLY_RANK_SUMS, f->one, n) < 0)
+                break;
+            f->st.from_recording++;
+        }
+        if (rk->last_window >= last)
+            break;
+    }
+    return 0;
+}
+
 /* ---- answering ---------------------------------------------------------------------------- */
 
 /* 1 when the collector has a recording to read older windows from. */
@@ -871,9 +948,15 @@ static int history_answer_rank(mw_history_t *f, mw_collector_t *c, const Mpiwatc
                 history_reader_reset(f);
                 return -1;
             }
-            /* Samples dropped from the recording (its tiers): only the merged windows cover
-             * the range, and the reply says so. */
-            b->tier = mw_rec_reader_tier(rd, q->first, old_last, NULL) == 1 ? "windows" : "raw";
+            /* Samples dropped from the recording (its tiers): the rank's content there is in
+             * the coarse tier's per-rank sums, and the reply says so. */
+            int dropped = mw_rec_reader_tier(rd, q->first, old_last, NULL) == 1;
+            if (dropped &&
+                history_rec_rank_sums(f, rd, q->rank, q->first, old_last, b, err, errlen) < 0) {
+                history_reader_reset(f);
+                return -1;
+            }
+            b->tier = dropped ? "coarse" : "raw";
             if (old_last == UINT64_MAX)
                 return 0;
             mem_first = old_last + 1;

@@ -2008,3 +2008,116 @@ done:
     a->left_out = 0;
     return out;
 }
+
+const char *mw_rec_ranks_check(const Mpiwatch__RecordRanks *rk)
+{
+    const Mpiwatch__Window *s = rk->sums;
+    if (!s)
+        return NULL;
+    size_t rf = s->n_rf_rank, rr = s->n_rr_rank, pr = s->n_pair_src, fp = s->n_fpair_src;
+    if (s->n_rf_fn != rf || s->n_rf_count != rf || s->n_rf_ns != rf || s->n_rf_bytes != rf ||
+        s->n_rr_region != rr || s->n_rr_count != rr || s->n_rr_incl_ns != rr ||
+        s->n_rr_excl_ns != rr || s->n_rr_mpi_ns != rr || s->n_pair_dst != pr ||
+        s->n_pair_messages != pr || s->n_pair_bytes != pr || s->n_fpair_dst != fp ||
+        s->n_fpair_fn != fp || s->n_fpair_messages != fp || s->n_fpair_bytes != fp)
+        return "parallel arrays of different lengths";
+    return NULL;
+}
+
+size_t mw_rec_ranks_one(const Mpiwatch__RecordRanks *rk, uint32_t rank, uint8_t **buf, size_t *cap)
+{
+    const Mpiwatch__Window *w = rk->sums;
+    Mpiwatch__Window s = MPIWATCH__WINDOW__INIT;
+    Mpiwatch__RecordRanks one = MPIWATCH__RECORD_RANKS__INIT;
+    size_t nrf = 0, nrr = 0, np = 0, nfp = 0;
+    if (w) {
+        for (size_t i = 0; i < w->n_rf_rank; i++)
+            nrf += w->rf_rank[i] == rank;
+        for (size_t i = 0; i < w->n_rr_rank; i++)
+            nrr += w->rr_rank[i] == rank;
+        for (size_t i = 0; i < w->n_pair_src; i++)
+            np += w->pair_src[i] == rank || w->pair_dst[i] == rank;
+        for (size_t i = 0; i < w->n_fpair_src; i++)
+            nfp += w->fpair_src[i] == rank || w->fpair_dst[i] == rank;
+    }
+    /* Each kept entry in the same layout as the whole frame's (mw_rec_ranks_take). */
+    size_t words = 5 * nrf + 6 * nrr + 4 * np + 5 * nfp + 2;
+    uint64_t *w64 = malloc(words * sizeof *w64);
+    uint32_t *w32 = malloc(words * sizeof *w32);
+    size_t len = 0;
+    if (!w64 || !w32)
+        goto done;
+    uint32_t *p32 = w32;
+    uint64_t *p64 = w64;
+    s.index = w ? w->index : rk->first_window;
+    s.n_rf_rank = s.n_rf_fn = s.n_rf_count = s.n_rf_ns = s.n_rf_bytes = nrf;
+    s.rf_rank = p32, s.rf_fn = p32 + nrf, p32 += 2 * nrf;
+    s.rf_count = p64, s.rf_ns = p64 + nrf, s.rf_bytes = p64 + 2 * nrf, p64 += 3 * nrf;
+    s.n_rr_rank = s.n_rr_region = s.n_rr_count = s.n_rr_incl_ns = s.n_rr_excl_ns = s.n_rr_mpi_ns =
+        nrr;
+    s.rr_rank = p32, s.rr_region = p32 + nrr, p32 += 2 * nrr;
+    s.rr_count = p64, s.rr_incl_ns = p64 + nrr, s.rr_excl_ns = p64 + 2 * nrr;
+    s.rr_mpi_ns = p64 + 3 * nrr, p64 += 4 * nrr;
+    s.n_pair_src = s.n_pair_dst = s.n_pair_messages = s.n_pair_bytes = np;
+    s.pair_src = p32, s.pair_dst = p32 + np, p32 += 2 * np;
+    s.pair_messages = p64, s.pair_bytes = p64 + np, p64 += 2 * np;
+    s.n_fpair_src = s.n_fpair_dst = s.n_fpair_fn = s.n_fpair_messages = s.n_fpair_bytes = nfp;
+    s.fpair_src = p32, s.fpair_dst = p32 + nfp, s.fpair_fn = p32 + 2 * nfp, p32 += 3 * nfp;
+    s.fpair_messages = p64, s.fpair_bytes = p64 + nfp, p64 += 2 * nfp;
+    size_t k = 0;
+    for (size_t i = 0; w && i < w->n_rf_rank; i++)
+        if (w->rf_rank[i] == rank) {
+            s.rf_rank[k] = rank, s.rf_fn[k] = w->rf_fn[i], s.rf_count[k] = w->rf_count[i];
+            s.rf_ns[k] = w->rf_ns[i], s.rf_bytes[k++] = w->rf_bytes[i];
+        }
+    k = 0;
+    for (size_t i = 0; w && i < w->n_rr_rank; i++)
+        if (w->rr_rank[i] == rank) {
+            s.rr_rank[k] = rank, s.rr_region[k] = w->rr_region[i], s.rr_count[k] = w->rr_count[i];
+            s.rr_incl_ns[k] = w->rr_incl_ns[i], s.rr_excl_ns[k] = w->rr_excl_ns[i];
+            s.rr_mpi_ns[k++] = w->rr_mpi_ns[i];
+        }
+    k = 0;
+    for (size_t i = 0; w && i < w->n_pair_src; i++)
+        if (w->pair_src[i] == rank || w->pair_dst[i] == rank) {
+            s.pair_src[k] = w->pair_src[i], s.pair_dst[k] = w->pair_dst[i];
+            s.pair_messages[k] = w->pair_messages[i], s.pair_bytes[k++] = w->pair_bytes[i];
+        }
+    k = 0;
+    for (size_t i = 0; w && i < w->n_fpair_src; i++)
+        if (w->fpair_src[i] == rank || w->fpair_dst[i] == rank) {
+            s.fpair_src[k] = w->fpair_src[i], s.fpair_dst[k] = w->fpair_dst[i];
+            s.fpair_fn[k] = w->fpair_fn[i], s.fpair_messages[k] = w->fpair_messages[i];
+            s.fpair_bytes[k++] = w->fpair_bytes[i];
+        }
+    /* The rank's own share: one element where the frame has one for it. */
+    if (w && rank < w->n_rank_mpi_permille) {
+        s.n_rank_mpi_permille = 1;
+        s.rank_mpi_permille = p32++;
+        s.rank_mpi_permille[0] = w->rank_mpi_permille[rank];
+    }
+    if (rank < rk->n_rank_mpi_permille_sum && rank < rk->n_rank_windows) {
+        one.n_rank_mpi_permille_sum = one.n_rank_windows = 1;
+        one.rank_mpi_permille_sum = p64;
+        one.rank_windows = p32;
+        one.rank_mpi_permille_sum[0] = rk->rank_mpi_permille_sum[rank];
+        one.rank_windows[0] = rk->rank_windows[rank];
+    }
+    one.first_window = rk->first_window;
+    one.last_window = rk->last_window;
+    one.windows = rk->windows;
+    one.left_out = rk->left_out;
+    one.sums = &s;
+    size_t need = mpiwatch__record_ranks__get_packed_size(&one);
+    if (need > *cap) {
+        uint8_t *p = realloc(*buf, need);
+        if (!p)
+            goto done;
+        *buf = p;
+        *cap = need;
+    }
+    len = mpiwatch__record_ranks__pack(&one, *buf);
+done:
+    free(w64), free(w32);
+    return len;
+}

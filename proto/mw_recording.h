@@ -164,6 +164,15 @@ uint32_t mw_rec_ranks_windows(const mw_rec_ranks_t *a);
  * again from zero. NULL (and *len 0) when no window was added, or out of memory (the sums are
  * lost, which the caller counts). */
 const void *mw_rec_ranks_take(mw_rec_ranks_t *a, size_t *len);
+/* Why a decoded RecordRanks cannot be used (parallel arrays of different lengths: refused
+ * whole, never paired by a guess, as mw_window_check does for windows), or NULL. */
+const char *mw_rec_ranks_check(const Mpiwatch__RecordRanks *rk);
+/* A RecordRanks (checked by mw_rec_ranks_check) cut down to rank `rank`: its rf_* and rr_*
+ * entries, the pairs and per-function pairs it is the source or the destination of, and its
+ * own element of rank_mpi_permille_sum, rank_windows and sums.rank_mpi_permille (one element
+ * each, none when the frame has no entry for it). Encoded into *buf (grown as needed, *cap its
+ * size); returns the length, or 0 when out of memory. */
+size_t mw_rec_ranks_one(const Mpiwatch__RecordRanks *rk, uint32_t rank, uint8_t **buf, size_t *cap);
 
 /* CRC-32 (zlib's and gzip's: polynomial 0x04C11DB7 reflected, check value 0xCBF43926) of n
  * bytes, continuing `crc` (start with 0). */

@@ -603,3 +603,53 @@ int mw_window_json_add_place(cJSON *obj, uint64_t window, uint64_t t_ns)
     }
     return 0;
 }
+
+static const char *rank_sums_fn_name(uint32_t fn)
+{
+    const char *name = fn < MW_FN_SPACE ? mw_fn_name(fn) : NULL;
+    return name ? name : "unknown";
+}
+
+void mw_rank_sums_json(FILE *out, const Mpiwatch__RecordRanks *rk)
+{
+    const Mpiwatch__Window *s = rk->sums;
+    fprintf(out,
+            "{\"type\":\"ranks\",\"first_window\":%" PRIu64 ",\"last_window\":%" PRIu64
+            ",\"windows\":%" PRIu32 ",\"left_out\":%" PRIu64 ",\"functions\":[",
+            rk->first_window, rk->last_window, rk->windows, rk->left_out);
+    size_t n = s ? s->n_rf_rank : 0;
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%s[%" PRIu32 ",%" PRIu32 ",\"%s\",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]",
+                i ? "," : "", s->rf_rank[i], s->rf_fn[i], rank_sums_fn_name(s->rf_fn[i]),
+                s->rf_count[i], s->rf_ns[i], s->rf_bytes[i]);
+    fputs("],\"regions\":[", out);
+    n = s ? s->n_rr_rank : 0;
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]",
+                i ? "," : "", s->rr_rank[i], s->rr_region[i], s->rr_count[i], s->rr_incl_ns[i],
+                s->rr_excl_ns[i], s->rr_mpi_ns[i]);
+    fputs("],\"pairs\":[", out);
+    n = s ? s->n_pair_src : 0;
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 "]", i ? "," : "",
+                s->pair_src[i], s->pair_dst[i], s->pair_messages[i], s->pair_bytes[i]);
+    fputs("],\"fn_pairs\":[", out);
+    n = s ? s->n_fpair_src : 0;
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 "]",
+                i ? "," : "", s->fpair_src[i], s->fpair_dst[i], s->fpair_fn[i],
+                s->fpair_messages[i], s->fpair_bytes[i]);
+    /* Per rank: the mean share of the windows it was in (null: none), and those windows. */
+    fputs("],\"mpi_permille\":[", out);
+    n = s ? s->n_rank_mpi_permille : 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s->rank_mpi_permille[i] == 65535u)
+            fprintf(out, "%snull", i ? "," : "");
+        else
+            fprintf(out, "%s%" PRIu32, i ? "," : "", s->rank_mpi_permille[i]);
+    }
+    fputs("],\"rank_windows\":[", out);
+    for (size_t i = 0; i < rk->n_rank_windows; i++)
+        fprintf(out, "%s%" PRIu32, i ? "," : "", rk->rank_windows[i]);
+    fputs("]}", out);
+}

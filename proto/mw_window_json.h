@@ -30,6 +30,7 @@
 
 #include <cJSON.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "mw_proto.h"
 
@@ -105,5 +106,10 @@ cJSON *mw_window_json(const Mpiwatch__Window *w, const Mpiwatch__JobInfo *job);
  * seconds from that window's start to this one's (t_ns, printed exactly with nine decimals).
  * The caller decides what the job's first window is (docs/export.md). Returns 0, or -1. */
 int mw_window_json_add_place(cJSON *obj, uint64_t window, uint64_t t_ns);
+/* A RecordRanks (checked by mw_rec_ranks_check) as one JSON object, without a newline:
+ * {"type":"ranks", first_window, last_window, windows, left_out, "functions" [[rank, fn, name,
+ * count, ns, bytes]...], "regions", "pairs", "fn_pairs", "mpi_permille" (null: no share),
+ * "rank_windows"} (docs/export.md, coarse). Function names are this build's. */
+void mw_rank_sums_json(FILE *out, const Mpiwatch__RecordRanks *rk);
 
 #endif

@@ -18,74 +18,7 @@
 
 #include "mw_proto.h"
 #include "mw_recording.h"
-
-static const char *fn_name(uint32_t fn)
-{
-    const char *name = fn < MW_FN_SPACE ? mw_fn_name(fn) : NULL;
-    return name ? name : "unknown";
-}
-
-/* Why a RecordRanks cannot be written (the window policy of mw_window_json.h: parallel arrays
- * of different lengths are refused whole, never paired by a guess), or NULL. */
-static const char *ranks_check(const Mpiwatch__RecordRanks *rk)
-{
-    const Mpiwatch__Window *s = rk->sums;
-    if (!s)
-        return NULL;
-    size_t rf = s->n_rf_rank, rr = s->n_rr_rank, pr = s->n_pair_src, fp = s->n_fpair_src;
-    if (s->n_rf_fn != rf || s->n_rf_count != rf || s->n_rf_ns != rf || s->n_rf_bytes != rf ||
-        s->n_rr_region != rr || s->n_rr_count != rr || s->n_rr_incl_ns != rr ||
-        s->n_rr_excl_ns != rr || s->n_rr_mpi_ns != rr || s->n_pair_dst != pr ||
-        s->n_pair_messages != pr || s->n_pair_bytes != pr || s->n_fpair_dst != fp ||
-        s->n_fpair_fn != fp || s->n_fpair_messages != fp || s->n_fpair_bytes != fp)
-        return "parallel arrays of different lengths";
-    return NULL;
-}
-
-/* One RecordRanks (checked by ranks_check) as a line. */
-static void ranks_line(FILE *out, const Mpiwatch__RecordRanks *rk)
-{
-    const Mpiwatch__Window *s = rk->sums;
-    fprintf(out,
-            "{\"type\":\"ranks\",\"first_window\":%" PRIu64 ",\"last_window\":%" PRIu64
-            ",\"windows\":%" PRIu32 ",\"left_out\":%" PRIu64 ",\"functions\":[",
-            rk->first_window, rk->last_window, rk->windows, rk->left_out);
-    size_t n = s ? s->n_rf_rank : 0;
-    for (size_t i = 0; i < n; i++)
-        fprintf(out, "%s[%" PRIu32 ",%" PRIu32 ",\"%s\",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]",
-                i ? "," : "", s->rf_rank[i], s->rf_fn[i], fn_name(s->rf_fn[i]), s->rf_count[i],
-                s->rf_ns[i], s->rf_bytes[i]);
-    fputs("],\"regions\":[", out);
-    n = s ? s->n_rr_rank : 0;
-    for (size_t i = 0; i < n; i++)
-        fprintf(out, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]",
-                i ? "," : "", s->rr_rank[i], s->rr_region[i], s->rr_count[i], s->rr_incl_ns[i],
-                s->rr_excl_ns[i], s->rr_mpi_ns[i]);
-    fputs("],\"pairs\":[", out);
-    n = s ? s->n_pair_src : 0;
-    for (size_t i = 0; i < n; i++)
-        fprintf(out, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 "]", i ? "," : "",
-                s->pair_src[i], s->pair_dst[i], s->pair_messages[i], s->pair_bytes[i]);
-    fputs("],\"fn_pairs\":[", out);
-    n = s ? s->n_fpair_src : 0;
-    for (size_t i = 0; i < n; i++)
-        fprintf(out, "%s[%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 "]",
-                i ? "," : "", s->fpair_src[i], s->fpair_dst[i], s->fpair_fn[i],
-                s->fpair_messages[i], s->fpair_bytes[i]);
-    /* Per rank: the mean share of the windows it was in (null: none), and those windows. */
-    fputs("],\"mpi_permille\":[", out);
-    n = s ? s->n_rank_mpi_permille : 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s->rank_mpi_permille[i] == 65535u)
-            fprintf(out, "%snull", i ? "," : "");
-        else
-            fprintf(out, "%s%" PRIu32, i ? "," : "", s->rank_mpi_permille[i]);
-    }
-    fputs("],\"rank_windows\":[", out);
-    for (size_t i = 0; i < rk->n_rank_windows; i++)
-        fprintf(out, "%s%" PRIu32, i ? "," : "", rk->rank_windows[i]);
-    fputs("]}\n", out);
-}
+#include "mw_window_json.h"
 
 int mw__export_coarse(const char *input, const char *output)
 {
@@ -108,7 +41,7 @@ int mw__export_coarse(const char *input, const char *output)
             break;
         }
         if (rec->body_case == MPIWATCH__RECORD__BODY_RANKS && rec->ranks) {
-            const char *why = ranks_check(rec->ranks);
+            const char *why = mw_rec_ranks_check(rec->ranks);
             if (why) {
                 refused++;
                 fprintf(stderr,
@@ -117,7 +50,8 @@ int mw__export_coarse(const char *input, const char *output)
                         input, rec->ranks->first_window, rec->ranks->last_window, why);
                 continue;
             }
-            ranks_line(xo.f, rec->ranks);
+            mw_rank_sums_json(xo.f, rec->ranks);
+            fputc('\n', xo.f);
             frames++;
         }
     }

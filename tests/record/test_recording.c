@@ -1591,6 +1591,47 @@ static void test_rank_sums(void **state)
     assert_int_equal(s->rank_mpi_permille[1], 65535);
     assert_int_equal(rk->rank_mpi_permille_sum[2], 260 + 261 + 262);
     assert_int_equal(s->rank_mpi_permille[2], 261);
+    /* Cut down to rank 0 (history's rank requests): its entry, the pairs it is in. */
+    assert_null(mw_rec_ranks_check(rk));
+    uint8_t *one = NULL;
+    size_t one_cap = 0, on = mw_rec_ranks_one(rk, 0, &one, &one_cap);
+    assert_true(on > 0);
+    Mpiwatch__RecordRanks *o = mpiwatch__record_ranks__unpack(NULL, on, one);
+    assert_non_null(o);
+    assert_int_equal(o->first_window, 10);
+    assert_int_equal(o->last_window, 12);
+    assert_int_equal(o->windows, 3);
+    assert_int_equal(o->sums->n_rf_rank, 1);
+    assert_int_equal(o->sums->rf_count[0], 11 + 12 + 13);
+    assert_int_equal(o->sums->n_pair_src, 3); /* (0,1), (1,0), (2,0) */
+    assert_int_equal(o->sums->pair_bytes[2], 60);
+    assert_int_equal(o->n_rank_windows, 1);
+    assert_int_equal(o->rank_windows[0], rk->rank_windows[0]);
+    assert_int_equal(o->rank_mpi_permille_sum[0], rk->rank_mpi_permille_sum[0]);
+    assert_int_equal(o->sums->rank_mpi_permille[0], s->rank_mpi_permille[0]);
+    mpiwatch__record_ranks__free_unpacked(o, NULL);
+    /* Rank 3: one entry, no pair; a rank past the frame: nothing but the frame's span. */
+    on = mw_rec_ranks_one(rk, 3, &one, &one_cap);
+    o = mpiwatch__record_ranks__unpack(NULL, on, one);
+    assert_non_null(o);
+    assert_int_equal(o->sums->n_rf_rank, 1);
+    assert_int_equal(o->sums->rf_bytes[0], 32 * 12);
+    assert_int_equal(o->sums->n_pair_src, 0);
+    mpiwatch__record_ranks__free_unpacked(o, NULL);
+    on = mw_rec_ranks_one(rk, 1000, &one, &one_cap);
+    o = mpiwatch__record_ranks__unpack(NULL, on, one);
+    assert_non_null(o);
+    assert_int_equal(o->sums->n_rf_rank + o->sums->n_pair_src + o->n_rank_windows, 0);
+    assert_int_equal(o->windows, 3);
+    mpiwatch__record_ranks__free_unpacked(o, NULL);
+    free(one);
+    /* Parallel arrays that disagree are refused whole. */
+    rk->sums->n_rf_count--;
+    assert_non_null(mw_rec_ranks_check(rk));
+    rk->sums->n_rf_count++;
+    rk->sums->n_pair_bytes--;
+    assert_non_null(mw_rec_ranks_check(rk));
+    rk->sums->n_pair_bytes++;
     mpiwatch__record_ranks__free_unpacked(rk, NULL);
     /* Taken: empty again, and the other job's window is taken now. */
     assert_int_equal(mw_rec_ranks_windows(a), 0);

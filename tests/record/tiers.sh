@@ -6,7 +6,8 @@
 #              (fewer message frames than the job sent, the file takes fewer blocks than its
 #              length) while every window is still there and found through the index; the
 #              reader says from which window the samples are complete (tier_raw_from); a
-#              history request for an early rank range answers with tier "windows", one for the
+#              history request for an early rank range answers with tier "coarse" and rank 5's
+#              share of the per-rank sums (equal to its entries in the file), one for the
 #              early windows with their lean copies and tier "coarse"; mw-recdump reads some
 #              windows as lean copies, the per-rank sums cover every window and hold more than
 #              the full windows left; the replay says "raw samples from window A,
@@ -79,7 +80,15 @@ expiry)
 import json, sys
 rank, win = (json.load(open(p)) for p in sys.argv[1:3])
 first = int(sys.argv[3])
-assert rank["error"] == "" and rank["tier"] == "windows", (rank["error"], rank["tier"])
+assert rank["error"] == "" and rank["tier"] == "coarse", (rank["error"], rank["tier"])
+# The rank's share of the per-rank sums that cover the range: its own entries only.
+sums = rank["rank_sums"]
+assert sums, "no per-rank sums in the rank's reply"
+for k in sums:
+    assert k["first_window"] <= first + 4 and k["last_window"] >= first, k
+    assert k["functions"] and all(f[0] == 5 for f in k["functions"]), k["functions"]
+    assert all(5 in p[:2] for p in k["pairs"]) and all(5 in p[:2] for p in k["fn_pairs"]), k
+    assert len(k["rank_windows"]) == 1 and k["rank_windows"][0] > 0, k["rank_windows"]
 assert win["error"] == "" and win["tier"] == "coarse", (win["error"], win["tier"])
 got = [w["index"] for w in win["windows"]]
 assert got == list(range(first, first + 5)), got
@@ -106,6 +115,25 @@ PY
     [ "$(rec_json "$d/stats.json" 'j["recording_dropped_bytes"]')" -gt 0 ] ||
         mw_fail "the stats do not count the samples dropped"
     replay_check "$raw_from"
+    # The history's per-rank sums of rank 5 are exactly rank 5's entries of the recording's.
+    "$export_bin" --format coarse "$d/run.mpiw" -o "$d/coarse.jsonl" 2>"$d/coarse.err" ||
+        { MW_FAILURE_LOG=$d/coarse.err; mw_fail "the coarse export failed"; }
+    "$MW_PYTHON" - "$d/rank.json" "$d/coarse.jsonl" <<'PY' || mw_fail "history's per-rank sums"
+import json, sys
+rank = json.load(open(sys.argv[1]))
+frames = {(k["first_window"], k["last_window"]): k for k in map(json.loads, open(sys.argv[2]))}
+for k in rank["rank_sums"]:
+    full = frames[(k["first_window"], k["last_window"])]
+    for key in ("functions", "regions"):
+        assert k[key] == [e for e in full[key] if e[0] == 5], key
+    for key in ("pairs", "fn_pairs"):
+        assert k[key] == [e for e in full[key] if 5 in e[:2]], key
+    assert k["rank_windows"] == full["rank_windows"][5:6], k["rank_windows"]
+    assert k["mpi_permille"] == full["mpi_permille"][5:6], k["mpi_permille"]
+    assert k["windows"] == full["windows"], k["windows"]
+print("history per-rank sums of rank 5: %d frame(s), %d calls" % (
+    len(rank["rank_sums"]), sum(f[3] for k in rank["rank_sums"] for f in k["functions"])))
+PY
     "$export_bin" --format jsonl "$d/run.mpiw" -o "$d/out.jsonl" 2>"$d/export.err" ||
         { MW_FAILURE_LOG=$d/export.err; mw_fail "the export failed"; }
     grep -q "raw samples from window $raw_from, merged windows before" "$d/export.err" ||
