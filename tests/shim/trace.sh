@@ -10,7 +10,8 @@
 #          six windows in the past: windows K..K+2, all before the request, come back as
 #          reach-back traces; then capture=6@K' with K' two windows back: the past part as
 #          reach-back traces, the rest traced with their samples, each window exactly once;
-#   ring   MPIWATCH_TRACE_RING=1024 with 1 s windows (about 2,400 calls a window): the
+#   ring   MPIWATCH_TRACE_RING=1024 with 3 s windows (about 7,000 records a window on a quiet
+#          machine; 1 s windows had 470 to 770 calls, under the ring, on a busy one): the
 #          windows over the ring are summary only, reason ring full, their calls counted;
 #   off    MPIWATCH_TRACE=off: no sample says anything about tracing, mpiwatch.trace is
 #          refused, and the job runs as without it.
@@ -46,7 +47,7 @@ reach)
     step touch 34 "$MW_T/stop"
     ;;
 ring)
-    export MPIWATCH_WINDOW_MS=1000 MPIWATCH_TRACE_RING=1024
+    export MPIWATCH_WINDOW_MS=3000 MPIWATCH_TRACE_RING=1024
     step touch 4 "$MW_T/stop"
     ;;
 off)
