@@ -9,29 +9,15 @@
 # pyzmq or the generated protobuf module.
 # shellcheck source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 MW_COLLECTOR=$1
 LOADGEN=$2
 KEYGEN=$3
-mw_init aggregator_forge
-d=$MW_T
-PIDS=()
+agg_begin aggregator_forge
 "$MW_PYTHON" -c 'import zmq' 2>/dev/null || mw_skip "no python3-zmq (Debian: python3-zmq)"
 [ -s "${MW_PB2_DIR:-}/mpiwatch_pb2.py" ] || mw_skip "no generated mpiwatch_pb2.py (protoc)"
 
-stop_all() {
-    local rc=$? p f
-    for p in "${PIDS[@]}"; do
-        kill "$p" 2>/dev/null
-    done
-    if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
-        for f in "$d"/agg.err "$d"/root.err "$d"/lg.err "$d"/forger.err; do
-            mw_show_log "$f"
-        done
-    fi
-    (exit "$rc")
-    mw_teardown
-}
-trap stop_all EXIT
 
 mkdir -m 700 "$d/keys" "$d/aggs"
 for k in root agg forger; do
@@ -51,10 +37,7 @@ PIDS+=("$root")
     </dev/null >"$d/agg.out" 2>"$d/agg.err" &
 agg=$!
 PIDS+=("$agg")
-for _ in $(seq 1 100); do
-    [ -S "$d/agg" ] && break
-    sleep 0.1
-done
+agg_wait_sockets "$d/agg"
 "$LOADGEN" --connect "ipc://$d/agg" --ranks 16 --rate 10 --functions 6 --seconds 4 \
     --job forge --totals-json "$d/lg.json" </dev/null >"$d/lg.out" 2>"$d/lg.err" &
 lg=$!
@@ -114,15 +97,7 @@ ctx.term()
 PY
     mw_fail "the forger failed"
 wait "$lg" || mw_fail "the load generator failed"
-for p in "$agg" "$root"; do
-    for _ in $(seq 1 300); do
-        kill -0 "$p" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -0 "$p" 2>/dev/null && mw_fail "a collector (pid $p) did not end the job within 30 s"
-done
-wait "$agg" || mw_fail "the aggregator exited with an error"
-wait "$root" || mw_fail "the root exited with an error"
+agg_wait_exit 30 "$agg" "$root"
 grep -q "partial of aggregator 0 from key:.* refused: its first AggState came from key:" \
     "$d/root.err" || mw_fail "the root did not log the forged partials"
 

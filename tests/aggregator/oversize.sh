@@ -10,54 +10,21 @@
 # (aggregators_to_collector): they left the aggregator's merge and were lost on the way up.
 # shellcheck source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 MW_COLLECTOR=$1
 LOADGEN=$2
-mw_init aggregator_oversize
-d=$MW_T
-PIDS=()
+agg_begin aggregator_oversize
 N=32000
 
-stop_all() {
-    local rc=$? p f
-    for p in "${PIDS[@]}"; do
-        kill "$p" 2>/dev/null
-    done
-    if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
-        for f in "$d"/agg.err "$d"/root.err "$d"/lg.err; do
-            mw_show_log "$f"
-        done
-    fi
-    (exit "$rc")
-    mw_teardown
-}
-trap stop_all EXIT
-
-"$MW_COLLECTOR" --listen "ipc://$d/root" --exit-after-job --silence-timeout-ms 30000 \
-    --summary-json "$d/root.json" --stats-json "$d/root-stats.json" </dev/null >"$d/root.out" \
-    2>"$d/root.err" &
-root=$!
-PIDS+=("$root")
-"$MW_COLLECTOR" --listen "ipc://$d/agg" --upstream "ipc://$d/root" --aggregator-id 0 \
-    --expect-ranks "$N" --exit-after-job --silence-timeout-ms 60000 \
-    --stats-json "$d/agg-stats.json" </dev/null >"$d/agg.out" 2>"$d/agg.err" &
-agg=$!
-PIDS+=("$agg")
-for _ in $(seq 1 100); do
-    [ -S "$d/root" ] && [ -S "$d/agg" ] && break
-    sleep 0.1
-done
+agg_root
+agg_child agg 0 --expect-ranks "$N" --silence-timeout-ms 60000
+agg=$AGG_PID
+agg_wait_sockets "$d/root" "$d/agg"
 "$LOADGEN" --connect "ipc://$d/agg" --ranks "$N" --rate 1 --functions 28 --seconds 2 \
     --job oversize --totals-json "$d/lg.json" </dev/null >"$d/lg.out" 2>"$d/lg.err" ||
     mw_fail "the load generator failed"
-for p in "$agg" "$root"; do
-    for _ in $(seq 1 600); do
-        kill -0 "$p" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -0 "$p" 2>/dev/null && mw_fail "a collector (pid $p) did not end the job within 60 s"
-done
-wait "$agg" || mw_fail "the aggregator exited with an error"
-wait "$root" || mw_fail "the root exited with an error"
+agg_wait_exit 60 "$agg" "$root"
 grep -q "over the 8388608-byte message limit: dropped" "$d/agg.err" ||
     mw_fail "the aggregator did not log an oversize partial"
 

@@ -5,53 +5,20 @@
 # as without it. A 16-rank load generator job, 5 of whose ranks repeat their hello after the
 # first window, through one aggregator (--expect-ranks 16) to a root.
 . "$(dirname "$0")/../lib/common.sh"
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 MW_COLLECTOR=$1
 LOADGEN=$2
-mw_init aggregator_rehello
-d=$MW_T
-PIDS=()
+agg_begin aggregator_rehello
 
-stop_all() {
-    local rc=$? p f
-    for p in "${PIDS[@]}"; do
-        kill "$p" 2>/dev/null
-    done
-    if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
-        for f in "$d"/root.err "$d"/agg.err "$d"/lg.err; do
-            mw_show_log "$f"
-        done
-    fi
-    (exit "$rc")
-    mw_teardown
-}
-trap stop_all EXIT
-
-"$MW_COLLECTOR" --listen "ipc://$d/root" --exit-after-job --silence-timeout-ms 30000 \
-    --summary-json "$d/root.json" --stats-json "$d/root-stats.json" </dev/null >"$d/root.out" \
-    2>"$d/root.err" &
-root=$!
-PIDS+=("$root")
-"$MW_COLLECTOR" --listen "ipc://$d/agg" --upstream "ipc://$d/root" --aggregator-id 0 \
-    --expect-ranks 16 --exit-after-job --stats-json "$d/agg-stats.json" </dev/null \
-    >"$d/agg.out" 2>"$d/agg.err" &
-agg=$!
-PIDS+=("$agg")
-for _ in $(seq 1 100); do
-    [ -S "$d/root" ] && [ -S "$d/agg" ] && break
-    sleep 0.1
-done
+agg_root
+agg_child agg 0 --expect-ranks 16
+agg=$AGG_PID
+agg_wait_sockets "$d/root" "$d/agg"
 "$LOADGEN" --connect "ipc://$d/agg" --ranks 16 --rate 10 --functions 4 --seconds 2 \
     --job rehello --hello-again 5 --totals-json "$d/lg.json" </dev/null >"$d/lg.out" \
     2>"$d/lg.err" || mw_fail "the load generator failed"
-for p in "$agg" "$root"; do
-    for _ in $(seq 1 300); do
-        kill -0 "$p" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -0 "$p" 2>/dev/null && mw_fail "a collector (pid $p) did not end the job within 30 s"
-done
-wait "$agg" || mw_fail "the aggregator exited with an error"
-wait "$root" || mw_fail "the root exited with an error"
+agg_wait_exit 30 "$agg" "$root"
 
 "${MW_PYTHON:-/usr/bin/python3}" - "$d" <<'PY' || mw_fail "checks failed (above)"
 import json, sys

@@ -10,44 +10,18 @@
 # (nothing late, every window counted as having waited, none closed without B) and exactly the
 # generators' totals; before the wait, it closed every window at 1 s without B's 32 ranks.
 . "$(dirname "$0")/../lib/common.sh"
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 MW_COLLECTOR=$1
 LOADGEN=$2
-mw_init aggregator_wait
-d=$MW_T
-PIDS=()
+agg_begin aggregator_wait
 
-stop_all() {
-    local rc=$? p f
-    for p in "${PIDS[@]}"; do
-        kill "$p" 2>/dev/null
-    done
-    if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
-        for f in "$d"/root.err "$d"/a.err "$d"/b.err "$d"/lga.err "$d"/lgb.err; do
-            mw_show_log "$f"
-        done
-    fi
-    (exit "$rc")
-    mw_teardown
-}
-trap stop_all EXIT
-
-"$MW_COLLECTOR" --listen "ipc://$d/root" --exit-after-job --silence-timeout-ms 30000 \
-    --summary-json "$d/root.json" --stats-json "$d/root-stats.json" </dev/null >"$d/root.out" \
-    2>"$d/root.err" &
-root=$!
-PIDS+=("$root")
-"$MW_COLLECTOR" --listen "ipc://$d/a" --upstream "ipc://$d/root" --aggregator-id 0 \
-    --expect-ranks 32 --exit-after-job --quiet </dev/null >"$d/a.out" 2>"$d/a.err" &
-a=$!
-PIDS+=("$a")
-"$MW_COLLECTOR" --listen "ipc://$d/b" --upstream "ipc://$d/root" --aggregator-id 1 \
-    --lateness-ms 1500 --exit-after-job --quiet </dev/null >"$d/b.out" 2>"$d/b.err" &
-b=$!
-PIDS+=("$b")
-for _ in $(seq 1 100); do
-    [ -S "$d/root" ] && [ -S "$d/a" ] && [ -S "$d/b" ] && break
-    sleep 0.1
-done
+agg_root
+agg_child a 0 --expect-ranks 32 --quiet
+a=$AGG_PID
+agg_child b 1 --lateness-ms 1500 --quiet
+b=$AGG_PID
+agg_wait_sockets "$d/root" "$d/a" "$d/b"
 common=(--ranks 64 --rate 10 --functions 4 --seconds 8 --nodes 8 --job aggwait --seed 1)
 "$LOADGEN" --connect "ipc://$d/a" "${common[@]}" --rank-first 0 --rank-count 32 \
     --totals-json "$d/lga.json" </dev/null >"$d/lga.out" 2>"$d/lga.err" &
@@ -57,16 +31,7 @@ PIDS+=("$lga")
     --totals-json "$d/lgb.json" </dev/null >"$d/lgb.out" 2>"$d/lgb.err" ||
     mw_fail "the load generator of aggregator B failed"
 wait "$lga" || mw_fail "the load generator of aggregator A failed"
-for p in "$a" "$b" "$root"; do
-    for _ in $(seq 1 600); do
-        kill -0 "$p" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -0 "$p" 2>/dev/null && mw_fail "a collector (pid $p) did not end the job within 60 s"
-done
-wait "$a" || mw_fail "aggregator A exited with an error"
-wait "$b" || mw_fail "aggregator B exited with an error"
-wait "$root" || mw_fail "the root exited with an error"
+agg_wait_exit 60 "$a" "$b" "$root"
 
 "${MW_PYTHON:-/usr/bin/python3}" - "$d/root.json" "$d/root-stats.json" "$d/lga.json" \
     "$d/lgb.json" <<'PY' || mw_fail "checks failed (above)"

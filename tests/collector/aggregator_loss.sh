@@ -14,27 +14,12 @@
 # would miss those calls silently.
 # shellcheck source=../lib/common.sh
 . "$(dirname "$0")/../lib/common.sh"
+# shellcheck source=../aggregator/lib.sh
+. "$(dirname "$0")/../aggregator/lib.sh"
 MW_COLLECTOR=$1
 LOADGEN=$2
 python=$MW_PYTHON
-mw_init collector_aggregator_loss
-d=$MW_T
-PIDS=()
-
-stop_all() {
-    local rc=$? p f
-    for p in "${PIDS[@]}"; do
-        kill "$p" 2>/dev/null
-    done
-    if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
-        for f in "$d"/a0.err "$d"/a1.err "$d"/root.err "$d"/lg.err; do
-            mw_show_log "$f"
-        done
-    fi
-    (exit "$rc")
-    mw_teardown
-}
-trap stop_all EXIT
+agg_begin collector_aggregator_loss
 
 for i in 0 1; do
     "$MW_COLLECTOR" -q --listen "ipc://$d/a$i" --upstream "ipc://$d/root" --aggregator-id "$i" \
@@ -62,12 +47,7 @@ root=$!
 PIDS+=("$root")
 
 wait "$lg" || mw_fail "the load generator failed"
-for _ in $(seq 1 300); do
-    kill -0 "$root" 2>/dev/null || break
-    sleep 0.1
-done
-kill -0 "$root" 2>/dev/null && mw_fail "the root did not end the job within 30 s"
-wait "$root" || mw_fail "the root exited with an error"
+agg_wait_exit 30 "$root"
 
 "$python" - "$d" <<'PY' || mw_fail "accounting check"
 import json, sys
