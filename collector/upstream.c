@@ -100,6 +100,7 @@ struct mw_upstream {
     uint64_t sent[K_COUNT], dropped[K_COUNT], bytes_sent;
     uint64_t hellos_stripped; /* hellos sent without their function names */
     uint64_t hellos_again;    /* repeats of ranks' hellos, not forwarded */
+    uint64_t hello_drops0;    /* dropped[K_HELLO] when the job began */
     uint64_t byes_queued;     /* byes that waited for a partial */
     uint64_t too_large;       /* partials over the message limit (dropped) */
     uint64_t agg_last_len;    /* bytes of the latest AggState (with its ranks' shares) */
@@ -315,6 +316,7 @@ static void upstream_job_reset(mw_collector_t *c, mw_upstream_t *u)
     u->fn_count_sent = 0;
     u->job_ended = 0;
     u->job_gen = c->stats.jobs;
+    u->hello_drops0 = u->dropped[K_HELLO];
 }
 
 /* Whether a bye may go now: not the last of the ranks that said hello here (it waits for the
@@ -420,9 +422,11 @@ static void upstream_hello(mw_collector_t *c, mw_upstream_t *u, const Mpiwatch__
     int new_job = u->job_gen != c->stats.jobs;
     if (new_job)
         upstream_job_reset(c, u);
-    if (c->hello_again && !new_job) {
+    if (c->hello_again && !new_job && u->dropped[K_HELLO] == u->hello_drops0) {
         /* A rank that reconnected here: the parent knows it from its first hello, over this
-         * aggregator's connection, which did not change. */
+         * aggregator's connection, which did not change. (Once a hello of the job was dropped
+         * on its way up, repeats go up: one may be that rank's; the parent takes the others as
+         * the repeats they are.) */
         u->hellos_again++;
         return;
     }
