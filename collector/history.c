@@ -647,6 +647,27 @@ static int history_rec_windows(mw_history_t *f, mw_rec_reader_t *rd, const char 
     return 0;
 }
 
+/* The first window of first..last that the recording has (at most HISTORY_MAX_WINDOWS probed,
+ * none past its last window): 1 with the offsets of its Window frame and of the first sample
+ * frame for it (0 when unknown), 0 when there is none, -1 with a message in err. */
+static int history_rec_first_window(mw_rec_reader_t *rd, uint64_t first, uint64_t last,
+                                    uint64_t span_last, uint64_t *woff, uint64_t *soff, char *err,
+                                    size_t errlen)
+{
+    uint64_t probes = 0;
+    for (uint64_t k = first; k <= last && k <= span_last && probes < HISTORY_MAX_WINDOWS;
+         k++, probes++) {
+        int rc = mw_rec_reader_find_window(rd, k, woff, soff);
+        if (rc < 0) {
+            snprintf(err, errlen, "cannot read the recording's index");
+            return -1;
+        }
+        if (rc == 1)
+            return 1;
+    }
+    return 0;
+}
+
 /* Appends the recorded samples of `rank` for windows first..last to the reply: the frames
  * the collector received, read forward from the first frame with a sample for the first
  * window until the Window frame of the last one. A frame is taken when it decodes, carries
@@ -664,23 +685,11 @@ static int history_rec_samples(mw_history_t *f, mw_collector_t *c, mw_rec_reader
     if (first > last)
         return 0;
     /* Where to start: the first sample of the first window that exists in the range. */
-    uint64_t start = 0;
-    uint64_t probes = 0;
-    for (uint64_t k = first; k <= last && k <= span_last && probes < HISTORY_MAX_WINDOWS;
-         k++, probes++) {
-        uint64_t woff, soff;
-        int rc = mw_rec_reader_find_window(rd, k, &woff, &soff);
-        if (rc < 0) {
-            snprintf(err, errlen, "cannot read the recording's index");
-            return -1;
-        }
-        if (rc == 1) {
-            start = soff ? soff : mw_rec_reader_start(rd); /* unknown: from the beginning */
-            break;
-        }
-    }
-    if (!start)
-        return 0;
+    uint64_t woff, soff;
+    int found = history_rec_first_window(rd, first, last, span_last, &woff, &soff, err, errlen);
+    if (found <= 0)
+        return found;
+    uint64_t start = soff ? soff : mw_rec_reader_start(rd); /* unknown: from the beginning */
     if (!f->arena_ready) {
         if (mw_arena_init(&f->arena, 4 * (size_t)MW_MAX_MESSAGE_BYTES) < 0) {
             snprintf(err, errlen, "out of memory");
@@ -748,26 +757,14 @@ static int history_rec_rank_sums(mw_history_t *f, mw_rec_reader_t *rd, uint32_t 
                                  uint64_t first, uint64_t last, history_reply_t *b, char *err,
                                  size_t errlen)
 {
-    uint64_t span_first, span_last, start = 0, probes = 0;
+    uint64_t span_first, span_last, start;
     if (!history_rec_span(rd, &span_first, &span_last))
         return 0;
     if (first < span_first)
         first = span_first;
-    for (uint64_t k = first; k <= last && k <= span_last && probes < HISTORY_MAX_WINDOWS;
-         k++, probes++) {
-        uint64_t woff;
-        int rc = mw_rec_reader_find_window(rd, k, &woff, NULL);
-        if (rc < 0) {
-            snprintf(err, errlen, "cannot read the recording's index");
-            return -1;
-        }
-        if (rc == 1) {
-            start = woff;
-            break;
-        }
-    }
-    if (!start)
-        return 0;
+    int found = history_rec_first_window(rd, first, last, span_last, &start, NULL, err, errlen);
+    if (found <= 0)
+        return found;
     if (mw_rec_reader_seek(rd, start) < 0) {
         snprintf(err, errlen, "cannot seek in the recording");
         return -1;

@@ -1922,6 +1922,33 @@ int mw_rec_ranks_add(mw_rec_ranks_t *a, const void *pb, size_t len)
     return 0;
 }
 
+/* Points the per-rank arrays of a RecordRanks' sums (nrf rf_*, nrr rr_*, np pair_*, nfp
+ * fpair_* entries) into the words at *p32 and *p64 and sets their counts; the pointers are
+ * moved past them. An entry takes 32-bit + 64-bit words: rf 2 + 3, rr 2 + 4, pairs 2 + 2,
+ * fpairs 3 + 2. */
+static void rk_layout(Mpiwatch__Window *s, size_t nrf, size_t nrr, size_t np, size_t nfp,
+                      uint32_t **p32, uint64_t **p64)
+{
+    uint32_t *q32 = *p32;
+    uint64_t *q64 = *p64;
+    s->n_rf_rank = s->n_rf_fn = s->n_rf_count = s->n_rf_ns = s->n_rf_bytes = nrf;
+    s->rf_rank = q32, s->rf_fn = q32 + nrf, q32 += 2 * nrf;
+    s->rf_count = q64, s->rf_ns = q64 + nrf, s->rf_bytes = q64 + 2 * nrf, q64 += 3 * nrf;
+    s->n_rr_rank = s->n_rr_region = s->n_rr_count = s->n_rr_incl_ns = s->n_rr_excl_ns =
+        s->n_rr_mpi_ns = nrr;
+    s->rr_rank = q32, s->rr_region = q32 + nrr, q32 += 2 * nrr;
+    s->rr_count = q64, s->rr_incl_ns = q64 + nrr, s->rr_excl_ns = q64 + 2 * nrr;
+    s->rr_mpi_ns = q64 + 3 * nrr, q64 += 4 * nrr;
+    s->n_pair_src = s->n_pair_dst = s->n_pair_messages = s->n_pair_bytes = np;
+    s->pair_src = q32, s->pair_dst = q32 + np, q32 += 2 * np;
+    s->pair_messages = q64, s->pair_bytes = q64 + np, q64 += 2 * np;
+    s->n_fpair_src = s->n_fpair_dst = s->n_fpair_fn = s->n_fpair_messages = s->n_fpair_bytes = nfp;
+    s->fpair_src = q32, s->fpair_dst = q32 + nfp, s->fpair_fn = q32 + 2 * nfp, q32 += 3 * nfp;
+    s->fpair_messages = q64, s->fpair_bytes = q64 + nfp, q64 += 2 * nfp;
+    *p32 = q32;
+    *p64 = q64;
+}
+
 const void *mw_rec_ranks_take(mw_rec_ranks_t *a, size_t *len)
 {
     *len = 0;
@@ -1941,33 +1968,20 @@ const void *mw_rec_ranks_take(mw_rec_ranks_t *a, size_t *len)
     uint32_t *p32 = w32;
     uint64_t *p64 = w64;
     s.index = a->first;
-    s.n_rf_rank = s.n_rf_fn = s.n_rf_count = s.n_rf_ns = s.n_rf_bytes = nrf;
-    s.rf_rank = p32, s.rf_fn = p32 + nrf, p32 += 2 * nrf;
-    s.rf_count = p64, s.rf_ns = p64 + nrf, s.rf_bytes = p64 + 2 * nrf, p64 += 3 * nrf;
+    rk_layout(&s, nrf, nrr, np, nfp, &p32, &p64);
     for (size_t i = 0; i < nrf; i++) {
         s.rf_rank[i] = rf[i].k[0], s.rf_fn[i] = rf[i].k[1];
         s.rf_count[i] = rf[i].v[0], s.rf_ns[i] = rf[i].v[1], s.rf_bytes[i] = rf[i].v[2];
     }
-    s.n_rr_rank = s.n_rr_region = s.n_rr_count = s.n_rr_incl_ns = s.n_rr_excl_ns = s.n_rr_mpi_ns =
-        nrr;
-    s.rr_rank = p32, s.rr_region = p32 + nrr, p32 += 2 * nrr;
-    s.rr_count = p64, s.rr_incl_ns = p64 + nrr, s.rr_excl_ns = p64 + 2 * nrr;
-    s.rr_mpi_ns = p64 + 3 * nrr, p64 += 4 * nrr;
     for (size_t i = 0; i < nrr; i++) {
         s.rr_rank[i] = rr[i].k[0], s.rr_region[i] = rr[i].k[1];
         s.rr_count[i] = rr[i].v[0], s.rr_incl_ns[i] = rr[i].v[1];
         s.rr_excl_ns[i] = rr[i].v[2], s.rr_mpi_ns[i] = rr[i].v[3];
     }
-    s.n_pair_src = s.n_pair_dst = s.n_pair_messages = s.n_pair_bytes = np;
-    s.pair_src = p32, s.pair_dst = p32 + np, p32 += 2 * np;
-    s.pair_messages = p64, s.pair_bytes = p64 + np, p64 += 2 * np;
     for (size_t i = 0; i < np; i++) {
         s.pair_src[i] = pr[i].k[0], s.pair_dst[i] = pr[i].k[1];
         s.pair_messages[i] = pr[i].v[0], s.pair_bytes[i] = pr[i].v[1];
     }
-    s.n_fpair_src = s.n_fpair_dst = s.n_fpair_fn = s.n_fpair_messages = s.n_fpair_bytes = nfp;
-    s.fpair_src = p32, s.fpair_dst = p32 + nfp, s.fpair_fn = p32 + 2 * nfp, p32 += 3 * nfp;
-    s.fpair_messages = p64, s.fpair_bytes = p64 + nfp, p64 += 2 * nfp;
     for (size_t i = 0; i < nfp; i++) {
         s.fpair_src[i] = fp[i].k[0], s.fpair_dst[i] = fp[i].k[1], s.fpair_fn[i] = fp[i].k[2];
         s.fpair_messages[i] = fp[i].v[0], s.fpair_bytes[i] = fp[i].v[1];
@@ -2050,20 +2064,7 @@ size_t mw_rec_ranks_one(const Mpiwatch__RecordRanks *rk, uint32_t rank, uint8_t 
     uint32_t *p32 = w32;
     uint64_t *p64 = w64;
     s.index = w ? w->index : rk->first_window;
-    s.n_rf_rank = s.n_rf_fn = s.n_rf_count = s.n_rf_ns = s.n_rf_bytes = nrf;
-    s.rf_rank = p32, s.rf_fn = p32 + nrf, p32 += 2 * nrf;
-    s.rf_count = p64, s.rf_ns = p64 + nrf, s.rf_bytes = p64 + 2 * nrf, p64 += 3 * nrf;
-    s.n_rr_rank = s.n_rr_region = s.n_rr_count = s.n_rr_incl_ns = s.n_rr_excl_ns = s.n_rr_mpi_ns =
-        nrr;
-    s.rr_rank = p32, s.rr_region = p32 + nrr, p32 += 2 * nrr;
-    s.rr_count = p64, s.rr_incl_ns = p64 + nrr, s.rr_excl_ns = p64 + 2 * nrr;
-    s.rr_mpi_ns = p64 + 3 * nrr, p64 += 4 * nrr;
-    s.n_pair_src = s.n_pair_dst = s.n_pair_messages = s.n_pair_bytes = np;
-    s.pair_src = p32, s.pair_dst = p32 + np, p32 += 2 * np;
-    s.pair_messages = p64, s.pair_bytes = p64 + np, p64 += 2 * np;
-    s.n_fpair_src = s.n_fpair_dst = s.n_fpair_fn = s.n_fpair_messages = s.n_fpair_bytes = nfp;
-    s.fpair_src = p32, s.fpair_dst = p32 + nfp, s.fpair_fn = p32 + 2 * nfp, p32 += 3 * nfp;
-    s.fpair_messages = p64, s.fpair_bytes = p64 + nfp, p64 += 2 * nfp;
+    rk_layout(&s, nrf, nrr, np, nfp, &p32, &p64);
     size_t k = 0;
     for (size_t i = 0; w && i < w->n_rf_rank; i++)
         if (w->rf_rank[i] == rank) {

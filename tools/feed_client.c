@@ -484,6 +484,7 @@ static int feed_subscribe(void *ctx, const feed_opts_t *o)
             bad++;
             printf(", \"error\": \"empty feed message\"}\n");
         }
+        fflush(stdout);
         if (m)
             mpiwatch__feed__free_unpacked(m, NULL);
         zmq_msg_close(&topic);
@@ -576,11 +577,15 @@ static int feed_print_reply(const uint8_t *data, size_t len, int with_pb)
         printf("{\"error\": \"the reply does not decode as a HistoryReply\"}\n");
         return 1;
     }
-    mw_fnmap_t fnmap = {0}; /* the job's function ids -> this build's */
-    if (r->job && mw_fnmap_job(&fnmap, r->job, NULL, 0) == 0)
+    mw_fnmap_t fnmap = {0}; /* the job's function ids -> this build's: windows, rank sums */
+    if (r->job && mw_fnmap_job(&fnmap, r->job, NULL, 0) == 0) {
         for (size_t i = 0; i < r->n_windows; i++)
             if (r->windows[i])
                 mw_fnmap_window(&fnmap, r->windows[i], NULL);
+        for (size_t i = 0; i < r->n_rank_sums; i++)
+            if (r->rank_sums[i] && r->rank_sums[i]->sums && !mw_rec_ranks_check(r->rank_sums[i]))
+                mw_fnmap_window(&fnmap, r->rank_sums[i]->sums, NULL);
+    }
     mw_fnmap_free(&fnmap);
     printf("{\"id\": %" PRIu64 ", \"error\": ", r->id);
     json_str(stdout, r->error);
@@ -615,25 +620,20 @@ static int feed_print_reply(const uint8_t *data, size_t len, int with_pb)
         printf("%s", i ? ", " : "");
         json_lateness(stdout, r->lateness[i]);
     }
-    /* A rank's coarse sums (where its samples were dropped): function ids as the job's, mapped
-     * to this build's like the windows'; a frame with inconsistent arrays is left out. */
+    /* A rank's coarse sums (where its samples were dropped); a frame with inconsistent arrays
+     * is left out. */
     printf("], \"rank_sums\": [");
-    mw_fnmap_t smap = {0};
-    int mapped = r->job && mw_fnmap_job(&smap, r->job, NULL, 0) == 0;
     size_t shown = 0;
     for (size_t i = 0; i < r->n_rank_sums; i++) {
-        Mpiwatch__RecordRanks *rk = r->rank_sums[i];
-        if (!rk || mw_rec_ranks_check(rk)) {
-            fprintf(stderr, "mpiwatch-feed: per-rank sums %zu of the reply left out: %s\n", i,
-                    rk ? mw_rec_ranks_check(rk) : "empty");
+        const Mpiwatch__RecordRanks *rk = r->rank_sums[i];
+        const char *why = rk ? mw_rec_ranks_check(rk) : "empty";
+        if (why) {
+            fprintf(stderr, "mpiwatch-feed: per-rank sums %zu of the reply left out: %s\n", i, why);
             continue;
         }
-        if (mapped && rk->sums)
-            mw_fnmap_window(&smap, rk->sums, NULL);
         printf("%s", shown++ ? ", " : "");
         mw_rank_sums_json(stdout, rk);
     }
-    mw_fnmap_free(&smap);
     printf("]}\n");
     int rc = r->error && r->error[0] ? 1 : 0;
     if (rc)
