@@ -61,6 +61,11 @@ def main():
     junk = b"\x0a\xff\xff\xff\xff\x0f"
     forged = data + struct.pack("<III", 0x4652574D, len(junk), zlib.crc32(junk)) + junk
     cases["undecodable_record"] = (forged, "does not decode", True)
+    # a compressed frame with a valid CRC whose payload is not zstd (outside any hole: damage)
+    notz = b"not a zstd frame"
+    cases["undecompressable"] = (data + struct.pack("<III", 0x465A574D, len(notz),
+                                                     zlib.crc32(notz)) + notz,
+                                 "does not decompress", True)
     # a chunked record cut by the end of the file
     chunk = b"\x08\x01"
     cut = data + struct.pack("<III", 0x4352574D, len(chunk), zlib.crc32(chunk)) + chunk

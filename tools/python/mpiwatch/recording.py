@@ -572,6 +572,11 @@ class Recording(Tables):
                     elif zlib.crc32(payload) & 0xFFFFFFFF != crc:
                         why = "CRC mismatch (stored 0x%08x, computed 0x%08x)" % (
                             crc, zlib.crc32(payload) & 0xFFFFFFFF)
+                    elif tag in zipped:
+                        # Damaged like a torn frame when it does not decompress (the C reader's
+                        # rule, mw_recording.c): inside a listed hole, reading goes on after it.
+                        payload, why = self._unzip(pos, payload)
+                        tag = TAG_RECORD if tag == TAG_ZRECORD else TAG_CHUNK
                 if why is not None:
                     # Samples the collector dropped (format 3): the index lists where they were.
                     hole = self._hole_at(f, pos, size, head) if zipped and not chunks else None
@@ -582,13 +587,8 @@ class Recording(Tables):
                     f.seek(pos)
                     continue
                 at = pos
-                pos += 12 + n
-                if tag in zipped:
-                    payload = self._unzip(at, payload)
-                    if payload is None:
-                        return
-                    tag = TAG_RECORD if tag == TAG_ZRECORD else TAG_CHUNK
-                    n = len(payload)
+                pos += 12 + n  # the frame on disk; n is its content from here on
+                n = len(payload)
                 if tag == TAG_CHUNK:
                     if not chunks:
                         chunk_at = at
@@ -618,7 +618,7 @@ class Recording(Tables):
                 self._fail(chunk_at, "chunked record cut at the end of the file")
 
     def _unzip(self, at, payload):
-        """The payload of a compressed frame, or None (after _fail) when it is damaged."""
+        """(the payload of a compressed frame, None), or (b"", why) when it is damaged."""
         try:
             import zstandard
         except ImportError:
@@ -632,9 +632,8 @@ class Recording(Tables):
             if len(out) != want:
                 raise ValueError("%d bytes, not the %d declared" % (len(out), want))
         except Exception as e:  # ZstdError, and whatever a crafted payload provokes
-            self._fail(at, "compressed frame does not decompress (%s)" % e)
-            return None
-        return out
+            return b"", "compressed frame does not decompress (%s)" % e
+        return out, None
 
     def _hole_at(self, f, pos, size, head):
         """Where reading goes on when `pos` is inside a run of samples the collector dropped
